@@ -1,0 +1,12 @@
+//! The local chain of Agent Market.
+//!
+//! No machine here can build SBF binaries, so programs are compiled for the host and run
+//! natively inside LiteSVM as builtins (see `native`). Everything around them — signature
+//! verification, blockhashes, fees, the SPL Token and Associated Token programs, the Ed25519
+//! precompile — is the real runtime.
+
+pub mod chain;
+pub mod market;
+pub mod native;
+
+pub use litesvm::LiteSVM;

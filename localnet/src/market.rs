@@ -1,0 +1,417 @@
+//! A Rust client of the agent_market program: its addresses, one builder per instruction, and
+//! the bootstrap of a market on a fresh chain.
+
+use {
+    agent_market::{
+        accounts, constants::*, instruction, AgentTerms, MarketParams, RefundReason, ID as PROGRAM_ID,
+    },
+    anchor_lang::{InstructionData, ToAccountMetas},
+    solana_instruction::Instruction,
+    solana_pubkey::Pubkey,
+};
+
+pub use agent_market::signature::result_digest;
+
+/// Program-derived addresses of the program.
+pub mod pda {
+    use super::*;
+
+    fn find(seeds: &[&[u8]]) -> Pubkey {
+        Pubkey::find_program_address(seeds, &PROGRAM_ID).0
+    }
+
+    pub fn market() -> Pubkey {
+        find(&[MARKET_SEED])
+    }
+    pub fn delegate() -> Pubkey {
+        find(&[DELEGATE_SEED])
+    }
+    pub fn event_authority() -> Pubkey {
+        find(&[b"__event_authority"])
+    }
+    pub fn fee_shard(index: u8) -> Pubkey {
+        find(&[FEE_SHARD_SEED, &[index]])
+    }
+    pub fn agent(agent_id: &[u8; 16]) -> Pubkey {
+        find(&[AGENT_SEED, agent_id])
+    }
+    pub fn collateral_vault(agent: &Pubkey) -> Pubkey {
+        find(&[COLLATERAL_VAULT_SEED, agent.as_ref()])
+    }
+    pub fn escrow_vault(agent: &Pubkey) -> Pubkey {
+        find(&[ESCROW_VAULT_SEED, agent.as_ref()])
+    }
+    pub fn escrow(execution_id: &[u8; 16]) -> Pubkey {
+        find(&[ESCROW_SEED, execution_id])
+    }
+    pub fn receipt(execution_id: &[u8; 16]) -> Pubkey {
+        find(&[RECEIPT_SEED, execution_id])
+    }
+    pub fn dispute(execution_id: &[u8; 16]) -> Pubkey {
+        find(&[DISPUTE_SEED, execution_id])
+    }
+    pub fn subscription(agent: &Pubkey, payer: &Pubkey) -> Pubkey {
+        find(&[SUBSCRIPTION_SEED, agent.as_ref(), payer.as_ref()])
+    }
+}
+
+fn program_ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
+    Instruction {
+        program_id: PROGRAM_ID,
+        accounts: accounts.to_account_metas(None),
+        data: data.data(),
+    }
+}
+
+/// The addresses an instruction of the market needs besides its own.
+#[derive(Clone, Debug)]
+pub struct MarketKeys {
+    pub authority: Pubkey,
+    pub relayer: Pubkey,
+    pub arbiter: Pubkey,
+    pub usdc_mint: Pubkey,
+    pub treasury: Pubkey,
+}
+
+/// What identifies an escrow for the instructions that close it.
+#[derive(Clone, Debug)]
+pub struct EscrowRef {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub payer_token_account: Pubkey,
+    pub rent_payer: Pubkey,
+}
+
+impl MarketKeys {
+    pub fn initialize_market(&self, params: MarketParams) -> Instruction {
+        program_ix(
+            accounts::InitializeMarket {
+                authority: self.authority,
+                market: pda::market(),
+                usdc_mint: self.usdc_mint,
+                treasury: self.treasury,
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::InitializeMarket { params },
+        )
+    }
+
+    pub fn update_market(&self, params: MarketParams, new_authority: Pubkey) -> Instruction {
+        program_ix(
+            accounts::UpdateMarket {
+                authority: self.authority,
+                market: pda::market(),
+                treasury: self.treasury,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::UpdateMarket { params, new_authority },
+        )
+    }
+
+    pub fn create_fee_shard(&self, index: u8) -> Instruction {
+        program_ix(
+            accounts::CreateFeeShard {
+                authority: self.authority,
+                market: pda::market(),
+                fee_shard: pda::fee_shard(index),
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::CreateFeeShard { index },
+        )
+    }
+
+    pub fn sweep_fees(&self, index: u8) -> Instruction {
+        program_ix(
+            accounts::SweepFees {
+                market: pda::market(),
+                fee_shard: pda::fee_shard(index),
+                treasury: self.treasury,
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::SweepFees { index },
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn register_agent(
+        &self,
+        creator: Pubkey,
+        agent_id: [u8; 16],
+        creator_token_account: Pubkey,
+        payout_account: Pubkey,
+        terms: AgentTerms,
+        collateral_usdc: u64,
+    ) -> Instruction {
+        let agent = pda::agent(&agent_id);
+        program_ix(
+            accounts::RegisterAgent {
+                creator,
+                market: pda::market(),
+                agent,
+                collateral_vault: pda::collateral_vault(&agent),
+                escrow_vault: pda::escrow_vault(&agent),
+                creator_token_account,
+                payout_account,
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::RegisterAgent { agent_id, terms, collateral_usdc },
+        )
+    }
+
+    pub fn update_agent(&self, creator: Pubkey, agent: Pubkey, payout_account: Pubkey, terms: AgentTerms) -> Instruction {
+        program_ix(
+            accounts::UpdateAgent {
+                creator,
+                market: pda::market(),
+                agent,
+                payout_account,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::UpdateAgent { terms },
+        )
+    }
+
+    pub fn top_up_collateral(&self, creator: Pubkey, agent: Pubkey, creator_token_account: Pubkey, amount_usdc: u64) -> Instruction {
+        program_ix(
+            accounts::TopUpCollateral {
+                creator,
+                market: pda::market(),
+                agent,
+                collateral_vault: pda::collateral_vault(&agent),
+                creator_token_account,
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::TopUpCollateral { amount_usdc },
+        )
+    }
+
+    pub fn retire_agent(&self, creator: Pubkey, agent: Pubkey) -> Instruction {
+        program_ix(
+            accounts::RetireAgent {
+                creator,
+                agent,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::RetireAgent {},
+        )
+    }
+
+    pub fn withdraw_collateral(&self, creator: Pubkey, agent: Pubkey, creator_token_account: Pubkey) -> Instruction {
+        program_ix(
+            accounts::WithdrawCollateral {
+                creator,
+                market: pda::market(),
+                agent,
+                collateral_vault: pda::collateral_vault(&agent),
+                creator_token_account,
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::WithdrawCollateral {},
+        )
+    }
+
+    pub fn open_escrow(
+        &self,
+        agent: Pubkey,
+        payer: Pubkey,
+        payer_token_account: Pubkey,
+        execution_id: [u8; 16],
+        api_key_id: [u8; 16],
+        request_hash: [u8; 32],
+    ) -> Instruction {
+        program_ix(
+            accounts::OpenEscrow {
+                relayer: self.relayer,
+                market: pda::market(),
+                agent,
+                escrow_vault: pda::escrow_vault(&agent),
+                escrow: pda::escrow(&execution_id),
+                payer_token_account,
+                subscription: pda::subscription(&agent, &payer),
+                delegate: pda::delegate(),
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::OpenEscrow { execution_id, api_key_id, request_hash },
+        )
+    }
+
+    /// The Ed25519 precompile instruction that must come right before `settle`.
+    pub fn verify_result_signature(signing_key: &[u8; 32], signature: &[u8; 64], digest: &[u8; 32]) -> Instruction {
+        solana_ed25519_program::new_ed25519_instruction_with_signature(digest, signature, signing_key)
+    }
+
+    pub fn settle(&self, escrow: &EscrowRef, payout_account: Pubkey, result_hash: [u8; 32], fee_shard_index: u8) -> Instruction {
+        program_ix(
+            accounts::Settle {
+                relayer: self.relayer,
+                market: pda::market(),
+                agent: escrow.agent,
+                escrow: pda::escrow(&escrow.execution_id),
+                rent_payer: escrow.rent_payer,
+                receipt: pda::receipt(&escrow.execution_id),
+                escrow_vault: pda::escrow_vault(&escrow.agent),
+                payout_account,
+                fee_shard: pda::fee_shard(fee_shard_index),
+                usdc_mint: self.usdc_mint,
+                instructions: solana_sdk_ids::sysvar::instructions::ID,
+                token_program: spl_token::ID,
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::Settle { result_hash, fee_shard_index },
+        )
+    }
+
+    /// `subscription` is needed when the escrow used an included call of a hybrid plan.
+    pub fn refund(&self, escrow: &EscrowRef, reason: RefundReason, with_subscription: bool) -> Instruction {
+        program_ix(
+            accounts::Refund {
+                relayer: self.relayer,
+                market: pda::market(),
+                agent: escrow.agent,
+                escrow: pda::escrow(&escrow.execution_id),
+                rent_payer: escrow.rent_payer,
+                escrow_vault: pda::escrow_vault(&escrow.agent),
+                payer_token_account: escrow.payer_token_account,
+                subscription: with_subscription.then(|| pda::subscription(&escrow.agent, &escrow.payer)),
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::Refund { reason },
+        )
+    }
+
+    pub fn reclaim(&self, escrow: &EscrowRef, with_subscription: bool) -> Instruction {
+        program_ix(
+            accounts::Reclaim {
+                payer: escrow.payer,
+                market: pda::market(),
+                agent: escrow.agent,
+                escrow: pda::escrow(&escrow.execution_id),
+                rent_payer: escrow.rent_payer,
+                escrow_vault: pda::escrow_vault(&escrow.agent),
+                payer_token_account: escrow.payer_token_account,
+                subscription: with_subscription.then(|| pda::subscription(&escrow.agent, &escrow.payer)),
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::Reclaim {},
+        )
+    }
+
+    pub fn subscribe(
+        &self,
+        agent: Pubkey,
+        payer: Pubkey,
+        payer_token_account: Pubkey,
+        payout_account: Pubkey,
+        fee_shard_index: u8,
+    ) -> Instruction {
+        program_ix(
+            accounts::Subscribe {
+                relayer: self.relayer,
+                market: pda::market(),
+                agent,
+                subscription: pda::subscription(&agent, &payer),
+                payer_token_account,
+                delegate: pda::delegate(),
+                payout_account,
+                fee_shard: pda::fee_shard(fee_shard_index),
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::Subscribe { fee_shard_index },
+        )
+    }
+
+    pub fn open_dispute(&self, payer: Pubkey, agent: Pubkey, execution_id: [u8; 16], evidence_hash: [u8; 32]) -> Instruction {
+        program_ix(
+            accounts::OpenDispute {
+                payer,
+                market: pda::market(),
+                agent,
+                receipt: pda::receipt(&execution_id),
+                dispute: pda::dispute(&execution_id),
+                system_program: solana_system_interface::program::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::OpenDispute { evidence_hash },
+        )
+    }
+
+    pub fn resolve_dispute(
+        &self,
+        agent: Pubkey,
+        execution_id: [u8; 16],
+        payer: Pubkey,
+        payer_token_account: Pubkey,
+        upheld: bool,
+        slash_usdc: u64,
+    ) -> Instruction {
+        program_ix(
+            accounts::ResolveDispute {
+                arbiter: self.arbiter,
+                market: pda::market(),
+                agent,
+                dispute: pda::dispute(&execution_id),
+                payer,
+                payer_token_account,
+                collateral_vault: pda::collateral_vault(&agent),
+                usdc_mint: self.usdc_mint,
+                token_program: spl_token::ID,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::ResolveDispute { upheld, slash_usdc },
+        )
+    }
+
+    pub fn close_receipt(&self, execution_id: [u8; 16], rent_payer: Pubkey) -> Instruction {
+        program_ix(
+            accounts::CloseReceipt {
+                market: pda::market(),
+                receipt: pda::receipt(&execution_id),
+                rent_payer,
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::CloseReceipt {},
+        )
+    }
+}

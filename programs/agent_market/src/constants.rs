@@ -1,0 +1,43 @@
+use anchor_lang::prelude::*;
+
+#[constant]
+pub const MARKET_SEED: &[u8] = b"market";
+#[constant]
+pub const AGENT_SEED: &[u8] = b"agent";
+#[constant]
+pub const COLLATERAL_VAULT_SEED: &[u8] = b"collateral_vault";
+#[constant]
+pub const ESCROW_VAULT_SEED: &[u8] = b"escrow_vault";
+#[constant]
+pub const ESCROW_SEED: &[u8] = b"escrow";
+#[constant]
+pub const RECEIPT_SEED: &[u8] = b"receipt";
+#[constant]
+pub const SUBSCRIPTION_SEED: &[u8] = b"subscription";
+#[constant]
+pub const DISPUTE_SEED: &[u8] = b"dispute";
+/// The PDA every payer approves as SPL Token delegate of its USDC account.
+#[constant]
+pub const DELEGATE_SEED: &[u8] = b"delegate";
+#[constant]
+pub const FEE_SHARD_SEED: &[u8] = b"fee_shard";
+
+/// The marketplace fee: 1% of every payment, rounded down. No instruction can change it.
+#[constant]
+pub const FEE_BPS: u64 = 100;
+#[constant]
+pub const BPS_DENOMINATOR: u64 = 10_000;
+
+/// Fees land in one of these token accounts so that settlements of different executions do
+/// not all write the same account; `sweep_fees` moves them to the treasury.
+#[constant]
+pub const FEE_SHARD_COUNT: u8 = 8;
+
+/// Domain tag of the result digest the creator signs (DESIGN.md §3).
+#[constant]
+pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v1";
+
+#[constant]
+pub const MAX_ENDPOINT_LEN: usize = 200;
+#[constant]
+pub const MAX_EXECUTION_SECS: u32 = 900;

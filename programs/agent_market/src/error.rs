@@ -1,0 +1,99 @@
+use anchor_lang::prelude::*;
+
+#[error_code]
+pub enum AgentMarketError {
+    #[msg("Signer is not the market authority")]
+    NotMarketAuthority,
+    #[msg("Signer is not the market relayer")]
+    NotRelayer,
+    #[msg("Signer is not the market arbiter")]
+    NotArbiter,
+    #[msg("Signer is not the agent's creator")]
+    NotAgentCreator,
+    #[msg("Signer is not the escrow's payer")]
+    NotEscrowPayer,
+    #[msg("Mint is not the market's USDC mint")]
+    InvalidMint,
+    #[msg("Token account does not hold the market's USDC mint")]
+    TokenAccountMintMismatch,
+    #[msg("Token account is not owned by the expected wallet")]
+    TokenAccountOwnerMismatch,
+    #[msg("Treasury is not the market's treasury account")]
+    TreasuryMismatch,
+    #[msg("Market parameters are out of range")]
+    InvalidMarketParams,
+    #[msg("Fee shard index is out of range")]
+    FeeShardOutOfRange,
+    #[msg("New escrows are paused")]
+    EscrowsPaused,
+    #[msg("Endpoint URL is empty or too long")]
+    InvalidEndpoint,
+    #[msg("Signing key is all zeros")]
+    InvalidSigningKey,
+    #[msg("Pricing has a zero price, period or call count")]
+    InvalidPricing,
+    #[msg("Max execution time is zero or above the limit")]
+    InvalidMaxExecutionTime,
+    #[msg("Amount must be greater than zero")]
+    InvalidAmount,
+    #[msg("Collateral is below the market minimum")]
+    CollateralBelowMinimum,
+    #[msg("Agent is retired")]
+    AgentRetired,
+    #[msg("Agent is not retired")]
+    AgentNotRetired,
+    #[msg("Collateral cooldown has not ended")]
+    CollateralCooldownActive,
+    #[msg("Agent has open disputes")]
+    OpenDisputes,
+    #[msg("Agent's pricing has no subscription")]
+    PricingHasNoSubscription,
+    #[msg("Agent requires an active subscription")]
+    SubscriptionRequired,
+    #[msg("Subscription does not belong to this escrow")]
+    SubscriptionMismatch,
+    #[msg("Payer's USDC balance is below the amount")]
+    InsufficientBalance,
+    #[msg("Payer's delegate allowance to the market is below the amount")]
+    InsufficientAllowance,
+    #[msg("Escrow belongs to another agent")]
+    EscrowAgentMismatch,
+    #[msg("Token account is not the payer's account recorded in the escrow")]
+    PayerTokenAccountMismatch,
+    #[msg("Token account is not the agent's payout account")]
+    PayoutAccountMismatch,
+    #[msg("Account is not the one that paid the rent")]
+    RentPayerMismatch,
+    #[msg("Escrow deadline has passed")]
+    EscrowExpired,
+    #[msg("Escrow deadline has not passed")]
+    EscrowNotExpired,
+    #[msg("Account is not the instructions sysvar")]
+    InvalidInstructionsSysvar,
+    #[msg("No Ed25519 verification instruction precedes settle")]
+    MissingEd25519Instruction,
+    #[msg("Ed25519 instruction must verify exactly one signature over data it carries itself")]
+    MalformedEd25519Instruction,
+    #[msg("Result was not signed by the agent's signing key")]
+    SignerKeyMismatch,
+    #[msg("Signed message is not this execution's result digest")]
+    DigestMismatch,
+    #[msg("Receipt belongs to another agent")]
+    ReceiptAgentMismatch,
+    #[msg("Signer is not the receipt's payer")]
+    ReceiptPayerMismatch,
+    #[msg("Dispute window has closed")]
+    DisputeWindowClosed,
+    #[msg("Dispute window is still open")]
+    DisputeWindowOpen,
+    #[msg("Execution was already disputed")]
+    AlreadyDisputed,
+    #[msg("Dispute belongs to another agent")]
+    DisputeAgentMismatch,
+    #[msg("Account is not the dispute's payer")]
+    DisputePayerMismatch,
+    #[msg("Upheld disputes slash a positive amount; rejected ones slash nothing")]
+    InvalidSlashAmount,
+    #[msg("Arithmetic overflow")]
+    MathOverflow,
+}

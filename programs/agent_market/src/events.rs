@@ -1,0 +1,162 @@
+use anchor_lang::prelude::*;
+
+use crate::state::{MarketParams, Pricing, RefundReason};
+
+#[event]
+pub struct MarketInitialized {
+    pub market: Pubkey,
+    pub authority: Pubkey,
+    pub usdc_mint: Pubkey,
+    pub treasury: Pubkey,
+    pub params: MarketParams,
+}
+
+#[event]
+pub struct MarketUpdated {
+    pub market: Pubkey,
+    pub authority: Pubkey,
+    pub treasury: Pubkey,
+    pub params: MarketParams,
+}
+
+#[event]
+pub struct FeeShardCreated {
+    pub fee_shard: Pubkey,
+    pub index: u8,
+}
+
+#[event]
+pub struct FeesSwept {
+    pub fee_shard: Pubkey,
+    pub treasury: Pubkey,
+    pub amount_usdc: u64,
+}
+
+#[event]
+pub struct AgentRegistered {
+    pub agent: Pubkey,
+    pub agent_id: [u8; 16],
+    pub creator: Pubkey,
+    pub signing_key: [u8; 32],
+    pub payout_account: Pubkey,
+    pub endpoint: String,
+    pub listing_hash: [u8; 32],
+    pub pricing: Pricing,
+    pub max_execution_secs: u32,
+    pub collateral_usdc: u64,
+    pub registered_at: i64,
+}
+
+#[event]
+pub struct AgentUpdated {
+    pub agent: Pubkey,
+    pub signing_key: [u8; 32],
+    pub payout_account: Pubkey,
+    pub endpoint: String,
+    pub listing_hash: [u8; 32],
+    pub pricing: Pricing,
+    pub max_execution_secs: u32,
+}
+
+#[event]
+pub struct CollateralToppedUp {
+    pub agent: Pubkey,
+    pub amount_usdc: u64,
+    pub collateral_usdc: u64,
+}
+
+#[event]
+pub struct AgentRetired {
+    pub agent: Pubkey,
+    pub retired_at: i64,
+}
+
+#[event]
+pub struct CollateralWithdrawn {
+    pub agent: Pubkey,
+    pub amount_usdc: u64,
+}
+
+#[event]
+pub struct EscrowOpened {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub api_key_id: [u8; 16],
+    pub amount_usdc: u64,
+    pub request_hash: [u8; 32],
+    pub used_included_call: bool,
+    pub opened_at: i64,
+    pub deadline: i64,
+}
+
+#[event]
+pub struct EscrowSettled {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub api_key_id: [u8; 16],
+    pub amount_usdc: u64,
+    pub creator_share_usdc: u64,
+    pub fee_usdc: u64,
+    pub result_hash: [u8; 32],
+    pub settled_at: i64,
+}
+
+#[event]
+pub struct EscrowRefunded {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub api_key_id: [u8; 16],
+    pub amount_usdc: u64,
+    pub reason: RefundReason,
+    pub refunded_at: i64,
+}
+
+#[event]
+pub struct EscrowReclaimed {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub api_key_id: [u8; 16],
+    pub amount_usdc: u64,
+    pub reclaimed_at: i64,
+}
+
+#[event]
+pub struct Subscribed {
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub amount_usdc: u64,
+    pub creator_share_usdc: u64,
+    pub fee_usdc: u64,
+    pub expires_at: i64,
+    pub included_calls_remaining: u32,
+}
+
+#[event]
+pub struct DisputeOpened {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub amount_usdc: u64,
+    pub evidence_hash: [u8; 32],
+    pub opened_at: i64,
+}
+
+#[event]
+pub struct DisputeResolved {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub upheld: bool,
+    pub slashed_usdc: u64,
+    pub resolved_at: i64,
+}
+
+#[event]
+pub struct ReceiptClosed {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+}

@@ -1,0 +1,141 @@
+use anchor_lang::prelude::*;
+use anchor_spl::token::{Mint, Token, TokenAccount};
+
+use crate::{
+    constants::{AGENT_SEED, DELEGATE_SEED, ESCROW_SEED, ESCROW_VAULT_SEED, MARKET_SEED, SUBSCRIPTION_SEED},
+    error::AgentMarketError,
+    events::EscrowOpened,
+    state::{Agent, AgentStatus, Escrow, Market, Pricing, Subscription},
+    transfers::{pull_from_payer, require_funds},
+};
+
+#[event_cpi]
+#[derive(Accounts)]
+#[instruction(execution_id: [u8; 16])]
+pub struct OpenEscrow<'info> {
+    #[account(mut)]
+    pub relayer: Signer<'info>,
+    #[account(
+        seeds = [MARKET_SEED],
+        bump = market.bump,
+        has_one = relayer @ AgentMarketError::NotRelayer,
+        has_one = usdc_mint @ AgentMarketError::InvalidMint,
+        constraint = !market.escrows_paused @ AgentMarketError::EscrowsPaused,
+    )]
+    pub market: Box<Account<'info, Market>>,
+    #[account(
+        seeds = [AGENT_SEED, agent.agent_id.as_ref()],
+        bump = agent.bump,
+        constraint = agent.status == AgentStatus::Active @ AgentMarketError::AgentRetired,
+        constraint = agent.collateral_usdc >= market.min_collateral_usdc @ AgentMarketError::CollateralBelowMinimum,
+    )]
+    pub agent: Box<Account<'info, Agent>>,
+    #[account(mut, seeds = [ESCROW_VAULT_SEED, agent.key().as_ref()], bump = agent.escrow_vault_bump)]
+    pub escrow_vault: Box<Account<'info, TokenAccount>>,
+    #[account(
+        init,
+        payer = relayer,
+        space = 8 + Escrow::INIT_SPACE,
+        seeds = [ESCROW_SEED, execution_id.as_ref()],
+        bump,
+    )]
+    pub escrow: Box<Account<'info, Escrow>>,
+    #[account(mut, constraint = payer_token_account.mint == usdc_mint.key() @ AgentMarketError::TokenAccountMintMismatch)]
+    pub payer_token_account: Box<Account<'info, TokenAccount>>,
+    /// CHECK: the payer's subscription to this agent, which may not exist. Its address is fixed
+    /// by the seeds, so the relayer cannot leave out a subscription that covers the call.
+    #[account(
+        mut,
+        seeds = [SUBSCRIPTION_SEED, agent.key().as_ref(), payer_token_account.owner.as_ref()],
+        bump,
+    )]
+    pub subscription: UncheckedAccount<'info>,
+    /// CHECK: the PDA payers approve as delegate; it only signs the transfer and holds no data.
+    #[account(seeds = [DELEGATE_SEED], bump = market.delegate_bump)]
+    pub delegate: UncheckedAccount<'info>,
+    pub usdc_mint: Box<Account<'info, Mint>>,
+    pub token_program: Program<'info, Token>,
+    pub system_program: Program<'info, System>,
+}
+
+/// What this call costs under the agent's pricing and the payer's subscription, and whether it
+/// uses one of a hybrid subscription's included calls.
+fn price_call(pricing: &Pricing, subscription: Option<&mut Subscription>, now: i64) -> Result<(u64, bool)> {
+    let active = subscription.filter(|subscription| subscription.is_active(now));
+    match *pricing {
+        Pricing::PayPerUse { price_usdc } => Ok((price_usdc, false)),
+        Pricing::Subscription { .. } => {
+            require!(active.is_some(), AgentMarketError::SubscriptionRequired);
+            Ok((0, false))
+        }
+        Pricing::Hybrid { overage_price_usdc, .. } => match active {
+            Some(subscription) if subscription.included_calls_remaining > 0 => {
+                subscription.included_calls_remaining -= 1;
+                Ok((0, true))
+            }
+            _ => Ok((overage_price_usdc, false)),
+        },
+    }
+}
+
+pub fn handle_open_escrow(
+    ctx: Context<OpenEscrow>,
+    execution_id: [u8; 16],
+    api_key_id: [u8; 16],
+    request_hash: [u8; 32],
+) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let payer = ctx.accounts.payer_token_account.owner;
+    let subscription_info = ctx.accounts.subscription.to_account_info();
+    let mut subscription = if subscription_info.owner == ctx.program_id {
+        Some(Subscription::try_deserialize(&mut &subscription_info.try_borrow_data()?[..])?)
+    } else {
+        None
+    };
+    let (amount_usdc, used_included_call) = price_call(&ctx.accounts.agent.pricing, subscription.as_mut(), now)?;
+    if let (Some(subscription), true) = (&subscription, used_included_call) {
+        subscription.try_serialize(&mut &mut subscription_info.try_borrow_mut_data()?[..])?;
+    }
+
+    require_funds(&ctx.accounts.payer_token_account, ctx.accounts.delegate.key, amount_usdc)?;
+    pull_from_payer(
+        &ctx.accounts.token_program,
+        &ctx.accounts.payer_token_account,
+        ctx.accounts.escrow_vault.to_account_info(),
+        &ctx.accounts.usdc_mint,
+        ctx.accounts.delegate.to_account_info(),
+        ctx.accounts.market.delegate_bump,
+        amount_usdc,
+    )?;
+
+    let deadline = now
+        .checked_add(i64::from(ctx.accounts.agent.max_execution_secs))
+        .and_then(|t| t.checked_add(i64::from(ctx.accounts.market.escrow_grace_secs)))
+        .ok_or(AgentMarketError::MathOverflow)?;
+    ctx.accounts.escrow.set_inner(Escrow {
+        execution_id,
+        agent: ctx.accounts.agent.key(),
+        payer,
+        payer_token_account: ctx.accounts.payer_token_account.key(),
+        api_key_id,
+        amount_usdc,
+        request_hash,
+        opened_at: now,
+        deadline,
+        rent_payer: ctx.accounts.relayer.key(),
+        used_included_call,
+        bump: ctx.bumps.escrow,
+    });
+    emit_cpi!(EscrowOpened {
+        execution_id,
+        agent: ctx.accounts.agent.key(),
+        payer,
+        api_key_id,
+        amount_usdc,
+        request_hash,
+        used_included_call,
+        opened_at: now,
+        deadline,
+    });
+    Ok(())
+}

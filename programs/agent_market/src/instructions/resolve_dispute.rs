@@ -1,0 +1,72 @@
+use anchor_lang::prelude::*;
+use anchor_spl::token::{Mint, Token, TokenAccount};
+
+use crate::{
+    constants::{AGENT_SEED, COLLATERAL_VAULT_SEED, DISPUTE_SEED, MARKET_SEED},
+    error::AgentMarketError,
+    events::DisputeResolved,
+    state::{Agent, Dispute, Market},
+    transfers::pay_from_agent_vault,
+};
+
+/// The arbiter rules on a dispute. Upheld: up to `slash_usdc` of the agent's collateral, and
+/// never more than it holds, goes to the payer. The dispute closes either way.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct ResolveDispute<'info> {
+    pub arbiter: Signer<'info>,
+    #[account(
+        seeds = [MARKET_SEED],
+        bump = market.bump,
+        has_one = arbiter @ AgentMarketError::NotArbiter,
+        has_one = usdc_mint @ AgentMarketError::InvalidMint,
+    )]
+    pub market: Box<Account<'info, Market>>,
+    #[account(mut, seeds = [AGENT_SEED, agent.agent_id.as_ref()], bump = agent.bump)]
+    pub agent: Box<Account<'info, Agent>>,
+    #[account(
+        mut,
+        seeds = [DISPUTE_SEED, dispute.execution_id.as_ref()],
+        bump = dispute.bump,
+        has_one = agent @ AgentMarketError::DisputeAgentMismatch,
+        has_one = payer @ AgentMarketError::DisputePayerMismatch,
+        has_one = payer_token_account @ AgentMarketError::PayerTokenAccountMismatch,
+        close = payer,
+    )]
+    pub dispute: Box<Account<'info, Dispute>>,
+    /// CHECK: the disputing wallet, which gets the dispute's rent back; pinned by `has_one`.
+    #[account(mut)]
+    pub payer: UncheckedAccount<'info>,
+    #[account(mut)]
+    pub payer_token_account: Box<Account<'info, TokenAccount>>,
+    #[account(mut, seeds = [COLLATERAL_VAULT_SEED, agent.key().as_ref()], bump = agent.collateral_vault_bump)]
+    pub collateral_vault: Box<Account<'info, TokenAccount>>,
+    pub usdc_mint: Box<Account<'info, Mint>>,
+    pub token_program: Program<'info, Token>,
+}
+
+pub fn handle_resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_usdc: u64) -> Result<()> {
+    require!(upheld == (slash_usdc > 0), AgentMarketError::InvalidSlashAmount);
+    let slashed_usdc = slash_usdc.min(ctx.accounts.agent.collateral_usdc);
+    pay_from_agent_vault(
+        &ctx.accounts.token_program,
+        &ctx.accounts.collateral_vault,
+        ctx.accounts.payer_token_account.to_account_info(),
+        &ctx.accounts.usdc_mint,
+        &ctx.accounts.agent,
+        slashed_usdc,
+    )?;
+    let agent = &mut ctx.accounts.agent;
+    agent.collateral_usdc -= slashed_usdc;
+    agent.open_disputes = agent.open_disputes.checked_sub(1).ok_or(AgentMarketError::MathOverflow)?;
+    let dispute = &ctx.accounts.dispute;
+    emit_cpi!(DisputeResolved {
+        execution_id: dispute.execution_id,
+        agent: dispute.agent,
+        payer: dispute.payer,
+        upheld,
+        slashed_usdc,
+        resolved_at: Clock::get()?.unix_timestamp,
+    });
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! The result digest a creator signs, and the check that the transaction's Ed25519 precompile
+//! instruction verified it with the agent's key.
+
+use anchor_lang::prelude::*;
+use anchor_lang::solana_program::{ed25519_program, hash::hashv};
+
+use crate::{constants::RESULT_DIGEST_DOMAIN, error::AgentMarketError};
+
+/// `SHA-256(domain ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)` (DESIGN.md §3).
+pub fn result_digest(
+    execution_id: &[u8; 16],
+    agent: &Pubkey,
+    request_hash: &[u8; 32],
+    result_hash: &[u8; 32],
+) -> [u8; 32] {
+    hashv(&[RESULT_DIGEST_DOMAIN, execution_id, agent.as_ref(), request_hash, result_hash]).to_bytes()
+}
+
+const OFFSETS_START: usize = 2;
+const OFFSETS_LEN: usize = 14;
+const PUBKEY_LEN: usize = 32;
+/// Offsets that point into the precompile instruction's own data.
+const THIS_INSTRUCTION: u16 = u16::MAX;
+
+fn read_u16(data: &[u8], at: usize) -> Result<u16> {
+    data.get(at..at + 2)
+        .map(|bytes| u16::from_le_bytes([bytes[0], bytes[1]]))
+        .ok_or_else(|| error!(AgentMarketError::MalformedEd25519Instruction))
+}
+
+fn slice(data: &[u8], offset: u16, len: usize) -> Result<&[u8]> {
+    let start = usize::from(offset);
+    data.get(start..start + len)
+        .ok_or_else(|| error!(AgentMarketError::MalformedEd25519Instruction))
+}
+
+/// Requires `instruction` to be an Ed25519 precompile instruction that verified exactly one
+/// signature by `signing_key` over `digest`. The precompile has already checked the signature
+/// itself (the transaction fails otherwise); this binds it to the key and message we expect.
+pub fn require_ed25519_verified(
+    program_id: &Pubkey,
+    data: &[u8],
+    signing_key: &[u8; 32],
+    digest: &[u8; 32],
+) -> Result<()> {
+    require_keys_eq!(*program_id, ed25519_program::ID, AgentMarketError::MissingEd25519Instruction);
+    require!(
+        data.len() >= OFFSETS_START + OFFSETS_LEN && data[0] == 1,
+        AgentMarketError::MalformedEd25519Instruction
+    );
+    let signature_instruction = read_u16(data, OFFSETS_START + 2)?;
+    let public_key_offset = read_u16(data, OFFSETS_START + 4)?;
+    let public_key_instruction = read_u16(data, OFFSETS_START + 6)?;
+    let message_offset = read_u16(data, OFFSETS_START + 8)?;
+    let message_len = read_u16(data, OFFSETS_START + 10)?;
+    let message_instruction = read_u16(data, OFFSETS_START + 12)?;
+    require!(
+        signature_instruction == THIS_INSTRUCTION
+            && public_key_instruction == THIS_INSTRUCTION
+            && message_instruction == THIS_INSTRUCTION
+            && usize::from(message_len) == digest.len(),
+        AgentMarketError::MalformedEd25519Instruction
+    );
+    require!(
+        slice(data, public_key_offset, PUBKEY_LEN)? == signing_key,
+        AgentMarketError::SignerKeyMismatch
+    );
+    require!(
+        slice(data, message_offset, digest.len())? == digest,
+        AgentMarketError::DigestMismatch
+    );
+    Ok(())
+}

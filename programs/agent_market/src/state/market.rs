@@ -1,0 +1,41 @@
+use anchor_lang::prelude::*;
+
+use crate::constants::FEE_SHARD_COUNT;
+
+/// The marketplace's configuration. Read-only on the execution path (`open_escrow`, `settle`).
+#[account]
+#[derive(InitSpace)]
+pub struct Market {
+    pub authority: Pubkey,
+    /// Signs `open_escrow`, `settle`, `refund` and `subscribe`.
+    pub relayer: Pubkey,
+    /// Resolves disputes.
+    pub arbiter: Pubkey,
+    /// USDC account that swept fees go to.
+    pub treasury: Pubkey,
+    pub usdc_mint: Pubkey,
+    pub min_collateral_usdc: u64,
+    /// Time after an agent's max execution time before the payer may reclaim an escrow.
+    pub escrow_grace_secs: u32,
+    /// Time after settlement during which the payer may open a dispute.
+    pub dispute_window_secs: u32,
+    /// Time after retirement before collateral can be withdrawn.
+    pub collateral_cooldown_secs: u32,
+    pub escrows_paused: bool,
+    pub bump: u8,
+    pub delegate_bump: u8,
+    /// Bumps of the fee shard token accounts; 0 for a shard not created yet.
+    pub fee_shard_bumps: [u8; FEE_SHARD_COUNT as usize],
+}
+
+/// Settings an authority chooses at `initialize_market` and may change with `update_market`.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+pub struct MarketParams {
+    pub relayer: Pubkey,
+    pub arbiter: Pubkey,
+    pub min_collateral_usdc: u64,
+    pub escrow_grace_secs: u32,
+    pub dispute_window_secs: u32,
+    pub collateral_cooldown_secs: u32,
+    pub escrows_paused: bool,
+}

@@ -1,0 +1,258 @@
+//! A market on a fresh native chain, with a creator, a registered agent and a funded payer.
+#![allow(dead_code)]
+
+use agent_market::{error::AgentMarketError, AgentTerms, MarketParams, Pricing, RefundReason};
+use anchor_lang::{error::ErrorCode, prelude::Pubkey};
+use litesvm::types::{TransactionMetadata, TransactionResult};
+use localnet::{
+    chain::{Chain, MarketSetup, USDC},
+    market::{pda, result_digest, EscrowRef},
+};
+use solana_instruction::{error::InstructionError, Instruction};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction_error::TransactionError;
+
+pub const SOL: u64 = 1_000_000_000;
+pub const MIN_COLLATERAL_USDC: u64 = 100 * USDC;
+pub const ESCROW_GRACE_SECS: u32 = 60;
+pub const DISPUTE_WINDOW_SECS: u32 = 3 * 24 * 3600;
+pub const COLLATERAL_COOLDOWN_SECS: u32 = 7 * 24 * 3600;
+pub const MAX_EXECUTION_SECS: u32 = 30;
+pub const PRICE_USDC: u64 = 250_000;
+
+pub fn market_params() -> MarketParams {
+    MarketParams {
+        relayer: Pubkey::default(),
+        arbiter: Pubkey::default(),
+        min_collateral_usdc: MIN_COLLATERAL_USDC,
+        escrow_grace_secs: ESCROW_GRACE_SECS,
+        dispute_window_secs: DISPUTE_WINDOW_SECS,
+        collateral_cooldown_secs: COLLATERAL_COOLDOWN_SECS,
+        escrows_paused: false,
+    }
+}
+
+pub struct Creator {
+    pub wallet: Keypair,
+    pub token_account: Pubkey,
+}
+
+pub struct AgentFixture {
+    pub agent_id: [u8; 16],
+    pub address: Pubkey,
+    pub signing: Keypair,
+    pub payout_account: Pubkey,
+    pub creator: Creator,
+}
+
+pub struct Payer {
+    pub wallet: Keypair,
+    pub token_account: Pubkey,
+}
+
+pub struct TestMarket {
+    pub chain: Chain,
+    pub market: MarketSetup,
+}
+
+pub fn random_id() -> [u8; 16] {
+    Keypair::new().pubkey().to_bytes()[..16].try_into().unwrap()
+}
+
+pub fn terms(signing: &Keypair, pricing: Pricing) -> AgentTerms {
+    AgentTerms {
+        signing_key: signing.pubkey().to_bytes(),
+        endpoint: "https://agent.example.com".to_string(),
+        listing_hash: [7; 32],
+        pricing,
+        max_execution_secs: MAX_EXECUTION_SECS,
+    }
+}
+
+impl TestMarket {
+    pub fn new() -> Self {
+        let mut chain = Chain::new();
+        let market = MarketSetup::bootstrap(
+            &mut chain,
+            Keypair::new(),
+            Keypair::new(),
+            Keypair::new(),
+            Keypair::new(),
+            market_params(),
+        )
+        .expect("bootstrap market");
+        TestMarket { chain, market }
+    }
+
+    pub fn usdc_mint(&self) -> Pubkey {
+        self.market.keys.usdc_mint
+    }
+
+    pub fn relayer(&self) -> &Keypair {
+        &self.market.relayer
+    }
+
+    /// A wallet with SOL and `usdc` of test USDC in its associated token account.
+    pub fn wallet_with_usdc(&mut self, usdc: u64) -> (Keypair, Pubkey) {
+        let wallet = self.chain.funded_keypair(10 * SOL);
+        let mint = self.usdc_mint();
+        let token_account = self.chain.token_account(&wallet, &wallet.pubkey(), &mint);
+        if usdc > 0 {
+            self.chain.mint_to(&self.market.mint_authority, &mint, &token_account, usdc);
+        }
+        (wallet, token_account)
+    }
+
+    pub fn creator(&mut self, usdc: u64) -> Creator {
+        let (wallet, token_account) = self.wallet_with_usdc(usdc);
+        Creator { wallet, token_account }
+    }
+
+    /// A payer holding `usdc` that approved the market for `allowance_usdc`.
+    pub fn payer(&mut self, usdc: u64, allowance_usdc: u64) -> Payer {
+        let (wallet, token_account) = self.wallet_with_usdc(usdc);
+        let mint = self.usdc_mint();
+        self.chain.approve_market(&wallet, &token_account, &mint, allowance_usdc).expect("approve");
+        Payer { wallet, token_account }
+    }
+
+    pub fn try_register(&mut self, creator: Creator, pricing: Pricing, collateral_usdc: u64) -> (TransactionResult, AgentFixture) {
+        let agent_id = random_id();
+        let signing = Keypair::new();
+        let payout_account = creator.token_account;
+        let instruction = self.market.keys.register_agent(
+            creator.wallet.pubkey(),
+            agent_id,
+            creator.token_account,
+            payout_account,
+            terms(&signing, pricing),
+            collateral_usdc,
+        );
+        let result = self.chain.send(&[instruction], &creator.wallet, &[]);
+        let agent = AgentFixture { agent_id, address: pda::agent(&agent_id), signing, payout_account, creator };
+        (result, agent)
+    }
+
+    /// A pay-per-use agent at `PRICE_USDC` with the minimum collateral.
+    pub fn agent(&mut self) -> AgentFixture {
+        self.agent_with(Pricing::PayPerUse { price_usdc: PRICE_USDC })
+    }
+
+    pub fn agent_with(&mut self, pricing: Pricing) -> AgentFixture {
+        let creator = self.creator(MIN_COLLATERAL_USDC);
+        let (result, agent) = self.try_register(creator, pricing, MIN_COLLATERAL_USDC);
+        result.expect("register agent");
+        agent
+    }
+
+    pub fn escrow_ref(&self, agent: &AgentFixture, payer: &Payer, execution_id: [u8; 16]) -> EscrowRef {
+        EscrowRef {
+            execution_id,
+            agent: agent.address,
+            payer: payer.wallet.pubkey(),
+            payer_token_account: payer.token_account,
+            rent_payer: self.market.relayer.pubkey(),
+        }
+    }
+
+    pub fn open_escrow_ix(&self, agent: &AgentFixture, payer: &Payer, execution_id: [u8; 16]) -> Instruction {
+        self.market.keys.open_escrow(
+            agent.address,
+            payer.wallet.pubkey(),
+            payer.token_account,
+            execution_id,
+            [9; 16],
+            request_hash(&execution_id),
+        )
+    }
+
+    pub fn send_as_relayer(&mut self, instructions: &[Instruction]) -> TransactionResult {
+        let relayer = self.market.relayer.insecure_clone();
+        self.chain.send(instructions, &relayer, &[])
+    }
+
+    pub fn open(&mut self, agent: &AgentFixture, payer: &Payer) -> (TransactionResult, EscrowRef) {
+        let execution_id = random_id();
+        let instruction = self.open_escrow_ix(agent, payer, execution_id);
+        (self.send_as_relayer(&[instruction]), self.escrow_ref(agent, payer, execution_id))
+    }
+
+    /// The Ed25519 verification by `signer` of `escrow`'s result digest, then `settle`.
+    pub fn settle_ixs(&self, escrow: &EscrowRef, signer: &Keypair, payout_account: Pubkey, fee_shard_index: u8) -> Vec<Instruction> {
+        let result_hash = result_hash(&escrow.execution_id);
+        let digest = result_digest(&escrow.execution_id, &escrow.agent, &request_hash(&escrow.execution_id), &result_hash);
+        let signature: [u8; 64] = signer.sign_message(&digest).into();
+        vec![
+            localnet::market::MarketKeys::verify_result_signature(&signer.pubkey().to_bytes(), &signature, &digest),
+            self.market.keys.settle(escrow, payout_account, result_hash, fee_shard_index),
+        ]
+    }
+
+    pub fn settle(&mut self, escrow: &EscrowRef, agent: &AgentFixture) -> TransactionResult {
+        let instructions = self.settle_ixs(escrow, &agent.signing, agent.payout_account, 0);
+        self.send_as_relayer(&instructions)
+    }
+
+    pub fn refund(&mut self, escrow: &EscrowRef, with_subscription: bool) -> TransactionResult {
+        let instruction = self.market.keys.refund(escrow, RefundReason::CreatorError, with_subscription);
+        self.send_as_relayer(&[instruction])
+    }
+
+    pub fn balance(&self, token_account: &Pubkey) -> u64 {
+        self.chain.token_balance(token_account)
+    }
+
+    pub fn balances(&self, accounts: &[Pubkey]) -> Vec<u64> {
+        accounts.iter().map(|account| self.balance(account)).collect()
+    }
+}
+
+/// A stand-in for SHA-256 of the request's canonical JSON, distinct per execution.
+pub fn request_hash(execution_id: &[u8; 16]) -> [u8; 32] {
+    let mut hash = [1u8; 32];
+    hash[..16].copy_from_slice(execution_id);
+    hash
+}
+
+pub fn result_hash(execution_id: &[u8; 16]) -> [u8; 32] {
+    let mut hash = [2u8; 32];
+    hash[16..].copy_from_slice(execution_id);
+    hash
+}
+
+pub fn ok(result: TransactionResult) -> TransactionMetadata {
+    match result {
+        Ok(meta) => meta,
+        Err(failed) => panic!("transaction failed: {:?}\n{}", failed.err, failed.meta.pretty_logs()),
+    }
+}
+
+fn custom_code(result: &TransactionResult) -> Option<u32> {
+    match result {
+        Err(failed) => match &failed.err {
+            TransactionError::InstructionError(_, InstructionError::Custom(code)) => Some(*code),
+            _ => None,
+        },
+        Ok(_) => None,
+    }
+}
+
+fn describe(result: &TransactionResult) -> String {
+    match result {
+        Ok(meta) => format!("succeeded\n{}", meta.pretty_logs()),
+        Err(failed) => format!("{:?}\n{}", failed.err, failed.meta.pretty_logs()),
+    }
+}
+
+/// Asserts the transaction failed with this program error.
+pub fn assert_program_error(result: &TransactionResult, expected: AgentMarketError) {
+    let code = u32::from(expected);
+    assert_eq!(custom_code(result), Some(code), "expected {expected:?} ({code}), got {}", describe(result));
+}
+
+/// Asserts the transaction failed with this Anchor framework error.
+pub fn assert_anchor_error(result: &TransactionResult, expected: ErrorCode) {
+    let code = u32::from(expected);
+    assert_eq!(custom_code(result), Some(code), "expected {expected:?} ({code}), got {}", describe(result));
+}
