@@ -384,7 +384,7 @@ fn invoke_signed(
         }
         let new_data = account.get_data();
         if info.data_len() != new_data.len() {
-            info.resize(new_data.len())
+            info.realloc(new_data.len(), false)
                 .map_err(|_| InstructionError::InvalidRealloc)?;
         }
         info.try_borrow_mut_data()

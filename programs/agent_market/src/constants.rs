@@ -38,6 +38,6 @@ pub const FEE_SHARD_COUNT: u8 = 8;
 pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v1";
 
 #[constant]
-pub const MAX_ENDPOINT_LEN: usize = 200;
+pub const MAX_ENDPOINT_LEN: u16 = 200;
 #[constant]
 pub const MAX_EXECUTION_SECS: u32 = 900;

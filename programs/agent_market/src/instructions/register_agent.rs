@@ -53,7 +53,7 @@ pub struct RegisterAgent<'info> {
 
 pub fn validate_terms(terms: &AgentTerms) -> Result<()> {
     require!(
-        !terms.endpoint.is_empty() && terms.endpoint.len() <= MAX_ENDPOINT_LEN,
+        !terms.endpoint.is_empty() && terms.endpoint.len() <= usize::from(MAX_ENDPOINT_LEN),
         AgentMarketError::InvalidEndpoint
     );
     require!(terms.signing_key != [0; 32], AgentMarketError::InvalidSigningKey);

@@ -49,7 +49,7 @@ pub struct Agent {
     pub signing_key: [u8; 32],
     /// USDC account that receives the creator's share.
     pub payout_account: Pubkey,
-    #[max_len(MAX_ENDPOINT_LEN)]
+    #[max_len(MAX_ENDPOINT_LEN as usize)]
     pub endpoint: String,
     /// SHA-256 of the off-chain listing (name, description, tags, schemas).
     pub listing_hash: [u8; 32],
