@@ -91,20 +91,29 @@ thread_local! {
     static CPI_FAILURE: RefCell<Option<InstructionError>> = const { RefCell::new(None) };
 }
 
-struct ContextGuard;
+/// Registers a running native instruction's context, and sends `msg!` output to its logs.
+struct ContextGuard {
+    previous_log_sink: Option<fn(&str)>,
+}
 
 impl ContextGuard {
     fn enter(invoke_context: &mut InvokeContext) -> Self {
         let address = invoke_context as *mut InvokeContext as usize;
         CONTEXTS.with(|contexts| contexts.borrow_mut().push(address));
-        ContextGuard
+        let previous_log_sink = solana_msg::set_log_sink(Some(log_to_current_instruction));
+        ContextGuard { previous_log_sink }
     }
 }
 
 impl Drop for ContextGuard {
     fn drop(&mut self) {
+        solana_msg::set_log_sink(self.previous_log_sink);
         CONTEXTS.with(|contexts| contexts.borrow_mut().pop());
     }
+}
+
+fn log_to_current_instruction(message: &str) {
+    stable_log::program_log(&current().get_log_collector(), message);
 }
 
 /// The invoke context of the innermost running native instruction.
@@ -228,7 +237,7 @@ struct RuntimeStubs;
 
 impl SyscallStubs for RuntimeStubs {
     fn sol_log(&self, message: &str) {
-        stable_log::program_log(&current().get_log_collector(), message);
+        log_to_current_instruction(message);
     }
 
     fn sol_log_data(&self, fields: &[&[u8]]) {

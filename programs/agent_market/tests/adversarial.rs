@@ -55,6 +55,19 @@ impl Scene {
     fn settle_ixs_signed_by(&self, signer: &Keypair) -> Vec<Instruction> {
         self.t.settle_ixs(&self.escrow, signer, self.agent.payout_account, 0)
     }
+
+    fn settle(&mut self) {
+        let instructions = self.settle_ixs_signed_by(&self.agent.signing);
+        ok(self.t.send_as_relayer(&instructions));
+    }
+
+    /// Settles the escrow, then the payer disputes it.
+    fn settle_and_dispute(&mut self) {
+        self.settle();
+        let payer = self.payer.wallet.insecure_clone();
+        let instruction = self.t.market.keys.open_dispute(payer.pubkey(), self.agent.address, self.escrow.execution_id, [1; 32]);
+        ok(self.t.chain.send(&[instruction], &payer, &[]));
+    }
 }
 
 fn replace_account(instruction: &mut Instruction, from: Pubkey, to: Pubkey) {
@@ -206,7 +219,7 @@ fn subscription_address_other_than_the_payers_pda_is_refused() {
 fn settle_without_an_ed25519_instruction_fails() {
     let mut s = Scene::new();
     let result = s.unchanged(|s| {
-        let instructions = s.settle_ixs_signed_by(&s.agent.signing.insecure_clone());
+        let instructions = s.settle_ixs_signed_by(&s.agent.signing);
         s.t.send_as_relayer(&instructions[1..])
     });
     assert_program_error(&result, AgentMarketError::MissingEd25519Instruction);
@@ -216,7 +229,7 @@ fn settle_without_an_ed25519_instruction_fails() {
 fn settle_preceded_by_another_program_instead_of_ed25519_fails() {
     let mut s = Scene::new();
     let result = s.unchanged(|s| {
-        let mut instructions = s.settle_ixs_signed_by(&s.agent.signing.insecure_clone());
+        let mut instructions = s.settle_ixs_signed_by(&s.agent.signing);
         let relayer = s.t.relayer().pubkey();
         instructions[0] = solana_system_interface::instruction::transfer(&relayer, &relayer, 1);
         s.t.send_as_relayer(&instructions)
@@ -238,7 +251,7 @@ fn settle_with_a_signature_by_another_key_fails() {
 fn settle_with_a_forged_signature_under_the_agents_key_fails_in_the_precompile() {
     let mut s = Scene::new();
     let result = s.unchanged(|s| {
-        let mut instructions = s.settle_ixs_signed_by(&s.agent.signing.insecure_clone());
+        let mut instructions = s.settle_ixs_signed_by(&s.agent.signing);
         // Flip one bit of the signature, which sits after the 16-byte header and the key.
         instructions[0].data[16 + 32] ^= 1;
         s.t.send_as_relayer(&instructions)
@@ -273,7 +286,7 @@ fn settle_with_a_valid_signature_over_another_executions_digest_fails() {
 fn ed25519_instruction_reading_its_data_from_another_instruction_is_refused() {
     let mut s = Scene::new();
     let result = s.unchanged(|s| {
-        let mut instructions = s.settle_ixs_signed_by(&s.agent.signing.insecure_clone());
+        let mut instructions = s.settle_ixs_signed_by(&s.agent.signing);
         // Point the message offset's instruction index at the Ed25519 instruction itself (0)
         // rather than "this instruction": valid for the precompile, not accepted by settle.
         instructions[0].data[2 + 12..2 + 14].copy_from_slice(&0u16.to_le_bytes());
@@ -334,10 +347,9 @@ fn settle_returning_the_rent_to_another_account_fails() {
 #[test]
 fn settle_twice_fails_and_pays_once() {
     let mut s = Scene::new();
-    let agent_signing = s.agent.signing.insecure_clone();
-    ok(s.t.send_as_relayer(&s.settle_ixs_signed_by(&agent_signing)));
+    s.settle();
     let result = s.unchanged(|s| {
-        let instructions = s.settle_ixs_signed_by(&agent_signing);
+        let instructions = s.settle_ixs_signed_by(&s.agent.signing);
         s.t.send_as_relayer(&instructions)
     });
     assert_anchor_error(&result, ErrorCode::AccountNotInitialized);
@@ -349,7 +361,7 @@ fn settle_after_refund_fails() {
     let escrow = s.escrow.clone();
     ok(s.t.refund(&escrow, false));
     let result = s.unchanged(|s| {
-        let instructions = s.settle_ixs_signed_by(&s.agent.signing.insecure_clone());
+        let instructions = s.settle_ixs_signed_by(&s.agent.signing);
         s.t.send_as_relayer(&instructions)
     });
     assert_anchor_error(&result, ErrorCode::AccountNotInitialized);
@@ -358,8 +370,7 @@ fn settle_after_refund_fails() {
 #[test]
 fn refund_after_settle_fails() {
     let mut s = Scene::new();
-    let agent_signing = s.agent.signing.insecure_clone();
-    ok(s.t.send_as_relayer(&s.settle_ixs_signed_by(&agent_signing)));
+    s.settle();
     let escrow = s.escrow.clone();
     let result = s.unchanged(|s| s.t.refund(&escrow, false));
     assert_anchor_error(&result, ErrorCode::AccountNotInitialized);
@@ -404,10 +415,8 @@ fn reclaim_before_the_deadline_fails() {
 #[test]
 fn withdraw_with_an_open_dispute_fails() {
     let mut s = Scene::new();
-    let agent_signing = s.agent.signing.insecure_clone();
-    ok(s.t.send_as_relayer(&s.settle_ixs_signed_by(&agent_signing)));
+    s.settle_and_dispute();
     let payer = s.payer.wallet.insecure_clone();
-    ok(s.t.chain.send(&[s.t.market.keys.open_dispute(payer.pubkey(), s.agent.address, s.escrow.execution_id, [1; 32])], &payer, &[]));
     let creator = s.agent.creator.wallet.insecure_clone();
     ok(s.t.chain.send(&[s.t.market.keys.retire_agent(creator.pubkey(), s.agent.address)], &creator, &[]));
     s.t.chain.advance_clock(i64::from(COLLATERAL_COOLDOWN_SECS) + 1);
@@ -422,10 +431,8 @@ fn withdraw_with_an_open_dispute_fails() {
 #[test]
 fn only_the_arbiter_resolves_disputes() {
     let mut s = Scene::new();
-    let agent_signing = s.agent.signing.insecure_clone();
-    ok(s.t.send_as_relayer(&s.settle_ixs_signed_by(&agent_signing)));
+    s.settle_and_dispute();
     let payer = s.payer.wallet.insecure_clone();
-    ok(s.t.chain.send(&[s.t.market.keys.open_dispute(payer.pubkey(), s.agent.address, s.escrow.execution_id, [1; 32])], &payer, &[]));
     let result = s.unchanged(|s| {
         let mut instruction = s.t.market.keys.resolve_dispute(s.agent.address, s.escrow.execution_id, payer.pubkey(), s.payer.token_account, true, USDC);
         replace_account(&mut instruction, s.t.market.arbiter.pubkey(), payer.pubkey());
@@ -437,8 +444,7 @@ fn only_the_arbiter_resolves_disputes() {
 #[test]
 fn only_the_payer_of_a_settled_execution_opens_a_dispute_on_it() {
     let mut s = Scene::new();
-    let agent_signing = s.agent.signing.insecure_clone();
-    ok(s.t.send_as_relayer(&s.settle_ixs_signed_by(&agent_signing)));
+    s.settle();
     let outsider = s.t.chain.funded_keypair(SOL);
     let result = s.unchanged(|s| {
         let instruction = s.t.market.keys.open_dispute(outsider.pubkey(), s.agent.address, s.escrow.execution_id, [1; 32]);
