@@ -9,7 +9,7 @@ use std::{collections::HashMap, time::Instant};
 use agent_market::{Agent, AgentTerms, Dispute, Escrow, Market, Pricing, Receipt, RefundReason, Subscription, FEE_SHARD_COUNT};
 use anchor_lang::{prelude::Pubkey, Space};
 use localnet::{
-    chain::{Chain, MarketSetup, USDC},
+    chain::{Chain, MarketKeypairs, MarketSetup, USDC},
     market::{pda, result_digest, EscrowRef, MarketKeys},
 };
 use solana_keypair::Keypair;
@@ -43,7 +43,7 @@ impl Scene {
             collateral_cooldown_secs: 7 * 86_400,
             escrows_paused: false,
         };
-        let market = MarketSetup::bootstrap(&mut chain, Keypair::new(), Keypair::new(), Keypair::new(), Keypair::new(), params)
+        let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params)
             .expect("bootstrap market");
         let mint = market.keys.usdc_mint;
 

@@ -94,7 +94,11 @@ impl Chain {
     }
 
     pub fn create_mint(&mut self, payer: &Keypair, mint_authority: &Pubkey) -> Pubkey {
-        let mint = Keypair::new();
+        self.create_mint_at(payer, &Keypair::new(), mint_authority)
+    }
+
+    /// Creates a 6-decimal mint at the address of `mint`.
+    pub fn create_mint_at(&mut self, payer: &Keypair, mint: &Keypair, mint_authority: &Pubkey) -> Pubkey {
         let space = spl_token::state::Mint::LEN;
         let instructions = [
             solana_system_interface::instruction::create_account(
@@ -107,7 +111,7 @@ impl Chain {
             spl_token::instruction::initialize_mint2(&spl_token::ID, &mint.pubkey(), mint_authority, None, USDC_DECIMALS)
                 .expect("initialize_mint2"),
         ];
-        self.send(&instructions, payer, &[&mint]).expect("create mint");
+        self.send(&instructions, payer, &[mint]).expect("create mint");
         mint.pubkey()
     }
 
@@ -150,6 +154,27 @@ impl Chain {
     }
 }
 
+/// The keypairs that run a market.
+pub struct MarketKeypairs {
+    pub authority: Keypair,
+    pub relayer: Keypair,
+    pub arbiter: Keypair,
+    pub mint_authority: Keypair,
+    pub usdc_mint: Keypair,
+}
+
+impl MarketKeypairs {
+    pub fn random() -> Self {
+        MarketKeypairs {
+            authority: Keypair::new(),
+            relayer: Keypair::new(),
+            arbiter: Keypair::new(),
+            mint_authority: Keypair::new(),
+            usdc_mint: Keypair::new(),
+        }
+    }
+}
+
 /// The keys of a market bootstrapped on a chain.
 pub struct MarketSetup {
     pub keys: MarketKeys,
@@ -162,18 +187,12 @@ pub struct MarketSetup {
 impl MarketSetup {
     /// Creates the USDC mint and treasury, initializes the market with `params` (its relayer
     /// and arbiter are replaced by the given keypairs) and creates every fee shard.
-    pub fn bootstrap(
-        chain: &mut Chain,
-        authority: Keypair,
-        relayer: Keypair,
-        arbiter: Keypair,
-        mint_authority: Keypair,
-        params: MarketParams,
-    ) -> Result<Self, FailedTransactionMetadata> {
+    pub fn bootstrap(chain: &mut Chain, keypairs: MarketKeypairs, params: MarketParams) -> Result<Self, FailedTransactionMetadata> {
+        let MarketKeypairs { authority, relayer, arbiter, mint_authority, usdc_mint } = keypairs;
         for keypair in [&authority, &relayer, &arbiter, &mint_authority] {
             chain.svm.airdrop(&keypair.pubkey(), 100_000_000_000).expect("airdrop");
         }
-        let usdc_mint = chain.create_mint(&authority, &mint_authority.pubkey());
+        let usdc_mint = chain.create_mint_at(&authority, &usdc_mint, &mint_authority.pubkey());
         let treasury = chain.token_account(&authority, &authority.pubkey(), &usdc_mint);
         let keys = MarketKeys {
             authority: authority.pubkey(),

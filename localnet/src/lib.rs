@@ -6,7 +6,13 @@
 //! precompile — is the real runtime.
 
 pub mod chain;
+pub mod dev;
+pub mod genesis;
+pub mod ledger;
 pub mod market;
 pub mod native;
+pub mod node;
+pub mod rpc;
+pub mod server;
 
 pub use litesvm::LiteSVM;

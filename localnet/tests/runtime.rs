@@ -3,7 +3,7 @@
 use agent_market::{events::MarketUpdated, MarketParams};
 use litesvm::types::TransactionResult;
 use localnet::{
-    chain::{events, Chain, MarketSetup, USDC},
+    chain::{events, Chain, MarketKeypairs, MarketSetup, USDC},
     market::pda,
 };
 use solana_keypair::Keypair;
@@ -25,7 +25,7 @@ fn params() -> MarketParams {
 
 fn market() -> (Chain, MarketSetup) {
     let mut chain = Chain::new();
-    let market = MarketSetup::bootstrap(&mut chain, Keypair::new(), Keypair::new(), Keypair::new(), Keypair::new(), params())
+    let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params())
         .expect("bootstrap");
     (chain, market)
 }

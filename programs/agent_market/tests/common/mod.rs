@@ -5,7 +5,7 @@ use agent_market::{error::AgentMarketError, AgentTerms, MarketParams, Pricing, R
 use anchor_lang::{error::ErrorCode, prelude::Pubkey};
 use litesvm::types::{TransactionMetadata, TransactionResult};
 use localnet::{
-    chain::{Chain, MarketSetup, USDC},
+    chain::{Chain, MarketKeypairs, MarketSetup, USDC},
     market::{pda, result_digest, EscrowRef},
 };
 use solana_instruction::{error::InstructionError, Instruction};
@@ -73,14 +73,7 @@ pub fn terms(signing: &Keypair, pricing: Pricing) -> AgentTerms {
 impl TestMarket {
     pub fn new() -> Self {
         let mut chain = Chain::new();
-        let market = MarketSetup::bootstrap(
-            &mut chain,
-            Keypair::new(),
-            Keypair::new(),
-            Keypair::new(),
-            Keypair::new(),
-            market_params(),
-        )
+        let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), market_params())
         .expect("bootstrap market");
         TestMarket { chain, market }
     }

@@ -1,0 +1,93 @@
+//! A fresh chain from a development config: known keys, the USDC mint, the market and its fee
+//! shards, and a funded faucet.
+
+use {
+    crate::{
+        chain::{Chain, MarketKeypairs, MarketSetup},
+        ledger::Ledger,
+        node::NodeState,
+    },
+    agent_market::MarketParams,
+    serde::Deserialize,
+    solana_keypair::Keypair,
+    solana_signer::Signer,
+    std::path::Path,
+};
+
+/// The development config committed beside this crate; its keys are public by design.
+pub const DEFAULT_CONFIG: &str = include_str!("../dev-config.json");
+const FAUCET_LAMPORTS: u64 = 500_000 * 1_000_000_000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DevKeypairs {
+    authority: Vec<u8>,
+    relayer: Vec<u8>,
+    arbiter: Vec<u8>,
+    mint_authority: Vec<u8>,
+    usdc_mint: Vec<u8>,
+    faucet: Vec<u8>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DevMarket {
+    min_collateral_usdc: u64,
+    escrow_grace_secs: u32,
+    dispute_window_secs: u32,
+    collateral_cooldown_secs: u32,
+}
+
+/// The development keys and market settings a fresh chain starts from.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DevConfig {
+    keypairs: DevKeypairs,
+    market: DevMarket,
+}
+
+fn keypair(name: &str, bytes: &[u8]) -> Result<Keypair, String> {
+    Keypair::try_from(bytes).map_err(|err| format!("keypairs.{name} is not a 64-byte keypair: {err}"))
+}
+
+/// Reads a config file, or the default one.
+pub fn load_config(path: Option<&Path>) -> Result<(MarketKeypairs, Keypair, MarketParams), String> {
+    let text = match path {
+        Some(path) => std::fs::read_to_string(path).map_err(|err| format!("cannot read {}: {err}", path.display()))?,
+        None => DEFAULT_CONFIG.to_string(),
+    };
+    let config: DevConfig = serde_json::from_str(&text).map_err(|err| format!("invalid config: {err}"))?;
+    let keys = &config.keypairs;
+    let keypairs = MarketKeypairs {
+        authority: keypair("authority", &keys.authority)?,
+        relayer: keypair("relayer", &keys.relayer)?,
+        arbiter: keypair("arbiter", &keys.arbiter)?,
+        mint_authority: keypair("mintAuthority", &keys.mint_authority)?,
+        usdc_mint: keypair("usdcMint", &keys.usdc_mint)?,
+    };
+    let faucet = keypair("faucet", &keys.faucet)?;
+    let params = MarketParams {
+        relayer: keypairs.relayer.pubkey(),
+        arbiter: keypairs.arbiter.pubkey(),
+        min_collateral_usdc: config.market.min_collateral_usdc,
+        escrow_grace_secs: config.market.escrow_grace_secs,
+        dispute_window_secs: config.market.dispute_window_secs,
+        collateral_cooldown_secs: config.market.collateral_cooldown_secs,
+        escrows_paused: false,
+    };
+    Ok((keypairs, faucet, params))
+}
+
+/// A fresh chain: the USDC mint, the market and its fee shards, and a funded faucet.
+pub fn genesis(keypairs: MarketKeypairs, faucet: Keypair, params: MarketParams, slot_ms: u64) -> NodeState {
+    let mut chain = Chain::new();
+    let market = MarketSetup::bootstrap(&mut chain, keypairs, params)
+        .unwrap_or_else(|failed| panic!("initializing the market failed: {:?}\n{}", failed.err, failed.meta.pretty_logs()));
+    chain.svm.airdrop(&faucet.pubkey(), FAUCET_LAMPORTS).expect("fund the faucet");
+    let genesis_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970")
+        .as_secs() as i64;
+    NodeState { ledger: Ledger::new(chain, genesis_unix, slot_ms), market, faucet }
+}
+

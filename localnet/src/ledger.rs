@@ -1,0 +1,352 @@
+//! The local chain's state machine: the SVM, slots that advance with wall time, the recent
+//! blockhashes a transaction may use, and the history of every transaction with its metadata.
+//!
+//! One thread owns a `Ledger` (the SVM and natively running programs are single-threaded);
+//! the RPC server hands it work over a channel.
+
+use {
+    crate::chain::Chain,
+    litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
+    solana_account::Account,
+    solana_hash::Hash,
+    solana_instruction::Instruction,
+    solana_keypair::Keypair,
+    solana_message::inner_instruction::InnerInstructionsList,
+    solana_pubkey::Pubkey,
+    solana_signature::Signature,
+    solana_signer::Signer,
+    solana_transaction::{versioned::VersionedTransaction, Transaction},
+    solana_transaction_context::TransactionReturnData,
+    solana_transaction_error::TransactionError,
+    spl_token::solana_program::program_pack::Pack,
+    std::collections::{HashMap, VecDeque},
+};
+
+/// How many blocks a blockhash stays usable, as on a cluster.
+pub const MAX_PROCESSING_AGE: u64 = 150;
+/// Slots between `processed` and `finalized`.
+pub const FINALIZATION_DEPTH: u64 = 32;
+pub const LAMPORTS_PER_SIGNATURE: u64 = 5_000;
+pub const SLOTS_PER_EPOCH: u64 = 432_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Commitment {
+    Processed,
+    Confirmed,
+    Finalized,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenBalance {
+    pub account_index: u8,
+    pub mint: Pubkey,
+    pub owner: Pubkey,
+    pub amount: u64,
+    pub decimals: u8,
+}
+
+/// A processed transaction and what it did.
+#[derive(Clone, Debug)]
+pub struct TransactionRecord {
+    pub slot: u64,
+    pub block_time: i64,
+    pub transaction: VersionedTransaction,
+    pub err: Option<TransactionError>,
+    pub fee: u64,
+    pub pre_balances: Vec<u64>,
+    pub post_balances: Vec<u64>,
+    pub pre_token_balances: Vec<TokenBalance>,
+    pub post_token_balances: Vec<TokenBalance>,
+    pub logs: Vec<String>,
+    pub inner_instructions: InnerInstructionsList,
+    pub compute_units_consumed: u64,
+    pub return_data: TransactionReturnData,
+}
+
+/// Why a transaction was not processed.
+#[derive(Clone, Debug)]
+pub enum Rejection {
+    /// The simulation before sending failed (preflight); nothing was charged.
+    Preflight(FailedTransactionMetadata),
+    /// The runtime refused it before execution (signatures, blockhash, fee payer).
+    Refused(TransactionError),
+}
+
+pub struct Ledger {
+    pub chain: Chain,
+    slot: u64,
+    block_height: u64,
+    genesis_hash: Hash,
+    genesis_unix: i64,
+    clock_offset_secs: i64,
+    slot_ms: u64,
+    /// Recent blockhashes, oldest first, with the last block height at which each is valid.
+    blockhashes: VecDeque<(Hash, u64)>,
+    transactions: HashMap<Signature, TransactionRecord>,
+    /// Signatures that touched each address, oldest first.
+    by_address: HashMap<Pubkey, Vec<Signature>>,
+    transaction_count: u64,
+}
+
+impl Ledger {
+    pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64) -> Self {
+        // Blockhash age is checked here against the recent blockhashes; LiteSVM only knows its latest.
+        chain.svm = std::mem::take(&mut chain.svm).with_blockhash_check(false);
+        let genesis_hash = chain.svm.latest_blockhash();
+        let mut ledger = Ledger {
+            chain,
+            slot: 0,
+            block_height: 0,
+            genesis_hash,
+            genesis_unix,
+            clock_offset_secs: 0,
+            slot_ms,
+            blockhashes: VecDeque::new(),
+            transactions: HashMap::new(),
+            by_address: HashMap::new(),
+            transaction_count: 0,
+        };
+        ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
+        ledger.sync_clock();
+        ledger
+    }
+
+    pub fn slot(&self) -> u64 {
+        self.slot
+    }
+
+    pub fn slot_at(&self, commitment: Commitment) -> u64 {
+        match commitment {
+            Commitment::Processed => self.slot,
+            Commitment::Confirmed => self.slot.saturating_sub(1),
+            Commitment::Finalized => self.slot.saturating_sub(FINALIZATION_DEPTH),
+        }
+    }
+
+    pub fn block_height_at(&self, commitment: Commitment) -> u64 {
+        self.block_height - (self.slot - self.slot_at(commitment)).min(self.block_height)
+    }
+
+    pub fn genesis_hash(&self) -> Hash {
+        self.genesis_hash
+    }
+
+    pub fn transaction_count(&self) -> u64 {
+        self.transaction_count
+    }
+
+    pub fn now_unix(&self) -> i64 {
+        self.genesis_unix + (self.slot * self.slot_ms / 1000) as i64 + self.clock_offset_secs
+    }
+
+    /// The newest blockhash and the last block height at which it is valid.
+    pub fn latest_blockhash(&self) -> (Hash, u64) {
+        *self.blockhashes.back().expect("there is always a blockhash")
+    }
+
+    pub fn is_blockhash_valid(&self, blockhash: &Hash) -> bool {
+        self.blockhashes
+            .iter()
+            .any(|(hash, last_valid)| hash == blockhash && *last_valid >= self.block_height)
+    }
+
+    /// Produces the next block: a new slot, block height, blockhash and clock.
+    pub fn advance_slot(&mut self) {
+        self.slot += 1;
+        self.block_height += 1;
+        self.chain.svm.expire_blockhash();
+        self.blockhashes
+            .push_back((self.chain.svm.latest_blockhash(), self.block_height + MAX_PROCESSING_AGE));
+        while self.blockhashes.front().is_some_and(|(_, last_valid)| *last_valid < self.block_height) {
+            self.blockhashes.pop_front();
+        }
+        self.sync_clock();
+    }
+
+    /// Moves the clock forward by `secs` without producing blocks.
+    pub fn advance_clock_secs(&mut self, secs: i64) {
+        self.clock_offset_secs += secs;
+        self.sync_clock();
+    }
+
+    fn sync_clock(&mut self) {
+        let mut clock = self.chain.svm.get_sysvar::<solana_sysvar::clock::Clock>();
+        clock.slot = self.slot;
+        clock.unix_timestamp = self.now_unix();
+        clock.epoch = self.slot / SLOTS_PER_EPOCH;
+        self.chain.svm.set_sysvar(&clock);
+    }
+
+    pub fn account(&self, address: &Pubkey) -> Option<Account> {
+        self.chain.account(address)
+    }
+
+    /// Every account, for scans such as `getProgramAccounts`.
+    pub fn accounts(&self) -> impl Iterator<Item = (Pubkey, Account)> + '_ {
+        self.chain
+            .svm
+            .accounts_db()
+            .inner
+            .iter()
+            .map(|(address, account)| (*address, Account::from(account.clone())))
+            .filter(|(_, account)| account.lamports > 0)
+    }
+
+    pub fn fee_for(&self, transaction: &VersionedTransaction) -> u64 {
+        let message = &transaction.message;
+        let keys = message.static_account_keys();
+        let precompile_signatures: u64 = message
+            .instructions()
+            .iter()
+            .filter(|instruction| {
+                let program = keys.get(instruction.program_id_index as usize);
+                program == Some(&solana_sdk_ids::ed25519_program::ID) || program == Some(&solana_sdk_ids::secp256k1_program::ID)
+            })
+            .map(|instruction| u64::from(instruction.data.first().copied().unwrap_or(0)))
+            .sum();
+        (u64::from(message.header().num_required_signatures) + precompile_signatures) * LAMPORTS_PER_SIGNATURE
+    }
+
+    pub fn simulate(&mut self, transaction: VersionedTransaction, verify_signatures: bool) -> Result<TransactionMetadata, FailedTransactionMetadata> {
+        if verify_signatures {
+            return self.chain.svm.simulate_transaction(transaction).map(|info| info.meta);
+        }
+        let svm = std::mem::take(&mut self.chain.svm).with_sigverify(false);
+        let result = svm.simulate_transaction(transaction).map(|info| info.meta);
+        self.chain.svm = svm.with_sigverify(true);
+        result
+    }
+
+    /// Processes a transaction as a leader would: blockhash age, then (with `preflight`) a
+    /// simulation that must pass, then execution, recorded with its metadata.
+    pub fn send(&mut self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, Rejection> {
+        let signature = transaction.signatures[0];
+        if self.transactions.contains_key(&signature) {
+            return Err(Rejection::Refused(TransactionError::AlreadyProcessed));
+        }
+        if !transaction.verify_with_results().into_iter().all(|valid| valid) {
+            return Err(Rejection::Refused(TransactionError::SignatureFailure));
+        }
+        if !self.is_blockhash_valid(transaction.message.recent_blockhash()) {
+            return Err(Rejection::Refused(TransactionError::BlockhashNotFound));
+        }
+        if preflight {
+            if let Err(failed) = self.chain.svm.simulate_transaction(transaction.clone()) {
+                return Err(Rejection::Preflight(failed));
+            }
+        }
+        self.execute(transaction)
+    }
+
+    /// Signs `instructions` with the newest blockhash and sends them, for transactions the node
+    /// makes itself (airdrops, test USDC), so they are in the history like any other.
+    pub fn send_instructions(&mut self, instructions: &[Instruction], payer: &Keypair, signers: &[&Keypair]) -> Result<Signature, Rejection> {
+        let mut all_signers = vec![payer];
+        all_signers.extend(signers.iter().copied().filter(|signer| signer.pubkey() != payer.pubkey()));
+        let transaction = Transaction::new_signed_with_payer(instructions, Some(&payer.pubkey()), &all_signers, self.latest_blockhash().0);
+        self.send(VersionedTransaction::from(transaction), true)
+    }
+
+    fn execute(&mut self, transaction: VersionedTransaction) -> Result<Signature, Rejection> {
+        let keys: Vec<Pubkey> = transaction.message.static_account_keys().to_vec();
+        let pre_balances: Vec<u64> = keys.iter().map(|key| self.chain.lamports(key)).collect();
+        let pre_token_balances = self.token_balances(&keys);
+        let fee = self.fee_for(&transaction);
+        let (err, meta) = match self.chain.svm.send_transaction(transaction.clone()) {
+            Ok(meta) => (None, meta),
+            Err(failed) => {
+                // Only an instruction failure is included in a block (and pays its fee).
+                if !matches!(failed.err, TransactionError::InstructionError(..)) {
+                    return Err(Rejection::Refused(failed.err));
+                }
+                (Some(failed.err), failed.meta)
+            }
+        };
+        let post_balances = keys.iter().map(|key| self.chain.lamports(key)).collect();
+        let post_token_balances = self.token_balances(&keys);
+        let signature = transaction.signatures[0];
+        for key in &keys {
+            self.by_address.entry(*key).or_default().push(signature);
+        }
+        self.transaction_count += 1;
+        self.transactions.insert(
+            signature,
+            TransactionRecord {
+                slot: self.slot,
+                block_time: self.now_unix(),
+                transaction,
+                err,
+                fee,
+                pre_balances,
+                post_balances,
+                pre_token_balances,
+                post_token_balances,
+                logs: meta.logs,
+                inner_instructions: meta.inner_instructions,
+                compute_units_consumed: meta.compute_units_consumed,
+                return_data: meta.return_data,
+            },
+        );
+        Ok(signature)
+    }
+
+    fn token_balances(&self, keys: &[Pubkey]) -> Vec<TokenBalance> {
+        keys.iter()
+            .enumerate()
+            .filter_map(|(index, key)| {
+                let account = self.chain.account(key)?;
+                if account.owner != spl_token::ID || account.data.len() != spl_token::state::Account::LEN {
+                    return None;
+                }
+                let token = spl_token::state::Account::unpack(&account.data).ok()?;
+                Some(TokenBalance {
+                    account_index: index as u8,
+                    mint: token.mint,
+                    owner: token.owner,
+                    amount: token.amount,
+                    decimals: self.mint_decimals(&token.mint)?,
+                })
+            })
+            .collect()
+    }
+
+    pub fn mint_decimals(&self, mint: &Pubkey) -> Option<u8> {
+        let account = self.chain.account(mint)?;
+        spl_token::state::Mint::unpack(&account.data).ok().map(|mint| mint.decimals)
+    }
+
+    pub fn transaction(&self, signature: &Signature) -> Option<&TransactionRecord> {
+        self.transactions.get(signature)
+    }
+
+    /// The commitment a transaction processed in `slot` has reached.
+    pub fn commitment_of(&self, slot: u64) -> Commitment {
+        match self.slot - slot {
+            depth if depth >= FINALIZATION_DEPTH => Commitment::Finalized,
+            0 => Commitment::Processed,
+            _ => Commitment::Confirmed,
+        }
+    }
+
+    /// Signatures involving `address`, newest first, strictly before `before` and down to
+    /// (excluding) `until`.
+    pub fn signatures_for(&self, address: &Pubkey, before: Option<&Signature>, until: Option<&Signature>, limit: usize) -> Vec<&TransactionRecord> {
+        let Some(signatures) = self.by_address.get(address) else {
+            return Vec::new();
+        };
+        let newest_first = signatures.iter().rev();
+        let mut started = before.is_none();
+        let mut found = Vec::new();
+        for signature in newest_first {
+            if !started {
+                started = Some(signature) == before;
+                continue;
+            }
+            if Some(signature) == until || found.len() == limit {
+                break;
+            }
+            found.push(&self.transactions[signature]);
+        }
+        found
+    }
+}

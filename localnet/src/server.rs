@@ -1,0 +1,106 @@
+//! JSON-RPC 2.0 over HTTP (single and batch requests) in front of the node.
+
+use {
+    crate::{dev, node::Node, rpc},
+    axum::{
+        body::Bytes,
+        extract::{DefaultBodyLimit, State},
+        http::{header, StatusCode},
+        response::{IntoResponse, Response},
+        routing::post,
+        Router,
+    },
+    serde_json::{json, Value},
+};
+
+/// Requests above this size are refused, as a cluster's RPC does.
+pub const MAX_REQUEST_BODY_BYTES: usize = 50 * 1024;
+/// Requests in one batch at most.
+pub const MAX_BATCH_REQUESTS: usize = 100;
+
+pub fn router(node: Node) -> Router {
+    Router::new()
+        .route("/", post(handle).get(health))
+        .route("/health", axum::routing::get(health))
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
+        .with_state(node)
+}
+
+async fn health() -> &'static str {
+    "ok"
+}
+
+fn error_response(id: Value, error: &rpc::RpcError) -> Value {
+    let mut body = json!({ "code": error.code, "message": error.message });
+    if let Some(data) = &error.data {
+        body["data"] = data.clone();
+    }
+    json!({ "jsonrpc": "2.0", "error": body, "id": id })
+}
+
+/// One request object, already validated, or the error to answer it with.
+enum Call {
+    Method { id: Option<Value>, method: String, params: Value },
+    Invalid { id: Value, error: rpc::RpcError },
+}
+
+fn parse_call(request: Value) -> Call {
+    let Value::Object(mut object) = request else {
+        return Call::Invalid { id: Value::Null, error: rpc::RpcError::invalid_request("expected an object") };
+    };
+    let id = object.remove("id");
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Call::Invalid { id: id.unwrap_or(Value::Null), error: rpc::RpcError::invalid_request("jsonrpc must be \"2.0\"") };
+    }
+    let Some(Value::String(method)) = object.remove("method") else {
+        return Call::Invalid { id: id.unwrap_or(Value::Null), error: rpc::RpcError::invalid_request("method must be a string") };
+    };
+    Call::Method { id, method, params: object.remove("params").unwrap_or(Value::Null) }
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+async fn handle(State(node): State<Node>, body: Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return json_response(StatusCode::OK, &error_response(Value::Null, &rpc::RpcError::parse_error()));
+    };
+    let (calls, batch) = match request {
+        Value::Array(requests) if requests.is_empty() => {
+            let error = rpc::RpcError::invalid_request("empty batch");
+            return json_response(StatusCode::OK, &error_response(Value::Null, &error));
+        }
+        Value::Array(requests) if requests.len() > MAX_BATCH_REQUESTS => {
+            let error = rpc::RpcError::invalid_request(&format!("at most {MAX_BATCH_REQUESTS} requests in a batch"));
+            return json_response(StatusCode::OK, &error_response(Value::Null, &error));
+        }
+        Value::Array(requests) => (requests.into_iter().map(parse_call).collect::<Vec<_>>(), true),
+        single => (vec![parse_call(single)], false),
+    };
+    let answers: Vec<Value> = node
+        .call(move |state| {
+            calls
+                .into_iter()
+                .filter_map(|call| match call {
+                    Call::Invalid { id, error } => Some(error_response(id, &error)),
+                    Call::Method { id, method, params } => {
+                        let result = dev::dispatch(state, &method, &params)
+                            .unwrap_or_else(|| rpc::dispatch(&mut state.ledger, &method, &params));
+                        // A request without an id is a notification: it gets no answer.
+                        let id = id?;
+                        Some(match result {
+                            Ok(result) => json!({ "jsonrpc": "2.0", "result": result, "id": id }),
+                            Err(error) => error_response(id, &error),
+                        })
+                    }
+                })
+                .collect()
+        })
+        .await;
+    match (batch, answers.as_slice()) {
+        (true, _) => json_response(StatusCode::OK, &Value::Array(answers)),
+        (false, [answer]) => json_response(StatusCode::OK, answer),
+        (false, _) => StatusCode::NO_CONTENT.into_response(),
+    }
+}

@@ -1,0 +1,297 @@
+//! The JSON-RPC server over real HTTP: shapes, commitment, history, and bad input.
+
+use {
+    base64::{engine::general_purpose::STANDARD as BASE64, Engine},
+    localnet::{
+        genesis::{genesis, load_config},
+        node::Node,
+        server::{router, MAX_REQUEST_BODY_BYTES},
+    },
+    serde_json::{json, Value},
+    solana_hash::Hash,
+    solana_keypair::Keypair,
+    solana_pubkey::Pubkey,
+    solana_signer::Signer,
+    solana_transaction::Transaction,
+    std::{
+        io::{Read, Write},
+        net::{SocketAddr, TcpStream},
+        str::FromStr,
+        time::{Duration, Instant},
+    },
+};
+
+const SLOT_MS: u64 = 50;
+
+struct TestNode {
+    address: SocketAddr,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl TestNode {
+    fn start() -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let (keypairs, faucet, params) = load_config(None).unwrap();
+        let node = Node::start(move || genesis(keypairs, faucet, params, SLOT_MS), Duration::from_millis(SLOT_MS));
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let address = listener.local_addr().unwrap();
+        runtime.spawn(async move { axum::serve(listener, router(node)).await });
+        TestNode { address, _runtime: runtime }
+    }
+
+    /// Posts `body` and returns the HTTP status and the body.
+    fn post(&self, body: &[u8]) -> (u16, String) {
+        let mut stream = TcpStream::connect(self.address).unwrap();
+        let head = format!(
+            "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.address,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        // The server may answer (413) before reading a large body; a broken pipe is fine.
+        let _ = stream.write_all(body);
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+        let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default();
+        (status, body)
+    }
+
+    fn call(&self, method: &str, params: Value) -> Value {
+        let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let (status, body) = self.post(request.to_string().as_bytes());
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    fn result(&self, method: &str, params: Value) -> Value {
+        let response = self.call(method, params);
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    fn blockhash(&self) -> Hash {
+        Hash::from_str(self.result("getLatestBlockhash", json!([]))["value"]["blockhash"].as_str().unwrap()).unwrap()
+    }
+
+    fn send(&self, transaction: &Transaction) -> Value {
+        let encoded = BASE64.encode(bincode::serialize(transaction).unwrap());
+        self.call("sendTransaction", json!([encoded, { "encoding": "base64" }]))
+    }
+
+    fn funded(&self, lamports: u64) -> Keypair {
+        let keypair = Keypair::new();
+        self.result("requestAirdrop", json!([keypair.pubkey().to_string(), lamports]));
+        keypair
+    }
+
+    fn wait_for(&self, signature: &str, status: &str) -> Value {
+        let started = Instant::now();
+        loop {
+            let value = self.result("getSignatureStatuses", json!([[signature]]))["value"][0].clone();
+            if value["confirmationStatus"] == status {
+                return value;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "{signature} never reached {status}: {value}");
+            std::thread::sleep(Duration::from_millis(SLOT_MS / 2));
+        }
+    }
+}
+
+fn error_code(response: &Value) -> i64 {
+    response["error"]["code"].as_i64().unwrap_or_else(|| panic!("expected an error: {response}"))
+}
+
+#[test]
+fn cluster_info_methods_answer_in_cluster_shapes() {
+    let node = TestNode::start();
+    assert_eq!(node.result("getHealth", json!([])), "ok");
+    assert!(node.result("getVersion", json!([]))["solana-core"].is_string());
+    assert!(Hash::from_str(node.result("getGenesisHash", json!([])).as_str().unwrap()).is_ok());
+    let latest = node.result("getLatestBlockhash", json!([{ "commitment": "confirmed" }]));
+    assert!(latest["context"]["slot"].is_u64());
+    assert!(latest["value"]["lastValidBlockHeight"].as_u64().unwrap() >= 150);
+    let blockhash = latest["value"]["blockhash"].clone();
+    assert_eq!(node.result("isBlockhashValid", json!([blockhash]))["value"], true);
+    assert_eq!(node.result("isBlockhashValid", json!([Hash::new_unique().to_string()]))["value"], false);
+    let epoch = node.result("getEpochInfo", json!([]));
+    for field in ["absoluteSlot", "blockHeight", "epoch", "slotIndex", "slotsInEpoch", "transactionCount"] {
+        assert!(epoch[field].is_u64(), "{field}: {epoch}");
+    }
+    assert_eq!(node.result("getMinimumBalanceForRentExemption", json!([165])), 2_039_280);
+}
+
+#[test]
+fn slots_advance_and_commitment_levels_lag_as_on_a_cluster() {
+    let node = TestNode::start();
+    let first = node.result("getSlot", json!([{ "commitment": "processed" }])).as_u64().unwrap();
+    std::thread::sleep(Duration::from_millis(SLOT_MS * 40));
+    let processed = node.result("getSlot", json!([{ "commitment": "processed" }])).as_u64().unwrap();
+    assert!(processed > first + 30, "slots advance with wall time: {first} -> {processed}");
+    // Slots keep ticking between calls, so compare each level against its own reading.
+    let finalized = node.result("getSlot", json!([{ "commitment": "finalized" }])).as_u64().unwrap();
+    assert!(finalized + 32 >= processed && finalized + 32 <= processed + 5, "finalized {finalized}, processed {processed}");
+}
+
+#[test]
+fn a_transfer_is_processed_then_confirmed_then_finalized_with_full_metadata() {
+    let node = TestNode::start();
+    let payer = node.funded(1_000_000_000);
+    let recipient = Pubkey::new_unique();
+    let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &recipient, 12_345);
+    let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let signature = node.send(&transaction)["result"].as_str().unwrap().to_string();
+    assert_eq!(signature, transaction.signatures[0].to_string());
+
+    node.wait_for(&signature, "confirmed");
+    let finalized = node.wait_for(&signature, "finalized");
+    assert_eq!(finalized["confirmations"], Value::Null);
+    assert_eq!(finalized["err"], Value::Null);
+    assert_eq!(finalized["status"], json!({ "Ok": null }));
+
+    let record = node.result("getTransaction", json!([signature, { "encoding": "json", "commitment": "confirmed" }]));
+    assert_eq!(record["meta"]["fee"], 5_000);
+    assert_eq!(record["meta"]["err"], Value::Null);
+    assert_eq!(record["meta"]["preBalances"][0], 1_000_000_000);
+    assert_eq!(record["meta"]["postBalances"][0], 1_000_000_000 - 12_345 - 5_000);
+    assert_eq!(record["meta"]["postBalances"][1], 12_345);
+    assert_eq!(record["transaction"]["signatures"][0], signature);
+    assert_eq!(record["version"], "legacy");
+    assert!(record["meta"]["logMessages"][0].as_str().unwrap().starts_with("Program 11111111111111111111111111111111 invoke"));
+    let base64 = node.result("getTransaction", json!([signature, { "encoding": "base64" }]));
+    assert_eq!(base64["transaction"][1], "base64");
+
+    assert_eq!(node.result("getBalance", json!([recipient.to_string()]))["value"], 12_345);
+    let history = node.result("getSignaturesForAddress", json!([recipient.to_string()]));
+    assert_eq!(history[0]["signature"], signature);
+    assert_eq!(history[0]["confirmationStatus"], "finalized");
+}
+
+#[test]
+fn token_methods_report_balances_and_filters_find_accounts() {
+    let node = TestNode::start();
+    let config = node.result("localnet_marketConfig", json!([]));
+    let mint = Pubkey::from_str(config["usdcMint"].as_str().unwrap()).unwrap();
+    let owner = node.funded(1_000_000_000);
+    let minted = node.result("localnet_mintUsdc", json!([owner.pubkey().to_string(), 2_500_000]));
+    let source = Pubkey::from_str(minted["tokenAccount"].as_str().unwrap()).unwrap();
+    let balance = node.result("getTokenAccountBalance", json!([source.to_string()]));
+    assert_eq!(balance["value"], json!({ "amount": "2500000", "decimals": 6, "uiAmount": 2.5, "uiAmountString": "2.5" }));
+
+    let recipient = Pubkey::new_unique();
+    let destination = spl_associated_token_account_client::address::get_associated_token_address(&recipient, &mint);
+    let instructions = [
+        spl_associated_token_account_client::instruction::create_associated_token_account_idempotent(&owner.pubkey(), &recipient, &mint, &spl_token::ID),
+        spl_token::instruction::transfer_checked(&spl_token::ID, &source, &mint, &destination, &owner.pubkey(), &[], 1_000_000, 6).unwrap(),
+    ];
+    let transaction = Transaction::new_signed_with_payer(&instructions, Some(&owner.pubkey()), &[&owner], node.blockhash());
+    let signature = node.send(&transaction)["result"].as_str().unwrap().to_string();
+    node.wait_for(&signature, "confirmed");
+    let meta = node.result("getTransaction", json!([signature, { "commitment": "confirmed" }]))["meta"].clone();
+    let post: Vec<(String, String)> = meta["postTokenBalances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|balance| (balance["owner"].as_str().unwrap().to_string(), balance["uiTokenAmount"]["amount"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(post.contains(&(owner.pubkey().to_string(), "1500000".to_string())), "{post:?}");
+    assert!(post.contains(&(recipient.to_string(), "1000000".to_string())), "{post:?}");
+    assert!(!meta["innerInstructions"].as_array().unwrap().is_empty(), "the ATA program's CPIs are recorded");
+
+    let by_owner = node.result("getTokenAccountsByOwner", json!([recipient.to_string(), { "mint": mint.to_string() }, { "encoding": "jsonParsed" }]));
+    assert_eq!(by_owner["value"][0]["pubkey"], destination.to_string());
+    assert_eq!(by_owner["value"][0]["account"]["data"]["parsed"]["info"]["tokenAmount"]["amount"], "1000000");
+
+    // Token accounts of this mint owned by the recipient: dataSize plus two memcmp filters.
+    let filters = json!([{ "dataSize": 165 }, { "memcmp": { "offset": 0, "bytes": mint.to_string() } }, { "memcmp": { "offset": 32, "bytes": recipient.to_string() } }]);
+    let found = node.result("getProgramAccounts", json!([spl_token::ID.to_string(), { "filters": filters, "encoding": "base64" }]));
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    assert_eq!(found[0]["pubkey"], destination.to_string());
+}
+
+#[test]
+fn failed_preflight_returns_the_simulation_and_charges_nothing() {
+    let node = TestNode::start();
+    let payer = node.funded(1_000_000_000);
+    let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
+    let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let response = node.send(&transaction);
+    assert_eq!(error_code(&response), -32002);
+    assert_eq!(response["error"]["data"]["err"], json!({ "InstructionError": [0, { "Custom": 1 }] }));
+    assert!(response["error"]["data"]["logs"].as_array().unwrap().iter().any(|line| line.as_str().unwrap().contains("insufficient lamports")));
+    assert_eq!(node.result("getBalance", json!([payer.pubkey().to_string()]))["value"], 1_000_000_000);
+    let status = node.result("getSignatureStatuses", json!([[transaction.signatures[0].to_string()]]));
+    assert_eq!(status["value"][0], Value::Null);
+}
+
+#[test]
+fn a_transaction_failing_without_preflight_is_recorded_with_its_error_and_fee() {
+    let node = TestNode::start();
+    let payer = node.funded(1_000_000_000);
+    let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
+    let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let encoded = BASE64.encode(bincode::serialize(&transaction).unwrap());
+    let signature = node.result("sendTransaction", json!([encoded, { "encoding": "base64", "skipPreflight": true }]));
+    let status = node.result("getSignatureStatuses", json!([[signature]]))["value"][0].clone();
+    assert_eq!(status["err"], json!({ "InstructionError": [0, { "Custom": 1 }] }));
+    assert_eq!(node.result("getBalance", json!([payer.pubkey().to_string()]))["value"], 1_000_000_000 - 5_000);
+}
+
+#[test]
+fn forged_signatures_stale_blockhashes_and_replays_are_refused() {
+    let node = TestNode::start();
+    let payer = node.funded(1_000_000_000);
+    let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 1);
+
+    let mut forged = Transaction::new_signed_with_payer(&[transfer.clone()], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    forged.signatures[0] = Keypair::new().sign_message(&forged.message_data());
+    assert_eq!(error_code(&node.send(&forged)), -32003);
+
+    let stale = Transaction::new_signed_with_payer(&[transfer.clone()], Some(&payer.pubkey()), &[&payer], Hash::new_unique());
+    let response = node.send(&stale);
+    assert_eq!(error_code(&response), -32002);
+    assert_eq!(response["error"]["data"]["err"], "BlockhashNotFound");
+
+    let once = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    assert!(node.send(&once)["result"].is_string());
+    let replay = node.send(&once);
+    assert_eq!(response_err(&replay), "AlreadyProcessed");
+}
+
+fn response_err(response: &Value) -> Value {
+    response["error"]["data"]["err"].clone()
+}
+
+#[test]
+fn bad_requests_get_standard_errors_and_the_server_keeps_serving() {
+    let node = TestNode::start();
+    let (status, body) = node.post(b"{not json");
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32700);
+
+    assert_eq!(error_code(&node.call("noSuchMethod", json!([]))), -32601);
+    assert_eq!(error_code(&node.call("getBalance", json!([]))), -32602);
+    assert_eq!(error_code(&node.call("getBalance", json!(["not an address"]))), -32602);
+    assert_eq!(error_code(&node.call("getBalance", json!({ "named": "params" }))), -32602);
+    assert_eq!(error_code(&node.call("getSignatureStatuses", json!([["xyz"]]))), -32602);
+    assert_eq!(error_code(&node.call("sendTransaction", json!(["AAAA", { "encoding": "base64" }]))), -32602);
+    assert_eq!(error_code(&node.call("sendTransaction", json!(["!!!", { "encoding": "base64" }]))), -32602);
+    assert_eq!(error_code(&node.call("getAccountInfo", json!([Pubkey::new_unique().to_string(), { "encoding": "nope" }]))), -32602);
+
+    let (status, body) = node.post(br#"{"jsonrpc":"1.0","id":7,"method":"getHealth"}"#);
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32600);
+
+    let (status, body) = node.post(b"[]");
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["error"]["code"].clone()), (200, json!(-32600)));
+
+    let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"getHealth"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#;
+    let answers: Value = serde_json::from_str(&node.post(batch).1).unwrap();
+    assert_eq!(answers[0]["result"], "ok");
+    assert_eq!(answers[1]["error"]["code"], -32601);
+
+    let oversized = vec![b' '; MAX_REQUEST_BODY_BYTES + 1];
+    assert_eq!(node.post(&oversized).0, 413);
+
+    assert_eq!(node.result("getHealth", json!([])), "ok");
+}
