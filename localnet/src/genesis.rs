@@ -88,6 +88,6 @@ pub fn genesis(keypairs: MarketKeypairs, faucet: Keypair, params: MarketParams, 
         .duration_since(std::time::UNIX_EPOCH)
         .expect("the clock is after 1970")
         .as_secs() as i64;
-    NodeState { ledger: Ledger::new(chain, genesis_unix, slot_ms), market, faucet }
+    NodeState { ledger: Ledger::new(chain, genesis_unix, slot_ms), market, faucet, pubsub: Default::default() }
 }
 

@@ -63,6 +63,13 @@ pub struct TransactionRecord {
     pub return_data: TransactionReturnData,
 }
 
+/// What happened on the chain, for subscriptions: drained by the node after each job.
+#[derive(Clone, Debug)]
+pub enum LedgerEvent {
+    Processed { signature: Signature, slot: u64, writable: Vec<Pubkey> },
+    Slot { slot: u64 },
+}
+
 /// Why a transaction was not processed.
 #[derive(Clone, Debug)]
 pub enum Rejection {
@@ -86,6 +93,7 @@ pub struct Ledger {
     /// Signatures that touched each address, oldest first.
     by_address: HashMap<Pubkey, Vec<Signature>>,
     transaction_count: u64,
+    events: Vec<LedgerEvent>,
 }
 
 impl Ledger {
@@ -105,6 +113,7 @@ impl Ledger {
             transactions: HashMap::new(),
             by_address: HashMap::new(),
             transaction_count: 0,
+            events: Vec::new(),
         };
         ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
         ledger.sync_clock();
@@ -161,6 +170,12 @@ impl Ledger {
             self.blockhashes.pop_front();
         }
         self.sync_clock();
+        self.events.push(LedgerEvent::Slot { slot: self.slot });
+    }
+
+    /// What happened since the last call.
+    pub fn take_events(&mut self) -> Vec<LedgerEvent> {
+        std::mem::take(&mut self.events)
     }
 
     /// Moves the clock forward by `secs` without producing blocks.
@@ -268,6 +283,13 @@ impl Ledger {
         for key in &keys {
             self.by_address.entry(*key).or_default().push(signature);
         }
+        let writable = keys
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
+            .map(|(_, key)| *key)
+            .collect();
+        self.events.push(LedgerEvent::Processed { signature, slot: self.slot, writable });
         self.transaction_count += 1;
         self.transactions.insert(
             signature,

@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod market;
 pub mod native;
 pub mod node;
+pub mod pubsub;
 pub mod rpc;
 pub mod server;
 

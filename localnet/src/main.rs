@@ -2,17 +2,19 @@
 //! Associated Token, Ed25519, Memo) over Solana JSON-RPC on 127.0.0.1.
 //!
 //! Usage: localnet [--port N] [--slot-ms N] [--config FILE]
-//!   --port 0 picks a free port. Once serving, one JSON line on stdout gives the URL and the
-//!   market's addresses.
+//!   JSON-RPC on 127.0.0.1:N (default 8899) and PubSub on N+1, as clients expect; --port 0
+//!   picks a free pair. Once serving, one JSON line on stdout gives both URLs and the market's
+//!   addresses.
 
 use {
     localnet::{
         genesis::{genesis, load_config},
         node::Node,
-        server,
+        pubsub, server,
     },
     serde_json::json,
     std::{path::PathBuf, process::ExitCode, time::Duration},
+    tokio::net::TcpListener,
 };
 
 struct Args {
@@ -41,6 +43,33 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+async fn wait(mut stopped: tokio::sync::watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|stop| *stop).await;
+}
+
+/// The JSON-RPC listener on `port` and the PubSub one on the next port; for port 0, the first
+/// free pair.
+async fn listen(port: u16) -> std::io::Result<(TcpListener, TcpListener)> {
+    if port != 0 {
+        let rpc = TcpListener::bind(("127.0.0.1", port)).await?;
+        let ws = TcpListener::bind(("127.0.0.1", port + 1)).await?;
+        return Ok((rpc, ws));
+    }
+    let mut last_error = None;
+    for _ in 0..64 {
+        let rpc = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let rpc_port = rpc.local_addr()?.port();
+        if rpc_port == u16::MAX {
+            continue;
+        }
+        match TcpListener::bind(("127.0.0.1", rpc_port + 1)).await {
+            Ok(ws) => return Ok((rpc, ws)),
+            Err(err) => last_error = Some(err),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| std::io::Error::other("no free pair of ports")))
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = match parse_args() {
@@ -57,10 +86,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", args.port)).await {
-        Ok(listener) => listener,
+    let (listener, ws_listener) = match listen(args.port).await {
+        Ok(listeners) => listeners,
         Err(err) => {
-            eprintln!("localnet: cannot listen on 127.0.0.1:{}: {err}", args.port);
+            eprintln!("localnet: cannot listen on 127.0.0.1:{} and the port after it: {err}", args.port);
             return ExitCode::from(1);
         }
     };
@@ -78,12 +107,23 @@ async fn main() -> ExitCode {
         })
         .await;
     let port = listener.local_addr().map(|address| address.port()).unwrap_or(args.port);
-    println!("{}", json!({ "rpcUrl": format!("http://127.0.0.1:{port}"), "rpcPort": port, "market": market }));
-    let served = axum::serve(listener, server::router(node))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+    println!(
+        "{}",
+        json!({
+            "rpcUrl": format!("http://127.0.0.1:{port}"),
+            "websocketUrl": format!("ws://127.0.0.1:{}", port + 1),
+            "rpcPort": port,
+            "market": market,
         })
-        .await;
+    );
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let pubsub = axum::serve(ws_listener, pubsub::router(node.clone())).with_graceful_shutdown(wait(stopped.clone()));
+    let rpc = axum::serve(listener, server::router(node)).with_graceful_shutdown(wait(stopped));
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = stop.send(true);
+    });
+    let (served, _) = tokio::join!(rpc, pubsub);
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

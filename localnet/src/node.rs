@@ -2,7 +2,7 @@
 //! and await the answer.
 
 use {
-    crate::{chain::MarketSetup, ledger::Ledger},
+    crate::{chain::MarketSetup, ledger::Ledger, pubsub::Subscriptions},
     solana_keypair::Keypair,
     std::{
         sync::mpsc,
@@ -17,6 +17,17 @@ pub struct NodeState {
     pub market: MarketSetup,
     /// Pays `requestAirdrop`.
     pub faucet: Keypair,
+    pub pubsub: Subscriptions,
+}
+
+impl NodeState {
+    /// Tells subscribers what the ledger did since the last call.
+    fn publish(&mut self) {
+        let events = self.ledger.take_events();
+        if !events.is_empty() {
+            self.pubsub.publish(&self.ledger, events);
+        }
+    }
 }
 
 type Job = Box<dyn FnOnce(&mut NodeState) + Send>;
@@ -39,11 +50,15 @@ impl Node {
                     let now = Instant::now();
                     if now >= next_slot_at {
                         state.ledger.advance_slot();
+                        state.publish();
                         next_slot_at += slot;
                         continue;
                     }
                     match queue.recv_timeout(next_slot_at - now) {
-                        Ok(job) => job(&mut state),
+                        Ok(job) => {
+                            job(&mut state);
+                            state.publish();
+                        }
                         Err(mpsc::RecvTimeoutError::Timeout) => {}
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }

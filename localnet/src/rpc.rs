@@ -190,10 +190,21 @@ impl<'a> Config<'a> {
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Encoding {
+pub enum Encoding {
     Base58,
     Base64,
     JsonParsed,
+}
+
+impl Encoding {
+    pub fn from_config(config: &Config) -> Result<Self, RpcError> {
+        match config.str("encoding")? {
+            None | Some("base64") => Ok(Encoding::Base64),
+            Some("base58") | Some("binary") => Ok(Encoding::Base58),
+            Some("jsonParsed") => Ok(Encoding::JsonParsed),
+            Some(other) => Err(RpcError::invalid_params(format!("unsupported encoding {other}"))),
+        }
+    }
 }
 
 struct AccountOptions {
@@ -204,12 +215,7 @@ struct AccountOptions {
 impl AccountOptions {
     fn from(params: &Params, index: usize) -> Result<Self, RpcError> {
         let config = params.config(index)?;
-        let encoding = match config.str("encoding")? {
-            None | Some("base64") => Encoding::Base64,
-            Some("base58") | Some("binary") => Encoding::Base58,
-            Some("jsonParsed") => Encoding::JsonParsed,
-            Some(other) => return Err(RpcError::invalid_params(format!("unsupported encoding {other}"))),
-        };
+        let encoding = Encoding::from_config(&config)?;
         let data_slice = match config.get("dataSlice") {
             None => None,
             Some(slice) => {
@@ -225,6 +231,11 @@ impl AccountOptions {
         };
         Ok(AccountOptions { encoding, data_slice })
     }
+}
+
+/// An account as `accountNotification` and `getAccountInfo` show it.
+pub fn encode_account_value(ledger: &Ledger, account: &Account, encoding: Encoding) -> Value {
+    encode_account(ledger, account, &AccountOptions { encoding, data_slice: None })
 }
 
 fn encode_account(ledger: &Ledger, account: &Account, options: &AccountOptions) -> Value {

@@ -1,106 +1,19 @@
 //! The JSON-RPC server over real HTTP: shapes, commitment, history, and bad input.
 
+mod common;
+
 use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
-    localnet::{
-        genesis::{genesis, load_config},
-        node::Node,
-        server::{router, MAX_REQUEST_BODY_BYTES},
-    },
+    common::{error_code, TestNode, SLOT_MS},
+    localnet::server::MAX_REQUEST_BODY_BYTES,
     serde_json::{json, Value},
     solana_hash::Hash,
     solana_keypair::Keypair,
     solana_pubkey::Pubkey,
     solana_signer::Signer,
     solana_transaction::Transaction,
-    std::{
-        io::{Read, Write},
-        net::{SocketAddr, TcpStream},
-        str::FromStr,
-        time::{Duration, Instant},
-    },
+    std::{str::FromStr, time::Duration},
 };
-
-const SLOT_MS: u64 = 50;
-
-struct TestNode {
-    address: SocketAddr,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl TestNode {
-    fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let (keypairs, faucet, params) = load_config(None).unwrap();
-        let node = Node::start(move || genesis(keypairs, faucet, params, SLOT_MS), Duration::from_millis(SLOT_MS));
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-        let address = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, router(node)).await });
-        TestNode { address, _runtime: runtime }
-    }
-
-    /// Posts `body` and returns the HTTP status and the body.
-    fn post(&self, body: &[u8]) -> (u16, String) {
-        let mut stream = TcpStream::connect(self.address).unwrap();
-        let head = format!(
-            "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            self.address,
-            body.len()
-        );
-        stream.write_all(head.as_bytes()).unwrap();
-        // The server may answer (413) before reading a large body; a broken pipe is fine.
-        let _ = stream.write_all(body);
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response.split(' ').nth(1).unwrap().parse().unwrap();
-        let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default();
-        (status, body)
-    }
-
-    fn call(&self, method: &str, params: Value) -> Value {
-        let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-        let (status, body) = self.post(request.to_string().as_bytes());
-        assert_eq!(status, 200, "{body}");
-        serde_json::from_str(&body).unwrap()
-    }
-
-    fn result(&self, method: &str, params: Value) -> Value {
-        let response = self.call(method, params);
-        assert!(response.get("error").is_none(), "{method}: {response}");
-        response["result"].clone()
-    }
-
-    fn blockhash(&self) -> Hash {
-        Hash::from_str(self.result("getLatestBlockhash", json!([]))["value"]["blockhash"].as_str().unwrap()).unwrap()
-    }
-
-    fn send(&self, transaction: &Transaction) -> Value {
-        let encoded = BASE64.encode(bincode::serialize(transaction).unwrap());
-        self.call("sendTransaction", json!([encoded, { "encoding": "base64" }]))
-    }
-
-    fn funded(&self, lamports: u64) -> Keypair {
-        let keypair = Keypair::new();
-        self.result("requestAirdrop", json!([keypair.pubkey().to_string(), lamports]));
-        keypair
-    }
-
-    fn wait_for(&self, signature: &str, status: &str) -> Value {
-        let started = Instant::now();
-        loop {
-            let value = self.result("getSignatureStatuses", json!([[signature]]))["value"][0].clone();
-            if value["confirmationStatus"] == status {
-                return value;
-            }
-            assert!(started.elapsed() < Duration::from_secs(10), "{signature} never reached {status}: {value}");
-            std::thread::sleep(Duration::from_millis(SLOT_MS / 2));
-        }
-    }
-}
-
-fn error_code(response: &Value) -> i64 {
-    response["error"]["code"].as_i64().unwrap_or_else(|| panic!("expected an error: {response}"))
-}
 
 #[test]
 fn cluster_info_methods_answer_in_cluster_shapes() {
