@@ -194,6 +194,23 @@ impl MarketSetup {
         }
         let usdc_mint = chain.create_mint_at(&authority, &usdc_mint, &mint_authority.pubkey());
         let treasury = chain.token_account(&authority, &authority.pubkey(), &usdc_mint);
+        let setup = MarketSetup::with_accounts(authority, relayer, arbiter, mint_authority, usdc_mint, treasury);
+        let params = MarketParams { relayer: setup.relayer.pubkey(), arbiter: setup.arbiter.pubkey(), ..params };
+        chain.send(&[setup.keys.initialize_market(params)], &setup.authority, &[])?;
+        let shards: Vec<Instruction> = (0..FEE_SHARD_COUNT).map(|index| setup.keys.create_fee_shard(index)).collect();
+        chain.send(&shards, &setup.authority, &[])?;
+        Ok(setup)
+    }
+
+    /// The setup of a market bootstrapped earlier with these keypairs.
+    pub fn existing(keypairs: MarketKeypairs) -> Self {
+        let MarketKeypairs { authority, relayer, arbiter, mint_authority, usdc_mint } = keypairs;
+        let usdc_mint = usdc_mint.pubkey();
+        let treasury = get_associated_token_address(&authority.pubkey(), &usdc_mint);
+        MarketSetup::with_accounts(authority, relayer, arbiter, mint_authority, usdc_mint, treasury)
+    }
+
+    fn with_accounts(authority: Keypair, relayer: Keypair, arbiter: Keypair, mint_authority: Keypair, usdc_mint: Pubkey, treasury: Pubkey) -> Self {
         let keys = MarketKeys {
             authority: authority.pubkey(),
             relayer: relayer.pubkey(),
@@ -201,11 +218,7 @@ impl MarketSetup {
             usdc_mint,
             treasury,
         };
-        let params = MarketParams { relayer: relayer.pubkey(), arbiter: arbiter.pubkey(), ..params };
-        chain.send(&[keys.initialize_market(params)], &authority, &[])?;
-        let shards: Vec<Instruction> = (0..FEE_SHARD_COUNT).map(|index| keys.create_fee_shard(index)).collect();
-        chain.send(&shards, &authority, &[])?;
-        Ok(MarketSetup { keys, authority, relayer, arbiter, mint_authority })
+        MarketSetup { keys, authority, relayer, arbiter, mint_authority }
     }
 }
 

@@ -6,6 +6,7 @@
 
 use {
     crate::chain::Chain,
+    serde::{Deserialize, Serialize},
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     solana_account::Account,
     solana_hash::Hash,
@@ -36,7 +37,7 @@ pub enum Commitment {
     Finalized,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TokenBalance {
     pub account_index: u8,
     pub mint: Pubkey,
@@ -46,7 +47,7 @@ pub struct TokenBalance {
 }
 
 /// A processed transaction and what it did.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TransactionRecord {
     pub slot: u64,
     pub block_time: i64,
@@ -90,10 +91,27 @@ pub struct Ledger {
     /// Recent blockhashes, oldest first, with the last block height at which each is valid.
     blockhashes: VecDeque<(Hash, u64)>,
     transactions: HashMap<Signature, TransactionRecord>,
+    /// Every signature in the order processed.
+    order: Vec<Signature>,
     /// Signatures that touched each address, oldest first.
     by_address: HashMap<Pubkey, Vec<Signature>>,
     transaction_count: u64,
     events: Vec<LedgerEvent>,
+    /// Accounts or the clock changed since the ledger was last saved.
+    unsaved: bool,
+}
+
+/// What a ledger saves besides accounts and transactions.
+#[derive(Serialize, Deserialize)]
+pub struct LedgerState {
+    pub slot: u64,
+    pub block_height: u64,
+    pub genesis_hash: Hash,
+    pub genesis_unix: i64,
+    pub clock_offset_secs: i64,
+    pub slot_ms: u64,
+    pub blockhashes: Vec<(Hash, u64)>,
+    pub transaction_count: u64,
 }
 
 impl Ledger {
@@ -111,13 +129,91 @@ impl Ledger {
             slot_ms,
             blockhashes: VecDeque::new(),
             transactions: HashMap::new(),
+            order: Vec::new(),
             by_address: HashMap::new(),
             transaction_count: 0,
             events: Vec::new(),
+            unsaved: true,
         };
         ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
         ledger.sync_clock();
         ledger
+    }
+
+    /// A ledger as it was saved: `accounts` over a fresh chain, then its history.
+    pub fn restore(mut chain: Chain, state: LedgerState, accounts: Vec<(Pubkey, Account)>, records: Vec<TransactionRecord>) -> Self {
+        chain.svm = std::mem::take(&mut chain.svm).with_blockhash_check(false);
+        for (address, account) in accounts {
+            chain.svm.set_account(address, account).expect("a saved account loads");
+        }
+        let mut ledger = Ledger {
+            chain,
+            slot: state.slot,
+            block_height: state.block_height,
+            genesis_hash: state.genesis_hash,
+            genesis_unix: state.genesis_unix,
+            clock_offset_secs: state.clock_offset_secs,
+            slot_ms: state.slot_ms,
+            blockhashes: state.blockhashes.into(),
+            transactions: HashMap::new(),
+            order: Vec::new(),
+            by_address: HashMap::new(),
+            transaction_count: state.transaction_count,
+            events: Vec::new(),
+            unsaved: false,
+        };
+        for record in records {
+            ledger.index(record);
+        }
+        ledger.sync_clock();
+        ledger
+    }
+
+    pub fn state(&self) -> LedgerState {
+        LedgerState {
+            slot: self.slot,
+            block_height: self.block_height,
+            genesis_hash: self.genesis_hash,
+            genesis_unix: self.genesis_unix,
+            clock_offset_secs: self.clock_offset_secs,
+            slot_ms: self.slot_ms,
+            blockhashes: self.blockhashes.iter().copied().collect(),
+            transaction_count: self.transaction_count,
+        }
+    }
+
+    /// Accounts a saved ledger must keep: programs and sysvars come back with a fresh chain.
+    pub fn saved_accounts(&self) -> Vec<(Pubkey, Account)> {
+        self.accounts()
+            .filter(|(_, account)| !account.executable && account.owner != solana_sdk_ids::sysvar::ID)
+            .collect()
+    }
+
+    /// Transactions processed after the first `from`, in order.
+    pub fn records_since(&self, from: usize) -> impl Iterator<Item = &TransactionRecord> {
+        self.order[from.min(self.order.len())..].iter().map(|signature| &self.transactions[signature])
+    }
+
+    pub fn record_count(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether anything changed since the last `mark_saved`.
+    pub fn unsaved(&self) -> bool {
+        self.unsaved
+    }
+
+    pub fn mark_saved(&mut self) {
+        self.unsaved = false;
+    }
+
+    fn index(&mut self, record: TransactionRecord) {
+        let signature = record.transaction.signatures[0];
+        for key in record.transaction.message.static_account_keys() {
+            self.by_address.entry(*key).or_default().push(signature);
+        }
+        self.order.push(signature);
+        self.transactions.insert(signature, record);
     }
 
     pub fn slot(&self) -> u64 {
@@ -181,6 +277,7 @@ impl Ledger {
     /// Moves the clock forward by `secs` without producing blocks.
     pub fn advance_clock_secs(&mut self, secs: i64) {
         self.clock_offset_secs += secs;
+        self.unsaved = true;
         self.sync_clock();
     }
 
@@ -280,9 +377,6 @@ impl Ledger {
         let post_balances = keys.iter().map(|key| self.chain.lamports(key)).collect();
         let post_token_balances = self.token_balances(&keys);
         let signature = transaction.signatures[0];
-        for key in &keys {
-            self.by_address.entry(*key).or_default().push(signature);
-        }
         let writable = keys
             .iter()
             .enumerate()
@@ -291,9 +385,8 @@ impl Ledger {
             .collect();
         self.events.push(LedgerEvent::Processed { signature, slot: self.slot, writable });
         self.transaction_count += 1;
-        self.transactions.insert(
-            signature,
-            TransactionRecord {
+        self.unsaved = true;
+        self.index(TransactionRecord {
                 slot: self.slot,
                 block_time: self.now_unix(),
                 transaction,
@@ -307,8 +400,7 @@ impl Ledger {
                 inner_instructions: meta.inner_instructions,
                 compute_units_consumed: meta.compute_units_consumed,
                 return_data: meta.return_data,
-            },
-        );
+        });
         Ok(signature)
     }
 

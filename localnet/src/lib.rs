@@ -15,5 +15,6 @@ pub mod node;
 pub mod pubsub;
 pub mod rpc;
 pub mod server;
+pub mod store;
 
 pub use litesvm::LiteSVM;

@@ -1,14 +1,14 @@
 //! `localnet`: Agent Market's local chain. Serves the native SVM (agent_market, SPL Token,
 //! Associated Token, Ed25519, Memo) over Solana JSON-RPC on 127.0.0.1.
 //!
-//! Usage: localnet [--port N] [--slot-ms N] [--config FILE]
+//! Usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR]
 //!   JSON-RPC on 127.0.0.1:N (default 8899) and PubSub on N+1, as clients expect; --port 0
 //!   picks a free pair. Once serving, one JSON line on stdout gives both URLs and the market's
-//!   addresses.
+//!   addresses. With --ledger, state and history persist in DIR across restarts.
 
 use {
     localnet::{
-        genesis::{genesis, load_config},
+        genesis,
         node::Node,
         pubsub, server,
     },
@@ -21,10 +21,11 @@ struct Args {
     port: u16,
     slot_ms: u64,
     config: Option<PathBuf>,
+    ledger: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { port: 8899, slot_ms: 400, config: None };
+    let mut args = Args { port: 8899, slot_ms: 400, config: None, ledger: None };
     let mut words = std::env::args().skip(1);
     while let Some(flag) = words.next() {
         let mut value = || words.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -37,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
                 }
             }
             "--config" => args.config = Some(PathBuf::from(value()?)),
+            "--ledger" => args.ledger = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -75,14 +77,7 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
-            eprintln!("localnet: {message}\nusage: localnet [--port N] [--slot-ms N] [--config FILE]");
-            return ExitCode::from(2);
-        }
-    };
-    let (keypairs, faucet, params) = match load_config(args.config.as_deref()) {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("localnet: {message}");
+            eprintln!("localnet: {message}\nusage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR]");
             return ExitCode::from(2);
         }
     };
@@ -93,8 +88,14 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let slot_ms = args.slot_ms;
-    let node = Node::start(move || genesis(keypairs, faucet, params, slot_ms), Duration::from_millis(slot_ms));
+    let Args { slot_ms, config, ledger, .. } = args;
+    let node = match Node::start(move || genesis::start(config.as_deref(), ledger.as_deref(), slot_ms), Duration::from_millis(slot_ms)) {
+        Ok(node) => node,
+        Err(message) => {
+            eprintln!("localnet: {message}");
+            return ExitCode::from(2);
+        }
+    };
     let market = node
         .call(|state| {
             let keys = &state.market.keys;
@@ -106,7 +107,7 @@ async fn main() -> ExitCode {
             })
         })
         .await;
-    let port = listener.local_addr().map(|address| address.port()).unwrap_or(args.port);
+    let port = listener.local_addr().map(|address| address.port()).unwrap_or_default();
     println!(
         "{}",
         json!({
@@ -118,12 +119,14 @@ async fn main() -> ExitCode {
     );
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let pubsub = axum::serve(ws_listener, pubsub::router(node.clone())).with_graceful_shutdown(wait(stopped.clone()));
+    let node_for_save = node.clone();
     let rpc = axum::serve(listener, server::router(node)).with_graceful_shutdown(wait(stopped));
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
         let _ = stop.send(true);
     });
     let (served, _) = tokio::join!(rpc, pubsub);
+    node_for_save.call(|state| state.save()).await;
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -2,7 +2,7 @@
 //! and await the answer.
 
 use {
-    crate::{chain::MarketSetup, ledger::Ledger, pubsub::Subscriptions},
+    crate::{chain::MarketSetup, ledger::Ledger, pubsub::Subscriptions, store::Store},
     solana_keypair::Keypair,
     std::{
         sync::mpsc,
@@ -18,6 +18,8 @@ pub struct NodeState {
     /// Pays `requestAirdrop`.
     pub faucet: Keypair,
     pub pubsub: Subscriptions,
+    /// Where the ledger is saved, with `--ledger`.
+    pub store: Option<Store>,
 }
 
 impl NodeState {
@@ -26,6 +28,17 @@ impl NodeState {
         let events = self.ledger.take_events();
         if !events.is_empty() {
             self.pubsub.publish(&self.ledger, events);
+        }
+    }
+
+    /// Saves the ledger when it has a store; a failure to save stops the node rather than
+    /// letting it run on with state it would lose.
+    pub fn save(&mut self) {
+        if let Some(store) = &mut self.store {
+            if let Err(err) = store.save(&mut self.ledger) {
+                eprintln!("localnet: cannot save the ledger: {err}");
+                std::process::exit(1);
+            }
         }
     }
 }
@@ -38,19 +51,29 @@ pub struct Node {
 }
 
 impl Node {
-    /// Starts the chain thread. `build` runs on it, since the SVM never leaves its thread.
-    pub fn start(build: impl FnOnce() -> NodeState + Send + 'static, slot: Duration) -> Node {
+    /// Starts the chain thread. `build` runs on it, since the SVM never leaves its thread; its
+    /// error, if any, is returned here.
+    pub fn start(build: impl FnOnce() -> Result<NodeState, String> + Send + 'static, slot: Duration) -> Result<Node, String> {
         let (jobs, queue) = mpsc::channel::<Job>();
+        let (built, outcome) = mpsc::sync_channel::<Result<(), String>>(1);
         std::thread::Builder::new()
             .name("chain".into())
             .spawn(move || {
-                let mut state = build();
+                let mut state = match build() {
+                    Ok(state) => state,
+                    Err(err) => {
+                        let _ = built.send(Err(err));
+                        return;
+                    }
+                };
+                let _ = built.send(Ok(()));
                 let mut next_slot_at = Instant::now() + slot;
                 loop {
                     let now = Instant::now();
                     if now >= next_slot_at {
                         state.ledger.advance_slot();
                         state.publish();
+                        state.save();
                         next_slot_at += slot;
                         continue;
                     }
@@ -64,8 +87,9 @@ impl Node {
                     }
                 }
             })
-            .expect("spawn the chain thread");
-        Node { jobs }
+            .map_err(|err| format!("cannot start the chain thread: {err}"))?;
+        outcome.recv().map_err(|_| "the chain thread stopped while starting".to_string())??;
+        Ok(Node { jobs })
     }
 
     /// Runs `work` on the chain thread and returns its result.

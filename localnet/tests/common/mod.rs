@@ -4,7 +4,7 @@
 use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
     localnet::{
-        genesis::{genesis, load_config},
+        genesis,
         node::Node,
         pubsub,
         server::router,
@@ -24,17 +24,29 @@ use {
 
 pub const SLOT_MS: u64 = 50;
 
-pub struct TestNode {
+/// A JSON-RPC client of a node at `address`.
+pub struct Rpc {
     pub address: SocketAddr,
+}
+
+/// A node served in-process.
+pub struct TestNode {
+    pub rpc: Rpc,
     pub ws_address: SocketAddr,
     pub runtime: tokio::runtime::Runtime,
+}
+
+impl std::ops::Deref for TestNode {
+    type Target = Rpc;
+    fn deref(&self) -> &Rpc {
+        &self.rpc
+    }
 }
 
 impl TestNode {
     pub fn start() -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let (keypairs, faucet, params) = load_config(None).unwrap();
-        let node = Node::start(move || genesis(keypairs, faucet, params, SLOT_MS), Duration::from_millis(SLOT_MS));
+        let node = Node::start(move || genesis::start(None, None, SLOT_MS), Duration::from_millis(SLOT_MS)).unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let address = listener.local_addr().unwrap();
         let ws_listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -42,9 +54,11 @@ impl TestNode {
         let pubsub_node = node.clone();
         runtime.spawn(async move { axum::serve(listener, router(node)).await });
         runtime.spawn(async move { axum::serve(ws_listener, pubsub::router(pubsub_node)).await });
-        TestNode { address, ws_address, runtime }
+        TestNode { rpc: Rpc { address }, ws_address, runtime }
     }
+}
 
+impl Rpc {
     /// Posts `body` and returns the HTTP status and the body.
     pub fn post(&self, body: &[u8]) -> (u16, String) {
         let mut stream = TcpStream::connect(self.address).unwrap();
