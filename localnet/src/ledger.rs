@@ -116,8 +116,7 @@ pub struct LedgerState {
 
 impl Ledger {
     pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64) -> Self {
-        // Blockhash age is checked here against the recent blockhashes; LiteSVM only knows its latest.
-        chain.svm = std::mem::take(&mut chain.svm).with_blockhash_check(false);
+        chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         let genesis_hash = chain.svm.latest_blockhash();
         let mut ledger = Ledger {
             chain,
@@ -140,9 +139,15 @@ impl Ledger {
         ledger
     }
 
+    /// Blockhash age and duplicate signatures are checked by the ledger, against its recent
+    /// blockhashes and its whole history; LiteSVM only knows its latest blockhash.
+    fn configure(svm: litesvm::LiteSVM) -> litesvm::LiteSVM {
+        svm.with_blockhash_check(false).with_transaction_history(0)
+    }
+
     /// A ledger as it was saved: `accounts` over a fresh chain, then its history.
     pub fn restore(mut chain: Chain, state: LedgerState, accounts: Vec<(Pubkey, Account)>, records: Vec<TransactionRecord>) -> Self {
-        chain.svm = std::mem::take(&mut chain.svm).with_blockhash_check(false);
+        chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         for (address, account) in accounts {
             chain.svm.set_account(address, account).expect("a saved account loads");
         }
@@ -342,12 +347,7 @@ impl Ledger {
         if !self.is_blockhash_valid(transaction.message.recent_blockhash()) {
             return Err(Rejection::Refused(TransactionError::BlockhashNotFound));
         }
-        if preflight {
-            if let Err(failed) = self.chain.svm.simulate_transaction(transaction.clone()) {
-                return Err(Rejection::Preflight(failed));
-            }
-        }
-        self.execute(transaction)
+        self.execute(transaction, preflight)
     }
 
     /// Signs `instructions` with the newest blockhash and sends them, for transactions the node
@@ -359,10 +359,14 @@ impl Ledger {
         self.send(VersionedTransaction::from(transaction), true)
     }
 
-    fn execute(&mut self, transaction: VersionedTransaction) -> Result<Signature, Rejection> {
+    /// Runs a transaction once. A failed one is either undone (preflight: on a cluster the
+    /// simulation would have stopped it, and a failure changes nothing but the fee payer's
+    /// balance) or recorded with its error and fee.
+    fn execute(&mut self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, Rejection> {
         let keys: Vec<Pubkey> = transaction.message.static_account_keys().to_vec();
         let pre_balances: Vec<u64> = keys.iter().map(|key| self.chain.lamports(key)).collect();
         let pre_token_balances = self.token_balances(&keys);
+        let fee_payer_before = self.chain.svm.get_account(&keys[0]);
         let fee = self.fee_for(&transaction);
         let (err, meta) = match self.chain.svm.send_transaction(transaction.clone()) {
             Ok(meta) => (None, meta),
@@ -370,6 +374,12 @@ impl Ledger {
                 // Only an instruction failure is included in a block (and pays its fee).
                 if !matches!(failed.err, TransactionError::InstructionError(..)) {
                     return Err(Rejection::Refused(failed.err));
+                }
+                if preflight {
+                    if let Some(account) = fee_payer_before {
+                        self.chain.svm.set_account(keys[0], account).expect("restore the fee payer");
+                    }
+                    return Err(Rejection::Preflight(failed));
                 }
                 (Some(failed.err), failed.meta)
             }
@@ -405,14 +415,17 @@ impl Ledger {
     }
 
     fn token_balances(&self, keys: &[Pubkey]) -> Vec<TokenBalance> {
+        use solana_account::ReadableAccount;
+        let accounts = &self.chain.svm.accounts_db().inner;
         keys.iter()
             .enumerate()
             .filter_map(|(index, key)| {
-                let account = self.chain.account(key)?;
-                if account.owner != spl_token::ID || account.data.len() != spl_token::state::Account::LEN {
+                // Read in place: copying every account would copy program binaries too.
+                let account = accounts.get(key)?;
+                if account.owner() != &spl_token::ID || account.data().len() != spl_token::state::Account::LEN {
                     return None;
                 }
-                let token = spl_token::state::Account::unpack(&account.data).ok()?;
+                let token = spl_token::state::Account::unpack(account.data()).ok()?;
                 Some(TokenBalance {
                     account_index: index as u8,
                     mint: token.mint,
