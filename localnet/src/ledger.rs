@@ -334,15 +334,12 @@ impl Ledger {
         result
     }
 
-    /// Processes a transaction as a leader would: blockhash age, then (with `preflight`) a
-    /// simulation that must pass, then execution, recorded with its metadata.
+    /// Processes a transaction as a leader would: blockhash age, then signatures (checked by
+    /// the SVM before anything runs), then execution, recorded with its metadata.
     pub fn send(&mut self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, Rejection> {
         let signature = transaction.signatures[0];
         if self.transactions.contains_key(&signature) {
             return Err(Rejection::Refused(TransactionError::AlreadyProcessed));
-        }
-        if !transaction.verify_with_results().into_iter().all(|valid| valid) {
-            return Err(Rejection::Refused(TransactionError::SignatureFailure));
         }
         if !self.is_blockhash_valid(transaction.message.recent_blockhash()) {
             return Err(Rejection::Refused(TransactionError::BlockhashNotFound));

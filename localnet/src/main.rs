@@ -72,7 +72,9 @@ async fn listen(port: u16) -> std::io::Result<(TcpListener, TcpListener)> {
     Err(last_error.unwrap_or_else(|| std::io::Error::other("no free pair of ports")))
 }
 
-#[tokio::main]
+// One worker parses HTTP while the chain thread executes: on a small machine more workers only
+// take CPU from the chain.
+#[tokio::main(flavor = "multi_thread", worker_threads = 1)]
 async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,

@@ -53,7 +53,7 @@ fn spawn(ledger: &Path) -> (Running, Rpc) {
 
 #[test]
 fn a_killed_node_restarts_with_its_balances_accounts_and_history() {
-    let ledger = std::env::temp_dir().join(format!("localnet-restart-{}", Pubkey::new_unique()));
+    let ledger = std::env::temp_dir().join(format!("localnet-restart-{}", solana_keypair::Keypair::new().pubkey()));
     let (mut first, rpc) = spawn(&ledger);
     let payer = rpc.funded(1_000_000_000);
     let recipient = Pubkey::new_unique();
