@@ -208,3 +208,70 @@ fn bad_requests_get_standard_errors_and_the_server_keeps_serving() {
 
     assert_eq!(node.result("getHealth", json!([])), "ok");
 }
+
+#[test]
+fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
+    let node = TestNode::start();
+    let payer = node.funded(1_000_000_000);
+    let recipient = Pubkey::new_unique();
+    let transfer = |lamports: u64| solana_system_interface::instruction::transfer(&payer.pubkey(), &recipient, lamports);
+
+    // Simulation changes nothing; unsigned with a stale blockhash it needs both options.
+    let signed = Transaction::new_signed_with_payer(&[transfer(10)], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let encoded = BASE64.encode(bincode::serialize(&signed).unwrap());
+    let simulated = node.result("simulateTransaction", json!([encoded, { "encoding": "base64", "sigVerify": true }]));
+    assert_eq!(simulated["value"]["err"], Value::Null);
+    assert!(simulated["value"]["logs"][0].as_str().unwrap().contains("invoke [1]"));
+    assert_eq!(node.result("getBalance", json!([recipient.to_string()]))["value"], 0);
+    let mut unsigned = Transaction::new_with_payer(&[transfer(10)], Some(&payer.pubkey()));
+    unsigned.message.recent_blockhash = Hash::new_unique();
+    let encoded = BASE64.encode(bincode::serialize(&unsigned).unwrap());
+    let stale = node.result("simulateTransaction", json!([encoded, { "encoding": "base64" }]));
+    assert_eq!(stale["value"]["err"], "BlockhashNotFound");
+    let replaced = node.result("simulateTransaction", json!([encoded, { "encoding": "base64", "replaceRecentBlockhash": true }]));
+    assert_eq!(replaced["value"]["err"], Value::Null);
+    assert!(replaced["value"]["replacementBlockhash"]["blockhash"].is_string());
+    let both = node.call("simulateTransaction", json!([encoded, { "encoding": "base64", "sigVerify": true, "replaceRecentBlockhash": true }]));
+    assert_eq!(error_code(&both), -32602);
+    let mut forged = signed.clone();
+    forged.signatures[0] = Keypair::new().sign_message(&forged.message_data());
+    let encoded = BASE64.encode(bincode::serialize(&forged).unwrap());
+    let refused = node.result("simulateTransaction", json!([encoded, { "encoding": "base64", "sigVerify": true }]));
+    assert_eq!(refused["value"]["err"], "SignatureFailure");
+
+    let message = BASE64.encode(signed.message_data());
+    assert_eq!(node.result("getFeeForMessage", json!([message]))["value"], 5_000);
+
+    // base58 transactions, and three of them to page through.
+    let mut signatures = Vec::new();
+    for lamports in [1_000_000, 2_000_000, 3_000_000] {
+        let transaction = Transaction::new_signed_with_payer(&[transfer(lamports)], Some(&payer.pubkey()), &[&payer], node.blockhash());
+        let encoded = bs58::encode(bincode::serialize(&transaction).unwrap()).into_string();
+        signatures.push(node.result("sendTransaction", json!([encoded])).as_str().unwrap().to_string());
+    }
+    let page = |config: Value| -> Vec<String> {
+        node.result("getSignaturesForAddress", json!([recipient.to_string(), config]))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry["signature"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(page(json!({})), vec![signatures[2].clone(), signatures[1].clone(), signatures[0].clone()]);
+    assert_eq!(page(json!({ "limit": 1 })), vec![signatures[2].clone()]);
+    assert_eq!(page(json!({ "before": signatures[2] })), vec![signatures[1].clone(), signatures[0].clone()]);
+    assert_eq!(page(json!({ "until": signatures[0] })), vec![signatures[2].clone(), signatures[1].clone()]);
+
+    let missing = Pubkey::new_unique();
+    let accounts = node.result("getMultipleAccounts", json!([[recipient.to_string(), missing.to_string()], { "encoding": "base64" }]));
+    assert_eq!(accounts["value"][0]["lamports"], 6_000_000);
+    assert_eq!(accounts["value"][1], Value::Null);
+
+    let config = node.result("localnet_marketConfig", json!([]));
+    let mint = config["usdcMint"].as_str().unwrap();
+    let sliced = node.result("getAccountInfo", json!([mint, { "encoding": "base64", "dataSlice": { "offset": 44, "length": 1 } }]));
+    assert_eq!(sliced["value"]["data"], json!(["Bg==", "base64"]), "byte 44 of a mint is its decimals, 6");
+    let base58 = node.result("getAccountInfo", json!([mint, { "encoding": "base58", "dataSlice": { "offset": 44, "length": 1 } }]));
+    assert_eq!(base58["value"]["data"], "7");
+    assert_eq!(base58["value"]["space"], 82);
+}
