@@ -6,7 +6,9 @@
 
 use std::{collections::HashMap, time::Instant};
 
-use agent_market::{Agent, AgentTerms, Dispute, Escrow, Market, Pricing, Receipt, RefundReason, Subscription, FEE_SHARD_COUNT};
+use agent_market::{
+    Agent, AgentTerms, Dispute, Escrow, Market, Pricing, Receipt, RefundReason, Subscription, FEE_SHARD_COUNT,
+};
 use anchor_lang::{prelude::Pubkey, Space};
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
@@ -43,8 +45,7 @@ impl Scene {
             collateral_cooldown_secs: 7 * 86_400,
             escrows_paused: false,
         };
-        let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params)
-            .expect("bootstrap market");
+        let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params).expect("bootstrap market");
         let mint = market.keys.usdc_mint;
 
         let creator = chain.funded_keypair(10_000_000_000);
@@ -59,13 +60,22 @@ impl Scene {
             pricing: Pricing::PayPerUse { price_usdc: 250_000 },
             max_execution_secs: 30,
         };
-        let register = market.keys.register_agent(creator.pubkey(), agent_id, creator_token_account, creator_token_account, terms, 100 * USDC);
+        let register = market.keys.register_agent(
+            creator.pubkey(),
+            agent_id,
+            creator_token_account,
+            creator_token_account,
+            terms,
+            100 * USDC,
+        );
         chain.send(&[register], &creator, &[]).expect("register agent");
 
         let payer = chain.funded_keypair(10_000_000_000);
         let payer_token_account = chain.token_account(&payer, &payer.pubkey(), &mint);
         chain.mint_to(&market.mint_authority, &mint, &payer_token_account, 1_000_000 * USDC);
-        chain.approve_market(&payer, &payer_token_account, &mint, u64::MAX).expect("approve");
+        chain
+            .approve_market(&payer, &payer_token_account, &mint, u64::MAX)
+            .expect("approve");
 
         let agent = pda::agent(&agent_id);
         let mut labels = HashMap::from([
@@ -81,14 +91,32 @@ impl Scene {
             (pda::event_authority(), "event authority"),
             (agent_market::ID, "agent_market program"),
             (spl_token::ID, "SPL Token program"),
-            (Pubkey::from_str_const("11111111111111111111111111111111"), "System program"),
-            (Pubkey::from_str_const("Sysvar1nstructions1111111111111111111111111"), "instructions sysvar"),
-            (Pubkey::from_str_const("Ed25519SigVerify111111111111111111111111111"), "Ed25519 precompile"),
+            (
+                Pubkey::from_str_const("11111111111111111111111111111111"),
+                "System program",
+            ),
+            (
+                Pubkey::from_str_const("Sysvar1nstructions1111111111111111111111111"),
+                "instructions sysvar",
+            ),
+            (
+                Pubkey::from_str_const("Ed25519SigVerify111111111111111111111111111"),
+                "Ed25519 precompile",
+            ),
         ]);
         for index in 0..FEE_SHARD_COUNT {
             labels.insert(pda::fee_shard(index), "fee shard (1 of 8)");
         }
-        Scene { chain, market, agent, agent_signing, payout_account: creator_token_account, payer, payer_token_account, labels }
+        Scene {
+            chain,
+            market,
+            agent,
+            agent_signing,
+            payout_account: creator_token_account,
+            payer,
+            payer_token_account,
+            labels,
+        }
     }
 
     fn escrow_ref(&self, execution_id: [u8; 16]) -> EscrowRef {
@@ -102,7 +130,14 @@ impl Scene {
     }
 
     fn open_tx(&self, execution_id: [u8; 16]) -> Transaction {
-        let instruction = self.market.keys.open_escrow(self.agent, self.payer.pubkey(), self.payer_token_account, execution_id, [3; 16], [4; 32]);
+        let instruction = self.market.keys.open_escrow(
+            self.agent,
+            self.payer.pubkey(),
+            self.payer_token_account,
+            execution_id,
+            [3; 16],
+            [4; 32],
+        );
         self.relayer_tx(&[instruction])
     }
 
@@ -114,16 +149,26 @@ impl Scene {
         let shard = execution_id[0] % FEE_SHARD_COUNT;
         self.relayer_tx(&[
             MarketKeys::verify_result_signature(&self.agent_signing.pubkey().to_bytes(), &signature, &digest),
-            self.market.keys.settle(&escrow, self.payout_account, result_hash, shard),
+            self.market
+                .keys
+                .settle(&escrow, self.payout_account, result_hash, shard),
         ])
     }
 
     fn refund_tx(&self, execution_id: [u8; 16]) -> Transaction {
-        self.relayer_tx(&[self.market.keys.refund(&self.escrow_ref(execution_id), RefundReason::Timeout, false)])
+        self.relayer_tx(&[self
+            .market
+            .keys
+            .refund(&self.escrow_ref(execution_id), RefundReason::Timeout, false)])
     }
 
     fn relayer_tx(&self, instructions: &[solana_instruction::Instruction]) -> Transaction {
-        Transaction::new_signed_with_payer(instructions, Some(&self.market.relayer.pubkey()), &[&self.market.relayer], self.chain.svm.latest_blockhash())
+        Transaction::new_signed_with_payer(
+            instructions,
+            Some(&self.market.relayer.pubkey()),
+            &[&self.market.relayer],
+            self.chain.svm.latest_blockhash(),
+        )
     }
 
     fn send(&mut self, transaction: Transaction) {
@@ -133,18 +178,25 @@ impl Scene {
     }
 
     fn label(&self, address: &Pubkey) -> String {
-        self.labels.get(address).map_or_else(|| address.to_string(), |label| (*label).to_string())
+        self.labels
+            .get(address)
+            .map_or_else(|| address.to_string(), |label| (*label).to_string())
     }
 
     fn describe(&mut self, name: &str, execution_id: [u8; 16], transaction: &Transaction) -> usize {
-        self.labels.insert(pda::escrow(&execution_id), "escrow (this execution)");
-        self.labels.insert(pda::receipt(&execution_id), "receipt (this execution)");
+        self.labels
+            .insert(pda::escrow(&execution_id), "escrow (this execution)");
+        self.labels
+            .insert(pda::receipt(&execution_id), "receipt (this execution)");
         let bytes = bincode::serialized_size(transaction).expect("serialize") as usize;
         let message = &transaction.message;
         let precompile_signatures: usize = message
             .instructions
             .iter()
-            .filter(|instruction| message.account_keys[instruction.program_id_index as usize] == Pubkey::from_str_const("Ed25519SigVerify111111111111111111111111111"))
+            .filter(|instruction| {
+                message.account_keys[instruction.program_id_index as usize]
+                    == Pubkey::from_str_const("Ed25519SigVerify111111111111111111111111111")
+            })
             .map(|instruction| instruction.data.first().copied().unwrap_or(0) as usize)
             .sum();
         println!(
@@ -168,12 +220,28 @@ impl Scene {
 
 fn rent_table(chain: &Chain) {
     let rows: [(&str, usize, &str); 8] = [
-        ("escrow", 8 + Escrow::INIT_SPACE, "per execution, from open_escrow until settle/refund/reclaim"),
-        ("receipt", 8 + Receipt::INIT_SPACE, "per settled execution, until close_receipt after the dispute window"),
+        (
+            "escrow",
+            8 + Escrow::INIT_SPACE,
+            "per execution, from open_escrow until settle/refund/reclaim",
+        ),
+        (
+            "receipt",
+            8 + Receipt::INIT_SPACE,
+            "per settled execution, until close_receipt after the dispute window",
+        ),
         ("subscription", 8 + Subscription::INIT_SPACE, "per payer and agent"),
-        ("dispute", 8 + Dispute::INIT_SPACE, "per disputed execution, until resolved"),
+        (
+            "dispute",
+            8 + Dispute::INIT_SPACE,
+            "per disputed execution, until resolved",
+        ),
         ("agent", 8 + Agent::INIT_SPACE, "per agent"),
-        ("agent vault (SPL token account)", 165, "two per agent: collateral and escrow"),
+        (
+            "agent vault (SPL token account)",
+            165,
+            "two per agent: collateral and escrow",
+        ),
         ("fee shard (SPL token account)", 165, "eight per market"),
         ("market config", 8 + Market::INIT_SPACE, "one"),
     ];
@@ -202,7 +270,11 @@ fn main() {
     let open = scene.open_tx(failed_id);
     scene.send(open);
     let refund = scene.refund_tx(failed_id);
-    scene.describe("Failed execution, 2. refund (after the same open_escrow)", failed_id, &refund);
+    scene.describe(
+        "Failed execution, 2. refund (after the same open_escrow)",
+        failed_id,
+        &refund,
+    );
     scene.send(refund);
     println!("\nNo account written by open_escrow or settle is shared by all executions: the market config is read-only, escrowed USDC sits in the agent's vault, and fees go to one of {FEE_SHARD_COUNT} shards.");
 
@@ -213,8 +285,23 @@ fn main() {
     let sink = scene.chain.token_account(&scene.payer, &Keypair::new().pubkey(), &mint);
     let started = Instant::now();
     for round in 0..TIMED_EXECUTIONS {
-        let transfer = spl_token::instruction::transfer_checked(&spl_token::ID, &scene.payer_token_account, &mint, &sink, &scene.payer.pubkey(), &[], 1 + round as u64, 6).expect("transfer");
-        let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&scene.payer.pubkey()), &[&scene.payer], scene.chain.svm.latest_blockhash());
+        let transfer = spl_token::instruction::transfer_checked(
+            &spl_token::ID,
+            &scene.payer_token_account,
+            &mint,
+            &sink,
+            &scene.payer.pubkey(),
+            &[],
+            1 + round as u64,
+            6,
+        )
+        .expect("transfer");
+        let transaction = Transaction::new_signed_with_payer(
+            &[transfer],
+            Some(&scene.payer.pubkey()),
+            &[&scene.payer],
+            scene.chain.svm.latest_blockhash(),
+        );
         scene.send(transaction);
     }
     let transfer_secs = started.elapsed().as_secs_f64();
@@ -230,6 +317,15 @@ fn main() {
     }
     let execution_secs = started.elapsed().as_secs_f64();
     println!("\nNative chain, {TIMED_EXECUTIONS} of each, one thread:");
-    println!("  plain USDC transfer (baseline) {:>9.1} tx/s  {:>7.1} µs each", TIMED_EXECUTIONS as f64 / transfer_secs, 1e6 * transfer_secs / TIMED_EXECUTIONS as f64);
-    println!("  execution (open_escrow+settle) {:>9.1} /s    {:>7.1} µs each  = {:.2}x a transfer", TIMED_EXECUTIONS as f64 / execution_secs, 1e6 * execution_secs / TIMED_EXECUTIONS as f64, execution_secs / transfer_secs);
+    println!(
+        "  plain USDC transfer (baseline) {:>9.1} tx/s  {:>7.1} µs each",
+        TIMED_EXECUTIONS as f64 / transfer_secs,
+        1e6 * transfer_secs / TIMED_EXECUTIONS as f64
+    );
+    println!(
+        "  execution (open_escrow+settle) {:>9.1} /s    {:>7.1} µs each  = {:.2}x a transfer",
+        TIMED_EXECUTIONS as f64 / execution_secs,
+        1e6 * execution_secs / TIMED_EXECUTIONS as f64,
+        execution_secs / transfer_secs
+    );
 }

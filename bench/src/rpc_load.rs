@@ -41,12 +41,22 @@ impl Connection {
     fn open(host: &str) -> Self {
         let stream = TcpStream::connect(host).expect("connect to localnet");
         stream.set_nodelay(true).unwrap();
-        Connection { reader: BufReader::new(stream.try_clone().unwrap()), writer: stream, host: host.to_string() }
+        Connection {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+            host: host.to_string(),
+        }
     }
 
     fn call(&mut self, method: &str, params: Value) -> Value {
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string();
-        write!(self.writer, "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", self.host, body.len()).unwrap();
+        write!(
+            self.writer,
+            "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.host,
+            body.len()
+        )
+        .unwrap();
         let mut content_length = 0;
         loop {
             let mut line = String::new();
@@ -102,9 +112,14 @@ fn start_localnet() -> Node {
         .spawn()
         .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let ready: Value = serde_json::from_str(&line).expect("localnet's ready line");
-    Node { child, host: format!("127.0.0.1:{}", ready["rpcPort"]) }
+    Node {
+        child,
+        host: format!("127.0.0.1:{}", ready["rpcPort"]),
+    }
 }
 
 fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
@@ -113,7 +128,12 @@ fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
 
 /// Runs `work` for every item on `clients` threads with a connection each; returns
 /// (wall time, latency of each call).
-fn drive<T: Send + Sync + 'static>(host: &str, clients: usize, items: Vec<T>, work: fn(&mut Connection, &T) -> Vec<Duration>) -> (Duration, Vec<Duration>) {
+fn drive<T: Send + Sync + 'static>(
+    host: &str,
+    clients: usize,
+    items: Vec<T>,
+    work: fn(&mut Connection, &T) -> Vec<Duration>,
+) -> (Duration, Vec<Duration>) {
     let items = Arc::new(items);
     let started = Instant::now();
     let handles: Vec<_> = (0..clients)
@@ -122,7 +142,12 @@ fn drive<T: Send + Sync + 'static>(host: &str, clients: usize, items: Vec<T>, wo
             let host = host.to_string();
             std::thread::spawn(move || {
                 let mut connection = Connection::open(&host);
-                items.iter().skip(client).step_by(clients).flat_map(|item| work(&mut connection, item)).collect::<Vec<_>>()
+                items
+                    .iter()
+                    .skip(client)
+                    .step_by(clients)
+                    .flat_map(|item| work(&mut connection, item))
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
@@ -150,12 +175,30 @@ fn report(name: &str, clients: usize, elapsed: Duration, latencies: &[Duration])
 /// A payer with SOL, test USDC and an allowance to the market.
 fn payer(connection: &mut Connection, mint: &Pubkey, usdc: u64) -> (Keypair, Pubkey) {
     let wallet = Keypair::new();
-    connection.call("requestAirdrop", json!([wallet.pubkey().to_string(), 10_000_000_000u64]));
+    connection.call(
+        "requestAirdrop",
+        json!([wallet.pubkey().to_string(), 10_000_000_000u64]),
+    );
     let minted = connection.call("localnet_mintUsdc", json!([wallet.pubkey().to_string(), usdc]));
     let token_account = Pubkey::from_str(minted["tokenAccount"].as_str().unwrap()).unwrap();
-    let approve = spl_token::instruction::approve_checked(&spl_token::ID, &token_account, mint, &pda::delegate(), &wallet.pubkey(), &[], u64::MAX, 6).unwrap();
+    let approve = spl_token::instruction::approve_checked(
+        &spl_token::ID,
+        &token_account,
+        mint,
+        &pda::delegate(),
+        &wallet.pubkey(),
+        &[],
+        u64::MAX,
+        6,
+    )
+    .unwrap();
     let blockhash = connection.blockhash();
-    connection.send(&Transaction::new_signed_with_payer(&[approve], Some(&wallet.pubkey()), &[&wallet], blockhash));
+    connection.send(&Transaction::new_signed_with_payer(
+        &[approve],
+        Some(&wallet.pubkey()),
+        &[&wallet],
+        blockhash,
+    ));
     (wallet, token_account)
 }
 
@@ -190,9 +233,21 @@ fn main() {
         pricing: Pricing::PayPerUse { price_usdc: 10_000 },
         max_execution_secs: 60,
     };
-    let register = keys.register_agent(creator.pubkey(), agent_id, creator_token_account, creator_token_account, terms, 100_000_000);
+    let register = keys.register_agent(
+        creator.pubkey(),
+        agent_id,
+        creator_token_account,
+        creator_token_account,
+        terms,
+        100_000_000,
+    );
     let blockhash = setup.blockhash();
-    setup.send(&Transaction::new_signed_with_payer(&[register], Some(&creator.pubkey()), &[&creator], blockhash));
+    setup.send(&Transaction::new_signed_with_payer(
+        &[register],
+        Some(&creator.pubkey()),
+        &[&creator],
+        blockhash,
+    ));
     let agent = pda::agent(&agent_id);
     let payers: Vec<(Keypair, Pubkey)> = (0..64).map(|_| payer(&mut setup, &mint, 1_000_000_000_000)).collect();
     let sink = payer(&mut setup, &mint, 0).1;
@@ -206,11 +261,23 @@ fn main() {
             .map(|index| {
                 sequence += 1;
                 let (wallet, source) = &payers[index % clients];
-                let transfer = spl_token::instruction::transfer_checked(&spl_token::ID, source, &mint, &sink, &wallet.pubkey(), &[], sequence, 6).unwrap();
+                let transfer = spl_token::instruction::transfer_checked(
+                    &spl_token::ID,
+                    source,
+                    &mint,
+                    &sink,
+                    &wallet.pubkey(),
+                    &[],
+                    sequence,
+                    6,
+                )
+                .unwrap();
                 Transaction::new_signed_with_payer(&[transfer], Some(&wallet.pubkey()), &[wallet], blockhash)
             })
             .collect();
-        let (elapsed, latencies) = drive(&node.host, clients, transfers, |connection, transaction| vec![timed(connection, transaction)]);
+        let (elapsed, latencies) = drive(&node.host, clients, transfers, |connection, transaction| {
+            vec![timed(connection, transaction)]
+        });
         report("USDC transfer", clients, elapsed, &latencies);
     }
     for clients in LEVELS {
@@ -223,21 +290,46 @@ fn main() {
                 execution_id[..8].copy_from_slice(&sequence.to_le_bytes());
                 let request_hash = [3; 32];
                 let result_hash = [4; 32];
-                let open = keys.open_escrow(agent, wallet.pubkey(), *token_account, execution_id, [5; 16], request_hash);
-                let escrow = EscrowRef { execution_id, agent, payer: wallet.pubkey(), payer_token_account: *token_account, rent_payer: relayer.pubkey() };
+                let open = keys.open_escrow(
+                    agent,
+                    wallet.pubkey(),
+                    *token_account,
+                    execution_id,
+                    [5; 16],
+                    request_hash,
+                );
+                let escrow = EscrowRef {
+                    execution_id,
+                    agent,
+                    payer: wallet.pubkey(),
+                    payer_token_account: *token_account,
+                    rent_payer: relayer.pubkey(),
+                };
                 let digest = result_digest(&execution_id, &agent, &request_hash, &result_hash);
                 let signature: [u8; 64] = signing.sign_message(&digest).into();
                 let settle = [
                     MarketKeys::verify_result_signature(&signing.pubkey().to_bytes(), &signature, &digest),
-                    keys.settle(&escrow, creator_token_account, result_hash, execution_id[0] % FEE_SHARD_COUNT),
+                    keys.settle(
+                        &escrow,
+                        creator_token_account,
+                        result_hash,
+                        execution_id[0] % FEE_SHARD_COUNT,
+                    ),
                 ];
                 Pair {
                     open: Transaction::new_signed_with_payer(&[open], Some(&relayer.pubkey()), &[&relayer], blockhash),
-                    settle: Transaction::new_signed_with_payer(&settle, Some(&relayer.pubkey()), &[&relayer], blockhash),
+                    settle: Transaction::new_signed_with_payer(
+                        &settle,
+                        Some(&relayer.pubkey()),
+                        &[&relayer],
+                        blockhash,
+                    ),
                 }
             })
             .collect();
-        let (elapsed, latencies) = drive(&node.host, clients, pairs, |connection, pair| vec![timed(connection, &pair.open), timed(connection, &pair.settle)]);
+        let (elapsed, latencies) = drive(&node.host, clients, pairs, |connection, pair| {
+            vec![timed(connection, &pair.open), timed(connection, &pair.settle)]
+        });
         report("open_escrow + settle", clients, elapsed, &latencies);
     }
 }

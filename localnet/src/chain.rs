@@ -18,7 +18,9 @@ use {
     solana_pubkey::Pubkey,
     solana_signer::Signer,
     solana_transaction::Transaction,
-    spl_associated_token_account_client::{address::get_associated_token_address, instruction::create_associated_token_account_idempotent},
+    spl_associated_token_account_client::{
+        address::get_associated_token_address, instruction::create_associated_token_account_idempotent,
+    },
     spl_token::solana_program::program_pack::Pack,
 };
 
@@ -47,9 +49,19 @@ impl Chain {
 
     /// Signs `instructions` with `fee_payer` and `signers`, sends them as one transaction, and
     /// moves to a new blockhash so that an identical transaction sent next is a new one.
-    pub fn send(&mut self, instructions: &[Instruction], fee_payer: &Keypair, signers: &[&Keypair]) -> TransactionResult {
+    pub fn send(
+        &mut self,
+        instructions: &[Instruction],
+        fee_payer: &Keypair,
+        signers: &[&Keypair],
+    ) -> TransactionResult {
         let mut all_signers = vec![fee_payer];
-        all_signers.extend(signers.iter().copied().filter(|signer| signer.pubkey() != fee_payer.pubkey()));
+        all_signers.extend(
+            signers
+                .iter()
+                .copied()
+                .filter(|signer| signer.pubkey() != fee_payer.pubkey()),
+        );
         let transaction = Transaction::new_signed_with_payer(
             instructions,
             Some(&fee_payer.pubkey()),
@@ -108,8 +120,14 @@ impl Chain {
                 space as u64,
                 &spl_token::ID,
             ),
-            spl_token::instruction::initialize_mint2(&spl_token::ID, &mint.pubkey(), mint_authority, None, USDC_DECIMALS)
-                .expect("initialize_mint2"),
+            spl_token::instruction::initialize_mint2(
+                &spl_token::ID,
+                &mint.pubkey(),
+                mint_authority,
+                None,
+                USDC_DECIMALS,
+            )
+            .expect("initialize_mint2"),
         ];
         self.send(&instructions, payer, &[mint]).expect("create mint");
         mint.pubkey()
@@ -123,13 +141,20 @@ impl Chain {
     }
 
     pub fn mint_to(&mut self, mint_authority: &Keypair, mint: &Pubkey, to: &Pubkey, amount: u64) {
-        let instruction = spl_token::instruction::mint_to(&spl_token::ID, mint, to, &mint_authority.pubkey(), &[], amount)
-            .expect("mint_to");
+        let instruction =
+            spl_token::instruction::mint_to(&spl_token::ID, mint, to, &mint_authority.pubkey(), &[], amount)
+                .expect("mint_to");
         self.send(&[instruction], mint_authority, &[]).expect("mint test USDC");
     }
 
     /// Sets the allowance the owner gives the market's delegate PDA over `token_account`.
-    pub fn approve_market(&mut self, owner: &Keypair, token_account: &Pubkey, mint: &Pubkey, amount: u64) -> TransactionResult {
+    pub fn approve_market(
+        &mut self,
+        owner: &Keypair,
+        token_account: &Pubkey,
+        mint: &Pubkey,
+        amount: u64,
+    ) -> TransactionResult {
         let instruction = spl_token::instruction::approve_checked(
             &spl_token::ID,
             token_account,
@@ -187,30 +212,59 @@ pub struct MarketSetup {
 impl MarketSetup {
     /// Creates the USDC mint and treasury, initializes the market with `params` (its relayer
     /// and arbiter are replaced by the given keypairs) and creates every fee shard.
-    pub fn bootstrap(chain: &mut Chain, keypairs: MarketKeypairs, params: MarketParams) -> Result<Self, FailedTransactionMetadata> {
-        let MarketKeypairs { authority, relayer, arbiter, mint_authority, usdc_mint } = keypairs;
+    pub fn bootstrap(
+        chain: &mut Chain,
+        keypairs: MarketKeypairs,
+        params: MarketParams,
+    ) -> Result<Self, FailedTransactionMetadata> {
+        let MarketKeypairs {
+            authority,
+            relayer,
+            arbiter,
+            mint_authority,
+            usdc_mint,
+        } = keypairs;
         for keypair in [&authority, &relayer, &arbiter, &mint_authority] {
             chain.svm.airdrop(&keypair.pubkey(), 100_000_000_000).expect("airdrop");
         }
         let usdc_mint = chain.create_mint_at(&authority, &usdc_mint, &mint_authority.pubkey());
         let treasury = chain.token_account(&authority, &authority.pubkey(), &usdc_mint);
         let setup = MarketSetup::with_accounts(authority, relayer, arbiter, mint_authority, usdc_mint, treasury);
-        let params = MarketParams { relayer: setup.relayer.pubkey(), arbiter: setup.arbiter.pubkey(), ..params };
+        let params = MarketParams {
+            relayer: setup.relayer.pubkey(),
+            arbiter: setup.arbiter.pubkey(),
+            ..params
+        };
         chain.send(&[setup.keys.initialize_market(params)], &setup.authority, &[])?;
-        let shards: Vec<Instruction> = (0..FEE_SHARD_COUNT).map(|index| setup.keys.create_fee_shard(index)).collect();
+        let shards: Vec<Instruction> = (0..FEE_SHARD_COUNT)
+            .map(|index| setup.keys.create_fee_shard(index))
+            .collect();
         chain.send(&shards, &setup.authority, &[])?;
         Ok(setup)
     }
 
     /// The setup of a market bootstrapped earlier with these keypairs.
     pub fn existing(keypairs: MarketKeypairs) -> Self {
-        let MarketKeypairs { authority, relayer, arbiter, mint_authority, usdc_mint } = keypairs;
+        let MarketKeypairs {
+            authority,
+            relayer,
+            arbiter,
+            mint_authority,
+            usdc_mint,
+        } = keypairs;
         let usdc_mint = usdc_mint.pubkey();
         let treasury = get_associated_token_address(&authority.pubkey(), &usdc_mint);
         MarketSetup::with_accounts(authority, relayer, arbiter, mint_authority, usdc_mint, treasury)
     }
 
-    fn with_accounts(authority: Keypair, relayer: Keypair, arbiter: Keypair, mint_authority: Keypair, usdc_mint: Pubkey, treasury: Pubkey) -> Self {
+    fn with_accounts(
+        authority: Keypair,
+        relayer: Keypair,
+        arbiter: Keypair,
+        mint_authority: Keypair,
+        usdc_mint: Pubkey,
+        treasury: Pubkey,
+    ) -> Self {
         let keys = MarketKeys {
             authority: authority.pubkey(),
             relayer: relayer.pubkey(),
@@ -218,13 +272,23 @@ impl MarketSetup {
             usdc_mint,
             treasury,
         };
-        MarketSetup { keys, authority, relayer, arbiter, mint_authority }
+        MarketSetup {
+            keys,
+            authority,
+            relayer,
+            arbiter,
+            mint_authority,
+        }
     }
 }
 
 /// The events of type `E` that the program emitted through `emit_cpi!` in a transaction.
 pub fn events<E: AnchorDeserialize + Discriminator>(meta: &TransactionMetadata) -> Vec<E> {
-    let prefix: Vec<u8> = anchor_lang::event::EVENT_IX_TAG_LE.iter().chain(E::DISCRIMINATOR).copied().collect();
+    let prefix: Vec<u8> = anchor_lang::event::EVENT_IX_TAG_LE
+        .iter()
+        .chain(E::DISCRIMINATOR)
+        .copied()
+        .collect();
     meta.inner_instructions
         .iter()
         .flatten()

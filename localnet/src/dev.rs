@@ -10,7 +10,9 @@ use {
     agent_market::FEE_BPS,
     serde_json::{json, Value},
     solana_signer::Signer,
-    spl_associated_token_account_client::{address::get_associated_token_address, instruction::create_associated_token_account_idempotent},
+    spl_associated_token_account_client::{
+        address::get_associated_token_address, instruction::create_associated_token_account_idempotent,
+    },
 };
 
 pub fn dispatch(state: &mut NodeState, method: &str, params: &Value) -> Option<Result<Value, RpcError>> {

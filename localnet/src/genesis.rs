@@ -82,14 +82,28 @@ pub fn load_config(path: Option<&Path>) -> Result<(MarketKeypairs, Keypair, Mark
 /// A fresh chain: the USDC mint, the market and its fee shards, and a funded faucet.
 fn genesis(keypairs: MarketKeypairs, faucet: Keypair, params: MarketParams, slot_ms: u64) -> NodeState {
     let mut chain = Chain::new();
-    let market = MarketSetup::bootstrap(&mut chain, keypairs, params)
-        .unwrap_or_else(|failed| panic!("initializing the market failed: {:?}\n{}", failed.err, failed.meta.pretty_logs()));
-    chain.svm.airdrop(&faucet.pubkey(), FAUCET_LAMPORTS).expect("fund the faucet");
+    let market = MarketSetup::bootstrap(&mut chain, keypairs, params).unwrap_or_else(|failed| {
+        panic!(
+            "initializing the market failed: {:?}\n{}",
+            failed.err,
+            failed.meta.pretty_logs()
+        )
+    });
+    chain
+        .svm
+        .airdrop(&faucet.pubkey(), FAUCET_LAMPORTS)
+        .expect("fund the faucet");
     let genesis_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("the clock is after 1970")
         .as_secs() as i64;
-    NodeState { ledger: Ledger::new(chain, genesis_unix, slot_ms), market, faucet, pubsub: Default::default(), store: None }
+    NodeState {
+        ledger: Ledger::new(chain, genesis_unix, slot_ms),
+        market,
+        faucet,
+        pubsub: Default::default(),
+        store: None,
+    }
 }
 
 /// The node's starting state: the ledger saved in `ledger_dir` if there is one, else a fresh
@@ -100,7 +114,9 @@ pub fn start(config: Option<&Path>, ledger_dir: Option<&Path>, slot_ms: u64) -> 
         return Ok(genesis(keypairs, faucet, params, slot_ms));
     };
     let mut store = Store::open(dir).map_err(|err| format!("cannot open the ledger {}: {err}", dir.display()))?;
-    let saved = store.load().map_err(|err| format!("cannot read the ledger {}: {err}", dir.display()))?;
+    let saved = store
+        .load()
+        .map_err(|err| format!("cannot read the ledger {}: {err}", dir.display()))?;
     let mut state = match saved {
         Some(saved) => {
             let ledger = Ledger::restore(Chain::new(), saved.state, saved.accounts, saved.records);
@@ -109,12 +125,19 @@ pub fn start(config: Option<&Path>, ledger_dir: Option<&Path>, slot_ms: u64) -> 
             if stored.map(|market| market.usdc_mint) != Some(market.keys.usdc_mint) {
                 return Err(format!("the ledger in {} was made with another config", dir.display()));
             }
-            NodeState { ledger, market, faucet, pubsub: Default::default(), store: None }
+            NodeState {
+                ledger,
+                market,
+                faucet,
+                pubsub: Default::default(),
+                store: None,
+            }
         }
         None => genesis(keypairs, faucet, params, slot_ms),
     };
-    store.save(&mut state.ledger).map_err(|err| format!("cannot save the ledger {}: {err}", dir.display()))?;
+    store
+        .save(&mut state.ledger)
+        .map_err(|err| format!("cannot save the ledger {}: {err}", dir.display()))?;
     state.store = Some(store);
     Ok(state)
 }
-

@@ -6,8 +6,8 @@
 
 use {
     crate::chain::Chain,
-    serde::{Deserialize, Serialize},
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
+    serde::{Deserialize, Serialize},
     solana_account::Account,
     solana_hash::Hash,
     solana_instruction::Instruction,
@@ -67,8 +67,14 @@ pub struct TransactionRecord {
 /// What happened on the chain, for subscriptions: drained by the node after each job.
 #[derive(Clone, Debug)]
 pub enum LedgerEvent {
-    Processed { signature: Signature, slot: u64, writable: Vec<Pubkey> },
-    Slot { slot: u64 },
+    Processed {
+        signature: Signature,
+        slot: u64,
+        writable: Vec<Pubkey>,
+    },
+    Slot {
+        slot: u64,
+    },
 }
 
 /// Why a transaction was not processed.
@@ -146,7 +152,12 @@ impl Ledger {
     }
 
     /// A ledger as it was saved: `accounts` over a fresh chain, then its history.
-    pub fn restore(mut chain: Chain, state: LedgerState, accounts: Vec<(Pubkey, Account)>, records: Vec<TransactionRecord>) -> Self {
+    pub fn restore(
+        mut chain: Chain,
+        state: LedgerState,
+        accounts: Vec<(Pubkey, Account)>,
+        records: Vec<TransactionRecord>,
+    ) -> Self {
         chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         for (address, account) in accounts {
             chain.svm.set_account(address, account).expect("a saved account loads");
@@ -196,7 +207,9 @@ impl Ledger {
 
     /// Transactions processed after the first `from`, in order.
     pub fn records_since(&self, from: usize) -> impl Iterator<Item = &TransactionRecord> {
-        self.order[from.min(self.order.len())..].iter().map(|signature| &self.transactions[signature])
+        self.order[from.min(self.order.len())..]
+            .iter()
+            .map(|signature| &self.transactions[signature])
     }
 
     pub fn record_count(&self) -> usize {
@@ -265,9 +278,15 @@ impl Ledger {
         self.slot += 1;
         self.block_height += 1;
         self.chain.svm.expire_blockhash();
-        self.blockhashes
-            .push_back((self.chain.svm.latest_blockhash(), self.block_height + MAX_PROCESSING_AGE));
-        while self.blockhashes.front().is_some_and(|(_, last_valid)| *last_valid < self.block_height) {
+        self.blockhashes.push_back((
+            self.chain.svm.latest_blockhash(),
+            self.block_height + MAX_PROCESSING_AGE,
+        ));
+        while self
+            .blockhashes
+            .front()
+            .is_some_and(|(_, last_valid)| *last_valid < self.block_height)
+        {
             self.blockhashes.pop_front();
         }
         self.sync_clock();
@@ -317,14 +336,19 @@ impl Ledger {
             .iter()
             .filter(|instruction| {
                 let program = keys.get(instruction.program_id_index as usize);
-                program == Some(&solana_sdk_ids::ed25519_program::ID) || program == Some(&solana_sdk_ids::secp256k1_program::ID)
+                program == Some(&solana_sdk_ids::ed25519_program::ID)
+                    || program == Some(&solana_sdk_ids::secp256k1_program::ID)
             })
             .map(|instruction| u64::from(instruction.data.first().copied().unwrap_or(0)))
             .sum();
         (u64::from(message.header().num_required_signatures) + precompile_signatures) * LAMPORTS_PER_SIGNATURE
     }
 
-    pub fn simulate(&mut self, transaction: VersionedTransaction, verify_signatures: bool) -> Result<TransactionMetadata, FailedTransactionMetadata> {
+    pub fn simulate(
+        &mut self,
+        transaction: VersionedTransaction,
+        verify_signatures: bool,
+    ) -> Result<TransactionMetadata, FailedTransactionMetadata> {
         if verify_signatures {
             return self.chain.svm.simulate_transaction(transaction).map(|info| info.meta);
         }
@@ -349,10 +373,25 @@ impl Ledger {
 
     /// Signs `instructions` with the newest blockhash and sends them, for transactions the node
     /// makes itself (airdrops, test USDC), so they are in the history like any other.
-    pub fn send_instructions(&mut self, instructions: &[Instruction], payer: &Keypair, signers: &[&Keypair]) -> Result<Signature, Rejection> {
+    pub fn send_instructions(
+        &mut self,
+        instructions: &[Instruction],
+        payer: &Keypair,
+        signers: &[&Keypair],
+    ) -> Result<Signature, Rejection> {
         let mut all_signers = vec![payer];
-        all_signers.extend(signers.iter().copied().filter(|signer| signer.pubkey() != payer.pubkey()));
-        let transaction = Transaction::new_signed_with_payer(instructions, Some(&payer.pubkey()), &all_signers, self.latest_blockhash().0);
+        all_signers.extend(
+            signers
+                .iter()
+                .copied()
+                .filter(|signer| signer.pubkey() != payer.pubkey()),
+        );
+        let transaction = Transaction::new_signed_with_payer(
+            instructions,
+            Some(&payer.pubkey()),
+            &all_signers,
+            self.latest_blockhash().0,
+        );
         self.send(VersionedTransaction::from(transaction), true)
     }
 
@@ -374,7 +413,10 @@ impl Ledger {
                 }
                 if preflight {
                     if let Some(account) = fee_payer_before {
-                        self.chain.svm.set_account(keys[0], account).expect("restore the fee payer");
+                        self.chain
+                            .svm
+                            .set_account(keys[0], account)
+                            .expect("restore the fee payer");
                     }
                     return Err(Rejection::Preflight(failed));
                 }
@@ -390,23 +432,27 @@ impl Ledger {
             .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
             .map(|(_, key)| *key)
             .collect();
-        self.events.push(LedgerEvent::Processed { signature, slot: self.slot, writable });
+        self.events.push(LedgerEvent::Processed {
+            signature,
+            slot: self.slot,
+            writable,
+        });
         self.transaction_count += 1;
         self.unsaved = true;
         self.index(TransactionRecord {
-                slot: self.slot,
-                block_time: self.now_unix(),
-                transaction,
-                err,
-                fee,
-                pre_balances,
-                post_balances,
-                pre_token_balances,
-                post_token_balances,
-                logs: meta.logs,
-                inner_instructions: meta.inner_instructions,
-                compute_units_consumed: meta.compute_units_consumed,
-                return_data: meta.return_data,
+            slot: self.slot,
+            block_time: self.now_unix(),
+            transaction,
+            err,
+            fee,
+            pre_balances,
+            post_balances,
+            pre_token_balances,
+            post_token_balances,
+            logs: meta.logs,
+            inner_instructions: meta.inner_instructions,
+            compute_units_consumed: meta.compute_units_consumed,
+            return_data: meta.return_data,
         });
         Ok(signature)
     }
@@ -436,7 +482,9 @@ impl Ledger {
 
     pub fn mint_decimals(&self, mint: &Pubkey) -> Option<u8> {
         let account = self.chain.account(mint)?;
-        spl_token::state::Mint::unpack(&account.data).ok().map(|mint| mint.decimals)
+        spl_token::state::Mint::unpack(&account.data)
+            .ok()
+            .map(|mint| mint.decimals)
     }
 
     pub fn transaction(&self, signature: &Signature) -> Option<&TransactionRecord> {
@@ -454,7 +502,13 @@ impl Ledger {
 
     /// Signatures involving `address`, newest first, strictly before `before` and down to
     /// (excluding) `until`.
-    pub fn signatures_for(&self, address: &Pubkey, before: Option<&Signature>, until: Option<&Signature>, limit: usize) -> Vec<&TransactionRecord> {
+    pub fn signatures_for(
+        &self,
+        address: &Pubkey,
+        before: Option<&Signature>,
+        until: Option<&Signature>,
+        limit: usize,
+    ) -> Vec<&TransactionRecord> {
         let Some(signatures) = self.by_address.get(address) else {
             return Vec::new();
         };

@@ -7,11 +7,7 @@
 //!   addresses. With --ledger, state and history persist in DIR across restarts.
 
 use {
-    localnet::{
-        genesis,
-        node::Node,
-        pubsub, server,
-    },
+    localnet::{genesis, node::Node, pubsub, server},
     serde_json::json,
     std::{path::PathBuf, process::ExitCode, time::Duration},
     tokio::net::TcpListener,
@@ -25,14 +21,21 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { port: 8899, slot_ms: 400, config: None, ledger: None };
+    let mut args = Args {
+        port: 8899,
+        slot_ms: 400,
+        config: None,
+        ledger: None,
+    };
     let mut words = std::env::args().skip(1);
     while let Some(flag) = words.next() {
         let mut value = || words.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--port" => args.port = value()?.parse().map_err(|_| "--port takes a port number".to_string())?,
             "--slot-ms" => {
-                args.slot_ms = value()?.parse().map_err(|_| "--slot-ms takes milliseconds".to_string())?;
+                args.slot_ms = value()?
+                    .parse()
+                    .map_err(|_| "--slot-ms takes milliseconds".to_string())?;
                 if args.slot_ms == 0 {
                     return Err("--slot-ms must be positive".into());
                 }
@@ -86,12 +89,23 @@ async fn main() -> ExitCode {
     let (listener, ws_listener) = match listen(args.port).await {
         Ok(listeners) => listeners,
         Err(err) => {
-            eprintln!("localnet: cannot listen on 127.0.0.1:{} and the port after it: {err}", args.port);
+            eprintln!(
+                "localnet: cannot listen on 127.0.0.1:{} and the port after it: {err}",
+                args.port
+            );
             return ExitCode::from(1);
         }
     };
-    let Args { slot_ms, config, ledger, .. } = args;
-    let node = match Node::start(move || genesis::start(config.as_deref(), ledger.as_deref(), slot_ms), Duration::from_millis(slot_ms)) {
+    let Args {
+        slot_ms,
+        config,
+        ledger,
+        ..
+    } = args;
+    let node = match Node::start(
+        move || genesis::start(config.as_deref(), ledger.as_deref(), slot_ms),
+        Duration::from_millis(slot_ms),
+    ) {
         Ok(node) => node,
         Err(message) => {
             eprintln!("localnet: {message}");

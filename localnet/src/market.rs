@@ -2,9 +2,7 @@
 //! the bootstrap of a market on a fresh chain.
 
 use {
-    agent_market::{
-        accounts, constants::*, instruction, AgentTerms, MarketParams, RefundReason, ID as PROGRAM_ID,
-    },
+    agent_market::{accounts, constants::*, instruction, AgentTerms, MarketParams, RefundReason, ID as PROGRAM_ID},
     anchor_lang::{InstructionData, ToAccountMetas},
     solana_instruction::Instruction,
     solana_pubkey::Pubkey,
@@ -169,11 +167,21 @@ impl MarketKeys {
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
-            instruction::RegisterAgent { agent_id, terms, collateral_usdc },
+            instruction::RegisterAgent {
+                agent_id,
+                terms,
+                collateral_usdc,
+            },
         )
     }
 
-    pub fn update_agent(&self, creator: Pubkey, agent: Pubkey, payout_account: Pubkey, terms: AgentTerms) -> Instruction {
+    pub fn update_agent(
+        &self,
+        creator: Pubkey,
+        agent: Pubkey,
+        payout_account: Pubkey,
+        terms: AgentTerms,
+    ) -> Instruction {
         program_ix(
             accounts::UpdateAgent {
                 creator,
@@ -187,7 +195,13 @@ impl MarketKeys {
         )
     }
 
-    pub fn top_up_collateral(&self, creator: Pubkey, agent: Pubkey, creator_token_account: Pubkey, amount_usdc: u64) -> Instruction {
+    pub fn top_up_collateral(
+        &self,
+        creator: Pubkey,
+        agent: Pubkey,
+        creator_token_account: Pubkey,
+        amount_usdc: u64,
+    ) -> Instruction {
         program_ix(
             accounts::TopUpCollateral {
                 creator,
@@ -258,7 +272,11 @@ impl MarketKeys {
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
-            instruction::OpenEscrow { execution_id, api_key_id, request_hash },
+            instruction::OpenEscrow {
+                execution_id,
+                api_key_id,
+                request_hash,
+            },
         )
     }
 
@@ -267,7 +285,13 @@ impl MarketKeys {
         solana_ed25519_program::new_ed25519_instruction_with_signature(digest, signature, signing_key)
     }
 
-    pub fn settle(&self, escrow: &EscrowRef, payout_account: Pubkey, result_hash: [u8; 32], fee_shard_index: u8) -> Instruction {
+    pub fn settle(
+        &self,
+        escrow: &EscrowRef,
+        payout_account: Pubkey,
+        result_hash: [u8; 32],
+        fee_shard_index: u8,
+    ) -> Instruction {
         program_ix(
             accounts::Settle {
                 relayer: self.relayer,
@@ -286,7 +310,10 @@ impl MarketKeys {
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
-            instruction::Settle { result_hash, fee_shard_index },
+            instruction::Settle {
+                result_hash,
+                fee_shard_index,
+            },
         )
     }
 
@@ -359,7 +386,13 @@ impl MarketKeys {
         )
     }
 
-    pub fn open_dispute(&self, payer: Pubkey, agent: Pubkey, execution_id: [u8; 16], evidence_hash: [u8; 32]) -> Instruction {
+    pub fn open_dispute(
+        &self,
+        payer: Pubkey,
+        agent: Pubkey,
+        execution_id: [u8; 16],
+        evidence_hash: [u8; 32],
+    ) -> Instruction {
         program_ix(
             accounts::OpenDispute {
                 payer,

@@ -15,18 +15,15 @@ use {
     litesvm::LiteSVM,
     solana_account::Account,
     solana_account_info::AccountInfo,
-        solana_instruction::{
+    solana_instruction::{
         error::{InstructionError, UNSUPPORTED_SYSVAR},
         Instruction,
     },
     solana_program_entrypoint::{deserialize, ProgramResult, SUCCESS},
     solana_program_error::ProgramError,
     solana_program_runtime::{
-        declare_process_instruction,
-        invoke_context::InvokeContext,
-        serialization::serialize_parameters,
-        solana_sbpf::vm::ContextObject,
-        stable_log,
+        declare_process_instruction, invoke_context::InvokeContext, serialization::serialize_parameters,
+        solana_sbpf::vm::ContextObject, stable_log,
     },
     solana_pubkey::Pubkey,
     solana_stable_layout::stable_instruction::StableInstruction,
@@ -41,8 +38,7 @@ use {
 };
 
 /// A program's entrypoint as Anchor generates it (`program::entry`).
-pub type Entrypoint =
-    for<'info> fn(&Pubkey, &'info [AccountInfo<'info>], &[u8]) -> ProgramResult;
+pub type Entrypoint = for<'info> fn(&Pubkey, &'info [AccountInfo<'info>], &[u8]) -> ProgramResult;
 
 /// Compute units charged per native instruction; the real cost is only known on SBF.
 pub const NATIVE_INSTRUCTION_CU: u64 = 1;
@@ -153,8 +149,7 @@ fn process(invoke_context: &mut InvokeContext) -> Result<(), InstructionError> {
         serialize_parameters(transaction_context, instruction_context, true, mask_out_rent_epoch)?;
     // SAFETY: `parameters` is the loader's serialization of this instruction and outlives every
     // use of the views below, which all end before this function returns.
-    let (_, account_infos, instruction_data) =
-        unsafe { deserialize(parameters.as_slice_mut().as_mut_ptr()) };
+    let (_, account_infos, instruction_data) = unsafe { deserialize(parameters.as_slice_mut().as_mut_ptr()) };
     let account_infos_for_entry: &[AccountInfo] =
         unsafe { std::mem::transmute::<&[AccountInfo], &[AccountInfo]>(&account_infos) };
 
@@ -182,8 +177,7 @@ fn process(invoke_context: &mut InvokeContext) -> Result<(), InstructionError> {
 /// Writes what the program did to its `AccountInfo`s back into the transaction, refusing
 /// changes to read-only accounts as the loader does.
 fn commit(invoke_context: &mut InvokeContext, account_infos: &[AccountInfo]) -> Result<(), InstructionError> {
-    let by_key: HashMap<&Pubkey, &AccountInfo> =
-        account_infos.iter().map(|info| (info.key, info)).collect();
+    let by_key: HashMap<&Pubkey, &AccountInfo> = account_infos.iter().map(|info| (info.key, info)).collect();
     let transaction_context = &*invoke_context.transaction_context;
     let instruction_context = transaction_context.get_current_instruction_context()?;
     let mut seen = HashSet::new();
@@ -195,7 +189,9 @@ fn commit(invoke_context: &mut InvokeContext, account_infos: &[AccountInfo]) -> 
         let Some(info) = by_key.get(account.get_key()) else {
             continue;
         };
-        let data = info.try_borrow_data().map_err(|_| InstructionError::AccountBorrowFailed)?;
+        let data = info
+            .try_borrow_data()
+            .map_err(|_| InstructionError::AccountBorrowFailed)?;
         if !account.is_writable() {
             if account.get_lamports() != info.lamports() {
                 return Err(InstructionError::ReadonlyLamportChange);
@@ -335,8 +331,7 @@ fn invoke_signed(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| InstructionError::InvalidSeeds)?;
     let stable_instruction = StableInstruction::from(instruction.clone());
-    let (instruction_accounts, program_indices) =
-        invoke_context.prepare_instruction(&stable_instruction, &signers)?;
+    let (instruction_accounts, program_indices) = invoke_context.prepare_instruction(&stable_instruction, &signers)?;
 
     // The callee sees what the caller has written so far.
     let mut returned = Vec::with_capacity(instruction_accounts.len());
@@ -359,7 +354,9 @@ fn invoke_signed(
             if account.get_lamports() != info.lamports() {
                 account.set_lamports(info.lamports())?;
             }
-            let data = info.try_borrow_data().map_err(|_| InstructionError::AccountBorrowFailed)?;
+            let data = info
+                .try_borrow_data()
+                .map_err(|_| InstructionError::AccountBorrowFailed)?;
             if account.get_data() != &data[..] {
                 account.set_data_from_slice(&data)?;
             }
@@ -387,7 +384,9 @@ fn invoke_signed(
     for (index_in_caller, info_index) in returned {
         let account = instruction_context.try_borrow_instruction_account(transaction_context, index_in_caller)?;
         let info = &account_infos[info_index];
-        **info.try_borrow_mut_lamports().map_err(|_| InstructionError::AccountBorrowFailed)? = account.get_lamports();
+        **info
+            .try_borrow_mut_lamports()
+            .map_err(|_| InstructionError::AccountBorrowFailed)? = account.get_lamports();
         if info.owner != account.get_owner() {
             info.assign(account.get_owner());
         }

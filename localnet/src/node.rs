@@ -53,7 +53,10 @@ pub struct Node {
 impl Node {
     /// Starts the chain thread. `build` runs on it, since the SVM never leaves its thread; its
     /// error, if any, is returned here.
-    pub fn start(build: impl FnOnce() -> Result<NodeState, String> + Send + 'static, slot: Duration) -> Result<Node, String> {
+    pub fn start(
+        build: impl FnOnce() -> Result<NodeState, String> + Send + 'static,
+        slot: Duration,
+    ) -> Result<Node, String> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (built, outcome) = mpsc::sync_channel::<Result<(), String>>(1);
         std::thread::Builder::new()
@@ -88,7 +91,9 @@ impl Node {
                 }
             })
             .map_err(|err| format!("cannot start the chain thread: {err}"))?;
-        outcome.recv().map_err(|_| "the chain thread stopped while starting".to_string())??;
+        outcome
+            .recv()
+            .map_err(|_| "the chain thread stopped while starting".to_string())??;
         Ok(Node { jobs })
     }
 

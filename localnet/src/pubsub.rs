@@ -65,7 +65,8 @@ pub struct Subscriptions {
 }
 
 fn notification(method: &str, subscription: u64, result: Value) -> String {
-    json!({ "jsonrpc": "2.0", "method": method, "params": { "result": result, "subscription": subscription } }).to_string()
+    json!({ "jsonrpc": "2.0", "method": method, "params": { "result": result, "subscription": subscription } })
+        .to_string()
 }
 
 fn context(slot: u64, value: Value) -> Value {
@@ -73,7 +74,14 @@ fn context(slot: u64, value: Value) -> Value {
 }
 
 impl Subscriptions {
-    pub fn subscribe(&mut self, ledger: &Ledger, connection: u64, sink: UnboundedSender<String>, method: &str, params: &Value) -> Result<Value, RpcError> {
+    pub fn subscribe(
+        &mut self,
+        ledger: &Ledger,
+        connection: u64,
+        sink: UnboundedSender<String>,
+        method: &str,
+        params: &Value,
+    ) -> Result<Value, RpcError> {
         let params = Params::new(params)?;
         let (kind, commitment) = match method {
             "signatureSubscribe" => (Kind::Signature(params.parse(0, "signature")?), params.commitment(1)?),
@@ -81,14 +89,21 @@ impl Subscriptions {
                 let filter = match params.get(0) {
                     Some(Value::String(all)) if all == "all" || all == "allWithVotes" => None,
                     Some(Value::Object(filter)) => {
-                        let mentions = filter.get("mentions").and_then(Value::as_array).filter(|mentions| mentions.len() == 1);
+                        let mentions = filter
+                            .get("mentions")
+                            .and_then(Value::as_array)
+                            .filter(|mentions| mentions.len() == 1);
                         let address = mentions
                             .and_then(|mentions| mentions[0].as_str())
                             .and_then(|text| text.parse().ok())
                             .ok_or_else(|| RpcError::invalid_params("mentions takes exactly one address"))?;
                         Some(address)
                     }
-                    _ => return Err(RpcError::invalid_params("expected \"all\" or {\"mentions\": [address]}")),
+                    _ => {
+                        return Err(RpcError::invalid_params(
+                            "expected \"all\" or {\"mentions\": [address]}",
+                        ))
+                    }
                 };
                 (Kind::Logs(filter), params.commitment(1)?)
             }
@@ -101,7 +116,10 @@ impl Subscriptions {
             _ => return Err(RpcError::method_not_found()),
         };
         if self.per_connection.get(&connection).copied().unwrap_or(0) >= MAX_SUBSCRIPTIONS_PER_CONNECTION {
-            return Err(RpcError::new(-32603, format!("too many subscriptions on this connection (at most {MAX_SUBSCRIPTIONS_PER_CONNECTION})")));
+            return Err(RpcError::new(
+                -32603,
+                format!("too many subscriptions on this connection (at most {MAX_SUBSCRIPTIONS_PER_CONNECTION})"),
+            ));
         }
         self.next_id += 1;
         let id = self.next_id;
@@ -109,13 +127,24 @@ impl Subscriptions {
         if let Kind::Signature(signature) = &kind {
             if let Some(record) = ledger.transaction(signature) {
                 if record.slot <= ledger.slot_at(commitment) {
-                    let value = context(record.slot, json!({ "err": record.err.as_ref().map(rpc::transaction_error) }));
+                    let value = context(
+                        record.slot,
+                        json!({ "err": record.err.as_ref().map(rpc::transaction_error) }),
+                    );
                     let _ = sink.send(notification("signatureNotification", id, value));
                     return Ok(json!(id));
                 }
             }
         }
-        self.entries.insert(id, Entry { connection, sink, kind, commitment });
+        self.entries.insert(
+            id,
+            Entry {
+                connection,
+                sink,
+                kind,
+                commitment,
+            },
+        );
         *self.per_connection.entry(connection).or_default() += 1;
         Ok(json!(id))
     }
@@ -148,8 +177,16 @@ impl Subscriptions {
     pub fn publish(&mut self, ledger: &Ledger, events: Vec<LedgerEvent>) {
         for event in events {
             match event {
-                LedgerEvent::Processed { signature, slot, writable } => {
-                    let notice = Notice { signature, slot, writable };
+                LedgerEvent::Processed {
+                    signature,
+                    slot,
+                    writable,
+                } => {
+                    let notice = Notice {
+                        signature,
+                        slot,
+                        writable,
+                    };
                     self.notify_transaction(ledger, &notice, Commitment::Processed);
                     self.recent.push_back(notice);
                 }
@@ -159,7 +196,11 @@ impl Subscriptions {
                     if slot >= FINALIZATION_DEPTH {
                         self.notify_slot_reached(ledger, slot - FINALIZATION_DEPTH, Commitment::Finalized);
                     }
-                    while self.recent.front().is_some_and(|notice| notice.slot + FINALIZATION_DEPTH <= slot) {
+                    while self
+                        .recent
+                        .front()
+                        .is_some_and(|notice| notice.slot + FINALIZATION_DEPTH <= slot)
+                    {
                         self.recent.pop_front();
                     }
                 }
@@ -176,12 +217,18 @@ impl Subscriptions {
     }
 
     fn notify_slot(&mut self, slot: u64) {
-        let value = json!({ "parent": slot.saturating_sub(1), "root": slot.saturating_sub(FINALIZATION_DEPTH), "slot": slot });
+        let value =
+            json!({ "parent": slot.saturating_sub(1), "root": slot.saturating_sub(FINALIZATION_DEPTH), "slot": slot });
         let ended: Vec<u64> = self
             .entries
             .iter()
             .filter(|(_, entry)| matches!(entry.kind, Kind::Slot))
-            .filter(|(id, entry)| entry.sink.send(notification("slotNotification", **id, value.clone())).is_err())
+            .filter(|(id, entry)| {
+                entry
+                    .sink
+                    .send(notification("slotNotification", **id, value.clone()))
+                    .is_err()
+            })
             .map(|(id, _)| *id)
             .collect();
         ended.into_iter().for_each(|id| self.remove(id));
@@ -198,19 +245,27 @@ impl Subscriptions {
             let id = *id;
             let sent = match &entry.kind {
                 Kind::Signature(signature) if *signature == notice.signature => {
-                    let _ = entry.sink.send(notification("signatureNotification", id, context(notice.slot, json!({ "err": err }))));
+                    let _ = entry.sink.send(notification(
+                        "signatureNotification",
+                        id,
+                        context(notice.slot, json!({ "err": err })),
+                    ));
                     // A signature subscription ends with its notification.
                     ended.push(id);
                     continue;
                 }
                 Kind::Logs(filter) if filter.is_none_or(|address| keys.contains(&address)) => {
                     let value = json!({ "signature": notice.signature.to_string(), "err": err, "logs": record.logs });
-                    entry.sink.send(notification("logsNotification", id, context(notice.slot, value)))
+                    entry
+                        .sink
+                        .send(notification("logsNotification", id, context(notice.slot, value)))
                 }
                 Kind::Account { address, encoding } if notice.writable.contains(address) => {
                     let account = ledger.account(address).unwrap_or_default();
                     let value = rpc::encode_account_value(ledger, &account, *encoding);
-                    entry.sink.send(notification("accountNotification", id, context(notice.slot, value)))
+                    entry
+                        .sink
+                        .send(notification("accountNotification", id, context(notice.slot, value)))
                 }
                 _ => Ok(()),
             };
@@ -227,7 +282,8 @@ pub fn router(node: Node) -> Router {
 }
 
 async fn upgrade(ws: WebSocketUpgrade, State(node): State<Node>) -> Response {
-    ws.max_message_size(MAX_MESSAGE_BYTES).on_upgrade(move |socket| serve(socket, node))
+    ws.max_message_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |socket| serve(socket, node))
 }
 
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
@@ -263,7 +319,9 @@ async fn serve(socket: WebSocket, node: Node) {
 async fn answer(node: &Node, connection: u64, sink: UnboundedSender<String>, text: String) -> String {
     let respond = |id: Value, result: Result<Value, RpcError>| match result {
         Ok(result) => json!({ "jsonrpc": "2.0", "result": result, "id": id }).to_string(),
-        Err(error) => json!({ "jsonrpc": "2.0", "error": { "code": error.code, "message": error.message }, "id": id }).to_string(),
+        Err(error) => {
+            json!({ "jsonrpc": "2.0", "error": { "code": error.code, "message": error.message }, "id": id }).to_string()
+        }
     };
     let Ok(Value::Object(mut request)) = serde_json::from_str::<Value>(&text) else {
         return respond(Value::Null, Err(RpcError::parse_error()));
@@ -278,7 +336,9 @@ async fn answer(node: &Node, connection: u64, sink: UnboundedSender<String>, tex
             if method.ends_with("Unsubscribe") {
                 state.pubsub.unsubscribe(connection, &params)
             } else {
-                state.pubsub.subscribe(&state.ledger, connection, sink, &method, &params)
+                state
+                    .pubsub
+                    .subscribe(&state.ledger, connection, sink, &method, &params)
             }
         })
         .await;

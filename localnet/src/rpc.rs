@@ -31,7 +31,11 @@ pub struct RpcError {
 
 impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError { code, message: message.into(), data: None }
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
     pub fn parse_error() -> Self {
         Self::new(-32700, "Parse error")
@@ -72,7 +76,10 @@ pub fn dispatch(ledger: &mut Ledger, method: &str, params: &Value) -> RpcResult 
         }
         "getMinimumBalanceForRentExemption" => {
             let data_len = params.u64(0, "data length")?;
-            Ok(json!(ledger.chain.svm.minimum_balance_for_rent_exemption(data_len as usize)))
+            Ok(json!(ledger
+                .chain
+                .svm
+                .minimum_balance_for_rent_exemption(data_len as usize)))
         }
         "getFeeForMessage" => get_fee_for_message(ledger, &params),
         "getBalance" => {
@@ -82,7 +89,9 @@ pub fn dispatch(ledger: &mut Ledger, method: &str, params: &Value) -> RpcResult 
         "getAccountInfo" => {
             let address = params.pubkey(0)?;
             let options = AccountOptions::from(&params, 1)?;
-            let value = ledger.account(&address).map(|account| encode_account(ledger, &account, &options));
+            let value = ledger
+                .account(&address)
+                .map(|account| encode_account(ledger, &account, &options));
             Ok(with_context(ledger, json!(value)))
         }
         "getMultipleAccounts" => get_multiple_accounts(ledger, &params),
@@ -126,7 +135,8 @@ impl<'a> Params<'a> {
 
     pub fn parse<T: FromStr>(&self, index: usize, what: &str) -> Result<T, RpcError> {
         let text = self.str(index, what)?;
-        text.parse().map_err(|_| RpcError::invalid_params(format!("invalid {what}: {text}")))
+        text.parse()
+            .map_err(|_| RpcError::invalid_params(format!("invalid {what}: {text}")))
     }
 
     pub fn pubkey(&self, index: usize) -> Result<Pubkey, RpcError> {
@@ -134,9 +144,9 @@ impl<'a> Params<'a> {
     }
 
     pub fn u64(&self, index: usize, what: &str) -> Result<u64, RpcError> {
-        self.get(index)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| RpcError::invalid_params(format!("expected {what} as an unsigned integer at position {index}")))
+        self.get(index).and_then(Value::as_u64).ok_or_else(|| {
+            RpcError::invalid_params(format!("expected {what} as an unsigned integer at position {index}"))
+        })
     }
 
     /// The configuration object at `index`, empty when absent.
@@ -144,7 +154,9 @@ impl<'a> Params<'a> {
         match self.get(index) {
             None => Ok(Config(None)),
             Some(Value::Object(map)) => Ok(Config(Some(map))),
-            Some(_) => Err(RpcError::invalid_params(format!("expected a configuration object at position {index}"))),
+            Some(_) => Err(RpcError::invalid_params(format!(
+                "expected a configuration object at position {index}"
+            ))),
         }
     }
 
@@ -162,20 +174,32 @@ impl<'a> Config<'a> {
 
     pub fn str(&self, key: &str) -> Result<Option<&'a str>, RpcError> {
         self.get(key)
-            .map(|value| value.as_str().ok_or_else(|| RpcError::invalid_params(format!("{key} must be a string"))))
+            .map(|value| {
+                value
+                    .as_str()
+                    .ok_or_else(|| RpcError::invalid_params(format!("{key} must be a string")))
+            })
             .transpose()
     }
 
     pub fn bool(&self, key: &str) -> Result<bool, RpcError> {
         self.get(key)
-            .map(|value| value.as_bool().ok_or_else(|| RpcError::invalid_params(format!("{key} must be a boolean"))))
+            .map(|value| {
+                value
+                    .as_bool()
+                    .ok_or_else(|| RpcError::invalid_params(format!("{key} must be a boolean")))
+            })
             .transpose()
             .map(|value| value.unwrap_or(false))
     }
 
     pub fn u64(&self, key: &str) -> Result<Option<u64>, RpcError> {
         self.get(key)
-            .map(|value| value.as_u64().ok_or_else(|| RpcError::invalid_params(format!("{key} must be an unsigned integer"))))
+            .map(|value| {
+                value
+                    .as_u64()
+                    .ok_or_else(|| RpcError::invalid_params(format!("{key} must be an unsigned integer")))
+            })
             .transpose()
     }
 
@@ -224,7 +248,9 @@ impl AccountOptions {
                         .get(name)
                         .and_then(Value::as_u64)
                         .map(|value| value as usize)
-                        .ok_or_else(|| RpcError::invalid_params(format!("dataSlice.{name} must be an unsigned integer")))
+                        .ok_or_else(|| {
+                            RpcError::invalid_params(format!("dataSlice.{name} must be an unsigned integer"))
+                        })
                 };
                 Some((field("offset")?, field("length")?))
             }
@@ -235,12 +261,22 @@ impl AccountOptions {
 
 /// An account as `accountNotification` and `getAccountInfo` show it.
 pub fn encode_account_value(ledger: &Ledger, account: &Account, encoding: Encoding) -> Value {
-    encode_account(ledger, account, &AccountOptions { encoding, data_slice: None })
+    encode_account(
+        ledger,
+        account,
+        &AccountOptions {
+            encoding,
+            data_slice: None,
+        },
+    )
 }
 
 fn encode_account(ledger: &Ledger, account: &Account, options: &AccountOptions) -> Value {
     let data = match options.data_slice {
-        Some((offset, length)) => account.data.get(offset.min(account.data.len())..(offset + length).min(account.data.len())).unwrap_or(&[]),
+        Some((offset, length)) => account
+            .data
+            .get(offset.min(account.data.len())..(offset + length).min(account.data.len()))
+            .unwrap_or(&[]),
         None => &account.data[..],
     };
     let encoded = match options.encoding {
@@ -337,7 +373,9 @@ fn get_multiple_accounts(ledger: &Ledger, params: &Params) -> RpcResult {
         .and_then(Value::as_array)
         .ok_or_else(|| RpcError::invalid_params("expected an array of addresses"))?;
     if addresses.len() > MAX_MULTIPLE_ACCOUNTS {
-        return Err(RpcError::invalid_params(format!("too many addresses (at most {MAX_MULTIPLE_ACCOUNTS})")));
+        return Err(RpcError::invalid_params(format!(
+            "too many addresses (at most {MAX_MULTIPLE_ACCOUNTS})"
+        )));
     }
     let options = AccountOptions::from(params, 1)?;
     let values = addresses
@@ -347,7 +385,9 @@ fn get_multiple_accounts(ledger: &Ledger, params: &Params) -> RpcResult {
                 .as_str()
                 .and_then(|text| text.parse().ok())
                 .ok_or_else(|| RpcError::invalid_params(format!("invalid address {address}")))?;
-            Ok(ledger.account(&address).map(|account| encode_account(ledger, &account, &options)))
+            Ok(ledger
+                .account(&address)
+                .map(|account| encode_account(ledger, &account, &options)))
         })
         .collect::<Result<Vec<_>, RpcError>>()?;
     Ok(with_context(ledger, json!(values)))
@@ -368,8 +408,16 @@ fn get_token_account_balance(ledger: &Ledger, params: &Params) -> RpcResult {
 fn get_token_accounts_by_owner(ledger: &Ledger, params: &Params) -> RpcResult {
     let owner = params.pubkey(0)?;
     let filter = params.config(1)?;
-    let mint = filter.str("mint")?.map(|text| text.parse::<Pubkey>()).transpose().map_err(|_| RpcError::invalid_params("invalid mint"))?;
-    let program = filter.str("programId")?.map(|text| text.parse::<Pubkey>()).transpose().map_err(|_| RpcError::invalid_params("invalid programId"))?;
+    let mint = filter
+        .str("mint")?
+        .map(|text| text.parse::<Pubkey>())
+        .transpose()
+        .map_err(|_| RpcError::invalid_params("invalid mint"))?;
+    let program = filter
+        .str("programId")?
+        .map(|text| text.parse::<Pubkey>())
+        .transpose()
+        .map_err(|_| RpcError::invalid_params("invalid programId"))?;
     if mint.is_none() && program.is_none() {
         return Err(RpcError::invalid_params("expected a filter with mint or programId"));
     }
@@ -382,9 +430,9 @@ fn get_token_accounts_by_owner(ledger: &Ledger, params: &Params) -> RpcResult {
         .filter(|(_, account)| account.owner == spl_token::ID && account.data.len() == spl_token::state::Account::LEN)
         .filter_map(|(address, account)| {
             let token = spl_token::state::Account::unpack(&account.data).ok()?;
-            (token.owner == owner && mint.is_none_or(|mint| token.mint == mint)).then(|| {
-                json!({ "pubkey": address.to_string(), "account": encode_account(ledger, &account, &options) })
-            })
+            (token.owner == owner && mint.is_none_or(|mint| token.mint == mint)).then(
+                || json!({ "pubkey": address.to_string(), "account": encode_account(ledger, &account, &options) }),
+            )
         })
         .collect();
     found.sort_by(|a, b| a["pubkey"].as_str().cmp(&b["pubkey"].as_str()));
@@ -404,18 +452,25 @@ impl Filter {
                 .map(|size| Filter::DataSize(size as usize))
                 .ok_or_else(|| RpcError::invalid_params("dataSize must be an unsigned integer"));
         }
-        let memcmp = value.get("memcmp").ok_or_else(|| RpcError::invalid_params("unknown filter"))?;
+        let memcmp = value
+            .get("memcmp")
+            .ok_or_else(|| RpcError::invalid_params("unknown filter"))?;
         let offset = memcmp
             .get("offset")
             .and_then(Value::as_u64)
-            .ok_or_else(|| RpcError::invalid_params("memcmp.offset must be an unsigned integer"))? as usize;
+            .ok_or_else(|| RpcError::invalid_params("memcmp.offset must be an unsigned integer"))?
+            as usize;
         let text = memcmp
             .get("bytes")
             .and_then(Value::as_str)
             .ok_or_else(|| RpcError::invalid_params("memcmp.bytes must be a string"))?;
         let bytes = match memcmp.get("encoding").and_then(Value::as_str) {
-            Some("base64") => BASE64.decode(text).map_err(|_| RpcError::invalid_params("memcmp.bytes is not base64"))?,
-            None | Some("base58") => bs58::decode(text).into_vec().map_err(|_| RpcError::invalid_params("memcmp.bytes is not base58"))?,
+            Some("base64") => BASE64
+                .decode(text)
+                .map_err(|_| RpcError::invalid_params("memcmp.bytes is not base64"))?,
+            None | Some("base58") => bs58::decode(text)
+                .into_vec()
+                .map_err(|_| RpcError::invalid_params("memcmp.bytes is not base58"))?,
             Some(other) => return Err(RpcError::invalid_params(format!("unsupported memcmp encoding {other}"))),
         };
         Ok(Filter::Memcmp { offset, bytes })
@@ -454,8 +509,12 @@ fn get_program_accounts(ledger: &Ledger, params: &Params) -> RpcResult {
 fn decode_transaction(params: &Params) -> Result<VersionedTransaction, RpcError> {
     let text = params.str(0, "transaction")?;
     let bytes = match params.config(1)?.str("encoding")? {
-        None | Some("base58") => bs58::decode(text).into_vec().map_err(|_| RpcError::invalid_params("transaction is not base58"))?,
-        Some("base64") => BASE64.decode(text).map_err(|_| RpcError::invalid_params("transaction is not base64"))?,
+        None | Some("base58") => bs58::decode(text)
+            .into_vec()
+            .map_err(|_| RpcError::invalid_params("transaction is not base58"))?,
+        Some("base64") => BASE64
+            .decode(text)
+            .map_err(|_| RpcError::invalid_params("transaction is not base64"))?,
         Some(other) => return Err(RpcError::invalid_params(format!("unsupported encoding {other}"))),
     };
     if bytes.len() > PACKET_DATA_SIZE {
@@ -473,7 +532,12 @@ fn decode_transaction(params: &Params) -> Result<VersionedTransaction, RpcError>
     Ok(transaction)
 }
 
-fn simulation_value(err: Option<Value>, logs: &[String], units: u64, return_data: &solana_transaction_context::TransactionReturnData) -> Value {
+fn simulation_value(
+    err: Option<Value>,
+    logs: &[String],
+    units: u64,
+    return_data: &solana_transaction_context::TransactionReturnData,
+) -> Value {
     json!({
         "err": err,
         "logs": logs,
@@ -498,21 +562,42 @@ fn send_transaction(ledger: &mut Ledger, params: &Params) -> RpcResult {
     match ledger.send(transaction, preflight) {
         Ok(signature) => Ok(json!(signature.to_string())),
         Err(Rejection::Preflight(failed)) => {
-            let first_log = failed.meta.logs.iter().rev().find(|line| line.contains("failed")).cloned();
+            let first_log = failed
+                .meta
+                .logs
+                .iter()
+                .rev()
+                .find(|line| line.contains("failed"))
+                .cloned();
             let mut error = RpcError::new(
                 -32002,
-                format!("Transaction simulation failed: Error processing Instruction: {}", first_log.unwrap_or_else(|| failed.err.to_string())),
+                format!(
+                    "Transaction simulation failed: Error processing Instruction: {}",
+                    first_log.unwrap_or_else(|| failed.err.to_string())
+                ),
             );
-            error.data = Some(simulation_value(Some(transaction_error(&failed.err)), &failed.meta.logs, failed.meta.compute_units_consumed, &failed.meta.return_data));
+            error.data = Some(simulation_value(
+                Some(transaction_error(&failed.err)),
+                &failed.meta.logs,
+                failed.meta.compute_units_consumed,
+                &failed.meta.return_data,
+            ));
             Err(error)
         }
         Err(Rejection::Refused(err)) => {
             let (code, message) = match err {
-                solana_transaction_error::TransactionError::SignatureFailure => (-32003, "Transaction signature verification failure".to_string()),
+                solana_transaction_error::TransactionError::SignatureFailure => {
+                    (-32003, "Transaction signature verification failure".to_string())
+                }
                 _ => (-32002, format!("Transaction simulation failed: {err}")),
             };
             let mut error = RpcError::new(code, message);
-            error.data = Some(simulation_value(Some(transaction_error(&err)), &[], 0, &Default::default()));
+            error.data = Some(simulation_value(
+                Some(transaction_error(&err)),
+                &[],
+                0,
+                &Default::default(),
+            ));
             Err(error)
         }
     }
@@ -524,7 +609,9 @@ fn simulate_transaction(ledger: &mut Ledger, params: &Params) -> RpcResult {
     let verify_signatures = config.bool("sigVerify")?;
     let replace_blockhash = config.bool("replaceRecentBlockhash")?;
     if verify_signatures && replace_blockhash {
-        return Err(RpcError::invalid_params("sigVerify may not be used with replaceRecentBlockhash"));
+        return Err(RpcError::invalid_params(
+            "sigVerify may not be used with replaceRecentBlockhash",
+        ));
     }
     let replacement = if replace_blockhash {
         let (blockhash, last_valid_block_height) = ledger.latest_blockhash();
@@ -538,7 +625,12 @@ fn simulate_transaction(ledger: &mut Ledger, params: &Params) -> RpcResult {
     };
     let mut value = match ledger.simulate(transaction, verify_signatures) {
         Ok(meta) => simulation_value(None, &meta.logs, meta.compute_units_consumed, &meta.return_data),
-        Err(failed) => simulation_value(Some(transaction_error(&failed.err)), &failed.meta.logs, failed.meta.compute_units_consumed, &failed.meta.return_data),
+        Err(failed) => simulation_value(
+            Some(transaction_error(&failed.err)),
+            &failed.meta.logs,
+            failed.meta.compute_units_consumed,
+            &failed.meta.return_data,
+        ),
     };
     value["replacementBlockhash"] = json!(replacement);
     Ok(with_context(ledger, value))
@@ -581,7 +673,9 @@ fn get_signature_statuses(ledger: &Ledger, params: &Params) -> RpcResult {
         .and_then(Value::as_array)
         .ok_or_else(|| RpcError::invalid_params("expected an array of signatures"))?;
     if signatures.len() > MAX_SIGNATURE_STATUSES {
-        return Err(RpcError::invalid_params(format!("too many signatures (at most {MAX_SIGNATURE_STATUSES})")));
+        return Err(RpcError::invalid_params(format!(
+            "too many signatures (at most {MAX_SIGNATURE_STATUSES})"
+        )));
     }
     let statuses = signatures
         .iter()
@@ -590,7 +684,9 @@ fn get_signature_statuses(ledger: &Ledger, params: &Params) -> RpcResult {
                 .as_str()
                 .and_then(|text| text.parse().ok())
                 .ok_or_else(|| RpcError::invalid_params(format!("invalid signature {signature}")))?;
-            Ok(ledger.transaction(&signature).map(|record| status_value(ledger, record)))
+            Ok(ledger
+                .transaction(&signature)
+                .map(|record| status_value(ledger, record)))
         })
         .collect::<Result<Vec<_>, RpcError>>()?;
     Ok(with_context(ledger, json!(statuses)))
@@ -651,7 +747,10 @@ fn encode_token_balances(balances: &[TokenBalance]) -> Value {
 
 pub fn encode_transaction_record(record: &TransactionRecord, base64: bool) -> Value {
     let transaction = if base64 {
-        json!([BASE64.encode(bincode::serialize(&record.transaction).expect("a processed transaction serializes")), "base64"])
+        json!([
+            BASE64.encode(bincode::serialize(&record.transaction).expect("a processed transaction serializes")),
+            "base64"
+        ])
     } else {
         json!({
             "signatures": record.transaction.signatures.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -718,9 +817,14 @@ fn get_transaction(ledger: &Ledger, params: &Params) -> RpcResult {
     };
     let commitment = config.commitment()?;
     if commitment == Commitment::Processed {
-        return Err(RpcError::invalid_params("processed commitment is not supported for getTransaction"));
+        return Err(RpcError::invalid_params(
+            "processed commitment is not supported for getTransaction",
+        ));
     }
-    let Some(record) = ledger.transaction(&signature).filter(|record| visible_at(ledger, record, commitment)) else {
+    let Some(record) = ledger
+        .transaction(&signature)
+        .filter(|record| visible_at(ledger, record, commitment))
+    else {
         return Ok(Value::Null);
     };
     if let VersionedMessage::V0(_) = record.transaction.message {
@@ -738,13 +842,21 @@ fn get_signatures_for_address(ledger: &Ledger, params: &Params) -> RpcResult {
     let address = params.pubkey(0)?;
     let config = params.config(1)?;
     let parse_signature = |key: &str| -> Result<Option<Signature>, RpcError> {
-        config.str(key)?.map(|text| text.parse().map_err(|_| RpcError::invalid_params(format!("invalid {key} signature")))).transpose()
+        config
+            .str(key)?
+            .map(|text| {
+                text.parse()
+                    .map_err(|_| RpcError::invalid_params(format!("invalid {key} signature")))
+            })
+            .transpose()
     };
     let before = parse_signature("before")?;
     let until = parse_signature("until")?;
     let limit = config.u64("limit")?.unwrap_or(MAX_SIGNATURES_FOR_ADDRESS as u64) as usize;
     if limit == 0 || limit > MAX_SIGNATURES_FOR_ADDRESS {
-        return Err(RpcError::invalid_params(format!("Invalid limit; max {MAX_SIGNATURES_FOR_ADDRESS}")));
+        return Err(RpcError::invalid_params(format!(
+            "Invalid limit; max {MAX_SIGNATURES_FOR_ADDRESS}"
+        )));
     }
     let commitment = config.commitment()?;
     let records = ledger

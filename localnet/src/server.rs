@@ -40,22 +40,42 @@ fn error_response(id: Value, error: &rpc::RpcError) -> Value {
 
 /// One request object, already validated, or the error to answer it with.
 enum Call {
-    Method { id: Option<Value>, method: String, params: Value },
-    Invalid { id: Value, error: rpc::RpcError },
+    Method {
+        id: Option<Value>,
+        method: String,
+        params: Value,
+    },
+    Invalid {
+        id: Value,
+        error: rpc::RpcError,
+    },
 }
 
 fn parse_call(request: Value) -> Call {
     let Value::Object(mut object) = request else {
-        return Call::Invalid { id: Value::Null, error: rpc::RpcError::invalid_request("expected an object") };
+        return Call::Invalid {
+            id: Value::Null,
+            error: rpc::RpcError::invalid_request("expected an object"),
+        };
     };
     let id = object.remove("id");
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Call::Invalid { id: id.unwrap_or(Value::Null), error: rpc::RpcError::invalid_request("jsonrpc must be \"2.0\"") };
+        return Call::Invalid {
+            id: id.unwrap_or(Value::Null),
+            error: rpc::RpcError::invalid_request("jsonrpc must be \"2.0\""),
+        };
     }
     let Some(Value::String(method)) = object.remove("method") else {
-        return Call::Invalid { id: id.unwrap_or(Value::Null), error: rpc::RpcError::invalid_request("method must be a string") };
+        return Call::Invalid {
+            id: id.unwrap_or(Value::Null),
+            error: rpc::RpcError::invalid_request("method must be a string"),
+        };
     };
-    Call::Method { id, method, params: object.remove("params").unwrap_or(Value::Null) }
+    Call::Method {
+        id,
+        method,
+        params: object.remove("params").unwrap_or(Value::Null),
+    }
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
@@ -64,7 +84,10 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 
 async fn handle(State(node): State<Node>, body: Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return json_response(StatusCode::OK, &error_response(Value::Null, &rpc::RpcError::parse_error()));
+        return json_response(
+            StatusCode::OK,
+            &error_response(Value::Null, &rpc::RpcError::parse_error()),
+        );
     };
     let (calls, batch) = match request {
         Value::Array(requests) if requests.is_empty() => {

@@ -48,7 +48,10 @@ fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
 impl Store {
     pub fn open(dir: &Path) -> io::Result<Self> {
         fs::create_dir_all(dir)?;
-        Ok(Store { dir: dir.to_path_buf(), records_written: 0 })
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            records_written: 0,
+        })
     }
 
     /// The saved ledger, or `None` for an empty directory.
@@ -57,7 +60,8 @@ impl Store {
         if !state_path.exists() {
             return Ok(None);
         }
-        let state: LedgerState = serde_json::from_slice(&fs::read(&state_path)?).map_err(|err| invalid(&state_path, err))?;
+        let state: LedgerState =
+            serde_json::from_slice(&fs::read(&state_path)?).map_err(|err| invalid(&state_path, err))?;
         let accounts_path = self.dir.join(ACCOUNTS);
         let accounts = bincode::deserialize(&fs::read(&accounts_path)?).map_err(|err| invalid(&accounts_path, err))?;
         let transactions_path = self.dir.join(TRANSACTIONS);
@@ -75,23 +79,39 @@ impl Store {
             }
         }
         self.records_written = records.len();
-        Ok(Some(Saved { state, accounts, records }))
+        Ok(Some(Saved {
+            state,
+            accounts,
+            records,
+        }))
     }
 
     /// Writes what changed since the last save.
     pub fn save(&mut self, ledger: &mut Ledger) -> io::Result<()> {
         if !ledger.unsaved() {
-            return replace(&self.dir.join(STATE), &serde_json::to_vec(&ledger.state()).map_err(io::Error::other)?);
+            return replace(
+                &self.dir.join(STATE),
+                &serde_json::to_vec(&ledger.state()).map_err(io::Error::other)?,
+            );
         }
-        let file = OpenOptions::new().create(true).append(true).open(self.dir.join(TRANSACTIONS))?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(TRANSACTIONS))?;
         let mut appended = BufWriter::new(file);
         for record in ledger.records_since(self.records_written) {
             bincode::serialize_into(&mut appended, record).map_err(io::Error::other)?;
         }
         appended.into_inner().map_err(|err| err.into_error())?.sync_all()?;
         self.records_written = ledger.record_count();
-        replace(&self.dir.join(ACCOUNTS), &bincode::serialize(&ledger.saved_accounts()).map_err(io::Error::other)?)?;
-        replace(&self.dir.join(STATE), &serde_json::to_vec(&ledger.state()).map_err(io::Error::other)?)?;
+        replace(
+            &self.dir.join(ACCOUNTS),
+            &bincode::serialize(&ledger.saved_accounts()).map_err(io::Error::other)?,
+        )?;
+        replace(
+            &self.dir.join(STATE),
+            &serde_json::to_vec(&ledger.state()).map_err(io::Error::other)?,
+        )?;
         ledger.mark_saved();
         Ok(())
     }

@@ -26,7 +26,11 @@ impl<'a> Client<'a> {
     fn connect(node: &'a TestNode) -> Self {
         let url = format!("ws://{}", node.ws_address);
         let (socket, _) = node.runtime.block_on(connect_async(url)).expect("connect");
-        Client { node, socket, next_id: 0 }
+        Client {
+            node,
+            socket,
+            next_id: 0,
+        }
     }
 
     /// Sends a request and returns its answer (notifications that arrive first are skipped).
@@ -34,7 +38,10 @@ impl<'a> Client<'a> {
         self.next_id += 1;
         let id = self.next_id;
         let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
-        self.node.runtime.block_on(self.socket.send(Message::Text(request.into()))).unwrap();
+        self.node
+            .runtime
+            .block_on(self.socket.send(Message::Text(request.into())))
+            .unwrap();
         loop {
             let message = self.next_message(Duration::from_secs(5)).expect("an answer");
             if message["id"] == id {
@@ -45,7 +52,9 @@ impl<'a> Client<'a> {
 
     fn subscribe(&mut self, method: &str, params: Value) -> u64 {
         let answer = self.request(method, params);
-        answer["result"].as_u64().unwrap_or_else(|| panic!("{method}: {answer}"))
+        answer["result"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{method}: {answer}"))
     }
 
     fn next_message(&mut self, within: Duration) -> Option<Value> {
@@ -64,7 +73,9 @@ impl<'a> Client<'a> {
     /// The next notification of `subscription`, skipping others.
     fn notification(&mut self, subscription: u64) -> Value {
         loop {
-            let message = self.next_message(Duration::from_secs(5)).unwrap_or_else(|| panic!("no notification for {subscription}"));
+            let message = self
+                .next_message(Duration::from_secs(5))
+                .unwrap_or_else(|| panic!("no notification for {subscription}"));
             if message["params"]["subscription"] == subscription {
                 return message;
             }
@@ -75,7 +86,8 @@ impl<'a> Client<'a> {
 fn transfer(node: &TestNode, to: &Pubkey) -> (Transaction, String) {
     let payer = node.funded(1_000_000_000);
     let instruction = solana_system_interface::instruction::transfer(&payer.pubkey(), to, 777);
-    let transaction = Transaction::new_signed_with_payer(&[instruction], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let transaction =
+        Transaction::new_signed_with_payer(&[instruction], Some(&payer.pubkey()), &[&payer], node.blockhash());
     let signature = transaction.signatures[0].to_string();
     (transaction, signature)
 }
@@ -99,7 +111,10 @@ fn signature_notifications_arrive_at_the_requested_commitment_and_end_the_subscr
     let (transaction, signature) = transfer(&node, &Pubkey::new_unique());
     let processed = client.subscribe("signatureSubscribe", json!([signature, { "commitment": "processed" }]));
     let confirmed = client.subscribe("signatureSubscribe", json!([signature, { "commitment": "confirmed" }]));
-    let sent_in_slot = node.result("getSlot", json!([{ "commitment": "processed" }])).as_u64().unwrap();
+    let sent_in_slot = node
+        .result("getSlot", json!([{ "commitment": "processed" }]))
+        .as_u64()
+        .unwrap();
     assert!(node.send(&transaction)["result"].is_string());
 
     let first = client.notification(processed);
@@ -109,15 +124,27 @@ fn signature_notifications_arrive_at_the_requested_commitment_and_end_the_subscr
     let tx_slot = second["params"]["result"]["context"]["slot"].as_u64().unwrap();
     assert!(tx_slot >= sent_in_slot);
     // Confirmed means at least one slot after the transaction's.
-    let now = node.result("getSlot", json!([{ "commitment": "processed" }])).as_u64().unwrap();
-    assert!(now > tx_slot, "confirmed at slot {now} for a transaction of slot {tx_slot}");
+    let now = node
+        .result("getSlot", json!([{ "commitment": "processed" }]))
+        .as_u64()
+        .unwrap();
+    assert!(
+        now > tx_slot,
+        "confirmed at slot {now} for a transaction of slot {tx_slot}"
+    );
 
     // The subscription ended with its notification.
-    assert_eq!(client.request("signatureUnsubscribe", json!([confirmed]))["error"]["code"], -32602);
+    assert_eq!(
+        client.request("signatureUnsubscribe", json!([confirmed]))["error"]["code"],
+        -32602
+    );
     // Subscribing to a transaction that already reached the commitment answers at once.
     node.wait_for(&signature, "confirmed");
     let late = client.subscribe("signatureSubscribe", json!([signature, { "commitment": "confirmed" }]));
-    assert_eq!(client.notification(late)["params"]["result"]["value"]["err"], Value::Null);
+    assert_eq!(
+        client.notification(late)["params"]["result"]["value"]["err"],
+        Value::Null
+    );
 }
 
 #[test]
@@ -125,8 +152,14 @@ fn logs_and_account_notifications_report_what_a_transaction_did() {
     let node = TestNode::start();
     let mut client = Client::connect(&node);
     let recipient = Pubkey::new_unique();
-    let logs = client.subscribe("logsSubscribe", json!([{ "mentions": [recipient.to_string()] }, { "commitment": "confirmed" }]));
-    let account = client.subscribe("accountSubscribe", json!([recipient.to_string(), { "commitment": "processed", "encoding": "base64" }]));
+    let logs = client.subscribe(
+        "logsSubscribe",
+        json!([{ "mentions": [recipient.to_string()] }, { "commitment": "confirmed" }]),
+    );
+    let account = client.subscribe(
+        "accountSubscribe",
+        json!([recipient.to_string(), { "commitment": "processed", "encoding": "base64" }]),
+    );
     let (transaction, signature) = transfer(&node, &recipient);
     node.send(&transaction);
 
@@ -135,18 +168,32 @@ fn logs_and_account_notifications_report_what_a_transaction_did() {
     let logged = client.notification(logs)["params"]["result"]["value"].clone();
     assert_eq!(logged["signature"], signature);
     assert_eq!(logged["err"], Value::Null);
-    assert!(logged["logs"][0].as_str().unwrap().starts_with("Program 11111111111111111111111111111111 invoke"));
+    assert!(logged["logs"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("Program 11111111111111111111111111111111 invoke"));
 }
 
 #[test]
 fn bad_messages_get_errors_and_a_flood_of_subscriptions_is_capped() {
     let node = TestNode::start();
     let mut client = Client::connect(&node);
-    node.runtime.block_on(client.socket.send(Message::Text("{not json".into()))).unwrap();
-    assert_eq!(client.next_message(Duration::from_secs(5)).unwrap()["error"]["code"], -32700);
+    node.runtime
+        .block_on(client.socket.send(Message::Text("{not json".into())))
+        .unwrap();
+    assert_eq!(
+        client.next_message(Duration::from_secs(5)).unwrap()["error"]["code"],
+        -32700
+    );
     assert_eq!(client.request("noSuchSubscribe", json!([]))["error"]["code"], -32601);
-    assert_eq!(client.request("signatureSubscribe", json!(["not a signature"]))["error"]["code"], -32602);
-    assert_eq!(client.request("logsSubscribe", json!([{ "mentions": [] }]))["error"]["code"], -32602);
+    assert_eq!(
+        client.request("signatureSubscribe", json!(["not a signature"]))["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        client.request("logsSubscribe", json!([{ "mentions": [] }]))["error"]["code"],
+        -32602
+    );
 
     let subscriptions: Vec<u64> = (0..MAX_SUBSCRIPTIONS_PER_CONNECTION)
         .map(|_| client.subscribe("accountSubscribe", json!([Pubkey::new_unique().to_string()])))
@@ -155,7 +202,10 @@ fn bad_messages_get_errors_and_a_flood_of_subscriptions_is_capped() {
     assert_eq!(refused["error"]["code"], -32603);
 
     // The connection, and the node, keep serving; freeing one subscription makes room.
-    assert_eq!(client.request("accountUnsubscribe", json!([subscriptions[0]]))["result"], true);
+    assert_eq!(
+        client.request("accountUnsubscribe", json!([subscriptions[0]]))["result"],
+        true
+    );
     let slot = client.subscribe("slotSubscribe", json!([]));
     client.notification(slot);
     assert_eq!(node.result("getHealth", json!([])), "ok");

@@ -25,19 +25,30 @@ fn params() -> MarketParams {
 
 fn market() -> (Chain, MarketSetup) {
     let mut chain = Chain::new();
-    let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params())
-        .expect("bootstrap");
+    let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params()).expect("bootstrap");
     (chain, market)
 }
 
 fn update(chain: &mut Chain, market: &MarketSetup, signer: &Keypair) -> TransactionResult {
-    let params = MarketParams { relayer: market.relayer.pubkey(), arbiter: market.arbiter.pubkey(), ..params() };
-    chain.send(&[market.keys.update_market(params, market.authority.pubkey())], signer, &[])
+    let params = MarketParams {
+        relayer: market.relayer.pubkey(),
+        arbiter: market.arbiter.pubkey(),
+        ..params()
+    };
+    chain.send(
+        &[market.keys.update_market(params, market.authority.pubkey())],
+        signer,
+        &[],
+    )
 }
 
 /// A correctly signed `update_market` by the authority, against `blockhash`.
 fn signed_update(market: &MarketSetup, blockhash: solana_hash::Hash) -> Transaction {
-    let params = MarketParams { relayer: market.relayer.pubkey(), arbiter: market.arbiter.pubkey(), ..params() };
+    let params = MarketParams {
+        relayer: market.relayer.pubkey(),
+        arbiter: market.arbiter.pubkey(),
+        ..params()
+    };
     let authority = &market.authority;
     Transaction::new_signed_with_payer(
         &[market.keys.update_market(params, authority.pubkey())],
@@ -54,9 +65,18 @@ fn program_logs_and_events_reach_the_transaction() {
     let meta = update(&mut chain, &market, &authority).expect("update_market");
     let program = agent_market::ID.to_string();
     assert_eq!(meta.logs[0], format!("Program {program} invoke [1]"));
-    assert!(meta.logs.contains(&"Program log: Instruction: UpdateMarket".to_string()), "{:#?}", meta.logs);
+    assert!(
+        meta.logs
+            .contains(&"Program log: Instruction: UpdateMarket".to_string()),
+        "{:#?}",
+        meta.logs
+    );
     // emit_cpi! invokes the program itself, one level deeper.
-    assert!(meta.logs.contains(&format!("Program {program} invoke [2]")), "{:#?}", meta.logs);
+    assert!(
+        meta.logs.contains(&format!("Program {program} invoke [2]")),
+        "{:#?}",
+        meta.logs
+    );
     assert_eq!(meta.logs.last(), Some(&format!("Program {program} success")));
     let updated = events::<MarketUpdated>(&meta);
     assert_eq!(updated.len(), 1);
@@ -68,13 +88,20 @@ fn program_errors_are_logged_as_anchor_reports_them() {
     let (mut chain, market) = market();
     let outsider = chain.funded_keypair(1_000_000_000);
     let mut instruction = market.keys.update_market(
-        MarketParams { relayer: market.relayer.pubkey(), arbiter: market.arbiter.pubkey(), ..params() },
+        MarketParams {
+            relayer: market.relayer.pubkey(),
+            arbiter: market.arbiter.pubkey(),
+            ..params()
+        },
         outsider.pubkey(),
     );
     instruction.accounts[0].pubkey = outsider.pubkey();
-    let failed = chain.send(&[instruction], &outsider, &[]).expect_err("not the authority");
+    let failed = chain
+        .send(&[instruction], &outsider, &[])
+        .expect_err("not the authority");
     assert!(
-        failed.meta.logs.iter().any(|line| line.starts_with("Program log: AnchorError caused by account: market. Error Code: NotMarketAuthority.")),
+        failed.meta.logs.iter().any(|line| line
+            .starts_with("Program log: AnchorError caused by account: market. Error Code: NotMarketAuthority.")),
         "{:#?}",
         failed.meta.logs
     );

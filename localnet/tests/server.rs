@@ -26,24 +26,52 @@ fn cluster_info_methods_answer_in_cluster_shapes() {
     assert!(latest["value"]["lastValidBlockHeight"].as_u64().unwrap() >= 150);
     let blockhash = latest["value"]["blockhash"].clone();
     assert_eq!(node.result("isBlockhashValid", json!([blockhash]))["value"], true);
-    assert_eq!(node.result("isBlockhashValid", json!([Hash::new_unique().to_string()]))["value"], false);
+    assert_eq!(
+        node.result("isBlockhashValid", json!([Hash::new_unique().to_string()]))["value"],
+        false
+    );
     let epoch = node.result("getEpochInfo", json!([]));
-    for field in ["absoluteSlot", "blockHeight", "epoch", "slotIndex", "slotsInEpoch", "transactionCount"] {
+    for field in [
+        "absoluteSlot",
+        "blockHeight",
+        "epoch",
+        "slotIndex",
+        "slotsInEpoch",
+        "transactionCount",
+    ] {
         assert!(epoch[field].is_u64(), "{field}: {epoch}");
     }
-    assert_eq!(node.result("getMinimumBalanceForRentExemption", json!([165])), 2_039_280);
+    assert_eq!(
+        node.result("getMinimumBalanceForRentExemption", json!([165])),
+        2_039_280
+    );
 }
 
 #[test]
 fn slots_advance_and_commitment_levels_lag_as_on_a_cluster() {
     let node = TestNode::start();
-    let first = node.result("getSlot", json!([{ "commitment": "processed" }])).as_u64().unwrap();
+    let first = node
+        .result("getSlot", json!([{ "commitment": "processed" }]))
+        .as_u64()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(SLOT_MS * 40));
-    let processed = node.result("getSlot", json!([{ "commitment": "processed" }])).as_u64().unwrap();
-    assert!(processed > first + 30, "slots advance with wall time: {first} -> {processed}");
+    let processed = node
+        .result("getSlot", json!([{ "commitment": "processed" }]))
+        .as_u64()
+        .unwrap();
+    assert!(
+        processed > first + 30,
+        "slots advance with wall time: {first} -> {processed}"
+    );
     // Slots keep ticking between calls, so compare each level against its own reading.
-    let finalized = node.result("getSlot", json!([{ "commitment": "finalized" }])).as_u64().unwrap();
-    assert!(finalized + 32 >= processed && finalized + 32 <= processed + 5, "finalized {finalized}, processed {processed}");
+    let finalized = node
+        .result("getSlot", json!([{ "commitment": "finalized" }]))
+        .as_u64()
+        .unwrap();
+    assert!(
+        finalized + 32 >= processed && finalized + 32 <= processed + 5,
+        "finalized {finalized}, processed {processed}"
+    );
 }
 
 #[test]
@@ -52,7 +80,8 @@ fn a_transfer_is_processed_then_confirmed_then_finalized_with_full_metadata() {
     let payer = node.funded(1_000_000_000);
     let recipient = Pubkey::new_unique();
     let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &recipient, 12_345);
-    let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let transaction =
+        Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
     let signature = node.send(&transaction)["result"].as_str().unwrap().to_string();
     assert_eq!(signature, transaction.signatures[0].to_string());
 
@@ -62,7 +91,10 @@ fn a_transfer_is_processed_then_confirmed_then_finalized_with_full_metadata() {
     assert_eq!(finalized["err"], Value::Null);
     assert_eq!(finalized["status"], json!({ "Ok": null }));
 
-    let record = node.result("getTransaction", json!([signature, { "encoding": "json", "commitment": "confirmed" }]));
+    let record = node.result(
+        "getTransaction",
+        json!([signature, { "encoding": "json", "commitment": "confirmed" }]),
+    );
     assert_eq!(record["meta"]["fee"], 5_000);
     assert_eq!(record["meta"]["err"], Value::Null);
     assert_eq!(record["meta"]["preBalances"][0], 1_000_000_000);
@@ -70,11 +102,17 @@ fn a_transfer_is_processed_then_confirmed_then_finalized_with_full_metadata() {
     assert_eq!(record["meta"]["postBalances"][1], 12_345);
     assert_eq!(record["transaction"]["signatures"][0], signature);
     assert_eq!(record["version"], "legacy");
-    assert!(record["meta"]["logMessages"][0].as_str().unwrap().starts_with("Program 11111111111111111111111111111111 invoke"));
+    assert!(record["meta"]["logMessages"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("Program 11111111111111111111111111111111 invoke"));
     let base64 = node.result("getTransaction", json!([signature, { "encoding": "base64" }]));
     assert_eq!(base64["transaction"][1], "base64");
 
-    assert_eq!(node.result("getBalance", json!([recipient.to_string()]))["value"], 12_345);
+    assert_eq!(
+        node.result("getBalance", json!([recipient.to_string()]))["value"],
+        12_345
+    );
     let history = node.result("getSignaturesForAddress", json!([recipient.to_string()]));
     assert_eq!(history[0]["signature"], signature);
     assert_eq!(history[0]["confirmationStatus"], "finalized");
@@ -89,15 +127,34 @@ fn token_methods_report_balances_and_filters_find_accounts() {
     let minted = node.result("localnet_mintUsdc", json!([owner.pubkey().to_string(), 2_500_000]));
     let source = Pubkey::from_str(minted["tokenAccount"].as_str().unwrap()).unwrap();
     let balance = node.result("getTokenAccountBalance", json!([source.to_string()]));
-    assert_eq!(balance["value"], json!({ "amount": "2500000", "decimals": 6, "uiAmount": 2.5, "uiAmountString": "2.5" }));
+    assert_eq!(
+        balance["value"],
+        json!({ "amount": "2500000", "decimals": 6, "uiAmount": 2.5, "uiAmountString": "2.5" })
+    );
 
     let recipient = Pubkey::new_unique();
     let destination = spl_associated_token_account_client::address::get_associated_token_address(&recipient, &mint);
     let instructions = [
-        spl_associated_token_account_client::instruction::create_associated_token_account_idempotent(&owner.pubkey(), &recipient, &mint, &spl_token::ID),
-        spl_token::instruction::transfer_checked(&spl_token::ID, &source, &mint, &destination, &owner.pubkey(), &[], 1_000_000, 6).unwrap(),
+        spl_associated_token_account_client::instruction::create_associated_token_account_idempotent(
+            &owner.pubkey(),
+            &recipient,
+            &mint,
+            &spl_token::ID,
+        ),
+        spl_token::instruction::transfer_checked(
+            &spl_token::ID,
+            &source,
+            &mint,
+            &destination,
+            &owner.pubkey(),
+            &[],
+            1_000_000,
+            6,
+        )
+        .unwrap(),
     ];
-    let transaction = Transaction::new_signed_with_payer(&instructions, Some(&owner.pubkey()), &[&owner], node.blockhash());
+    let transaction =
+        Transaction::new_signed_with_payer(&instructions, Some(&owner.pubkey()), &[&owner], node.blockhash());
     let signature = node.send(&transaction)["result"].as_str().unwrap().to_string();
     node.wait_for(&signature, "confirmed");
     let meta = node.result("getTransaction", json!([signature, { "commitment": "confirmed" }]))["meta"].clone();
@@ -105,19 +162,42 @@ fn token_methods_report_balances_and_filters_find_accounts() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|balance| (balance["owner"].as_str().unwrap().to_string(), balance["uiTokenAmount"]["amount"].as_str().unwrap().to_string()))
+        .map(|balance| {
+            (
+                balance["owner"].as_str().unwrap().to_string(),
+                balance["uiTokenAmount"]["amount"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
-    assert!(post.contains(&(owner.pubkey().to_string(), "1500000".to_string())), "{post:?}");
-    assert!(post.contains(&(recipient.to_string(), "1000000".to_string())), "{post:?}");
-    assert!(!meta["innerInstructions"].as_array().unwrap().is_empty(), "the ATA program's CPIs are recorded");
+    assert!(
+        post.contains(&(owner.pubkey().to_string(), "1500000".to_string())),
+        "{post:?}"
+    );
+    assert!(
+        post.contains(&(recipient.to_string(), "1000000".to_string())),
+        "{post:?}"
+    );
+    assert!(
+        !meta["innerInstructions"].as_array().unwrap().is_empty(),
+        "the ATA program's CPIs are recorded"
+    );
 
-    let by_owner = node.result("getTokenAccountsByOwner", json!([recipient.to_string(), { "mint": mint.to_string() }, { "encoding": "jsonParsed" }]));
+    let by_owner = node.result(
+        "getTokenAccountsByOwner",
+        json!([recipient.to_string(), { "mint": mint.to_string() }, { "encoding": "jsonParsed" }]),
+    );
     assert_eq!(by_owner["value"][0]["pubkey"], destination.to_string());
-    assert_eq!(by_owner["value"][0]["account"]["data"]["parsed"]["info"]["tokenAmount"]["amount"], "1000000");
+    assert_eq!(
+        by_owner["value"][0]["account"]["data"]["parsed"]["info"]["tokenAmount"]["amount"],
+        "1000000"
+    );
 
     // Token accounts of this mint owned by the recipient: dataSize plus two memcmp filters.
     let filters = json!([{ "dataSize": 165 }, { "memcmp": { "offset": 0, "bytes": mint.to_string() } }, { "memcmp": { "offset": 32, "bytes": recipient.to_string() } }]);
-    let found = node.result("getProgramAccounts", json!([spl_token::ID.to_string(), { "filters": filters, "encoding": "base64" }]));
+    let found = node.result(
+        "getProgramAccounts",
+        json!([spl_token::ID.to_string(), { "filters": filters, "encoding": "base64" }]),
+    );
     assert_eq!(found.as_array().unwrap().len(), 1);
     assert_eq!(found[0]["pubkey"], destination.to_string());
 }
@@ -126,13 +206,25 @@ fn token_methods_report_balances_and_filters_find_accounts() {
 fn failed_preflight_returns_the_simulation_and_charges_nothing() {
     let node = TestNode::start();
     let payer = node.funded(1_000_000_000);
-    let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
-    let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let transfer =
+        solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
+    let transaction =
+        Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
     let response = node.send(&transaction);
     assert_eq!(error_code(&response), -32002);
-    assert_eq!(response["error"]["data"]["err"], json!({ "InstructionError": [0, { "Custom": 1 }] }));
-    assert!(response["error"]["data"]["logs"].as_array().unwrap().iter().any(|line| line.as_str().unwrap().contains("insufficient lamports")));
-    assert_eq!(node.result("getBalance", json!([payer.pubkey().to_string()]))["value"], 1_000_000_000);
+    assert_eq!(
+        response["error"]["data"]["err"],
+        json!({ "InstructionError": [0, { "Custom": 1 }] })
+    );
+    assert!(response["error"]["data"]["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|line| line.as_str().unwrap().contains("insufficient lamports")));
+    assert_eq!(
+        node.result("getBalance", json!([payer.pubkey().to_string()]))["value"],
+        1_000_000_000
+    );
     let status = node.result("getSignatureStatuses", json!([[transaction.signatures[0].to_string()]]));
     assert_eq!(status["value"][0], Value::Null);
 }
@@ -141,13 +233,21 @@ fn failed_preflight_returns_the_simulation_and_charges_nothing() {
 fn a_transaction_failing_without_preflight_is_recorded_with_its_error_and_fee() {
     let node = TestNode::start();
     let payer = node.funded(1_000_000_000);
-    let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
-    let transaction = Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let transfer =
+        solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
+    let transaction =
+        Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
     let encoded = BASE64.encode(bincode::serialize(&transaction).unwrap());
-    let signature = node.result("sendTransaction", json!([encoded, { "encoding": "base64", "skipPreflight": true }]));
+    let signature = node.result(
+        "sendTransaction",
+        json!([encoded, { "encoding": "base64", "skipPreflight": true }]),
+    );
     let status = node.result("getSignatureStatuses", json!([[signature]]))["value"][0].clone();
     assert_eq!(status["err"], json!({ "InstructionError": [0, { "Custom": 1 }] }));
-    assert_eq!(node.result("getBalance", json!([payer.pubkey().to_string()]))["value"], 1_000_000_000 - 5_000);
+    assert_eq!(
+        node.result("getBalance", json!([payer.pubkey().to_string()]))["value"],
+        1_000_000_000 - 5_000
+    );
 }
 
 #[test]
@@ -156,11 +256,17 @@ fn forged_signatures_stale_blockhashes_and_replays_are_refused() {
     let payer = node.funded(1_000_000_000);
     let transfer = solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 1);
 
-    let mut forged = Transaction::new_signed_with_payer(&[transfer.clone()], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let mut forged =
+        Transaction::new_signed_with_payer(&[transfer.clone()], Some(&payer.pubkey()), &[&payer], node.blockhash());
     forged.signatures[0] = Keypair::new().sign_message(&forged.message_data());
     assert_eq!(error_code(&node.send(&forged)), -32003);
 
-    let stale = Transaction::new_signed_with_payer(&[transfer.clone()], Some(&payer.pubkey()), &[&payer], Hash::new_unique());
+    let stale = Transaction::new_signed_with_payer(
+        &[transfer.clone()],
+        Some(&payer.pubkey()),
+        &[&payer],
+        Hash::new_unique(),
+    );
     let response = node.send(&stale);
     assert_eq!(error_code(&response), -32002);
     assert_eq!(response["error"]["data"]["err"], "BlockhashNotFound");
@@ -185,18 +291,39 @@ fn bad_requests_get_standard_errors_and_the_server_keeps_serving() {
     assert_eq!(error_code(&node.call("noSuchMethod", json!([]))), -32601);
     assert_eq!(error_code(&node.call("getBalance", json!([]))), -32602);
     assert_eq!(error_code(&node.call("getBalance", json!(["not an address"]))), -32602);
-    assert_eq!(error_code(&node.call("getBalance", json!({ "named": "params" }))), -32602);
+    assert_eq!(
+        error_code(&node.call("getBalance", json!({ "named": "params" }))),
+        -32602
+    );
     assert_eq!(error_code(&node.call("getSignatureStatuses", json!([["xyz"]]))), -32602);
-    assert_eq!(error_code(&node.call("sendTransaction", json!(["AAAA", { "encoding": "base64" }]))), -32602);
-    assert_eq!(error_code(&node.call("sendTransaction", json!(["!!!", { "encoding": "base64" }]))), -32602);
-    assert_eq!(error_code(&node.call("getAccountInfo", json!([Pubkey::new_unique().to_string(), { "encoding": "nope" }]))), -32602);
+    assert_eq!(
+        error_code(&node.call("sendTransaction", json!(["AAAA", { "encoding": "base64" }]))),
+        -32602
+    );
+    assert_eq!(
+        error_code(&node.call("sendTransaction", json!(["!!!", { "encoding": "base64" }]))),
+        -32602
+    );
+    assert_eq!(
+        error_code(&node.call(
+            "getAccountInfo",
+            json!([Pubkey::new_unique().to_string(), { "encoding": "nope" }])
+        )),
+        -32602
+    );
 
     let (status, body) = node.post(br#"{"jsonrpc":"1.0","id":7,"method":"getHealth"}"#);
     assert_eq!(status, 200);
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32600);
 
     let (status, body) = node.post(b"[]");
-    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["error"]["code"].clone()), (200, json!(-32600)));
+    assert_eq!(
+        (
+            status,
+            serde_json::from_str::<Value>(&body).unwrap()["error"]["code"].clone()
+        ),
+        (200, json!(-32600))
+    );
 
     let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"getHealth"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#;
     let answers: Value = serde_json::from_str(&node.post(batch).1).unwrap();
@@ -214,12 +341,17 @@ fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
     let node = TestNode::start();
     let payer = node.funded(1_000_000_000);
     let recipient = Pubkey::new_unique();
-    let transfer = |lamports: u64| solana_system_interface::instruction::transfer(&payer.pubkey(), &recipient, lamports);
+    let transfer =
+        |lamports: u64| solana_system_interface::instruction::transfer(&payer.pubkey(), &recipient, lamports);
 
     // Simulation changes nothing; unsigned with a stale blockhash it needs both options.
-    let signed = Transaction::new_signed_with_payer(&[transfer(10)], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let signed =
+        Transaction::new_signed_with_payer(&[transfer(10)], Some(&payer.pubkey()), &[&payer], node.blockhash());
     let encoded = BASE64.encode(bincode::serialize(&signed).unwrap());
-    let simulated = node.result("simulateTransaction", json!([encoded, { "encoding": "base64", "sigVerify": true }]));
+    let simulated = node.result(
+        "simulateTransaction",
+        json!([encoded, { "encoding": "base64", "sigVerify": true }]),
+    );
     assert_eq!(simulated["value"]["err"], Value::Null);
     assert!(simulated["value"]["logs"][0].as_str().unwrap().contains("invoke [1]"));
     assert_eq!(node.result("getBalance", json!([recipient.to_string()]))["value"], 0);
@@ -228,15 +360,24 @@ fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
     let encoded = BASE64.encode(bincode::serialize(&unsigned).unwrap());
     let stale = node.result("simulateTransaction", json!([encoded, { "encoding": "base64" }]));
     assert_eq!(stale["value"]["err"], "BlockhashNotFound");
-    let replaced = node.result("simulateTransaction", json!([encoded, { "encoding": "base64", "replaceRecentBlockhash": true }]));
+    let replaced = node.result(
+        "simulateTransaction",
+        json!([encoded, { "encoding": "base64", "replaceRecentBlockhash": true }]),
+    );
     assert_eq!(replaced["value"]["err"], Value::Null);
     assert!(replaced["value"]["replacementBlockhash"]["blockhash"].is_string());
-    let both = node.call("simulateTransaction", json!([encoded, { "encoding": "base64", "sigVerify": true, "replaceRecentBlockhash": true }]));
+    let both = node.call(
+        "simulateTransaction",
+        json!([encoded, { "encoding": "base64", "sigVerify": true, "replaceRecentBlockhash": true }]),
+    );
     assert_eq!(error_code(&both), -32602);
     let mut forged = signed.clone();
     forged.signatures[0] = Keypair::new().sign_message(&forged.message_data());
     let encoded = BASE64.encode(bincode::serialize(&forged).unwrap());
-    let refused = node.result("simulateTransaction", json!([encoded, { "encoding": "base64", "sigVerify": true }]));
+    let refused = node.result(
+        "simulateTransaction",
+        json!([encoded, { "encoding": "base64", "sigVerify": true }]),
+    );
     assert_eq!(refused["value"]["err"], "SignatureFailure");
 
     let message = BASE64.encode(signed.message_data());
@@ -245,9 +386,19 @@ fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
     // base58 transactions, and three of them to page through.
     let mut signatures = Vec::new();
     for lamports in [1_000_000, 2_000_000, 3_000_000] {
-        let transaction = Transaction::new_signed_with_payer(&[transfer(lamports)], Some(&payer.pubkey()), &[&payer], node.blockhash());
+        let transaction = Transaction::new_signed_with_payer(
+            &[transfer(lamports)],
+            Some(&payer.pubkey()),
+            &[&payer],
+            node.blockhash(),
+        );
         let encoded = bs58::encode(bincode::serialize(&transaction).unwrap()).into_string();
-        signatures.push(node.result("sendTransaction", json!([encoded])).as_str().unwrap().to_string());
+        signatures.push(
+            node.result("sendTransaction", json!([encoded]))
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
     }
     let page = |config: Value| -> Vec<String> {
         node.result("getSignaturesForAddress", json!([recipient.to_string(), config]))
@@ -257,21 +408,43 @@ fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
             .map(|entry| entry["signature"].as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(page(json!({})), vec![signatures[2].clone(), signatures[1].clone(), signatures[0].clone()]);
+    assert_eq!(
+        page(json!({})),
+        vec![signatures[2].clone(), signatures[1].clone(), signatures[0].clone()]
+    );
     assert_eq!(page(json!({ "limit": 1 })), vec![signatures[2].clone()]);
-    assert_eq!(page(json!({ "before": signatures[2] })), vec![signatures[1].clone(), signatures[0].clone()]);
-    assert_eq!(page(json!({ "until": signatures[0] })), vec![signatures[2].clone(), signatures[1].clone()]);
+    assert_eq!(
+        page(json!({ "before": signatures[2] })),
+        vec![signatures[1].clone(), signatures[0].clone()]
+    );
+    assert_eq!(
+        page(json!({ "until": signatures[0] })),
+        vec![signatures[2].clone(), signatures[1].clone()]
+    );
 
     let missing = Pubkey::new_unique();
-    let accounts = node.result("getMultipleAccounts", json!([[recipient.to_string(), missing.to_string()], { "encoding": "base64" }]));
+    let accounts = node.result(
+        "getMultipleAccounts",
+        json!([[recipient.to_string(), missing.to_string()], { "encoding": "base64" }]),
+    );
     assert_eq!(accounts["value"][0]["lamports"], 6_000_000);
     assert_eq!(accounts["value"][1], Value::Null);
 
     let config = node.result("localnet_marketConfig", json!([]));
     let mint = config["usdcMint"].as_str().unwrap();
-    let sliced = node.result("getAccountInfo", json!([mint, { "encoding": "base64", "dataSlice": { "offset": 44, "length": 1 } }]));
-    assert_eq!(sliced["value"]["data"], json!(["Bg==", "base64"]), "byte 44 of a mint is its decimals, 6");
-    let base58 = node.result("getAccountInfo", json!([mint, { "encoding": "base58", "dataSlice": { "offset": 44, "length": 1 } }]));
+    let sliced = node.result(
+        "getAccountInfo",
+        json!([mint, { "encoding": "base64", "dataSlice": { "offset": 44, "length": 1 } }]),
+    );
+    assert_eq!(
+        sliced["value"]["data"],
+        json!(["Bg==", "base64"]),
+        "byte 44 of a mint is its decimals, 6"
+    );
+    let base58 = node.result(
+        "getAccountInfo",
+        json!([mint, { "encoding": "base58", "dataSlice": { "offset": 44, "length": 1 } }]),
+    );
     assert_eq!(base58["value"]["data"], "7");
     assert_eq!(base58["value"]["space"], 82);
 }

@@ -38,29 +38,46 @@ fn from_hex(hex: &str) -> Vec<u8> {
 }
 
 fn hex_array<const N: usize>(value: &Value) -> [u8; N] {
-    let hex = value.as_str().unwrap_or_else(|| panic!("expected a hex string, got {value}"));
-    from_hex(hex).try_into().unwrap_or_else(|_| panic!("expected {N} bytes: {hex}"))
+    let hex = value
+        .as_str()
+        .unwrap_or_else(|| panic!("expected a hex string, got {value}"));
+    from_hex(hex)
+        .try_into()
+        .unwrap_or_else(|_| panic!("expected {N} bytes: {hex}"))
 }
 
 fn pubkey(value: &Value) -> Pubkey {
-    let text = value.as_str().unwrap_or_else(|| panic!("expected a base58 address, got {value}"));
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("expected a base58 address, got {value}"));
     Pubkey::from_str(text).unwrap_or_else(|_| panic!("bad address {text:?}"))
 }
 
 fn u64_of(value: &Value) -> u64 {
-    value.as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("expected a u64 decimal string, got {value}"))
+    value
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("expected a u64 decimal string, got {value}"))
 }
 
 fn u32_of(value: &Value) -> u32 {
-    value.as_u64().and_then(|n| u32::try_from(n).ok()).unwrap_or_else(|| panic!("expected a u32, got {value}"))
+    value
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or_else(|| panic!("expected a u32, got {value}"))
 }
 
 fn u8_of(value: &Value) -> u8 {
-    value.as_u64().and_then(|n| u8::try_from(n).ok()).unwrap_or_else(|| panic!("expected a u8, got {value}"))
+    value
+        .as_u64()
+        .and_then(|n| u8::try_from(n).ok())
+        .unwrap_or_else(|| panic!("expected a u8, got {value}"))
 }
 
 fn bool_of(value: &Value) -> bool {
-    value.as_bool().unwrap_or_else(|| panic!("expected a boolean, got {value}"))
+    value
+        .as_bool()
+        .unwrap_or_else(|| panic!("expected a boolean, got {value}"))
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -79,7 +96,8 @@ impl Checker {
             if self.write {
                 *slot = computed;
             } else {
-                self.mismatches.push(format!("{what}: golden {slot}, computed {computed}"));
+                self.mismatches
+                    .push(format!("{what}: golden {slot}, computed {computed}"));
             }
         }
     }
@@ -91,7 +109,11 @@ fn instruction_json(ix: &Instruction) -> (Value, Value, Value) {
         .iter()
         .map(|meta| json!({ "pubkey": meta.pubkey.to_string(), "is_signer": meta.is_signer, "is_writable": meta.is_writable }))
         .collect();
-    (json!(ix.program_id.to_string()), Value::Array(accounts), json!(to_hex(&ix.data)))
+    (
+        json!(ix.program_id.to_string()),
+        Value::Array(accounts),
+        json!(to_hex(&ix.data)),
+    )
 }
 
 fn market_params(value: &Value) -> MarketParams {
@@ -108,7 +130,9 @@ fn market_params(value: &Value) -> MarketParams {
 
 fn pricing(value: &Value) -> Pricing {
     match value["kind"].as_str() {
-        Some("PayPerUse") => Pricing::PayPerUse { price_usdc: u64_of(&value["price_usdc"]) },
+        Some("PayPerUse") => Pricing::PayPerUse {
+            price_usdc: u64_of(&value["price_usdc"]),
+        },
         Some("Subscription") => Pricing::Subscription {
             period_price_usdc: u64_of(&value["period_price_usdc"]),
             period_secs: u32_of(&value["period_secs"]),
@@ -196,10 +220,25 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             hex_array(&inputs["api_key_id"]),
             hex_array(&inputs["request_hash"]),
         ),
-        "settle" => market.settle(&escrow, payout_account, hex_array(&inputs["result_hash"]), u8_of(&args["fee_shard_index"])),
-        "refund" => market.refund(&escrow, refund_reason(&args["reason"]), bool_of(&args["with_subscription"])),
+        "settle" => market.settle(
+            &escrow,
+            payout_account,
+            hex_array(&inputs["result_hash"]),
+            u8_of(&args["fee_shard_index"]),
+        ),
+        "refund" => market.refund(
+            &escrow,
+            refund_reason(&args["reason"]),
+            bool_of(&args["with_subscription"]),
+        ),
         "reclaim" => market.reclaim(&escrow, bool_of(&args["with_subscription"])),
-        "subscribe" => market.subscribe(agent, payer, payer_token_account, payout_account, u8_of(&args["fee_shard_index"])),
+        "subscribe" => market.subscribe(
+            agent,
+            payer,
+            payer_token_account,
+            payout_account,
+            u8_of(&args["fee_shard_index"]),
+        ),
         "open_dispute" => market.open_dispute(payer, agent, execution_id, hex_array(&inputs["evidence_hash"])),
         "resolve_dispute" => market.resolve_dispute(
             agent,
@@ -217,28 +256,51 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
 fn check(golden: &mut Value, c: &mut Checker) {
     c.field("program_id", &mut golden["program_id"], json!(PROGRAM_ID.to_string()));
 
-    for (i, case) in golden["result_digest"].as_array_mut().expect("result_digest").iter_mut().enumerate() {
+    for (i, case) in golden["result_digest"]
+        .as_array_mut()
+        .expect("result_digest")
+        .iter_mut()
+        .enumerate()
+    {
         let digest = result_digest(
             &hex_array(&case["execution_id"]),
             &pubkey(&case["agent"]),
             &hex_array(&case["request_hash"]),
             &hex_array(&case["result_hash"]),
         );
-        c.field(&format!("result_digest[{i}].digest"), &mut case["digest"], json!(to_hex(&digest)));
+        c.field(
+            &format!("result_digest[{i}].digest"),
+            &mut case["digest"],
+            json!(to_hex(&digest)),
+        );
     }
 
     // Rust has no RFC 8785 canonicalizer here: TypeScript checks the canonical texts, Rust their hashes.
-    for (i, case) in golden["canonical_json"].as_array_mut().expect("canonical_json").iter_mut().enumerate() {
+    for (i, case) in golden["canonical_json"]
+        .as_array_mut()
+        .expect("canonical_json")
+        .iter_mut()
+        .enumerate()
+    {
         let hash = sha256_hex(case["canonical"].as_str().expect("canonical"));
         c.field(&format!("canonical_json[{i}].sha256"), &mut case["sha256"], json!(hash));
     }
-    for (i, case) in golden["request_hash"].as_array_mut().expect("request_hash").iter_mut().enumerate() {
+    for (i, case) in golden["request_hash"]
+        .as_array_mut()
+        .expect("request_hash")
+        .iter_mut()
+        .enumerate()
+    {
         let canonical = case["canonical"].as_str().expect("canonical").to_owned();
         assert!(
             canonical.starts_with("{\"parameters\":") && canonical.contains(",\"task\":"),
             "request_hash[{i}].canonical is not the canonical form of {{task, parameters}}"
         );
-        c.field(&format!("request_hash[{i}].request_hash"), &mut case["request_hash"], json!(sha256_hex(&canonical)));
+        c.field(
+            &format!("request_hash[{i}].request_hash"),
+            &mut case["request_hash"],
+            json!(sha256_hex(&canonical)),
+        );
     }
 
     let message = hex_array::<32>(&golden["result_digest"][0]["digest"]);
@@ -253,39 +315,101 @@ fn check(golden: &mut Value, c: &mut Checker) {
     require_ed25519_verified(&verify.program_id, &verify.data, &public_key, &message)
         .expect("the program accepts the precompile instruction");
     c.field("ed25519.public_key", &mut ed["public_key"], json!(to_hex(&public_key)));
-    c.field("ed25519.public_key_base58", &mut ed["public_key_base58"], json!(keypair.pubkey().to_string()));
-    c.field("ed25519.empty_message_signature", &mut ed["empty_message_signature"], json!(to_hex(&empty_signature)));
+    c.field(
+        "ed25519.public_key_base58",
+        &mut ed["public_key_base58"],
+        json!(keypair.pubkey().to_string()),
+    );
+    c.field(
+        "ed25519.empty_message_signature",
+        &mut ed["empty_message_signature"],
+        json!(to_hex(&empty_signature)),
+    );
     c.field("ed25519.message", &mut ed["message"], json!(to_hex(&message)));
     c.field("ed25519.signature", &mut ed["signature"], json!(to_hex(&signature)));
-    c.field("ed25519.instruction_data", &mut ed["instruction_data"], json!(to_hex(&verify.data)));
+    c.field(
+        "ed25519.instruction_data",
+        &mut ed["instruction_data"],
+        json!(to_hex(&verify.data)),
+    );
 
     let pdas = &mut golden["pdas"];
     c.field("pdas.market", &mut pdas["market"], json!(pda::market().to_string()));
-    c.field("pdas.delegate", &mut pdas["delegate"], json!(pda::delegate().to_string()));
-    c.field("pdas.event_authority", &mut pdas["event_authority"], json!(pda::event_authority().to_string()));
-    let shards: Vec<Value> = (0..agent_market::FEE_SHARD_COUNT).map(|i| json!(pda::fee_shard(i).to_string())).collect();
+    c.field(
+        "pdas.delegate",
+        &mut pdas["delegate"],
+        json!(pda::delegate().to_string()),
+    );
+    c.field(
+        "pdas.event_authority",
+        &mut pdas["event_authority"],
+        json!(pda::event_authority().to_string()),
+    );
+    let shards: Vec<Value> = (0..agent_market::FEE_SHARD_COUNT)
+        .map(|i| json!(pda::fee_shard(i).to_string()))
+        .collect();
     c.field("pdas.fee_shards", &mut pdas["fee_shards"], Value::Array(shards));
     for (i, case) in pdas["agents"].as_array_mut().expect("agents").iter_mut().enumerate() {
         let agent = pda::agent(&hex_array(&case["agent_id"]));
-        c.field(&format!("pdas.agents[{i}].agent"), &mut case["agent"], json!(agent.to_string()));
+        c.field(
+            &format!("pdas.agents[{i}].agent"),
+            &mut case["agent"],
+            json!(agent.to_string()),
+        );
         let collateral_vault = pda::collateral_vault(&agent).to_string();
-        c.field(&format!("pdas.agents[{i}].collateral_vault"), &mut case["collateral_vault"], json!(collateral_vault));
+        c.field(
+            &format!("pdas.agents[{i}].collateral_vault"),
+            &mut case["collateral_vault"],
+            json!(collateral_vault),
+        );
         let escrow_vault = pda::escrow_vault(&agent).to_string();
-        c.field(&format!("pdas.agents[{i}].escrow_vault"), &mut case["escrow_vault"], json!(escrow_vault));
+        c.field(
+            &format!("pdas.agents[{i}].escrow_vault"),
+            &mut case["escrow_vault"],
+            json!(escrow_vault),
+        );
     }
-    for (i, case) in pdas["executions"].as_array_mut().expect("executions").iter_mut().enumerate() {
+    for (i, case) in pdas["executions"]
+        .as_array_mut()
+        .expect("executions")
+        .iter_mut()
+        .enumerate()
+    {
         let execution_id = hex_array(&case["execution_id"]);
-        c.field(&format!("pdas.executions[{i}].escrow"), &mut case["escrow"], json!(pda::escrow(&execution_id).to_string()));
-        c.field(&format!("pdas.executions[{i}].receipt"), &mut case["receipt"], json!(pda::receipt(&execution_id).to_string()));
-        c.field(&format!("pdas.executions[{i}].dispute"), &mut case["dispute"], json!(pda::dispute(&execution_id).to_string()));
+        c.field(
+            &format!("pdas.executions[{i}].escrow"),
+            &mut case["escrow"],
+            json!(pda::escrow(&execution_id).to_string()),
+        );
+        c.field(
+            &format!("pdas.executions[{i}].receipt"),
+            &mut case["receipt"],
+            json!(pda::receipt(&execution_id).to_string()),
+        );
+        c.field(
+            &format!("pdas.executions[{i}].dispute"),
+            &mut case["dispute"],
+            json!(pda::dispute(&execution_id).to_string()),
+        );
     }
-    for (i, case) in pdas["subscriptions"].as_array_mut().expect("subscriptions").iter_mut().enumerate() {
+    for (i, case) in pdas["subscriptions"]
+        .as_array_mut()
+        .expect("subscriptions")
+        .iter_mut()
+        .enumerate()
+    {
         let subscription = pda::subscription(&pubkey(&case["agent"]), &pubkey(&case["payer"]));
-        c.field(&format!("pdas.subscriptions[{i}].subscription"), &mut case["subscription"], json!(subscription.to_string()));
+        c.field(
+            &format!("pdas.subscriptions[{i}].subscription"),
+            &mut case["subscription"],
+            json!(subscription.to_string()),
+        );
     }
 
     let inputs = golden["instructions"].clone();
-    let cases = golden["instructions"]["cases"].as_array_mut().expect("instructions.cases");
+    let cases = golden["instructions"]["cases"]
+        .as_array_mut()
+        .expect("instructions.cases");
     for (i, case) in cases.iter_mut().enumerate() {
         let name = case["name"].as_str().expect("name").to_owned();
         let (program_id, accounts, data) = build_instruction_json(&inputs, &name, &case["args"]);
@@ -325,10 +449,13 @@ fn golden_vectors_match_the_rust_implementation() {
 /// Every instruction of the program has a golden case, so no builder goes unchecked.
 #[test]
 fn every_instruction_has_a_golden_case() {
-    let golden: Value = serde_json::from_str(&fs::read_to_string(golden_path()).expect("read golden.json")).expect("JSON");
+    let golden: Value =
+        serde_json::from_str(&fs::read_to_string(golden_path()).expect("read golden.json")).expect("JSON");
     let idl: Value = serde_json::from_str(
-        &fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../programs/agent_market/idl/agent_market.json"))
-            .expect("read the IDL"),
+        &fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../programs/agent_market/idl/agent_market.json"),
+        )
+        .expect("read the IDL"),
     )
     .expect("JSON");
     let covered: Vec<&str> = golden["instructions"]["cases"]

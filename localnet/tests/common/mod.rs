@@ -3,12 +3,7 @@
 
 use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
-    localnet::{
-        genesis,
-        node::Node,
-        pubsub,
-        server::router,
-    },
+    localnet::{genesis, node::Node, pubsub, server::router},
     serde_json::{json, Value},
     solana_hash::Hash,
     solana_keypair::Keypair,
@@ -45,8 +40,16 @@ impl std::ops::Deref for TestNode {
 
 impl TestNode {
     pub fn start() -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let node = Node::start(move || genesis::start(None, None, SLOT_MS), Duration::from_millis(SLOT_MS)).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let node = Node::start(
+            move || genesis::start(None, None, SLOT_MS),
+            Duration::from_millis(SLOT_MS),
+        )
+        .unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let address = listener.local_addr().unwrap();
         let ws_listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -54,7 +57,11 @@ impl TestNode {
         let pubsub_node = node.clone();
         runtime.spawn(async move { axum::serve(listener, router(node)).await });
         runtime.spawn(async move { axum::serve(ws_listener, pubsub::router(pubsub_node)).await });
-        TestNode { rpc: Rpc { address }, ws_address, runtime }
+        TestNode {
+            rpc: Rpc { address },
+            ws_address,
+            runtime,
+        }
     }
 }
 
@@ -73,7 +80,10 @@ impl Rpc {
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let status = response.split(' ').nth(1).unwrap().parse().unwrap();
-        let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default();
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .unwrap_or_default();
         (status, body)
     }
 
@@ -91,7 +101,12 @@ impl Rpc {
     }
 
     pub fn blockhash(&self) -> Hash {
-        Hash::from_str(self.result("getLatestBlockhash", json!([]))["value"]["blockhash"].as_str().unwrap()).unwrap()
+        Hash::from_str(
+            self.result("getLatestBlockhash", json!([]))["value"]["blockhash"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap()
     }
 
     pub fn send(&self, transaction: &Transaction) -> Value {
@@ -112,12 +127,17 @@ impl Rpc {
             if value["confirmationStatus"] == status {
                 return value;
             }
-            assert!(started.elapsed() < Duration::from_secs(10), "{signature} never reached {status}: {value}");
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{signature} never reached {status}: {value}"
+            );
             std::thread::sleep(Duration::from_millis(SLOT_MS / 2));
         }
     }
 }
 
 pub fn error_code(response: &Value) -> i64 {
-    response["error"]["code"].as_i64().unwrap_or_else(|| panic!("expected an error: {response}"))
+    response["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error: {response}"))
 }

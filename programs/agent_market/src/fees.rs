@@ -22,8 +22,15 @@ mod tests {
     use super::*;
 
     fn check(amount_usdc: u64) {
-        let Split { creator_share_usdc, fee_usdc } = split(amount_usdc);
-        assert_eq!(creator_share_usdc.checked_add(fee_usdc), Some(amount_usdc), "amount {amount_usdc}");
+        let Split {
+            creator_share_usdc,
+            fee_usdc,
+        } = split(amount_usdc);
+        assert_eq!(
+            creator_share_usdc.checked_add(fee_usdc),
+            Some(amount_usdc),
+            "amount {amount_usdc}"
+        );
         assert_eq!(fee_usdc, amount_usdc / 100, "amount {amount_usdc}");
     }
 

@@ -13,7 +13,14 @@ pub fn result_digest(
     request_hash: &[u8; 32],
     result_hash: &[u8; 32],
 ) -> [u8; 32] {
-    hashv(&[RESULT_DIGEST_DOMAIN, execution_id, agent.as_ref(), request_hash, result_hash]).to_bytes()
+    hashv(&[
+        RESULT_DIGEST_DOMAIN,
+        execution_id,
+        agent.as_ref(),
+        request_hash,
+        result_hash,
+    ])
+    .to_bytes()
 }
 
 const OFFSETS_START: usize = 2;
@@ -43,7 +50,11 @@ pub fn require_ed25519_verified(
     signing_key: &[u8; 32],
     digest: &[u8; 32],
 ) -> Result<()> {
-    require_keys_eq!(*program_id, ed25519_program::ID, AgentMarketError::MissingEd25519Instruction);
+    require_keys_eq!(
+        *program_id,
+        ed25519_program::ID,
+        AgentMarketError::MissingEd25519Instruction
+    );
     require!(
         data.len() >= OFFSETS_START + OFFSETS_LEN && data[0] == 1,
         AgentMarketError::MalformedEd25519Instruction

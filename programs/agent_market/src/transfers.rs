@@ -11,7 +11,11 @@ use crate::{
 
 /// Refuses a payment the payer's account cannot cover, naming which limit is short.
 pub fn require_funds(payer_token_account: &TokenAccount, delegate: &Pubkey, amount_usdc: u64) -> Result<()> {
-    require_gte!(payer_token_account.amount, amount_usdc, AgentMarketError::InsufficientBalance);
+    require_gte!(
+        payer_token_account.amount,
+        amount_usdc,
+        AgentMarketError::InsufficientBalance
+    );
     let allowance_usdc = match payer_token_account.delegate {
         anchor_lang::solana_program::program_option::COption::Some(approved) if approved == *delegate => {
             payer_token_account.delegated_amount

@@ -37,7 +37,13 @@ impl Scene {
             pda::collateral_vault(&agent.address),
             pda::fee_shard(0),
         ];
-        Scene { t, agent, payer, escrow, watched }
+        Scene {
+            t,
+            agent,
+            payer,
+            escrow,
+            watched,
+        }
     }
 
     fn balances(&self) -> Vec<u64> {
@@ -65,7 +71,11 @@ impl Scene {
     fn settle_and_dispute(&mut self) {
         self.settle();
         let payer = self.payer.wallet.insecure_clone();
-        let instruction = self.t.market.keys.open_dispute(payer.pubkey(), self.agent.address, self.escrow.execution_id, [1; 32]);
+        let instruction =
+            self.t
+                .market
+                .keys
+                .open_dispute(payer.pubkey(), self.agent.address, self.escrow.execution_id, [1; 32]);
         ok(self.t.chain.send(&[instruction], &payer, &[]));
     }
 }
@@ -83,7 +93,11 @@ fn open_escrow_without_the_relayer_signature_fails() {
     let result = s.unchanged(|s| {
         let mut instruction = s.t.open_escrow_ix(&s.agent, &s.payer, random_id());
         let relayer = s.t.relayer().pubkey();
-        instruction.accounts.iter_mut().filter(|meta| meta.pubkey == relayer).for_each(|meta| meta.is_signer = false);
+        instruction
+            .accounts
+            .iter_mut()
+            .filter(|meta| meta.pubkey == relayer)
+            .for_each(|meta| meta.is_signer = false);
         s.t.chain.send(&[instruction], &outsider, &[])
     });
     assert_anchor_error(&result, ErrorCode::AccountNotSigner);
@@ -152,7 +166,9 @@ fn payer_token_account_of_another_mint_is_refused() {
     let mint_authority = s.t.chain.funded_keypair(SOL);
     let other_mint = s.t.chain.create_mint(&mint_authority, &mint_authority.pubkey());
     let payer_wallet = s.payer.wallet.insecure_clone();
-    let other_account = s.t.chain.token_account(&payer_wallet, &payer_wallet.pubkey(), &other_mint);
+    let other_account =
+        s.t.chain
+            .token_account(&payer_wallet, &payer_wallet.pubkey(), &other_mint);
     let result = s.unchanged(|s| {
         let mut instruction = s.t.open_escrow_ix(&s.agent, &s.payer, random_id());
         replace_account(&mut instruction, s.payer.token_account, other_account);
@@ -200,7 +216,10 @@ fn reusing_an_open_execution_id_fails() {
         s.t.send_as_relayer(&[instruction])
     });
     // The system program refuses to create an account that exists: AccountAlreadyInUse.
-    assert!(matches!(result, Err(ref failed) if failed.err == TransactionError::InstructionError(0, InstructionError::Custom(0))), "{result:?}");
+    assert!(
+        matches!(result, Err(ref failed) if failed.err == TransactionError::InstructionError(0, InstructionError::Custom(0))),
+        "{result:?}"
+    );
 }
 
 #[test]
@@ -258,7 +277,10 @@ fn settle_with_a_forged_signature_under_the_agents_key_fails_in_the_precompile()
     });
     let failed = result.expect_err("forged signature must fail");
     assert!(
-        matches!(failed.err, TransactionError::InstructionError(0, InstructionError::Custom(_))),
+        matches!(
+            failed.err,
+            TransactionError::InstructionError(0, InstructionError::Custom(_))
+        ),
         "expected the Ed25519 precompile (instruction 0) to fail, got {:?}",
         failed.err
     );
@@ -271,11 +293,21 @@ fn settle_with_a_valid_signature_over_another_executions_digest_fails() {
     ok(result);
     s.watched.push(pda::escrow_vault(&s.agent.address));
     let result = s.unchanged(|s| {
-        let other_digest = result_digest(&other.execution_id, &other.agent, &request_hash(&other.execution_id), &result_hash(&other.execution_id));
+        let other_digest = result_digest(
+            &other.execution_id,
+            &other.agent,
+            &request_hash(&other.execution_id),
+            &result_hash(&other.execution_id),
+        );
         let signature: [u8; 64] = s.agent.signing.sign_message(&other_digest).into();
         let instructions = [
             MarketKeys::verify_result_signature(&s.agent.signing.pubkey().to_bytes(), &signature, &other_digest),
-            s.t.market.keys.settle(&s.escrow, s.agent.payout_account, result_hash(&s.escrow.execution_id), 0),
+            s.t.market.keys.settle(
+                &s.escrow,
+                s.agent.payout_account,
+                result_hash(&s.escrow.execution_id),
+                0,
+            ),
         ];
         s.t.send_as_relayer(&instructions)
     });
@@ -299,10 +331,15 @@ fn ed25519_instruction_reading_its_data_from_another_instruction_is_refused() {
 fn settling_execution_a_with_the_accounts_of_agent_b_fails() {
     let mut s = Scene::new();
     let other_agent = s.t.agent();
-    s.watched.extend([pda::escrow_vault(&other_agent.address), other_agent.payout_account]);
+    s.watched
+        .extend([pda::escrow_vault(&other_agent.address), other_agent.payout_account]);
     let result = s.unchanged(|s| {
-        let crossed = EscrowRef { agent: other_agent.address, ..s.escrow.clone() };
-        let instructions = s.t.settle_ixs(&crossed, &other_agent.signing, other_agent.payout_account, 0);
+        let crossed = EscrowRef {
+            agent: other_agent.address,
+            ..s.escrow.clone()
+        };
+        let instructions =
+            s.t.settle_ixs(&crossed, &other_agent.signing, other_agent.payout_account, 0);
         s.t.send_as_relayer(&instructions)
     });
     assert_program_error(&result, AgentMarketError::EscrowAgentMismatch);
@@ -326,7 +363,8 @@ fn settle_into_a_fee_shard_out_of_range_fails() {
         // No account can exist at an out-of-range shard's address; pass a real token account
         // there so that the index itself is what gets refused.
         let out_of_range = agent_market::FEE_SHARD_COUNT;
-        let mut instructions = s.t.settle_ixs(&s.escrow, &s.agent.signing, s.agent.payout_account, out_of_range);
+        let mut instructions =
+            s.t.settle_ixs(&s.escrow, &s.agent.signing, s.agent.payout_account, out_of_range);
         replace_account(&mut instructions[1], pda::fee_shard(out_of_range), pda::fee_shard(0));
         s.t.send_as_relayer(&instructions)
     });
@@ -337,7 +375,10 @@ fn settle_into_a_fee_shard_out_of_range_fails() {
 fn settle_returning_the_rent_to_another_account_fails() {
     let mut s = Scene::new();
     let result = s.unchanged(|s| {
-        let diverted = EscrowRef { rent_payer: Pubkey::new_unique(), ..s.escrow.clone() };
+        let diverted = EscrowRef {
+            rent_payer: Pubkey::new_unique(),
+            ..s.escrow.clone()
+        };
         let instructions = s.t.settle_ixs(&diverted, &s.agent.signing, s.agent.payout_account, 0);
         s.t.send_as_relayer(&instructions)
     });
@@ -381,7 +422,10 @@ fn refund_to_another_token_account_than_the_payers_fails() {
     let mut s = Scene::new();
     let (_, thief_account) = s.t.wallet_with_usdc(0);
     let result = s.unchanged(|s| {
-        let diverted = EscrowRef { payer_token_account: thief_account, ..s.escrow.clone() };
+        let diverted = EscrowRef {
+            payer_token_account: thief_account,
+            ..s.escrow.clone()
+        };
         let instruction = s.t.market.keys.refund(&diverted, RefundReason::Timeout, false);
         s.t.send_as_relayer(&[instruction])
     });
@@ -394,7 +438,10 @@ fn reclaim_by_someone_other_than_the_payer_fails() {
     s.t.chain.advance_clock(3600);
     let outsider = s.t.chain.funded_keypair(SOL);
     let result = s.unchanged(|s| {
-        let stolen = EscrowRef { payer: outsider.pubkey(), ..s.escrow.clone() };
+        let stolen = EscrowRef {
+            payer: outsider.pubkey(),
+            ..s.escrow.clone()
+        };
         let instruction = s.t.market.keys.reclaim(&stolen, false);
         s.t.chain.send(&[instruction], &outsider, &[])
     });
@@ -416,13 +463,19 @@ fn reclaim_before_the_deadline_fails() {
 fn withdraw_with_an_open_dispute_fails() {
     let mut s = Scene::new();
     s.settle_and_dispute();
-    let payer = s.payer.wallet.insecure_clone();
     let creator = s.agent.creator.wallet.insecure_clone();
-    ok(s.t.chain.send(&[s.t.market.keys.retire_agent(creator.pubkey(), s.agent.address)], &creator, &[]));
+    ok(s.t.chain.send(
+        &[s.t.market.keys.retire_agent(creator.pubkey(), s.agent.address)],
+        &creator,
+        &[],
+    ));
     s.t.chain.advance_clock(i64::from(COLLATERAL_COOLDOWN_SECS) + 1);
     s.watched.push(s.agent.creator.token_account);
     let result = s.unchanged(|s| {
-        let instruction = s.t.market.keys.withdraw_collateral(creator.pubkey(), s.agent.address, s.agent.creator.token_account);
+        let instruction =
+            s.t.market
+                .keys
+                .withdraw_collateral(creator.pubkey(), s.agent.address, s.agent.creator.token_account);
         s.t.chain.send(&[instruction], &creator, &[])
     });
     assert_program_error(&result, AgentMarketError::OpenDisputes);
@@ -434,7 +487,14 @@ fn only_the_arbiter_resolves_disputes() {
     s.settle_and_dispute();
     let payer = s.payer.wallet.insecure_clone();
     let result = s.unchanged(|s| {
-        let mut instruction = s.t.market.keys.resolve_dispute(s.agent.address, s.escrow.execution_id, payer.pubkey(), s.payer.token_account, true, USDC);
+        let mut instruction = s.t.market.keys.resolve_dispute(
+            s.agent.address,
+            s.escrow.execution_id,
+            payer.pubkey(),
+            s.payer.token_account,
+            true,
+            USDC,
+        );
         replace_account(&mut instruction, s.t.market.arbiter.pubkey(), payer.pubkey());
         s.t.chain.send(&[instruction], &payer, &[])
     });
@@ -447,7 +507,10 @@ fn only_the_payer_of_a_settled_execution_opens_a_dispute_on_it() {
     s.settle();
     let outsider = s.t.chain.funded_keypair(SOL);
     let result = s.unchanged(|s| {
-        let instruction = s.t.market.keys.open_dispute(outsider.pubkey(), s.agent.address, s.escrow.execution_id, [1; 32]);
+        let instruction =
+            s.t.market
+                .keys
+                .open_dispute(outsider.pubkey(), s.agent.address, s.escrow.execution_id, [1; 32]);
         s.t.chain.send(&[instruction], &outsider, &[])
     });
     assert_program_error(&result, AgentMarketError::ReceiptPayerMismatch);
@@ -474,6 +537,10 @@ fn market_params_that_would_free_collateral_before_disputes_close_are_refused() 
         collateral_cooldown_secs: DISPUTE_WINDOW_SECS,
         ..market_params()
     };
-    let result = t.chain.send(&[t.market.keys.update_market(params, authority.pubkey())], &authority, &[]);
+    let result = t.chain.send(
+        &[t.market.keys.update_market(params, authority.pubkey())],
+        &authority,
+        &[],
+    );
     assert_program_error(&result, AgentMarketError::InvalidMarketParams);
 }

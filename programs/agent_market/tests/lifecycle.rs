@@ -42,7 +42,11 @@ fn update_market_changes_params_and_authority() {
         ..market_params()
     };
     let authority = t.market.authority.insecure_clone();
-    let meta = ok(t.chain.send(&[t.market.keys.update_market(params.clone(), new_authority.pubkey())], &authority, &[]));
+    let meta = ok(t.chain.send(
+        &[t.market.keys.update_market(params.clone(), new_authority.pubkey())],
+        &authority,
+        &[],
+    ));
     let market: Market = t.chain.anchor_account(&pda::market()).unwrap();
     assert_eq!(market.authority, new_authority.pubkey());
     assert_eq!(market.min_collateral_usdc, 5 * USDC);
@@ -50,7 +54,11 @@ fn update_market_changes_params_and_authority() {
     assert_eq!(events::<events::MarketUpdated>(&meta).len(), 1);
 
     // The old authority no longer can.
-    let result = t.chain.send(&[t.market.keys.update_market(params, authority.pubkey())], &authority, &[]);
+    let result = t.chain.send(
+        &[t.market.keys.update_market(params, authority.pubkey())],
+        &authority,
+        &[],
+    );
     assert_program_error(&result, AgentMarketError::NotMarketAuthority);
 }
 
@@ -96,12 +104,18 @@ fn open_escrow_then_settle_pays_99_percent_to_creator_and_1_percent_to_a_fee_sha
     let meta = ok(result);
     assert_eq!(t.balance(&payer.token_account), 10 * USDC - PRICE_USDC);
     assert_eq!(t.balance(&pda::escrow_vault(&agent.address)), PRICE_USDC);
-    assert_eq!(t.chain.token(&payer.token_account).unwrap().delegated_amount, 5 * USDC - PRICE_USDC);
+    assert_eq!(
+        t.chain.token(&payer.token_account).unwrap().delegated_amount,
+        5 * USDC - PRICE_USDC
+    );
     let stored: Escrow = t.chain.anchor_account(&pda::escrow(&escrow.execution_id)).unwrap();
     assert_eq!(stored.amount_usdc, PRICE_USDC);
     assert_eq!(stored.payer, payer.wallet.pubkey());
     assert_eq!(stored.api_key_id, [9; 16]);
-    assert_eq!(stored.deadline, stored.opened_at + i64::from(MAX_EXECUTION_SECS + ESCROW_GRACE_SECS));
+    assert_eq!(
+        stored.deadline,
+        stored.opened_at + i64::from(MAX_EXECUTION_SECS + ESCROW_GRACE_SECS)
+    );
     let opened = events::<events::EscrowOpened>(&meta);
     assert_eq!(opened.len(), 1);
     assert_eq!(opened[0].amount_usdc, PRICE_USDC);
@@ -113,16 +127,28 @@ fn open_escrow_then_settle_pays_99_percent_to_creator_and_1_percent_to_a_fee_sha
     assert_eq!(t.balance(&pda::fee_shard(0)), fee);
     assert_eq!(t.balance(&pda::escrow_vault(&agent.address)), 0);
     assert_eq!(t.balance(&payer.token_account), 10 * USDC - PRICE_USDC);
-    assert!(t.chain.account(&pda::escrow(&escrow.execution_id)).is_none(), "escrow closed");
+    assert!(
+        t.chain.account(&pda::escrow(&escrow.execution_id)).is_none(),
+        "escrow closed"
+    );
     let receipt: Receipt = t.chain.anchor_account(&pda::receipt(&escrow.execution_id)).unwrap();
-    assert_eq!((receipt.payer, receipt.agent, receipt.amount_usdc, receipt.fee_usdc), (payer.wallet.pubkey(), agent.address, PRICE_USDC, fee));
+    assert_eq!(
+        (receipt.payer, receipt.agent, receipt.amount_usdc, receipt.fee_usdc),
+        (payer.wallet.pubkey(), agent.address, PRICE_USDC, fee)
+    );
     let settled = events::<events::EscrowSettled>(&meta);
     assert_eq!(settled.len(), 1);
-    assert_eq!((settled[0].creator_share_usdc, settled[0].fee_usdc), (PRICE_USDC - fee, fee));
+    assert_eq!(
+        (settled[0].creator_share_usdc, settled[0].fee_usdc),
+        (PRICE_USDC - fee, fee)
+    );
 
     // The relayer paid two signatures' fees and now holds the receipt's rent instead of the escrow's.
     let receipt_rent = t.chain.lamports(&pda::receipt(&escrow.execution_id));
-    assert_eq!(t.chain.lamports(&t.relayer().pubkey()), relayer_lamports - 3 * 5_000 - receipt_rent);
+    assert_eq!(
+        t.chain.lamports(&t.relayer().pubkey()),
+        relayer_lamports - 3 * 5_000 - receipt_rent
+    );
 }
 
 #[test]
@@ -131,7 +157,9 @@ fn settlement_split_holds_on_chain_for_edge_amounts() {
     // largest amount on chain leaves room for it; `fees::tests` covers u64::MAX itself.
     for amount_usdc in [1, 99, 100, 101, 1_234_567, u64::MAX - MIN_COLLATERAL_USDC] {
         let mut t = TestMarket::new();
-        let agent = t.agent_with(Pricing::PayPerUse { price_usdc: amount_usdc });
+        let agent = t.agent_with(Pricing::PayPerUse {
+            price_usdc: amount_usdc,
+        });
         let payer = t.payer(amount_usdc, amount_usdc);
         let (result, escrow) = t.open(&agent, &payer);
         ok(result);
@@ -140,7 +168,11 @@ fn settlement_split_holds_on_chain_for_edge_amounts() {
         let creator_share = t.balance(&agent.payout_account) - creator_before;
         let fee = t.balance(&pda::fee_shard(0));
         assert_eq!(fee, amount_usdc / 100, "amount {amount_usdc}");
-        assert_eq!(creator_share.checked_add(fee), Some(amount_usdc), "amount {amount_usdc}");
+        assert_eq!(
+            creator_share.checked_add(fee),
+            Some(amount_usdc),
+            "amount {amount_usdc}"
+        );
         assert_eq!(split(amount_usdc).fee_usdc, fee);
         assert_eq!(t.balance(&payer.token_account), 0);
     }
@@ -192,7 +224,10 @@ fn subscription_pays_the_period_at_once_and_covers_calls_until_it_expires() {
     let mut t = TestMarket::new();
     let period_price = 10 * USDC;
     let period_secs = 30 * 24 * 3600;
-    let agent = t.agent_with(Pricing::Subscription { period_price_usdc: period_price, period_secs });
+    let agent = t.agent_with(Pricing::Subscription {
+        period_price_usdc: period_price,
+        period_secs,
+    });
     let payer = t.payer(25 * USDC, 25 * USDC);
 
     // No subscription yet: the call is refused, nothing moves.
@@ -200,12 +235,24 @@ fn subscription_pays_the_period_at_once_and_covers_calls_until_it_expires() {
     assert_program_error(&result, AgentMarketError::SubscriptionRequired);
 
     let creator_before = t.balance(&agent.payout_account);
-    let subscribe = t.market.keys.subscribe(agent.address, payer.wallet.pubkey(), payer.token_account, agent.payout_account, 3);
+    let subscribe = t.market.keys.subscribe(
+        agent.address,
+        payer.wallet.pubkey(),
+        payer.token_account,
+        agent.payout_account,
+        3,
+    );
     let meta = ok(t.send_as_relayer(&[subscribe.clone()]));
     assert_eq!(t.balance(&payer.token_account), 15 * USDC);
-    assert_eq!(t.balance(&agent.payout_account), creator_before + period_price - period_price / 100);
+    assert_eq!(
+        t.balance(&agent.payout_account),
+        creator_before + period_price - period_price / 100
+    );
     assert_eq!(t.balance(&pda::fee_shard(3)), period_price / 100);
-    let subscription: Subscription = t.chain.anchor_account(&pda::subscription(&agent.address, &payer.wallet.pubkey())).unwrap();
+    let subscription: Subscription = t
+        .chain
+        .anchor_account(&pda::subscription(&agent.address, &payer.wallet.pubkey()))
+        .unwrap();
     assert_eq!(subscription.expires_at, t.chain.now() + i64::from(period_secs));
     assert_eq!(events::<events::Subscribed>(&meta).len(), 1);
 
@@ -218,7 +265,10 @@ fn subscription_pays_the_period_at_once_and_covers_calls_until_it_expires() {
 
     // A second period extends the first.
     ok(t.send_as_relayer(&[subscribe]));
-    let extended: Subscription = t.chain.anchor_account(&pda::subscription(&agent.address, &payer.wallet.pubkey())).unwrap();
+    let extended: Subscription = t
+        .chain
+        .anchor_account(&pda::subscription(&agent.address, &payer.wallet.pubkey()))
+        .unwrap();
     assert_eq!(extended.expires_at, subscription.expires_at + i64::from(period_secs));
 
     t.chain.advance_clock(2 * i64::from(period_secs));
@@ -244,7 +294,13 @@ fn hybrid_covers_included_calls_then_charges_overage_and_gives_back_refunded_cal
     assert_eq!(t.balance(&payer.token_account), 10 * USDC - overage);
     ok(t.refund(&escrow, false));
 
-    let subscribe = t.market.keys.subscribe(agent.address, payer.wallet.pubkey(), payer.token_account, agent.payout_account, 1);
+    let subscribe = t.market.keys.subscribe(
+        agent.address,
+        payer.wallet.pubkey(),
+        payer.token_account,
+        agent.payout_account,
+        1,
+    );
     ok(t.send_as_relayer(&[subscribe]));
     assert_eq!(t.balance(&payer.token_account), 5 * USDC);
 
@@ -274,7 +330,10 @@ fn upheld_dispute_slashes_collateral_capped_and_blocks_withdrawal_while_open() {
     ok(result);
     ok(t.settle(&escrow, &agent));
 
-    let open_dispute = t.market.keys.open_dispute(payer.wallet.pubkey(), agent.address, escrow.execution_id, [4; 32]);
+    let open_dispute = t
+        .market
+        .keys
+        .open_dispute(payer.wallet.pubkey(), agent.address, escrow.execution_id, [4; 32]);
     let meta = ok(t.chain.send(&[open_dispute.clone()], &payer.wallet, &[]));
     assert_eq!(events::<events::DisputeOpened>(&meta).len(), 1);
     let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
@@ -282,22 +341,45 @@ fn upheld_dispute_slashes_collateral_capped_and_blocks_withdrawal_while_open() {
 
     // Retired and past the cooldown, the creator still cannot withdraw while the dispute is open.
     let creator = agent.creator.wallet.insecure_clone();
-    ok(t.chain.send(&[t.market.keys.retire_agent(creator.pubkey(), agent.address)], &creator, &[]));
+    ok(t.chain.send(
+        &[t.market.keys.retire_agent(creator.pubkey(), agent.address)],
+        &creator,
+        &[],
+    ));
     t.chain.advance_clock(i64::from(COLLATERAL_COOLDOWN_SECS));
-    let withdraw = t.market.keys.withdraw_collateral(creator.pubkey(), agent.address, agent.creator.token_account);
-    assert_program_error(&t.chain.send(&[withdraw.clone()], &creator, &[]), AgentMarketError::OpenDisputes);
+    let withdraw = t
+        .market
+        .keys
+        .withdraw_collateral(creator.pubkey(), agent.address, agent.creator.token_account);
+    assert_program_error(
+        &t.chain.send(&[withdraw.clone()], &creator, &[]),
+        AgentMarketError::OpenDisputes,
+    );
 
     let payer_before = t.balance(&payer.token_account);
     let arbiter = t.market.arbiter.insecure_clone();
-    let resolve = t.market.keys.resolve_dispute(agent.address, escrow.execution_id, payer.wallet.pubkey(), payer.token_account, true, 1_000 * USDC);
+    let resolve = t.market.keys.resolve_dispute(
+        agent.address,
+        escrow.execution_id,
+        payer.wallet.pubkey(),
+        payer.token_account,
+        true,
+        1_000 * USDC,
+    );
     let meta = ok(t.chain.send(&[resolve], &arbiter, &[]));
     let resolved = events::<events::DisputeResolved>(&meta);
-    assert_eq!((resolved[0].upheld, resolved[0].slashed_usdc), (true, MIN_COLLATERAL_USDC));
+    assert_eq!(
+        (resolved[0].upheld, resolved[0].slashed_usdc),
+        (true, MIN_COLLATERAL_USDC)
+    );
     assert_eq!(t.balance(&payer.token_account), payer_before + MIN_COLLATERAL_USDC);
     assert_eq!(t.balance(&pda::collateral_vault(&agent.address)), 0);
     assert!(t.chain.account(&pda::dispute(&escrow.execution_id)).is_none());
     // A resolved execution cannot be disputed again.
-    assert_program_error(&t.chain.send(&[open_dispute], &payer.wallet, &[]), AgentMarketError::AlreadyDisputed);
+    assert_program_error(
+        &t.chain.send(&[open_dispute], &payer.wallet, &[]),
+        AgentMarketError::AlreadyDisputed,
+    );
 
     let creator_before = t.balance(&agent.creator.token_account);
     ok(t.chain.send(&[withdraw], &creator, &[]));
@@ -316,24 +398,49 @@ fn rejected_dispute_slashes_nothing_and_disputes_close_with_the_window() {
     ok(result);
     ok(t.settle(&second, &agent));
 
-    ok(t.chain.send(&[t.market.keys.open_dispute(payer.wallet.pubkey(), agent.address, first.execution_id, [4; 32])], &payer.wallet, &[]));
+    ok(t.chain.send(
+        &[t.market
+            .keys
+            .open_dispute(payer.wallet.pubkey(), agent.address, first.execution_id, [4; 32])],
+        &payer.wallet,
+        &[],
+    ));
     let arbiter = t.market.arbiter.insecure_clone();
-    let reject = t.market.keys.resolve_dispute(agent.address, first.execution_id, payer.wallet.pubkey(), payer.token_account, false, 0);
+    let reject = t.market.keys.resolve_dispute(
+        agent.address,
+        first.execution_id,
+        payer.wallet.pubkey(),
+        payer.token_account,
+        false,
+        0,
+    );
     let payer_before = t.balance(&payer.token_account);
     ok(t.chain.send(&[reject], &arbiter, &[]));
     assert_eq!(t.balance(&payer.token_account), payer_before);
     assert_eq!(t.balance(&pda::collateral_vault(&agent.address)), MIN_COLLATERAL_USDC);
 
     let close = t.market.keys.close_receipt(second.execution_id, t.relayer().pubkey());
-    assert_program_error(&t.send_as_relayer(&[close.clone()]), AgentMarketError::DisputeWindowOpen);
+    assert_program_error(
+        &t.send_as_relayer(&[close.clone()]),
+        AgentMarketError::DisputeWindowOpen,
+    );
     t.chain.advance_clock(i64::from(DISPUTE_WINDOW_SECS) + 1);
-    let late = t.market.keys.open_dispute(payer.wallet.pubkey(), agent.address, second.execution_id, [4; 32]);
-    assert_program_error(&t.chain.send(&[late], &payer.wallet, &[]), AgentMarketError::DisputeWindowClosed);
+    let late = t
+        .market
+        .keys
+        .open_dispute(payer.wallet.pubkey(), agent.address, second.execution_id, [4; 32]);
+    assert_program_error(
+        &t.chain.send(&[late], &payer.wallet, &[]),
+        AgentMarketError::DisputeWindowClosed,
+    );
 
     let receipt_rent = t.chain.lamports(&pda::receipt(&second.execution_id));
     let relayer_before = t.chain.lamports(&t.relayer().pubkey());
     ok(t.send_as_relayer(&[close]));
-    assert_eq!(t.chain.lamports(&t.relayer().pubkey()), relayer_before + receipt_rent - 5_000);
+    assert_eq!(
+        t.chain.lamports(&t.relayer().pubkey()),
+        relayer_before + receipt_rent - 5_000
+    );
 }
 
 #[test]
@@ -341,14 +448,27 @@ fn creator_tops_up_updates_retires_and_withdraws_after_the_cooldown() {
     let mut t = TestMarket::new();
     let agent = t.agent();
     let creator = agent.creator.wallet.insecure_clone();
-    t.chain.mint_to(&t.market.mint_authority.insecure_clone(), &t.usdc_mint(), &agent.creator.token_account, 50 * USDC);
+    t.chain.mint_to(
+        &t.market.mint_authority.insecure_clone(),
+        &t.usdc_mint(),
+        &agent.creator.token_account,
+        50 * USDC,
+    );
 
-    let top_up = t.market.keys.top_up_collateral(creator.pubkey(), agent.address, agent.creator.token_account, 50 * USDC);
+    let top_up =
+        t.market
+            .keys
+            .top_up_collateral(creator.pubkey(), agent.address, agent.creator.token_account, 50 * USDC);
     ok(t.chain.send(&[top_up], &creator, &[]));
     assert_eq!(t.balance(&pda::collateral_vault(&agent.address)), 150 * USDC);
 
     let new_signing = solana_keypair::Keypair::new();
-    let update = t.market.keys.update_agent(creator.pubkey(), agent.address, agent.payout_account, terms(&new_signing, Pricing::PayPerUse { price_usdc: 2 * USDC }));
+    let update = t.market.keys.update_agent(
+        creator.pubkey(),
+        agent.address,
+        agent.payout_account,
+        terms(&new_signing, Pricing::PayPerUse { price_usdc: 2 * USDC }),
+    );
     ok(t.chain.send(&[update], &creator, &[]));
     let payer = t.payer(5 * USDC, 5 * USDC);
     let (result, escrow) = t.open(&agent, &payer);
@@ -360,13 +480,23 @@ fn creator_tops_up_updates_retires_and_withdraws_after_the_cooldown() {
     let new_key = t.settle_ixs(&escrow, &new_signing, agent.payout_account, 0);
     ok(t.send_as_relayer(&new_key));
 
-    ok(t.chain.send(&[t.market.keys.retire_agent(creator.pubkey(), agent.address)], &creator, &[]));
+    ok(t.chain.send(
+        &[t.market.keys.retire_agent(creator.pubkey(), agent.address)],
+        &creator,
+        &[],
+    ));
     let (result, _) = t.open(&agent, &payer);
     assert_program_error(&result, AgentMarketError::AgentRetired);
 
-    let withdraw = t.market.keys.withdraw_collateral(creator.pubkey(), agent.address, agent.creator.token_account);
+    let withdraw = t
+        .market
+        .keys
+        .withdraw_collateral(creator.pubkey(), agent.address, agent.creator.token_account);
     t.chain.advance_clock(i64::from(COLLATERAL_COOLDOWN_SECS) - 1);
-    assert_program_error(&t.chain.send(&[withdraw.clone()], &creator, &[]), AgentMarketError::CollateralCooldownActive);
+    assert_program_error(
+        &t.chain.send(&[withdraw.clone()], &creator, &[]),
+        AgentMarketError::CollateralCooldownActive,
+    );
     t.chain.advance_clock(1);
     let before = t.balance(&agent.creator.token_account);
     ok(t.chain.send(&[withdraw], &creator, &[]));
@@ -386,7 +516,11 @@ fn paused_market_refuses_new_escrows() {
         ..market_params()
     };
     let authority = t.market.authority.insecure_clone();
-    ok(t.chain.send(&[t.market.keys.update_market(params, authority.pubkey())], &authority, &[]));
+    ok(t.chain.send(
+        &[t.market.keys.update_market(params, authority.pubkey())],
+        &authority,
+        &[],
+    ));
     let (result, _) = t.open(&agent, &payer);
     assert_program_error(&result, AgentMarketError::EscrowsPaused);
     assert_eq!(t.balance(&payer.token_account), USDC);

@@ -123,8 +123,7 @@ fn run(check: bool) -> Result<bool> {
             eprintln!("agent-market-idl: {} is unchanged", shown.display());
         } else {
             fs::create_dir_all(idl_path.parent().expect("idl path has a parent"))?;
-            fs::write(&idl_path, &fresh)
-                .with_context(|| format!("writing {}", idl_path.display()))?;
+            fs::write(&idl_path, &fresh).with_context(|| format!("writing {}", idl_path.display()))?;
             eprintln!("agent-market-idl: wrote {}", shown.display());
         }
         return Ok(true);
@@ -159,9 +158,7 @@ fn run(check: bool) -> Result<bool> {
             fresh_path.display()
         );
     }
-    eprintln!(
-        "  fix: run `npm run idl` (or `cargo run -p agent-market-idl`) and commit the result"
-    );
+    eprintln!("  fix: run `npm run idl` (or `cargo run -p agent-market-idl`) and commit the result");
     Ok(false)
 }
 
@@ -174,7 +171,12 @@ fn workspace_root() -> Result<PathBuf> {
         .ancestors()
         .find(|dir| dir.join("Anchor.toml").is_file() && dir.join("programs/agent_market/Cargo.toml").is_file())
         .map(Path::to_path_buf)
-        .with_context(|| format!("no Agent Market workspace (Anchor.toml) at or above {}", current.display()))
+        .with_context(|| {
+            format!(
+                "no Agent Market workspace (Anchor.toml) at or above {}",
+                current.display()
+            )
+        })
 }
 
 /// Make the nested `cargo test` use the same toolchain as this process and avoid a bug in
@@ -219,9 +221,7 @@ fn first_difference(committed: &str, fresh: &str) -> String {
     loop {
         match (committed_lines.next(), fresh_lines.next()) {
             (Some(a), Some(b)) if a == b => line += 1,
-            (None, None) => {
-                return "  the files differ only in line endings or the final newline".into()
-            }
+            (None, None) => return "  the files differ only in line endings or the final newline".into(),
             (a, b) => {
                 return format!(
                     "  first difference at line {line}:\n    committed: {}\n    built:     {}",

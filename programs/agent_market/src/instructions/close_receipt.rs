@@ -33,7 +33,11 @@ pub fn handle_close_receipt(ctx: Context<CloseReceipt>) -> Result<()> {
         .settled_at
         .checked_add(i64::from(ctx.accounts.market.dispute_window_secs))
         .ok_or(AgentMarketError::MathOverflow)?;
-    require_gt!(Clock::get()?.unix_timestamp, window_ends_at, AgentMarketError::DisputeWindowOpen);
+    require_gt!(
+        Clock::get()?.unix_timestamp,
+        window_ends_at,
+        AgentMarketError::DisputeWindowOpen
+    );
     emit_cpi!(ReceiptClosed {
         execution_id: receipt.execution_id,
         agent: receipt.agent,

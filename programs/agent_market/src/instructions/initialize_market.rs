@@ -25,9 +25,8 @@ pub struct InitializeMarket<'info> {
 /// settles at most max execution time + grace after retirement, so collateral must stay locked
 /// at least that long for every dispute to find it.
 pub fn validate_params(params: &MarketParams) -> Result<()> {
-    let longest_exposure_secs = u64::from(MAX_EXECUTION_SECS)
-        + u64::from(params.escrow_grace_secs)
-        + u64::from(params.dispute_window_secs);
+    let longest_exposure_secs =
+        u64::from(MAX_EXECUTION_SECS) + u64::from(params.escrow_grace_secs) + u64::from(params.dispute_window_secs);
     require!(
         params.min_collateral_usdc > 0
             && params.dispute_window_secs > 0

@@ -49,7 +49,10 @@ pub fn handle_open_dispute(ctx: Context<OpenDispute>, evidence_hash: [u8; 32]) -
     receipt.disputed = true;
 
     let agent = &mut ctx.accounts.agent;
-    agent.open_disputes = agent.open_disputes.checked_add(1).ok_or(AgentMarketError::MathOverflow)?;
+    agent.open_disputes = agent
+        .open_disputes
+        .checked_add(1)
+        .ok_or(AgentMarketError::MathOverflow)?;
     ctx.accounts.dispute.set_inner(Dispute {
         execution_id: receipt.execution_id,
         agent: receipt.agent,

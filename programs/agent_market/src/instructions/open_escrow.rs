@@ -88,7 +88,9 @@ pub fn handle_open_escrow(
     let payer = ctx.accounts.payer_token_account.owner;
     let subscription_info = ctx.accounts.subscription.to_account_info();
     let mut subscription = if subscription_info.owner == ctx.program_id {
-        Some(Subscription::try_deserialize(&mut &subscription_info.try_borrow_data()?[..])?)
+        Some(Subscription::try_deserialize(
+            &mut &subscription_info.try_borrow_data()?[..],
+        )?)
     } else {
         None
     };
@@ -97,7 +99,11 @@ pub fn handle_open_escrow(
         subscription.try_serialize(&mut &mut subscription_info.try_borrow_mut_data()?[..])?;
     }
 
-    require_funds(&ctx.accounts.payer_token_account, ctx.accounts.delegate.key, amount_usdc)?;
+    require_funds(
+        &ctx.accounts.payer_token_account,
+        ctx.accounts.delegate.key,
+        amount_usdc,
+    )?;
     pull_from_payer(
         &ctx.accounts.token_program,
         &ctx.accounts.payer_token_account,

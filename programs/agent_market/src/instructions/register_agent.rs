@@ -2,7 +2,9 @@ use anchor_lang::prelude::*;
 use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::{
-    constants::{AGENT_SEED, COLLATERAL_VAULT_SEED, ESCROW_VAULT_SEED, MARKET_SEED, MAX_ENDPOINT_LEN, MAX_EXECUTION_SECS},
+    constants::{
+        AGENT_SEED, COLLATERAL_VAULT_SEED, ESCROW_VAULT_SEED, MARKET_SEED, MAX_ENDPOINT_LEN, MAX_EXECUTION_SECS,
+    },
     error::AgentMarketError,
     events::AgentRegistered,
     state::{Agent, AgentStatus, AgentTerms, Market},
@@ -86,7 +88,13 @@ pub fn handle_register_agent(
         collateral_usdc,
     )?;
     let registered_at = Clock::get()?.unix_timestamp;
-    let AgentTerms { signing_key, endpoint, listing_hash, pricing, max_execution_secs } = terms;
+    let AgentTerms {
+        signing_key,
+        endpoint,
+        listing_hash,
+        pricing,
+        max_execution_secs,
+    } = terms;
     ctx.accounts.agent.set_inner(Agent {
         creator: ctx.accounts.creator.key(),
         agent_id,

@@ -57,8 +57,14 @@ pub fn handle_resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_
         slashed_usdc,
     )?;
     let agent = &mut ctx.accounts.agent;
-    agent.collateral_usdc = agent.collateral_usdc.checked_sub(slashed_usdc).ok_or(AgentMarketError::MathOverflow)?;
-    agent.open_disputes = agent.open_disputes.checked_sub(1).ok_or(AgentMarketError::MathOverflow)?;
+    agent.collateral_usdc = agent
+        .collateral_usdc
+        .checked_sub(slashed_usdc)
+        .ok_or(AgentMarketError::MathOverflow)?;
+    agent.open_disputes = agent
+        .open_disputes
+        .checked_sub(1)
+        .ok_or(AgentMarketError::MathOverflow)?;
     let dispute = &ctx.accounts.dispute;
     emit_cpi!(DisputeResolved {
         execution_id: dispute.execution_id,

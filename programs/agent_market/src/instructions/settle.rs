@@ -1,9 +1,13 @@
 use anchor_lang::prelude::*;
-use anchor_lang::solana_program::sysvar::instructions::{self as instructions_sysvar, load_current_index_checked, load_instruction_at_checked};
+use anchor_lang::solana_program::sysvar::instructions::{
+    self as instructions_sysvar, load_current_index_checked, load_instruction_at_checked,
+};
 use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::{
-    constants::{AGENT_SEED, ESCROW_SEED, ESCROW_VAULT_SEED, FEE_SHARD_COUNT, FEE_SHARD_SEED, MARKET_SEED, RECEIPT_SEED},
+    constants::{
+        AGENT_SEED, ESCROW_SEED, ESCROW_VAULT_SEED, FEE_SHARD_COUNT, FEE_SHARD_SEED, MARKET_SEED, RECEIPT_SEED,
+    },
     error::AgentMarketError,
     events::EscrowSettled,
     fees::{split, Split},
@@ -90,7 +94,10 @@ pub fn handle_settle(ctx: Context<Settle>, result_hash: [u8; 32], _fee_shard_ind
         &digest,
     )?;
 
-    let Split { creator_share_usdc, fee_usdc } = split(escrow.amount_usdc);
+    let Split {
+        creator_share_usdc,
+        fee_usdc,
+    } = split(escrow.amount_usdc);
     pay_from_agent_vault(
         &ctx.accounts.token_program,
         &ctx.accounts.escrow_vault,

@@ -63,13 +63,26 @@ pub struct Subscribe<'info> {
 pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8) -> Result<()> {
     let (amount_usdc, period_secs, included_calls) = match ctx.accounts.agent.pricing {
         Pricing::PayPerUse { .. } => return err!(AgentMarketError::PricingHasNoSubscription),
-        Pricing::Subscription { period_price_usdc, period_secs } => (period_price_usdc, period_secs, 0),
-        Pricing::Hybrid { period_price_usdc, period_secs, included_calls, .. } => {
-            (period_price_usdc, period_secs, included_calls)
-        }
+        Pricing::Subscription {
+            period_price_usdc,
+            period_secs,
+        } => (period_price_usdc, period_secs, 0),
+        Pricing::Hybrid {
+            period_price_usdc,
+            period_secs,
+            included_calls,
+            ..
+        } => (period_price_usdc, period_secs, included_calls),
     };
-    require_funds(&ctx.accounts.payer_token_account, ctx.accounts.delegate.key, amount_usdc)?;
-    let Split { creator_share_usdc, fee_usdc } = split(amount_usdc);
+    require_funds(
+        &ctx.accounts.payer_token_account,
+        ctx.accounts.delegate.key,
+        amount_usdc,
+    )?;
+    let Split {
+        creator_share_usdc,
+        fee_usdc,
+    } = split(amount_usdc);
     for (to, share_usdc) in [
         (ctx.accounts.payout_account.to_account_info(), creator_share_usdc),
         (ctx.accounts.fee_shard.to_account_info(), fee_usdc),

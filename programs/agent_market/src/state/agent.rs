@@ -21,9 +21,10 @@ impl Pricing {
     pub fn is_valid(&self) -> bool {
         match *self {
             Pricing::PayPerUse { price_usdc } => price_usdc > 0,
-            Pricing::Subscription { period_price_usdc, period_secs } => {
-                period_price_usdc > 0 && period_secs > 0
-            }
+            Pricing::Subscription {
+                period_price_usdc,
+                period_secs,
+            } => period_price_usdc > 0 && period_secs > 0,
             Pricing::Hybrid {
                 period_price_usdc,
                 period_secs,

@@ -73,8 +73,8 @@ pub fn terms(signing: &Keypair, pricing: Pricing) -> AgentTerms {
 impl TestMarket {
     pub fn new() -> Self {
         let mut chain = Chain::new();
-        let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), market_params())
-        .expect("bootstrap market");
+        let market =
+            MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), market_params()).expect("bootstrap market");
         TestMarket { chain, market }
     }
 
@@ -92,7 +92,8 @@ impl TestMarket {
         let mint = self.usdc_mint();
         let token_account = self.chain.token_account(&wallet, &wallet.pubkey(), &mint);
         if usdc > 0 {
-            self.chain.mint_to(&self.market.mint_authority, &mint, &token_account, usdc);
+            self.chain
+                .mint_to(&self.market.mint_authority, &mint, &token_account, usdc);
         }
         (wallet, token_account)
     }
@@ -106,11 +107,18 @@ impl TestMarket {
     pub fn payer(&mut self, usdc: u64, allowance_usdc: u64) -> Payer {
         let (wallet, token_account) = self.wallet_with_usdc(usdc);
         let mint = self.usdc_mint();
-        self.chain.approve_market(&wallet, &token_account, &mint, allowance_usdc).expect("approve");
+        self.chain
+            .approve_market(&wallet, &token_account, &mint, allowance_usdc)
+            .expect("approve");
         Payer { wallet, token_account }
     }
 
-    pub fn try_register(&mut self, creator: Creator, pricing: Pricing, collateral_usdc: u64) -> (TransactionResult, AgentFixture) {
+    pub fn try_register(
+        &mut self,
+        creator: Creator,
+        pricing: Pricing,
+        collateral_usdc: u64,
+    ) -> (TransactionResult, AgentFixture) {
         let agent_id = random_id();
         let signing = Keypair::new();
         let payout_account = creator.token_account;
@@ -123,7 +131,13 @@ impl TestMarket {
             collateral_usdc,
         );
         let result = self.chain.send(&[instruction], &creator.wallet, &[]);
-        let agent = AgentFixture { agent_id, address: pda::agent(&agent_id), signing, payout_account, creator };
+        let agent = AgentFixture {
+            agent_id,
+            address: pda::agent(&agent_id),
+            signing,
+            payout_account,
+            creator,
+        };
         (result, agent)
     }
 
@@ -168,17 +182,33 @@ impl TestMarket {
     pub fn open(&mut self, agent: &AgentFixture, payer: &Payer) -> (TransactionResult, EscrowRef) {
         let execution_id = random_id();
         let instruction = self.open_escrow_ix(agent, payer, execution_id);
-        (self.send_as_relayer(&[instruction]), self.escrow_ref(agent, payer, execution_id))
+        (
+            self.send_as_relayer(&[instruction]),
+            self.escrow_ref(agent, payer, execution_id),
+        )
     }
 
     /// The Ed25519 verification by `signer` of `escrow`'s result digest, then `settle`.
-    pub fn settle_ixs(&self, escrow: &EscrowRef, signer: &Keypair, payout_account: Pubkey, fee_shard_index: u8) -> Vec<Instruction> {
+    pub fn settle_ixs(
+        &self,
+        escrow: &EscrowRef,
+        signer: &Keypair,
+        payout_account: Pubkey,
+        fee_shard_index: u8,
+    ) -> Vec<Instruction> {
         let result_hash = result_hash(&escrow.execution_id);
-        let digest = result_digest(&escrow.execution_id, &escrow.agent, &request_hash(&escrow.execution_id), &result_hash);
+        let digest = result_digest(
+            &escrow.execution_id,
+            &escrow.agent,
+            &request_hash(&escrow.execution_id),
+            &result_hash,
+        );
         let signature: [u8; 64] = signer.sign_message(&digest).into();
         vec![
             localnet::market::MarketKeys::verify_result_signature(&signer.pubkey().to_bytes(), &signature, &digest),
-            self.market.keys.settle(escrow, payout_account, result_hash, fee_shard_index),
+            self.market
+                .keys
+                .settle(escrow, payout_account, result_hash, fee_shard_index),
         ]
     }
 
@@ -188,7 +218,10 @@ impl TestMarket {
     }
 
     pub fn refund(&mut self, escrow: &EscrowRef, with_subscription: bool) -> TransactionResult {
-        let instruction = self.market.keys.refund(escrow, RefundReason::CreatorError, with_subscription);
+        let instruction = self
+            .market
+            .keys
+            .refund(escrow, RefundReason::CreatorError, with_subscription);
         self.send_as_relayer(&[instruction])
     }
 
@@ -241,11 +274,21 @@ fn describe(result: &TransactionResult) -> String {
 /// Asserts the transaction failed with this program error.
 pub fn assert_program_error(result: &TransactionResult, expected: AgentMarketError) {
     let code = u32::from(expected);
-    assert_eq!(custom_code(result), Some(code), "expected {expected:?} ({code}), got {}", describe(result));
+    assert_eq!(
+        custom_code(result),
+        Some(code),
+        "expected {expected:?} ({code}), got {}",
+        describe(result)
+    );
 }
 
 /// Asserts the transaction failed with this Anchor framework error.
 pub fn assert_anchor_error(result: &TransactionResult, expected: ErrorCode) {
     let code = u32::from(expected);
-    assert_eq!(custom_code(result), Some(code), "expected {expected:?} ({code}), got {}", describe(result));
+    assert_eq!(
+        custom_code(result),
+        Some(code),
+        "expected {expected:?} ({code}), got {}",
+        describe(result)
+    );
 }
