@@ -13,17 +13,12 @@ macro_rules! msg {
     ($($arg:tt)*) => ($crate::sol_log(&format!($($arg)*)));
 }
 
-#[cfg(target_os = "solana")]
-mod syscalls {
-    solana_define_syscall::define_syscall!(fn sol_log_(message: *const u8, len: u64));
-}
-
 /// Logs a string.
 #[inline]
 pub fn sol_log(message: &str) {
     #[cfg(target_os = "solana")]
     unsafe {
-        syscalls::sol_log_(message.as_ptr(), message.len() as u64);
+        solana_define_syscall::definitions::sol_log_(message.as_ptr(), message.len() as u64);
     }
 
     #[cfg(not(target_os = "solana"))]
