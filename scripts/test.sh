@@ -1,22 +1,41 @@
 #!/bin/sh
-# Runs every test suite (Rust tests, then the IDL check) and ends with one line totalling them:
-# "tests: N passed, M failed". Exits non-zero if anything failed.
+# Runs every test suite (Rust tests, the IDL check, then the npm workspaces' builds and mocha
+# tests) and ends with one line totalling them: "tests: N passed, M failed". Exits non-zero if
+# anything failed.
 set -u
 here=$(dirname "$0")
 log=$(mktemp)
-trap 'rm -f "$log" "$log.status"' EXIT
+npm_log=$(mktemp)
+trap 'rm -f "$log" "$log.status" "$npm_log" "$npm_log.status"' EXIT
 
-{ sh "$here/cargo.sh" test --workspace --locked 2>&1; echo $? >"$log.status"; } | tee "$log"
+{ sh "$here/cargo.sh" test --workspace --locked --no-fail-fast 2>&1; echo $? >"$log.status"; } | tee "$log"
 rust_status=$(cat "$log.status")
 
 sh "$here/cargo.sh" run --quiet -p agent-market-idl --locked -- --check
 idl_status=$?
 
-awk -v idl="$idl_status" '
-  /^test result:/ { passed += $4; failed += $6 }
+# npm runs from the repository root, where the workspaces are declared.
+(cd "$here/.." && npm run build --workspaces --if-present)
+npm_build_status=$?
+
+# --ignore-scripts skips the workspaces' pretest steps (not their test scripts): the builds above
+# already made the packages and, with `cargo test --workspace`, the localnet binary that
+# @agent-market/tests spawns; its pretest `cargo build -p localnet` would relink it with other
+# features for nothing.
+{ (cd "$here/.." && npm test --workspaces --if-present --ignore-scripts) 2>&1; echo $? >"$npm_log.status"; } | tee "$npm_log"
+npm_test_status=$(cat "$npm_log.status")
+
+# cargo: "test result: ok. N passed; M failed; ..."; mocha's spec reporter: "N passing", "M failing".
+# A failed step that reported no failing test (the IDL check, a build, a type check) counts as one.
+awk -v idl="$idl_status" -v npm_build="$npm_build_status" -v npm_test="$npm_test_status" '
+  FILENAME == ARGV[1] && /^test result:/ { passed += $4; failed += $6 }
+  FILENAME == ARGV[2] && /^ *[0-9]+ passing/ { passed += $1 }
+  FILENAME == ARGV[2] && /^ *[0-9]+ failing/ { failed += $1; mocha_failed += $1 }
   END {
     if (idl == 0) passed += 1; else failed += 1
+    if (npm_build != 0) failed += 1
+    if (npm_test != 0 && mocha_failed == 0) failed += 1
     printf "tests: %d passed, %d failed\n", passed, failed
-  }' "$log"
+  }' "$log" "$npm_log"
 
-[ "$rust_status" -eq 0 ] && [ "$idl_status" -eq 0 ]
+[ "$rust_status" -eq 0 ] && [ "$idl_status" -eq 0 ] && [ "$npm_build_status" -eq 0 ] && [ "$npm_test_status" -eq 0 ]

@@ -1,0 +1,84 @@
+// Decoding and fetching the program's accounts with anchor's coder, into camelCase objects with
+// bigint amounts (see types.ts).
+import type { Commitment, Connection, PublicKey } from "@solana/web3.js";
+
+import { definedFromAnchor } from "./convert.js";
+import { IDL, PROGRAM_ID, coder } from "./program.js";
+import type { AccountData, AccountName, Agent, Dispute, Escrow, Market, Receipt, Subscription } from "./types.js";
+import { marketPda } from "./pda.js";
+import type { EscrowRef } from "./instructions.js";
+
+const ACCOUNT_NAMES = IDL.accounts.map((a) => a.name) as AccountName[];
+
+function startsWith(data: Uint8Array, prefix: readonly number[]): boolean {
+  return data.length >= prefix.length && prefix.every((byte, i) => data[i] === byte);
+}
+
+/** Which of the program's accounts `data` holds, by its 8-byte discriminator; null if none. */
+export function accountNameOf(data: Uint8Array): AccountName | null {
+  const found = IDL.accounts.find((a) => startsWith(data, a.discriminator));
+  return found ? found.name : null;
+}
+
+/** Decodes account data of type `name`; throws if the discriminator is another account's. */
+export function decodeAccount<A extends AccountName>(name: A, data: Uint8Array): AccountData<A> {
+  if (!ACCOUNT_NAMES.includes(name)) throw new Error(`unknown account type ${name}`);
+  const raw: unknown = coder.accounts.decode(name, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  return definedFromAnchor(name, raw) as AccountData<A>;
+}
+
+/**
+ * Fetches and decodes account `address` of type `name`. Null if it does not exist; throws if it
+ * exists but is not owned by the program or is another type of account.
+ */
+export async function fetchAccount<A extends AccountName>(
+  connection: Connection,
+  name: A,
+  address: PublicKey,
+  commitment?: Commitment,
+): Promise<AccountData<A> | null> {
+  const info = await connection.getAccountInfo(address, commitment);
+  if (!info) return null;
+  if (!info.owner.equals(PROGRAM_ID)) {
+    throw new Error(`account ${address.toBase58()} is owned by ${info.owner.toBase58()}, not the program`);
+  }
+  return decodeAccount(name, info.data);
+}
+
+export const decodeMarket = (data: Uint8Array): Market => decodeAccount("Market", data);
+export const decodeAgent = (data: Uint8Array): Agent => decodeAccount("Agent", data);
+export const decodeEscrow = (data: Uint8Array): Escrow => decodeAccount("Escrow", data);
+export const decodeReceipt = (data: Uint8Array): Receipt => decodeAccount("Receipt", data);
+export const decodeSubscription = (data: Uint8Array): Subscription => decodeAccount("Subscription", data);
+export const decodeDispute = (data: Uint8Array): Dispute => decodeAccount("Dispute", data);
+
+/** The market (at its PDA unless `address` is given). */
+export function fetchMarket(connection: Connection, address: PublicKey = marketPda(), commitment?: Commitment) {
+  return fetchAccount(connection, "Market", address, commitment);
+}
+export function fetchAgent(connection: Connection, address: PublicKey, commitment?: Commitment) {
+  return fetchAccount(connection, "Agent", address, commitment);
+}
+export function fetchEscrow(connection: Connection, address: PublicKey, commitment?: Commitment) {
+  return fetchAccount(connection, "Escrow", address, commitment);
+}
+export function fetchReceipt(connection: Connection, address: PublicKey, commitment?: Commitment) {
+  return fetchAccount(connection, "Receipt", address, commitment);
+}
+export function fetchSubscription(connection: Connection, address: PublicKey, commitment?: Commitment) {
+  return fetchAccount(connection, "Subscription", address, commitment);
+}
+export function fetchDispute(connection: Connection, address: PublicKey, commitment?: Commitment) {
+  return fetchAccount(connection, "Dispute", address, commitment);
+}
+
+/** The fields of an Escrow account that settle, refund and reclaim need. */
+export function escrowRef(escrow: Escrow): EscrowRef {
+  return {
+    executionId: escrow.executionId,
+    agent: escrow.agent,
+    payer: escrow.payer,
+    payerTokenAccount: escrow.payerTokenAccount,
+    rentPayer: escrow.rentPayer,
+  };
+}

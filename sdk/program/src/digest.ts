@@ -1,0 +1,46 @@
+// The hashes of DESIGN.md §3: the request hash recorded by open_escrow, the result hash given to
+// settle, and the result digest the creator signs (programs/agent_market/src/signature.rs).
+import { sha256 } from "@noble/hashes/sha2";
+import type { PublicKey } from "@solana/web3.js";
+
+import { concatBytes, requireLength } from "./bytes.js";
+import { canonicalJson } from "./canonical-json.js";
+import { RESULT_DIGEST_DOMAIN } from "./program.js";
+
+export { canonicalJson, CanonicalJsonError } from "./canonical-json.js";
+
+/** SHA-256 of the UTF-8 bytes of the RFC 8785 canonical JSON of `value`. */
+export function canonicalJsonHash(value: unknown): Uint8Array {
+  return sha256(new TextEncoder().encode(canonicalJson(value)));
+}
+
+/** `SHA-256(canonical JSON of {"task": task, "parameters": parameters})`: 32 bytes. */
+export function requestHash(task: unknown, parameters: unknown): Uint8Array {
+  return canonicalJsonHash({ task, parameters });
+}
+
+/** `SHA-256(canonical JSON of output)`: the `result_hash` settle takes. */
+export function outputHash(output: unknown): Uint8Array {
+  return canonicalJsonHash(output);
+}
+
+/**
+ * `SHA-256("agentmarket/result/v1" ‖ execution_id (16) ‖ agent (32) ‖ request_hash (32) ‖
+ * result_hash (32))`: the 32 bytes the creator signs with its registered Ed25519 key.
+ */
+export function resultDigest(
+  executionId: Uint8Array,
+  agent: PublicKey,
+  requestHash: Uint8Array,
+  resultHash: Uint8Array,
+): Uint8Array {
+  return sha256(
+    concatBytes(
+      RESULT_DIGEST_DOMAIN,
+      requireLength("executionId", executionId, 16),
+      agent.toBytes(),
+      requireLength("requestHash", requestHash, 32),
+      requireLength("resultHash", resultHash, 32),
+    ),
+  );
+}

@@ -1,0 +1,25 @@
+// @agent-market/program: the TypeScript client of the agent_market program.
+export {
+  IDL,
+  type AgentMarket,
+  PROGRAM_ID,
+  coder,
+  bytesConstant,
+  integerConstant,
+  FEE_BPS,
+  BPS_DENOMINATOR,
+  FEE_SHARD_COUNT,
+  MAX_ENDPOINT_LEN,
+  MAX_EXECUTION_SECS,
+  RESULT_DIGEST_DOMAIN,
+  splitPayment,
+} from "./program.js";
+export * from "./types.js";
+export * from "./pda.js";
+export * from "./digest.js";
+export * from "./instructions.js";
+export * from "./accounts.js";
+export * from "./events.js";
+export * from "./errors.js";
+export { toHex, fromHex } from "./bytes.js";
+export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";

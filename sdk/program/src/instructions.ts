@@ -1,0 +1,484 @@
+// One builder per instruction of the program, plus the Ed25519 precompile instruction settle
+// needs. Each takes the same inputs as its twin in localnet/src/market.rs and returns the same
+// accounts in the same order (tests/vectors/golden.json holds both sides to that). The account
+// order and the signer/writable flags come from the IDL, and the data from anchor's coder.
+import { PublicKey, TransactionInstruction, type AccountMeta } from "@solana/web3.js";
+
+import { requireLength } from "./bytes.js";
+import { camelCase, toAnchor, type IdlTypeJson } from "./convert.js";
+import { resultDigest } from "./digest.js";
+import {
+  agentPda,
+  collateralVaultPda,
+  delegatePda,
+  disputePda,
+  escrowPda,
+  escrowVaultPda,
+  eventAuthorityPda,
+  feeShardPda,
+  marketPda,
+  receiptPda,
+  subscriptionPda,
+} from "./pda.js";
+import { coder, IDL, PROGRAM_ID } from "./program.js";
+import type { AgentTerms, InstructionName, MarketParams, RefundReason } from "./types.js";
+
+type IdlAccountJson = { name: string; writable?: boolean; signer?: boolean; optional?: boolean; address?: string };
+type IdlInstructionJson = { name: string; accounts: IdlAccountJson[]; args: { name: string; type: IdlTypeJson }[] };
+
+const instructionDefs = new Map<string, IdlInstructionJson>(
+  (IDL.instructions as unknown as IdlInstructionJson[]).map((ix) => [ix.name, ix]),
+);
+
+/** Accounts every builder fills in itself: fixed addresses, and the two `#[event_cpi]` adds. */
+function implicitAccount(account: IdlAccountJson): PublicKey | undefined {
+  if (account.address) return new PublicKey(account.address);
+  if (account.name === "event_authority") return eventAuthorityPda();
+  if (account.name === "program") return PROGRAM_ID;
+  return undefined;
+}
+
+/**
+ * Builds instruction `name` from its accounts (camelCase names, `null` for an optional account
+ * left out) and arguments (camelCase names, this package's value shapes). Every account the IDL
+ * lists must be given, except fixed addresses, `eventAuthority` and `program`; an optional
+ * account left out is passed as the program id, read-only, as Anchor expects.
+ */
+export function buildInstruction(
+  name: InstructionName,
+  accounts: Record<string, PublicKey | null>,
+  args: Record<string, unknown> = {},
+): TransactionInstruction {
+  const def = instructionDefs.get(name);
+  if (!def) throw new Error(`IDL has no instruction ${name}`);
+  const used = new Set<string>();
+  const keys: AccountMeta[] = def.accounts.map((account) => {
+    const implicit = implicitAccount(account);
+    if (implicit) return { pubkey: implicit, isSigner: Boolean(account.signer), isWritable: Boolean(account.writable) };
+    const key = camelCase(account.name);
+    const pubkey = accounts[key];
+    used.add(key);
+    if (pubkey === null && account.optional) return { pubkey: PROGRAM_ID, isSigner: false, isWritable: false };
+    if (!(pubkey instanceof PublicKey)) throw new TypeError(`${name}: account ${key} must be a PublicKey`);
+    return { pubkey, isSigner: Boolean(account.signer), isWritable: Boolean(account.writable) };
+  });
+  const unknown = Object.keys(accounts).filter((key) => !used.has(key));
+  if (unknown.length > 0) throw new TypeError(`${name}: unknown accounts ${unknown.join(", ")}`);
+
+  const anchorArgs: Record<string, unknown> = {};
+  for (const arg of def.args) {
+    const key = camelCase(arg.name);
+    if (!(key in args)) throw new TypeError(`${name}: argument ${key} is missing`);
+    anchorArgs[arg.name] = toAnchor(arg.type, args[key], `${name}.${key}`);
+  }
+  const data = coder.instruction.encode(name, anchorArgs);
+  return new TransactionInstruction({ programId: PROGRAM_ID, keys, data });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Market administration
+
+export function initializeMarketInstruction(input: {
+  authority: PublicKey;
+  usdcMint: PublicKey;
+  treasury: PublicKey;
+  params: MarketParams;
+}): TransactionInstruction {
+  return buildInstruction(
+    "initialize_market",
+    { authority: input.authority, market: marketPda(), usdcMint: input.usdcMint, treasury: input.treasury },
+    { params: input.params },
+  );
+}
+
+export function updateMarketInstruction(input: {
+  authority: PublicKey;
+  treasury: PublicKey;
+  params: MarketParams;
+  newAuthority: PublicKey;
+}): TransactionInstruction {
+  return buildInstruction(
+    "update_market",
+    { authority: input.authority, market: marketPda(), treasury: input.treasury },
+    { params: input.params, newAuthority: input.newAuthority },
+  );
+}
+
+export function createFeeShardInstruction(input: {
+  authority: PublicKey;
+  usdcMint: PublicKey;
+  index: number;
+}): TransactionInstruction {
+  return buildInstruction(
+    "create_fee_shard",
+    { authority: input.authority, market: marketPda(), feeShard: feeShardPda(input.index), usdcMint: input.usdcMint },
+    { index: input.index },
+  );
+}
+
+/** Anyone may send it: the shard's balance can only go to the market's treasury. */
+export function sweepFeesInstruction(input: {
+  treasury: PublicKey;
+  usdcMint: PublicKey;
+  index: number;
+}): TransactionInstruction {
+  return buildInstruction(
+    "sweep_fees",
+    { market: marketPda(), feeShard: feeShardPda(input.index), treasury: input.treasury, usdcMint: input.usdcMint },
+    { index: input.index },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents
+
+export function registerAgentInstruction(input: {
+  creator: PublicKey;
+  agentId: Uint8Array;
+  creatorTokenAccount: PublicKey;
+  payoutAccount: PublicKey;
+  usdcMint: PublicKey;
+  terms: AgentTerms;
+  collateralUsdc: bigint;
+}): TransactionInstruction {
+  const agent = agentPda(input.agentId);
+  return buildInstruction(
+    "register_agent",
+    {
+      creator: input.creator,
+      market: marketPda(),
+      agent,
+      collateralVault: collateralVaultPda(agent),
+      escrowVault: escrowVaultPda(agent),
+      creatorTokenAccount: input.creatorTokenAccount,
+      payoutAccount: input.payoutAccount,
+      usdcMint: input.usdcMint,
+    },
+    { agentId: input.agentId, terms: input.terms, collateralUsdc: input.collateralUsdc },
+  );
+}
+
+export function updateAgentInstruction(input: {
+  creator: PublicKey;
+  agent: PublicKey;
+  payoutAccount: PublicKey;
+  terms: AgentTerms;
+}): TransactionInstruction {
+  return buildInstruction(
+    "update_agent",
+    { creator: input.creator, market: marketPda(), agent: input.agent, payoutAccount: input.payoutAccount },
+    { terms: input.terms },
+  );
+}
+
+export function topUpCollateralInstruction(input: {
+  creator: PublicKey;
+  agent: PublicKey;
+  creatorTokenAccount: PublicKey;
+  usdcMint: PublicKey;
+  amountUsdc: bigint;
+}): TransactionInstruction {
+  return buildInstruction(
+    "top_up_collateral",
+    {
+      creator: input.creator,
+      market: marketPda(),
+      agent: input.agent,
+      collateralVault: collateralVaultPda(input.agent),
+      creatorTokenAccount: input.creatorTokenAccount,
+      usdcMint: input.usdcMint,
+    },
+    { amountUsdc: input.amountUsdc },
+  );
+}
+
+export function retireAgentInstruction(input: { creator: PublicKey; agent: PublicKey }): TransactionInstruction {
+  return buildInstruction("retire_agent", { creator: input.creator, agent: input.agent });
+}
+
+export function withdrawCollateralInstruction(input: {
+  creator: PublicKey;
+  agent: PublicKey;
+  creatorTokenAccount: PublicKey;
+  usdcMint: PublicKey;
+}): TransactionInstruction {
+  return buildInstruction("withdraw_collateral", {
+    creator: input.creator,
+    market: marketPda(),
+    agent: input.agent,
+    collateralVault: collateralVaultPda(input.agent),
+    creatorTokenAccount: input.creatorTokenAccount,
+    usdcMint: input.usdcMint,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executions
+
+/**
+ * Opens the escrow of one execution. `payer` is the wallet that owns `payerTokenAccount`: it
+ * fixes the subscription account the program checks.
+ */
+export function openEscrowInstruction(input: {
+  relayer: PublicKey;
+  usdcMint: PublicKey;
+  agent: PublicKey;
+  payer: PublicKey;
+  payerTokenAccount: PublicKey;
+  executionId: Uint8Array;
+  apiKeyId: Uint8Array;
+  requestHash: Uint8Array;
+}): TransactionInstruction {
+  return buildInstruction(
+    "open_escrow",
+    {
+      relayer: input.relayer,
+      market: marketPda(),
+      agent: input.agent,
+      escrowVault: escrowVaultPda(input.agent),
+      escrow: escrowPda(input.executionId),
+      payerTokenAccount: input.payerTokenAccount,
+      subscription: subscriptionPda(input.agent, input.payer),
+      delegate: delegatePda(),
+      usdcMint: input.usdcMint,
+    },
+    { executionId: input.executionId, apiKeyId: input.apiKeyId, requestHash: input.requestHash },
+  );
+}
+
+/** What identifies an open escrow for the instructions that close it (all in the Escrow account). */
+export interface EscrowRef {
+  executionId: Uint8Array;
+  agent: PublicKey;
+  /** The wallet that pays (the owner of `payerTokenAccount`). */
+  payer: PublicKey;
+  payerTokenAccount: PublicKey;
+  /** Paid the escrow's rent (the relayer that opened it) and gets it back. */
+  rentPayer: PublicKey;
+}
+
+/** The Ed25519 signature verification precompile. */
+export const ED25519_PROGRAM_ID = new PublicKey("Ed25519SigVerify111111111111111111111111111");
+
+/** Offsets of solana-ed25519-program's layout for one signature carried in the instruction. */
+const ED25519_DATA_START = 2 + 14;
+const ED25519_PUBKEY_OFFSET = ED25519_DATA_START;
+const ED25519_SIGNATURE_OFFSET = ED25519_PUBKEY_OFFSET + 32;
+const ED25519_MESSAGE_OFFSET = ED25519_SIGNATURE_OFFSET + 64;
+/** Instruction index meaning "this instruction's own data". */
+const THIS_INSTRUCTION = 0xffff;
+
+/**
+ * The Ed25519 precompile instruction that verifies `signature` by `signingKey` over `digest`,
+ * byte for byte what solana-ed25519-program's `new_ed25519_instruction_with_signature` builds:
+ * `[1, 0]`, then the offsets (signature 48, public key 16, message 112, message size, every
+ * instruction index 0xFFFF: "this instruction"), then the key, the signature and the message.
+ * It must come right before `settle`.
+ */
+export function ed25519VerifyInstruction(
+  signingKey: Uint8Array,
+  signature: Uint8Array,
+  digest: Uint8Array,
+): TransactionInstruction {
+  requireLength("signingKey", signingKey, 32);
+  requireLength("signature", signature, 64);
+  requireLength("digest", digest, 32);
+  const data = Buffer.alloc(ED25519_MESSAGE_OFFSET + digest.length);
+  data.writeUInt8(1, 0); // one signature
+  data.writeUInt8(0, 1); // padding
+  data.writeUInt16LE(ED25519_SIGNATURE_OFFSET, 2);
+  data.writeUInt16LE(THIS_INSTRUCTION, 4);
+  data.writeUInt16LE(ED25519_PUBKEY_OFFSET, 6);
+  data.writeUInt16LE(THIS_INSTRUCTION, 8);
+  data.writeUInt16LE(ED25519_MESSAGE_OFFSET, 10);
+  data.writeUInt16LE(digest.length, 12);
+  data.writeUInt16LE(THIS_INSTRUCTION, 14);
+  data.set(signingKey, ED25519_PUBKEY_OFFSET);
+  data.set(signature, ED25519_SIGNATURE_OFFSET);
+  data.set(digest, ED25519_MESSAGE_OFFSET);
+  return new TransactionInstruction({ programId: ED25519_PROGRAM_ID, keys: [], data });
+}
+
+export interface SettleInput {
+  relayer: PublicKey;
+  usdcMint: PublicKey;
+  escrow: EscrowRef;
+  /** The agent's payout account (Agent.payoutAccount). */
+  payoutAccount: PublicKey;
+  /** `outputHash(output)`. */
+  resultHash: Uint8Array;
+  /** Which fee shard (0 ‥ FEE_SHARD_COUNT - 1) receives the fee. */
+  feeShardIndex: number;
+}
+
+/** `settle` alone; it needs `ed25519VerifyInstruction` right before it (see settleInstructions). */
+export function settleInstruction(input: SettleInput): TransactionInstruction {
+  const { escrow } = input;
+  return buildInstruction(
+    "settle",
+    {
+      relayer: input.relayer,
+      market: marketPda(),
+      agent: escrow.agent,
+      escrow: escrowPda(escrow.executionId),
+      rentPayer: escrow.rentPayer,
+      receipt: receiptPda(escrow.executionId),
+      escrowVault: escrowVaultPda(escrow.agent),
+      payoutAccount: input.payoutAccount,
+      feeShard: feeShardPda(input.feeShardIndex),
+      usdcMint: input.usdcMint,
+    },
+    { resultHash: input.resultHash, feeShardIndex: input.feeShardIndex },
+  );
+}
+
+/**
+ * `[Ed25519 verification, settle]`, to be sent in this order in one transaction. The digest is
+ * computed here from the escrow's execution id and agent, `requestHash` (Escrow.requestHash) and
+ * `resultHash`, exactly as the program recomputes it.
+ */
+export function settleInstructions(
+  input: SettleInput & {
+    /** The escrow's request hash (Escrow.requestHash). */
+    requestHash: Uint8Array;
+    /** The agent's registered Ed25519 key (Agent.signingKey). */
+    signingKey: Uint8Array;
+    /** The creator's signature over the result digest. */
+    signature: Uint8Array;
+  },
+): [TransactionInstruction, TransactionInstruction] {
+  const digest = resultDigest(input.escrow.executionId, input.escrow.agent, input.requestHash, input.resultHash);
+  return [ed25519VerifyInstruction(input.signingKey, input.signature, digest), settleInstruction(input)];
+}
+
+/**
+ * Returns the escrow to its payer. `withSubscription` passes the payer's subscription, which the
+ * program requires when the escrow used an included call of a hybrid plan (Escrow.usedIncludedCall).
+ */
+export function refundInstruction(input: {
+  relayer: PublicKey;
+  usdcMint: PublicKey;
+  escrow: EscrowRef;
+  reason: RefundReason;
+  withSubscription: boolean;
+}): TransactionInstruction {
+  const { escrow } = input;
+  return buildInstruction(
+    "refund",
+    {
+      relayer: input.relayer,
+      market: marketPda(),
+      agent: escrow.agent,
+      escrow: escrowPda(escrow.executionId),
+      rentPayer: escrow.rentPayer,
+      escrowVault: escrowVaultPda(escrow.agent),
+      payerTokenAccount: escrow.payerTokenAccount,
+      subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer) : null,
+      usdcMint: input.usdcMint,
+    },
+    { reason: input.reason },
+  );
+}
+
+/** The payer takes back an escrow nobody settled by its deadline; signed by `escrow.payer`. */
+export function reclaimInstruction(input: {
+  usdcMint: PublicKey;
+  escrow: EscrowRef;
+  withSubscription: boolean;
+}): TransactionInstruction {
+  const { escrow } = input;
+  return buildInstruction("reclaim", {
+    payer: escrow.payer,
+    market: marketPda(),
+    agent: escrow.agent,
+    escrow: escrowPda(escrow.executionId),
+    rentPayer: escrow.rentPayer,
+    escrowVault: escrowVaultPda(escrow.agent),
+    payerTokenAccount: escrow.payerTokenAccount,
+    subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer) : null,
+    usdcMint: input.usdcMint,
+  });
+}
+
+export function subscribeInstruction(input: {
+  relayer: PublicKey;
+  usdcMint: PublicKey;
+  agent: PublicKey;
+  payer: PublicKey;
+  payerTokenAccount: PublicKey;
+  payoutAccount: PublicKey;
+  feeShardIndex: number;
+}): TransactionInstruction {
+  return buildInstruction(
+    "subscribe",
+    {
+      relayer: input.relayer,
+      market: marketPda(),
+      agent: input.agent,
+      subscription: subscriptionPda(input.agent, input.payer),
+      payerTokenAccount: input.payerTokenAccount,
+      delegate: delegatePda(),
+      payoutAccount: input.payoutAccount,
+      feeShard: feeShardPda(input.feeShardIndex),
+      usdcMint: input.usdcMint,
+    },
+    { feeShardIndex: input.feeShardIndex },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Disputes and receipts
+
+export function openDisputeInstruction(input: {
+  payer: PublicKey;
+  agent: PublicKey;
+  executionId: Uint8Array;
+  evidenceHash: Uint8Array;
+}): TransactionInstruction {
+  return buildInstruction(
+    "open_dispute",
+    {
+      payer: input.payer,
+      market: marketPda(),
+      agent: input.agent,
+      receipt: receiptPda(input.executionId),
+      dispute: disputePda(input.executionId),
+    },
+    { evidenceHash: input.evidenceHash },
+  );
+}
+
+export function resolveDisputeInstruction(input: {
+  arbiter: PublicKey;
+  usdcMint: PublicKey;
+  agent: PublicKey;
+  executionId: Uint8Array;
+  payer: PublicKey;
+  payerTokenAccount: PublicKey;
+  upheld: boolean;
+  slashUsdc: bigint;
+}): TransactionInstruction {
+  return buildInstruction(
+    "resolve_dispute",
+    {
+      arbiter: input.arbiter,
+      market: marketPda(),
+      agent: input.agent,
+      dispute: disputePda(input.executionId),
+      payer: input.payer,
+      payerTokenAccount: input.payerTokenAccount,
+      collateralVault: collateralVaultPda(input.agent),
+      usdcMint: input.usdcMint,
+    },
+    { upheld: input.upheld, slashUsdc: input.slashUsdc },
+  );
+}
+
+/** Anyone may send it once the dispute window has passed: the rent goes back to `rentPayer`. */
+export function closeReceiptInstruction(input: { executionId: Uint8Array; rentPayer: PublicKey }): TransactionInstruction {
+  return buildInstruction("close_receipt", {
+    market: marketPda(),
+    receipt: receiptPda(input.executionId),
+    rentPayer: input.rentPayer,
+  });
+}

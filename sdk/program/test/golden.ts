@@ -1,0 +1,277 @@
+// tests/vectors/golden.json, shared with localnet/tests/vectors.rs (which computes its
+// Rust-side fields).
+import { readFileSync } from "node:fs";
+
+import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
+
+import {
+  agentPda,
+  closeReceiptInstruction,
+  createFeeShardInstruction,
+  fromHex,
+  initializeMarketInstruction,
+  openDisputeInstruction,
+  openEscrowInstruction,
+  reclaimInstruction,
+  refundInstruction,
+  registerAgentInstruction,
+  resolveDisputeInstruction,
+  retireAgentInstruction,
+  settleInstruction,
+  subscribeInstruction,
+  sweepFeesInstruction,
+  topUpCollateralInstruction,
+  updateAgentInstruction,
+  updateMarketInstruction,
+  withdrawCollateralInstruction,
+  type AgentTerms,
+  type EscrowRef,
+  type MarketParams,
+  type Pricing,
+  type RefundReason,
+} from "../src/index.js";
+
+export interface GoldenAccountMeta {
+  pubkey: string;
+  is_signer: boolean;
+  is_writable: boolean;
+}
+
+export interface GoldenInstructionCase {
+  name: string;
+  args: Record<string, unknown>;
+  program_id: string;
+  accounts: GoldenAccountMeta[];
+  data: string;
+}
+
+export interface Golden {
+  program_id: string;
+  result_digest: { execution_id: string; agent: string; request_hash: string; result_hash: string; digest: string }[];
+  canonical_json: { name: string; input: string; canonical: string; sha256: string }[];
+  request_hash: { name: string; task: string; parameters: string; canonical: string; request_hash: string }[];
+  ed25519: {
+    seed: string;
+    public_key: string;
+    public_key_base58: string;
+    empty_message_signature: string;
+    message: string;
+    signature: string;
+    instruction_data: string;
+  };
+  pdas: {
+    market: string;
+    delegate: string;
+    event_authority: string;
+    fee_shards: string[];
+    agents: { agent_id: string; agent: string; collateral_vault: string; escrow_vault: string }[];
+    executions: { execution_id: string; escrow: string; receipt: string; dispute: string }[];
+    subscriptions: { agent: string; payer: string; subscription: string }[];
+  };
+  instructions: {
+    keys: Record<
+      | "authority"
+      | "relayer"
+      | "arbiter"
+      | "usdc_mint"
+      | "treasury"
+      | "creator"
+      | "creator_token_account"
+      | "payout_account"
+      | "payer"
+      | "payer_token_account"
+      | "new_authority",
+      string
+    >;
+    agent_id: string;
+    execution_id: string;
+    api_key_id: string;
+    request_hash: string;
+    result_hash: string;
+    evidence_hash: string;
+    cases: GoldenInstructionCase[];
+  };
+}
+
+export const GOLDEN_PATH = new URL("../../../tests/vectors/golden.json", import.meta.url);
+export const golden: Golden = JSON.parse(readFileSync(GOLDEN_PATH, "utf8")) as Golden;
+
+type Json = Record<string, unknown>;
+
+const inputs = golden.instructions;
+const key = (name: keyof typeof inputs.keys) => new PublicKey(inputs.keys[name]);
+const agentId = fromHex(inputs.agent_id);
+const agent = agentPda(agentId);
+const executionId = fromHex(inputs.execution_id);
+const escrow: EscrowRef = {
+  executionId,
+  agent,
+  payer: key("payer"),
+  payerTokenAccount: key("payer_token_account"),
+  rentPayer: key("relayer"),
+};
+
+/** The shared inputs of the instruction cases, as this package's values. */
+export const goldenInputs = { agentId, agent, executionId, escrow };
+
+
+const marketParams = (v: Json): MarketParams => ({
+  relayer: new PublicKey(v.relayer as string),
+  arbiter: new PublicKey(v.arbiter as string),
+  minCollateralUsdc: BigInt(v.min_collateral_usdc as string),
+  escrowGraceSecs: v.escrow_grace_secs as number,
+  disputeWindowSecs: v.dispute_window_secs as number,
+  collateralCooldownSecs: v.collateral_cooldown_secs as number,
+  escrowsPaused: v.escrows_paused as boolean,
+});
+const pricing = (v: Json): Pricing => {
+  switch (v.kind) {
+    case "PayPerUse":
+      return { kind: "PayPerUse", priceUsdc: BigInt(v.price_usdc as string) };
+    case "Subscription":
+      return {
+        kind: "Subscription",
+        periodPriceUsdc: BigInt(v.period_price_usdc as string),
+        periodSecs: v.period_secs as number,
+      };
+    case "Hybrid":
+      return {
+        kind: "Hybrid",
+        periodPriceUsdc: BigInt(v.period_price_usdc as string),
+        periodSecs: v.period_secs as number,
+        includedCalls: v.included_calls as number,
+        overagePriceUsdc: BigInt(v.overage_price_usdc as string),
+      };
+    default:
+      throw new Error(`unknown pricing ${String(v.kind)}`);
+  }
+};
+const terms = (v: Json): AgentTerms => ({
+  signingKey: fromHex(v.signing_key as string),
+  endpoint: v.endpoint as string,
+  listingHash: fromHex(v.listing_hash as string),
+  pricing: pricing(v.pricing as Json),
+  maxExecutionSecs: v.max_execution_secs as number,
+});
+
+export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstruction {
+  const a = c.args;
+  const usdcMint = key("usdc_mint");
+  switch (c.name) {
+    case "initialize_market":
+      return initializeMarketInstruction({
+        authority: key("authority"),
+        usdcMint,
+        treasury: key("treasury"),
+        params: marketParams(a.params as Json),
+      });
+    case "update_market":
+      return updateMarketInstruction({
+        authority: key("authority"),
+        treasury: key("treasury"),
+        params: marketParams(a.params as Json),
+        newAuthority: key("new_authority"),
+      });
+    case "create_fee_shard":
+      return createFeeShardInstruction({ authority: key("authority"), usdcMint, index: a.index as number });
+    case "sweep_fees":
+      return sweepFeesInstruction({ treasury: key("treasury"), usdcMint, index: a.index as number });
+    case "register_agent":
+      return registerAgentInstruction({
+        creator: key("creator"),
+        agentId,
+        creatorTokenAccount: key("creator_token_account"),
+        payoutAccount: key("payout_account"),
+        usdcMint,
+        terms: terms(a.terms as Json),
+        collateralUsdc: BigInt(a.collateral_usdc as string),
+      });
+    case "update_agent":
+      return updateAgentInstruction({
+        creator: key("creator"),
+        agent,
+        payoutAccount: key("payout_account"),
+        terms: terms(a.terms as Json),
+      });
+    case "top_up_collateral":
+      return topUpCollateralInstruction({
+        creator: key("creator"),
+        agent,
+        creatorTokenAccount: key("creator_token_account"),
+        usdcMint,
+        amountUsdc: BigInt(a.amount_usdc as string),
+      });
+    case "retire_agent":
+      return retireAgentInstruction({ creator: key("creator"), agent });
+    case "withdraw_collateral":
+      return withdrawCollateralInstruction({
+        creator: key("creator"),
+        agent,
+        creatorTokenAccount: key("creator_token_account"),
+        usdcMint,
+      });
+    case "open_escrow":
+      return openEscrowInstruction({
+        relayer: key("relayer"),
+        usdcMint,
+        agent,
+        payer: key("payer"),
+        payerTokenAccount: key("payer_token_account"),
+        executionId,
+        apiKeyId: fromHex(inputs.api_key_id),
+        requestHash: fromHex(inputs.request_hash),
+      });
+    case "settle":
+      return settleInstruction({
+        relayer: key("relayer"),
+        usdcMint,
+        escrow,
+        payoutAccount: key("payout_account"),
+        resultHash: fromHex(inputs.result_hash),
+        feeShardIndex: a.fee_shard_index as number,
+      });
+    case "refund":
+      return refundInstruction({
+        relayer: key("relayer"),
+        usdcMint,
+        escrow,
+        reason: a.reason as RefundReason,
+        withSubscription: a.with_subscription as boolean,
+      });
+    case "reclaim":
+      return reclaimInstruction({ usdcMint, escrow, withSubscription: a.with_subscription as boolean });
+    case "subscribe":
+      return subscribeInstruction({
+        relayer: key("relayer"),
+        usdcMint,
+        agent,
+        payer: key("payer"),
+        payerTokenAccount: key("payer_token_account"),
+        payoutAccount: key("payout_account"),
+        feeShardIndex: a.fee_shard_index as number,
+      });
+    case "open_dispute":
+      return openDisputeInstruction({
+        payer: key("payer"),
+        agent,
+        executionId,
+        evidenceHash: fromHex(inputs.evidence_hash),
+      });
+    case "resolve_dispute":
+      return resolveDisputeInstruction({
+        arbiter: key("arbiter"),
+        usdcMint,
+        agent,
+        executionId,
+        payer: key("payer"),
+        payerTokenAccount: key("payer_token_account"),
+        upheld: a.upheld as boolean,
+        slashUsdc: BigInt(a.slash_usdc as string),
+      });
+    case "close_receipt":
+      return closeReceiptInstruction({ executionId, rentPayer: key("relayer") });
+    default:
+      throw new Error(`no builder for ${c.name}`);
+  }
+}
+
