@@ -217,19 +217,18 @@ impl MarketSetup {
         keypairs: MarketKeypairs,
         params: MarketParams,
     ) -> Result<Self, FailedTransactionMetadata> {
-        let MarketKeypairs {
-            authority,
-            relayer,
-            arbiter,
-            mint_authority,
-            usdc_mint,
-        } = keypairs;
-        for keypair in [&authority, &relayer, &arbiter, &mint_authority] {
+        for keypair in [
+            &keypairs.authority,
+            &keypairs.relayer,
+            &keypairs.arbiter,
+            &keypairs.mint_authority,
+        ] {
             chain.svm.airdrop(&keypair.pubkey(), 100_000_000_000).expect("airdrop");
         }
-        let usdc_mint = chain.create_mint_at(&authority, &usdc_mint, &mint_authority.pubkey());
-        let treasury = chain.token_account(&authority, &authority.pubkey(), &usdc_mint);
-        let setup = MarketSetup::with_accounts(authority, relayer, arbiter, mint_authority, usdc_mint, treasury);
+        let authority = &keypairs.authority;
+        let usdc_mint = chain.create_mint_at(authority, &keypairs.usdc_mint, &keypairs.mint_authority.pubkey());
+        chain.token_account(authority, &authority.pubkey(), &usdc_mint);
+        let setup = MarketSetup::existing(keypairs);
         let params = MarketParams {
             relayer: setup.relayer.pubkey(),
             arbiter: setup.arbiter.pubkey(),
@@ -243,7 +242,8 @@ impl MarketSetup {
         Ok(setup)
     }
 
-    /// The setup of a market bootstrapped earlier with these keypairs.
+    /// The setup of a market bootstrapped with these keypairs; its treasury is the authority's
+    /// associated USDC account.
     pub fn existing(keypairs: MarketKeypairs) -> Self {
         let MarketKeypairs {
             authority,
@@ -253,24 +253,12 @@ impl MarketSetup {
             usdc_mint,
         } = keypairs;
         let usdc_mint = usdc_mint.pubkey();
-        let treasury = get_associated_token_address(&authority.pubkey(), &usdc_mint);
-        MarketSetup::with_accounts(authority, relayer, arbiter, mint_authority, usdc_mint, treasury)
-    }
-
-    fn with_accounts(
-        authority: Keypair,
-        relayer: Keypair,
-        arbiter: Keypair,
-        mint_authority: Keypair,
-        usdc_mint: Pubkey,
-        treasury: Pubkey,
-    ) -> Self {
         let keys = MarketKeys {
             authority: authority.pubkey(),
             relayer: relayer.pubkey(),
             arbiter: arbiter.pubkey(),
             usdc_mint,
-            treasury,
+            treasury: get_associated_token_address(&authority.pubkey(), &usdc_mint),
         };
         MarketSetup {
             keys,
