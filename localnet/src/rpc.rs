@@ -139,6 +139,26 @@ impl<'a> Params<'a> {
             .map_err(|_| RpcError::invalid_params(format!("invalid {what}: {text}")))
     }
 
+    /// An array of at most `max` strings at `index`, each parsed as a `what`.
+    pub fn list<T: FromStr>(&self, index: usize, what: &str, max: usize) -> Result<Vec<T>, RpcError> {
+        let values = self
+            .get(index)
+            .and_then(Value::as_array)
+            .ok_or_else(|| RpcError::invalid_params(format!("expected an array of {what}s at position {index}")))?;
+        if values.len() > max {
+            return Err(RpcError::invalid_params(format!("too many {what}s (at most {max})")));
+        }
+        values
+            .iter()
+            .map(|value| {
+                value
+                    .as_str()
+                    .and_then(|text| text.parse().ok())
+                    .ok_or_else(|| RpcError::invalid_params(format!("invalid {what} {value}")))
+            })
+            .collect()
+    }
+
     pub fn pubkey(&self, index: usize) -> Result<Pubkey, RpcError> {
         self.parse(index, "address")
     }
@@ -368,28 +388,16 @@ fn get_fee_for_message(ledger: &Ledger, params: &Params) -> RpcResult {
 }
 
 fn get_multiple_accounts(ledger: &Ledger, params: &Params) -> RpcResult {
-    let addresses = params
-        .get(0)
-        .and_then(Value::as_array)
-        .ok_or_else(|| RpcError::invalid_params("expected an array of addresses"))?;
-    if addresses.len() > MAX_MULTIPLE_ACCOUNTS {
-        return Err(RpcError::invalid_params(format!(
-            "too many addresses (at most {MAX_MULTIPLE_ACCOUNTS})"
-        )));
-    }
+    let addresses: Vec<Pubkey> = params.list(0, "address", MAX_MULTIPLE_ACCOUNTS)?;
     let options = AccountOptions::from(params, 1)?;
-    let values = addresses
+    let values: Vec<Option<Value>> = addresses
         .iter()
         .map(|address| {
-            let address: Pubkey = address
-                .as_str()
-                .and_then(|text| text.parse().ok())
-                .ok_or_else(|| RpcError::invalid_params(format!("invalid address {address}")))?;
-            Ok(ledger
-                .account(&address)
-                .map(|account| encode_account(ledger, &account, &options)))
+            ledger
+                .account(address)
+                .map(|account| encode_account(ledger, &account, &options))
         })
-        .collect::<Result<Vec<_>, RpcError>>()?;
+        .collect();
     Ok(with_context(ledger, json!(values)))
 }
 
@@ -668,27 +676,11 @@ fn status_value(ledger: &Ledger, record: &TransactionRecord) -> Value {
 }
 
 fn get_signature_statuses(ledger: &Ledger, params: &Params) -> RpcResult {
-    let signatures = params
-        .get(0)
-        .and_then(Value::as_array)
-        .ok_or_else(|| RpcError::invalid_params("expected an array of signatures"))?;
-    if signatures.len() > MAX_SIGNATURE_STATUSES {
-        return Err(RpcError::invalid_params(format!(
-            "too many signatures (at most {MAX_SIGNATURE_STATUSES})"
-        )));
-    }
-    let statuses = signatures
+    let signatures: Vec<Signature> = params.list(0, "signature", MAX_SIGNATURE_STATUSES)?;
+    let statuses: Vec<Option<Value>> = signatures
         .iter()
-        .map(|signature| {
-            let signature: Signature = signature
-                .as_str()
-                .and_then(|text| text.parse().ok())
-                .ok_or_else(|| RpcError::invalid_params(format!("invalid signature {signature}")))?;
-            Ok(ledger
-                .transaction(&signature)
-                .map(|record| status_value(ledger, record)))
-        })
-        .collect::<Result<Vec<_>, RpcError>>()?;
+        .map(|signature| ledger.transaction(signature).map(|record| status_value(ledger, record)))
+        .collect();
     Ok(with_context(ledger, json!(statuses)))
 }
 

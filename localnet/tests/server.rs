@@ -202,14 +202,20 @@ fn token_methods_report_balances_and_filters_find_accounts() {
     assert_eq!(found[0]["pubkey"], destination.to_string());
 }
 
-#[test]
-fn failed_preflight_returns_the_simulation_and_charges_nothing() {
-    let node = TestNode::start();
+/// A funded payer (1 SOL) and its signed transfer of 5 SOL, which the system program refuses.
+fn overdraft(node: &TestNode) -> (Keypair, Transaction) {
     let payer = node.funded(1_000_000_000);
     let transfer =
         solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
     let transaction =
         Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    (payer, transaction)
+}
+
+#[test]
+fn failed_preflight_returns_the_simulation_and_charges_nothing() {
+    let node = TestNode::start();
+    let (payer, transaction) = overdraft(&node);
     let response = node.send(&transaction);
     assert_eq!(error_code(&response), -32002);
     assert_eq!(
@@ -232,11 +238,7 @@ fn failed_preflight_returns_the_simulation_and_charges_nothing() {
 #[test]
 fn a_transaction_failing_without_preflight_is_recorded_with_its_error_and_fee() {
     let node = TestNode::start();
-    let payer = node.funded(1_000_000_000);
-    let transfer =
-        solana_system_interface::instruction::transfer(&payer.pubkey(), &Pubkey::new_unique(), 5_000_000_000);
-    let transaction =
-        Transaction::new_signed_with_payer(&[transfer], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let (payer, transaction) = overdraft(&node);
     let encoded = BASE64.encode(bincode::serialize(&transaction).unwrap());
     let signature = node.result(
         "sendTransaction",
