@@ -23,3 +23,4 @@ export * from "./events.js";
 export * from "./errors.js";
 export { toHex, fromHex } from "./bytes.js";
 export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";
+export * from "./protocol.js";

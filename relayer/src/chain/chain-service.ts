@@ -1,0 +1,153 @@
+// Reads from the networks the relayer serves, through ordinary JSON-RPC: the market account, agent
+// accounts, a wallet's USDC balance and delegate allowance; and the unsigned allowance
+// transactions a wallet signs itself. An RPC that does not answer is a 503, never a guess.
+import {
+  delegatePda,
+  fetchAgent,
+  fetchMarket,
+  marketPda,
+  type Agent,
+  type Market,
+} from "@agent-market/program";
+import {
+  createApproveCheckedInstruction,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createRevokeInstruction,
+  getAssociatedTokenAddressSync,
+  unpackAccount,
+} from "@solana/spl-token";
+import { Connection, PublicKey, Transaction, type TransactionInstruction } from "@solana/web3.js";
+
+import type { NetworkConfig, NetworkName } from "../config.js";
+import { ApiError } from "../errors.js";
+import { USDC_DECIMALS } from "../usdc.js";
+
+export interface WalletFunding {
+  network: NetworkName;
+  wallet: PublicKey;
+  usdc_mint: PublicKey;
+  token_account: PublicKey;
+  token_account_exists: boolean;
+  balance_usdc: bigint;
+  /** What the program's delegate PDA may move; 0 if the account delegates to anyone else. */
+  allowance_usdc: bigint;
+}
+
+export interface UnsignedTransaction {
+  network: NetworkName;
+  /** Base64 of the serialized transaction, fee payer = the wallet, without signatures. */
+  transaction: string;
+  recent_blockhash: string;
+  last_valid_block_height: number;
+}
+
+async function rpc<T>(network: NetworkName, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+  }
+}
+
+export class ChainService {
+  private readonly connections = new Map<NetworkName, Connection>();
+
+  constructor(networks: Partial<Record<NetworkName, NetworkConfig>>) {
+    for (const network of Object.values(networks)) {
+      this.connections.set(
+        network.name,
+        new Connection(network.rpc_url, { commitment: "confirmed", wsEndpoint: network.websocket_url }),
+      );
+    }
+  }
+
+  get networks(): NetworkName[] {
+    return [...this.connections.keys()];
+  }
+
+  connection(network: NetworkName): Connection {
+    const connection = this.connections.get(network);
+    if (!connection) {
+      throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
+    }
+    return connection;
+  }
+
+  async market(network: NetworkName): Promise<Market> {
+    const connection = this.connection(network);
+    const market = await rpc(network, () => fetchMarket(connection, marketPda()));
+    if (!market) throw new ApiError("chain_unavailable", `The agent_market program has no market on ${network}.`);
+    return market;
+  }
+
+  async agent(network: NetworkName, address: PublicKey): Promise<Agent | null> {
+    const connection = this.connection(network);
+    return rpc(network, () => fetchAgent(connection, address));
+  }
+
+  async walletFunding(network: NetworkName, wallet: PublicKey): Promise<WalletFunding> {
+    const market = await this.market(network);
+    const connection = this.connection(network);
+    const token_account = getAssociatedTokenAddressSync(market.usdcMint, wallet, true);
+    const info = await rpc(network, () => connection.getAccountInfo(token_account));
+    const funding: WalletFunding = {
+      network,
+      wallet,
+      usdc_mint: market.usdcMint,
+      token_account,
+      token_account_exists: info !== null,
+      balance_usdc: 0n,
+      allowance_usdc: 0n,
+    };
+    if (info) {
+      const account = unpackAccount(token_account, info, info.owner);
+      funding.balance_usdc = account.amount;
+      funding.allowance_usdc = account.delegate?.equals(delegatePda()) ? account.delegatedAmount : 0n;
+    }
+    return funding;
+  }
+
+  /** approveChecked of `amount_usdc` to the program's delegate, creating the USDC account if needed. */
+  async approveTransaction(network: NetworkName, wallet: PublicKey, amount_usdc: bigint): Promise<UnsignedTransaction> {
+    const funding = await this.walletFunding(network, wallet);
+    const instructions: TransactionInstruction[] = [];
+    if (!funding.token_account_exists) {
+      instructions.push(
+        createAssociatedTokenAccountIdempotentInstruction(wallet, funding.token_account, wallet, funding.usdc_mint),
+      );
+    }
+    instructions.push(
+      createApproveCheckedInstruction(
+        funding.token_account,
+        funding.usdc_mint,
+        delegatePda(),
+        wallet,
+        amount_usdc,
+        USDC_DECIMALS,
+      ),
+    );
+    return this.unsigned(network, wallet, instructions);
+  }
+
+  async revokeTransaction(network: NetworkName, wallet: PublicKey): Promise<UnsignedTransaction> {
+    const funding = await this.walletFunding(network, wallet);
+    return this.unsigned(network, wallet, [createRevokeInstruction(funding.token_account, wallet)]);
+  }
+
+  private async unsigned(
+    network: NetworkName,
+    wallet: PublicKey,
+    instructions: TransactionInstruction[],
+  ): Promise<UnsignedTransaction> {
+    const connection = this.connection(network);
+    const { blockhash, lastValidBlockHeight } = await rpc(network, () => connection.getLatestBlockhash("confirmed"));
+    const transaction = new Transaction({ feePayer: wallet, blockhash, lastValidBlockHeight }).add(...instructions);
+    return {
+      network,
+      transaction: transaction.serialize({ requireAllSignatures: false, verifySignatures: false }).toString("base64"),
+      recent_blockhash: blockhash,
+      last_valid_block_height: lastValidBlockHeight,
+    };
+  }
+}
+

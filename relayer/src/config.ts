@@ -1,0 +1,175 @@
+// The relayer's configuration, read from the environment once at start. Every problem is
+// reported together, each naming its variable, so a bad deployment fails before it serves.
+import { readFileSync } from "node:fs";
+
+import { ed25519PublicKey } from "@agent-market/program";
+import { Keypair } from "@solana/web3.js";
+
+import type { EndpointPolicy } from "./net/ip-policy.js";
+
+export type NetworkName = "devnet" | "mainnet";
+export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
+
+export interface NetworkConfig {
+  name: NetworkName;
+  rpc_url: string;
+  websocket_url: string;
+}
+
+export interface RelayerConfig {
+  host: string;
+  port: number;
+  database_url: string;
+  /** Origin the dashboard and the sign-in messages are bound to, e.g. https://market.example. */
+  public_url: URL;
+  /** Keyed-hash secret for API keys; rotating it invalidates every key. */
+  api_key_hash_secret: Buffer;
+  /** Ed25519 key that signs requests to creators (a Solana keypair file). */
+  marketplace_signing_key: Uint8Array;
+  marketplace_public_key: Uint8Array;
+  networks: Partial<Record<NetworkName, NetworkConfig>>;
+  endpoint_policy: EndpointPolicy;
+  session_ttl_secs: number;
+  nonce_ttl_secs: number;
+  body_limit_bytes: number;
+  schema_limit_bytes: number;
+  probe_timeout_ms: number;
+  probe_max_response_bytes: number;
+  cookie_secure: boolean;
+  log_level: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid relayer configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function parseConfig(env: Env = process.env): RelayerConfig {
+  const problems: string[] = [];
+  const text = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === "" ? undefined : value;
+  };
+  const required = (name: string, what: string): string => {
+    const value = text(name);
+    if (value === undefined) problems.push(`${name} is required: ${what}`);
+    return value ?? "";
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!/^[0-9]+$/.test(value) || parsed < min || parsed > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return parsed;
+  };
+  const url = (name: string, value: string, protocols: string[]): URL | undefined => {
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) {
+        problems.push(`${name} must be a ${protocols.join(" or ")} URL, got "${value}"`);
+        return undefined;
+      }
+      return parsed;
+    } catch {
+      problems.push(`${name} is not a URL: "${value}"`);
+      return undefined;
+    }
+  };
+
+  const port = integer("RELAYER_PORT", 8080, 0, 65535);
+  const host = text("RELAYER_HOST") ?? "127.0.0.1";
+  const database_url = required("DATABASE_URL", "a PostgreSQL connection string, e.g. postgres://127.0.0.1:5432/agent_market");
+  if (database_url) url("DATABASE_URL", database_url, ["postgres:", "postgresql:"]);
+
+  const public_url = url("PUBLIC_URL", text("PUBLIC_URL") ?? `http://localhost:${port}`, ["http:", "https:"]);
+
+  let api_key_hash_secret = Buffer.alloc(0);
+  const secret = required("API_KEY_HASH_SECRET", "at least 32 random bytes as hex (openssl rand -hex 32)");
+  if (secret) {
+    if (!/^[0-9a-fA-F]+$/.test(secret) || secret.length % 2 !== 0 || secret.length < 64) {
+      problems.push("API_KEY_HASH_SECRET must be at least 32 bytes written as hex (64+ hex characters)");
+    } else {
+      api_key_hash_secret = Buffer.from(secret, "hex");
+    }
+  }
+
+  let marketplace_signing_key: Uint8Array = new Uint8Array(0);
+  let marketplace_public_key: Uint8Array = new Uint8Array(0);
+  const keypairPath = required(
+    "MARKETPLACE_KEYPAIR",
+    "path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to creators",
+  );
+  if (keypairPath) {
+    try {
+      const bytes = JSON.parse(readFileSync(keypairPath, "utf8")) as unknown;
+      if (!Array.isArray(bytes) || bytes.length !== 64) throw new Error("not a JSON array of 64 bytes");
+      const keypair = Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
+      marketplace_signing_key = keypair.secretKey;
+      marketplace_public_key = ed25519PublicKey(keypair.secretKey);
+    } catch (error) {
+      problems.push(`MARKETPLACE_KEYPAIR (${keypairPath}) is not a readable Solana keypair file: ${(error as Error).message}`);
+    }
+  }
+
+  const networks: Partial<Record<NetworkName, NetworkConfig>> = {};
+  for (const name of NETWORK_NAMES) {
+    const prefix = name.toUpperCase();
+    const rpc = text(`${prefix}_RPC_URL`);
+    if (rpc === undefined) continue;
+    const rpcUrl = url(`${prefix}_RPC_URL`, rpc, ["http:", "https:"]);
+    if (!rpcUrl) continue;
+    const ws = text(`${prefix}_WS_URL`) ?? defaultWebsocketUrl(rpcUrl);
+    if (!url(`${prefix}_WS_URL`, ws, ["ws:", "wss:"])) continue;
+    networks[name] = { name, rpc_url: rpc, websocket_url: ws };
+  }
+  if (Object.keys(networks).length === 0) {
+    problems.push("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
+  }
+
+  const policy = text("ENDPOINT_POLICY") ?? "public";
+  if (policy !== "public" && policy !== "development") {
+    problems.push(`ENDPOINT_POLICY must be "public" or "development", got "${policy}"`);
+  }
+
+  const cookieSecure = text("COOKIE_SECURE");
+  if (cookieSecure !== undefined && cookieSecure !== "true" && cookieSecure !== "false") {
+    problems.push(`COOKIE_SECURE must be "true" or "false", got "${cookieSecure}"`);
+  }
+
+  const config: RelayerConfig = {
+    host,
+    port,
+    database_url,
+    public_url: public_url ?? new URL("http://localhost"),
+    api_key_hash_secret,
+    marketplace_signing_key,
+    marketplace_public_key,
+    networks,
+    endpoint_policy: policy === "development" ? "development" : "public",
+    session_ttl_secs: integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
+    nonce_ttl_secs: integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
+    body_limit_bytes: integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    schema_limit_bytes: integer("SCHEMA_LIMIT_BYTES", 64 * 1024, 256, 1024 * 1024),
+    probe_timeout_ms: integer("PROBE_TIMEOUT_MS", 10_000, 100, 120_000),
+    probe_max_response_bytes: integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
+    log_level: text("LOG_LEVEL") ?? "info",
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Solana's convention, which solana-test-validator and localnet follow: PubSub on the RPC port + 1. */
+function defaultWebsocketUrl(rpc: URL): string {
+  const ws = new URL(rpc.href);
+  ws.protocol = rpc.protocol === "https:" ? "wss:" : "ws:";
+  if (rpc.port !== "") ws.port = String(Number(rpc.port) + 1);
+  return ws.href;
+}

@@ -1,0 +1,87 @@
+// PostgreSQL through `pg`, and the schema migrations every relayer runs at start.
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import pg from "pg";
+
+export type Db = pg.Pool;
+export type DbClient = pg.PoolClient;
+
+// numeric (u64 amounts) and bigint come back as strings; callers turn them into bigint.
+export function createPool(database_url: string, max_connections = 10): Db {
+  const pool = new pg.Pool({ connectionString: database_url, max: max_connections });
+  // A dropped idle connection must not take the process down; the next query reconnects.
+  pool.on("error", () => undefined);
+  return pool;
+}
+
+export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "migrations");
+
+/** Applies the migrations not applied yet, in file-name order, each in its own transaction. */
+export async function migrate(db: Db, dir: string = MIGRATIONS_DIR): Promise<string[]> {
+  const files = readdirSync(dir)
+    .filter((name) => /^[0-9]{4}_[a-z0-9_]+\.sql$/.test(name))
+    .sort();
+  const client = await db.connect();
+  const applied: string[] = [];
+  try {
+    // Several relayers may start at once: the lock makes the others wait, then find nothing to do.
+    await client.query("SELECT pg_advisory_lock(7431)");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    for (const name of files) {
+      await client.query("BEGIN");
+      try {
+        const done = await client.query("SELECT 1 FROM schema_migrations WHERE name = $1", [name]);
+        if (done.rowCount === 0) {
+          await client.query(readFileSync(join(dir, name), "utf8"));
+          await client.query("INSERT INTO schema_migrations (name) VALUES ($1)", [name]);
+          applied.push(name);
+        }
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw new Error(`migration ${name} failed: ${(error as Error).message}`);
+      }
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(7431)").catch(() => undefined);
+    client.release();
+  }
+  return applied;
+}
+
+function maintenanceUrl(database_url: string): { url: string; database: string } {
+  const url = new URL(database_url);
+  const database = decodeURIComponent(url.pathname.slice(1));
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) throw new Error(`unsupported database name "${database}"`);
+  url.pathname = "/postgres";
+  return { url: url.href, database };
+}
+
+/** Creates the database DATABASE_URL names if the server does not have it yet. */
+export async function ensureDatabase(database_url: string): Promise<void> {
+  const { url, database } = maintenanceUrl(database_url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${database}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops the database DATABASE_URL names, closing its other connections (for tests). */
+export async function dropDatabase(database_url: string): Promise<void> {
+  const { url, database } = maintenanceUrl(database_url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,246 @@
+// The API's closed set of error codes. Every error answer has the shape
+// {"error":{"type","code","message","param"?,"request_id", ...details}}; the code fixes the
+// status and the type, so a client can branch on `code` alone. docs/api.md lists them.
+
+export type ErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "conflict_error"
+  | "listing_error"
+  | "payment_error"
+  | "api_error";
+
+interface ErrorSpec {
+  status: number;
+  type: ErrorType;
+  description: string;
+}
+
+export const ERROR_CODES = {
+  invalid_json: { status: 400, type: "invalid_request_error", description: "The body is not valid JSON." },
+  validation_failed: {
+    status: 400,
+    type: "invalid_request_error",
+    description: "A parameter is missing, of the wrong type or out of range; `param` names its path.",
+  },
+  body_too_large: { status: 413, type: "invalid_request_error", description: "The body is over the size limit." },
+  unsupported_media_type: {
+    status: 415,
+    type: "invalid_request_error",
+    description: "The body is not application/json.",
+  },
+  invalid_cursor: {
+    status: 400,
+    type: "invalid_request_error",
+    description: "`starting_after` is not an id from this list.",
+  },
+  network_not_configured: {
+    status: 400,
+    type: "invalid_request_error",
+    description: "This relayer serves no such network (a `svc_live_` key needs mainnet to be configured).",
+  },
+  route_not_found: { status: 404, type: "not_found_error", description: "No such endpoint." },
+  resource_not_found: {
+    status: 404,
+    type: "not_found_error",
+    description: "No such object, or it belongs to another wallet.",
+  },
+
+  missing_authorization: {
+    status: 401,
+    type: "authentication_error",
+    description: "No Authorization header.",
+  },
+  malformed_authorization: {
+    status: 401,
+    type: "authentication_error",
+    description: "The Authorization header is not `Bearer <credential>`.",
+  },
+  malformed_api_key: {
+    status: 401,
+    type: "authentication_error",
+    description: "The API key is not well formed: wrong prefix, length, alphabet or checksum.",
+  },
+  unknown_api_key: { status: 401, type: "authentication_error", description: "No such API key." },
+  revoked_api_key: { status: 401, type: "authentication_error", description: "The API key was revoked." },
+  expired_api_key: { status: 401, type: "authentication_error", description: "The API key is past its expiry." },
+  session_required: {
+    status: 401,
+    type: "authentication_error",
+    description: "This endpoint needs a wallet session (cookie or `Bearer sess_…`).",
+  },
+  invalid_session: {
+    status: 401,
+    type: "authentication_error",
+    description: "The session is unknown, expired or signed out.",
+  },
+  api_key_not_allowed: {
+    status: 403,
+    type: "permission_error",
+    description: "API keys cannot manage keys, listings or wallet settings; sign in with the wallet.",
+  },
+  api_key_required: {
+    status: 401,
+    type: "authentication_error",
+    description: "This endpoint needs an API key (`Bearer svc_test_…` or `Bearer svc_live_…`).",
+  },
+
+  invalid_sign_in_message: {
+    status: 400,
+    type: "invalid_request_error",
+    description: "The signed message is not the one this server issued for that nonce.",
+  },
+  sign_in_domain_mismatch: {
+    status: 401,
+    type: "authentication_error",
+    description: "The signed message is bound to another domain.",
+  },
+  unknown_nonce: { status: 401, type: "authentication_error", description: "The nonce was never issued." },
+  nonce_used: { status: 401, type: "authentication_error", description: "The nonce was already used." },
+  nonce_expired: { status: 401, type: "authentication_error", description: "The sign-in message has expired." },
+  invalid_signature: {
+    status: 401,
+    type: "authentication_error",
+    description: "The signature does not verify against the wallet's key.",
+  },
+
+  agent_already_listed: {
+    status: 409,
+    type: "conflict_error",
+    description: "The agent is listed already; update it instead.",
+  },
+  listing_retired: { status: 409, type: "conflict_error", description: "A retired listing cannot change." },
+  agent_not_on_chain: {
+    status: 422,
+    type: "listing_error",
+    description: "No agent account at that address on this network: register it on-chain first.",
+  },
+  not_agent_creator: {
+    status: 403,
+    type: "permission_error",
+    description: "The on-chain agent belongs to another wallet.",
+  },
+  agent_retired_on_chain: {
+    status: 422,
+    type: "listing_error",
+    description: "The on-chain agent is retired.",
+  },
+  signing_key_mismatch: {
+    status: 422,
+    type: "listing_error",
+    description: "The Ed25519 key differs from the one registered on-chain.",
+  },
+  pricing_mismatch: {
+    status: 422,
+    type: "listing_error",
+    description: "The pricing differs from the one registered on-chain.",
+  },
+  endpoint_mismatch: {
+    status: 422,
+    type: "listing_error",
+    description: "The endpoint differs from the one registered on-chain.",
+  },
+  listing_hash_mismatch: {
+    status: 422,
+    type: "listing_error",
+    description: "SHA-256 of the listing document differs from the on-chain listing hash.",
+  },
+  collateral_below_minimum: {
+    status: 422,
+    type: "listing_error",
+    description: "The agent's locked collateral is below the marketplace minimum.",
+  },
+  endpoint_not_allowed: {
+    status: 422,
+    type: "listing_error",
+    description: "The endpoint is not a public https URL (private, loopback, link-local and metadata addresses are refused).",
+  },
+  endpoint_unreachable: {
+    status: 422,
+    type: "listing_error",
+    description: "The endpoint did not answer (DNS, connection or time limit).",
+  },
+  probe_parameters_unavailable: {
+    status: 422,
+    type: "listing_error",
+    description: "No probe parameters could be built from the input schema; give `probe.parameters`.",
+  },
+  probe_http_error: {
+    status: 422,
+    type: "listing_error",
+    description: "The conformance probe got a status other than 200 (redirects are not followed).",
+  },
+  probe_invalid_response: {
+    status: 422,
+    type: "listing_error",
+    description: "The probe's answer is not a valid execute response (JSON, size, execution id, result hash).",
+  },
+  probe_bad_signature: {
+    status: 422,
+    type: "listing_error",
+    description: "The probe's result is not signed by the listed Ed25519 key over the result digest.",
+  },
+  probe_output_invalid: {
+    status: 422,
+    type: "listing_error",
+    description: "The probe's output does not match the output schema.",
+  },
+  invalid_schema: {
+    status: 400,
+    type: "invalid_request_error",
+    description: "An input or output schema is not a valid JSON Schema 2020-12 document, or too large.",
+  },
+
+  internal_error: { status: 500, type: "api_error", description: "Something went wrong on our side." },
+  chain_unavailable: {
+    status: 503,
+    type: "api_error",
+    description: "The network's RPC did not answer; nothing was charged. Retry later.",
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error the API answers with; anything else thrown becomes `internal_error`. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string = ERROR_CODES[code].description,
+    readonly param?: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = ERROR_CODES[code].status;
+    this.type = ERROR_CODES[code].type;
+  }
+}
+
+export interface ErrorBody {
+  error: {
+    type: ErrorType;
+    code: ErrorCode;
+    message: string;
+    param?: string;
+    request_id: string;
+    [detail: string]: unknown;
+  };
+}
+
+export function errorBody(error: ApiError, requestId: string): ErrorBody {
+  return {
+    error: {
+      ...error.details,
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param === undefined ? {} : { param: error.param }),
+      request_id: requestId,
+    },
+  };
+}

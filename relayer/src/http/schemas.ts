@@ -1,0 +1,120 @@
+// JSON Schemas shared by the routes: they validate requests, shape responses and make up the
+// OpenAPI document, so the reference cannot drift from the code.
+import { ERROR_CODES } from "../errors.js";
+import { PRICING_SCHEMA } from "../listings/pricing.js";
+import { USDC_AMOUNT_PATTERN } from "../usdc.js";
+
+export const usdcAmount = { type: "string", pattern: USDC_AMOUNT_PATTERN, examples: ["12.500000"] } as const;
+export const timestamp = { type: "string", format: "date-time" } as const;
+export const nullableTimestamp = { type: ["string", "null"], format: "date-time" } as const;
+export const address = { type: "string", minLength: 32, maxLength: 44, pattern: "^[1-9A-HJ-NP-Za-km-z]+$" } as const;
+export const network = { type: "string", enum: ["devnet", "mainnet"] } as const;
+
+export const errorResponse = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["type", "code", "message", "request_id"],
+      additionalProperties: true,
+      properties: {
+        type: { type: "string" },
+        code: { type: "string", enum: Object.keys(ERROR_CODES) },
+        message: { type: "string" },
+        param: { type: "string" },
+        request_id: { type: "string" },
+      },
+    },
+  },
+} as const;
+
+/** The error statuses a route can answer, all with the one error shape. */
+export function errorResponses(...statuses: number[]): Record<number, typeof errorResponse> {
+  return Object.fromEntries([...new Set([...statuses, 500])].map((status) => [status, errorResponse]));
+}
+
+export const paginationQuery = {
+  limit: { type: "integer", minimum: 1, maximum: 100, default: 20 },
+  starting_after: { type: "string", minLength: 1, maxLength: 100 },
+} as const;
+
+export function listOf<T extends object>(item: T) {
+  return {
+    type: "object",
+    required: ["object", "data", "has_more"],
+    properties: { object: { const: "list" }, data: { type: "array", items: item }, has_more: { type: "boolean" } },
+  } as const;
+}
+
+export const apiKeyObject = {
+  type: "object",
+  required: ["object", "id", "name", "environment", "network", "wallet", "prefix", "last4", "status", "created_at"],
+  properties: {
+    object: { const: "api_key" },
+    id: { type: "string" },
+    name: { type: "string" },
+    environment: { type: "string", enum: ["test", "live"] },
+    network,
+    wallet: address,
+    prefix: { type: "string", enum: ["svc_test_", "svc_live_"] },
+    last4: { type: "string" },
+    status: { type: "string", enum: ["active", "revoked", "expired"] },
+    created_at: timestamp,
+    last_used_at: nullableTimestamp,
+    execution_count: { type: "integer" },
+    spent_usdc: usdcAmount,
+    spending_cap_usdc: { anyOf: [usdcAmount, { type: "null" }] },
+    expires_at: nullableTimestamp,
+    revoked_at: nullableTimestamp,
+  },
+} as const;
+
+export const pricing = PRICING_SCHEMA;
+
+/** Any JSON Schema document; kept whole in responses. */
+export const jsonSchemaDocument = { type: "object", additionalProperties: true } as const;
+
+export const listingObject = {
+  type: "object",
+  required: ["object", "id", "network", "creator", "name", "status"],
+  properties: {
+    object: { const: "agent" },
+    id: address,
+    network,
+    creator: address,
+    name: { type: "string" },
+    description: { type: "string" },
+    tags: { type: "array", items: { type: "string" } },
+    pricing: { type: "object", additionalProperties: true },
+    input_schema: jsonSchemaDocument,
+    output_schema: jsonSchemaDocument,
+    endpoint: { type: "string" },
+    signing_key: address,
+    max_execution_secs: { type: "integer" },
+    collateral_usdc: usdcAmount,
+    minimum_collateral_usdc: usdcAmount,
+    listing_hash: { type: "string" },
+    status: { type: "string", enum: ["active", "paused", "retired"] },
+    created_at: timestamp,
+    updated_at: timestamp,
+    last_probe: {
+      anyOf: [
+        { type: "object", properties: { at: timestamp, latency_ms: { type: "integer" } } },
+        { type: "null" },
+      ],
+    },
+  },
+} as const;
+
+export const agentIdParams = {
+  type: "object",
+  required: ["agent_id"],
+  properties: { agent_id: address },
+} as const;
+
+export const networkQuery = {
+  type: "object",
+  additionalProperties: false,
+  properties: { network: { ...network, default: "devnet" } },
+} as const;

@@ -1,0 +1,12 @@
+// @agent-market/relayer as a library: the app and its services, for tests, benchmarks and the
+// one-command local marketplace.
+export { buildApp, type Services } from "./app.js";
+export { parseConfig, ConfigError, type RelayerConfig, type NetworkName } from "./config.js";
+export { createServices } from "./services.js";
+export { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "./db/pool.js";
+export { ApiKeyAuthenticator, ApiKeyStore, type AuthenticatedKey } from "./auth/api-keys.js";
+export { generateApiKey, parseApiKey, hashApiKey } from "./auth/api-key-format.js";
+export { signInMessage, SignInService } from "./auth/sign-in.js";
+export { ERROR_CODES, ApiError, type ErrorCode } from "./errors.js";
+export { formatUsdc, parseUsdc } from "./usdc.js";
+export { loggerOptions } from "./logger.js";

@@ -1,0 +1,133 @@
+// Agents' input and output schemas: JSON Schema 2020-12, checked against the meta-schema and
+// compiled once (Ajv), size-limited, never resolved over the network.
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+
+import { ApiError } from "../errors.js";
+
+// ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+function newAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: false, strict: false, validateSchema: true, addUsedSchema: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+const ajv = newAjv();
+const compiled = new WeakMap<object, ValidateFunction>();
+
+export interface SchemaViolation {
+  /** JSON Pointer of the offending value, "" for the root. */
+  path: string;
+  message: string;
+}
+
+/** Throws invalid_schema unless `schema` is a JSON Schema 2020-12 document within `limit_bytes`. */
+export function checkSchema(schema: unknown, param: string, limit_bytes: number, mustDescribeObject: boolean): void {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+    throw new ApiError("invalid_schema", `${param} must be a JSON Schema object.`, param);
+  }
+  const size = Buffer.byteLength(JSON.stringify(schema));
+  if (size > limit_bytes) {
+    throw new ApiError("invalid_schema", `${param} is ${size} bytes; the limit is ${limit_bytes}.`, param);
+  }
+  if (mustDescribeObject && (schema as { type?: unknown }).type !== "object") {
+    throw new ApiError("invalid_schema", `${param} must have "type": "object" (parameters are a JSON object).`, param);
+  }
+  if (!ajv.validateSchema(schema)) {
+    const first = ajv.errors?.[0];
+    throw new ApiError(
+      "invalid_schema",
+      `${param} is not valid JSON Schema 2020-12: ${first?.instancePath || "/"} ${first?.message ?? ""}`.trim(),
+      param,
+    );
+  }
+  try {
+    validatorFor(schema as object);
+  } catch (error) {
+    throw new ApiError("invalid_schema", `${param} does not compile: ${(error as Error).message}`, param);
+  }
+}
+
+function validatorFor(schema: object): ValidateFunction {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+/** The first violation of `value` against `schema`, or null if it conforms. */
+export function validateAgainst(schema: object, value: unknown): SchemaViolation | null {
+  const validate = validatorFor(schema);
+  if (validate(value)) return null;
+  const error = validate.errors?.[0];
+  if (!error) return { path: "", message: "does not match the schema" };
+  const missing = error.keyword === "required" ? `/${String((error.params as { missingProperty: string }).missingProperty)}` : "";
+  return { path: error.instancePath + missing, message: error.message ?? "does not match the schema" };
+}
+
+/**
+ * A value the schema accepts, for the conformance probe: examples, defaults, consts and enums
+ * first, else the smallest value of the declared type. Null when nothing simple fits (a
+ * pattern, a format); the creator then supplies probe parameters.
+ */
+export function sampleFor(schema: object): unknown {
+  const value = sample(schema as Schema, 0);
+  return value !== undefined && validateAgainst(schema, value) === null ? value : null;
+}
+
+type Schema = Record<string, unknown>;
+
+function sample(schema: Schema, depth: number): unknown {
+  if (depth > 8 || typeof schema !== "object" || schema === null) return undefined;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if ("default" in schema) return schema.default;
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const options = schema[key];
+    if (Array.isArray(options) && options.length > 0) return sample(options[0] as Schema, depth + 1);
+  }
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case "object": {
+      const properties = (schema.properties ?? {}) as Record<string, Schema>;
+      const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+      const out: Record<string, unknown> = {};
+      for (const name of required) {
+        const value = sample(properties[name] ?? {}, depth + 1);
+        if (value === undefined) return undefined;
+        out[name] = value;
+      }
+      return out;
+    }
+    case "array": {
+      const count = typeof schema.minItems === "number" ? schema.minItems : 0;
+      const item = sample((schema.items ?? {}) as Schema, depth + 1);
+      if (count > 0 && item === undefined) return undefined;
+      return Array.from({ length: count }, () => item);
+    }
+    case "string": {
+      const min = typeof schema.minLength === "number" ? schema.minLength : 0;
+      const max = typeof schema.maxLength === "number" ? schema.maxLength : Infinity;
+      const length = Math.min(Math.max(min, 5), max);
+      return "probe".repeat(Math.ceil(length / 5)).slice(0, length);
+    }
+    case "integer":
+    case "number": {
+      if (typeof schema.minimum === "number") return type === "integer" ? Math.ceil(schema.minimum) : schema.minimum;
+      if (typeof schema.exclusiveMinimum === "number") return Math.floor(schema.exclusiveMinimum) + 1;
+      if (typeof schema.maximum === "number" && schema.maximum < 0) return type === "integer" ? Math.floor(schema.maximum) : schema.maximum;
+      return 0;
+    }
+    case "boolean":
+      return false;
+    case "null":
+      return null;
+    default:
+      return type === undefined ? {} : undefined;
+  }
+}

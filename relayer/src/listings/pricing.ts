@@ -1,0 +1,77 @@
+// Pricing as the API shows it, and its conversion from the agent account's Pricing enum. The
+// program prices every call; the listing only repeats what the chain holds, and is refused
+// when the two differ.
+import type { Pricing } from "@agent-market/program";
+
+import { formatUsdc, USDC_AMOUNT_PATTERN } from "../usdc.js";
+
+export type PricingWire =
+  | { model: "pay_per_use"; price_usdc: string }
+  | { model: "subscription"; period_price_usdc: string; period_secs: number }
+  | {
+      model: "hybrid";
+      period_price_usdc: string;
+      period_secs: number;
+      included_calls: number;
+      overage_price_usdc: string;
+    };
+
+export function pricingFromChain(pricing: Pricing): PricingWire {
+  switch (pricing.kind) {
+    case "PayPerUse":
+      return { model: "pay_per_use", price_usdc: formatUsdc(pricing.priceUsdc) };
+    case "Subscription":
+      return {
+        model: "subscription",
+        period_price_usdc: formatUsdc(pricing.periodPriceUsdc),
+        period_secs: pricing.periodSecs,
+      };
+    case "Hybrid":
+      return {
+        model: "hybrid",
+        period_price_usdc: formatUsdc(pricing.periodPriceUsdc),
+        period_secs: pricing.periodSecs,
+        included_calls: pricing.includedCalls,
+        overage_price_usdc: formatUsdc(pricing.overagePriceUsdc),
+      };
+  }
+}
+
+export function samePricing(a: PricingWire, b: PricingWire): boolean {
+  const keys = (p: PricingWire) => Object.keys(p).sort();
+  const ka = keys(a);
+  return ka.join() === keys(b).join() && ka.every((k) => a[k as keyof PricingWire] === b[k as keyof PricingWire]);
+}
+
+const amount = { type: "string", pattern: USDC_AMOUNT_PATTERN } as const;
+const secs = { type: "integer", minimum: 1, maximum: 4294967295 } as const;
+
+/** JSON Schema of PricingWire, for request validation and the OpenAPI document. */
+export const PRICING_SCHEMA = {
+  oneOf: [
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["model", "price_usdc"],
+      properties: { model: { const: "pay_per_use" }, price_usdc: amount },
+    },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["model", "period_price_usdc", "period_secs"],
+      properties: { model: { const: "subscription" }, period_price_usdc: amount, period_secs: secs },
+    },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["model", "period_price_usdc", "period_secs", "included_calls", "overage_price_usdc"],
+      properties: {
+        model: { const: "hybrid" },
+        period_price_usdc: amount,
+        period_secs: secs,
+        included_calls: secs,
+        overage_price_usdc: amount,
+      },
+    },
+  ],
+} as const;

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// The relayer process: configuration from the environment, migrations, then the API until
+// SIGINT/SIGTERM, when it stops taking requests and finishes those in flight.
+import { buildApp } from "./app.js";
+import { ConfigError, parseConfig } from "./config.js";
+import { loggerOptions } from "./logger.js";
+import { createServices } from "./services.js";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const services = await createServices(config);
+  const app = await buildApp(services, loggerOptions(config.log_level));
+  await app.listen({ host: config.host, port: config.port });
+  const stop = async () => {
+    await app.close();
+    await services.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`relayer failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

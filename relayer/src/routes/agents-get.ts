@@ -1,0 +1,23 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import type { NetworkName } from "../config.js";
+import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
+
+/** GET /v1/agents/:agent_id: one listing, public. */
+export function registerAgentsGet(app: FastifyInstance, services: Services): void {
+  app.get<{ Params: { agent_id: string }; Querystring: { network: NetworkName } }>(
+    "/v1/agents/:agent_id",
+    {
+      schema: {
+        summary: "Get an agent",
+        description: "The listing with its schemas, pricing, collateral, minimum collateral and status. The id is the agent account's address.",
+        tags: ["agents"],
+        params: agentIdParams,
+        querystring: networkQuery,
+        response: { 200: listingObject, ...errorResponses(400, 404, 503) },
+      },
+    },
+    async (request) => services.listings.get(request.query.network, request.params.agent_id),
+  );
+}

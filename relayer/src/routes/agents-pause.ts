@@ -1,0 +1,27 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import type { NetworkName } from "../config.js";
+import { requireSession } from "../http/auth.js";
+import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
+
+/** POST /v1/agents/:agent_id/pause */
+export function registerAgentsPause(app: FastifyInstance, services: Services): void {
+  app.post<{ Params: { agent_id: string }; Querystring: { network: NetworkName } }>(
+    "/v1/agents/:agent_id/pause",
+    {
+      schema: {
+        summary: "Pause a listing",
+        description: "Paused agents are not offered and refuse executions until resumed.",
+        tags: ["agents"],
+        security: [{ session: [] }],
+        params: agentIdParams,
+        querystring: networkQuery,
+        response: { 200: listingObject, ...errorResponses(401, 403, 404, 409) },
+      },
+      preHandler: requireSession(services.signIn),
+    },
+    async (request) =>
+      services.listings.pause(request.walletSession!.wallet, request.query.network, request.params.agent_id),
+  );
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import type { NetworkName } from "../config.js";
+import { requireSession } from "../http/auth.js";
+import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
+
+/** POST /v1/agents/:agent_id/resume */
+export function registerAgentsResume(app: FastifyInstance, services: Services): void {
+  app.post<{ Params: { agent_id: string }; Querystring: { network: NetworkName } }>(
+    "/v1/agents/:agent_id/resume",
+    {
+      schema: {
+        summary: "Resume a listing",
+        description: "Runs the checklist again (chain, collateral, endpoint, probe), then offers the agent again.",
+        tags: ["agents"],
+        security: [{ session: [] }],
+        params: agentIdParams,
+        querystring: networkQuery,
+        response: { 200: listingObject, ...errorResponses(401, 403, 404, 409, 422, 503) },
+      },
+      preHandler: requireSession(services.signIn),
+    },
+    async (request) =>
+      services.listings.resume(request.walletSession!.wallet, request.query.network, request.params.agent_id),
+  );
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import type { NetworkName } from "../config.js";
+import { requireSession } from "../http/auth.js";
+import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
+
+/** POST /v1/agents/:agent_id/retire */
+export function registerAgentsRetire(app: FastifyInstance, services: Services): void {
+  app.post<{ Params: { agent_id: string }; Querystring: { network: NetworkName } }>(
+    "/v1/agents/:agent_id/retire",
+    {
+      schema: {
+        summary: "Retire a listing",
+        description: "For good: the listing stays readable with status retired. Retire the agent on-chain (retire_agent) to start the collateral cooldown.",
+        tags: ["agents"],
+        security: [{ session: [] }],
+        params: agentIdParams,
+        querystring: networkQuery,
+        response: { 200: listingObject, ...errorResponses(401, 403, 404, 409) },
+      },
+      preHandler: requireSession(services.signIn),
+    },
+    async (request) =>
+      services.listings.retire(request.walletSession!.wallet, request.query.network, request.params.agent_id),
+  );
+}

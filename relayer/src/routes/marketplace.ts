@@ -1,0 +1,81 @@
+import { FEE_BPS, PROGRAM_ID } from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import { formatUsdc } from "../usdc.js";
+import { address, errorResponses, network, usdcAmount } from "../http/schemas.js";
+
+const KEY_PREFIX = { devnet: "svc_test_", mainnet: "svc_live_" } as const;
+
+/** GET /v1/marketplace: what a client or creator needs to know before its first call. */
+export function registerMarketplace(app: FastifyInstance, services: Services): void {
+  app.get(
+    "/v1/marketplace",
+    {
+      schema: {
+        summary: "The marketplace's configuration",
+        description:
+          "Networks served, the program, each network's USDC mint and minimum collateral, the fee, and the key that " +
+          "signs requests to creators (creators check it on every POST /execute).",
+        tags: ["marketplace"],
+        response: {
+          200: {
+            type: "object",
+            properties: {
+              object: { const: "marketplace" },
+              api_version: { type: "string" },
+              program_id: address,
+              fee_bps: { type: "integer" },
+              request_signing_key: address,
+              networks: {
+                type: "array",
+                items: {
+                  type: "object",
+                  properties: {
+                    name: network,
+                    key_prefix: { type: "string" },
+                    usdc_mint: address,
+                    treasury: address,
+                    relayer: address,
+                    minimum_collateral_usdc: usdcAmount,
+                    escrow_grace_secs: { type: "integer" },
+                    dispute_window_secs: { type: "integer" },
+                    escrows_paused: { type: "boolean" },
+                  },
+                },
+              },
+            },
+          },
+          ...errorResponses(503),
+        },
+      },
+    },
+    async () => {
+      const networks = await Promise.all(
+        services.chain.networks.map(async (name) => {
+          const market = await services.chain.market(name);
+          return {
+            name,
+            key_prefix: KEY_PREFIX[name],
+            usdc_mint: market.usdcMint.toBase58(),
+            treasury: market.treasury.toBase58(),
+            relayer: market.relayer.toBase58(),
+            minimum_collateral_usdc: formatUsdc(market.minCollateralUsdc),
+            escrow_grace_secs: market.escrowGraceSecs,
+            dispute_window_secs: market.disputeWindowSecs,
+            escrows_paused: market.escrowsPaused,
+          };
+        }),
+      );
+      return {
+        object: "marketplace",
+        api_version: "v1",
+        program_id: PROGRAM_ID.toBase58(),
+        fee_bps: Number(FEE_BPS),
+        request_signing_key: utils.bytes.bs58.encode(services.config.marketplace_public_key),
+        networks,
+      };
+    },
+  );
+}

@@ -1,0 +1,301 @@
+// The marketplace ⇄ creator wire protocol of DESIGN.md §3, shared by the relayer, the creator
+// kit, the conformance checker and the consumer client's receipt check. docs/execute-protocol.md
+// documents every field; tests/vectors/protocol.json carries its test vectors (written by
+// scripts/gen-protocol-vectors.mjs without this module, so they check it independently).
+import * as ed from "@noble/ed25519";
+import { sha256, sha512 } from "@noble/hashes/sha2";
+import { utils } from "@coral-xyz/anchor";
+import { PublicKey } from "@solana/web3.js";
+
+import { toHex, fromHex } from "./bytes.js";
+import { canonicalJsonHash, outputHash, resultDigest } from "./digest.js";
+
+// noble-ed25519 leaves the hash to the caller; sha512 returns a fresh (ArrayBuffer-backed) array.
+ed.hashes.sha512 = (message) => sha512(message) as Uint8Array<ArrayBuffer>;
+
+const bs58 = utils.bytes.bs58;
+const utf8 = new TextEncoder();
+
+/** Domain tag that starts every message the marketplace signs for a creator. */
+export const REQUEST_SIGNATURE_DOMAIN = "agentmarket/request/v1";
+/** Header (lowercase, as Node delivers it) carrying `t=<unix secs>,key=<base58>,sig=<hex>`. */
+export const REQUEST_SIGNATURE_HEADER = "agentmarket-signature";
+/** A creator should refuse requests whose timestamp is further than this from its clock. */
+export const DEFAULT_REQUEST_TOLERANCE_SECS = 300;
+export const EXECUTION_ID_PREFIX = "exec_";
+
+/** Body of `POST <endpoint>/execute`, marketplace → creator. */
+export interface CreatorExecuteRequest {
+  /** `exec_` + base58 of the 16 random bytes that seed the escrow. */
+  execution_id: string;
+  /** The agent account's address (base58). */
+  agent: string;
+  /** "devnet" or "mainnet". */
+  network: string;
+  task: string;
+  parameters: Record<string, unknown>;
+  /** Lowercase hex of SHA-256(canonical JSON of {task, parameters}). */
+  request_hash: string;
+  /** RFC 3339: after it, the escrow can no longer be settled. */
+  deadline: string;
+}
+
+/** Body of the creator's `200` answer. */
+export interface CreatorExecuteResponse {
+  execution_id: string;
+  output: unknown;
+  /** Lowercase hex of SHA-256(canonical JSON of output). */
+  result_hash: string;
+  /** Lowercase hex of the creator's Ed25519 signature over the result digest. */
+  signature: string;
+}
+
+export function formatExecutionId(bytes: Uint8Array): string {
+  if (bytes.length !== 16) throw new RangeError(`an execution id is 16 bytes, got ${bytes.length}`);
+  return EXECUTION_ID_PREFIX + bs58.encode(bytes);
+}
+
+/** The 16 bytes of an `exec_…` id, or null if `id` is not one. */
+export function parseExecutionId(id: string): Uint8Array | null {
+  if (typeof id !== "string" || !id.startsWith(EXECUTION_ID_PREFIX)) return null;
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(id.slice(EXECUTION_ID_PREFIX.length));
+  } catch {
+    return null;
+  }
+  return bytes.length === 16 && formatExecutionId(bytes) === id ? Uint8Array.from(bytes) : null;
+}
+
+/** The 32 bytes of a base58 address (an account or an Ed25519 public key), or null if `address` is not one. */
+export function parseAddress(address: string): Uint8Array | null {
+  if (typeof address !== "string") return null;
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(address);
+  } catch {
+    return null;
+  }
+  return bytes.length === 32 && bs58.encode(bytes) === address ? Uint8Array.from(bytes) : null;
+}
+
+/** The base58 address of 32 bytes (an account or an Ed25519 public key). */
+export function formatAddress(bytes: Uint8Array): string {
+  if (bytes.length !== 32) throw new RangeError(`an address is 32 bytes, got ${bytes.length}`);
+  return bs58.encode(bytes);
+}
+
+/** An Ed25519 secret: the 32-byte seed, or Solana's 64-byte seed ‖ public key form. */
+function seedOf(secretKey: Uint8Array): Uint8Array {
+  if (secretKey.length === 32) return secretKey;
+  if (secretKey.length === 64) return secretKey.subarray(0, 32);
+  throw new RangeError(`an Ed25519 secret key is 32 or 64 bytes, got ${secretKey.length}`);
+}
+
+export function ed25519PublicKey(secretKey: Uint8Array): Uint8Array {
+  return ed.getPublicKey(seedOf(secretKey));
+}
+
+export function ed25519Sign(secretKey: Uint8Array, message: Uint8Array): Uint8Array {
+  return ed.sign(message, seedOf(secretKey));
+}
+
+/**
+ * Strict RFC 8032 verification (canonical encodings, no small-order keys), the rule the Solana
+ * Ed25519 precompile applies: a signature the relayer accepts is one settle will accept.
+ */
+export function ed25519Verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
+  if (signature.length !== 64 || publicKey.length !== 32) return false;
+  try {
+    return ed.verify(signature, message, publicKey, { zip215: false });
+  } catch {
+    return false;
+  }
+}
+
+export interface SignedRequestParts {
+  method: string;
+  /** Path of the request URL, with its query string if any, exactly as sent. */
+  path: string;
+  body: Uint8Array | string;
+  timestamp_secs: number;
+}
+
+// The header's `t` holds at most 12 digits; a timestamp outside that range could be signed but
+// never verified.
+const MAX_TIMESTAMP_SECS = 999_999_999_999;
+
+/** `domain \n timestamp \n METHOD \n path \n hex(SHA-256(body))`, UTF-8. */
+export function requestSigningMessage(parts: SignedRequestParts): Uint8Array {
+  if (!(parts.timestamp_secs >= 0 && parts.timestamp_secs <= MAX_TIMESTAMP_SECS)) {
+    throw new RangeError(`timestamp_secs must be within 0..${MAX_TIMESTAMP_SECS}, got ${parts.timestamp_secs}`);
+  }
+  const body = typeof parts.body === "string" ? utf8.encode(parts.body) : parts.body;
+  return utf8.encode(
+    [
+      REQUEST_SIGNATURE_DOMAIN,
+      String(Math.trunc(parts.timestamp_secs)),
+      parts.method.toUpperCase(),
+      parts.path,
+      toHex(sha256(body)),
+    ].join("\n"),
+  );
+}
+
+/** The `agentmarket-signature` header value for a request signed by the marketplace key. */
+export function signRequest(marketplaceSecretKey: Uint8Array, parts: SignedRequestParts): string {
+  const key = formatAddress(ed25519PublicKey(marketplaceSecretKey));
+  const signature = ed25519Sign(marketplaceSecretKey, requestSigningMessage(parts));
+  return `t=${Math.trunc(parts.timestamp_secs)},key=${key},sig=${toHex(signature)}`;
+}
+
+export type RequestSignatureFailure =
+  | "missing_signature"
+  | "malformed_signature"
+  | "unexpected_key"
+  | "stale_timestamp"
+  | "bad_signature";
+
+export type RequestSignatureCheck =
+  | { ok: true; timestamp_secs: number; signature: string }
+  | { ok: false; reason: RequestSignatureFailure };
+
+/**
+ * Checks a request's `agentmarket-signature` header: the marketplace's key, a timestamp within
+ * `tolerance_secs` of `now_secs`, and the signature over method, path and body.
+ */
+export function verifyRequestSignature(
+  header: string | undefined,
+  request: { method: string; path: string; body: Uint8Array | string },
+  options: { marketplace_key: string; now_secs: number; tolerance_secs?: number },
+): RequestSignatureCheck {
+  if (header === undefined || header === "") return { ok: false, reason: "missing_signature" };
+  const fields = new Map<string, string>();
+  for (const part of header.split(",")) {
+    const eq = part.indexOf("=");
+    if (eq <= 0) return { ok: false, reason: "malformed_signature" };
+    const name = part.slice(0, eq).trim();
+    // Node joins a repeated header with ", ": two signatures in one request are ambiguous, not a choice.
+    if (fields.has(name)) return { ok: false, reason: "malformed_signature" };
+    fields.set(name, part.slice(eq + 1).trim());
+  }
+  const t = fields.get("t");
+  const key = fields.get("key");
+  const sig = fields.get("sig");
+  // signRequest writes t without leading zeros; accepting them would let one signature travel
+  // under several headers.
+  if (!t || !/^(0|[1-9][0-9]{0,11})$/.test(t) || !key || !sig || !/^[0-9a-f]{128}$/.test(sig)) {
+    return { ok: false, reason: "malformed_signature" };
+  }
+  if (key !== options.marketplace_key) return { ok: false, reason: "unexpected_key" };
+  const timestamp_secs = Number(t);
+  const tolerance = options.tolerance_secs ?? DEFAULT_REQUEST_TOLERANCE_SECS;
+  if (Math.abs(options.now_secs - timestamp_secs) > tolerance) return { ok: false, reason: "stale_timestamp" };
+  const publicKey = parseAddress(key);
+  if (!publicKey) return { ok: false, reason: "malformed_signature" };
+  const message = requestSigningMessage({ ...request, timestamp_secs });
+  if (!ed25519Verify(fromHex(sig), message, publicKey)) return { ok: false, reason: "bad_signature" };
+  return { ok: true, timestamp_secs, signature: sig };
+}
+
+/** What a creator answers for `request` with `output`, signed with its registered key. */
+export function signResult(
+  creatorSecretKey: Uint8Array,
+  request: Pick<CreatorExecuteRequest, "execution_id" | "agent" | "request_hash">,
+  output: unknown,
+): CreatorExecuteResponse {
+  const executionId = parseExecutionId(request.execution_id);
+  if (!executionId) throw new TypeError(`not an execution id: ${request.execution_id}`);
+  const resultHash = outputHash(output);
+  const digest = resultDigest(executionId, new PublicKey(request.agent), fromHex(request.request_hash), resultHash);
+  return {
+    execution_id: request.execution_id,
+    output,
+    result_hash: toHex(resultHash),
+    signature: toHex(ed25519Sign(creatorSecretKey, digest)),
+  };
+}
+
+export type CreatorResponseFailure =
+  | "malformed_response"
+  | "execution_id_mismatch"
+  | "result_hash_mismatch"
+  | "bad_signature";
+
+export type CreatorResponseCheck =
+  | { ok: true; result_hash: Uint8Array; digest: Uint8Array; signature: Uint8Array; output: unknown }
+  | { ok: false; reason: CreatorResponseFailure; message: string };
+
+/**
+ * Checks a creator's answer to one request: shape, the echoed execution id, the result hash of
+ * the output, and the Ed25519 signature over the result digest by `signing_key`. Schema checks of
+ * the output are the caller's.
+ */
+export function verifyCreatorResponse(
+  body: unknown,
+  expected: { execution_id: string; agent: string; request_hash: string; signing_key: Uint8Array },
+): CreatorResponseCheck {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { ok: false, reason: "malformed_response", message: "the response body is not a JSON object" };
+  }
+  const response = body as Record<string, unknown>;
+  if (!("output" in response)) return { ok: false, reason: "malformed_response", message: "output is missing" };
+  for (const field of ["execution_id", "result_hash", "signature"] as const) {
+    if (typeof response[field] !== "string") {
+      return { ok: false, reason: "malformed_response", message: `${field} is missing or not a string` };
+    }
+  }
+  if (response.execution_id !== expected.execution_id) {
+    return {
+      ok: false,
+      reason: "execution_id_mismatch",
+      message: `execution_id ${String(response.execution_id)} does not echo ${expected.execution_id}`,
+    };
+  }
+  const resultHashHex = response.result_hash as string;
+  const signatureHex = response.signature as string;
+  if (!/^[0-9a-f]{64}$/.test(resultHashHex) || !/^[0-9a-f]{128}$/.test(signatureHex)) {
+    return {
+      ok: false,
+      reason: "malformed_response",
+      message: "result_hash must be 64 and signature 128 lowercase hex characters",
+    };
+  }
+  let resultHash: Uint8Array;
+  try {
+    resultHash = canonicalJsonHash(response.output);
+  } catch (error) {
+    return { ok: false, reason: "malformed_response", message: `output has no canonical JSON: ${String(error)}` };
+  }
+  if (toHex(resultHash) !== resultHashHex) {
+    return { ok: false, reason: "result_hash_mismatch", message: "result_hash is not SHA-256 of the output's canonical JSON" };
+  }
+  const executionId = parseExecutionId(expected.execution_id);
+  if (!executionId) throw new TypeError(`not an execution id: ${expected.execution_id}`);
+  const digest = resultDigest(executionId, new PublicKey(expected.agent), fromHex(expected.request_hash), resultHash);
+  const signature = fromHex(signatureHex);
+  if (!ed25519Verify(signature, digest, expected.signing_key)) {
+    return { ok: false, reason: "bad_signature", message: "signature does not verify against the agent's registered key" };
+  }
+  return { ok: true, result_hash: resultHash, digest, signature, output: response.output };
+}
+
+/** The public listing document whose hash the agent account records (Agent.listing_hash). */
+export interface ListingDocument {
+  name: string;
+  description: string;
+  tags: string[];
+  input_schema: unknown;
+  output_schema: unknown;
+}
+
+/** SHA-256 of the canonical JSON of exactly the listing document's five fields. */
+export function listingHash(listing: ListingDocument): Uint8Array {
+  return canonicalJsonHash({
+    name: listing.name,
+    description: listing.description,
+    tags: listing.tags,
+    input_schema: listing.input_schema,
+    output_schema: listing.output_schema,
+  });
+}
