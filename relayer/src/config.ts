@@ -19,7 +19,10 @@ export interface NetworkConfig {
 export interface RelayerConfig {
   host: string;
   port: number;
+  /** Empty when embedded_database_dir is set: the embedded server's URL is known once it runs. */
   database_url: string;
+  /** PGlite data folder of the embedded database (the one-command local marketplace). */
+  embedded_database_dir?: string;
   /** Origin the dashboard and the sign-in messages are bound to, e.g. https://market.example. */
   public_url: URL;
   /** Keyed-hash secret for API keys; rotating it invalidates every key. */
@@ -85,8 +88,18 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
 
   const port = integer("RELAYER_PORT", 8080, 0, 65535);
   const host = text("RELAYER_HOST") ?? "127.0.0.1";
-  const database_url = required("DATABASE_URL", "a PostgreSQL connection string, e.g. postgres://127.0.0.1:5432/agent_market");
+  const embedded_database_dir = text("EMBEDDED_DATABASE_DIR");
+  const database_url =
+    embedded_database_dir === undefined
+      ? required(
+          "DATABASE_URL",
+          "a PostgreSQL connection string (postgres://127.0.0.1:5432/agent_market), or EMBEDDED_DATABASE_DIR for PGlite",
+        )
+      : "";
   if (database_url) url("DATABASE_URL", database_url, ["postgres:", "postgresql:"]);
+  if (embedded_database_dir !== undefined && text("DATABASE_URL") !== undefined) {
+    problems.push("DATABASE_URL and EMBEDDED_DATABASE_DIR exclude each other: choose a server or the embedded database");
+  }
 
   const public_url = url("PUBLIC_URL", text("PUBLIC_URL") ?? `http://localhost:${port}`, ["http:", "https:"]);
 
@@ -147,6 +160,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     host,
     port,
     database_url,
+    ...(embedded_database_dir === undefined ? {} : { embedded_database_dir }),
     public_url: public_url ?? new URL("http://localhost"),
     api_key_hash_secret,
     marketplace_signing_key,

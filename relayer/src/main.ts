@@ -2,12 +2,13 @@
 // The relayer process: configuration from the environment, migrations, then the API until
 // SIGINT/SIGTERM, when it stops taking requests and finishes those in flight.
 import { buildApp } from "./app.js";
-import { ConfigError, parseConfig } from "./config.js";
+import { ConfigError, parseConfig, type RelayerConfig } from "./config.js";
+import { startEmbeddedPostgres } from "./db/embedded.js";
 import { loggerOptions } from "./logger.js";
 import { createServices } from "./services.js";
 
 async function main(): Promise<void> {
-  let config;
+  let config: RelayerConfig;
   try {
     config = parseConfig();
   } catch (error) {
@@ -17,12 +18,15 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  const embedded = config.embedded_database_dir ? await startEmbeddedPostgres(config.embedded_database_dir) : undefined;
+  if (embedded) config = { ...config, database_url: embedded.url };
   const services = await createServices(config);
   const app = await buildApp(services, loggerOptions(config.log_level));
   await app.listen({ host: config.host, port: config.port });
   const stop = async () => {
     await app.close();
     await services.close();
+    await embedded?.stop();
     process.exit(0);
   };
   process.once("SIGINT", stop);

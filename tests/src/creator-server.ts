@@ -1,0 +1,103 @@
+// A creator's execution service for the tests: a real HTTP server on 127.0.0.1 that checks the
+// marketplace's request signature and answers per `behaviour`, including the faults a
+// misbehaving creator could commit.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+import {
+  REQUEST_SIGNATURE_HEADER,
+  signResult,
+  verifyRequestSignature,
+  type CreatorExecuteRequest,
+} from "@agent-market/program";
+import { Keypair } from "@solana/web3.js";
+
+export type CreatorBehaviour =
+  | "echo"
+  | "wrong_key"
+  | "invalid_output"
+  | "status_500"
+  | "redirect"
+  | "invalid_json";
+
+export interface CreatorServer {
+  url: string;
+  signing: Keypair;
+  /** Requests it received, with whether the marketplace signature verified. */
+  received: { body: CreatorExecuteRequest; signature_ok: boolean }[];
+  behaviour: CreatorBehaviour;
+  close(): Promise<void>;
+}
+
+export async function startCreator(marketplaceKey: string, behaviour: CreatorBehaviour = "echo"): Promise<CreatorServer> {
+  const signing = Keypair.generate();
+  const received: CreatorServer["received"] = [];
+  const state = { behaviour };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const check = verifyRequestSignature(
+        req.headers[REQUEST_SIGNATURE_HEADER] as string | undefined,
+        { method: req.method ?? "", path: req.url ?? "", body: raw },
+        { marketplace_key: marketplaceKey, now_secs: Math.floor(Date.now() / 1000) },
+      );
+      const body = JSON.parse(raw.toString("utf8")) as CreatorExecuteRequest;
+      received.push({ body, signature_ok: check.ok });
+      if (!check.ok) {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: check.reason } }));
+        return;
+      }
+      const output = { echoed: body.task, words: body.task.split(/\s+/).length };
+      const reply = (status: number, payload: string, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { "content-type": "application/json", ...headers }).end(payload);
+      switch (state.behaviour) {
+        case "echo":
+          return reply(200, JSON.stringify(signResult(signing.secretKey, body, output)));
+        case "wrong_key":
+          return reply(200, JSON.stringify(signResult(Keypair.generate().secretKey, body, output)));
+        case "invalid_output":
+          return reply(200, JSON.stringify(signResult(signing.secretKey, body, { echoed: 42 })));
+        case "status_500":
+          return reply(500, JSON.stringify({ error: "boom" }));
+        case "redirect":
+          return reply(302, "{}", { location: "http://127.0.0.1:1/elsewhere" });
+        case "invalid_json":
+          return reply(200, "{not json");
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    signing,
+    received,
+    get behaviour() {
+      return state.behaviour;
+    },
+    set behaviour(next: CreatorBehaviour) {
+      state.behaviour = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The output schema the test creator's "echo" answers satisfy. */
+export const ECHO_OUTPUT_SCHEMA = {
+  type: "object",
+  required: ["echoed", "words"],
+  additionalProperties: false,
+  properties: { echoed: { type: "string" }, words: { type: "integer", minimum: 0 } },
+} as const;
+
+export const ECHO_INPUT_SCHEMA = {
+  type: "object",
+  required: ["language"],
+  properties: { language: { type: "string", enum: ["en", "fr"] }, max_words: { type: "integer", minimum: 1, default: 50 } },
+} as const;
