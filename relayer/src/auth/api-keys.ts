@@ -190,20 +190,25 @@ interface Pending {
 }
 
 /**
- * Verifies API keys. Verifications arriving in the same turn of the event loop are looked up with
- * one `key_hash = ANY(...)` query, which keeps PostgreSQL at a few hundred queries a second under
- * tens of thousands of verifications without caching anything a revocation would have to clear.
+ * Verifies API keys, always against PostgreSQL. At most `max_in_flight` lookups run at once; the
+ * verifications that arrive meanwhile wait and go together in the next `key_hash = ANY(...)`
+ * query. A lone request is looked up at once, and under load the number of queries stays small,
+ * without caching anything a revocation would have to clear.
  */
 export class ApiKeyAuthenticator {
   private pending: Pending[] = [];
-  private scheduled = false;
+  private inFlight = 0;
   private readonly usedAt = new Map<string, Date>();
   private usageTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly hashSecret: Buffer,
-    private readonly options: { max_batch: number; usage_flush_ms: number } = { max_batch: 256, usage_flush_ms: 1000 },
+    private readonly options: { max_batch: number; max_in_flight: number; usage_flush_ms: number } = {
+      max_batch: 256,
+      max_in_flight: 4,
+      usage_flush_ms: 1000,
+    },
   ) {}
 
   /** The key behind `secret`, or the ApiError that refuses it. Records the use for `last_used_at`. */
@@ -260,30 +265,31 @@ export class ApiKeyAuthenticator {
   private lookup(hash: Buffer): Promise<ApiKeyRow | undefined> {
     return new Promise((resolve, reject) => {
       this.pending.push({ hash, resolve, reject });
-      if (this.pending.length >= this.options.max_batch) {
-        this.flush();
-      } else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.pump();
     });
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length === 0) return;
-    this.db
-      .query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`, [
-        batch.map((entry) => entry.hash),
-      ])
-      .then(({ rows }) => {
-        const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
-        for (const entry of batch) entry.resolve(byHash.get(entry.hash.toString("hex")));
-      })
-      .catch((error: unknown) => {
-        for (const entry of batch) entry.reject(error);
-      });
+  private pump(): void {
+    while (this.inFlight < this.options.max_in_flight && this.pending.length > 0) {
+      const batch = this.pending.splice(0, this.options.max_batch);
+      this.inFlight += 1;
+      this.db
+        .query<ApiKeyRow>({
+          name: "api_key_lookup",
+          text: `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`,
+          values: [batch.map((entry) => entry.hash)],
+        })
+        .then(({ rows }) => {
+          const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
+          for (const entry of batch) entry.resolve(byHash.get(entry.hash.toString("hex")));
+        })
+        .catch((error: unknown) => {
+          for (const entry of batch) entry.reject(error);
+        })
+        .finally(() => {
+          this.inFlight -= 1;
+          this.pump();
+        });
+    }
   }
 }
