@@ -17,6 +17,7 @@ import type { ChainService } from "./chain/chain-service.js";
 import type { RelayerConfig } from "./config.js";
 import type { Db } from "./db/pool.js";
 import { ApiError, errorBody } from "./errors.js";
+import type { ExecutionService } from "./executions/execution-service.js";
 import type { ListingService } from "./listings/listing-service.js";
 import { registerRoutes } from "./routes/index.js";
 
@@ -28,6 +29,7 @@ export interface Services {
   signIn: SignInService;
   chain: ChainService;
   listings: ListingService;
+  executions: ExecutionService;
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;

@@ -30,7 +30,16 @@ export interface RelayerConfig {
   /** Ed25519 key that signs requests to creators (a Solana keypair file). */
   marketplace_signing_key: Uint8Array;
   marketplace_public_key: Uint8Array;
+  /** Signs open_escrow, settle and refund (the market's relayer key) and pays their fees. */
+  relayer_keypair: Keypair;
   networks: Partial<Record<NetworkName, NetworkConfig>>;
+  /** BullMQ's Redis; without it the jobs run in-process with their state in PostgreSQL. */
+  redis_url?: string;
+  /** BullMQ queue; relayers of one deployment share it, and only they. */
+  queue_name: string;
+  creator_max_response_bytes: number;
+  /** A relayer silent this long is taken for dead, and its executions finished by others. */
+  instance_timeout_secs: number;
   endpoint_policy: EndpointPolicy;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
@@ -121,15 +130,29 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   );
   if (keypairPath) {
     try {
-      const bytes = JSON.parse(readFileSync(keypairPath, "utf8")) as unknown;
-      if (!Array.isArray(bytes) || bytes.length !== 64) throw new Error("not a JSON array of 64 bytes");
-      const keypair = Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
+      const keypair = readKeypair(keypairPath);
       marketplace_signing_key = keypair.secretKey;
       marketplace_public_key = ed25519PublicKey(keypair.secretKey);
     } catch (error) {
       problems.push(`MARKETPLACE_KEYPAIR (${keypairPath}) is not a readable Solana keypair file: ${(error as Error).message}`);
     }
   }
+
+  let relayer_keypair = Keypair.generate();
+  const relayerPath = required(
+    "RELAYER_KEYPAIR",
+    "path of the Solana keypair file of the market's relayer (signs open_escrow, settle and refund, pays their fees)",
+  );
+  if (relayerPath) {
+    try {
+      relayer_keypair = readKeypair(relayerPath);
+    } catch (error) {
+      problems.push(`RELAYER_KEYPAIR (${relayerPath}) is not a readable Solana keypair file: ${(error as Error).message}`);
+    }
+  }
+
+  const redis_url = text("REDIS_URL");
+  if (redis_url !== undefined) url("REDIS_URL", redis_url, ["redis:", "rediss:"]);
 
   const networks: Partial<Record<NetworkName, NetworkConfig>> = {};
   for (const name of NETWORK_NAMES) {
@@ -165,7 +188,12 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     api_key_hash_secret,
     marketplace_signing_key,
     marketplace_public_key,
+    relayer_keypair,
     networks,
+    ...(redis_url === undefined ? {} : { redis_url }),
+    queue_name: text("QUEUE_NAME") ?? "agent-market-executions",
+    creator_max_response_bytes: integer("CREATOR_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    instance_timeout_secs: integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
     endpoint_policy: policy === "development" ? "development" : "public",
     session_ttl_secs: integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
@@ -178,6 +206,13 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** A Solana CLI keypair file: a JSON array of the 64 secret key bytes. */
+export function readKeypair(path: string): Keypair {
+  const bytes = JSON.parse(readFileSync(path, "utf8")) as unknown;
+  if (!Array.isArray(bytes) || bytes.length !== 64) throw new Error("not a JSON array of 64 bytes");
+  return Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
 }
 
 /** Solana's convention, which solana-test-validator and localnet follow: PubSub on the RPC port + 1. */

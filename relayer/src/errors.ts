@@ -193,6 +193,66 @@ export const ERROR_CODES = {
     description: "An input or output schema is not a valid JSON Schema 2020-12 document, or too large.",
   },
 
+  invalid_idempotency_key: {
+    status: 400,
+    type: "invalid_request_error",
+    description: "Idempotency-Key must be 1 to 255 visible ASCII characters.",
+  },
+  agent_unavailable: {
+    status: 409,
+    type: "conflict_error",
+    description: "The agent is paused by its creator, or retired on-chain; it takes no executions now.",
+  },
+  idempotency_key_reused: {
+    status: 409,
+    type: "conflict_error",
+    description: "This Idempotency-Key was used with another agent, task or parameters.",
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    type: "conflict_error",
+    description: "The first request with this Idempotency-Key is still running; retry after a moment.",
+  },
+  insufficient_balance: {
+    status: 402,
+    type: "payment_error",
+    description: "The wallet holds less USDC than the call costs; nothing was charged.",
+  },
+  insufficient_allowance: {
+    status: 402,
+    type: "payment_error",
+    description: "The wallet's allowance to the program's delegate is below the price; raise it with POST /v1/wallet/allowance.",
+  },
+  subscription_required: {
+    status: 402,
+    type: "payment_error",
+    description: "The agent is sold by subscription and the wallet has no active one; subscribe first.",
+  },
+  spending_cap_reached: {
+    status: 402,
+    type: "payment_error",
+    description: "This call would take the API key past its spending cap; nothing was charged.",
+  },
+  creator_error: {
+    status: 502,
+    type: "api_error",
+    description: "The creator's service failed (error status, unreachable, too large); the escrow was refunded.",
+  },
+  creator_timeout: {
+    status: 504,
+    type: "api_error",
+    description: "The creator's service did not answer within the agent's maximum execution time; the escrow was refunded.",
+  },
+  invalid_result: {
+    status: 502,
+    type: "api_error",
+    description: "The result was not signed by the agent's key, or broke the output schema; the escrow was refunded.",
+  },
+  escrow_rejected: {
+    status: 502,
+    type: "api_error",
+    description: "The program refused to open the escrow; nothing was charged. `detail` has its error.",
+  },
   internal_error: { status: 500, type: "api_error", description: "Something went wrong on our side." },
   chain_unavailable: {
     status: 503,

@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   if (embedded) config = { ...config, database_url: embedded.url };
   const services = await createServices(config);
   const app = await buildApp(services, loggerOptions(config.log_level));
+  await services.startWorkers();
   await app.listen({ host: config.host, port: config.port });
   const stop = async () => {
     await app.close();

@@ -1,4 +1,7 @@
 // Builds the relayer's services from its configuration; the one place that wires them together.
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { SignInService } from "./auth/sign-in.js";
 import type { Services } from "./app.js";
@@ -7,13 +10,35 @@ import type { RelayerConfig } from "./config.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { createPool, migrate } from "./db/pool.js";
 import { ListingService } from "./listings/listing-service.js";
+import { TransactionSender } from "./chain/tx-sender.js";
+import { ExecutionService } from "./executions/execution-service.js";
+import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
+import type { JobQueue } from "./jobs/job-queue.js";
+import { LocalJobQueue } from "./jobs/local-queue.js";
 
-export async function createServices(config: RelayerConfig): Promise<Services & { close(): Promise<void> }> {
-  const db = createPool(config.database_url);
+export interface RunningServices extends Services {
+  jobs: JobQueue;
+  /** Starts the background jobs and this instance's heartbeat. */
+  startWorkers(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createServices(config: RelayerConfig): Promise<RunningServices> {
+  const db = createPool(config.database_url, 20);
   await migrate(db);
   const chain = new ChainService(config.networks);
+  const senders = Object.fromEntries(
+    chain.networks.map((network) => [network, new TransactionSender(chain.connection(network), config.relayer_keypair)]),
+  );
+  const jobs: JobQueue = config.redis_url ? new BullMqJobQueue(config.redis_url, config.queue_name) : new LocalJobQueue(db);
   const authenticator = new ApiKeyAuthenticator(db, config.api_key_hash_secret);
   const creators = new CreatorClient(config.marketplace_signing_key, config.endpoint_policy);
+  const executions = new ExecutionService(db, chain, senders, creators, jobs, {
+    instance_id: `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`,
+    creator_max_response_bytes: config.creator_max_response_bytes,
+    instance_timeout_secs: config.instance_timeout_secs,
+  });
+  let workers = false;
   return {
     config,
     db,
@@ -27,7 +52,20 @@ export async function createServices(config: RelayerConfig): Promise<Services & 
       session_ttl_secs: config.session_ttl_secs,
     }),
     listings: new ListingService(db, chain, creators, config),
+    executions,
+    jobs,
+    async startWorkers() {
+      workers = true;
+      await executions.startInstance();
+      await jobs.start({
+        finish: (id) => executions.finish(id),
+        execute: (id) => executions.runAsync(id),
+        sweep: () => executions.sweep(),
+      });
+    },
     async close() {
+      await jobs.close();
+      if (workers) executions.stopInstance();
       await authenticator.flushUsage().catch(() => undefined);
       await db.end();
     },

@@ -8,6 +8,7 @@ const valid = () => ({
   DATABASE_URL: "postgres://127.0.0.1:5432/agent_market",
   API_KEY_HASH_SECRET: randomBytes(32).toString("hex"),
   MARKETPLACE_KEYPAIR: keypairFile(),
+  RELAYER_KEYPAIR: keypairFile(),
   DEVNET_RPC_URL: "http://127.0.0.1:8899",
 });
 

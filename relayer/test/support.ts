@@ -46,6 +46,7 @@ export function testEnv(database_url: string, overrides: Record<string, string> 
     DATABASE_URL: database_url,
     API_KEY_HASH_SECRET: randomBytes(32).toString("hex"),
     MARKETPLACE_KEYPAIR: keypairFile(),
+    RELAYER_KEYPAIR: keypairFile(),
     DEVNET_RPC_URL: "http://127.0.0.1:9",
     PUBLIC_URL: "http://localhost:8080",
     ENDPOINT_POLICY: "development",

@@ -274,11 +274,11 @@ export class ApiKeyAuthenticator {
       const batch = this.pending.splice(0, this.options.max_batch);
       this.inFlight += 1;
       this.db
-        .query<ApiKeyRow>({
-          name: "api_key_lookup",
-          text: `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`,
-          values: [batch.map((entry) => entry.hash)],
-        })
+        // Unnamed statement: pglite-socket multiplexes clients onto one PGlite session, where
+        // a named prepared statement of one client would collide with another's.
+        .query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`, [
+          batch.map((entry) => entry.hash),
+        ])
         .then(({ rows }) => {
           const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
           for (const entry of batch) entry.resolve(byHash.get(entry.hash.toString("hex")));

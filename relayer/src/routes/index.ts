@@ -13,6 +13,9 @@ import { registerAuthNonce } from "./auth-nonce.js";
 import { registerAuthSessionCreate } from "./auth-session-create.js";
 import { registerAuthSessionDelete } from "./auth-session-delete.js";
 import { registerAuthSessionGet } from "./auth-session-get.js";
+import { registerExecutionsCreate } from "./executions-create.js";
+import { registerExecutionsGet } from "./executions-get.js";
+import { registerExecutionsList } from "./executions-list.js";
 import { registerKeysCreate } from "./keys-create.js";
 import { registerKeysGet } from "./keys-get.js";
 import { registerKeysList } from "./keys-list.js";
@@ -46,6 +49,9 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerAgentsPause(app, services);
   registerAgentsResume(app, services);
   registerAgentsRetire(app, services);
+  registerExecutionsCreate(app, services);
+  registerExecutionsGet(app, services);
+  registerExecutionsList(app, services);
   registerOpenApi(app);
   registerReference(app);
 }

@@ -1,0 +1,175 @@
+// Sending the relayer's transactions durably. A transaction is signed first and its bytes,
+// signature and last valid block height handed to the caller to record; only then is it sent.
+// After a failure or a restart the same bytes are sent again, and a transaction is re-signed
+// (new blockhash, new signature) only once the old one can no longer land.
+import { utils } from "@coral-xyz/anchor";
+import {
+  SendTransactionError,
+  Transaction,
+  type Connection,
+  type Keypair,
+  type TransactionError,
+  type TransactionInstruction,
+} from "@solana/web3.js";
+
+/** A signed transaction, as recorded before it is sent. */
+export interface SignedTransaction {
+  signature: string;
+  /** The wire bytes, base64. */
+  bytes: string;
+  last_valid_block_height: number;
+}
+
+export type SendOutcome =
+  /** Executed (processed) without error. */
+  | { kind: "processed" }
+  /** Refused by the preflight simulation: it did not land and cannot. */
+  | { kind: "rejected"; message: string; logs: string[] }
+  /** The RPC did not answer: it may or may not have landed. */
+  | { kind: "unknown"; message: string };
+
+export type SignatureState =
+  | { kind: "landed"; err: TransactionError | null; confirmation: "processed" | "confirmed" | "finalized" }
+  /** Not seen and its blockhash expired: it never will land. */
+  | { kind: "expired" }
+  | { kind: "pending" };
+
+const BLOCKHASH_MAX_AGE_MS = 2_000;
+
+/** Signs, sends and watches the transactions of one network's relayer key. */
+export class TransactionSender {
+  private blockhash: { value: { blockhash: string; lastValidBlockHeight: number }; at_ms: number } | undefined;
+  private refreshing: Promise<{ blockhash: string; lastValidBlockHeight: number }> | undefined;
+  private readonly watched = new Map<string, Waiter[]>();
+  private polling = false;
+
+  constructor(
+    readonly connection: Connection,
+    readonly signer: Keypair,
+  ) {}
+
+  /**
+   * A recent blockhash, shared by the transactions of the next two seconds: it stays valid for
+   * about a minute (150 blocks), and fetching one per transaction would double the RPC calls.
+   */
+  async recentBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    if (this.blockhash && Date.now() - this.blockhash.at_ms < BLOCKHASH_MAX_AGE_MS) return this.blockhash.value;
+    this.refreshing ??= this.connection
+      .getLatestBlockhash("confirmed")
+      .then((value) => {
+        this.blockhash = { value, at_ms: Date.now() };
+        return value;
+      })
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    return this.refreshing;
+  }
+
+  async sign(instructions: TransactionInstruction[]): Promise<SignedTransaction> {
+    const { blockhash, lastValidBlockHeight } = await this.recentBlockhash();
+    const transaction = new Transaction({ feePayer: this.signer.publicKey, blockhash, lastValidBlockHeight }).add(
+      ...instructions,
+    );
+    transaction.sign(this.signer);
+    return {
+      // A legacy transaction's id is its first signature, base58.
+      signature: utils.bytes.bs58.encode(transaction.signature!),
+      bytes: transaction.serialize().toString("base64"),
+      last_valid_block_height: lastValidBlockHeight,
+    };
+  }
+
+  /** Sends recorded bytes with a preflight simulation; sending the same bytes twice is harmless. */
+  async send(signed: SignedTransaction): Promise<SendOutcome> {
+    try {
+      await this.connection.sendRawTransaction(Buffer.from(signed.bytes, "base64"), {
+        skipPreflight: false,
+        preflightCommitment: "processed",
+        maxRetries: 0,
+      });
+      return { kind: "processed" };
+    } catch (error) {
+      if (error instanceof SendTransactionError) {
+        const message = error.message;
+        // Resending a transaction that already landed is not a failure of it.
+        if (/already been processed/i.test(message)) return { kind: "processed" };
+        if (/simulation failed/i.test(message)) return { kind: "rejected", message, logs: error.logs ?? [] };
+        return { kind: "unknown", message };
+      }
+      return { kind: "unknown", message: (error as Error).message };
+    }
+  }
+
+  /** Where a recorded transaction stands now. */
+  async state(signed: SignedTransaction): Promise<SignatureState> {
+    const status = await this.status(signed.signature);
+    if (status) {
+      return {
+        kind: "landed",
+        err: status.err,
+        confirmation: status.confirmationStatus ?? "processed",
+      };
+    }
+    const height = await this.connection.getBlockHeight("confirmed");
+    // Checked after the status: a transaction seen as missing and then past its last valid
+    // height can no longer land, whatever happens next.
+    if (height > signed.last_valid_block_height) {
+      const again = await this.status(signed.signature);
+      if (again) return { kind: "landed", err: again.err, confirmation: again.confirmationStatus ?? "processed" };
+      return { kind: "expired" };
+    }
+    return { kind: "pending" };
+  }
+
+  /**
+   * One signature's status. Concurrent callers share getSignatureStatuses calls of up to 256
+   * signatures, so hundreds of executions a second cost a few status calls.
+   */
+  status(signature: string): Promise<SignatureStatusValue | null> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.watched.get(signature) ?? [];
+      waiters.push({ resolve, reject });
+      this.watched.set(signature, waiters);
+      if (!this.polling) {
+        this.polling = true;
+        setImmediate(() => void this.poll());
+      }
+    });
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      while (this.watched.size > 0) {
+        const signatures = [...this.watched.keys()].slice(0, 256);
+        const waiters = signatures.map((signature) => {
+          const list = this.watched.get(signature)!;
+          this.watched.delete(signature);
+          return list;
+        });
+        let values: (SignatureStatusValue | null)[];
+        try {
+          values = (await this.connection.getSignatureStatuses(signatures, { searchTransactionHistory: true })).value;
+        } catch (error) {
+          for (const list of waiters) for (const waiter of list) waiter.reject(error);
+          continue;
+        }
+        signatures.forEach((_, i) => {
+          for (const waiter of waiters[i]!) waiter.resolve(values[i] ?? null);
+        });
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+}
+
+interface Waiter {
+  resolve: (status: SignatureStatusValue | null) => void;
+  reject: (error: unknown) => void;
+}
+
+type SignatureStatusValue = {
+  err: TransactionError | null;
+  confirmationStatus?: "processed" | "confirmed" | "finalized";
+};

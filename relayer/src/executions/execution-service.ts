@@ -1,0 +1,808 @@
+// Executing an agent (DESIGN.md §1): checks, open_escrow, the creator's POST /execute, the result
+// verified, then settle (or refund), each step a committed state of the execution's row before the
+// chain or the creator is touched. Any relayer can finish any execution from its row: a restart
+// rebroadcasts the recorded transaction, re-signs only once it can no longer land, and so ends
+// every execution settled or refunded exactly once. The program, not this code, fixes amounts.
+import { createHash, randomBytes } from "node:crypto";
+
+import {
+  canonicalJson,
+  decodeAgent,
+  decodeEscrow,
+  decodeSubscription,
+  errorFromCode,
+  escrowPda,
+  FEE_SHARD_COUNT,
+  formatExecutionId,
+  openEscrowInstruction,
+  refundInstruction,
+  requestHash,
+  settleInstructions,
+  subscriptionPda,
+  toHex,
+  delegatePda,
+  type Agent,
+  type CreatorExecuteRequest,
+  type RefundReason,
+} from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
+import { PublicKey } from "@solana/web3.js";
+
+import type { AuthenticatedKey } from "../auth/api-keys.js";
+import type { ChainService } from "../chain/chain-service.js";
+import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
+import type { NetworkName } from "../config.js";
+import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
+import type { Db } from "../db/pool.js";
+import { ApiError, type ErrorCode } from "../errors.js";
+import type { JobQueue } from "../jobs/job-queue.js";
+import { validateAgainst } from "../listings/json-schema.js";
+import { formatUsdc } from "../usdc.js";
+import { renderExecution, type ExecutionRow } from "./execution-view.js";
+
+const bs58 = utils.bytes.bs58;
+
+/** Longest task accepted, in characters. */
+export const MAX_TASK_CHARS = 20_000;
+/** Time kept before the escrow deadline for settle to land. */
+const SETTLE_MARGIN_MS = 5_000;
+
+export type ExecutionState = "opening" | "running" | "settling" | "refunding" | "settled" | "refunded" | "failed";
+
+export interface ExecuteInput {
+  key: AuthenticatedKey;
+  agent: string;
+  task: string;
+  parameters: Record<string, unknown>;
+  idempotency_key?: string;
+  mode: "sync" | "async";
+}
+
+export interface ExecuteOutcome {
+  status: number;
+  body: unknown;
+  replayed: boolean;
+}
+
+export interface ExecutionOptions {
+  instance_id: string;
+  creator_max_response_bytes: number;
+  /** An instance whose heartbeat is older than this is taken for dead. */
+  instance_timeout_secs: number;
+}
+
+interface ListingForExecution {
+  input_schema: object;
+  output_schema: object;
+  endpoint: string;
+  status: string;
+}
+
+const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }> = {
+  timeout: { reason: "Timeout", code: "creator_timeout" },
+  unreachable: { reason: "CreatorError", code: "creator_error" },
+  endpoint_not_allowed: { reason: "CreatorError", code: "creator_error" },
+  http_error: { reason: "CreatorError", code: "creator_error" },
+  response_too_large: { reason: "CreatorError", code: "creator_error" },
+  invalid_response: { reason: "OutputInvalid", code: "invalid_result" },
+  bad_signature: { reason: "InvalidSignature", code: "invalid_result" },
+  output_invalid: { reason: "OutputInvalid", code: "invalid_result" },
+};
+
+const COLUMNS = "*";
+
+export class ExecutionService {
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainService,
+    private readonly senders: Partial<Record<NetworkName, TransactionSender>>,
+    private readonly creators: CreatorClient,
+    private readonly jobs: JobQueue,
+    private readonly options: ExecutionOptions,
+  ) {}
+
+  /** Registers this instance and keeps its heartbeat, by which others know its executions are cared for. */
+  async startInstance(): Promise<void> {
+    const beat = () =>
+      this.db.query(
+        `INSERT INTO relayer_instances (id) VALUES ($1)
+         ON CONFLICT (id) DO UPDATE SET heartbeat_at = clock_timestamp()`,
+        [this.options.instance_id],
+      );
+    await beat();
+    this.heartbeat = setInterval(() => void beat().catch(() => undefined), 1_000);
+    this.heartbeat.unref();
+  }
+
+  stopInstance(): void {
+    clearInterval(this.heartbeat);
+  }
+
+  private sender(network: NetworkName): TransactionSender {
+    const sender = this.senders[network];
+    if (!sender) throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
+    return sender;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Starting an execution
+
+  async execute(input: ExecuteInput): Promise<ExecuteOutcome> {
+    const { key } = input;
+    const network = key.network;
+    const sender = this.sender(network);
+    const fingerprint = createHash("sha256")
+      .update(canonicalJson({ network, agent: input.agent, task: input.task, parameters: input.parameters }))
+      .digest();
+    if (input.idempotency_key !== undefined) {
+      const replay = await this.replay(key.id, input.idempotency_key, fingerprint);
+      if (replay) return replay;
+    }
+
+    const listing = await this.listing(network, input.agent);
+    const violation = validateAgainst(listing.input_schema, input.parameters);
+    if (violation) {
+      const path = violation.path.split("/").slice(1).join(".");
+      throw new ApiError(
+        "validation_failed",
+        `parameters${path ? `.${path}` : ""} ${violation.message}.`,
+        `parameters${path ? `.${path}` : ""}`,
+      );
+    }
+
+    const agentAddress = new PublicKey(input.agent);
+    const wallet = new PublicKey(key.wallet);
+    const market = await this.chain.market(network);
+    const payerTokenAccount = getAssociatedTokenAddressSync(market.usdcMint, wallet, true);
+    const quote = await this.quote(network, agentAddress, wallet, payerTokenAccount, market.usdcMint);
+
+    const executionId = randomBytes(16);
+    const id = formatExecutionId(executionId);
+    const hash = requestHash(input.task, input.parameters);
+    const escrow_tx =
+      input.mode === "sync"
+        ? await sender.sign([
+            openEscrowInstruction({
+              relayer: sender.signer.publicKey,
+              usdcMint: market.usdcMint,
+              agent: agentAddress,
+              payer: wallet,
+              payerTokenAccount,
+              executionId,
+              apiKeyId: keyIdBytes(key.id),
+              requestHash: hash,
+            }),
+          ])
+        : null;
+
+    const client = await this.db.connect();
+    try {
+      await client.query("BEGIN");
+      if (input.idempotency_key !== undefined) {
+        const claimed = await client.query(
+          `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, execution_id) VALUES ($1, $2, $3, $4)
+           ON CONFLICT DO NOTHING`,
+          [key.id, input.idempotency_key, fingerprint, id],
+        );
+        if (claimed.rowCount === 0) {
+          await client.query("ROLLBACK");
+          return (
+            (await this.replay(key.id, input.idempotency_key, fingerprint)) ?? {
+              status: 409,
+              body: null,
+              replayed: false,
+            }
+          );
+        }
+      }
+      const reserved = await client.query(
+        `UPDATE api_keys SET spent_usdc = spent_usdc + $2, execution_count = execution_count + 1
+         WHERE id = $1 AND (spending_cap_usdc IS NULL OR spent_usdc + $2 <= spending_cap_usdc)`,
+        [key.id, quote.amount_usdc.toString()],
+      );
+      if (reserved.rowCount === 0) {
+        await client.query("ROLLBACK");
+        throw new ApiError("spending_cap_reached", undefined, undefined, {
+          spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
+          required_usdc: formatUsdc(quote.amount_usdc),
+        });
+      }
+      await client.query(
+        `INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, owner, task, parameters, request_hash,
+           payer_token_account, used_subscription, quoted_usdc, escrow_tx)
+         VALUES ($1, $2, $3, $4, $5, $6, 'opening', $7, $8, $9, $10, $11, $12, $13, $14)`,
+        [
+          id,
+          key.id,
+          key.wallet,
+          network,
+          input.agent,
+          input.mode,
+          input.mode === "sync" ? this.options.instance_id : null,
+          input.task,
+          JSON.stringify(input.parameters),
+          Buffer.from(hash),
+          payerTokenAccount.toBase58(),
+          quote.uses_subscription,
+          quote.amount_usdc.toString(),
+          escrow_tx,
+        ],
+      );
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+
+    if (input.mode === "async") {
+      await this.jobs.add("execute", id);
+      return { status: 202, body: renderExecution(await this.row(id)), replayed: false };
+    }
+    return this.run(id);
+  }
+
+  /** The first response again for a known Idempotency-Key, or null if the key is new. */
+  private async replay(api_key_id: string, idempotency_key: string, fingerprint: Buffer): Promise<ExecuteOutcome | null> {
+    const { rows } = await this.db.query<{ fingerprint: Buffer; execution_id: string }>(
+      "SELECT fingerprint, execution_id FROM idempotency_keys WHERE api_key_id = $1 AND key = $2",
+      [api_key_id, idempotency_key],
+    );
+    const claim = rows[0];
+    if (!claim) return null;
+    if (!claim.fingerprint.equals(fingerprint)) throw new ApiError("idempotency_key_reused", undefined, "Idempotency-Key");
+    const row = await this.row(claim.execution_id);
+    if (row.mode === "async") return { status: 202, body: renderExecution(row), replayed: true };
+    if (row.state === "opening" || row.state === "running") {
+      throw new ApiError("idempotency_request_in_progress", undefined, "Idempotency-Key", { execution_id: row.id });
+    }
+    return { ...this.outcome(row), replayed: true };
+  }
+
+  private async listing(network: NetworkName, agent: string): Promise<ListingForExecution> {
+    const { rows } = await this.db.query<ListingForExecution>(
+      "SELECT input_schema, output_schema, endpoint, status FROM agent_listings WHERE network = $1 AND agent = $2",
+      [network, agent],
+    );
+    const listing = rows[0];
+    if (!listing || listing.status === "retired") {
+      throw new ApiError("resource_not_found", `No agent ${agent} on ${network}.`, "agent_id");
+    }
+    if (listing.status !== "active") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
+    return listing;
+  }
+
+  /**
+   * What the program will charge for the call, from the same accounts it reads, and a 402 when
+   * the wallet cannot cover it. One getMultipleAccounts call; nothing is sent.
+   */
+  private async quote(
+    network: NetworkName,
+    agentAddress: PublicKey,
+    wallet: PublicKey,
+    payerTokenAccount: PublicKey,
+    usdcMint: PublicKey,
+  ): Promise<{ amount_usdc: bigint; uses_subscription: boolean }> {
+    const connection = this.chain.connection(network);
+    let infos;
+    try {
+      infos = await connection.getMultipleAccountsInfo([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet)]);
+    } catch (error) {
+      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+    }
+    const [agentInfo, tokenInfo, subscriptionInfo] = infos;
+    if (!agentInfo) throw new ApiError("resource_not_found", `No agent account ${agentAddress.toBase58()} on ${network}.`, "agent_id");
+    const agent = decodeAgent(agentInfo.data);
+    if (agent.status !== "Active") throw new ApiError("agent_unavailable", "The agent is retired on-chain.");
+    const now = Math.floor(Date.now() / 1000);
+    const subscription = subscriptionInfo ? decodeSubscription(subscriptionInfo.data) : null;
+    const active = subscription !== null && now < Number(subscription.expiresAt);
+    let amount_usdc: bigint;
+    let uses_subscription = false;
+    switch (agent.pricing.kind) {
+      case "PayPerUse":
+        amount_usdc = agent.pricing.priceUsdc;
+        break;
+      case "Subscription":
+        if (!active) {
+          throw new ApiError("subscription_required", undefined, undefined, {
+            network,
+            period_price_usdc: formatUsdc(agent.pricing.periodPriceUsdc),
+            subscribe: `POST /v1/agents/${agentAddress.toBase58()}/subscription`,
+          });
+        }
+        amount_usdc = 0n;
+        uses_subscription = true;
+        break;
+      case "Hybrid":
+        if (active && subscription!.includedCallsRemaining > 0) {
+          amount_usdc = 0n;
+          uses_subscription = true;
+        } else {
+          amount_usdc = agent.pricing.overagePriceUsdc;
+        }
+        break;
+    }
+    const token = tokenInfo ? unpackAccount(payerTokenAccount, tokenInfo, tokenInfo.owner) : null;
+    const balance = token?.amount ?? 0n;
+    const allowance = token?.delegate?.equals(delegatePda()) ? token.delegatedAmount : 0n;
+    const shortfall = (code: "insufficient_balance" | "insufficient_allowance") =>
+      new ApiError(code, undefined, undefined, {
+        network,
+        wallet: wallet.toBase58(),
+        mint: usdcMint.toBase58(),
+        token_account: payerTokenAccount.toBase58(),
+        delegate: delegatePda().toBase58(),
+        required_usdc: formatUsdc(amount_usdc),
+        balance_usdc: formatUsdc(balance),
+        allowance_usdc: formatUsdc(allowance),
+        raise_allowance:
+          "Sign in with the wallet and POST /v1/wallet/allowance {\"network\":\"" + network + "\"}, then sign and send the returned transaction.",
+      });
+    if (balance < amount_usdc) throw shortfall("insufficient_balance");
+    if (allowance < amount_usdc) throw shortfall("insufficient_allowance");
+    return { amount_usdc, uses_subscription };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Driving an execution
+
+  /** Runs a sync execution this instance owns to its answer. */
+  private async run(id: string): Promise<ExecuteOutcome> {
+    let row = await this.row(id);
+    row = await this.openEscrow(row);
+    if (row.state === "running") row = await this.callCreator(row);
+    if (row.state === "settling" || row.state === "refunding") row = await this.sendFinal(row);
+    await this.jobs.add("finish", id, 400).catch(() => undefined);
+    return this.outcome(row);
+  }
+
+  /** An async execution's job: takes it over, then runs it like a sync one. */
+  async runAsync(id: string): Promise<void> {
+    const taken = await this.db.query(
+      "UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' AND escrow_tx IS NULL",
+      [id, this.options.instance_id],
+    );
+    if (taken.rowCount === 0) return this.finish(id);
+    const row = await this.row(id);
+    const sender = this.sender(row.network);
+    const market = await this.chain.market(row.network);
+    const escrow_tx = await sender.sign([
+      openEscrowInstruction({
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        agent: new PublicKey(row.agent),
+        payer: new PublicKey(row.wallet),
+        payerTokenAccount: new PublicKey(row.payer_token_account),
+        executionId: executionIdBytes(row.id),
+        apiKeyId: keyIdBytes(row.api_key_id),
+        requestHash: row.request_hash,
+      }),
+    ]);
+    await this.transition(row, "opening", { escrow_tx });
+    await this.run(id);
+  }
+
+  private async openEscrow(row: ExecutionRow): Promise<ExecutionRow> {
+    const sender = this.sender(row.network);
+    const sent = await sender.send(row.escrow_tx!);
+    if (sent.kind === "processed") return this.escrowOpened(row);
+    if (sent.kind === "rejected") {
+      const program = errorFromLogs(sent.message);
+      const code: ErrorCode =
+        program === "InsufficientBalance"
+          ? "insufficient_balance"
+          : program === "InsufficientAllowance"
+            ? "insufficient_allowance"
+            : program === "SubscriptionRequired"
+              ? "subscription_required"
+              : "escrow_rejected";
+      return this.fail(row, code, `open_escrow was refused: ${program ?? sent.message}`);
+    }
+    // Unknown: the recorded transaction is left to the finish job, which rebroadcasts it until
+    // it lands (then refunds) or expires (then nothing was charged).
+    return row;
+  }
+
+  private async escrowOpened(row: ExecutionRow): Promise<ExecutionRow> {
+    const connection = this.chain.connection(row.network);
+    const info = await connection.getAccountInfo(escrowPda(executionIdBytes(row.id)), "processed");
+    if (!info) return row;
+    const escrow = decodeEscrow(info.data);
+    return this.transition(row, "running", {
+      amount_usdc: escrow.amountUsdc.toString(),
+      escrow_deadline: new Date(Number(escrow.deadline) * 1000),
+      escrow_opened_at: new Date(),
+    });
+  }
+
+  private async callCreator(row: ExecutionRow): Promise<ExecutionRow> {
+    const { rows } = await this.db.query<ListingForExecution>(
+      "SELECT input_schema, output_schema, endpoint, status FROM agent_listings WHERE network = $1 AND agent = $2",
+      [row.network, row.agent],
+    );
+    const listing = rows[0]!;
+    const connection = this.chain.connection(row.network);
+    const agentInfo = await connection.getAccountInfo(new PublicKey(row.agent), "processed");
+    const agent: Agent = decodeAgent(agentInfo!.data);
+    const deadline_ms = row.escrow_deadline!.getTime();
+    const timeout_ms = Math.max(
+      0,
+      Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now()),
+    );
+    row = await this.transition(row, "running", { creator_started_at: new Date() });
+    const request: CreatorExecuteRequest = {
+      execution_id: row.id,
+      agent: row.agent,
+      network: row.network,
+      task: row.task,
+      parameters: row.parameters,
+      request_hash: toHex(row.request_hash),
+      deadline: new Date(deadline_ms).toISOString(),
+    };
+    const outcome = await this.creators.call({
+      endpoint: agent.endpoint,
+      request,
+      signing_key: agent.signingKey,
+      output_schema: listing.output_schema,
+      timeout_ms,
+      max_response_bytes: this.options.creator_max_response_bytes,
+    });
+    const finished = { creator_finished_at: new Date() };
+    if (!outcome.ok) {
+      const failure = FAILURES[outcome.failure];
+      return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);
+    }
+    const market = await this.chain.market(row.network);
+    const sender = this.sender(row.network);
+    const fee_shard = randomBytes(1)[0]! % FEE_SHARD_COUNT;
+    const settle_tx = await sender.sign(
+      settleInstructions({
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        escrow: this.escrowRef(row, sender),
+        payoutAccount: agent.payoutAccount,
+        resultHash: outcome.result_hash,
+        feeShardIndex: fee_shard,
+        requestHash: row.request_hash,
+        signingKey: agent.signingKey,
+        signature: outcome.signature,
+      }),
+    );
+    return this.transition(row, "settling", {
+      ...finished,
+      output: JSON.stringify(outcome.output),
+      result_hash: Buffer.from(outcome.result_hash),
+      result_digest: Buffer.from(outcome.digest),
+      creator_signature: Buffer.from(outcome.signature),
+      signing_key: bs58.encode(agent.signingKey),
+      payout_account: agent.payoutAccount.toBase58(),
+      fee_shard,
+      settle_tx,
+    });
+  }
+
+  private async startRefund(
+    row: ExecutionRow,
+    reason: RefundReason,
+    code: ErrorCode,
+    message: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<ExecutionRow> {
+    const refund_tx = await this.signRefund(row, reason);
+    return this.transition(row, "refunding", {
+      ...extra,
+      refund_tx,
+      refund_reason: reason,
+      failure_code: code,
+      failure_message: message,
+    });
+  }
+
+  private async signRefund(row: ExecutionRow, reason: RefundReason): Promise<SignedTransaction> {
+    const sender = this.sender(row.network);
+    const market = await this.chain.market(row.network);
+    return sender.sign([
+      refundInstruction({
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        escrow: this.escrowRef(row, sender),
+        reason,
+        withSubscription: row.used_subscription,
+      }),
+    ]);
+  }
+
+  /** Sends the recorded settle or refund; a settle the program refuses turns into a refund. */
+  private async sendFinal(row: ExecutionRow): Promise<ExecutionRow> {
+    const sender = this.sender(row.network);
+    const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
+    const sent = await sender.send(tx);
+    if (sent.kind === "rejected" && row.state === "settling") {
+      const program = errorFromLogs(sent.message);
+      const timedOut = program === "EscrowExpired";
+      row = await this.startRefund(
+        row,
+        timedOut ? "Timeout" : "RelayerError",
+        timedOut ? "creator_timeout" : "invalid_result",
+        `settle was refused: ${program ?? sent.message}`,
+      );
+      await sender.send(row.refund_tx!);
+    }
+    return this.transition(row, row.state, { finished_at: new Date() });
+  }
+
+  /**
+   * Moves an execution on from wherever it stands; safe to run again and from any instance. Throws
+   * while it still waits on the chain, so the job is retried.
+   */
+  async finish(id: string): Promise<void> {
+    const row = await this.row(id);
+    const sender = this.sender(row.network);
+    switch (row.state) {
+      case "settled":
+      case "refunded":
+      case "failed":
+        return;
+      case "opening": {
+        if (!row.escrow_tx) {
+          if (row.mode === "async") return this.runAsync(id);
+          await this.fail(row, "internal_error", "the execution stopped before its escrow was signed");
+          return;
+        }
+        const state = await sender.state(row.escrow_tx);
+        if (state.kind === "landed" && state.err === null) {
+          const opened = await this.escrowOpened(row);
+          if (opened.state === "running") await this.refundAbandoned(opened);
+          throw new Error("escrow refund under way");
+        }
+        if (state.kind === "landed" || state.kind === "expired") {
+          await this.fail(row, "escrow_rejected", state.kind === "expired" ? "open_escrow never landed" : "open_escrow failed on chain");
+          return;
+        }
+        await sender.send(row.escrow_tx);
+        throw new Error("open_escrow not landed yet");
+      }
+      case "running":
+        await this.refundAbandoned(row);
+        throw new Error("refund under way");
+      case "settling":
+      case "refunding": {
+        const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
+        const state = await sender.state(tx);
+        if (state.kind === "landed" && state.err === null) {
+          if (state.confirmation === "processed") throw new Error("waiting for confirmation");
+          await this.complete(row, row.state === "settling" ? "settled" : "refunded");
+          return;
+        }
+        if (state.kind === "pending") {
+          await sender.send(tx);
+          throw new Error("not landed yet");
+        }
+        // Expired unlanded, or landed with an error: sign anew. A settle whose escrow deadline is
+        // near or past becomes a refund; an escrow already closed (reclaimed by its payer) is done.
+        const escrow = await this.chain.connection(row.network).getAccountInfo(escrowPda(executionIdBytes(row.id)), "confirmed");
+        if (!escrow) {
+          await this.complete(row, "refunded");
+          return;
+        }
+        if (row.state === "settling" && row.escrow_deadline!.getTime() - SETTLE_MARGIN_MS > Date.now() && state.kind === "expired") {
+          const resigned = await sender.sign(
+            resignSettle(row, await this.chain.market(row.network).then((m) => m.usdcMint), sender, this.escrowRef(row, sender)),
+          );
+          const next = await this.transition(row, "settling", { settle_tx: resigned });
+          await sender.send(next.settle_tx!);
+        } else if (row.state === "settling") {
+          const next = await this.startRefund(row, "Timeout", "creator_timeout", "settle could not land before the escrow deadline");
+          await sender.send(next.refund_tx!);
+        } else {
+          const next = await this.transition(row, "refunding", { refund_tx: await this.signRefund(row, row.refund_reason as RefundReason) });
+          await sender.send(next.refund_tx!);
+        }
+        throw new Error("re-signed");
+      }
+    }
+  }
+
+  /** A running execution whose caller is gone (its relayer died): the result is lost, refund. */
+  private async refundAbandoned(row: ExecutionRow): Promise<void> {
+    const next = await this.startRefund(row, "RelayerError", "creator_error", "the relayer stopped before the creator's result was recorded");
+    await this.sender(row.network).send(next.refund_tx!);
+  }
+
+  /**
+   * The settle or refund is confirmed (or the payer reclaimed the escrow): the execution is final
+   * and the key's usage exact.
+   */
+  private async complete(row: ExecutionRow, final: "settled" | "refunded"): Promise<void> {
+    const charged = final === "settled" ? BigInt(row.amount_usdc ?? row.quoted_usdc) : 0n;
+    const client = await this.db.connect();
+    try {
+      await client.query("BEGIN");
+      const moved = await client.query(
+        `UPDATE executions SET state = $2, confirmed_at = clock_timestamp(), finished_at = coalesce(finished_at, clock_timestamp()),
+           updated_at = clock_timestamp()
+         WHERE id = $1 AND state = $3`,
+        [row.id, final, row.state],
+      );
+      if (moved.rowCount === 1) {
+        await client.query("UPDATE api_keys SET spent_usdc = spent_usdc - $2 + $3 WHERE id = $1", [
+          row.api_key_id,
+          row.quoted_usdc,
+          charged.toString(),
+        ]);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** No escrow opened: nothing charged; the reservation on the key is released. */
+  private async fail(row: ExecutionRow, code: ErrorCode, message: string): Promise<ExecutionRow> {
+    const client = await this.db.connect();
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query<ExecutionRow>(
+        `UPDATE executions SET state = 'failed', failure_code = $2, failure_message = $3, finished_at = clock_timestamp(),
+           updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' RETURNING ${COLUMNS}`,
+        [row.id, code, message],
+      );
+      if (rows.length === 1) {
+        await client.query(
+          "UPDATE api_keys SET spent_usdc = spent_usdc - $2, execution_count = execution_count - 1 WHERE id = $1",
+          [row.api_key_id, row.quoted_usdc],
+        );
+      }
+      await client.query("COMMIT");
+      return rows[0] ?? (await this.row(row.id));
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Finishes the executions of dead instances and those left waiting on the chain. */
+  async sweep(): Promise<void> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `SELECT e.id FROM executions e LEFT JOIN relayer_instances i ON i.id = e.owner
+       WHERE e.state IN ('opening', 'running', 'settling', 'refunding')
+         AND (e.state IN ('settling', 'refunding')
+              OR (e.mode = 'sync' AND (i.id IS NULL OR i.heartbeat_at < clock_timestamp() - make_interval(secs => $1)))
+              OR (e.mode = 'async' AND e.owner IS NOT NULL AND (i.id IS NULL OR i.heartbeat_at < clock_timestamp() - make_interval(secs => $1))))
+         AND e.updated_at < clock_timestamp() - interval '1 second'
+       LIMIT 500`,
+      [this.options.instance_timeout_secs],
+    );
+    for (const { id } of rows) await this.jobs.add("finish", id);
+    await this.db.query("DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - interval '48 hours'");
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading
+
+  async get(wallet: string, id: string): Promise<unknown> {
+    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${COLUMNS} FROM executions WHERE id = $1 AND wallet = $2`, [id, wallet]);
+    if (!rows[0]) throw new ApiError("resource_not_found", `No execution ${id}.`, "execution_id");
+    return renderExecution(rows[0]);
+  }
+
+  async list(
+    wallet: string,
+    page: { limit: number; starting_after?: string; agent?: string },
+  ): Promise<{ data: unknown[]; has_more: boolean }> {
+    const params: unknown[] = [wallet, page.limit + 1];
+    const where = ["wallet = $1"];
+    if (page.agent !== undefined) {
+      params.push(page.agent);
+      where.push(`agent = $${params.length}`);
+    }
+    if (page.starting_after !== undefined) {
+      const cursor = await this.db.query<{ created_at: Date }>("SELECT created_at FROM executions WHERE id = $1 AND wallet = $2", [
+        page.starting_after,
+        wallet,
+      ]);
+      if (!cursor.rows[0]) throw new ApiError("invalid_cursor", undefined, "starting_after");
+      params.push(cursor.rows[0].created_at, page.starting_after);
+      where.push(`(created_at, id) < ($${params.length - 1}, $${params.length})`);
+    }
+    const { rows } = await this.db.query<ExecutionRow>(
+      `SELECT ${COLUMNS} FROM executions WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params,
+    );
+    return { data: rows.slice(0, page.limit).map(renderExecution), has_more: rows.length > page.limit };
+  }
+
+  /** The HTTP answer an execution's current row gives. */
+  private outcome(row: ExecutionRow): ExecuteOutcome {
+    const body = renderExecution(row);
+    if (row.state === "settling" || row.state === "settled") return { status: 200, body, replayed: false };
+    if (row.state === "opening" || row.state === "running") {
+      const error = new ApiError(
+        "chain_unavailable",
+        "The chain did not answer in time; the execution finishes by itself (refunded if it cannot settle). Follow it at its URL.",
+        undefined,
+        { execution_id: row.id, execution: body },
+      );
+      return { status: error.status, body: error, replayed: false };
+    }
+    const code = (row.failure_code ?? "internal_error") as ErrorCode;
+    const error = new ApiError(code, row.failure_message ?? undefined, undefined, {
+      execution_id: row.id,
+      refund_transaction: row.refund_tx?.signature ?? null,
+      execution: body,
+    });
+    return { status: error.status, body: error, replayed: false };
+  }
+
+  private async row(id: string): Promise<ExecutionRow> {
+    const { rows } = await this.db.query<ExecutionRow>(`SELECT ${COLUMNS} FROM executions WHERE id = $1`, [id]);
+    if (!rows[0]) throw new ApiError("resource_not_found", `No execution ${id}.`, "execution_id");
+    return rows[0];
+  }
+
+  /** Moves `row` to `state` with `changes`, unless another instance moved it first. */
+  private async transition(row: ExecutionRow, state: ExecutionState, changes: Record<string, unknown>): Promise<ExecutionRow> {
+    const columns = Object.keys(changes);
+    const sets = columns.map((column, i) => `${column} = $${i + 4}`);
+    const { rows } = await this.db.query<ExecutionRow>(
+      `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
+       WHERE id = $1 AND state = $3 RETURNING ${COLUMNS}`,
+      [row.id, state, row.state, ...columns.map((column) => changes[column])],
+    );
+    return rows[0] ?? (await this.row(row.id));
+  }
+
+  private escrowRef(row: ExecutionRow, sender: TransactionSender) {
+    return {
+      executionId: executionIdBytes(row.id),
+      agent: new PublicKey(row.agent),
+      payer: new PublicKey(row.wallet),
+      payerTokenAccount: new PublicKey(row.payer_token_account),
+      rentPayer: sender.signer.publicKey,
+    };
+  }
+}
+
+function resignSettle(
+  row: ExecutionRow,
+  usdcMint: PublicKey,
+  sender: TransactionSender,
+  escrow: ReturnType<ExecutionService["escrowRef"]>,
+) {
+  return settleInstructions({
+    relayer: sender.signer.publicKey,
+    usdcMint,
+    escrow,
+    payoutAccount: new PublicKey(row.payout_account!),
+    resultHash: row.result_hash!,
+    feeShardIndex: row.fee_shard!,
+    requestHash: row.request_hash,
+    signingKey: bs58.decode(row.signing_key!),
+    signature: row.creator_signature!,
+  });
+}
+
+/** The program error named in a failed simulation's message ("custom program error: 0x1771"). */
+function errorFromLogs(message: string): string | null {
+  const match = /custom program error: (0x[0-9a-f]+)/i.exec(message);
+  return match ? (errorFromCode(Number(match[1]))?.name ?? null) : null;
+}
+
+export function executionIdBytes(id: string): Uint8Array {
+  return bs58.decode(id.slice("exec_".length));
+}
+
+/** The 16 bytes an API key id (`key_` + base58) records in the escrow. */
+export function keyIdBytes(id: string): Uint8Array {
+  return bs58.decode(id.slice("key_".length));
+}

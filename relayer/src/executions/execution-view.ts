@@ -1,0 +1,114 @@
+// An execution as the API shows it: status, output, the receipt that binds who produced which
+// output for which input, the charge split as the program splits it, the transactions, timings.
+import { splitPayment, toHex } from "@agent-market/program";
+
+import type { SignedTransaction } from "../chain/tx-sender.js";
+import type { NetworkName } from "../config.js";
+import { formatUsdc } from "../usdc.js";
+import type { ExecutionState } from "./execution-service.js";
+
+export interface ExecutionRow {
+  id: string;
+  api_key_id: string;
+  wallet: string;
+  network: NetworkName;
+  agent: string;
+  mode: "sync" | "async";
+  state: ExecutionState;
+  owner: string | null;
+  task: string;
+  parameters: Record<string, unknown>;
+  request_hash: Buffer;
+  payer_token_account: string;
+  used_subscription: boolean;
+  quoted_usdc: string;
+  amount_usdc: string | null;
+  escrow_deadline: Date | null;
+  escrow_tx: SignedTransaction | null;
+  output: unknown;
+  result_hash: Buffer | null;
+  result_digest: Buffer | null;
+  creator_signature: Buffer | null;
+  signing_key: string | null;
+  payout_account: string | null;
+  fee_shard: number | null;
+  settle_tx: SignedTransaction | null;
+  refund_tx: SignedTransaction | null;
+  refund_reason: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  created_at: Date;
+  escrow_opened_at: Date | null;
+  creator_started_at: Date | null;
+  creator_finished_at: Date | null;
+  finished_at: Date | null;
+  confirmed_at: Date | null;
+}
+
+export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";
+
+const STATUS: Record<ExecutionState, ExecutionStatus> = {
+  opening: "pending",
+  running: "running",
+  settling: "succeeded",
+  settled: "succeeded",
+  refunding: "refunded",
+  refunded: "refunded",
+  failed: "failed",
+};
+
+const ms = (from: Date | null, to: Date | null) => (from && to ? to.getTime() - from.getTime() : null);
+
+export function renderExecution(row: ExecutionRow) {
+  const status = STATUS[row.state];
+  const amount = row.amount_usdc === null ? null : BigInt(row.amount_usdc);
+  const charged = status === "succeeded" && amount !== null ? amount : 0n;
+  const split = splitPayment(charged);
+  const final = row.state === "settled" || row.state === "refunded" || row.state === "failed";
+  return {
+    object: "execution",
+    id: row.id,
+    agent: row.agent,
+    network: row.network,
+    status,
+    api_key_id: row.api_key_id,
+    output: status === "succeeded" ? row.output : null,
+    receipt:
+      status === "succeeded"
+        ? {
+            execution_id: row.id,
+            agent: row.agent,
+            request_hash: toHex(row.request_hash),
+            result_hash: toHex(row.result_hash!),
+            digest: toHex(row.result_digest!),
+            creator_signature: toHex(row.creator_signature!),
+            creator_public_key: row.signing_key,
+          }
+        : null,
+    charge: {
+      amount_usdc: formatUsdc(charged),
+      creator_share_usdc: formatUsdc(split.creatorShareUsdc),
+      fee_usdc: formatUsdc(split.feeUsdc),
+      currency: "USDC",
+      covered_by_subscription: row.used_subscription,
+    },
+    transactions: {
+      escrow: row.escrow_tx?.signature ?? null,
+      settlement: row.settle_tx && status === "succeeded" ? row.settle_tx.signature : null,
+      refund: row.refund_tx?.signature ?? null,
+      confirmation: row.confirmed_at ? "confirmed" : final ? null : row.state === "opening" ? null : "processed",
+    },
+    failure: row.failure_code ? { code: row.failure_code, message: row.failure_message, refund_reason: row.refund_reason } : null,
+    escrow_deadline: row.escrow_deadline?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    finished_at: row.finished_at?.toISOString() ?? null,
+    durations_ms: {
+      total: ms(row.created_at, row.finished_at),
+      escrow: ms(row.created_at, row.escrow_opened_at),
+      creator: ms(row.creator_started_at, row.creator_finished_at),
+      settlement: ms(row.creator_finished_at, row.finished_at),
+    },
+  };
+}
+
+export type ExecutionObject = ReturnType<typeof renderExecution>;

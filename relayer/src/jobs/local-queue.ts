@@ -1,0 +1,81 @@
+// JobQueue in-process, its jobs in PostgreSQL (the `jobs` table): what the embedded marketplace
+// runs instead of BullMQ. Jobs survive a restart; a job a dead process had locked is taken again
+// when its lock expires.
+import type { Db } from "../db/pool.js";
+import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
+
+const POLL_MS = 100;
+const LOCK_SECS = 60;
+
+export class LocalJobQueue implements JobQueue {
+  private timer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private running = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly concurrency = 16,
+  ) {}
+
+  async add(name: JobName, execution_id: string, delay_ms = 0): Promise<void> {
+    await this.db.query(
+      `INSERT INTO jobs (id, name, data, run_at) VALUES ($1, $2, $3, clock_timestamp() + make_interval(secs => $4))
+       ON CONFLICT (id) DO NOTHING`,
+      [`${name}-${execution_id}`, name, { execution_id }, delay_ms / 1000],
+    );
+  }
+
+  async start(handlers: JobHandlers): Promise<void> {
+    const tick = async () => {
+      if (this.closed) return;
+      try {
+        await this.runDue(handlers);
+      } finally {
+        if (!this.closed) this.timer = setTimeout(tick, POLL_MS);
+      }
+    };
+    const sweep = async () => {
+      if (this.closed) return;
+      await handlers.sweep().catch(() => undefined);
+      if (!this.closed) this.sweepTimer = setTimeout(sweep, SWEEP_INTERVAL_MS);
+    };
+    this.timer = setTimeout(tick, 0);
+    this.sweepTimer = setTimeout(sweep, 0);
+  }
+
+  private async runDue(handlers: JobHandlers): Promise<void> {
+    const free = this.concurrency - this.running.size;
+    if (free <= 0) return;
+    const { rows } = await this.db.query<{ id: string; name: JobName; data: { execution_id: string }; attempts: number }>(
+      `UPDATE jobs SET locked_until = clock_timestamp() + make_interval(secs => $2), attempts = attempts + 1
+       WHERE id IN (SELECT id FROM jobs WHERE run_at <= clock_timestamp()
+                      AND (locked_until IS NULL OR locked_until < clock_timestamp())
+                    ORDER BY run_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+       RETURNING id, name, data, attempts`,
+      [free, LOCK_SECS],
+    );
+    for (const job of rows) {
+      const run = (job.name === "execute" ? handlers.execute(job.data.execution_id) : handlers.finish(job.data.execution_id))
+        .then(
+          () => this.db.query("DELETE FROM jobs WHERE id = $1", [job.id]),
+          (error: unknown) =>
+            this.db.query(
+              `UPDATE jobs SET locked_until = NULL, last_error = $2,
+                 run_at = clock_timestamp() + make_interval(secs => $3) WHERE id = $1`,
+              [job.id, String((error as Error).message ?? error), retryDelayMs(job.attempts) / 1000],
+            ),
+        )
+        .then(() => undefined, () => undefined)
+        .finally(() => this.running.delete(run));
+      this.running.add(run);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.sweepTimer);
+    await Promise.all(this.running);
+  }
+}

@@ -1,0 +1,78 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import { ApiError, errorBody } from "../errors.js";
+import { MAX_TASK_CHARS } from "../executions/execution-service.js";
+import { requireApiKey } from "../http/auth.js";
+import { agentIdParams, errorResponses } from "../http/schemas.js";
+import { executionObject } from "./executions-get.js";
+
+interface Body {
+  task: string;
+  parameters: Record<string, unknown>;
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** POST /v1/agents/:agent_id/execute: run an agent, paid through on-chain escrow. */
+export function registerExecutionsCreate(app: FastifyInstance, services: Services): void {
+  app.post<{ Params: { agent_id: string }; Body: Body }>(
+    "/v1/agents/:agent_id/execute",
+    {
+      schema: {
+        summary: "Execute an agent",
+        description:
+          "Debits the agent's price from the key's wallet into an on-chain escrow, forwards the task to the creator's " +
+          "service, verifies the Ed25519-signed result and settles 99% to the creator and 1% to the marketplace in one " +
+          "transaction, or refunds. `svc_test_` keys run on devnet, `svc_live_` keys on mainnet. Send an " +
+          "Idempotency-Key to retry safely: a replay returns the first answer and never charges twice (kept 48 h). " +
+          "`Prefer: respond-async` answers 202 at once with the execution to poll. 402 (insufficient_balance, " +
+          "insufficient_allowance, subscription_required, spending_cap_reached) is only ever answered before any " +
+          "funds move. A refunded execution answers creator_error (502), creator_timeout (504) or invalid_result " +
+          "(502) with the execution and its refund transaction.",
+        tags: ["executions"],
+        security: [{ apiKey: [] }],
+        params: agentIdParams,
+        body: {
+          type: "object",
+          required: ["task", "parameters"],
+          additionalProperties: false,
+          properties: {
+            task: { type: "string", minLength: 1, maxLength: MAX_TASK_CHARS },
+            parameters: { type: "object", additionalProperties: true },
+          },
+        },
+        response: {
+          200: executionObject,
+          202: executionObject,
+          ...errorResponses(400, 401, 402, 404, 409, 413, 415, 502, 503, 504),
+        },
+      },
+      preHandler: requireApiKey(services.authenticator),
+    },
+    async (request, reply) => {
+      const header = request.headers["idempotency-key"];
+      if (header !== undefined && (typeof header !== "string" || !IDEMPOTENCY_KEY.test(header))) {
+        throw new ApiError("invalid_idempotency_key", undefined, "Idempotency-Key");
+      }
+      const prefer = String(request.headers.prefer ?? "");
+      const mode = /(^|[,;\s])respond-async($|[,;\s])/i.test(prefer) ? "async" : "sync";
+      const outcome = await services.executions.execute({
+        key: request.apiKey!,
+        agent: request.params.agent_id,
+        task: request.body.task,
+        parameters: request.body.parameters,
+        ...(header === undefined ? {} : { idempotency_key: header }),
+        mode,
+      });
+      if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
+      if (mode === "async") reply.header("Preference-Applied", "respond-async");
+      if (outcome.body instanceof ApiError) {
+        return reply.code(outcome.status).send(errorBody(outcome.body, request.id));
+      }
+      const body = outcome.body as { id: string };
+      if (outcome.status === 202) reply.header("Location", `/v1/executions/${body.id}`);
+      return reply.code(outcome.status).send(body);
+    },
+  );
+}

@@ -1,0 +1,29 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import { requireApiKey } from "../http/auth.js";
+import { address, errorResponses, listOf, paginationQuery } from "../http/schemas.js";
+import { executionObject } from "./executions-get.js";
+
+/** GET /v1/executions: the calling wallet's executions, newest first. */
+export function registerExecutionsList(app: FastifyInstance, services: Services): void {
+  app.get<{ Querystring: { limit: number; starting_after?: string; agent?: string } }>(
+    "/v1/executions",
+    {
+      schema: {
+        summary: "List executions",
+        description: "The executions paid by the calling key's wallet (through any of its keys), newest first.",
+        tags: ["executions"],
+        security: [{ apiKey: [] }],
+        querystring: {
+          type: "object",
+          additionalProperties: false,
+          properties: { ...paginationQuery, agent: address },
+        },
+        response: { 200: listOf(executionObject), ...errorResponses(400, 401) },
+      },
+      preHandler: requireApiKey(services.authenticator),
+    },
+    async (request) => ({ object: "list", ...(await services.executions.list(request.apiKey!.wallet, request.query)) }),
+  );
+}
