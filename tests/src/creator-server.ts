@@ -18,7 +18,17 @@ export type CreatorBehaviour =
   | "invalid_output"
   | "status_500"
   | "redirect"
-  | "invalid_json";
+  | "invalid_json"
+  /** Never answers. */
+  | "hang"
+  /** Sends a valid answer one byte every 100 ms. */
+  | "trickle"
+  /** Sends 2 MiB. */
+  | "huge"
+  /** Answers with the signature of the previous execution it served. */
+  | "replay_signature"
+  /** Answers correctly after `delay_ms`. */
+  | "slow";
 
 export interface CreatorServer {
   url: string;
@@ -26,13 +36,15 @@ export interface CreatorServer {
   /** Requests it received, with whether the marketplace signature verified. */
   received: { body: CreatorExecuteRequest; signature_ok: boolean }[];
   behaviour: CreatorBehaviour;
+  delay_ms: number;
   close(): Promise<void>;
 }
 
 export async function startCreator(marketplaceKey: string, behaviour: CreatorBehaviour = "echo"): Promise<CreatorServer> {
   const signing = Keypair.generate();
   const received: CreatorServer["received"] = [];
-  const state = { behaviour };
+  const state = { behaviour, delay_ms: 1_000 };
+  let previousSignature: string | undefined;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -52,9 +64,36 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
       const output = { echoed: body.task, words: body.task.split(/\s+/).length };
       const reply = (status: number, payload: string, headers: Record<string, string> = {}) =>
         res.writeHead(status, { "content-type": "application/json", ...headers }).end(payload);
+      const signed = signResult(signing.secretKey, body, output);
+      const lastSignature = previousSignature;
+      previousSignature = signed.signature;
       switch (state.behaviour) {
         case "echo":
-          return reply(200, JSON.stringify(signResult(signing.secretKey, body, output)));
+          return reply(200, JSON.stringify(signed));
+        case "slow":
+          setTimeout(() => reply(200, JSON.stringify(signed)), state.delay_ms);
+          return;
+        case "hang":
+          return;
+        case "trickle": {
+          const bytes = Buffer.from(JSON.stringify(signed));
+          res.writeHead(200, { "content-type": "application/json", "content-length": String(bytes.length) });
+          let at = 0;
+          const timer = setInterval(() => {
+            if (at >= bytes.length || res.destroyed) {
+              clearInterval(timer);
+              res.end();
+              return;
+            }
+            res.write(bytes.subarray(at, at + 1));
+            at += 1;
+          }, 100);
+          return;
+        }
+        case "huge":
+          return reply(200, JSON.stringify({ ...signed, padding: "x".repeat(2 * 1024 * 1024) }));
+        case "replay_signature":
+          return reply(200, JSON.stringify({ ...signed, signature: lastSignature ?? "00".repeat(64) }));
         case "wrong_key":
           return reply(200, JSON.stringify(signResult(Keypair.generate().secretKey, body, output)));
         case "invalid_output":
@@ -79,6 +118,12 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
     },
     set behaviour(next: CreatorBehaviour) {
       state.behaviour = next;
+    },
+    get delay_ms() {
+      return state.delay_ms;
+    },
+    set delay_ms(next: number) {
+      state.delay_ms = next;
     },
     close: () =>
       new Promise<void>((resolve) => {

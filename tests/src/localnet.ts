@@ -186,6 +186,9 @@ export class Localnet {
   /** An ordinary web3.js Connection to it; its WebSocket is closed when the node stops. */
   connection(commitment: Commitment = "confirmed"): Connection {
     const connection = new Connection(this.rpcUrl, { commitment, wsEndpoint: this.websocketUrl });
+    // web3.js reuses a fetched blockhash for 30 s, but at SLOT_MS a blockhash expires after
+    // 150 × 50 ms = 7.5 s: without this, a test that runs long sends with an expired one.
+    (connection as unknown as { _disableBlockhashCaching: boolean })._disableBlockhashCaching = true;
     this.connections.push(connection);
     return connection;
   }

@@ -11,7 +11,7 @@ import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";
 
-import type { Localnet } from "./localnet.js";
+import { devKeys, type Localnet } from "./localnet.js";
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -19,28 +19,54 @@ export interface RunningRelayer {
   url: string;
   app: FastifyInstance;
   services: Services & { close(): Promise<void> };
+  env: Record<string, string>;
   marketplaceKey: Keypair;
   close(): Promise<void>;
 }
 
-export async function startRelayer(localnet: Localnet, env: Record<string, string> = {}): Promise<RunningRelayer> {
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export function writeKeypair(keypair: Keypair): string {
+  const path = join(mkdtempSync(join(tmpdir(), "relayer-e2e-")), "keypair.json");
+  writeFileSync(path, JSON.stringify([...keypair.secretKey]));
+  return path;
+}
+
+/**
+ * The environment of a relayer over `localnet` with a database of its own (created here), BullMQ
+ * on the local Redis under a queue of its own, and the development relayer key.
+ */
+export async function relayerEnv(localnet: Localnet, env: Record<string, string> = {}): Promise<Record<string, string>> {
   const database = new URL(POSTGRES_URL);
   database.pathname = `/relayer_e2e_${randomBytes(6).toString("hex")}`;
   await ensureDatabase(database.href);
-  const marketplaceKey = Keypair.generate();
-  const keypairPath = join(mkdtempSync(join(tmpdir(), "relayer-e2e-")), "marketplace.json");
-  writeFileSync(keypairPath, JSON.stringify([...marketplaceKey.secretKey]));
-  const config = parseConfig({
+  return {
     DATABASE_URL: database.href,
     API_KEY_HASH_SECRET: randomBytes(32).toString("hex"),
-    MARKETPLACE_KEYPAIR: keypairPath,
+    MARKETPLACE_KEYPAIR: writeKeypair(Keypair.generate()),
+    RELAYER_KEYPAIR: writeKeypair(devKeys().relayer),
     DEVNET_RPC_URL: localnet.rpcUrl,
     DEVNET_WS_URL: localnet.websocketUrl,
     ENDPOINT_POLICY: "development",
     PROBE_TIMEOUT_MS: "2000",
+    REDIS_URL,
+    QUEUE_NAME: `relayer-e2e-${randomBytes(6).toString("hex")}`,
+    INSTANCE_TIMEOUT_SECS: "2",
     ...env,
-  });
+  };
+}
+
+/** The relayer app in this process, listening on a free port, its job workers running. */
+export async function startRelayer(localnet: Localnet, env: Record<string, string> = {}): Promise<RunningRelayer> {
+  return startRelayerWith(await relayerEnv(localnet, env));
+}
+
+export async function startRelayerWith(env: Record<string, string>, options: { dropDatabase?: boolean } = {}): Promise<RunningRelayer> {
+  const database = new URL(env.DATABASE_URL!);
+  const config = parseConfig(env);
+  const marketplaceKey = Keypair.fromSecretKey(config.marketplace_signing_key);
   const services = await createServices(config);
+  await services.startWorkers();
   const app = await buildApp(services);
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
@@ -49,11 +75,12 @@ export async function startRelayer(localnet: Localnet, env: Record<string, strin
     url: `http://127.0.0.1:${address.port}`,
     app,
     services,
+    env,
     marketplaceKey,
     async close() {
       await app.close();
       await services.close();
-      await dropDatabase(database.href);
+      if (options.dropDatabase ?? true) await dropDatabase(database.href);
     },
   };
 }
@@ -69,13 +96,14 @@ export async function api<T = Record<string, unknown>>(
   relayer: { url: string },
   method: string,
   path: string,
-  options: { token?: string; body?: unknown } = {},
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<ApiResponse<T>> {
   const response = await fetch(`${relayer.url}${path}`, {
     method,
     headers: {
       ...(options.body === undefined ? {} : { "content-type": "application/json" }),
       ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+      ...options.headers,
     },
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });

@@ -1,0 +1,94 @@
+// `POST /execute` and `GET /health` over plain node:http.
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+
+import { errorResponse, type ServiceResponse } from "./responses.js";
+import type { AgentServiceCore } from "./service.js";
+
+/** Writes `response` as JSON; the fastify plugin writes the same bytes and headers. */
+function sendJson(res: ServerResponse, response: ServiceResponse, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(response.body);
+  res.writeHead(response.status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(text)),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** The body, or null once it grows past `max_bytes` (then the rest is drained, not kept). */
+function readBody(req: IncomingMessage, max_bytes: number): Promise<Uint8Array | null> {
+  return new Promise((resolve, reject) => {
+    const declared_bytes = Number(req.headers["content-length"]);
+    if (declared_bytes > max_bytes) {
+      req.resume();
+      resolve(null);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received_bytes = 0;
+    const onData = (chunk: Buffer) => {
+      received_bytes += chunk.length;
+      if (received_bytes > max_bytes) {
+        req.off("data", onData);
+        req.resume();
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(new Uint8Array(Buffer.concat(chunks))));
+    req.once("error", reject);
+  });
+}
+
+async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = req.url ?? "/";
+  const pathname = path.split("?", 1)[0];
+  if (pathname === "/health") {
+    if (req.method === "GET") sendJson(res, core.health());
+    else sendJson(res, errorResponse(405, "method_not_allowed", "use GET /health"), { allow: "GET" });
+    return;
+  }
+  if (pathname !== "/execute") {
+    sendJson(res, errorResponse(404, "not_found", "this service answers POST /execute and GET /health"));
+    return;
+  }
+  if (req.method !== "POST") {
+    sendJson(res, errorResponse(405, "method_not_allowed", "use POST /execute"), { allow: "POST" });
+    return;
+  }
+  const body = await readBody(req, core.maxBodyBytes);
+  if (body === null) {
+    // Closing the connection spares receiving the rest of an oversized upload.
+    sendJson(res, errorResponse(413, "payload_too_large", `the body is larger than ${core.maxBodyBytes} bytes`), {
+      connection: "close",
+    });
+    return;
+  }
+  const hangUp = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) hangUp.abort();
+  });
+  const response = await core.handleExecute({
+    method: req.method,
+    path,
+    headers: req.headers,
+    body,
+    signal: hangUp.signal,
+  });
+  if (!res.destroyed) sendJson(res, response);
+}
+
+/** A node:http request listener for `core`. */
+export function nodeListener(core: AgentServiceCore): RequestListener {
+  return (req, res) => {
+    serve(core, req, res).catch(() => {
+      // handleExecute never throws, so this is reading the body failing: answer if anyone listens.
+      if (!res.headersSent && !res.destroyed) {
+        sendJson(res, errorResponse(400, "invalid_request", "the request could not be read"));
+      }
+    });
+  };
+}

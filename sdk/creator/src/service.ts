@@ -1,0 +1,369 @@
+// The creator's side of `POST /execute` (docs/execute-protocol.md), as one function of the raw
+// request so that the node:http listener and the fastify plugin answer byte for byte alike.
+import { createServer, type RequestListener, type Server } from "node:http";
+
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import {
+  DEFAULT_REQUEST_TOLERANCE_SECS,
+  REQUEST_SIGNATURE_HEADER,
+  ed25519PublicKey,
+  formatAddress,
+  parseAddress,
+  parseExecutionId,
+  requestHash,
+  signResult,
+  toHex,
+  verifyRequestSignature,
+  type RequestSignatureFailure,
+} from "@agent-market/program";
+
+import { nodeListener } from "./node.js";
+import {
+  errorResponse,
+  type HealthBody,
+  type SchemaViolation,
+  type ServiceResponse,
+} from "./responses.js";
+import { ReplayCache } from "./replay-cache.js";
+
+/** A JSON Schema (draft 2020-12) document. */
+export type JsonSchema = boolean | { [keyword: string]: unknown };
+
+/** What the handler learns about one execution. */
+export interface AgentContext<P = Record<string, unknown>> {
+  task: string;
+  /** The request's parameters, validated against the input schema, its defaults filled in. */
+  parameters: P;
+  /** `exec_…`: the id of the escrow that pays for this call. */
+  executionId: string;
+  /** The agent account's address (base58). */
+  agent: string;
+  /** "devnet" or "mainnet" (or the marketplace's local network). */
+  network: string;
+  /** After it the escrow can no longer be settled, so a late result earns nothing. */
+  deadline: Date;
+  /** Fires at the deadline, or when the marketplace hangs up: stop work and let go of resources. */
+  signal: AbortSignal;
+}
+
+export type AgentHandler<P = Record<string, unknown>, O = unknown> = (context: AgentContext<P>) => O | Promise<O>;
+
+export interface AgentServiceOptions<P = Record<string, unknown>, O = unknown> {
+  /** The agent's registered Ed25519 key: a 32-byte seed or Solana's 64-byte secret key. */
+  signingKey: Uint8Array;
+  /** The marketplace's request signing key, base58 (`request_signing_key` of GET /v1/marketplace). */
+  marketplaceKey: string;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema;
+  handler: AgentHandler<P, O>;
+  /** How far a request's signature timestamp may be from this clock. */
+  toleranceSecs?: number;
+  /** How many recent signatures, and separately execution ids, are remembered to refuse replays. */
+  replayCacheSize?: number;
+  maxBodyBytes?: number;
+  /** Milliseconds since the Unix epoch, as Date.now. */
+  now?: () => number;
+  /**
+   * Called with what went wrong on the creator's side (a handler that threw, an output that fails
+   * its schema); the marketplace only sees the error's message. Defaults to console.error.
+   */
+  onError?: (error: unknown, executionId: string | undefined) => void;
+}
+
+export const DEFAULT_REPLAY_CACHE_SIZE = 10_000;
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** A request to `POST /execute`, as it arrived. */
+export interface ExecuteHttpRequest {
+  method: string;
+  /** The request target exactly as received (Node's `req.url`): the marketplace signed it. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Uint8Array;
+  /** Aborts the handler when the marketplace hangs up. */
+  signal?: AbortSignal;
+}
+
+/** The service without a transport: what the node:http listener and the fastify plugin share. */
+export interface AgentServiceCore {
+  /** The base58 public key of `signingKey`. */
+  readonly publicKey: string;
+  readonly maxBodyBytes: number;
+  /** Checks, runs and signs one execution; never throws. */
+  handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse>;
+  health(): ServiceResponse<HealthBody>;
+}
+
+export interface AgentService extends AgentServiceCore {
+  /** node:http listener serving `POST /execute` and `GET /health`, to mount in an existing server. */
+  readonly handler: RequestListener;
+  /**
+   * Starts a node:http server with `handler` on `port` (0: any free port) and `host` (default, as
+   * node:http: every interface); resolves once it listens.
+   */
+  listen(port?: number, host?: string): Promise<Server>;
+}
+
+const SIGNATURE_FAILURE_MESSAGES: Record<RequestSignatureFailure, string> = {
+  missing_signature: `the ${REQUEST_SIGNATURE_HEADER} header is missing`,
+  malformed_signature: `the ${REQUEST_SIGNATURE_HEADER} header is not t=<unix secs>,key=<base58>,sig=<128 hex>`,
+  unexpected_key: "the request is not signed by the marketplace key this service trusts",
+  stale_timestamp: "the signature's timestamp is outside the accepted window",
+  bad_signature: "the signature does not match the method, path and body",
+};
+
+// setTimeout fires at once beyond this (about 24.8 days); no live request waits that long.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+// Keeps an error message from carrying a creator's whole stack of context to the marketplace.
+const MAX_ERROR_MESSAGE_CHARS = 500;
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function violations(errors: ErrorObject[] | null | undefined): SchemaViolation[] {
+  return (errors ?? []).map((e) => ({ path: e.instancePath || "/", message: e.message ?? e.keyword }));
+}
+
+function describe(what: string, found: SchemaViolation[]): string {
+  return `${what}: ${found.map((v) => `${v.path} ${v.message}`).join("; ")}`;
+}
+
+function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > MAX_ERROR_MESSAGE_CHARS ? `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` : message;
+}
+
+function headerValue(headers: ExecuteHttpRequest["headers"], name: string): string | undefined {
+  const value = headers[name];
+  // A repeated header reaches verifyRequestSignature as Node joins it, which it refuses.
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+function compileSchema(ajv: Ajv2020, schema: JsonSchema, which: string): ValidateFunction {
+  try {
+    return ajv.compile(schema);
+  } catch (error) {
+    throw new TypeError(`the ${which} schema is not a valid JSON Schema 2020-12: ${errorMessage(error)}`);
+  }
+}
+
+function newAjv(useDefaults: boolean): Ajv2020 {
+  // strict: false accepts every keyword a 2020-12 schema may carry (title, examples, x-…).
+  const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+interface ParsedRequest {
+  execution_id: string;
+  agent: string;
+  network: string;
+  task: string;
+  parameters: Record<string, unknown>;
+  request_hash: string;
+  deadline_ms: number;
+}
+
+/** The body's fields, or what is wrong with them. */
+function parseRequestBody(body: unknown): ParsedRequest | string {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return "the body is not a JSON object";
+  const b = body as Record<string, unknown>;
+  if (typeof b.execution_id !== "string" || !parseExecutionId(b.execution_id)) {
+    return "execution_id is not exec_ and the base58 of 16 bytes";
+  }
+  if (typeof b.agent !== "string" || !parseAddress(b.agent)) return "agent is not a base58 address";
+  if (typeof b.network !== "string" || b.network === "") return "network is not a non-empty string";
+  if (typeof b.task !== "string") return "task is not a string";
+  if (typeof b.parameters !== "object" || b.parameters === null || Array.isArray(b.parameters)) {
+    return "parameters is not a JSON object";
+  }
+  if (typeof b.request_hash !== "string" || !/^[0-9a-f]{64}$/.test(b.request_hash)) {
+    return "request_hash is not 64 lowercase hex characters";
+  }
+  const deadline_ms = typeof b.deadline === "string" && RFC3339.test(b.deadline) ? Date.parse(b.deadline) : NaN;
+  if (Number.isNaN(deadline_ms)) return "deadline is not an RFC 3339 date-time";
+  return {
+    execution_id: b.execution_id,
+    agent: b.agent,
+    network: b.network,
+    task: b.task,
+    parameters: b.parameters as Record<string, unknown>,
+    request_hash: b.request_hash,
+    deadline_ms,
+  };
+}
+
+type Outcome = { kind: "output"; output: unknown } | { kind: "error"; error: unknown } | { kind: "aborted" };
+
+export function createAgentService<P = Record<string, unknown>, O = unknown>(
+  options: AgentServiceOptions<P, O>,
+): AgentService {
+  const signingKey = Uint8Array.from(options.signingKey);
+  const publicKeyBytes = ed25519PublicKey(signingKey);
+  if (signingKey.length === 64 && toHex(signingKey.subarray(32)) !== toHex(publicKeyBytes)) {
+    throw new TypeError("signingKey: the public half of the 64-byte secret key does not belong to its seed");
+  }
+  if (!parseAddress(options.marketplaceKey)) throw new TypeError("marketplaceKey is not a base58 Ed25519 public key");
+  const marketplaceKey = options.marketplaceKey;
+  const toleranceSecs = options.toleranceSecs ?? DEFAULT_REQUEST_TOLERANCE_SECS;
+  if (!(Number.isFinite(toleranceSecs) && toleranceSecs >= 0)) {
+    throw new RangeError("toleranceSecs must be a finite number ≥ 0");
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!(Number.isSafeInteger(maxBodyBytes) && maxBodyBytes > 0)) {
+    throw new RangeError("maxBodyBytes must be a positive integer");
+  }
+  const now = options.now ?? Date.now;
+  const onError =
+    options.onError ??
+    ((error, executionId) => console.error(`agent service error (${executionId ?? "no execution"}):`, error));
+  const replayCacheSize = options.replayCacheSize ?? DEFAULT_REPLAY_CACHE_SIZE;
+  const seenSignatures = new ReplayCache(replayCacheSize);
+  const seenExecutions = new ReplayCache(replayCacheSize);
+  // Defaults fill the handler's parameters only after request_hash was checked against them as sent;
+  // the output validator must not touch the output, whose hash is signed.
+  const validateInput = compileSchema(newAjv(true), options.inputSchema, "input");
+  const validateOutput = compileSchema(newAjv(false), options.outputSchema, "output");
+  const publicKey = formatAddress(publicKeyBytes);
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+  async function run(request: ParsedRequest, clientSignal: AbortSignal | undefined): Promise<ServiceResponse> {
+    const controller = new AbortController();
+    const delay_ms = request.deadline_ms - now();
+    const timer =
+      delay_ms <= MAX_TIMER_MS ? setTimeout(() => controller.abort(new Error("deadline passed")), delay_ms) : undefined;
+    const hangUp = () => controller.abort(new Error("the marketplace closed the request"));
+    clientSignal?.addEventListener("abort", hangUp, { once: true });
+    if (clientSignal?.aborted) hangUp();
+    const aborted = new Promise<Outcome>((resolve) => {
+      if (controller.signal.aborted) resolve({ kind: "aborted" });
+      else controller.signal.addEventListener("abort", () => resolve({ kind: "aborted" }), { once: true });
+    });
+    const context: AgentContext<P> = {
+      task: request.task,
+      parameters: request.parameters as P,
+      executionId: request.execution_id,
+      agent: request.agent,
+      network: request.network,
+      deadline: new Date(request.deadline_ms),
+      signal: controller.signal,
+    };
+    let outcome: Outcome;
+    try {
+      outcome = await Promise.race([
+        Promise.resolve()
+          .then(() => options.handler(context))
+          .then(
+            (output): Outcome => ({ kind: "output", output }),
+            (error: unknown): Outcome => ({ kind: "error", error }),
+          ),
+        aborted,
+      ]);
+    } finally {
+      clearTimeout(timer);
+      clientSignal?.removeEventListener("abort", hangUp);
+    }
+    // A handler that throws because its signal fired has met the deadline, not a bug.
+    if (outcome.kind === "aborted" || controller.signal.aborted || now() >= request.deadline_ms) {
+      return clientSignal?.aborted
+        ? errorResponse(499, "request_aborted", "the marketplace closed the request")
+        : errorResponse(408, "deadline_passed", "the deadline passed before the handler finished");
+    }
+    if (outcome.kind === "error") {
+      onError(outcome.error, request.execution_id);
+      return errorResponse(500, "handler_error", errorMessage(outcome.error));
+    }
+    if (!validateOutput(outcome.output)) {
+      const found = violations(validateOutput.errors);
+      onError(new Error(describe("output does not match the output schema", found)), request.execution_id);
+      const message = describe("the output does not match the output schema", found);
+      return errorResponse(500, "invalid_output", message, found);
+    }
+    try {
+      return { status: 200, body: signResult(signingKey, request, outcome.output) };
+    } catch (error) {
+      // The schema accepted something that is not JSON data (undefined, a Date, NaN…).
+      onError(error, request.execution_id);
+      return errorResponse(500, "invalid_output", `the output is not JSON data: ${errorMessage(error)}`);
+    }
+  }
+
+  async function handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse> {
+    if (request.body.length > maxBodyBytes) {
+      return errorResponse(413, "payload_too_large", `the body is larger than ${maxBodyBytes} bytes`);
+    }
+    const now_secs = now() / 1000;
+    const check = verifyRequestSignature(
+      headerValue(request.headers, REQUEST_SIGNATURE_HEADER),
+      { method: request.method, path: request.path, body: request.body },
+      { marketplace_key: marketplaceKey, now_secs, tolerance_secs: toleranceSecs },
+    );
+    if (!check.ok) return errorResponse(401, check.reason, SIGNATURE_FAILURE_MESSAGES[check.reason]);
+    // Past timestamp + tolerance the signature is stale anyway, so that is as long as it needs remembering.
+    if (!seenSignatures.remember(check.signature, check.timestamp_secs + toleranceSecs, now_secs)) {
+      return errorResponse(409, "replayed_request", "this signature was already used");
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(utf8.decode(request.body));
+    } catch {
+      return errorResponse(400, "invalid_json", "the body is not UTF-8 JSON");
+    }
+    const parsed = parseRequestBody(body);
+    if (typeof parsed === "string") return errorResponse(400, "invalid_request", parsed);
+    let expectedHash: string;
+    try {
+      expectedHash = toHex(requestHash(parsed.task, parsed.parameters));
+    } catch (error) {
+      // JSON escapes can spell a lone surrogate, which has no canonical JSON.
+      return errorResponse(400, "invalid_request", `task or parameters have no canonical JSON: ${errorMessage(error)}`);
+    }
+    if (expectedHash !== parsed.request_hash) {
+      return errorResponse(
+        400,
+        "request_hash_mismatch",
+        "request_hash is not SHA-256 of the canonical JSON of {task, parameters}",
+      );
+    }
+    if (!validateInput(parsed.parameters)) {
+      const found = violations(validateInput.errors);
+      const message = describe("parameters do not match the input schema", found);
+      return errorResponse(400, "invalid_parameters", message, found);
+    }
+    if (parsed.deadline_ms <= now()) return errorResponse(408, "deadline_passed", "the deadline has passed");
+    // After the deadline a repeat is refused as late, so the deadline is as long as an id needs remembering.
+    if (!seenExecutions.remember(parsed.execution_id, parsed.deadline_ms / 1000, now_secs)) {
+      return errorResponse(409, "replayed_request", `execution ${parsed.execution_id} was already received`);
+    }
+    return run(parsed, request.signal);
+  }
+
+  const core: AgentServiceCore = {
+    publicKey,
+    maxBodyBytes,
+    async handleExecute(request) {
+      try {
+        return await handleExecute(request);
+      } catch (error) {
+        onError(error, undefined);
+        return errorResponse(500, "internal_error", "the service failed to process the request");
+      }
+    },
+    health: () => ({ status: 200, body: { status: "ok", signing_key: publicKey } }),
+  };
+  const handler = nodeListener(core);
+  return {
+    ...core,
+    handler,
+    listen(port = 0, host) {
+      const server = createServer(handler);
+      return new Promise<Server>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve(server);
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,113 @@
+// The marketplace's side of the calls, for the tests: keys, request bodies and signed POSTs.
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+
+import {
+  ed25519PublicKey,
+  formatAddress,
+  formatExecutionId,
+  requestHash,
+  signRequest,
+  toHex,
+  type CreatorExecuteRequest,
+} from "@agent-market/program";
+
+export const marketplaceSeed = new Uint8Array(32).fill(0x4d);
+export const marketplaceKey = formatAddress(ed25519PublicKey(marketplaceSeed));
+export const creatorSeed = new Uint8Array(32).fill(0x43);
+export const creatorPublicKey = ed25519PublicKey(creatorSeed);
+export const strangerSeed = new Uint8Array(32).fill(0x58);
+
+export const nowSecs = () => Math.floor(Date.now() / 1000);
+
+/** A well-formed request with a fresh execution id, due a minute from now. */
+export function executeRequest(
+  task: string,
+  parameters: Record<string, unknown>,
+  overrides: Partial<CreatorExecuteRequest> = {},
+): CreatorExecuteRequest {
+  return {
+    execution_id: formatExecutionId(randomBytes(16)),
+    agent: formatAddress(randomBytes(32)),
+    network: "devnet",
+    task,
+    parameters,
+    request_hash: toHex(requestHash(task, parameters)),
+    deadline: new Date(Date.now() + 60_000).toISOString(),
+    ...overrides,
+  };
+}
+
+export interface SendOptions {
+  method?: string;
+  /** The path signed; defaults to the path sent. */
+  signedPath?: string;
+  timestamp_secs?: number;
+  signer?: Uint8Array;
+  /** Replaces the signature header; null leaves it out. */
+  header?: string | null;
+  contentType?: string;
+}
+
+export interface Answer {
+  status: number;
+  contentType: string | null;
+  /** The body exactly as received, and parsed. */
+  text: string;
+  body: any;
+}
+
+/** A signed request, prepared once so that it can be sent to several servers as is. */
+export interface SignedCall {
+  method: string;
+  path: string;
+  body: string | Uint8Array;
+  headers: Record<string, string>;
+}
+
+export function signedCall(path: string, body: string | Uint8Array, options: SendOptions = {}): SignedCall {
+  const method = options.method ?? "POST";
+  const headers: Record<string, string> = { "content-type": options.contentType ?? "application/json" };
+  const header =
+    options.header !== undefined
+      ? options.header
+      : signRequest(options.signer ?? marketplaceSeed, {
+          method,
+          path: options.signedPath ?? path,
+          body,
+          timestamp_secs: options.timestamp_secs ?? nowSecs(),
+        });
+  if (header !== null) headers["agentmarket-signature"] = header;
+  return { method, path, body, headers };
+}
+
+export async function send(baseUrl: string, call: SignedCall): Promise<Answer> {
+  const response = await fetch(baseUrl + call.path, {
+    method: call.method,
+    headers: call.headers,
+    body: call.method === "GET" || call.method === "HEAD" ? undefined : call.body,
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type"),
+    text,
+    body: text ? JSON.parse(text) : null,
+  };
+}
+
+/** Signs and sends `body` (an object is sent as its JSON) to `path`. */
+export function post(baseUrl: string, path: string, body: unknown, options: SendOptions = {}): Promise<Answer> {
+  const text = typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body);
+  return send(baseUrl, signedCall(path, text, options));
+}
+
+export function urlOf(server: Server): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}`;
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+}

@@ -1,0 +1,302 @@
+// POST /v1/agents/:agent_id/execute end to end: localnet, the relayer on PostgreSQL with BullMQ on
+// Redis, creators as real HTTP servers. Every case checks the balances on chain to the unit.
+import { strict as assert } from "node:assert";
+
+import { ed25519Verify, fromHex, resultDigest, outputHash, requestHash, parseExecutionId, splitPayment } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
+
+import type { CreatorBehaviour } from "./src/creator-server.js";
+import { TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
+import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
+import { api, errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
+
+const PRICE = 250_000n;
+
+interface Execution extends Record<string, unknown> {
+  id: string;
+  status: string;
+  output: unknown;
+  receipt: Record<string, string> | null;
+  charge: Record<string, string | boolean>;
+  transactions: Record<string, string | null>;
+  failure: { code: string; refund_reason: string } | null;
+}
+
+describe("relayer: execute", function () {
+  this.timeout(120_000);
+  let market: TestMarket;
+  let relayer: RunningRelayer;
+  let agent: ListedAgent;
+  const agents: ListedAgent[] = [];
+
+  before(async () => {
+    market = await TestMarket.start();
+    relayer = await startRelayer(market.localnet);
+    agent = await listAgent(market, relayer);
+    agents.push(agent);
+  });
+  after(async () => {
+    await Promise.all(agents.map((a) => a.server.close()));
+    await relayer?.close();
+    await market?.stop();
+  });
+
+  async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeout_ms = 20_000): Promise<T> {
+    const deadline = Date.now() + timeout_ms;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(100);
+    }
+  }
+
+  const getExecution = (payer: { apiKey: string }, id: string) =>
+    api<Execution & { transactions: { confirmation: string | null } }>(relayer, "GET", `/v1/executions/${id}`, { token: payer.apiKey });
+
+  it("charges the agent's price, pays the creator 99% and the marketplace 1% in one settle, with a verifiable receipt", async () => {
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const creatorBefore = await market.usdc(agent.creator.tokenAccount);
+    const feesBefore = await feeShardsTotal(market);
+    const response = await execute(relayer, payer, agent.address);
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    const execution = response.body as unknown as Execution;
+    assert.equal(execution.status, "succeeded");
+    assert.deepEqual(execution.output, { echoed: "summarize this please", words: 3 });
+    const { creatorShareUsdc, feeUsdc } = splitPayment(PRICE);
+    assert.deepEqual(execution.charge, {
+      amount_usdc: "0.250000",
+      creator_share_usdc: "0.247500",
+      fee_usdc: "0.002500",
+      currency: "USDC",
+      covered_by_subscription: false,
+    });
+    assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - PRICE);
+    assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + creatorShareUsdc);
+    assert.equal(await feeShardsTotal(market), feesBefore + feeUsdc);
+
+    const receipt = execution.receipt!;
+    const digest = resultDigest(
+      parseExecutionId(execution.id)!,
+      agent.address,
+      requestHash("summarize this please", { language: "en" }),
+      outputHash(execution.output),
+    );
+    assert.equal(receipt.digest, Buffer.from(digest).toString("hex"));
+    assert.equal(receipt.creator_public_key, agent.server.signing.publicKey.toBase58());
+    assert.ok(ed25519Verify(fromHex(receipt.creator_signature!), digest, agent.server.signing.publicKey.toBytes()));
+
+    await market.waitForConfirmed(execution.transactions.settlement!);
+    const settlement = await market.connection.getTransaction(execution.transactions.settlement!, {
+      commitment: "confirmed",
+      maxSupportedTransactionVersion: 0,
+    });
+    assert.equal(settlement?.meta?.err, null, "the settlement landed");
+    const confirmed = await waitFor("confirmation", async () => {
+      const got = await getExecution(payer, execution.id);
+      return got.body.transactions.confirmation === "confirmed" ? got.body : undefined;
+    });
+    assert.equal(confirmed.status, "succeeded");
+
+    const key = await api<{ execution_count: number; spent_usdc: string; last_used_at: string | null }>(
+      relayer,
+      "GET",
+      `/v1/keys/${payer.apiKeyId}`,
+      { token: payer.token },
+    );
+    assert.equal(key.body.execution_count, 1);
+    assert.equal(key.body.spent_usdc, "0.250000");
+  });
+
+  it("answers 402 with the shortfall, before any escrow, for too little balance or allowance", async () => {
+    const poor = await newPayer(market, relayer, 100_000n);
+    const lowBalance = await execute(relayer, poor, agent.address);
+    assert.equal(lowBalance.status, 402);
+    assert.equal(errorCode(lowBalance), "insufficient_balance");
+    const detail = (lowBalance.body as { error: Record<string, string> }).error;
+    assert.equal(detail.required_usdc, "0.250000");
+    assert.equal(detail.balance_usdc, "0.100000");
+    assert.equal(detail.allowance_usdc, "0.100000");
+    assert.equal(detail.mint, market.usdcMint.toBase58());
+    assert.equal(detail.network, "devnet");
+    assert.match(detail.raise_allowance!, /POST \/v1\/wallet\/allowance/);
+
+    const unapproved = await newPayer(market, relayer, 5_000_000n, 0n);
+    const noAllowance = await execute(relayer, unapproved, agent.address);
+    assert.equal(noAllowance.status, 402);
+    assert.equal(errorCode(noAllowance), "insufficient_allowance");
+
+    assert.equal(await market.usdc(poor.tokenAccount), 100_000n);
+    assert.equal(await market.usdc(unapproved.tokenAccount), 5_000_000n);
+    const listed = await api<{ data: unknown[] }>(relayer, "GET", "/v1/executions", { token: poor.apiKey });
+    assert.deepEqual(listed.body.data, [], "no execution was started");
+  });
+
+  const faults: [CreatorBehaviour, number, string, string][] = [
+    ["status_500", 502, "creator_error", "CreatorError"],
+    ["hang", 504, "creator_timeout", "Timeout"],
+    ["trickle", 504, "creator_timeout", "Timeout"],
+    ["huge", 502, "creator_error", "CreatorError"],
+    ["invalid_json", 502, "invalid_result", "OutputInvalid"],
+    ["wrong_key", 502, "invalid_result", "InvalidSignature"],
+    ["replay_signature", 502, "invalid_result", "InvalidSignature"],
+    ["invalid_output", 502, "invalid_result", "OutputInvalid"],
+    ["redirect", 502, "creator_error", "CreatorError"],
+  ];
+  for (const [behaviour, status, code, reason] of faults) {
+    it(`refunds the payer in full when the creator's service misbehaves: ${behaviour}`, async () => {
+      const faulty = await listAgent(market, relayer, { maxExecutionSecs: 2 });
+      agents.push(faulty);
+      faulty.server.behaviour = behaviour;
+      const payer = await newPayer(market, relayer, 1_000_000n);
+      const creatorBefore = await market.usdc(faulty.creator.tokenAccount);
+      const response = await execute(relayer, payer, faulty.address);
+      assert.equal(response.status, status, JSON.stringify(response.body));
+      assert.equal(errorCode(response), code);
+      const error = (response.body as { error: { execution_id: string; refund_transaction: string; execution: Execution } }).error;
+      assert.match(error.execution_id, /^exec_/);
+      assert.equal(error.execution.status, "refunded");
+      assert.equal(error.execution.failure?.refund_reason, reason);
+      await market.waitForConfirmed(error.refund_transaction);
+      const refund = await market.connection.getTransaction(error.refund_transaction, {
+        commitment: "confirmed",
+        maxSupportedTransactionVersion: 0,
+      });
+      assert.equal(refund?.meta?.err, null, "the refund landed");
+      assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "the payer is whole");
+      assert.equal(await market.usdc(faulty.creator.tokenAccount), creatorBefore, "the creator got nothing");
+    });
+  }
+
+  it("refunds when the creator's service is unreachable", async () => {
+    const gone = await listAgent(market, relayer);
+    agents.push(gone);
+    await gone.server.close();
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const response = await execute(relayer, payer, gone.address);
+    assert.equal(response.status, 502);
+    assert.equal(errorCode(response), "creator_error");
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("validates the task and the parameters against the agent's input schema, naming the path", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const cases: [unknown, string][] = [
+      [{ task: "x", parameters: { language: "de" } }, "parameters.language"],
+      [{ task: "x", parameters: {} }, "parameters.language"],
+      [{ task: "x", parameters: { language: "en", max_words: 0 } }, "parameters.max_words"],
+      [{ task: "", parameters: { language: "en" } }, "task"],
+      [{ task: 5, parameters: { language: "en" } }, "task"],
+      [{ task: "x".repeat(20_001), parameters: { language: "en" } }, "task"],
+      [{ task: "x", parameters: [] }, "parameters"],
+      [{ task: "x" }, "parameters"],
+    ];
+    for (const [body, param] of cases) {
+      const response = await execute(relayer, payer, agent.address, body);
+      assert.equal(response.status, 400, JSON.stringify(body).slice(0, 80));
+      assert.equal(errorCode(response), "validation_failed");
+      assert.equal((response.body as { error: { param: string } }).error.param, param);
+    }
+    const unknown = await execute(relayer, payer, PublicKey.unique());
+    assert.equal(unknown.status, 404);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("replays an Idempotency-Key's first answer without charging again; another body is 409", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const headers = { "idempotency-key": "order-42" };
+    const first = await execute(relayer, payer, agent.address, undefined, headers);
+    assert.equal(first.status, 200);
+    const again = await execute(relayer, payer, agent.address, undefined, headers);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    assert.equal((again.body as { id: string }).id, (first.body as { id: string }).id);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE, "charged once");
+
+    const other = await execute(relayer, payer, agent.address, { task: "another", parameters: { language: "en" } }, headers);
+    assert.equal(other.status, 409);
+    assert.equal(errorCode(other), "idempotency_key_reused");
+    const badKey = await execute(relayer, payer, agent.address, undefined, { "idempotency-key": "has space" });
+    assert.equal(errorCode(badKey), "invalid_idempotency_key");
+  });
+
+  it("opens one escrow for fifty concurrent requests with one Idempotency-Key", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const headers = { "idempotency-key": "burst-1" };
+    const responses = await Promise.all(Array.from({ length: 50 }, () => execute(relayer, payer, agent.address, undefined, headers)));
+    const ok = responses.filter((r) => r.status === 200);
+    const busy = responses.filter((r) => r.status === 409);
+    assert.equal(ok.length + busy.length, 50, responses.map((r) => r.status).join(","));
+    assert.ok(ok.length >= 1);
+    assert.ok(busy.every((r) => errorCode(r) === "idempotency_request_in_progress"));
+    assert.equal(new Set(ok.map((r) => (r.body as { id: string }).id)).size, 1);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE, "charged once");
+    const listed = await api<{ data: unknown[] }>(relayer, "GET", "/v1/executions", { token: payer.apiKey });
+    assert.equal(listed.body.data.length, 1, "one execution, one escrow");
+  });
+
+  it("runs asynchronously with Prefer: respond-async, answering 202 with the execution's URL", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const response = await execute(relayer, payer, agent.address, undefined, { prefer: "respond-async" });
+    assert.equal(response.status, 202);
+    const id = (response.body as { id: string }).id;
+    assert.equal(response.headers.get("location"), `/v1/executions/${id}`);
+    assert.equal(response.headers.get("preference-applied"), "respond-async");
+    const done = await waitFor("the async execution", async () => {
+      const got = await getExecution(payer, id);
+      return got.body.status === "succeeded" ? got.body : undefined;
+    });
+    assert.deepEqual(done.output, { echoed: "summarize this please", words: 3 });
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE);
+  });
+
+  it("shows a wallet only its own executions", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const stranger = await newPayer(market, relayer, 1_000_000n);
+    const done = await execute(relayer, payer, agent.address);
+    const id = (done.body as { id: string }).id;
+    assert.equal((await getExecution(payer, id)).status, 200);
+    const foreign = await getExecution(stranger, id);
+    assert.equal(foreign.status, 404);
+    assert.equal(errorCode(foreign), "resource_not_found");
+    const list = await api<{ data: { id: string }[] }>(relayer, "GET", "/v1/executions", { token: stranger.apiKey });
+    assert.ok(!list.body.data.some((e) => e.id === id));
+  });
+
+  it("enforces a key's spending cap before any escrow", async () => {
+    const payer = await newPayer(market, relayer, 5_000_000n, 5_000_000n, { spending_cap_usdc: "0.400000" });
+    assert.equal((await execute(relayer, payer, agent.address)).status, 200);
+    const over = await execute(relayer, payer, agent.address);
+    assert.equal(over.status, 402);
+    assert.equal(errorCode(over), "spending_cap_reached");
+    assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - PRICE);
+  });
+
+  it("lets an execution in flight finish when its key is revoked, and refuses the next request", async () => {
+    const slow = await listAgent(market, relayer, { maxExecutionSecs: 5 });
+    agents.push(slow);
+    slow.server.behaviour = "slow";
+    slow.server.delay_ms = 700;
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const inFlight = execute(relayer, payer, slow.address);
+    await sleep(300);
+    const revoked = await api(relayer, "DELETE", `/v1/keys/${payer.apiKeyId}`, { token: payer.token });
+    assert.equal(revoked.status, 200);
+    const next = await execute(relayer, payer, slow.address);
+    assert.equal(next.status, 401);
+    assert.equal(errorCode(next), "revoked_api_key");
+    assert.equal((await inFlight).status, 200);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE);
+  });
+
+  it("answers network_not_configured for a live key on a relayer without mainnet", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const { secret } = await relayer.services.keys
+      .create(payer.wallet.publicKey.toBase58(), { name: "live", environment: "live", spending_cap_usdc: null, expires_at: null })
+      .catch(() => ({ secret: "" }));
+    const response = await execute(relayer, { apiKey: secret }, agent.address);
+    assert.equal(response.status, 400);
+    assert.equal(errorCode(response), "network_not_configured");
+  });
+});

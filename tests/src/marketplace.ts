@@ -1,0 +1,135 @@
+// A whole marketplace for the execution tests: localnet, a relayer (PostgreSQL, BullMQ on Redis),
+// creators whose services are real HTTP servers with agents registered on-chain and listed, and
+// payers with USDC, an allowance and an API key.
+import { strict as assert } from "node:assert";
+
+import { agentPda, feeShardPda, FEE_SHARD_COUNT, listingHash, registerAgentInstruction, type Pricing } from "@agent-market/program";
+import { getAssociatedTokenAddressSync } from "@solana/spl-token";
+import type { PublicKey } from "@solana/web3.js";
+
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorBehaviour, type CreatorServer } from "./creator-server.js";
+import { MIN_COLLATERAL_USDC, randomId, TestMarket, type Wallet } from "./fixtures.js";
+import { api, signIn, type RunningRelayer } from "./relayer.js";
+
+export interface ListedAgent {
+  address: PublicKey;
+  creator: Wallet;
+  server: CreatorServer;
+  pricing: Pricing;
+}
+
+export interface Payer extends Wallet {
+  token: string;
+  apiKey: string;
+  apiKeyId: string;
+}
+
+export function pricingWire(pricing: Pricing): Record<string, unknown> {
+  const usdc = (v: bigint) => `${v / 1_000_000n}.${(v % 1_000_000n).toString().padStart(6, "0")}`;
+  switch (pricing.kind) {
+    case "PayPerUse":
+      return { model: "pay_per_use", price_usdc: usdc(pricing.priceUsdc) };
+    case "Subscription":
+      return { model: "subscription", period_price_usdc: usdc(pricing.periodPriceUsdc), period_secs: pricing.periodSecs };
+    case "Hybrid":
+      return {
+        model: "hybrid",
+        period_price_usdc: usdc(pricing.periodPriceUsdc),
+        period_secs: pricing.periodSecs,
+        included_calls: pricing.includedCalls,
+        overage_price_usdc: usdc(pricing.overagePriceUsdc),
+      };
+  }
+}
+
+/** Registers an agent on-chain for a new creator and lists it through the relayer. */
+export async function listAgent(
+  market: TestMarket,
+  relayer: RunningRelayer,
+  options: { pricing?: Pricing; maxExecutionSecs?: number; behaviour?: CreatorBehaviour } = {},
+): Promise<ListedAgent> {
+  const pricing = options.pricing ?? { kind: "PayPerUse", priceUsdc: 250_000n };
+  const server = await startCreator(relayer.marketplaceKey.publicKey.toBase58(), options.behaviour);
+  const doc = {
+    name: "Echo",
+    description: "Echoes the task and counts its words.",
+    tags: ["test"],
+    input_schema: ECHO_INPUT_SCHEMA,
+    output_schema: ECHO_OUTPUT_SCHEMA,
+  };
+  const creator = await market.walletWithUsdc(MIN_COLLATERAL_USDC);
+  const agentId = randomId();
+  await market.send(
+    [
+      registerAgentInstruction({
+        creator: creator.wallet.publicKey,
+        agentId,
+        creatorTokenAccount: creator.tokenAccount,
+        payoutAccount: creator.tokenAccount,
+        usdcMint: market.usdcMint,
+        terms: {
+          signingKey: server.signing.publicKey.toBytes(),
+          endpoint: server.url,
+          listingHash: listingHash(doc),
+          pricing,
+          maxExecutionSecs: options.maxExecutionSecs ?? 3,
+        },
+        collateralUsdc: MIN_COLLATERAL_USDC,
+      }),
+    ],
+    [creator.wallet],
+  );
+  const address = agentPda(agentId);
+  const token = await signIn(relayer, creator.wallet);
+  const listed = await api(relayer, "POST", "/v1/agents", {
+    token,
+    body: {
+      agent: address.toBase58(),
+      ...doc,
+      endpoint: server.url,
+      signing_key: server.signing.publicKey.toBase58(),
+      pricing: pricingWire(pricing),
+    },
+  });
+  assert.equal(listed.status, 201, JSON.stringify(listed.body));
+  return { address, creator, server, pricing };
+}
+
+/** A wallet holding `usdc` with `allowance` approved, signed in, with a test API key. */
+export async function newPayer(
+  market: TestMarket,
+  relayer: RunningRelayer,
+  usdc: bigint,
+  allowance: bigint = usdc,
+  key: Record<string, unknown> = {},
+): Promise<Payer> {
+  const wallet = allowance > 0n ? await market.payer(usdc, allowance) : await market.walletWithUsdc(usdc);
+  const token = await signIn(relayer, wallet.wallet);
+  const created = await api<{ secret: string; id: string }>(relayer, "POST", "/v1/keys", {
+    token,
+    body: { name: "tests", environment: "test", ...key },
+  });
+  assert.equal(created.status, 201);
+  return { ...wallet, token, apiKey: created.body.secret, apiKeyId: created.body.id };
+}
+
+/** USDC in the fee shards, all of them. */
+export async function feeShardsTotal(market: TestMarket): Promise<bigint> {
+  let total = 0n;
+  for (let i = 0; i < FEE_SHARD_COUNT; i += 1) total += await market.usdc(feeShardPda(i));
+  return total;
+}
+
+export function tokenAccountOf(market: TestMarket, owner: PublicKey): PublicKey {
+  return getAssociatedTokenAddressSync(market.usdcMint, owner);
+}
+
+export function execute(
+  relayer: { url: string },
+  payer: { apiKey: string },
+  agent: PublicKey,
+  body: unknown = { task: "summarize this please", parameters: { language: "en" } },
+  headers: Record<string, string> = {},
+) {
+  return api(relayer, "POST", `/v1/agents/${agent.toBase58()}/execute`, { token: payer.apiKey, body, headers });
+}
