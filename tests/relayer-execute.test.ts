@@ -38,8 +38,21 @@ describe("relayer: execute", function () {
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));
-    await relayer?.close();
-    await market?.stop();
+    try {
+      // Every execution above, whatever its fate, agrees with the chain once finished.
+      if (relayer) {
+        const deadline = Date.now() + 20_000;
+        let report = await relayer.services.reconcile("devnet");
+        while (report.differences.length > 0 && Date.now() < deadline) {
+          await sleep(250);
+          report = await relayer.services.reconcile("devnet");
+        }
+        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        assert.ok(report.executions >= 15, `${report.executions} executions reconciled`);
+      }
+    } finally {
+        await market?.stop();
+    }
   });
 
   async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeout_ms = 20_000): Promise<T> {

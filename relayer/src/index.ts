@@ -2,7 +2,8 @@
 // one-command local marketplace.
 export { buildApp, type Services } from "./app.js";
 export { parseConfig, ConfigError, type RelayerConfig, type NetworkName } from "./config.js";
-export { createServices } from "./services.js";
+export { createServices, type RunningServices } from "./services.js";
+export { reconcile, type ReconcileReport, type Difference } from "./executions/reconcile.js";
 export { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "./db/pool.js";
 export { ApiKeyAuthenticator, ApiKeyStore, type AuthenticatedKey } from "./auth/api-keys.js";
 export { generateApiKey, parseApiKey, hashApiKey } from "./auth/api-key-format.js";

@@ -6,7 +6,8 @@ import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { SignInService } from "./auth/sign-in.js";
 import type { Services } from "./app.js";
 import { ChainService } from "./chain/chain-service.js";
-import type { RelayerConfig } from "./config.js";
+import type { NetworkName, RelayerConfig } from "./config.js";
+import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { createPool, migrate } from "./db/pool.js";
 import { ListingService } from "./listings/listing-service.js";
@@ -18,6 +19,8 @@ import { LocalJobQueue } from "./jobs/local-queue.js";
 
 export interface RunningServices extends Services {
   jobs: JobQueue;
+  /** Compares the database with the chain (see executions/reconcile.ts). */
+  reconcile(network: NetworkName): Promise<ReconcileReport>;
   /** Starts the background jobs and this instance's heartbeat. */
   startWorkers(): Promise<void>;
   close(): Promise<void>;
@@ -54,6 +57,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     listings: new ListingService(db, chain, creators, config),
     executions,
     jobs,
+    reconcile: (network) => reconcile(db, chain, senders, network),
     async startWorkers() {
       workers = true;
       await executions.startInstance();

@@ -45,7 +45,7 @@ export function pricingWire(pricing: Pricing): Record<string, unknown> {
 /** Registers an agent on-chain for a new creator and lists it through the relayer. */
 export async function listAgent(
   market: TestMarket,
-  relayer: RunningRelayer,
+  relayer: Pick<RunningRelayer, "url" | "marketplaceKey">,
   options: { pricing?: Pricing; maxExecutionSecs?: number; behaviour?: CreatorBehaviour } = {},
 ): Promise<ListedAgent> {
   const pricing = options.pricing ?? { kind: "PayPerUse", priceUsdc: 250_000n };
@@ -98,7 +98,7 @@ export async function listAgent(
 /** A wallet holding `usdc` with `allowance` approved, signed in, with a test API key. */
 export async function newPayer(
   market: TestMarket,
-  relayer: RunningRelayer,
+  relayer: Pick<RunningRelayer, "url">,
   usdc: bigint,
   allowance: bigint = usdc,
   key: Record<string, unknown> = {},

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { ed25519Sign } from "@agent-market/program";
-import { buildApp, createServices, dropDatabase, ensureDatabase, parseConfig, type Services } from "@agent-market/relayer";
+import { buildApp, createServices, dropDatabase, ensureDatabase, parseConfig, type RunningServices } from "@agent-market/relayer";
 import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";
@@ -18,7 +18,7 @@ const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0
 export interface RunningRelayer {
   url: string;
   app: FastifyInstance;
-  services: Services & { close(): Promise<void> };
+  services: RunningServices;
   env: Record<string, string>;
   marketplaceKey: Keypair;
   close(): Promise<void>;

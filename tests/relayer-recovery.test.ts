@@ -1,0 +1,158 @@
+// The relayer as a process of its own, killed with SIGKILL while an execution holds an open
+// escrow: the next relayer finishes it, settled or refunded exactly once, the payer whole. And an
+// RPC that does not answer: a clear 503 and nothing charged.
+import { strict as assert } from "node:assert";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+
+import { escrowPda, parseExecutionId } from "@agent-market/program";
+import { Keypair } from "@solana/web3.js";
+import pg from "pg";
+
+import { TestMarket } from "./src/fixtures.js";
+import { REPO_ROOT, sleep } from "./src/localnet.js";
+import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
+import { errorCode, relayerEnv, startRelayerWith } from "./src/relayer.js";
+
+const PRICE = 250_000n;
+
+/** The reconciliation command, as an operator runs it, with the relayer's environment. */
+function reconcileCommand(env: Record<string, string>) {
+  return spawnSync(process.execPath, [join(REPO_ROOT, "relayer", "dist", "reconcile-main.js")], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `node relayer/dist/main.js` with `env`, resolved once it answers HTTP. */
+async function spawnRelayer(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, "relayer", "dist", "main.js")], {
+    env: { ...process.env, ...env, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the relayer exited: ${stderr}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/openapi.json`);
+      if (response.ok) return child;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the relayer did not start: ${stderr}`);
+    await sleep(100);
+  }
+}
+
+describe("relayer: crashes and outages", function () {
+  this.timeout(120_000);
+  let market: TestMarket;
+  const children: ChildProcess[] = [];
+  const agents: ListedAgent[] = [];
+
+  before(async () => {
+    market = await TestMarket.start();
+  });
+  after(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    await Promise.all(agents.map((a) => a.server.close()));
+    await market?.stop();
+  });
+
+  it("finishes an execution exactly once after its relayer is killed with the escrow open", async () => {
+    const port = await freePort();
+    const env = await relayerEnv(market.localnet, { RELAYER_PORT: String(port) });
+    const url = `http://127.0.0.1:${port}`;
+    const marketplaceKey = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(env.MARKETPLACE_KEYPAIR!, "utf8"))));
+    const db = new pg.Client({ connectionString: env.DATABASE_URL });
+    await db.connect();
+    try {
+      const first = await spawnRelayer(env);
+      children.push(first);
+      const agent = await listAgent(market, { url, marketplaceKey }, { maxExecutionSecs: 20 });
+      agents.push(agent);
+      agent.server.behaviour = "slow";
+      agent.server.delay_ms = 3_000;
+      const payer = await newPayer(market, { url }, 1_000_000n);
+
+      const inFlight = execute({ url }, payer, agent.address).catch((error: unknown) => error);
+      let id: string | undefined;
+      for (let i = 0; i < 100 && id === undefined; i += 1) {
+        const { rows } = await db.query("SELECT id FROM executions WHERE state = 'running' AND creator_started_at IS NOT NULL");
+        id = rows[0]?.id;
+        if (id === undefined) await sleep(50);
+      }
+      assert.ok(id, "the execution reached the creator");
+      first.kill("SIGKILL");
+      await inFlight;
+      assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE, "the escrow holds the price");
+
+      const second = await spawnRelayer(env);
+      children.push(second);
+      let state = "";
+      for (let i = 0; i < 200 && state !== "refunded" && state !== "settled"; i += 1) {
+        state = (await db.query("SELECT state FROM executions WHERE id = $1", [id])).rows[0].state;
+        if (state !== "refunded" && state !== "settled") await sleep(100);
+      }
+      assert.equal(state, "refunded", "the result was lost with the relayer: refunded");
+      assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "the payer is whole");
+      const escrow = escrowPda(parseExecutionId(id!)!);
+      assert.equal(await market.connection.getAccountInfo(escrow), null, "the escrow is closed");
+      const history = await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed");
+      const landed = history.filter((entry) => entry.err === null);
+      assert.equal(landed.length, 2, "open_escrow and one refund, nothing else");
+      const row = (await db.query("SELECT refund_reason FROM executions WHERE id = $1", [id])).rows[0];
+      assert.equal(row.refund_reason, "RelayerError");
+      second.kill("SIGTERM");
+
+      const clean = reconcileCommand(env);
+      assert.equal(clean.status, 0, clean.stdout + clean.stderr);
+      assert.match(clean.stdout, /devnet: 1 executions, 0 open escrows on chain, 0 differences/);
+      await db.query("UPDATE executions SET state = 'settled' WHERE id = $1", [id]);
+      const tampered = reconcileCommand(env);
+      assert.equal(tampered.status, 1);
+      assert.match(tampered.stdout, /devnet: 1 executions, 0 open escrows on chain, 3 differences/);
+      assert.match(tampered.stdout, /settled in the database, but a refund landed too/);
+      assert.match(tampered.stdout, /spent_usdc 0, but its executions add up to 250000/);
+      assert.ok(tampered.stdout.includes(`"execution":"${id}"`));
+      assert.match(tampered.stdout, /settled in the database, but its settle transaction did not land/);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it("answers 503 chain_unavailable and charges nothing when the RPC does not answer", async () => {
+    const env = await relayerEnv(market.localnet);
+    const healthy = await startRelayerWith(env, { dropDatabase: false });
+    const agent = await listAgent(market, healthy);
+    agents.push(agent);
+    const payer = await newPayer(market, healthy, 1_000_000n);
+    await healthy.close();
+    const cut = await startRelayerWith({ ...env, DEVNET_RPC_URL: `http://127.0.0.1:${await freePort()}`, DEVNET_WS_URL: "ws://127.0.0.1:9" });
+    try {
+      const response = await execute(cut, payer, agent.address);
+      assert.equal(response.status, 503);
+      assert.equal(errorCode(response), "chain_unavailable");
+      assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+      const { rows } = await cut.services.db.query("SELECT count(*)::int AS n FROM executions");
+      assert.equal(rows[0].n, 0, "no execution was started");
+    } finally {
+      await cut.close();
+    }
+  });
+});
