@@ -24,14 +24,18 @@ async function main(): Promise<void> {
   const app = await buildApp(services, loggerOptions(config.log_level));
   await services.startWorkers();
   await app.listen({ host: config.host, port: config.port });
+  let stopping = false;
+  // A terminal's Ctrl-C reaches the whole process group, so the launcher's SIGTERM may follow.
   const stop = async () => {
+    if (stopping) return;
+    stopping = true;
     await app.close();
     await services.close();
     await embedded?.stop();
     process.exit(0);
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.on("SIGINT", () => void stop());
+  process.on("SIGTERM", () => void stop());
 }
 
 main().catch((error: unknown) => {
