@@ -49,8 +49,12 @@ async function rpc<T>(network: NetworkName, call: () => Promise<T>): Promise<T> 
   }
 }
 
+/** How long a read of the market account serves: it changes only by the authority's update_market. */
+const MARKET_MAX_AGE_MS = 5_000;
+
 export class ChainService {
   private readonly connections = new Map<NetworkName, Connection>();
+  private readonly markets = new Map<NetworkName, { market: Promise<Market>; at_ms: number }>();
 
   constructor(networks: Partial<Record<NetworkName, NetworkConfig>>) {
     for (const network of Object.values(networks)) {
@@ -73,10 +77,20 @@ export class ChainService {
     return connection;
   }
 
-  async market(network: NetworkName): Promise<Market> {
+  /**
+   * The market account, read at most every few seconds: it is on every execution's path, and the
+   * program checks the same account in each transaction, so a stale read can only make one fail.
+   */
+  market(network: NetworkName): Promise<Market> {
     const connection = this.connection(network);
-    const market = await rpc(network, () => fetchMarket(connection, marketPda()));
-    if (!market) throw new ApiError("chain_unavailable", `The agent_market program has no market on ${network}.`);
+    const cached = this.markets.get(network);
+    if (cached && Date.now() - cached.at_ms < MARKET_MAX_AGE_MS) return cached.market;
+    const market = rpc(network, () => fetchMarket(connection, marketPda())).then((found) => {
+      if (!found) throw new ApiError("chain_unavailable", `The agent_market program has no market on ${network}.`);
+      return found;
+    });
+    this.markets.set(network, { market, at_ms: Date.now() });
+    market.catch(() => this.markets.delete(network));
     return market;
   }
 

@@ -15,7 +15,10 @@ function newAjv(): Ajv2020 {
 }
 
 const ajv = newAjv();
-const compiled = new WeakMap<object, ValidateFunction>();
+// Schemas come from database rows, a new object per read: compiled validators are kept by the
+// schema's text, least recently used dropped first.
+const compiled = new Map<string, ValidateFunction>();
+const MAX_COMPILED = 1_000;
 
 export interface SchemaViolation {
   /** JSON Pointer of the offending value, "" for the root. */
@@ -51,11 +54,15 @@ export function checkSchema(schema: unknown, param: string, limit_bytes: number,
 }
 
 function validatorFor(schema: object): ValidateFunction {
-  let validate = compiled.get(schema);
-  if (!validate) {
+  const text = JSON.stringify(schema);
+  let validate = compiled.get(text);
+  if (validate) {
+    compiled.delete(text);
+  } else {
     validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
   }
+  compiled.set(text, validate);
   return validate;
 }
 

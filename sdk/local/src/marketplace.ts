@@ -34,6 +34,8 @@ export interface LocalMarketplaceOptions {
   localnet_binary?: string;
   /** Extra environment of the relayer process. */
   relayer_env?: Record<string, string>;
+  /** Options of the relayer's node process (a profiler's, say). */
+  relayer_node_options?: string[];
   log: (line: string) => void;
 }
 
@@ -44,6 +46,8 @@ export interface LocalMarketplace {
   wallet: Keypair;
   api_key: string;
   processes: { localnet: ChildProcess; relayer: ChildProcess };
+  /** The relayer's environment, for its other commands (agent-market-reconcile). */
+  relayer_env: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -184,28 +188,24 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
   const marketplaceKey = keypairAt(join(data_dir, "marketplace.json"));
   const relayer_url = `http://127.0.0.1:${options.relayer_port}`;
   log(`starting the relayer on ${relayer_url} (${options.database_url ? "PostgreSQL" : "embedded PGlite"}, ${options.redis_url ? "BullMQ" : "in-process jobs"})`);
-  const relayer = spawn(
-    process.execPath,
-    [join(REPO_ROOT, "relayer", "dist", "main.js")],
-    {
-      cwd: REPO_ROOT,
-      stdio: ["ignore", "inherit", "inherit"],
-      env: {
-        ...process.env,
-        RELAYER_PORT: String(options.relayer_port),
-        PUBLIC_URL: `http://localhost:${options.relayer_port}`,
-        ...(options.database_url ? { DATABASE_URL: options.database_url } : { EMBEDDED_DATABASE_DIR: join(data_dir, "pgdata") }),
-        ...(options.redis_url ? { REDIS_URL: options.redis_url } : {}),
-        API_KEY_HASH_SECRET: state.api_key_hash_secret,
-        MARKETPLACE_KEYPAIR: join(data_dir, "marketplace.json"),
-        RELAYER_KEYPAIR: relayerKeypairPath,
-        DEVNET_RPC_URL: rpc_url,
-        ENDPOINT_POLICY: "development",
-        LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
-        ...options.relayer_env,
-      },
-    },
-  );
+  const relayer_env: Record<string, string> = {
+    RELAYER_PORT: String(options.relayer_port),
+    PUBLIC_URL: `http://localhost:${options.relayer_port}`,
+    ...(options.database_url ? { DATABASE_URL: options.database_url } : { EMBEDDED_DATABASE_DIR: join(data_dir, "pgdata") }),
+    ...(options.redis_url ? { REDIS_URL: options.redis_url } : {}),
+    API_KEY_HASH_SECRET: state.api_key_hash_secret,
+    MARKETPLACE_KEYPAIR: join(data_dir, "marketplace.json"),
+    RELAYER_KEYPAIR: relayerKeypairPath,
+    DEVNET_RPC_URL: rpc_url,
+    ENDPOINT_POLICY: "development",
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    ...options.relayer_env,
+  };
+  const relayer = spawn(process.execPath, [...(options.relayer_node_options ?? []), join(REPO_ROOT, "relayer", "dist", "main.js")], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, ...relayer_env },
+  });
   try {
     await untilServing(relayer_url, relayer);
   } catch (error) {
@@ -313,7 +313,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       await connection.confirmTransaction({ signature, ...latest }, "confirmed");
     }
 
-    return { rpc_url, relayer_url, agents, wallet, api_key: state.api_key, processes: { localnet, relayer }, stop };
+    return { rpc_url, relayer_url, agents, wallet, api_key: state.api_key, processes: { localnet, relayer }, relayer_env, stop };
   } catch (error) {
     await stop();
     throw error;

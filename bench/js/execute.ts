@@ -1,0 +1,261 @@
+// Benchmark of POST /v1/agents/:agent_id/execute on this machine, in one process tree: localnet,
+// the relayer (PostgreSQL + BullMQ on Redis) as its own process, and an instant creator (the echo
+// example agent, in this process with the load generator). For 1, 8, 32 and 128 concurrent
+// clients it prints executions per second and the marketplace's added latency: p50 and p99 of a
+// paid execution against a signed call straight to the same creator, measured in the same run.
+// Then CPU per process, and the reconciliation of the database with the chain.
+//
+//   npm run bench:execute [-- --seconds 10]
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { startLocalMarketplace, REPO_ROOT } from "@agent-market/local";
+import { formatExecutionId, requestHash, signRequest, toHex, REQUEST_SIGNATURE_HEADER } from "@agent-market/program";
+import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
+import { Keypair, Transaction } from "@solana/web3.js";
+
+const secondsArg = process.argv.indexOf("--seconds");
+const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
+const CONCURRENCY = [1, 8, 32, 128];
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Two free consecutive ports (localnet's JSON-RPC and PubSub). */
+async function freePair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const probe = createServer();
+    const nextFree = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.listen(port + 1, "127.0.0.1", () => probe.close(() => resolve(true)));
+    });
+    if (nextFree) return port;
+  }
+}
+
+interface Result {
+  per_sec: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  statuses: Map<number, number>;
+}
+
+async function load(concurrency: number, seconds: number, call: () => Promise<number>): Promise<Result> {
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let errors = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        try {
+          const status = await call();
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          if (status !== 200) errors += 1;
+        } catch {
+          errors += 1;
+        }
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed_s = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { per_sec: (latencies.length - errors) / elapsed_s, p50_ms: at(0.5), p99_ms: at(0.99), errors, statuses };
+}
+
+/** CPU seconds a process used so far (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+function pidsOf(name: string): number[] {
+  const found = spawnSync("pgrep", ["-x", name], { encoding: "utf8" });
+  return found.stdout.split("\n").filter(Boolean).map(Number);
+}
+
+async function main(): Promise<void> {
+  const database = new URL(POSTGRES_URL);
+  database.pathname = `/bench_execute_${randomBytes(4).toString("hex")}`;
+  await ensureDatabase(database.href);
+  const data_dir = mkdtempSync(join(tmpdir(), "bench-execute-"));
+  const rpc_port = await freePair();
+  const marketplace = await startLocalMarketplace({
+    data_dir,
+    rpc_port,
+    relayer_port: await freePort(),
+    agent_port: await freePort(),
+    slot_ms: 100,
+    database_url: database.href,
+    redis_url: REDIS_URL,
+    relayer_env: {
+      QUEUE_NAME: `bench-${randomBytes(4).toString("hex")}`,
+    },
+    // BENCH_PROFILE_DIR=dir writes a CPU profile of the relayer there (open it in Chrome's DevTools).
+    ...(process.env.BENCH_PROFILE_DIR ? { relayer_node_options: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] } : {}),
+    log: (line) => console.error(`· ${line}`),
+  });
+  try {
+    const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
+    // Enough USDC and allowance for every call of the run.
+    await fetch(marketplace.rpc_url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "localnet_mintUsdc", params: [marketplace.wallet.publicKey.toBase58(), 100_000_000_000] }),
+    });
+    await raiseAllowance(marketplace.relayer_url, marketplace.rpc_url, marketplace.wallet, "100000.000000");
+
+    const marketplaceKey = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "marketplace.json"), "utf8")) as number[]));
+    const task = "benchmark";
+    const parameters = { n: 1 };
+    const direct = async () => {
+      const body = JSON.stringify({
+        execution_id: formatExecutionId(randomBytes(16)),
+        agent: echo.address,
+        network: "devnet",
+        task,
+        parameters,
+        request_hash: toHex(requestHash(task, parameters)),
+        deadline: new Date(Date.now() + 60_000).toISOString(),
+      });
+      const response = await fetch(`${echo.url}/execute`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          [REQUEST_SIGNATURE_HEADER]: signRequest(marketplaceKey.secretKey, {
+            method: "POST",
+            path: "/execute",
+            body,
+            timestamp_secs: Math.floor(Date.now() / 1000),
+          }),
+        },
+        body,
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const paid = async () => {
+      const response = await fetch(`${marketplace.relayer_url}/v1/agents/${echo.address}/execute`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${marketplace.api_key}` },
+        body: JSON.stringify({ task, parameters }),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+
+    const processes: [string, number[]][] = [
+      ["localnet", [marketplace.processes.localnet.pid!]],
+      ["relayer", [marketplace.processes.relayer.pid!]],
+      ["load generator + creator", [process.pid]],
+      ["postgres (all)", pidsOf("postgres")],
+      ["redis-server", pidsOf("redis-server")],
+    ];
+    const cpu = () => processes.map(([, pids]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0));
+
+    console.log(`POST /v1/agents/:id/execute against localnet (100 ms slots), PostgreSQL and BullMQ on Redis; ${SECONDS} s per row`);
+    console.log("the echo agent answers at once; 'direct' is a marketplace-signed call straight to it, in the same run\n");
+    console.log("clients   executions/s   p50 ms   p99 ms   direct p50   direct p99   added p50   added p99   errors");
+    const cpuRows: string[] = [];
+    for (const concurrency of CONCURRENCY) {
+      const baseline = await load(concurrency, Math.min(SECONDS, 3), direct);
+      const before = cpu();
+      const t0 = performance.now();
+      const result = await load(concurrency, SECONDS, paid);
+      const wall_s = (performance.now() - t0) / 1000;
+      const used = cpu().map((after, i) => (after - before[i]!) / wall_s);
+      const statuses = [...result.statuses].filter(([s]) => s !== 200).map(([s, n]) => `${s}×${n}`).join(" ");
+      console.log(
+        `${String(concurrency).padStart(7)}   ${result.per_sec.toFixed(0).padStart(12)}   ${result.p50_ms.toFixed(1).padStart(6)}   ${result.p99_ms.toFixed(1).padStart(6)}` +
+          `   ${baseline.p50_ms.toFixed(2).padStart(10)}   ${baseline.p99_ms.toFixed(2).padStart(10)}` +
+          `   ${(result.p50_ms - baseline.p50_ms).toFixed(1).padStart(9)}   ${(result.p99_ms - baseline.p99_ms).toFixed(1).padStart(9)}   ${result.errors}${statuses ? ` (${statuses})` : ""}`,
+      );
+      cpuRows.push(`${String(concurrency).padStart(7)}   ${processes.map(([name], i) => `${name} ${(used[i]! * 100).toFixed(0)}%`).join(", ")}`);
+    }
+    console.log("\nCPU per process (100% = one core of 2)");
+    for (const row of cpuRows) console.log(row);
+
+    // Settlements are answered once processed and confirmed by the jobs after: wait, then compare.
+    console.log("\nreconciliation (agent-market-reconcile), once every settlement is confirmed:");
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const report = spawnSync(process.execPath, [join(REPO_ROOT, "relayer", "dist", "reconcile-main.js")], {
+        env: { ...process.env, ...marketplace.relayer_env },
+        encoding: "utf8",
+      });
+      const unfinished = await unfinishedExecutions(database.href);
+      if ((report.status === 0 && unfinished === 0) || Date.now() > deadline) {
+        process.stdout.write(report.stdout + report.stderr);
+        console.log(`unfinished executions: ${unfinished}`);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  } finally {
+    await marketplace.stop();
+    await dropDatabase(database.href);
+  }
+}
+
+async function unfinishedExecutions(database_url: string): Promise<number> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: database_url });
+  await client.connect();
+  try {
+    const { rows } = await client.query("SELECT count(*)::int AS n FROM executions WHERE state NOT IN ('settled', 'refunded', 'failed')");
+    return rows[0].n as number;
+  } finally {
+    await client.end();
+  }
+}
+
+async function raiseAllowance(relayer_url: string, rpc_url: string, wallet: Keypair, amount_usdc: string): Promise<void> {
+  const { ed25519Sign } = await import("@agent-market/program");
+  const { utils } = await import("@coral-xyz/anchor");
+  const { Connection } = await import("@solana/web3.js");
+  const post = async (path: string, body: unknown, token?: string) =>
+    (await fetch(`${relayer_url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    }).then((r) => r.json())) as Record<string, string>;
+  const challenge = await post("/v1/auth/nonce", { wallet: wallet.publicKey.toBase58() });
+  const signature = utils.bytes.bs58.encode(ed25519Sign(wallet.secretKey, new TextEncoder().encode(challenge.message!)));
+  const session = await post("/v1/auth/session", { message: challenge.message, signature });
+  const unsigned = await post("/v1/wallet/allowance", { network: "devnet", amount_usdc }, session.token);
+  const transaction = Transaction.from(Buffer.from(unsigned.transaction!, "base64"));
+  transaction.partialSign(wallet);
+  const connection = new Connection(rpc_url, "confirmed");
+  const sent = await connection.sendRawTransaction(transaction.serialize());
+  const latest = await connection.getLatestBlockhash();
+  await connection.confirmTransaction({ signature: sent, ...latest }, "confirmed");
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
