@@ -1,0 +1,97 @@
+import { AgentMarket, ExecutionFailedError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
+
+import { apiUrl, readConfig } from "../config.js";
+import { CliError, type Command } from "../io.js";
+import { jsonObjectOption, parse, required } from "../options.js";
+
+const usage = `agent-market execute <agent> --task <text> [--params '<json object>'] [--api-key <key>] [--api <url>]
+                     [--idempotency-key <key>] [--json]
+
+Runs an agent, paid from the API key's wallet (--api-key, else $AGENT_MARKET_API_KEY), and prints
+its output, then what it cost. --json prints the whole execution. When the wallet cannot pay, it
+says by how much and how to raise the allowance.`;
+
+function paymentAdvice(error: PaymentRequiredError): { message: string; next: string } {
+  const usdc = (value: bigint | null) => (value === null ? "?" : formatUsdc(value));
+  switch (error.code) {
+    case "insufficient_allowance":
+      return {
+        message: `this call costs ${usdc(error.required)} USDC; the wallet allows the marketplace ${usdc(error.allowance)} USDC (balance ${usdc(error.balance)} USDC)`,
+        next: `agent-market allowance set ${usdc(error.required)} (it replaces the allowance: approve more to cover several calls)`,
+      };
+    case "insufficient_balance": {
+      const shortfall = error.required !== null && error.balance !== null ? formatUsdc(error.required - error.balance) : "?";
+      return {
+        message: `this call costs ${usdc(error.required)} USDC; the wallet holds ${usdc(error.balance)} USDC`,
+        next: `send at least ${shortfall} USDC (mint ${error.mint ?? "?"}, ${error.network ?? "?"}) to the wallet, then agent-market allowance set <usdc> if needed`,
+      };
+    }
+    case "spending_cap_reached":
+      return {
+        message: `this call costs ${usdc(error.required)} USDC, past the key's spending cap of ${usdc(error.spendingCap)} USDC`,
+        next: "use a key with a higher cap: agent-market keys create --name <name> --cap <usdc>",
+      };
+    default:
+      return { message: error.message, next: "subscribe to the agent first" };
+  }
+}
+
+export const execute: Command = {
+  name: "execute",
+  summary: "run an agent and print its output and charge",
+  usage,
+  async run(args, io) {
+    const { values, positionals } = parse(
+      args,
+      {
+        task: { type: "string" },
+        params: { type: "string", default: "{}" },
+        "api-key": { type: "string" },
+        api: { type: "string" },
+        "idempotency-key": { type: "string" },
+        json: { type: "boolean", default: false },
+      },
+      usage,
+      1,
+    );
+    const agent = required(positionals[0], "<agent>", usage);
+    const task = required(values.task, "--task", usage);
+    const parameters = jsonObjectOption(values.params, "--params", usage);
+    const apiKey = values["api-key"] ?? io.env.AGENT_MARKET_API_KEY;
+    if (!apiKey) throw new CliError("no API key", "pass --api-key <key> or set AGENT_MARKET_API_KEY (agent-market keys create makes one)");
+    const config = await readConfig(io);
+    const client = new AgentMarket({ apiKey, baseUrl: apiUrl(io, values.api, config) });
+
+    let execution;
+    try {
+      execution = await client.agents.execute(
+        agent,
+        { task, parameters },
+        values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] },
+      );
+    } catch (error) {
+      if (error instanceof PaymentRequiredError) {
+        const { message, next } = paymentAdvice(error);
+        throw new CliError(`${error.code}: ${message}; nothing was charged`, next);
+      }
+      if (error instanceof ExecutionFailedError) {
+        const refund = error.refundTransaction ? `; the escrow was refunded (transaction ${error.refundTransaction})` : "; nothing was charged";
+        throw new CliError(
+          `the agent failed: ${error.message} (${error.code}, execution ${error.execution.id})${refund}`,
+          "try again later, or another agent",
+        );
+      }
+      throw error;
+    }
+    if (values.json) {
+      io.out(JSON.stringify(execution, null, 2));
+      return;
+    }
+    io.out(JSON.stringify(execution.output, null, 2));
+    const { charge } = execution;
+    io.err(
+      `Charged ${charge.amount_usdc} USDC (${charge.creator_share_usdc} to the creator, ${charge.fee_usdc} fee) for ${execution.id}` +
+        (execution.transactions.settlement ? `, settled in ${execution.transactions.settlement}` : ""),
+    );
+  },
+};

@@ -1,0 +1,261 @@
+import { randomBytes } from "node:crypto";
+
+import {
+  AgentMarket,
+  AgentMarketError,
+  WalletSession,
+  formatUsdc,
+  parseUsdc,
+  type Agent,
+  type Marketplace,
+} from "@agent-market/client";
+import {
+  MAX_EXECUTION_SECS,
+  PROGRAM_ID,
+  agentPda,
+  errorFromCode,
+  fetchAgent,
+  fetchMarket,
+  listingHash,
+  registerAgentInstruction,
+  toHex,
+  type ListingDocument,
+} from "@agent-market/program";
+import { getAssociatedTokenAddressSync } from "@solana/spl-token";
+import { Connection, PublicKey, SendTransactionError, Transaction, sendAndConfirmTransaction } from "@solana/web3.js";
+
+import { adviceFor } from "../advice.js";
+import { readJsonFile } from "../files.js";
+import { CliError, UsageError, type Command, type Io } from "../io.js";
+import { readKeypair } from "../keyfile.js";
+import { integerOption, networkOption, parse, required, usdcOption } from "../options.js";
+import { walletSigner } from "../session.js";
+
+const usage = `agent-market register --keypair <creator wallet file> --signing-key <keypair file> --endpoint <url>
+                      --listing <listing.json> --price <usdc> --api <url> --rpc <url>
+                      [--collateral <usdc>] [--max-execution-secs <n>] [--network devnet|mainnet]
+                      [--agent <address>] [--json]
+
+The whole creator checklist, step by step: reads the listing document (name, description, tags,
+input_schema, output_schema) and hashes it; reads the marketplace (USDC mint, minimum collateral)
+and checks --rpc serves the same market; signs in with the wallet; asks the service's GET /health
+which key it signs with; checks the wallet's USDC covers the collateral (default: the minimum); sends register_agent (a random agent id; the collateral is
+locked; pay per use at --price; max execution time default 30 s); then lists the agent, which
+makes the marketplace probe your endpoint. On failure it says what to do next.
+
+--agent <address> lists an agent registered already (after fixing what made listing fail),
+without registering another.`;
+
+function listingDocument(value: unknown, path: string): ListingDocument {
+  const doc = value as Partial<ListingDocument> | null;
+  const problems: string[] = [];
+  if (typeof doc !== "object" || doc === null) throw new CliError(`${path} is not a JSON object`);
+  if (typeof doc.name !== "string") problems.push("name must be a string");
+  if (typeof doc.description !== "string") problems.push("description must be a string");
+  if (!Array.isArray(doc.tags) || !doc.tags.every((t) => typeof t === "string")) problems.push("tags must be an array of strings");
+  for (const field of ["input_schema", "output_schema"] as const) {
+    if (typeof doc[field] !== "object" || doc[field] === null) problems.push(`${field} must be a JSON Schema object`);
+  }
+  if (problems.length > 0) throw new CliError(`${path}: ${problems.join("; ")}`, "a listing file holds name, description, tags, input_schema and output_schema");
+  return { name: doc.name!, description: doc.description!, tags: doc.tags!, input_schema: doc.input_schema, output_schema: doc.output_schema };
+}
+
+/** Numbered progress on stderr, so stdout keeps only the result. */
+function progress(io: Io, total: number) {
+  let step = 0;
+  return (line: string) => io.err(`[${++step}/${total}] ${line}`);
+}
+
+/** The program's error in a failed send, by name, or the RPC's message. */
+function sendFailure(error: unknown): string {
+  if (error instanceof SendTransactionError) {
+    const match = /custom program error: (0x[0-9a-f]+)/i.exec(error.message);
+    const program = match ? errorFromCode(Number(match[1])) : null;
+    return program ? `${program.name}: ${program.msg}` : error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The key a service's GET /health names, or why there is none (the route is optional). */
+async function serviceKey(endpoint: string): Promise<{ key?: string; problem?: string }> {
+  const url = new URL(endpoint);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/health`;
+  try {
+    const response = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(5_000) });
+    const body = (await response.json().catch(() => null)) as { signing_key?: unknown } | null;
+    if (typeof body?.signing_key === "string") return { key: body.signing_key };
+    return { problem: `answered ${response.status} without a signing_key` };
+  } catch (error) {
+    const cause = (error as Error).cause;
+    return { problem: `no answer (${cause instanceof Error ? cause.message : (error as Error).message})` };
+  }
+}
+
+export const register: Command = {
+  name: "register",
+  summary: "register an agent on-chain and list it (the creator checklist)",
+  usage,
+  async run(args, io) {
+    const { values } = parse(
+      args,
+      {
+        keypair: { type: "string" },
+        "signing-key": { type: "string" },
+        endpoint: { type: "string" },
+        listing: { type: "string" },
+        price: { type: "string" },
+        collateral: { type: "string" },
+        "max-execution-secs": { type: "string", default: "30" },
+        api: { type: "string" },
+        rpc: { type: "string" },
+        network: { type: "string" },
+        agent: { type: "string" },
+        json: { type: "boolean", default: false },
+      },
+      usage,
+    );
+    const keypairPath = required(values.keypair, "--keypair", usage);
+    const signingKeyPath = required(values["signing-key"], "--signing-key", usage);
+    const endpoint = required(values.endpoint, "--endpoint", usage);
+    if (!URL.canParse(endpoint)) throw new UsageError(`--endpoint ${endpoint} is not a URL`, usage);
+    const listingPath = required(values.listing, "--listing", usage);
+    const price = usdcOption(required(values.price, "--price", usage), "--price", usage);
+    const maxExecutionSecs = integerOption(values["max-execution-secs"], "--max-execution-secs", usage, 1, MAX_EXECUTION_SECS);
+    const api = required(values.api, "--api", usage);
+    const rpc = required(values.rpc, "--rpc", usage);
+    const network = networkOption(values.network, usage);
+    let existing: PublicKey | undefined;
+    if (values.agent !== undefined) {
+      try {
+        existing = new PublicKey(values.agent);
+      } catch {
+        throw new UsageError(`--agent ${values.agent} is not an address`, usage);
+      }
+    }
+    const creator = await readKeypair(keypairPath);
+    const signing = await readKeypair(signingKeyPath);
+    const connection = new Connection(rpc, "confirmed");
+    const step = progress(io, existing ? 7 : 8);
+
+    const doc = listingDocument(await readJsonFile(listingPath, "listing"), listingPath);
+    const hash = listingHash(doc);
+    step(`Listing "${doc.name}": listing hash ${toHex(hash)}`);
+
+    const marketplace: Marketplace = await new AgentMarket({ baseUrl: api }).marketplace();
+    const served = marketplace.networks.find((n) => n.name === network);
+    if (!served) throw new CliError(`${api} serves no ${network}`, `pass --network ${marketplace.networks.map((n) => n.name).join(" or ")}`);
+    const minimum = parseUsdc(served.minimum_collateral_usdc);
+    const collateral = values.collateral === undefined ? minimum : usdcOption(values.collateral, "--collateral", usage);
+    if (collateral < minimum) {
+      throw new UsageError(`--collateral ${formatUsdc(collateral)} is below the marketplace minimum ${served.minimum_collateral_usdc} USDC`, usage);
+    }
+    step(`Marketplace on ${network}: USDC mint ${served.usdc_mint}, minimum collateral ${served.minimum_collateral_usdc} USDC`);
+
+    const mint = new PublicKey(served.usdc_mint);
+    const market = await fetchMarket(connection).catch((error: unknown) => {
+      throw new CliError(`cannot read the market through --rpc: ${(error as Error).message}`, "check the --rpc URL");
+    });
+    if (marketplace.program_id !== PROGRAM_ID.toBase58()) {
+      throw new CliError(`the API runs program ${marketplace.program_id}; this CLI is built for ${PROGRAM_ID.toBase58()}`, "use the CLI of that marketplace's release");
+    }
+    if (!market || !market.usdcMint.equals(mint)) {
+      throw new CliError(`--rpc does not serve the market the API serves on ${network}`, `point --rpc at the ${network} cluster the API uses`);
+    }
+    step("The RPC serves the same market");
+
+    const session = await WalletSession.signIn(api, walletSigner(creator));
+    step(`Signed in as ${session.address}`);
+
+    // Before any collateral is locked: a service signing with another key would fail the probe.
+    const health = await serviceKey(endpoint);
+    if (health.key !== undefined && health.key !== signing.publicKey.toBase58()) {
+      throw new CliError(
+        `${endpoint} signs with ${health.key}, not --signing-key ${signing.publicKey.toBase58()}`,
+        "start the service with the signing key you register, or pass its key file as --signing-key",
+      );
+    }
+    step(health.key === undefined ? `${endpoint}/health: ${health.problem}; the probe will tell` : `${endpoint} signs with the signing key`);
+
+    let agent: PublicKey;
+    let registerTransaction: string | null = null;
+    if (existing) {
+      const account = await fetchAgent(connection, existing);
+      if (!account) throw new CliError(`no agent account ${existing.toBase58()} on ${network}`, "register it: run this command without --agent");
+      if (!account.creator.equals(creator.publicKey)) {
+        throw new CliError(`agent ${existing.toBase58()} was registered by ${account.creator.toBase58()}`, "pass that wallet's --keypair");
+      }
+      agent = existing;
+      step(`Agent ${agent.toBase58()} is registered on-chain with ${formatUsdc(account.collateralUsdc)} USDC of collateral`);
+    } else {
+      const tokenAccount = getAssociatedTokenAddressSync(mint, creator.publicKey);
+      const balance = await connection
+        .getTokenAccountBalance(tokenAccount)
+        .then((b) => BigInt(b.value.amount))
+        .catch(() => 0n);
+      if (balance < collateral) {
+        throw new CliError(
+          `the wallet holds ${formatUsdc(balance)} USDC; the collateral is ${formatUsdc(collateral)} USDC`,
+          `send at least ${formatUsdc(collateral - balance)} USDC (mint ${served.usdc_mint}) to ${creator.publicKey.toBase58()}`,
+        );
+      }
+      if ((await connection.getBalance(creator.publicKey)) === 0) {
+        throw new CliError("the wallet has no SOL for the transaction fee and the accounts' rent", `fund ${creator.publicKey.toBase58()} with SOL`);
+      }
+      step(`The wallet holds ${formatUsdc(balance)} USDC, enough for ${formatUsdc(collateral)} USDC of collateral`);
+
+      const agentId = new Uint8Array(randomBytes(16));
+      agent = agentPda(agentId);
+      const instruction = registerAgentInstruction({
+        creator: creator.publicKey,
+        agentId,
+        creatorTokenAccount: tokenAccount,
+        payoutAccount: tokenAccount,
+        usdcMint: mint,
+        terms: {
+          signingKey: signing.publicKey.toBytes(),
+          endpoint,
+          listingHash: hash,
+          pricing: { kind: "PayPerUse", priceUsdc: price },
+          maxExecutionSecs,
+        },
+        collateralUsdc: collateral,
+      });
+      try {
+        registerTransaction = await sendAndConfirmTransaction(connection, new Transaction().add(instruction), [creator], {
+          commitment: "confirmed",
+        });
+      } catch (error) {
+        throw new CliError(`register_agent failed: ${sendFailure(error)}`, "nothing was registered; fix the cause and run register again");
+      }
+      step(`Registered agent ${agent.toBase58()}, ${formatUsdc(collateral)} USDC locked (transaction ${registerTransaction})`);
+    }
+
+    let listing: Agent;
+    try {
+      listing = await session.listings.create({
+        network,
+        agent: agent.toBase58(),
+        ...doc,
+        input_schema: doc.input_schema as Record<string, unknown>,
+        output_schema: doc.output_schema as Record<string, unknown>,
+        endpoint,
+        signing_key: signing.publicKey.toBase58(),
+        pricing: { model: "pay_per_use", price_usdc: formatUsdc(price) },
+      });
+    } catch (error) {
+      if (!(error instanceof AgentMarketError)) throw error;
+      const advice = adviceFor(error, { agent: agent.toBase58(), endpoint, marketplaceKey: marketplace.request_signing_key });
+      const retry =
+        error.code === "agent_already_listed"
+          ? ""
+          : `; the agent stays registered on-chain with its collateral, so list it again with agent-market register … --agent ${agent.toBase58()}`;
+      throw new CliError(`listing failed: ${error.message} (${error.code})`, `${advice ?? "fix the cause"}${retry}`);
+    }
+    step(`Listed: ${listing.id} is ${listing.status}${listing.last_probe ? ` (probe answered in ${listing.last_probe.latency_ms} ms)` : ""}`);
+    if (values.json) {
+      io.out(JSON.stringify({ agent: listing.id, register_transaction: registerTransaction, listing }, null, 2));
+    } else {
+      io.out(listing.id);
+    }
+  },
+};

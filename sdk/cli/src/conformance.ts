@@ -1,0 +1,262 @@
+// The conformance check a creator runs before listing: the relayer's probe (a marketplace-signed
+// test request whose answer must verify exactly as a paid call's), plus what the probe cannot
+// see from outside: that the service refuses unsigned and replayed requests, as
+// docs/execute-protocol.md requires. It runs on the creator's machine, so any endpoint goes,
+// loopback included.
+import { randomBytes } from "node:crypto";
+
+import {
+  REQUEST_SIGNATURE_HEADER,
+  formatAddress,
+  formatExecutionId,
+  parseAddress,
+  requestHash,
+  signRequest,
+  toHex,
+  verifyCreatorResponse,
+  type CreatorExecuteRequest,
+} from "@agent-market/program";
+
+import { compile, sampleFor, type Validator } from "./schema.js";
+
+/** The relayer's probe task (relayer/src/listings/listing-service.ts). */
+export const PROBE_TASK = "Agent Market conformance probe: answer as you would a paid call.";
+const HEALTH_TIMEOUT_MS = 5_000;
+
+export type CheckStatus = "pass" | "fail" | "warn" | "skip";
+
+export interface ConformanceRow {
+  check: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+export interface ConformanceInput {
+  /** The agent's endpoint: requests go to `<endpoint>/execute`. */
+  endpoint: string;
+  /** The agent's signing key (base58) the results must verify against. */
+  signingKey: string;
+  inputSchema: unknown;
+  outputSchema: unknown;
+  /** The marketplace key the service trusts (64-byte secret key). */
+  marketplaceSecretKey: Uint8Array;
+  /** Default: built from the input schema as the relayer's probe builds them. */
+  parameters?: Record<string, unknown>;
+  task?: string;
+  /** The limit a paid call gets; the answer must come within it. */
+  maxExecutionSecs: number;
+}
+
+interface HttpAnswer {
+  status: number;
+  text: string;
+  latency_ms: number;
+}
+
+/** `<endpoint>/execute`, keeping the endpoint's path (the relayer's executeUrl). */
+function executeUrl(endpoint: string): URL {
+  const url = new URL(endpoint);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/execute`;
+  return url;
+}
+
+function errorCodeOf(text: string): string {
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === "string" ? ` ${code}` : "";
+  } catch {
+    return "";
+  }
+}
+
+async function post(url: URL, body: string, headers: Record<string, string>, timeout_ms: number): Promise<HttpAnswer> {
+  const started = performance.now();
+  // Redirects are not followed, as the relayer follows none.
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+    redirect: "manual",
+    signal: AbortSignal.timeout(timeout_ms),
+  });
+  const text = await response.text();
+  return { status: response.status, text, latency_ms: Math.round(performance.now() - started) };
+}
+
+/** fetch's "fetch failed" says little; its cause says what (ECONNREFUSED, ENOTFOUND…). */
+function reason(error: unknown): string {
+  const cause = (error as Error).cause;
+  return cause instanceof Error ? cause.message : (error as Error).message;
+}
+
+class Rows {
+  readonly list: ConformanceRow[] = [];
+
+  add(check: string, status: CheckStatus, detail: string): boolean {
+    this.list.push({ check, status, detail });
+    return status !== "fail";
+  }
+
+  skip(checks: string[], because: string): ConformanceRow[] {
+    for (const check of checks) this.add(check, "skip", because);
+    return this.list;
+  }
+}
+
+const AFTER_REQUEST = ["response", "signature", "output", "latency", "refuses unsigned", "refuses replays"];
+
+export async function checkConformance(input: ConformanceInput): Promise<ConformanceRow[]> {
+  const rows = new Rows();
+  let validateInput: Validator;
+  let validateOutput: Validator;
+  try {
+    validateInput = compile(input.inputSchema);
+    if ((input.inputSchema as { type?: unknown }).type !== "object") throw new TypeError('must have "type": "object"');
+    rows.add("input schema", "pass", "JSON Schema 2020-12 of an object");
+  } catch (error) {
+    rows.add("input schema", "fail", (error as Error).message);
+    return rows.skip(["output schema", "parameters", "health", "signed request", ...AFTER_REQUEST], "needs a valid input schema");
+  }
+  try {
+    validateOutput = compile(input.outputSchema);
+    rows.add("output schema", "pass", "JSON Schema 2020-12");
+  } catch (error) {
+    rows.add("output schema", "fail", (error as Error).message);
+    return rows.skip(["parameters", "health", "signed request", ...AFTER_REQUEST], "needs a valid output schema");
+  }
+
+  const parameters = input.parameters ?? sampleFor(input.inputSchema as Record<string, unknown>, validateInput);
+  const violation = parameters === null ? null : validateInput(parameters);
+  if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
+    rows.add("parameters", "fail", "none could be built from the input schema: add examples or defaults, or give --parameters");
+    return rows.skip(["health", "signed request", ...AFTER_REQUEST], "needs parameters");
+  }
+  if (violation) {
+    rows.add("parameters", "fail", `they break the input schema: ${violation}`);
+    return rows.skip(["health", "signed request", ...AFTER_REQUEST], "needs parameters");
+  }
+  rows.add("parameters", "pass", `${input.parameters ? "given" : "built from the input schema"}: ${JSON.stringify(parameters)}`);
+
+  const signingKey = parseAddress(input.signingKey);
+  if (!signingKey) throw new TypeError(`${input.signingKey} is not a base58 Ed25519 public key`);
+  await checkHealth(input, rows);
+
+  const url = executeUrl(input.endpoint);
+  const task = input.task ?? PROBE_TASK;
+  const timeout_ms = input.maxExecutionSecs * 1000;
+  const request: CreatorExecuteRequest = {
+    execution_id: formatExecutionId(randomBytes(16)),
+    agent: formatAddress(randomBytes(32)),
+    network: "devnet",
+    task,
+    parameters: parameters as Record<string, unknown>,
+    request_hash: toHex(requestHash(task, parameters)),
+    deadline: new Date(Date.now() + timeout_ms).toISOString(),
+  };
+  const body = JSON.stringify(request);
+  const signature = signRequest(input.marketplaceSecretKey, {
+    method: "POST",
+    path: url.pathname + url.search,
+    body,
+    timestamp_secs: Math.floor(Date.now() / 1000),
+  });
+  const signed = { [REQUEST_SIGNATURE_HEADER]: signature };
+
+  let answer: HttpAnswer;
+  try {
+    answer = await post(url, body, signed, timeout_ms);
+  } catch (error) {
+    const timedOut = (error as Error).name === "TimeoutError";
+    rows.add(
+      "signed request",
+      "fail",
+      timedOut ? `no answer from ${url.href} within ${timeout_ms} ms` : `${url.href} unreachable: ${reason(error)}`,
+    );
+    return rows.skip(AFTER_REQUEST, "needs an answer");
+  }
+  if (answer.status !== 200) {
+    const hint =
+      answer.status === 401
+        ? `: does the service trust the marketplace key ${formatAddress(input.marketplaceSecretKey.subarray(32))}?`
+        : answer.status >= 300 && answer.status < 400
+          ? " (redirects are not followed)"
+          : "";
+    rows.add("signed request", "fail", `POST ${url.pathname} answered ${answer.status}${errorCodeOf(answer.text)}${hint}`);
+    return rows.skip(AFTER_REQUEST, "needs a 200 answer");
+  }
+  rows.add("signed request", "pass", `POST ${url.pathname} answered 200`);
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(answer.text);
+  } catch {
+    parsed = undefined;
+  }
+  const check = verifyCreatorResponse(parsed, {
+    execution_id: request.execution_id,
+    agent: request.agent,
+    request_hash: request.request_hash,
+    signing_key: signingKey,
+  });
+  if (!check.ok && check.reason !== "bad_signature") {
+    rows.add("response", "fail", parsed === undefined ? "the answer is not JSON" : check.message);
+    rows.skip(["signature", "output"], "needs a valid response");
+  } else {
+    rows.add("response", "pass", "echoes the execution id; result_hash is SHA-256 of the output's canonical JSON");
+    rows.add(
+      "signature",
+      check.ok ? "pass" : "fail",
+      check.ok ? `Ed25519 over the result digest by ${input.signingKey}` : `${check.message} (${input.signingKey})`,
+    );
+    const outputViolation = validateOutput((parsed as { output: unknown }).output);
+    rows.add("output", outputViolation ? "fail" : "pass", outputViolation ? `breaks the output schema at ${outputViolation}` : "matches the output schema");
+  }
+  rows.add(
+    "latency",
+    answer.latency_ms <= timeout_ms ? "pass" : "fail",
+    `${answer.latency_ms} ms (a paid call gets ${input.maxExecutionSecs} s)`,
+  );
+
+  // The same body without the header: a service that ran it would work for anyone, unpaid.
+  try {
+    const unsigned = await post(url, body, {}, timeout_ms);
+    rows.add(
+      "refuses unsigned",
+      unsigned.status === 401 ? "pass" : "fail",
+      `an unsigned request got ${unsigned.status}${errorCodeOf(unsigned.text)}${unsigned.status === 401 ? "" : ", not 401"}`,
+    );
+  } catch (error) {
+    rows.add("refuses unsigned", "fail", `no answer: ${reason(error)}`);
+  }
+  // The very request again: one escrow pays for one run.
+  try {
+    const replay = await post(url, body, signed, timeout_ms);
+    rows.add(
+      "refuses replays",
+      replay.status === 409 ? "pass" : "fail",
+      `the same signed request again got ${replay.status}${errorCodeOf(replay.text)}${replay.status === 409 ? "" : ", not 409"}`,
+    );
+  } catch (error) {
+    rows.add("refuses replays", "fail", `no answer: ${reason(error)}`);
+  }
+  return rows.list;
+}
+
+/** GET /health is optional in the protocol, but when there, it must name the key results are signed with. */
+async function checkHealth(input: ConformanceInput, rows: Rows): Promise<void> {
+  const url = new URL(input.endpoint);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/health`;
+  try {
+    const response = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    const body = (await response.json().catch(() => null)) as { signing_key?: unknown } | null;
+    if (response.status !== 200 || typeof body?.signing_key !== "string") {
+      rows.add("health", "warn", `GET ${url.pathname} answered ${response.status} without a signing_key (optional)`);
+    } else if (body.signing_key !== input.signingKey) {
+      rows.add("health", "fail", `the service signs with ${body.signing_key}, not ${input.signingKey}`);
+    } else {
+      rows.add("health", "pass", `GET ${url.pathname} names ${body.signing_key}`);
+    }
+  } catch (error) {
+    rows.add("health", "warn", `GET ${url.pathname} failed: ${reason(error)} (optional)`);
+  }
+}

@@ -1,0 +1,320 @@
+import { strict as assert } from "node:assert";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+import { delegatePda, ed25519Verify, parseAddress } from "@agent-market/program";
+import {
+  createApproveCheckedInstruction,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from "@solana/spl-token";
+import { Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
+import { utils } from "@coral-xyz/anchor";
+
+import { checkAllowanceTransaction } from "../src/commands/allowance.js";
+import { compile, sampleFor } from "../src/schema.js";
+import {
+  ECHO_INPUT_SCHEMA,
+  ECHO_OUTPUT_SCHEMA,
+  cli,
+  creatorService,
+  json,
+  serve,
+  tempDir,
+  type CreatorFault,
+  type Server,
+} from "./helpers.js";
+
+const AGENT = "Bp3BbhbyBNoTt3LgewDgCf2ckx5pHoUyPxdEMC6KHgyL";
+
+describe("agent-market", () => {
+  describe("usage", () => {
+    it("exits 2 with the usage for a missing command, an unknown one, an unknown option or a missing value", async () => {
+      for (const argv of [[], ["frobnicate"], ["keygen", "--bogus"], ["keygen"], ["keys"], ["keys", "create"], ["execute", AGENT]]) {
+        const ran = await cli(argv);
+        assert.equal(ran.code, 2, argv.join(" "));
+        assert.match(ran.err, /agent-market/);
+        assert.equal(ran.out, "");
+      }
+      const tooMany = await cli(["keygen", "--out", "x", "extra"]);
+      assert.equal(tooMany.code, 2);
+      assert.match(tooMany.err, /unexpected argument extra/);
+    });
+
+    it("prints the overview and each command's usage on --help, exit 0", async () => {
+      const overview = await cli(["--help"]);
+      assert.equal(overview.code, 0);
+      for (const name of ["keygen", "check", "register", "status", "login", "logout", "keys", "allowance", "execute"]) {
+        assert.match(overview.out, new RegExp(`^  ${name} `, "m"));
+        const usage = await cli([name, "--help"]);
+        assert.equal(usage.code, 0);
+        assert.match(usage.out, new RegExp(`^agent-market ${name}`));
+      }
+    });
+  });
+
+  describe("keygen", () => {
+    it("writes a Solana keypair file readable by its owner alone and prints its public key", async () => {
+      const out = join(tempDir(), "key.json");
+      const ran = await cli(["keygen", "--out", out]);
+      assert.equal(ran.code, 0, ran.err);
+      const keypair = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(out, "utf8")) as number[]));
+      assert.equal(ran.out, keypair.publicKey.toBase58());
+      assert.equal(statSync(out).mode & 0o777, 0o600);
+    });
+
+    it("refuses to overwrite a file, exit 1, leaving it as it was", async () => {
+      const out = join(tempDir(), "key.json");
+      writeFileSync(out, "precious");
+      const ran = await cli(["keygen", "--out", out]);
+      assert.equal(ran.code, 1);
+      assert.match(ran.err, /refusing to overwrite/);
+      assert.match(ran.err, /^next: /m);
+      assert.equal(readFileSync(out, "utf8"), "precious");
+    });
+  });
+
+  describe("check", () => {
+    const marketplace = Keypair.generate();
+    const signing = Keypair.generate();
+    const dir = tempDir();
+    const files = {
+      marketplace: join(dir, "marketplace.json"),
+      input: join(dir, "input.json"),
+      output: join(dir, "output.json"),
+    };
+    writeFileSync(files.marketplace, JSON.stringify(Array.from(marketplace.secretKey)));
+    writeFileSync(files.input, JSON.stringify(ECHO_INPUT_SCHEMA));
+    writeFileSync(files.output, JSON.stringify(ECHO_OUTPUT_SCHEMA));
+    let service: Server | undefined;
+    afterEach(async () => service?.close());
+
+    async function check(fault: CreatorFault, ...extra: string[]) {
+      service = await creatorService(marketplace, signing, fault);
+      const args = ["check", `${service.url}/agent`, "--key", signing.publicKey.toBase58(), "--input-schema", files.input];
+      return cli([...args, "--output-schema", files.output, "--marketplace-keypair", files.marketplace, "--json", ...extra]);
+    }
+    const statuses = (ran: { out: string }) =>
+      Object.fromEntries((JSON.parse(ran.out) as { checks: { check: string; status: string }[] }).checks.map((c) => [c.check, c.status]));
+
+    it("passes a conforming service, probing it as the relayer does, with parameters from the input schema", async () => {
+      const ran = await check("none");
+      assert.equal(ran.code, 0, ran.out + ran.err);
+      assert.deepEqual(Object.values(statuses(ran)), Array(11).fill("pass"));
+      const probe = service!.requests.find((r) => r.url === "/agent/execute")!;
+      const body = probe.body as { task: string; parameters: unknown; request_hash: string };
+      assert.deepEqual(body.parameters, { language: "en" });
+      assert.equal(body.task, "Agent Market conformance probe: answer as you would a paid call.");
+    });
+
+    it("fails, exit 1, one row per broken rule", async () => {
+      const cases: [CreatorFault, Record<string, string>][] = [
+        ["wrong_key", { signature: "fail" }],
+        ["bad_output", { output: "fail" }],
+        ["accepts_unsigned", { "refuses unsigned": "fail", "refuses replays": "fail" }],
+      ];
+      for (const [fault, expected] of cases) {
+        const ran = await check(fault);
+        assert.equal(ran.code, 1, fault);
+        const got = statuses(ran);
+        for (const [row, status] of Object.entries(expected)) assert.equal(got[row], status, `${fault}: ${row}`);
+        assert.equal(Object.values(got).filter((s) => s === "fail").length, Object.keys(expected).length, `${fault}: ${ran.out}`);
+        await service!.close();
+      }
+    });
+
+    it("uses --parameters when given, refusing ones the input schema does not accept", async () => {
+      const ran = await check("none", "--parameters", '{"language":"fr","max_words":3}');
+      assert.equal(ran.code, 0, ran.out);
+      assert.deepEqual((service!.requests.find((r) => r.url === "/agent/execute")!.body as { parameters: unknown }).parameters, {
+        language: "fr",
+        max_words: 3,
+      });
+      await service!.close();
+      const refused = await check("none", "--parameters", '{"language":"de"}');
+      assert.equal(refused.code, 1);
+      assert.equal(statuses(refused).parameters, "fail");
+      assert.equal(statuses(refused)["signed request"], "skip");
+    });
+
+    it("signs with a test marketplace key of its own when none is given, and says so", async () => {
+      service = await creatorService(marketplace, signing);
+      const home = tempDir();
+      const args = ["check", `${service.url}/agent`, "--key", signing.publicKey.toBase58(), "--input-schema", files.input, "--output-schema", files.output];
+      const ran = await cli(args, { AGENT_MARKET_HOME: home });
+      assert.equal(ran.code, 1);
+      assert.match(ran.err, /Signing as the test marketplace key (\w+): start your service trusting it/);
+      assert.match(ran.out, /^signed request\s+FAIL\s+POST \/agent\/execute answered 401 unexpected_key: does the service trust/m);
+      const again = await cli(args, { AGENT_MARKET_HOME: home });
+      assert.equal(/key (\w+):/.exec(again.err)![1], /key (\w+):/.exec(ran.err)![1], "the same key every run");
+    });
+  });
+
+  describe("consumer commands against a fake API", () => {
+    let api: Server;
+    afterEach(async () => api?.close());
+    const wallet = Keypair.generate();
+
+    async function fakeApi(answers: Record<string, (body: unknown) => [number, unknown]>): Promise<void> {
+      api = await serve((request, _raw, res) => {
+        const route = Object.keys(answers).find((prefix) => `${request.method} ${request.url}`.startsWith(prefix));
+        if (!route) return json(res, 404, { error: { type: "not_found_error", code: "route_not_found", message: "no", request_id: "r" } });
+        const [status, body] = answers[route]!(request.body);
+        json(res, status, body);
+      });
+    }
+
+    it("login keeps a verified session in a 0600 config file; logout signs out and forgets it", async () => {
+      const message = `agents wants you to sign in with your Solana account:\n${wallet.publicKey.toBase58()}\n\nNonce: n1`;
+      await fakeApi({
+        "POST /v1/auth/nonce": () => [201, { message }],
+        "POST /v1/auth/session": (body) => {
+          const { signature } = body as { signature: string };
+          const ok = ed25519Verify(utils.bytes.bs58.decode(signature), new TextEncoder().encode(message), parseAddress(wallet.publicKey.toBase58())!);
+          return ok ? [201, { token: "sess_t", id: "s", wallet: wallet.publicKey.toBase58(), expires_at: "2030-01-01T00:00:00Z" }] : [401, {}];
+        },
+        "GET /v1/auth/session": () => [200, { id: "s", wallet: wallet.publicKey.toBase58(), expires_at: "2030-01-01T00:00:00Z" }],
+        "DELETE /v1/auth/session": () => [200, { id: "s", wallet: wallet.publicKey.toBase58() }],
+      });
+      const home = tempDir();
+      const keyFile = join(home, "wallet.json");
+      writeFileSync(keyFile, JSON.stringify(Array.from(wallet.secretKey)));
+      const login = await cli(["login", "--keypair", keyFile, "--api", api.url, "--rpc", "http://127.0.0.1:8899"], { AGENT_MARKET_HOME: home });
+      assert.equal(login.code, 0, login.err);
+      assert.equal(login.out, `Signed in as ${wallet.publicKey.toBase58()} until 2030-01-01T00:00:00Z`);
+      const path = join(home, "config.json");
+      assert.equal(statSync(path).mode & 0o777, 0o600);
+      const config = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+      assert.deepEqual(config, {
+        api: api.url,
+        rpc: "http://127.0.0.1:8899",
+        keypair: keyFile,
+        session: { token: "sess_t", wallet: wallet.publicKey.toBase58(), expires_at: "2030-01-01T00:00:00Z" },
+      });
+
+      const logout = await cli(["logout"], { AGENT_MARKET_HOME: home });
+      assert.equal(logout.code, 0, logout.err);
+      assert.equal(api.requests.at(-1)!.headers.authorization, "Bearer sess_t");
+      assert.equal(api.requests.at(-1)!.method, "DELETE");
+      assert.equal((JSON.parse(readFileSync(path, "utf8")) as { session?: unknown }).session, undefined);
+    });
+
+    it("execute prints the output on stdout and the charge on stderr", async () => {
+      await fakeApi({
+        [`POST /v1/agents/${AGENT}/execute`]: () => [
+          200,
+          {
+            id: "exec_1",
+            status: "succeeded",
+            output: { echoed: "hi" },
+            charge: { amount_usdc: "0.250000", creator_share_usdc: "0.247500", fee_usdc: "0.002500" },
+            transactions: { settlement: "sig" },
+          },
+        ],
+      });
+      const ran = await cli(["execute", AGENT, "--task", "hi", "--params", '{"language":"en"}', "--api", api.url], { AGENT_MARKET_API_KEY: "svc_test_k" });
+      assert.equal(ran.code, 0, ran.err);
+      assert.deepEqual(JSON.parse(ran.out), { echoed: "hi" });
+      assert.equal(ran.err, "Charged 0.250000 USDC (0.247500 to the creator, 0.002500 fee) for exec_1, settled in sig");
+      assert.equal(api.requests[0]!.headers.authorization, "Bearer svc_test_k");
+      assert.deepEqual(api.requests[0]!.body, { task: "hi", parameters: { language: "en" } });
+    });
+
+    it("execute explains a 402: the shortfall and the command that fixes it, exit 1", async () => {
+      const shortfall = (code: string, extra: Record<string, string> = {}) => () =>
+        [
+          402,
+          {
+            error: {
+              type: "payment_error",
+              code,
+              message: code,
+              request_id: "r",
+              required_usdc: "0.250000",
+              balance_usdc: "0.100000",
+              allowance_usdc: "0.050000",
+              mint: "MintX",
+              network: "devnet",
+              ...extra,
+            },
+          },
+        ] as [number, unknown];
+      const cases: [string, RegExp[]][] = [
+        ["insufficient_allowance", [/allows the marketplace 0\.050000 USDC \(balance 0\.100000 USDC\)/, /next: agent-market allowance set 0\.250000/]],
+        ["insufficient_balance", [/the wallet holds 0\.100000 USDC/, /next: send at least 0\.150000 USDC \(mint MintX, devnet\)/]],
+        ["spending_cap_reached", [/past the key's spending cap/, /next: use a key with a higher cap/]],
+      ];
+      for (const [code, patterns] of cases) {
+        await fakeApi({ "POST /v1/agents": shortfall(code) });
+        const ran = await cli(["execute", AGENT, "--task", "hi", "--api-key", "svc_test_k", "--api", api.url]);
+        assert.equal(ran.code, 1, code);
+        assert.equal(ran.out, "");
+        assert.match(ran.err, new RegExp(`^error: ${code}: this call costs 0\\.250000 USDC`));
+        for (const pattern of patterns) assert.match(ran.err, pattern, code);
+        await api.close();
+      }
+    });
+
+    it("execute without an API key exits 1 and says where one comes from", async () => {
+      const ran = await cli(["execute", AGENT, "--task", "hi", "--api", "http://127.0.0.1:1"], { AGENT_MARKET_API_KEY: undefined });
+      assert.equal(ran.code, 1);
+      assert.match(ran.err, /^error: no API key\nnext: pass --api-key/);
+    });
+
+    it("session commands ask to sign in first", async () => {
+      for (const argv of [["keys", "list"], ["keys", "create", "--name", "x"], ["allowance", "set", "1", "--rpc", "http://x", "--keypair", "k"]]) {
+        const ran = await cli(argv);
+        assert.equal(ran.code, 1, argv.join(" "));
+        assert.match(ran.err, /next: /);
+      }
+    });
+  });
+
+  describe("the allowance transaction", () => {
+    const wallet = Keypair.generate();
+    const mint = Keypair.generate().publicKey;
+    const tokenAccount = getAssociatedTokenAddressSync(mint, wallet.publicKey);
+    const funding = { usdc_mint: mint.toBase58() } as Parameters<typeof checkAllowanceTransaction>[2];
+    const approve = (delegate: PublicKey = delegatePda(), amount = 1_000_000n, owner = wallet.publicKey) =>
+      createApproveCheckedInstruction(tokenAccount, mint, delegate, owner, amount, 6);
+    const transaction = (...instructions: Parameters<Transaction["add"]>) => {
+      const tx = new Transaction({ feePayer: wallet.publicKey, blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1 });
+      return tx.add(...instructions);
+    };
+
+    it("accepts what the API builds: maybe the wallet's USDC account, then one approveChecked to the delegate", () => {
+      checkAllowanceTransaction(transaction(approve()), wallet.publicKey, funding, 1_000_000n);
+      const create = createAssociatedTokenAccountIdempotentInstruction(wallet.publicKey, tokenAccount, wallet.publicKey, mint);
+      checkAllowanceTransaction(transaction(create, approve()), wallet.publicKey, funding, 1_000_000n);
+    });
+
+    it("refuses to sign anything else", () => {
+      const stranger = Keypair.generate().publicKey;
+      const cases: [Transaction, RegExp][] = [
+        [transaction(approve(stranger)), /not the program's delegate/],
+        [transaction(approve(undefined, 2_000_000n)), /approves 2\.000000 USDC, not 1\.000000/],
+        [transaction(approve(), SystemProgram.transfer({ fromPubkey: wallet.publicKey, toPubkey: stranger, lamports: 1 })), /calls 1111/],
+        [transaction(approve(), approve()), /2 approvals/],
+        [transaction(createTransferCheckedInstruction(tokenAccount, mint, stranger, wallet.publicKey, 1n, 6)), /other than approveChecked/],
+        [new Transaction({ feePayer: stranger, blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1 }).add(approve()), /fee/],
+      ];
+      for (const [tx, reason] of cases) {
+        assert.throws(() => checkAllowanceTransaction(tx, wallet.publicKey, funding, 1_000_000n), reason);
+      }
+    });
+  });
+
+  describe("probe parameters", () => {
+    it("come from examples, defaults, enums and minimal values, as the relayer builds them", () => {
+      const cases: [Record<string, unknown>, unknown][] = [
+        [ECHO_INPUT_SCHEMA, { language: "en" }],
+        [{ type: "object" }, {}],
+        [{ type: "object", examples: [{ a: 1 }] }, { a: 1 }],
+        [{ type: "object", required: ["n", "s", "b"], properties: { n: { type: "integer", minimum: 3 }, s: { type: "string", minLength: 7 }, b: { type: "boolean" } } }, { n: 3, s: "probepr", b: false }],
+        [{ type: "object", required: ["id"], properties: { id: { type: "string", pattern: "^[0-9]+$" } } }, null],
+      ];
+      for (const [schema, expected] of cases) assert.deepEqual(sampleFor(schema, compile(schema)), expected, JSON.stringify(schema));
+    });
+  });
+});

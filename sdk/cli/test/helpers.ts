@@ -1,0 +1,114 @@
+// Running commands in-process, a fake relayer with canned answers, and a creator service that
+// follows the execute protocol (or breaks it on purpose).
+import { mkdtempSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { REQUEST_SIGNATURE_HEADER, signResult, verifyRequestSignature, type CreatorExecuteRequest } from "@agent-market/program";
+import { Keypair } from "@solana/web3.js";
+
+import { run } from "../src/cli.js";
+
+export interface Ran {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs `agent-market ...argv` in this process, with its own home directory unless `env` names one. */
+export async function cli(argv: string[], env: Record<string, string | undefined> = {}): Promise<Ran> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { AGENT_MARKET_HOME: mkdtempSync(join(tmpdir(), "cli-home-")), ...env },
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "cli-test-"));
+}
+
+export interface Server {
+  url: string;
+  requests: { method: string; url: string; headers: IncomingMessage["headers"]; body: unknown }[];
+  close(): Promise<void>;
+}
+
+/** An HTTP server answering with `handle`, recording every request. */
+export async function serve(
+  handle: (request: Server["requests"][number], raw: string, res: ServerResponse) => void,
+): Promise<Server> {
+  const requests: Server["requests"] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks).toString("utf8");
+      let body: unknown;
+      try {
+        body = raw === "" ? undefined : JSON.parse(raw);
+      } catch {
+        body = raw;
+      }
+      const request = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body };
+      requests.push(request);
+      handle(request, raw, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json", "request-id": "req_cli" }).end(JSON.stringify(body));
+}
+
+export type CreatorFault = "none" | "accepts_unsigned" | "bad_output" | "wrong_key";
+
+export const ECHO_INPUT_SCHEMA = {
+  type: "object",
+  required: ["language"],
+  properties: { language: { type: "string", enum: ["en", "fr"] }, max_words: { type: "integer", minimum: 1 } },
+};
+export const ECHO_OUTPUT_SCHEMA = {
+  type: "object",
+  required: ["echoed"],
+  additionalProperties: false,
+  properties: { echoed: { type: "string" } },
+};
+
+/** A creator service on the protocol: checks the marketplace signature, refuses replays, signs results. */
+export async function creatorService(marketplace: Keypair, signing: Keypair, fault: CreatorFault = "none"): Promise<Server> {
+  const seen = new Set<string>();
+  const key = marketplace.publicKey.toBase58();
+  return serve((request, raw, res) => {
+    if (request.url === "/agent/health") return json(res, 200, { status: "ok", signing_key: signing.publicKey.toBase58() });
+    const check = verifyRequestSignature(
+      request.headers[REQUEST_SIGNATURE_HEADER] as string | undefined,
+      { method: request.method, path: request.url, body: raw },
+      { marketplace_key: key, now_secs: Date.now() / 1000 },
+    );
+    if (!check.ok && fault !== "accepts_unsigned") return json(res, 401, { error: { code: check.reason } });
+    const body = request.body as CreatorExecuteRequest;
+    if (fault !== "accepts_unsigned") {
+      if (seen.has(body.execution_id)) return json(res, 409, { error: { code: "replayed_request" } });
+      seen.add(body.execution_id);
+    }
+    const output = fault === "bad_output" ? { echoed: 42 } : { echoed: body.task };
+    const signer = fault === "wrong_key" ? Keypair.generate() : signing;
+    json(res, 200, signResult(signer.secretKey, body, output));
+  });
+}

@@ -1,0 +1,216 @@
+// One JSON call to the API, with the retry rule of docs/sdk.md:
+//
+// - Only a request that is safe to send twice is ever retried: a GET, or an execute carrying an
+//   Idempotency-Key (a repeat of the key is a replay of the first call, never a second charge).
+// - Retried: no answer at all (network failure, the client's timeout), 503, 409
+//   idempotency_request_in_progress, and 502/504 that carry no execution (a gateway's failure:
+//   the relayer may never have seen the call).
+// - Never retried: 502/504 with an execution (the creator failed and the escrow was refunded: a
+//   final outcome, which a replay would only repeat), and every other 4xx and 5xx.
+//
+// The wait before retry n (0, 1, …) is Retry-After when the answer has one, else 500 ms × 2^n
+// (at most 8 s) scaled by a random 50–100 %, so clients that failed together do not come back
+// together.
+import { ConnectionError, ServerError, errorFromResponse, type AgentMarketError } from "./errors.js";
+
+export interface TransportOptions {
+  /** The API's origin, e.g. https://api.agentmarket.example (paths start with /v1). */
+  baseUrl: string;
+  fetch?: typeof fetch;
+  /** Retries after the first attempt; 0 turns them off. */
+  maxRetries?: number;
+  /** Per attempt. */
+  timeoutMs?: number;
+  /** The Authorization header value, if any. */
+  authorization?: string;
+}
+
+export interface ApiRequest {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** Starts with /v1/. */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Whether sending it twice is harmless: a GET, or a POST with an Idempotency-Key. */
+  replayable: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export const DEFAULT_MAX_RETRIES = 2;
+/** Long enough for a synchronous execution of an agent allowed a few minutes; use async for longer. */
+export const DEFAULT_TIMEOUT_MS = 300_000;
+const BASE_DELAY_MS = 500;
+const MAX_DELAY_MS = 8_000;
+// A server asking for longer than this is better answered with the error than with a hung caller.
+const MAX_RETRY_AFTER_MS = 60_000;
+
+/** What one attempt came to, for the retry decision. */
+export type AttemptOutcome =
+  | { kind: "no_answer" }
+  | { kind: "answer"; status: number; code: string | undefined; hasExecution: boolean };
+
+/** The retry rule above, for a request that may (`replayable`) or may not be sent twice. */
+export function isRetryable(outcome: AttemptOutcome, replayable: boolean): boolean {
+  if (!replayable) return false;
+  if (outcome.kind === "no_answer") return true;
+  if (outcome.status === 409) return outcome.code === "idempotency_request_in_progress";
+  if (outcome.status === 503) return true;
+  if (outcome.status === 502 || outcome.status === 504) return !outcome.hasExecution;
+  return false;
+}
+
+/** Milliseconds a Retry-After header asks for (delta-seconds or an HTTP date), or null. */
+export function retryAfterMs(header: string | null, now_ms = Date.now()): number | null {
+  if (header === null) return null;
+  const value = header.trim();
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now_ms;
+  if (Number.isNaN(ms)) return null;
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+export function backoffMs(retry: number, random: () => number = Math.random): number {
+  const ceiling_ms = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** retry);
+  return Math.round(ceiling_ms * (0.5 + random() / 2));
+}
+
+function abortError(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** fetch rejects with "fetch failed" and the reason (ECONNREFUSED, ENOTFOUND…) as its cause. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
+}
+
+export class Transport {
+  readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly maxRetries: number;
+  private readonly timeoutMs: number;
+  private readonly authorization: string | undefined;
+
+  constructor(options: TransportOptions) {
+    if (typeof options.baseUrl !== "string" || !/^https?:\/\//.test(options.baseUrl)) {
+      throw new TypeError("baseUrl must be an http(s) URL");
+    }
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    // Called unbound, a browser's fetch throws "Illegal invocation".
+    this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    if (!(Number.isInteger(this.maxRetries) && this.maxRetries >= 0)) throw new RangeError("maxRetries must be an integer ≥ 0");
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!(this.timeoutMs > 0)) throw new RangeError("timeoutMs must be > 0");
+    this.authorization = options.authorization;
+  }
+
+  url(path: string, query: ApiRequest["query"] = {}): string {
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, String(value));
+    const qs = search.toString();
+    return `${this.baseUrl}${path}${qs ? `?${qs}` : ""}`;
+  }
+
+  async request<T>(request: ApiRequest): Promise<ApiResponse<T>> {
+    for (let retry = 0; ; retry++) {
+      const result = await this.attempt<T>(request);
+      if ("response" in result) return result.response;
+      const { error } = result;
+      const outcome: AttemptOutcome =
+        error instanceof ConnectionError
+          ? { kind: "no_answer" }
+          : { kind: "answer", status: error.status!, code: error.code, hasExecution: "execution" in error.details };
+      if (retry >= this.maxRetries || !isRetryable(outcome, request.replayable)) throw error;
+      await sleep(result.retry_after_ms ?? backoffMs(retry), request.signal);
+    }
+  }
+
+  /** One attempt; throws only when the caller aborted. */
+  private async attempt<T>(
+    request: ApiRequest,
+  ): Promise<{ response: ApiResponse<T> } | { error: AgentMarketError; retry_after_ms: number | null }> {
+    const headers: Record<string, string> = { accept: "application/json", ...request.headers };
+    if (this.authorization !== undefined) headers.authorization = this.authorization;
+    if (request.body !== undefined) headers["content-type"] = "application/json";
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    const onAbort = () => controller.abort(request.signal!.reason);
+    if (request.signal?.aborted) onAbort();
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetchImpl(this.url(request.path, request.query), {
+        method: request.method,
+        headers,
+        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        signal: controller.signal,
+      });
+      text = await response.text();
+    } catch (cause) {
+      if (request.signal?.aborted) throw abortError(request.signal);
+      const error = new ConnectionError({
+        status: undefined,
+        code: timedOut ? "timeout" : "connection_error",
+        type: "connection_error",
+        message: timedOut
+          ? `no answer from ${this.baseUrl} within ${this.timeoutMs} ms`
+          : `could not reach ${this.baseUrl}: ${describe(cause)}`,
+        cause,
+      });
+      return { error, retry_after_ms: null };
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+    }
+    let body: unknown;
+    try {
+      body = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (response.ok) {
+      if (body === undefined) {
+        const error = new ServerError({
+          status: response.status,
+          code: "invalid_response",
+          type: "api_error",
+          message: `the API answered ${response.status} with a body that is not JSON`,
+          requestId: response.headers.get("request-id") ?? undefined,
+        });
+        return { error, retry_after_ms: null };
+      }
+      return { response: { status: response.status, body: body as T, headers: response.headers } };
+    }
+    return {
+      error: errorFromResponse(response.status, body, response.headers.get("request-id")),
+      retry_after_ms: retryAfterMs(response.headers.get("retry-after")),
+    };
+  }
+}

@@ -1,0 +1,37 @@
+// @agent-market/client: the consumer's client of the Agent Market API, for browsers and Node.
+// Receipt verification, which needs the program's decoders and web3.js, is the separate entry
+// "@agent-market/client/verify".
+export { AgentMarket, Agents, Executions, newIdempotencyKey, paginate, type AgentMarketOptions } from "./client.js";
+export {
+  WalletSession,
+  SessionKeys,
+  SessionListings,
+  SessionWallet,
+  type SessionOptions,
+  type WalletSigner,
+} from "./session.js";
+export {
+  AgentMarketError,
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  ExecutionFailedError,
+  InvalidRequestError,
+  ListingError,
+  NotFoundError,
+  PaymentRequiredError,
+  PermissionError,
+  ServerError,
+  type ErrorInit,
+  type ErrorObject,
+} from "./errors.js";
+export {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  backoffMs,
+  isRetryable,
+  retryAfterMs,
+  type AttemptOutcome,
+} from "./http.js";
+export { formatUsdc, parseUsdc, USDC_DECIMALS } from "./usdc.js";
+export type * from "./types.js";

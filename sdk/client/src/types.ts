@@ -1,0 +1,260 @@
+// The API's objects as they travel: snake_case fields, USDC amounts as decimal strings with six
+// places ("0.250000"; parseUsdc turns one into base units), times as RFC 3339 strings.
+
+export type Network = "devnet" | "mainnet";
+
+export interface Page<T> {
+  object: "list";
+  data: T[];
+  has_more: boolean;
+}
+
+export interface PageParams {
+  /** 1 to 100; the API's default is 20. */
+  limit?: number;
+  /** The id of the last object of the previous page. */
+  starting_after?: string;
+}
+
+export type Pricing =
+  | { model: "pay_per_use"; price_usdc: string }
+  | { model: "subscription"; period_price_usdc: string; period_secs: number }
+  | {
+      model: "hybrid";
+      period_price_usdc: string;
+      period_secs: number;
+      included_calls: number;
+      overage_price_usdc: string;
+    };
+
+export type ListingStatus = "active" | "paused" | "retired";
+
+/** A listing; its id is the agent account's address. */
+export interface Agent {
+  object: "agent";
+  id: string;
+  network: Network;
+  creator: string;
+  name: string;
+  description: string;
+  tags: string[];
+  pricing: Pricing;
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown>;
+  endpoint: string;
+  signing_key: string;
+  max_execution_secs: number;
+  collateral_usdc: string;
+  minimum_collateral_usdc: string;
+  listing_hash: string;
+  status: ListingStatus;
+  created_at: string;
+  updated_at: string;
+  last_probe: { at: string; latency_ms: number } | null;
+}
+
+export interface AgentListParams extends PageParams {
+  network?: Network;
+  /** Active by default. */
+  status?: ListingStatus;
+  tag?: string;
+  /** Text searched in names and descriptions. */
+  q?: string;
+}
+
+export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";
+
+/** What binds the output to the input and to the agent's key; verifyReceipt checks it. */
+export interface Receipt {
+  execution_id: string;
+  agent: string;
+  /** Lowercase hex SHA-256 of the canonical JSON of {task, parameters}. */
+  request_hash: string;
+  /** Lowercase hex SHA-256 of the canonical JSON of the output. */
+  result_hash: string;
+  /** Lowercase hex of the result digest the creator signed. */
+  digest: string;
+  /** Lowercase hex Ed25519 signature over the digest. */
+  creator_signature: string;
+  /** The agent's signing key (base58). */
+  creator_public_key: string;
+}
+
+export interface Charge {
+  amount_usdc: string;
+  creator_share_usdc: string;
+  fee_usdc: string;
+  currency: "USDC";
+  covered_by_subscription: boolean;
+}
+
+export interface Execution {
+  object: "execution";
+  id: string;
+  agent: string;
+  network: Network;
+  status: ExecutionStatus;
+  api_key_id: string;
+  /** The agent's output once succeeded, else null. */
+  output: unknown;
+  receipt: Receipt | null;
+  charge: Charge;
+  transactions: {
+    escrow: string | null;
+    settlement: string | null;
+    refund: string | null;
+    confirmation: "processed" | "confirmed" | null;
+  };
+  failure: { code: string; message: string | null; refund_reason: string | null } | null;
+  escrow_deadline: string | null;
+  created_at: string;
+  finished_at: string | null;
+  durations_ms: {
+    total: number | null;
+    escrow: number | null;
+    creator: number | null;
+    settlement: number | null;
+  };
+}
+
+export interface ExecutionListParams extends PageParams {
+  /** Only the executions of this agent. */
+  agent?: string;
+}
+
+export interface ExecuteInput {
+  task: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ExecuteOptions {
+  /**
+   * Makes retries of this call replays: the relayer answers a repeated key with the first call's
+   * outcome and never charges twice (keys are kept 48 hours). Generated when left out.
+   */
+  idempotencyKey?: string;
+  /** `Prefer: respond-async`: answer at once with the pending execution, to poll with executions.get. */
+  async?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface WhoAmI {
+  object: "api_key_identity";
+  key_id: string;
+  name: string;
+  environment: "test" | "live";
+  network: Network;
+  wallet: string;
+}
+
+export interface MarketplaceNetwork {
+  name: Network;
+  key_prefix: string;
+  usdc_mint: string;
+  treasury: string;
+  relayer: string;
+  minimum_collateral_usdc: string;
+  escrow_grace_secs: number;
+  dispute_window_secs: number;
+  escrows_paused: boolean;
+}
+
+export interface Marketplace {
+  object: "marketplace";
+  api_version: string;
+  program_id: string;
+  fee_bps: number;
+  /** The key that signs every request to creators (base58). */
+  request_signing_key: string;
+  networks: MarketplaceNetwork[];
+}
+
+export interface ApiKey {
+  object: "api_key";
+  id: string;
+  name: string;
+  environment: "test" | "live";
+  network: Network;
+  wallet: string;
+  prefix: "svc_test_" | "svc_live_";
+  last4: string;
+  status: "active" | "revoked" | "expired";
+  created_at: string;
+  last_used_at: string | null;
+  execution_count: number;
+  spent_usdc: string;
+  spending_cap_usdc: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/** A new key: `secret` is in this answer and nowhere else, ever. */
+export interface CreatedApiKey extends ApiKey {
+  secret: string;
+}
+
+export interface ApiKeyCreateParams {
+  name: string;
+  environment: "test" | "live";
+  spending_cap_usdc?: string;
+  /** RFC 3339, in the future. */
+  expires_at?: string;
+}
+
+export interface Session {
+  object: "session";
+  id: string;
+  wallet: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface WalletFunding {
+  object: "wallet_funding";
+  network: Network;
+  wallet: string;
+  usdc_mint: string;
+  token_account: string;
+  token_account_exists: boolean;
+  /** The program's delegate the allowance is given to. */
+  delegate: string;
+  balance_usdc: string;
+  allowance_usdc: string;
+}
+
+/** A transaction for the wallet to sign (it is the fee payer) and send itself. */
+export interface UnsignedTransaction {
+  object: "unsigned_transaction";
+  network: Network;
+  /** Base64 of the serialized legacy transaction, without signatures. */
+  transaction: string;
+  recent_blockhash: string;
+  last_valid_block_height: number;
+  amount_usdc: string;
+}
+
+export interface ListingFields {
+  name: string;
+  description: string;
+  tags: string[];
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown>;
+  endpoint: string;
+  /** The agent's registered Ed25519 key (base58). */
+  signing_key: string;
+  pricing: Pricing;
+  /** What the conformance probe sends instead of its own task and parameters built from input_schema. */
+  probe?: { task?: string; parameters?: Record<string, unknown> };
+}
+
+export interface ListingCreateParams extends ListingFields {
+  /** The agent account's address, registered on-chain already. */
+  agent: string;
+  network?: Network;
+}
+
+export type ListingUpdateParams = Partial<ListingFields>;
