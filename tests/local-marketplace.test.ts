@@ -1,0 +1,97 @@
+// `npm start` as a new user runs it: it comes up, the curl it prints executes an agent, Ctrl-C
+// stops every process, and the next start finds the same key working.
+import { strict as assert } from "node:assert";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { REPO_ROOT } from "./src/localnet.js";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+async function start(env: Record<string, string>): Promise<Started> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 90_000;
+  while (!output.includes("Ctrl-C stops everything")) {
+    if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { child, output: () => output };
+}
+
+/** The printed curl, run with fetch: URL, headers and body exactly as printed. */
+async function runPrintedCurl(output: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const url = /curl -s (\S+)/.exec(output)![1]!;
+  const key = /Authorization: Bearer (svc_test_\w+)/.exec(output)![1]!;
+  const body = /-d '(.*)'/.exec(output)![1]!;
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function stop(started: Started): Promise<number | null> {
+  started.child.kill("SIGINT");
+  return new Promise((resolve) => started.child.once("exit", (code) => resolve(code)));
+}
+
+describe("npm start: the local marketplace", function () {
+  this.timeout(240_000);
+  const data = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+  after(() => rmSync(data, { recursive: true, force: true }));
+
+  it("comes up, answers its printed curl, stops on Ctrl-C, and keeps its key across a restart", async () => {
+    const rpc = await freePort();
+    const env = {
+      AGENT_MARKET_DATA: data,
+      RELAYER_PORT: String(await freePort()),
+      LOCALNET_PORT: String(rpc),
+      AGENTS_PORT: String(await freePort()),
+    };
+    const first = await start(env);
+    const key = /AGENT_MARKET_API_KEY=(svc_test_\w+)/.exec(first.output())![1];
+    const executed = await runPrintedCurl(first.output());
+    assert.equal(executed.status, 200, JSON.stringify(executed.body));
+    assert.equal(executed.body.status, "succeeded");
+    assert.equal((executed.body.charge as { amount_usdc: string }).amount_usdc, "0.050000");
+    assert.equal(await stop(first), 0);
+    assert.match(first.output(), /stopped/);
+    await assert.rejects(fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/marketplace`), "the relayer stopped");
+    await assert.rejects(fetch(`http://127.0.0.1:${rpc}`), "localnet stopped");
+
+    const second = await start(env);
+    try {
+      assert.equal(/AGENT_MARKET_API_KEY=(svc_test_\w+)/.exec(second.output())![1], key, "the same key");
+      const again = await runPrintedCurl(second.output());
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+    } finally {
+      assert.equal(await stop(second), 0);
+    }
+  });
+});
