@@ -303,6 +303,62 @@ describe("relayer: execute", function () {
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE);
   });
 
+  it("sells subscriptions: covered calls cost nothing, hybrid calls past the quota pay the overage", async () => {
+    const hybrid = await listAgent(market, relayer, {
+      pricing: { kind: "Hybrid", periodPriceUsdc: 2_000_000n, periodSecs: 3600, includedCalls: 2, overagePriceUsdc: 300_000n },
+    });
+    agents.push(hybrid);
+    const payer = await newPayer(market, relayer, 5_000_000n);
+    const creatorBefore = await market.usdc(hybrid.creator.tokenAccount);
+    const subscribed = await api<{ charge: { amount_usdc: string; creator_share_usdc: string }; included_calls_remaining: number }>(
+      relayer,
+      "POST",
+      `/v1/agents/${hybrid.address.toBase58()}/subscription`,
+      { token: payer.apiKey },
+    );
+    assert.equal(subscribed.status, 200, JSON.stringify(subscribed.body));
+    assert.equal(subscribed.body.charge.amount_usdc, "2.000000");
+    assert.equal(subscribed.body.included_calls_remaining, 2);
+    assert.equal(await market.usdc(payer.tokenAccount), 3_000_000n);
+    assert.equal(await market.usdc(hybrid.creator.tokenAccount), creatorBefore + 1_980_000n, "99% of the period at once");
+
+    for (let call = 0; call < 2; call += 1) {
+      const covered = await execute(relayer, payer, hybrid.address);
+      assert.equal(covered.status, 200, JSON.stringify(covered.body));
+      assert.deepEqual((covered.body as Execution).charge, {
+        amount_usdc: "0.000000",
+        creator_share_usdc: "0.000000",
+        fee_usdc: "0.000000",
+        currency: "USDC",
+        covered_by_subscription: true,
+      });
+    }
+    assert.equal(await market.usdc(payer.tokenAccount), 3_000_000n, "included calls cost nothing");
+    const overage = await execute(relayer, payer, hybrid.address);
+    assert.equal((overage.body as Execution).charge.amount_usdc, "0.300000");
+    assert.equal(await market.usdc(payer.tokenAccount), 2_700_000n);
+
+    const payPerUse = await api(relayer, "POST", `/v1/agents/${agent.address.toBase58()}/subscription`, { token: payer.apiKey });
+    assert.equal(payPerUse.status, 409);
+    assert.equal(errorCode(payPerUse), "subscription_not_offered");
+  });
+
+  it("refuses a subscription agent's calls without a subscription: 402 subscription_required, nothing charged", async () => {
+    const monthly = await listAgent(market, relayer, { pricing: { kind: "Subscription", periodPriceUsdc: 1_000_000n, periodSecs: 3600 } });
+    agents.push(monthly);
+    const payer = await newPayer(market, relayer, 2_000_000n);
+    const refused = await execute(relayer, payer, monthly.address);
+    assert.equal(refused.status, 402);
+    assert.equal(errorCode(refused), "subscription_required");
+    assert.equal(await market.usdc(payer.tokenAccount), 2_000_000n);
+    const subscribed = await api(relayer, "POST", `/v1/agents/${monthly.address.toBase58()}/subscription`, { token: payer.apiKey });
+    assert.equal(subscribed.status, 200);
+    const covered = await execute(relayer, payer, monthly.address);
+    assert.equal(covered.status, 200);
+    assert.equal((covered.body as Execution).charge.amount_usdc, "0.000000");
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
   it("answers network_not_configured for a live key on a relayer without mainnet", async () => {
     const payer = await newPayer(market, relayer, 1_000_000n);
     const { secret } = await relayer.services.keys

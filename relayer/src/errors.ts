@@ -213,6 +213,11 @@ export const ERROR_CODES = {
     type: "conflict_error",
     description: "The first request with this Idempotency-Key is still running; retry after a moment.",
   },
+  subscription_not_offered: {
+    status: 409,
+    type: "conflict_error",
+    description: "The agent is sold pay-per-use; it has no subscription.",
+  },
   insufficient_balance: {
     status: 402,
     type: "payment_error",

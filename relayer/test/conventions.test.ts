@@ -120,6 +120,10 @@ describe("API conventions", () => {
       "POST /v1/agents/{agent_id}/pause",
       "POST /v1/agents/{agent_id}/resume",
       "POST /v1/agents/{agent_id}/retire",
+      "POST /v1/agents/{agent_id}/execute",
+      "POST /v1/agents/{agent_id}/subscription",
+      "GET /v1/executions",
+      "GET /v1/executions/{execution_id}",
     ]) {
       assert.ok(routes.includes(route), `${route} in ${routes.join(", ")}`);
     }

@@ -23,6 +23,7 @@ import { registerKeysRevoke } from "./keys-revoke.js";
 import { registerMarketplace } from "./marketplace.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerReference } from "./reference.js";
+import { registerSubscriptionsCreate } from "./subscriptions-create.js";
 import { registerWalletAllowance } from "./wallet-allowance.js";
 import { registerWalletAllowanceRevoke } from "./wallet-allowance-revoke.js";
 import { registerWalletFunding } from "./wallet-funding.js";
@@ -52,6 +53,7 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerExecutionsCreate(app, services);
   registerExecutionsGet(app, services);
   registerExecutionsList(app, services);
+  registerSubscriptionsCreate(app, services);
   registerOpenApi(app);
   registerReference(app);
 }
