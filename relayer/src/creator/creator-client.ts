@@ -3,6 +3,7 @@
 // no redirects; then checks the answer (execution id, result hash, the agent key's signature over
 // the result digest, the output schema). The conformance probe and executions share it.
 import {
+  executeUrl,
   REQUEST_SIGNATURE_HEADER,
   signRequest,
   verifyCreatorResponse,
@@ -43,13 +44,6 @@ export interface CreatorCall {
   timeout_ms: number;
   max_response_bytes: number;
   signal?: AbortSignal;
-}
-
-/** `<endpoint>/execute`, keeping any path the endpoint has. */
-export function executeUrl(endpoint: string): URL {
-  const url = new URL(endpoint);
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/execute`;
-  return url;
 }
 
 export class CreatorClient {

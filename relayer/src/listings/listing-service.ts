@@ -8,6 +8,7 @@ import {
   formatExecutionId,
   listingHash,
   MAX_ENDPOINT_LEN,
+  PROBE_TASK,
   requestHash,
   toHex,
   type Agent,
@@ -90,8 +91,6 @@ interface ListingRow {
 const COLUMNS =
   "network, agent, creator, name, description, tags, input_schema, output_schema, endpoint, signing_key, pricing, " +
   "max_execution_secs, collateral_usdc, listing_hash, status, created_at, updated_at, last_probe_at, last_probe_latency_ms";
-
-export const PROBE_TASK = "Agent Market conformance probe: answer as you would a paid call.";
 
 export interface ListQuery {
   network: NetworkName;

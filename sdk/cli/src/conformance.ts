@@ -6,7 +6,9 @@
 import { randomBytes } from "node:crypto";
 
 import {
+  PROBE_TASK,
   REQUEST_SIGNATURE_HEADER,
+  executeUrl,
   formatAddress,
   formatExecutionId,
   parseAddress,
@@ -20,7 +22,6 @@ import {
 import { compile, sampleFor, type Validator } from "./schema.js";
 
 /** The relayer's probe task (relayer/src/listings/listing-service.ts). */
-export const PROBE_TASK = "Agent Market conformance probe: answer as you would a paid call.";
 const HEALTH_TIMEOUT_MS = 5_000;
 
 export type CheckStatus = "pass" | "fail" | "warn" | "skip";
@@ -51,13 +52,6 @@ interface HttpAnswer {
   status: number;
   text: string;
   latency_ms: number;
-}
-
-/** `<endpoint>/execute`, keeping the endpoint's path (the relayer's executeUrl). */
-function executeUrl(endpoint: string): URL {
-  const url = new URL(endpoint);
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/execute`;
-  return url;
 }
 
 function errorCodeOf(text: string): string {

@@ -1,8 +1,9 @@
 // JSON Schema 2020-12 for the conformance check: compiling the listing's schemas, validating
-// with them, and building probe parameters the way the relayer's probe does
-// (relayer/src/listings/json-schema.ts), so `check` sends what listing will send.
+// with them, and building probe parameters with the relayer's own sampler, so `check` sends what
+// listing will send.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
+import { sampleFromSchema } from "@agent-market/program";
 
 // addUsedSchema: false lets two schemas share an $id, as listings may.
 const ajv = new Ajv2020({ allErrors: false, strict: false, addUsedSchema: false });
@@ -25,64 +26,8 @@ export function compile(schema: unknown): Validator {
   };
 }
 
-type Schema = Record<string, unknown>;
-
-/**
- * A value the schema accepts: examples, defaults, consts and enums first, else the smallest
- * value of the declared type; null when nothing simple fits (a pattern, a format).
- */
-export function sampleFor(schema: Schema, validate: Validator): unknown {
-  const value = sample(schema, 0);
+/** A value the schema accepts (see sampleFromSchema), or null when nothing simple fits. */
+export function sampleFor(schema: object, validate: Validator): unknown {
+  const value = sampleFromSchema(schema);
   return value !== undefined && validate(value) === null ? value : null;
-}
-
-function sample(schema: Schema, depth: number): unknown {
-  if (depth > 8 || typeof schema !== "object" || schema === null) return undefined;
-  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
-  if ("default" in schema) return schema.default;
-  if ("const" in schema) return schema.const;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  for (const key of ["anyOf", "oneOf"] as const) {
-    const options = schema[key];
-    if (Array.isArray(options) && options.length > 0) return sample(options[0] as Schema, depth + 1);
-  }
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  switch (type) {
-    case "object": {
-      const properties = (schema.properties ?? {}) as Record<string, Schema>;
-      const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
-      const out: Record<string, unknown> = {};
-      for (const name of required) {
-        const value = sample(properties[name] ?? {}, depth + 1);
-        if (value === undefined) return undefined;
-        out[name] = value;
-      }
-      return out;
-    }
-    case "array": {
-      const count = typeof schema.minItems === "number" ? schema.minItems : 0;
-      const item = sample((schema.items ?? {}) as Schema, depth + 1);
-      if (count > 0 && item === undefined) return undefined;
-      return Array.from({ length: count }, () => item);
-    }
-    case "string": {
-      const min = typeof schema.minLength === "number" ? schema.minLength : 0;
-      const max = typeof schema.maxLength === "number" ? schema.maxLength : Infinity;
-      const length = Math.min(Math.max(min, 5), max);
-      return "probe".repeat(Math.ceil(length / 5)).slice(0, length);
-    }
-    case "integer":
-    case "number": {
-      if (typeof schema.minimum === "number") return type === "integer" ? Math.ceil(schema.minimum) : schema.minimum;
-      if (typeof schema.exclusiveMinimum === "number") return Math.floor(schema.exclusiveMinimum) + 1;
-      if (typeof schema.maximum === "number" && schema.maximum < 0) return type === "integer" ? Math.floor(schema.maximum) : schema.maximum;
-      return 0;
-    }
-    case "boolean":
-      return false;
-    case "null":
-      return null;
-    default:
-      return type === undefined ? {} : undefined;
-  }
 }

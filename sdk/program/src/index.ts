@@ -24,3 +24,4 @@ export * from "./errors.js";
 export { toHex, fromHex } from "./bytes.js";
 export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";
 export * from "./protocol.js";
+export * from "./conformance.js";
