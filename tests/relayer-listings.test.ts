@@ -3,18 +3,12 @@
 // holds, each failing step answering its own code; discovery; the wallet funding helpers.
 import { strict as assert } from "node:assert";
 
-import {
-  agentPda,
-  delegatePda,
-  listingHash,
-  registerAgentInstruction,
-  updateMarketInstruction,
-  type Pricing,
-} from "@agent-market/program";
+import { delegatePda, listingHash, updateMarketInstruction, type Pricing } from "@agent-market/program";
 import { Keypair, PublicKey, Transaction } from "@solana/web3.js";
 
 import { startCreator, ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, type CreatorServer } from "./src/creator-server.js";
-import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
+import { MIN_COLLATERAL_USDC, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
+import { registerOnChain } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE: Pricing = { kind: "PayPerUse", priceUsdc: 250_000n };
@@ -72,29 +66,12 @@ describe("relayer: agent listings", function () {
     const doc = options.doc ?? listingDoc();
     const endpoint = options.endpoint ?? server.url;
     const collateral = options.collateral ?? MIN_COLLATERAL_USDC;
-    const creator = await market.walletWithUsdc(collateral);
-    const agentId = randomId();
-    await market.send(
-      [
-        registerAgentInstruction({
-          creator: creator.wallet.publicKey,
-          agentId,
-          creatorTokenAccount: creator.tokenAccount,
-          payoutAccount: creator.tokenAccount,
-          usdcMint: market.usdcMint,
-          terms: {
-            signingKey: server.signing.publicKey.toBytes(),
-            endpoint,
-            listingHash: listingHash(doc),
-            pricing: PRICE,
-            maxExecutionSecs: 30,
-          },
-          collateralUsdc: collateral,
-        }),
-      ],
-      [creator.wallet],
-    );
-    const agent = agentPda(agentId);
+    const { creator, address: agent } = await registerOnChain(market, {
+      signing: server.signing,
+      endpoint: endpoint,
+      listing: doc,
+      pricing: PRICE, collateral: collateral,
+    });
     const token = await signIn(relayer, creator.wallet);
     const body = {
       agent: agent.toBase58(),
@@ -347,28 +324,12 @@ describe("relayer: listing checks that need a market of their own", function () 
     const server = await startCreator(relayer.marketplaceKey.publicKey.toBase58());
     try {
       const doc = listingDoc();
-      const creator = await market.walletWithUsdc(MIN_COLLATERAL_USDC);
-      const agentId = randomId();
-      await market.send(
-        [
-          registerAgentInstruction({
-            creator: creator.wallet.publicKey,
-            agentId,
-            creatorTokenAccount: creator.tokenAccount,
-            payoutAccount: creator.tokenAccount,
-            usdcMint: market.usdcMint,
-            terms: {
-              signingKey: server.signing.publicKey.toBytes(),
-              endpoint: server.url,
-              listingHash: listingHash(doc),
-              pricing: PRICE,
-              maxExecutionSecs: 30,
-            },
-            collateralUsdc: MIN_COLLATERAL_USDC,
-          }),
-        ],
-        [creator.wallet],
-      );
+      const { creator, address } = await registerOnChain(market, {
+        signing: server.signing,
+        endpoint: server.url,
+        listing: doc,
+        pricing: PRICE,
+      });
       const onChain = await market.localnet.marketConfig();
       await market.send(
         [
@@ -393,7 +354,7 @@ describe("relayer: listing checks that need a market of their own", function () 
       const response = await api<{ error: Record<string, string> }>(relayer, "POST", "/v1/agents", {
         token,
         body: {
-          agent: agentPda(agentId).toBase58(),
+          agent: address.toBase58(),
           ...doc,
           endpoint: server.url,
           signing_key: server.signing.publicKey.toBase58(),
@@ -429,32 +390,16 @@ describe("relayer: listing checks that need a market of their own", function () 
         `http://127.0.0.1:${port}`,
       ]) {
         const doc = listingDoc();
-        const creator = await market.walletWithUsdc(MIN_COLLATERAL_USDC);
-        const agentId = randomId();
-        await market.send(
-          [
-            registerAgentInstruction({
-              creator: creator.wallet.publicKey,
-              agentId,
-              creatorTokenAccount: creator.tokenAccount,
-              payoutAccount: creator.tokenAccount,
-              usdcMint: market.usdcMint,
-              terms: {
-                signingKey: server.signing.publicKey.toBytes(),
-                endpoint,
-                listingHash: listingHash(doc),
-                pricing: PRICE,
-                maxExecutionSecs: 30,
-              },
-              collateralUsdc: MIN_COLLATERAL_USDC,
-            }),
-          ],
-          [creator.wallet],
-        );
+        const { creator, address } = await registerOnChain(market, {
+          signing: server.signing,
+          endpoint: endpoint,
+          listing: doc,
+          pricing: PRICE,
+        });
         const token = await signIn(relayer, creator.wallet);
         const response = await api(relayer, "POST", "/v1/agents", {
           token,
-          body: { agent: agentPda(agentId).toBase58(), ...doc, endpoint, signing_key: server.signing.publicKey.toBase58(), pricing: PRICE_WIRE },
+          body: { agent: address.toBase58(), ...doc, endpoint, signing_key: server.signing.publicKey.toBase58(), pricing: PRICE_WIRE },
         });
         assert.equal(response.status, 422, endpoint);
         assert.equal(errorCode(response), "endpoint_not_allowed", endpoint);

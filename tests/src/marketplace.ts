@@ -3,9 +3,17 @@
 // payers with USDC, an allowance and an API key.
 import { strict as assert } from "node:assert";
 
-import { agentPda, feeShardPda, FEE_SHARD_COUNT, listingHash, registerAgentInstruction, type Pricing } from "@agent-market/program";
+import {
+  agentPda,
+  feeShardPda,
+  FEE_SHARD_COUNT,
+  listingHash,
+  registerAgentInstruction,
+  type ListingDocument,
+  type Pricing,
+} from "@agent-market/program";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
-import type { PublicKey } from "@solana/web3.js";
+import type { Keypair, PublicKey } from "@solana/web3.js";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorBehaviour, type CreatorServer } from "./creator-server.js";
 import { MIN_COLLATERAL_USDC, randomId, TestMarket, type Wallet } from "./fixtures.js";
@@ -42,6 +50,37 @@ export function pricingWire(pricing: Pricing): Record<string, unknown> {
   }
 }
 
+/** A new creator, holding exactly the collateral, registers an agent on-chain with these terms. */
+export async function registerOnChain(
+  market: TestMarket,
+  terms: { signing: Keypair; endpoint: string; listing: ListingDocument; pricing: Pricing; maxExecutionSecs?: number; collateral?: bigint },
+): Promise<{ creator: Wallet; agentId: Uint8Array; address: PublicKey }> {
+  const collateral = terms.collateral ?? MIN_COLLATERAL_USDC;
+  const creator = await market.walletWithUsdc(collateral);
+  const agentId = randomId();
+  await market.send(
+    [
+      registerAgentInstruction({
+        creator: creator.wallet.publicKey,
+        agentId,
+        creatorTokenAccount: creator.tokenAccount,
+        payoutAccount: creator.tokenAccount,
+        usdcMint: market.usdcMint,
+        terms: {
+          signingKey: terms.signing.publicKey.toBytes(),
+          endpoint: terms.endpoint,
+          listingHash: listingHash(terms.listing),
+          pricing: terms.pricing,
+          maxExecutionSecs: terms.maxExecutionSecs ?? 30,
+        },
+        collateralUsdc: collateral,
+      }),
+    ],
+    [creator.wallet],
+  );
+  return { creator, agentId, address: agentPda(agentId) };
+}
+
 /** Registers an agent on-chain for a new creator and lists it through the relayer. */
 export async function listAgent(
   market: TestMarket,
@@ -57,29 +96,13 @@ export async function listAgent(
     input_schema: ECHO_INPUT_SCHEMA,
     output_schema: ECHO_OUTPUT_SCHEMA,
   };
-  const creator = await market.walletWithUsdc(MIN_COLLATERAL_USDC);
-  const agentId = randomId();
-  await market.send(
-    [
-      registerAgentInstruction({
-        creator: creator.wallet.publicKey,
-        agentId,
-        creatorTokenAccount: creator.tokenAccount,
-        payoutAccount: creator.tokenAccount,
-        usdcMint: market.usdcMint,
-        terms: {
-          signingKey: server.signing.publicKey.toBytes(),
-          endpoint: server.url,
-          listingHash: listingHash(doc),
-          pricing,
-          maxExecutionSecs: options.maxExecutionSecs ?? 3,
-        },
-        collateralUsdc: MIN_COLLATERAL_USDC,
-      }),
-    ],
-    [creator.wallet],
-  );
-  const address = agentPda(agentId);
+  const { creator, address } = await registerOnChain(market, {
+    signing: server.signing,
+    endpoint: server.url,
+    listing: doc,
+    pricing,
+    maxExecutionSecs: options.maxExecutionSecs ?? 3,
+  });
   const token = await signIn(relayer, creator.wallet);
   const listed = await api(relayer, "POST", "/v1/agents", {
     token,

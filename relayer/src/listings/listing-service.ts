@@ -92,6 +92,13 @@ const COLUMNS =
   "network, agent, creator, name, description, tags, input_schema, output_schema, endpoint, signing_key, pricing, " +
   "max_execution_secs, collateral_usdc, listing_hash, status, created_at, updated_at, last_probe_at, last_probe_latency_ms";
 
+interface Verified {
+  agent: Agent;
+  listing_hash: Uint8Array;
+  minimum_collateral_usdc: bigint;
+  probe_latency_ms: number;
+}
+
 export interface ListQuery {
   network: NetworkName;
   status: ListingStatus;
@@ -123,23 +130,7 @@ export class ListingService {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'active', clock_timestamp(), $15)
        ON CONFLICT (network, agent) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [
-        input.network,
-        input.agent,
-        wallet,
-        input.name,
-        input.description,
-        input.tags,
-        JSON.stringify(input.input_schema),
-        JSON.stringify(input.output_schema),
-        input.endpoint,
-        input.signing_key,
-        JSON.stringify(input.pricing),
-        verified.agent.maxExecutionSecs,
-        verified.agent.collateralUsdc.toString(),
-        Buffer.from(verified.listing_hash),
-        verified.probe_latency_ms,
-      ],
+      [input.network, input.agent, wallet, ...listingValues(input, verified)],
     );
     if (rows.length === 0) throw new ApiError("agent_already_listed", `Agent ${input.agent} is listed on ${input.network}.`, "agent");
     return this.toObject(rows[0]!, verified.minimum_collateral_usdc);
@@ -168,22 +159,7 @@ export class ListingService {
          endpoint = $8, signing_key = $9, pricing = $10, max_execution_secs = $11, collateral_usdc = $12,
          listing_hash = $13, updated_at = clock_timestamp(), last_probe_at = clock_timestamp(), last_probe_latency_ms = $14
        WHERE network = $1 AND agent = $2 AND status <> 'retired' RETURNING ${COLUMNS}`,
-      [
-        network,
-        agent,
-        merged.name,
-        merged.description,
-        merged.tags,
-        JSON.stringify(merged.input_schema),
-        JSON.stringify(merged.output_schema),
-        merged.endpoint,
-        merged.signing_key,
-        JSON.stringify(merged.pricing),
-        verified.agent.maxExecutionSecs,
-        verified.agent.collateralUsdc.toString(),
-        Buffer.from(verified.listing_hash),
-        verified.probe_latency_ms,
-      ],
+      [network, agent, ...listingValues(merged, verified)],
     );
     if (rows.length === 0) throw new ApiError("listing_retired");
     return this.toObject(rows[0]!, verified.minimum_collateral_usdc);
@@ -246,10 +222,7 @@ export class ListingService {
     };
   }
 
-  private async verify(
-    wallet: string,
-    input: ListingInput,
-  ): Promise<{ agent: Agent; listing_hash: Uint8Array; minimum_collateral_usdc: bigint; probe_latency_ms: number }> {
+  private async verify(wallet: string, input: ListingInput): Promise<Verified> {
     checkSchema(input.input_schema, "input_schema", this.config.schema_limit_bytes, true);
     checkSchema(input.output_schema, "output_schema", this.config.schema_limit_bytes, false);
     this.checkEndpointUrl(input.endpoint);
@@ -429,6 +402,24 @@ export class ListingService {
           : null,
     };
   }
+}
+
+/** The listing's stored columns, name to last_probe_latency_ms, in the order both writes use. */
+function listingValues(input: ListingInput, verified: Verified): unknown[] {
+  return [
+    input.name,
+    input.description,
+    input.tags,
+    JSON.stringify(input.input_schema),
+    JSON.stringify(input.output_schema),
+    input.endpoint,
+    input.signing_key,
+    JSON.stringify(input.pricing),
+    verified.agent.maxExecutionSecs,
+    verified.agent.collateralUsdc.toString(),
+    Buffer.from(verified.listing_hash),
+    verified.probe_latency_ms,
+  ];
 }
 
 function parseAddress(text: string, param: string): PublicKey {
