@@ -4,7 +4,6 @@
 import { strict as assert } from "node:assert";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 
 import { escrowPda, parseExecutionId } from "@agent-market/program";
@@ -14,7 +13,7 @@ import pg from "pg";
 import { TestMarket } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { errorCode, relayerEnv, startRelayerWith } from "./src/relayer.js";
+import { errorCode, freePort, relayerEnv, startRelayerWith } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 
@@ -23,17 +22,6 @@ function reconcileCommand(env: Record<string, string>) {
   return spawnSync(process.execPath, [join(REPO_ROOT, "relayer", "dist", "reconcile-main.js")], {
     env: { ...process.env, ...env },
     encoding: "utf8",
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 
