@@ -23,5 +23,7 @@ export * from "./events.js";
 export * from "./errors.js";
 export { toHex, fromHex } from "./bytes.js";
 export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";
+export { ed25519PublicKey, ed25519Sign, ed25519Verify } from "./ed25519.js";
 export * from "./protocol.js";
+export * from "./transaction.js";
 export * from "./conformance.js";

@@ -3,7 +3,8 @@
 // gives that account. Same derivations as localnet/src/market.rs's `pda` module.
 import { PublicKey } from "@solana/web3.js";
 
-import { requireLength } from "./bytes.js";
+import { requireLength, toHex } from "./bytes.js";
+import { LruMap } from "./lru.js";
 import { bytesConstant, FEE_SHARD_COUNT, IDL, PROGRAM_ID } from "./program.js";
 
 export const MARKET_SEED = bytesConstant("MARKET_SEED");
@@ -32,6 +33,28 @@ export const EVENT_AUTHORITY_SEED: Uint8Array = (() => {
 
 function find(...seeds: Uint8Array[]): PublicKey {
   return PublicKey.findProgramAddressSync(seeds, PROGRAM_ID)[0];
+}
+
+// A derivation costs a few hundred microseconds (each candidate bump is an on-curve check), and
+// the relayer derives the same addresses again and again: an agent's vaults and a payer's
+// subscription for every execution, an execution's escrow when it opens and when it closes.
+/** Derivations from agents and payers, which keep coming back. */
+const ACCOUNT_MEMO_SIZE = 10_000;
+/** Derivations from execution ids, wanted for the few seconds an execution lasts. */
+const EXECUTION_MEMO_SIZE = 1_000;
+const accountMemo = new LruMap<string, PublicKey>(ACCOUNT_MEMO_SIZE);
+const executionMemo = new LruMap<string, PublicKey>(EXECUTION_MEMO_SIZE);
+
+function findMemoized(memo: LruMap<string, PublicKey>, ...seeds: Uint8Array[]): PublicKey {
+  return memo.getOrSet(seeds.map(toHex).join("/"), () => find(...seeds));
+}
+
+/** Internal, for tests: how many derivations each memo holds, and how many it may. */
+export function pdaMemoSizes(): Record<"accounts" | "executions", { size: number; capacity: number }> {
+  return {
+    accounts: { size: accountMemo.size, capacity: accountMemo.capacity },
+    executions: { size: executionMemo.size, capacity: executionMemo.capacity },
+  };
 }
 
 const memo = new Map<string, PublicKey>();
@@ -69,35 +92,35 @@ export function feeShardPda(index: number): PublicKey {
 
 /** The agent account: `["agent", agentId]` with the 16-byte agent id. */
 export function agentPda(agentId: Uint8Array): PublicKey {
-  return find(AGENT_SEED, requireLength("agentId", agentId, 16));
+  return findMemoized(accountMemo, AGENT_SEED, requireLength("agentId", agentId, 16));
 }
 
 /** The agent's collateral vault: `["collateral_vault", agent]`. */
 export function collateralVaultPda(agent: PublicKey): PublicKey {
-  return find(COLLATERAL_VAULT_SEED, agent.toBytes());
+  return findMemoized(accountMemo, COLLATERAL_VAULT_SEED, agent.toBytes());
 }
 
 /** The agent's escrow vault: `["escrow_vault", agent]`. */
 export function escrowVaultPda(agent: PublicKey): PublicKey {
-  return find(ESCROW_VAULT_SEED, agent.toBytes());
+  return findMemoized(accountMemo, ESCROW_VAULT_SEED, agent.toBytes());
 }
 
 /** One execution's escrow: `["escrow", executionId]` with the 16-byte execution id. */
 export function escrowPda(executionId: Uint8Array): PublicKey {
-  return find(ESCROW_SEED, requireLength("executionId", executionId, 16));
+  return findMemoized(executionMemo, ESCROW_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** One execution's receipt: `["receipt", executionId]`. */
 export function receiptPda(executionId: Uint8Array): PublicKey {
-  return find(RECEIPT_SEED, requireLength("executionId", executionId, 16));
+  return findMemoized(executionMemo, RECEIPT_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** One execution's dispute: `["dispute", executionId]`. */
 export function disputePda(executionId: Uint8Array): PublicKey {
-  return find(DISPUTE_SEED, requireLength("executionId", executionId, 16));
+  return findMemoized(executionMemo, DISPUTE_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** A payer's subscription to an agent: `["subscription", agent, payer]` (payer = the wallet). */
 export function subscriptionPda(agent: PublicKey, payer: PublicKey): PublicKey {
-  return find(SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes());
+  return findMemoized(accountMemo, SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes());
 }

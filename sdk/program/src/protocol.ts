@@ -2,16 +2,15 @@
 // kit, the conformance checker and the consumer client's receipt check. docs/execute-protocol.md
 // documents every field; tests/vectors/protocol.json carries its test vectors (written by
 // scripts/gen-protocol-vectors.mjs without this module, so they check it independently).
-import * as ed from "@noble/ed25519";
-import { sha256, sha512 } from "@noble/hashes/sha2";
+import { sha256 } from "@noble/hashes/sha2";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
 import { toHex, fromHex } from "./bytes.js";
 import { canonicalJsonHash, outputHash, resultDigest } from "./digest.js";
+import { ed25519PublicKey, ed25519Sign, ed25519Verify } from "./ed25519.js";
 
-// noble-ed25519 leaves the hash to the caller; sha512 returns a fresh (ArrayBuffer-backed) array.
-ed.hashes.sha512 = (message) => sha512(message) as Uint8Array<ArrayBuffer>;
+export { ed25519PublicKey, ed25519Sign, ed25519Verify };
 
 const bs58 = utils.bytes.bs58;
 const utf8 = new TextEncoder();
@@ -83,34 +82,6 @@ export function parseAddress(address: string): Uint8Array | null {
 export function formatAddress(bytes: Uint8Array): string {
   if (bytes.length !== 32) throw new RangeError(`an address is 32 bytes, got ${bytes.length}`);
   return bs58.encode(bytes);
-}
-
-/** An Ed25519 secret: the 32-byte seed, or Solana's 64-byte seed ‖ public key form. */
-function seedOf(secretKey: Uint8Array): Uint8Array {
-  if (secretKey.length === 32) return secretKey;
-  if (secretKey.length === 64) return secretKey.subarray(0, 32);
-  throw new RangeError(`an Ed25519 secret key is 32 or 64 bytes, got ${secretKey.length}`);
-}
-
-export function ed25519PublicKey(secretKey: Uint8Array): Uint8Array {
-  return ed.getPublicKey(seedOf(secretKey));
-}
-
-export function ed25519Sign(secretKey: Uint8Array, message: Uint8Array): Uint8Array {
-  return ed.sign(message, seedOf(secretKey));
-}
-
-/**
- * Strict RFC 8032 verification (canonical encodings, no small-order keys), the rule the Solana
- * Ed25519 precompile applies: a signature the relayer accepts is one settle will accept.
- */
-export function ed25519Verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
-  if (signature.length !== 64 || publicKey.length !== 32) return false;
-  try {
-    return ed.verify(signature, message, publicKey, { zip215: false });
-  } catch {
-    return false;
-  }
 }
 
 export interface SignedRequestParts {

@@ -1,0 +1,272 @@
+// src/transaction.ts against web3.js: what it compiles, signed and serialized, is what
+// Transaction.from reads back, with the header web3.js's own compiler gives.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+
+import { Keypair, Message, PublicKey, Transaction, TransactionInstruction } from "@solana/web3.js";
+
+import {
+  compileLegacyMessage,
+  ed25519Sign,
+  fromHex,
+  openEscrowInstruction,
+  PACKET_DATA_SIZE,
+  PROGRAM_ID,
+  refundInstruction,
+  resultDigest,
+  serializeLegacyTransaction,
+  settleInstructions,
+  subscribeInstruction,
+} from "../src/index.js";
+import { golden, goldenInputs } from "./golden.js";
+
+const inputs = golden.instructions;
+const key = (name: keyof typeof inputs.keys) => new PublicKey(inputs.keys[name]);
+const relayer = Keypair.generate();
+const creatorSeed = randomBytes(32);
+const blockhash = Keypair.generate().publicKey.toBase58();
+const { agent, executionId, escrow } = goldenInputs;
+const requestHash = fromHex(inputs.request_hash);
+const resultHash = fromHex(inputs.result_hash);
+
+function settle(rentPayer: PublicKey): TransactionInstruction[] {
+  const ref = { ...escrow, rentPayer };
+  const digest = resultDigest(executionId, agent, requestHash, resultHash);
+  return settleInstructions({
+    relayer: relayer.publicKey,
+    usdcMint: key("usdc_mint"),
+    escrow: ref,
+    payoutAccount: key("payout_account"),
+    resultHash,
+    feeShardIndex: 5,
+    requestHash,
+    signingKey: Keypair.fromSeed(creatorSeed).publicKey.toBytes(),
+    signature: ed25519Sign(creatorSeed, digest),
+  });
+}
+
+const openEscrow = () =>
+  openEscrowInstruction({
+    relayer: relayer.publicKey,
+    usdcMint: key("usdc_mint"),
+    agent,
+    payer: key("payer"),
+    payerTokenAccount: key("payer_token_account"),
+    executionId,
+    apiKeyId: fromHex(inputs.api_key_id),
+    requestHash,
+  });
+
+const cases: { name: string; instructions: TransactionInstruction[]; signers?: Keypair[] }[] = [
+  { name: "open_escrow", instructions: [openEscrow()] },
+  { name: "settle: [Ed25519 verification, settle]", instructions: settle(key("relayer")) },
+  // The relayer paid the escrow's rent: the same key signs as the relayer and is the rent payer.
+  { name: "settle, the relayer being the rent payer", instructions: settle(relayer.publicKey) },
+  {
+    name: "refund with the subscription",
+    instructions: [
+      refundInstruction({
+        relayer: relayer.publicKey,
+        usdcMint: key("usdc_mint"),
+        escrow,
+        reason: "Timeout",
+        withSubscription: true,
+      }),
+    ],
+  },
+  {
+    name: "refund without the subscription (PROGRAM_ID in its place)",
+    instructions: [
+      refundInstruction({
+        relayer: relayer.publicKey,
+        usdcMint: key("usdc_mint"),
+        escrow,
+        reason: "CreatorError",
+        withSubscription: false,
+      }),
+    ],
+  },
+  {
+    name: "subscribe",
+    instructions: [
+      subscribeInstruction({
+        relayer: relayer.publicKey,
+        usdcMint: key("usdc_mint"),
+        agent,
+        payer: key("payer"),
+        payerTokenAccount: key("payer_token_account"),
+        payoutAccount: key("payout_account"),
+        feeShardIndex: 0,
+      }),
+    ],
+  },
+  { name: "open_escrow and settle together", instructions: [openEscrow(), ...settle(key("relayer"))] },
+];
+
+// Accounts named twice, with other flags; a program that is also an account; a second signer.
+{
+  const shared = Keypair.generate().publicKey;
+  const cosigner = Keypair.generate();
+  const otherProgram = Keypair.generate().publicKey;
+  const writableProgram = Keypair.generate().publicKey;
+  const ix = (programId: PublicKey, keys: [PublicKey, boolean, boolean][], data: number[]) =>
+    new TransactionInstruction({
+      programId,
+      keys: keys.map(([pubkey, isSigner, isWritable]) => ({ pubkey, isSigner, isWritable })),
+      data: Buffer.from(data),
+    });
+  cases.push({
+    name: "duplicates: writable in one instruction and read-only in another, programs as accounts",
+    signers: [cosigner],
+    instructions: [
+      ix(otherProgram, [[shared, false, true], [relayer.publicKey, false, false], [writableProgram, false, true]], [1, 2, 3]),
+      ix(writableProgram, [[shared, false, false], [otherProgram, false, false], [cosigner.publicKey, true, false]], []),
+      ix(otherProgram, [[cosigner.publicKey, false, false], [shared, false, false], [shared, false, true]], [4]),
+    ],
+  });
+  cases.push({
+    name: "compact-u16 lengths of two bytes: 200 account indexes, 300 bytes of data",
+    instructions: [
+      ix(
+        otherProgram,
+        Array.from({ length: 200 }, () => [shared, false, true]),
+        Array.from({ length: 300 }, (_, i) => i & 255),
+      ),
+    ],
+  });
+}
+
+type Flags = { isSigner: boolean; isWritable: boolean };
+
+/** Each account's flags over the whole transaction: a signer if any use signs, writable if any writes. */
+function mergedFlags(feePayer: PublicKey, instructions: TransactionInstruction[]): Map<string, Flags> {
+  const flags = new Map<string, Flags>([[feePayer.toBase58(), { isSigner: true, isWritable: true }]]);
+  for (const ix of instructions) {
+    for (const meta of ix.keys) {
+      const seen = flags.get(meta.pubkey.toBase58()) ?? { isSigner: false, isWritable: false };
+      flags.set(meta.pubkey.toBase58(), {
+        isSigner: seen.isSigner || meta.isSigner,
+        isWritable: seen.isWritable || meta.isWritable,
+      });
+    }
+    if (!flags.has(ix.programId.toBase58())) flags.set(ix.programId.toBase58(), { isSigner: false, isWritable: false });
+  }
+  return flags;
+}
+
+function signAndSerialize(message: Uint8Array, signers: Keypair[]): Uint8Array {
+  const parsed = Message.from(Buffer.from(message));
+  const signatures = parsed.accountKeys.slice(0, parsed.header.numRequiredSignatures).map((pubkey) => {
+    const signer = signers.find((s) => s.publicKey.equals(pubkey));
+    assert.ok(signer, `a keypair for signer ${pubkey.toBase58()}`);
+    return ed25519Sign(signer.secretKey, message);
+  });
+  return serializeLegacyTransaction(signatures, message);
+}
+
+describe("legacy transactions (src/transaction.ts)", () => {
+  for (const c of cases) {
+    describe(c.name, () => {
+      const signers = [relayer, ...(c.signers ?? [])];
+      const message = compileLegacyMessage(relayer.publicKey, c.instructions, blockhash);
+      const bytes = signAndSerialize(message, signers);
+      const web3 = new Transaction({ feePayer: relayer.publicKey, blockhash, lastValidBlockHeight: 1 }).add(...c.instructions);
+
+      it("Transaction.from reads back the fee payer, the blockhash and every instruction, and the signatures verify", () => {
+        const transaction = Transaction.from(bytes);
+        assert.ok(transaction.feePayer!.equals(relayer.publicKey));
+        assert.equal(transaction.recentBlockhash, blockhash);
+        assert.ok(transaction.verifySignatures());
+        const flags = mergedFlags(relayer.publicKey, c.instructions);
+        assert.equal(transaction.instructions.length, c.instructions.length);
+        c.instructions.forEach((ix, i) => {
+          const read = transaction.instructions[i]!;
+          assert.equal(read.programId.toBase58(), ix.programId.toBase58(), `instruction ${i} program`);
+          assert.deepEqual(
+            read.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), isSigner: meta.isSigner, isWritable: meta.isWritable })),
+            ix.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), ...flags.get(meta.pubkey.toBase58())! })),
+            `instruction ${i} accounts`,
+          );
+          assert.equal(read.data.toString("hex"), ix.data.toString("hex"), `instruction ${i} data`);
+        });
+      });
+
+      it("has the header and the account set of web3.js's compileMessage, the fee payer first, each account once", () => {
+        const ours = Message.from(Buffer.from(message));
+        const theirs = web3.compileMessage();
+        assert.deepEqual(ours.header, theirs.header);
+        const names = (keys: PublicKey[]) => keys.map((k) => k.toBase58());
+        assert.deepEqual(names(ours.accountKeys).sort(), names(theirs.accountKeys).sort());
+        assert.equal(new Set(names(ours.accountKeys)).size, ours.accountKeys.length);
+        assert.ok(ours.accountKeys[0]!.equals(relayer.publicKey));
+        assert.deepEqual(new Uint8Array(ours.serialize()), message);
+      });
+
+      it("is as long as what web3.js serializes", () => {
+        web3.sign(...signers);
+        assert.equal(bytes.length, web3.serialize().length);
+      });
+    });
+  }
+
+  it("lists an account once, writable if any instruction writes it; program ids read-only unless written", () => {
+    const c = cases.find((c) => c.name.startsWith("duplicates"))!;
+    const ours = Message.from(Buffer.from(compileLegacyMessage(relayer.publicKey, c.instructions, blockhash)));
+    const [otherProgram, writableProgram] = [c.instructions[0]!.programId, c.instructions[1]!.programId];
+    const shared = c.instructions[0]!.keys[0]!.pubkey;
+    const index = (k: PublicKey) => ours.accountKeys.findIndex((a) => a.equals(k));
+    assert.equal(ours.accountKeys.filter((k) => k.equals(shared)).length, 1);
+    assert.equal(ours.isAccountWritable(index(shared)), true);
+    assert.equal(ours.isAccountWritable(0) && ours.isAccountSigner(0), true, "the fee payer, read-only in an instruction");
+    assert.equal(ours.isAccountWritable(index(otherProgram)), false);
+    assert.equal(ours.isAccountWritable(index(writableProgram)), true);
+    assert.deepEqual(ours.header, { numRequiredSignatures: 2, numReadonlySignedAccounts: 1, numReadonlyUnsignedAccounts: 1 });
+    // The builders name the program itself (event_cpi's `program`) as well as calling it.
+    const open = Message.from(Buffer.from(compileLegacyMessage(relayer.publicKey, [openEscrow()], blockhash)));
+    assert.equal(open.accountKeys.filter((k) => k.equals(PROGRAM_ID)).length, 1);
+    assert.equal(open.isAccountWritable(open.accountKeys.findIndex((k) => k.equals(PROGRAM_ID))), false);
+  });
+
+  describe("refuse", () => {
+    const program = Keypair.generate().publicKey;
+
+    it("more than 256 accounts", () => {
+      const keys = Array.from({ length: 256 }, () => ({
+        pubkey: Keypair.generate().publicKey,
+        isSigner: false,
+        isWritable: false,
+      }));
+      const ix = new TransactionInstruction({ programId: program, keys: keys.slice(0, 254), data: Buffer.alloc(0) });
+      // Fee payer, program and 254 accounts: 256, too large a transaction but a valid index.
+      assert.throws(() => compileLegacyMessage(relayer.publicKey, [ix], blockhash), /more than the 1232/);
+      const tooMany = new TransactionInstruction({ programId: program, keys, data: Buffer.alloc(0) });
+      assert.throws(() => compileLegacyMessage(relayer.publicKey, [tooMany], blockhash), /at most 256 accounts, got 258/);
+    });
+
+    it(`a transaction over ${PACKET_DATA_SIZE} bytes, and takes one of exactly ${PACKET_DATA_SIZE}`, () => {
+      const withData = (length: number) => {
+        const ix = new TransactionInstruction({ programId: program, keys: [], data: Buffer.alloc(length) });
+        return compileLegacyMessage(relayer.publicKey, [ix], blockhash);
+      };
+      // 1 + 64 signature bytes, a 3-byte header, 1 + 2 × 32 keys, 32 of blockhash, 1 + 1 + 1 + 2 + data.
+      const fits = PACKET_DATA_SIZE - (1 + 64 + 3 + 1 + 64 + 32 + 1 + 1 + 1 + 2);
+      const bytes = signAndSerialize(withData(fits), [relayer]);
+      assert.equal(bytes.length, PACKET_DATA_SIZE);
+      assert.ok(Transaction.from(bytes).verifySignatures());
+      assert.throws(() => withData(fits + 1), /1233 bytes, more than the 1232 a packet carries/);
+    });
+
+    it("signatures that are not the message's: too few, too many, not 64 bytes", () => {
+      const message = compileLegacyMessage(relayer.publicKey, [openEscrow()], blockhash);
+      const signature = ed25519Sign(relayer.secretKey, message);
+      assert.throws(() => serializeLegacyTransaction([], message), /needs 1 signatures, got 0/);
+      assert.throws(() => serializeLegacyTransaction([signature, signature], message), /needs 1 signatures, got 2/);
+      assert.throws(() => serializeLegacyTransaction([signature.subarray(1)], message), /64 bytes, got 63/);
+    });
+
+    it("a blockhash that is not 32 bytes of base58", () => {
+      assert.throws(() => compileLegacyMessage(relayer.publicKey, [openEscrow()], "0OIl"), /not a base58 blockhash/);
+      assert.throws(() => compileLegacyMessage(relayer.publicKey, [openEscrow()], "11111"), /not a base58 blockhash/);
+    });
+  });
+});
