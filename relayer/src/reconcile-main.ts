@@ -23,7 +23,7 @@ async function main(): Promise<number> {
   const db = createPool(embedded?.url ?? config.database_url, 4);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.connection(network), config.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.relayer_keypair)]),
   );
   let differences = 0;
   try {
@@ -37,6 +37,7 @@ async function main(): Promise<number> {
       differences += report.differences.length;
     }
   } finally {
+    chain.close();
     await db.end();
     await embedded?.stop();
   }

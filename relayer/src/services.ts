@@ -31,12 +31,13 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.connection(network), config.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.relayer_keypair)]),
   );
   const jobs: JobQueue = config.redis_url ? new BullMqJobQueue(config.redis_url, config.queue_name) : new LocalJobQueue(db);
   const authenticator = new ApiKeyAuthenticator(db, config.api_key_hash_secret);
   const creators = new CreatorClient(config.marketplace_signing_key, config.endpoint_policy);
-  const executions = new ExecutionService(db, chain, senders, creators, jobs, {
+  const listings = new ListingService(db, chain, creators, config);
+  const executions = new ExecutionService(db, chain, senders, listings, creators, jobs, {
     instance_id: `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`,
     creator_max_response_bytes: config.creator_max_response_bytes,
     instance_timeout_secs: config.instance_timeout_secs,
@@ -54,7 +55,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       nonce_ttl_secs: config.nonce_ttl_secs,
       session_ttl_secs: config.session_ttl_secs,
     }),
-    listings: new ListingService(db, chain, creators, config),
+    listings,
     executions,
     jobs,
     reconcile: (network) => reconcile(db, chain, senders, network),
@@ -68,10 +69,12 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       });
     },
     async close() {
+      await executions.close();
       await jobs.close();
       if (workers) executions.stopInstance();
       await authenticator.flushUsage().catch(() => undefined);
       await db.end();
+      chain.close();
     },
   };
 }

@@ -21,6 +21,7 @@ import { Connection, PublicKey, Transaction, type TransactionInstruction } from 
 import type { NetworkConfig, NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { USDC_DECIMALS } from "../usdc.js";
+import { RpcClient } from "./rpc-client.js";
 
 export interface WalletFunding {
   network: NetworkName;
@@ -54,6 +55,7 @@ const MARKET_MAX_AGE_MS = 5_000;
 
 export class ChainService {
   private readonly connections = new Map<NetworkName, Connection>();
+  private readonly rpcs = new Map<NetworkName, RpcClient>();
   private readonly markets = new Map<NetworkName, { market: Promise<Market>; at_ms: number }>();
 
   constructor(networks: Partial<Record<NetworkName, NetworkConfig>>) {
@@ -62,11 +64,26 @@ export class ChainService {
         network.name,
         new Connection(network.rpc_url, { commitment: "confirmed", wsEndpoint: network.websocket_url }),
       );
+      this.rpcs.set(network.name, new RpcClient(network.rpc_url));
     }
   }
 
   get networks(): NetworkName[] {
     return [...this.connections.keys()];
+  }
+
+  /** The lean client of the calls on an execution's path (see rpc-client.ts). */
+  rpc(network: NetworkName): RpcClient {
+    const rpc = this.rpcs.get(network);
+    if (!rpc) {
+      throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
+    }
+    return rpc;
+  }
+
+  /** Drops the RPC clients' idle keep-alive sockets. */
+  close(): void {
+    for (const rpc of this.rpcs.values()) rpc.close();
   }
 
   connection(network: NetworkName): Connection {

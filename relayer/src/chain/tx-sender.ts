@@ -4,15 +4,11 @@
 // (new blockhash, new signature) only once the old one can no longer land.
 import { createPrivateKey, sign as signEd25519, type KeyObject } from "node:crypto";
 
+import { compileLegacyMessage, serializeLegacyTransaction } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
-import {
-  SendTransactionError,
-  Transaction,
-  type Connection,
-  type Keypair,
-  type TransactionError,
-  type TransactionInstruction,
-} from "@solana/web3.js";
+import type { Keypair, TransactionInstruction } from "@solana/web3.js";
+
+import { RpcError, type Commitment, type RpcClient, type SignatureStatus } from "./rpc-client.js";
 
 /** A signed transaction, as recorded before it is sent. */
 export interface SignedTransaction {
@@ -31,7 +27,7 @@ export type SendOutcome =
   | { kind: "unknown"; message: string };
 
 export type SignatureState =
-  | { kind: "landed"; err: TransactionError | null; confirmation: "processed" | "confirmed" | "finalized" }
+  | { kind: "landed"; err: unknown; confirmation: Commitment }
   /** Not seen and its blockhash expired: it never will land. */
   | { kind: "expired" }
   | { kind: "pending" };
@@ -48,11 +44,11 @@ export class TransactionSender {
   private readonly privateKey: KeyObject;
 
   constructor(
-    readonly connection: Connection,
+    readonly rpc: RpcClient,
     readonly signer: Keypair,
   ) {
-    // PKCS #8 wrapping of the 32-byte Ed25519 seed, for OpenSSL: web3.js signs in JavaScript at
-    // a few milliseconds a signature, OpenSSL in tens of microseconds.
+    // PKCS #8 wrapping of the 32-byte Ed25519 seed, for OpenSSL: signing in JavaScript costs ten
+    // times as much.
     this.privateKey = createPrivateKey({
       key: Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), signer.secretKey.subarray(0, 32)]),
       format: "der",
@@ -66,7 +62,7 @@ export class TransactionSender {
    */
   async recentBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
     if (this.blockhash && Date.now() - this.blockhash.at_ms < BLOCKHASH_MAX_AGE_MS) return this.blockhash.value;
-    this.refreshing ??= this.connection
+    this.refreshing ??= this.rpc
       .getLatestBlockhash("confirmed")
       .then((value) => {
         this.blockhash = { value, at_ms: Date.now() };
@@ -80,15 +76,12 @@ export class TransactionSender {
 
   async sign(instructions: TransactionInstruction[]): Promise<SignedTransaction> {
     const { blockhash, lastValidBlockHeight } = await this.recentBlockhash();
-    const transaction = new Transaction({ feePayer: this.signer.publicKey, blockhash, lastValidBlockHeight }).add(
-      ...instructions,
-    );
-    const signature = signEd25519(null, transaction.serializeMessage(), this.privateKey);
-    transaction.addSignature(this.signer.publicKey, signature);
+    const message = compileLegacyMessage(this.signer.publicKey, instructions, blockhash);
+    const signature = signEd25519(null, message, this.privateKey);
     return {
       // A legacy transaction's id is its first signature, base58.
-      signature: utils.bytes.bs58.encode(transaction.signature!),
-      bytes: transaction.serialize().toString("base64"),
+      signature: utils.bytes.bs58.encode(signature),
+      bytes: Buffer.from(serializeLegacyTransaction([signature], message)).toString("base64"),
       last_valid_block_height: lastValidBlockHeight,
     };
   }
@@ -96,19 +89,17 @@ export class TransactionSender {
   /** Sends recorded bytes with a preflight simulation; sending the same bytes twice is harmless. */
   async send(signed: SignedTransaction): Promise<SendOutcome> {
     try {
-      await this.connection.sendRawTransaction(Buffer.from(signed.bytes, "base64"), {
-        skipPreflight: false,
-        preflightCommitment: "processed",
-        maxRetries: 0,
-      });
+      await this.rpc.sendTransaction(signed.bytes);
       return { kind: "processed" };
     } catch (error) {
-      if (error instanceof SendTransactionError) {
-        const message = error.message;
+      if (error instanceof RpcError) {
+        const data = (error.data ?? {}) as { err?: unknown; logs?: string[] | null };
         // Resending a transaction that already landed is not a failure of it.
-        if (/already been processed/i.test(message)) return { kind: "processed" };
-        if (/simulation failed/i.test(message)) return { kind: "rejected", message, logs: error.logs ?? [] };
-        return { kind: "unknown", message };
+        if (data.err === "AlreadyProcessed" || /already been processed/i.test(error.message)) return { kind: "processed" };
+        // -32002: the preflight simulation failed; -32003: a signature does not verify.
+        if (error.code === -32002 || error.code === -32003) {
+          return { kind: "rejected", message: error.message, logs: data.logs ?? [] };
+        }
       }
       return { kind: "unknown", message: (error as Error).message };
     }
@@ -124,7 +115,7 @@ export class TransactionSender {
         confirmation: status.confirmationStatus ?? "processed",
       };
     }
-    const height = await this.connection.getBlockHeight("confirmed");
+    const height = await this.rpc.getBlockHeight("confirmed");
     // Checked after the status: a transaction seen as missing and then past its last valid
     // height can no longer land, whatever happens next.
     if (height > signed.last_valid_block_height) {
@@ -139,7 +130,7 @@ export class TransactionSender {
    * One signature's status. Concurrent callers share getSignatureStatuses calls of up to 256
    * signatures, so hundreds of executions a second cost a few status calls.
    */
-  status(signature: string): Promise<SignatureStatusValue | null> {
+  status(signature: string): Promise<SignatureStatus | null> {
     return new Promise((resolve, reject) => {
       const waiters = this.watched.get(signature) ?? [];
       waiters.push({ resolve, reject });
@@ -160,9 +151,9 @@ export class TransactionSender {
           this.watched.delete(signature);
           return list;
         });
-        let values: (SignatureStatusValue | null)[];
+        let values: (SignatureStatus | null)[];
         try {
-          values = (await this.connection.getSignatureStatuses(signatures, { searchTransactionHistory: true })).value;
+          values = await this.rpc.getSignatureStatuses(signatures);
         } catch (error) {
           for (const list of waiters) for (const waiter of list) waiter.reject(error);
           continue;
@@ -178,11 +169,6 @@ export class TransactionSender {
 }
 
 interface Waiter {
-  resolve: (status: SignatureStatusValue | null) => void;
+  resolve: (status: SignatureStatus | null) => void;
   reject: (error: unknown) => void;
 }
-
-type SignatureStatusValue = {
-  err: TransactionError | null;
-  confirmationStatus?: "processed" | "confirmed" | "finalized";
-};

@@ -33,6 +33,7 @@ import { PublicKey } from "@solana/web3.js";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
 import type { ChainService } from "../chain/chain-service.js";
+import type { AccountData } from "../chain/rpc-client.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
@@ -40,8 +41,10 @@ import type { Db } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { validateAgainst } from "../listings/json-schema.js";
+import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
-import { renderExecution, type ExecutionRow } from "./execution-view.js";
+import { completeExecutions, ConfirmationTracker } from "./confirmations.js";
+import { EMPTY_ROW, renderExecution, type ExecutionRow } from "./execution-view.js";
 
 const bs58 = utils.bytes.bs58;
 
@@ -49,6 +52,15 @@ const bs58 = utils.bytes.bs58;
 export const MAX_TASK_CHARS = 20_000;
 /** Time kept before the escrow deadline for settle to land. */
 const SETTLE_MARGIN_MS = 5_000;
+/** When the finish job first looks at an execution whose transaction's fate is unknown. */
+const FINISH_RETRY_MS = 400;
+/** How long a sent open_escrow is awaited before the finish job takes the execution over. */
+const ESCROW_WAIT_MS = 5_000;
+const ESCROW_POLL_MS = 200;
+/** About a slot: a processed transaction is confirmed a slot later. */
+const CONFIRMATION_POLL_MS = 100;
+/** A settle or refund not confirmed by then is the finish job's (rebroadcast, re-sign). */
+const CONFIRMATION_HANDOVER_MS = 20_000;
 
 export type ExecutionState = "opening" | "running" | "settling" | "refunding" | "settled" | "refunded" | "failed";
 
@@ -74,12 +86,20 @@ export interface ExecutionOptions {
   instance_timeout_secs: number;
 }
 
-interface ListingForExecution {
-  input_schema: object;
-  output_schema: object;
-  endpoint: string;
-  status: string;
+interface Quote {
+  amount_usdc: bigint;
+  uses_subscription: boolean;
+  /** The agent account the quote read. */
+  agent: Agent;
 }
+
+/** What an execution already read, handed on so it is not read twice. */
+interface ExecutionContext {
+  agent: Agent;
+  listing: ListingForExecution;
+}
+
+const TOKEN_ACCOUNT_MEMO_ENTRIES = 10_000;
 
 const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }> = {
   timeout: { reason: "Timeout", code: "creator_timeout" },
@@ -96,15 +116,23 @@ const COLUMNS = "*";
 
 export class ExecutionService {
   private heartbeat: NodeJS.Timeout | undefined;
+  private readonly tokenAccounts = new Map<string, PublicKey>();
+  private readonly confirmations: ConfirmationTracker;
 
   constructor(
     private readonly db: Db,
     private readonly chain: ChainService,
     private readonly senders: Partial<Record<NetworkName, TransactionSender>>,
+    private readonly listings: ListingService,
     private readonly creators: CreatorClient,
     private readonly jobs: JobQueue,
     private readonly options: ExecutionOptions,
-  ) {}
+  ) {
+    this.confirmations = new ConfirmationTracker(db, senders, (id) => jobs.add("finish", id), {
+      poll_ms: CONFIRMATION_POLL_MS,
+      handover_after_ms: CONFIRMATION_HANDOVER_MS,
+    });
+  }
 
   /** Registers this instance and keeps its heartbeat, by which others know its executions are cared for. */
   async startInstance(): Promise<void> {
@@ -123,6 +151,11 @@ export class ExecutionService {
     clearInterval(this.heartbeat);
   }
 
+  /** Hands the settlements still waiting for their confirmation to the finish job. */
+  close(): Promise<void> {
+    return this.confirmations.close();
+  }
+
   private sender(network: NetworkName): TransactionSender {
     const sender = this.senders[network];
     if (!sender) throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
@@ -136,11 +169,14 @@ export class ExecutionService {
     const { key } = input;
     const network = key.network;
     const sender = this.sender(network);
-    const fingerprint = createHash("sha256")
-      .update(canonicalJson({ network, agent: input.agent, task: input.task, parameters: input.parameters }))
-      .digest();
+    const fingerprint =
+      input.idempotency_key === undefined
+        ? null
+        : createHash("sha256")
+            .update(canonicalJson({ network, agent: input.agent, task: input.task, parameters: input.parameters }))
+            .digest();
     if (input.idempotency_key !== undefined) {
-      const replay = await this.replay(key.id, input.idempotency_key, fingerprint);
+      const replay = await this.replay(key.id, input.idempotency_key, fingerprint!);
       if (replay) return replay;
     }
 
@@ -158,7 +194,7 @@ export class ExecutionService {
     const agentAddress = new PublicKey(input.agent);
     const wallet = new PublicKey(key.wallet);
     const market = await this.chain.market(network);
-    const payerTokenAccount = getAssociatedTokenAddressSync(market.usdcMint, wallet, true);
+    const payerTokenAccount = this.tokenAccount(market.usdcMint, wallet);
     const quote = await this.quote(network, agentAddress, wallet, payerTokenAccount, market.usdcMint);
 
     const executionId = randomBytes(16);
@@ -179,11 +215,44 @@ export class ExecutionService {
             }),
           ])
         : null;
-
-    const client = await this.db.connect();
-    try {
-      await client.query("BEGIN");
-      if (input.idempotency_key !== undefined) {
+    const owner = input.mode === "sync" ? this.options.instance_id : null;
+    const values = [
+      id,
+      key.id,
+      key.wallet,
+      network,
+      input.agent,
+      input.mode,
+      owner,
+      input.task,
+      JSON.stringify(input.parameters),
+      Buffer.from(hash),
+      payerTokenAccount.toBase58(),
+      quote.uses_subscription,
+      quote.amount_usdc.toString(),
+      escrow_tx,
+    ];
+    // The key's spending reservation and the execution row are one statement: the key's row is
+    // locked only while it runs, so executions under one key do not queue behind each other.
+    const reserveAndInsert = `WITH reserved AS (
+         UPDATE api_keys SET spent_usdc = spent_usdc + $13::numeric, execution_count = execution_count + 1
+          WHERE id = $2::text AND (spending_cap_usdc IS NULL OR spent_usdc + $13::numeric <= spending_cap_usdc)
+         RETURNING id
+       )
+       INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, owner, task, parameters, request_hash,
+         payer_token_account, used_subscription, quoted_usdc, escrow_tx)
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'opening', $7::text, $8::text, $9::jsonb,
+              $10::bytea, $11::text, $12::boolean, $13::numeric, $14::jsonb
+         FROM reserved
+       RETURNING created_at`;
+    let inserted: { created_at: Date } | undefined;
+    if (input.idempotency_key === undefined) {
+      inserted = (await this.db.query<{ created_at: Date }>(reserveAndInsert, values)).rows[0];
+    } else {
+      // The claim of the Idempotency-Key must vanish if the reservation fails: one transaction.
+      const client = await this.db.connect();
+      try {
+        await client.query("BEGIN");
         const claimed = await client.query(
           `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, execution_id) VALUES ($1, $2, $3, $4)
            ON CONFLICT DO NOTHING`,
@@ -192,60 +261,53 @@ export class ExecutionService {
         if (claimed.rowCount === 0) {
           await client.query("ROLLBACK");
           return (
-            (await this.replay(key.id, input.idempotency_key, fingerprint)) ?? {
+            (await this.replay(key.id, input.idempotency_key, fingerprint!)) ?? {
               status: 409,
               body: null,
               replayed: false,
             }
           );
         }
+        inserted = (await client.query<{ created_at: Date }>(reserveAndInsert, values)).rows[0];
+        await client.query(inserted ? "COMMIT" : "ROLLBACK");
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
       }
-      const reserved = await client.query(
-        `UPDATE api_keys SET spent_usdc = spent_usdc + $2, execution_count = execution_count + 1
-         WHERE id = $1 AND (spending_cap_usdc IS NULL OR spent_usdc + $2 <= spending_cap_usdc)`,
-        [key.id, quote.amount_usdc.toString()],
-      );
-      if (reserved.rowCount === 0) {
-        await client.query("ROLLBACK");
-        throw new ApiError("spending_cap_reached", undefined, undefined, {
-          spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
-          required_usdc: formatUsdc(quote.amount_usdc),
-        });
-      }
-      await client.query(
-        `INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, owner, task, parameters, request_hash,
-           payer_token_account, used_subscription, quoted_usdc, escrow_tx)
-         VALUES ($1, $2, $3, $4, $5, $6, 'opening', $7, $8, $9, $10, $11, $12, $13, $14)`,
-        [
-          id,
-          key.id,
-          key.wallet,
-          network,
-          input.agent,
-          input.mode,
-          input.mode === "sync" ? this.options.instance_id : null,
-          input.task,
-          JSON.stringify(input.parameters),
-          Buffer.from(hash),
-          payerTokenAccount.toBase58(),
-          quote.uses_subscription,
-          quote.amount_usdc.toString(),
-          escrow_tx,
-        ],
-      );
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
     }
+    if (!inserted) {
+      throw new ApiError("spending_cap_reached", undefined, undefined, {
+        spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
+        required_usdc: formatUsdc(quote.amount_usdc),
+      });
+    }
+    const row: ExecutionRow = {
+      ...EMPTY_ROW,
+      id,
+      api_key_id: key.id,
+      wallet: key.wallet,
+      network,
+      agent: input.agent,
+      mode: input.mode,
+      state: "opening",
+      owner,
+      task: input.task,
+      parameters: input.parameters,
+      request_hash: Buffer.from(hash),
+      payer_token_account: payerTokenAccount.toBase58(),
+      used_subscription: quote.uses_subscription,
+      quoted_usdc: quote.amount_usdc.toString(),
+      escrow_tx,
+      created_at: inserted.created_at,
+    };
 
     if (input.mode === "async") {
       await this.jobs.add("execute", id);
-      return { status: 202, body: renderExecution(await this.row(id)), replayed: false };
+      return { status: 202, body: renderExecution(row), replayed: false };
     }
-    return this.run(id);
+    return this.run(row, { agent: quote.agent, listing });
   }
 
   /** The first response again for a known Idempotency-Key, or null if the key is new. */
@@ -266,16 +328,26 @@ export class ExecutionService {
   }
 
   private async listing(network: NetworkName, agent: string): Promise<ListingForExecution> {
-    const { rows } = await this.db.query<ListingForExecution>(
-      "SELECT input_schema, output_schema, endpoint, status FROM agent_listings WHERE network = $1 AND agent = $2",
-      [network, agent],
-    );
-    const listing = rows[0];
+    const listing = await this.listings.forExecution(network, agent);
     if (!listing || listing.status === "retired") {
       throw new ApiError("resource_not_found", `No agent ${agent} on ${network}.`, "agent_id");
     }
     if (listing.status !== "active") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
     return listing;
+  }
+
+  /** The wallet's associated USDC account; deriving it costs more than the rest of the quote. */
+  private tokenAccount(usdcMint: PublicKey, wallet: PublicKey): PublicKey {
+    const key = `${usdcMint.toBase58()}/${wallet.toBase58()}`;
+    let address = this.tokenAccounts.get(key);
+    if (address) {
+      this.tokenAccounts.delete(key);
+    } else {
+      address = getAssociatedTokenAddressSync(usdcMint, wallet, true);
+      if (this.tokenAccounts.size >= TOKEN_ACCOUNT_MEMO_ENTRIES) this.tokenAccounts.delete(this.tokenAccounts.keys().next().value!);
+    }
+    this.tokenAccounts.set(key, address);
+    return address;
   }
 
   /**
@@ -288,11 +360,12 @@ export class ExecutionService {
     wallet: PublicKey,
     payerTokenAccount: PublicKey,
     usdcMint: PublicKey,
-  ): Promise<{ amount_usdc: bigint; uses_subscription: boolean }> {
-    const connection = this.chain.connection(network);
+  ): Promise<Quote> {
     let infos;
     try {
-      infos = await connection.getMultipleAccountsInfo([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet)]);
+      infos = await this.chain
+        .rpc(network)
+        .getMultipleAccounts([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet)], "processed");
     } catch (error) {
       throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
     }
@@ -329,7 +402,9 @@ export class ExecutionService {
         }
         break;
     }
-    const token = tokenInfo ? unpackAccount(payerTokenAccount, tokenInfo, tokenInfo.owner) : null;
+    const token = tokenInfo
+      ? unpackAccount(payerTokenAccount, { ...tokenInfo, owner: new PublicKey(tokenInfo.owner), executable: false })
+      : null;
     const balance = token?.amount ?? 0n;
     const allowance = token?.delegate?.equals(delegatePda()) ? token.delegatedAmount : 0n;
     const shortfall = (code: "insufficient_balance" | "insufficient_allowance") =>
@@ -347,7 +422,7 @@ export class ExecutionService {
       });
     if (balance < amount_usdc) throw shortfall("insufficient_balance");
     if (allowance < amount_usdc) throw shortfall("insufficient_allowance");
-    return { amount_usdc, uses_subscription };
+    return { amount_usdc, uses_subscription, agent };
   }
 
   /**
@@ -428,12 +503,11 @@ export class ExecutionService {
   // Driving an execution
 
   /** Runs a sync execution this instance owns to its answer. */
-  private async run(id: string): Promise<ExecuteOutcome> {
-    let row = await this.row(id);
+  private async run(row: ExecutionRow, context?: ExecutionContext): Promise<ExecuteOutcome> {
     row = await this.openEscrow(row);
-    if (row.state === "running") row = await this.callCreator(row);
+    if (row.state === "running") row = await this.callCreator(row, context);
     if (row.state === "settling" || row.state === "refunding") row = await this.sendFinal(row);
-    await this.jobs.add("finish", id, 400).catch(() => undefined);
+    else await this.jobs.add("finish", row.id, FINISH_RETRY_MS).catch(() => undefined);
     return this.outcome(row);
   }
 
@@ -459,14 +533,20 @@ export class ExecutionService {
         requestHash: row.request_hash,
       }),
     ]);
-    await this.transition(row, "opening", { escrow_tx });
-    await this.run(id);
+    await this.run(await this.advance(row, "opening", { escrow_tx }));
   }
 
   private async openEscrow(row: ExecutionRow): Promise<ExecutionRow> {
     const sender = this.sender(row.network);
-    const sent = await sender.send(row.escrow_tx!);
-    if (sent.kind === "processed") return this.escrowOpened(row);
+    const sending = sender.send(row.escrow_tx!);
+    // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
+    // node that runs a batch in order answers with the escrow the transaction just opened.
+    const read = this.chain
+      .rpc(row.network)
+      .getMultipleAccounts([escrowPda(executionIdBytes(row.id))], "processed")
+      .then(([info]) => info, () => null);
+    const sent = await sending;
+    if (sent.kind === "processed") return this.escrowOpened(row, await read);
     if (sent.kind === "rejected") {
       const program = errorFromLogs(sent.message);
       const code: ErrorCode =
@@ -484,33 +564,46 @@ export class ExecutionService {
     return row;
   }
 
-  private async escrowOpened(row: ExecutionRow): Promise<ExecutionRow> {
-    const connection = this.chain.connection(row.network);
-    const info = await connection.getAccountInfo(escrowPda(executionIdBytes(row.id)), "processed");
+  /**
+   * Reads the open escrow (the amount the program took, the deadline it set); running from then
+   * on. A cluster runs a transaction a little after accepting it: the escrow is awaited a while,
+   * then left to the finish job.
+   */
+  private async escrowOpened(row: ExecutionRow, known?: AccountData | null): Promise<ExecutionRow> {
+    const rpc = this.chain.rpc(row.network);
+    const escrowAddress = escrowPda(executionIdBytes(row.id));
+    const read = () => rpc.getMultipleAccounts([escrowAddress], "processed").then(([info]) => info, () => null);
+    let info = known === undefined ? await read() : known;
+    for (let waited_ms = 0; !info && waited_ms < ESCROW_WAIT_MS; waited_ms += ESCROW_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, ESCROW_POLL_MS));
+      info = await read();
+    }
     if (!info) return row;
     const escrow = decodeEscrow(info.data);
-    return this.transition(row, "running", {
+    const now = new Date();
+    return this.advance(row, "running", {
       amount_usdc: escrow.amountUsdc.toString(),
       escrow_deadline: new Date(Number(escrow.deadline) * 1000),
-      escrow_opened_at: new Date(),
+      escrow_opened_at: now,
+      creator_started_at: now,
     });
   }
 
-  private async callCreator(row: ExecutionRow): Promise<ExecutionRow> {
-    const { rows } = await this.db.query<ListingForExecution>(
-      "SELECT input_schema, output_schema, endpoint, status FROM agent_listings WHERE network = $1 AND agent = $2",
-      [row.network, row.agent],
-    );
-    const listing = rows[0]!;
-    const connection = this.chain.connection(row.network);
-    const agentInfo = await connection.getAccountInfo(new PublicKey(row.agent), "processed");
-    const agent: Agent = decodeAgent(agentInfo!.data);
+  private async callCreator(row: ExecutionRow, context?: ExecutionContext): Promise<ExecutionRow> {
+    const listing = context?.listing ?? (await this.listings.forExecution(row.network, row.agent));
+    let agent = context?.agent;
+    if (!agent) {
+      const [info] = await this.chain.rpc(row.network).getMultipleAccounts([new PublicKey(row.agent)], "processed");
+      agent = decodeAgent(info!.data);
+    }
+    if (!listing) {
+      return this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", { creator_finished_at: new Date() });
+    }
     const deadline_ms = row.escrow_deadline!.getTime();
     const timeout_ms = Math.max(
       0,
       Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now()),
     );
-    row = await this.transition(row, "running", { creator_started_at: new Date() });
     const request: CreatorExecuteRequest = {
       execution_id: row.id,
       agent: row.agent,
@@ -549,17 +642,23 @@ export class ExecutionService {
         signature: outcome.signature,
       }),
     );
-    return this.transition(row, "settling", {
-      ...finished,
-      output: JSON.stringify(outcome.output),
-      result_hash: Buffer.from(outcome.result_hash),
-      result_digest: Buffer.from(outcome.digest),
-      creator_signature: Buffer.from(outcome.signature),
-      signing_key: bs58.encode(agent.signingKey),
-      payout_account: agent.payoutAccount.toBase58(),
-      fee_shard,
-      settle_tx,
-    });
+    return this.advance(
+      row,
+      "settling",
+      {
+        ...finished,
+        // JSON text: pg would turn a top-level array into a PostgreSQL array.
+        output: JSON.stringify(outcome.output),
+        result_hash: Buffer.from(outcome.result_hash),
+        result_digest: Buffer.from(outcome.digest),
+        creator_signature: Buffer.from(outcome.signature),
+        signing_key: bs58.encode(agent.signingKey),
+        payout_account: agent.payoutAccount.toBase58(),
+        fee_shard,
+        settle_tx,
+      },
+      { output: outcome.output },
+    );
   }
 
   private async startRefund(
@@ -570,7 +669,7 @@ export class ExecutionService {
     extra: Record<string, unknown> = {},
   ): Promise<ExecutionRow> {
     const refund_tx = await this.signRefund(row, reason);
-    return this.transition(row, "refunding", {
+    return this.advance(row, "refunding", {
       ...extra,
       refund_tx,
       refund_reason: reason,
@@ -593,11 +692,13 @@ export class ExecutionService {
     ]);
   }
 
-  /** Sends the recorded settle or refund; a settle the program refuses turns into a refund. */
+  /**
+   * Sends the recorded settle or refund; a settle the program refuses turns into a refund. Once
+   * processed, the caller has its answer and the tracker waits for the confirmation.
+   */
   private async sendFinal(row: ExecutionRow): Promise<ExecutionRow> {
     const sender = this.sender(row.network);
-    const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
-    const sent = await sender.send(tx);
+    let sent = await sender.send(row.state === "settling" ? row.settle_tx! : row.refund_tx!);
     if (sent.kind === "rejected" && row.state === "settling") {
       const program = errorFromLogs(sent.message);
       const timedOut = program === "EscrowExpired";
@@ -607,9 +708,16 @@ export class ExecutionService {
         timedOut ? "creator_timeout" : "invalid_result",
         `settle was refused: ${program ?? sent.message}`,
       );
-      await sender.send(row.refund_tx!);
+      sent = await sender.send(row.refund_tx!);
     }
-    return this.transition(row, row.state, { finished_at: new Date() });
+    const finished_at = new Date();
+    if (sent.kind === "processed" && (row.state === "settling" || row.state === "refunding")) {
+      const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
+      this.confirmations.watch({ id: row.id, network: row.network, state: row.state, signature: tx.signature, finished_at });
+    } else {
+      await this.jobs.add("finish", row.id, FINISH_RETRY_MS).catch(() => undefined);
+    }
+    return { ...row, finished_at };
   }
 
   /**
@@ -670,13 +778,13 @@ export class ExecutionService {
           const resigned = await sender.sign(
             resignSettle(row, await this.chain.market(row.network).then((m) => m.usdcMint), sender, this.escrowRef(row, sender)),
           );
-          const next = await this.transition(row, "settling", { settle_tx: resigned });
+          const next = await this.advance(row, "settling", { settle_tx: resigned });
           await sender.send(next.settle_tx!);
         } else if (row.state === "settling") {
           const next = await this.startRefund(row, "Timeout", "creator_timeout", "settle could not land before the escrow deadline");
           await sender.send(next.refund_tx!);
         } else {
-          const next = await this.transition(row, "refunding", { refund_tx: await this.signRefund(row, row.refund_reason as RefundReason) });
+          const next = await this.advance(row, "refunding", { refund_tx: await this.signRefund(row, row.refund_reason as RefundReason) });
           await sender.send(next.refund_tx!);
         }
         throw new Error("re-signed");
@@ -694,31 +802,8 @@ export class ExecutionService {
    * The settle or refund is confirmed (or the payer reclaimed the escrow): the execution is final
    * and the key's usage exact.
    */
-  private async complete(row: ExecutionRow, final: "settled" | "refunded"): Promise<void> {
-    const charged = final === "settled" ? BigInt(row.amount_usdc ?? row.quoted_usdc) : 0n;
-    const client = await this.db.connect();
-    try {
-      await client.query("BEGIN");
-      const moved = await client.query(
-        `UPDATE executions SET state = $2, confirmed_at = clock_timestamp(), finished_at = coalesce(finished_at, clock_timestamp()),
-           updated_at = clock_timestamp()
-         WHERE id = $1 AND state = $3`,
-        [row.id, final, row.state],
-      );
-      if (moved.rowCount === 1) {
-        await client.query("UPDATE api_keys SET spent_usdc = spent_usdc - $2 + $3 WHERE id = $1", [
-          row.api_key_id,
-          row.quoted_usdc,
-          charged.toString(),
-        ]);
-      }
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private complete(row: ExecutionRow, final: "settled" | "refunded"): Promise<void> {
+    return completeExecutions(this.db, [{ id: row.id, from: row.state as "settling" | "refunding", final, finished_at: null }]);
   }
 
   /** No escrow opened: nothing charged; the reservation on the key is released. */
@@ -747,17 +832,20 @@ export class ExecutionService {
     }
   }
 
-  /** Finishes the executions of dead instances and those left waiting on the chain. */
+  /**
+   * Finishes the executions of dead instances, and settlements and refunds left waiting on the
+   * chain longer than a live instance's tracker waits for them.
+   */
   async sweep(): Promise<void> {
     const { rows } = await this.db.query<{ id: string }>(
       `SELECT e.id FROM executions e LEFT JOIN relayer_instances i ON i.id = e.owner
        WHERE e.state IN ('opening', 'running', 'settling', 'refunding')
-         AND (e.state IN ('settling', 'refunding')
-              OR (e.mode = 'sync' AND (i.id IS NULL OR i.heartbeat_at < clock_timestamp() - make_interval(secs => $1)))
-              OR (e.mode = 'async' AND e.owner IS NOT NULL AND (i.id IS NULL OR i.heartbeat_at < clock_timestamp() - make_interval(secs => $1))))
+         AND ((e.owner IS NOT NULL OR e.mode = 'sync' OR e.state IN ('settling', 'refunding'))
+              AND (i.id IS NULL OR i.heartbeat_at < clock_timestamp() - make_interval(secs => $1))
+              OR e.state IN ('settling', 'refunding') AND e.updated_at < clock_timestamp() - make_interval(secs => $2))
          AND e.updated_at < clock_timestamp() - interval '1 second'
        LIMIT 500`,
-      [this.options.instance_timeout_secs],
+      [this.options.instance_timeout_secs, CONFIRMATION_HANDOVER_MS / 1000 + 10],
     );
     for (const { id } of rows) await this.jobs.add("finish", id);
     await this.db.query("DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - interval '48 hours'");
@@ -826,16 +914,25 @@ export class ExecutionService {
     return rows[0];
   }
 
-  /** Moves `row` to `state` with `changes`, unless another instance moved it first. */
-  private async transition(row: ExecutionRow, state: ExecutionState, changes: Record<string, unknown>): Promise<ExecutionRow> {
+  /**
+   * Moves `row` to `state` with `changes` (column values; `memory` overrides how some of them read
+   * back), unless another instance moved it first: then the row as that instance left it.
+   */
+  private async advance(
+    row: ExecutionRow,
+    state: ExecutionState,
+    changes: Record<string, unknown>,
+    memory: Partial<ExecutionRow> = {},
+  ): Promise<ExecutionRow> {
     const columns = Object.keys(changes);
     const sets = columns.map((column, i) => `${column} = $${i + 4}`);
-    const { rows } = await this.db.query<ExecutionRow>(
+    const { rowCount } = await this.db.query(
       `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
-       WHERE id = $1 AND state = $3 RETURNING ${COLUMNS}`,
+       WHERE id = $1 AND state = $3`,
       [row.id, state, row.state, ...columns.map((column) => changes[column])],
     );
-    return rows[0] ?? (await this.row(row.id));
+    if (rowCount === 1) return { ...row, ...changes, ...memory, state } as ExecutionRow;
+    return this.row(row.id);
   }
 
   private escrowRef(row: ExecutionRow, sender: TransactionSender) {

@@ -45,6 +45,29 @@ export interface ExecutionRow {
   confirmed_at: Date | null;
 }
 
+/** The columns a new row leaves empty, for building one in memory. */
+export const EMPTY_ROW = {
+  amount_usdc: null,
+  escrow_deadline: null,
+  output: null,
+  result_hash: null,
+  result_digest: null,
+  creator_signature: null,
+  signing_key: null,
+  payout_account: null,
+  fee_shard: null,
+  settle_tx: null,
+  refund_tx: null,
+  refund_reason: null,
+  failure_code: null,
+  failure_message: null,
+  escrow_opened_at: null,
+  creator_started_at: null,
+  creator_finished_at: null,
+  finished_at: null,
+  confirmed_at: null,
+} satisfies Partial<ExecutionRow>;
+
 export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";
 
 const STATUS: Record<ExecutionState, ExecutionStatus> = {

@@ -21,6 +21,8 @@ const ajv = newAjv();
 // schema's text, least recently used dropped first.
 const compiled = new Map<string, ValidateFunction>();
 const MAX_COMPILED = 1_000;
+// A schema object seen before (a cached listing's) skips the serialization.
+const compiledByObject = new WeakMap<object, ValidateFunction>();
 
 export interface SchemaViolation {
   /** JSON Pointer of the offending value, "" for the root. */
@@ -56,6 +58,8 @@ export function checkSchema(schema: unknown, param: string, limit_bytes: number,
 }
 
 function validatorFor(schema: object): ValidateFunction {
+  const known = compiledByObject.get(schema);
+  if (known) return known;
   const text = JSON.stringify(schema);
   let validate = compiled.get(text);
   if (validate) {
@@ -65,6 +69,7 @@ function validatorFor(schema: object): ValidateFunction {
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
   }
   compiled.set(text, validate);
+  compiledByObject.set(schema, validate);
   return validate;
 }
 

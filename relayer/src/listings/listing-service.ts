@@ -43,6 +43,20 @@ export interface ListingInput {
 
 export type ListingUpdate = Partial<Omit<ListingInput, "network" | "agent">>;
 
+/** What an execution needs of a listing. */
+export interface ListingForExecution {
+  input_schema: object;
+  output_schema: object;
+  status: ListingStatus;
+}
+
+/**
+ * How long an execution may use a listing read earlier. Changes made through this instance are
+ * seen at once; changes made through another relayer, within this time.
+ */
+export const LISTING_CACHE_MS = 1_000;
+const LISTING_CACHE_ENTRIES = 10_000;
+
 export interface ListingObject {
   object: "agent";
   id: string;
@@ -109,6 +123,8 @@ export interface ListQuery {
 }
 
 export class ListingService {
+  private readonly forExecutions = new Map<string, { listing: Promise<ListingForExecution | null>; at_ms: number }>();
+
   constructor(
     private readonly db: Db,
     private readonly chain: ChainService,
@@ -133,6 +149,7 @@ export class ListingService {
       [input.network, input.agent, wallet, ...listingValues(input, verified)],
     );
     if (rows.length === 0) throw new ApiError("agent_already_listed", `Agent ${input.agent} is listed on ${input.network}.`, "agent");
+    this.forget(input.network, input.agent);
     return this.toObject(rows[0]!, verified.minimum_collateral_usdc);
   }
 
@@ -161,6 +178,7 @@ export class ListingService {
        WHERE network = $1 AND agent = $2 AND status <> 'retired' RETURNING ${COLUMNS}`,
       [network, agent, ...listingValues(merged, verified)],
     );
+    this.forget(network, agent);
     if (rows.length === 0) throw new ApiError("listing_retired");
     return this.toObject(rows[0]!, verified.minimum_collateral_usdc);
   }
@@ -183,6 +201,32 @@ export class ListingService {
   async retire(wallet: string, network: NetworkName, agent: string): Promise<ListingObject> {
     await this.owned(wallet, network, agent);
     return this.setStatus(network, agent, "retired");
+  }
+
+  /**
+   * The listing an execution runs under, null if there is none. Every execution reads it, so it
+   * is kept for LISTING_CACHE_MS; the schemas stay the same objects, whose compiled validators
+   * are then found without serializing them.
+   */
+  forExecution(network: NetworkName, agent: string): Promise<ListingForExecution | null> {
+    const key = `${network}/${agent}`;
+    const cached = this.forExecutions.get(key);
+    if (cached && Date.now() - cached.at_ms < LISTING_CACHE_MS) return cached.listing;
+    const listing = this.db
+      .query<ListingForExecution>(
+        "SELECT input_schema, output_schema, status FROM agent_listings WHERE network = $1 AND agent = $2",
+        [network, agent],
+      )
+      .then(({ rows }) => rows[0] ?? null);
+    this.forExecutions.delete(key);
+    if (this.forExecutions.size >= LISTING_CACHE_ENTRIES) this.forExecutions.delete(this.forExecutions.keys().next().value!);
+    this.forExecutions.set(key, { listing, at_ms: Date.now() });
+    listing.catch(() => this.forExecutions.delete(key));
+    return listing;
+  }
+
+  private forget(network: NetworkName, agent: string): void {
+    this.forExecutions.delete(`${network}/${agent}`);
   }
 
   async get(network: NetworkName, agent: string): Promise<ListingObject> {
@@ -360,6 +404,7 @@ export class ListingService {
        WHERE network = $1 AND agent = $2 RETURNING ${COLUMNS}`,
       [network, agent, status],
     );
+    this.forget(network, agent);
     return this.toObject(rows[0]!, await this.minimumCollateral(network));
   }
 

@@ -1,0 +1,179 @@
+// The JSON-RPC calls on an execution's path (accounts, send, signature statuses, blockhash), made
+// directly over keep-alive HTTP. web3.js's Connection answers the same calls through jayson and
+// superstruct validation, which cost more CPU than the rest of an execution's RPC work together;
+// it still serves everything off that path.
+//
+// Calls made in the same turn of the event loop travel together as one JSON-RPC batch, in the
+// order they were made: under load one HTTP exchange carries the calls of many executions.
+import http from "node:http";
+import https from "node:https";
+
+import type { PublicKey } from "@solana/web3.js";
+
+export type Commitment = "processed" | "confirmed" | "finalized";
+
+/** The node answered with a JSON-RPC error (the request reached it and was refused). */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The node did not answer: refused connection, timeout, HTTP error or a body that is not JSON-RPC. */
+export class RpcUnavailableError extends Error {}
+
+export interface AccountData {
+  data: Buffer;
+  owner: string;
+  lamports: number;
+}
+
+export interface SignatureStatus {
+  err: unknown;
+  confirmationStatus: Commitment | null;
+}
+
+interface RpcResponse {
+  id?: number;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+}
+
+interface PendingCall {
+  id: number;
+  method: string;
+  params: unknown[];
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/** The most calls one batch carries (what public RPC providers and localnet accept). */
+export const MAX_BATCH_CALLS = 100;
+
+export class RpcClient {
+  private readonly agent: http.Agent;
+  private readonly transport: typeof http | typeof https;
+  private readonly target: URL;
+  private next_id = 1;
+  private queued: PendingCall[] = [];
+
+  constructor(
+    url: string,
+    private readonly timeout_ms = 15_000,
+  ) {
+    this.target = new URL(url);
+    this.transport = this.target.protocol === "https:" ? https : http;
+    this.agent = new this.transport.Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  call<T>(method: string, params: unknown[]): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ id: this.next_id++, method, params, resolve: resolve as (result: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    while (this.queued.length > 0) {
+      const calls = this.queued.splice(0, MAX_BATCH_CALLS);
+      const body = (call: PendingCall) => ({ jsonrpc: "2.0", id: call.id, method: call.method, params: call.params });
+      this.post(JSON.stringify(calls.length === 1 ? body(calls[0]!) : calls.map(body))).then(
+        (answer) => {
+          const answers = Array.isArray(answer) ? (answer as RpcResponse[]) : [answer as RpcResponse];
+          const byId = new Map(answers.map((response) => [response.id, response]));
+          for (const call of calls) {
+            const response = byId.get(call.id);
+            if (!response) call.reject(new RpcUnavailableError(`${call.method}: no answer in the batch`));
+            else if (response.error) call.reject(new RpcError(response.error.code, response.error.message, response.error.data));
+            else if (!("result" in response)) call.reject(new RpcUnavailableError(`${call.method}: an answer without a result`));
+            else call.resolve(response.result);
+          }
+        },
+        (error: Error) => {
+          for (const call of calls) call.reject(error);
+        },
+      );
+    }
+  }
+
+  /** One HTTP exchange; resolves to the parsed body, rejects with RpcUnavailableError. */
+  private post(body: string): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const request = this.transport.request(
+        this.target,
+        {
+          method: "POST",
+          agent: this.agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+          timeout: this.timeout_ms,
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("error", (error) => reject(new RpcUnavailableError(error.message)));
+          response.on("end", () => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            } catch {
+              reject(new RpcUnavailableError(`HTTP ${response.statusCode} without a JSON-RPC body`));
+              return;
+            }
+            // A JSON-RPC error travels with any status; anything else must come with 200.
+            if (response.statusCode !== 200 && !(parsed as RpcResponse | null)?.error) {
+              reject(new RpcUnavailableError(`HTTP ${response.statusCode}`));
+            } else resolve(parsed);
+          });
+        },
+      );
+      request.on("timeout", () => request.destroy(new Error(`no answer in ${this.timeout_ms} ms`)));
+      request.on("error", (error) => reject(new RpcUnavailableError(error.message)));
+      request.end(body);
+    });
+  }
+
+  async getMultipleAccounts(addresses: PublicKey[], commitment: Commitment): Promise<(AccountData | null)[]> {
+    const { value } = await this.call<{ value: ({ data: [string, string]; owner: string; lamports: number } | null)[] }>(
+      "getMultipleAccounts",
+      [addresses.map((address) => address.toBase58()), { commitment, encoding: "base64" }],
+    );
+    return value.map((account) =>
+      account ? { data: Buffer.from(account.data[0], "base64"), owner: account.owner, lamports: account.lamports } : null,
+    );
+  }
+
+  /** Sends wire bytes (base64) with a preflight at `processed`; resolves to the signature. */
+  sendTransaction(bytes_base64: string): Promise<string> {
+    return this.call<string>("sendTransaction", [
+      bytes_base64,
+      { encoding: "base64", skipPreflight: false, preflightCommitment: "processed", maxRetries: 0 },
+    ]);
+  }
+
+  async getSignatureStatuses(signatures: string[]): Promise<(SignatureStatus | null)[]> {
+    const { value } = await this.call<{ value: (SignatureStatus | null)[] }>("getSignatureStatuses", [
+      signatures,
+      { searchTransactionHistory: true },
+    ]);
+    return value;
+  }
+
+  async getLatestBlockhash(commitment: Commitment): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    const { value } = await this.call<{ value: { blockhash: string; lastValidBlockHeight: number } }>("getLatestBlockhash", [
+      { commitment },
+    ]);
+    return value;
+  }
+
+  getBlockHeight(commitment: Commitment): Promise<number> {
+    return this.call<number>("getBlockHeight", [{ commitment }]);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,148 @@
+// Confirming settlements and refunds. An execution answers its caller once its settle (or refund)
+// is processed; it becomes final (settled, refunded) once the transaction is confirmed. The
+// tracker below watches this instance's fresh transactions together, one getSignatureStatuses
+// call and one UPDATE for all of them each round, and hands anything unusual (an error on chain,
+// a transaction that does not land) to the `finish` job, which rebroadcasts and re-signs. If this
+// instance dies first, the sweep gives its executions to the job.
+import type { TransactionSender } from "../chain/tx-sender.js";
+import type { NetworkName } from "../config.js";
+import type { Db } from "../db/pool.js";
+
+export interface Completion {
+  id: string;
+  from: "settling" | "refunding";
+  final: "settled" | "refunded";
+  /** When the caller got its answer; kept if the row has one already. */
+  finished_at: Date | null;
+}
+
+/**
+ * Moves executions from `from` to `final` (only those still in `from`: another instance may have
+ * finished one first) and releases on each API key what was reserved but not charged: the whole
+ * quote for a refund, the difference for a settlement whose escrow differs from the quote.
+ */
+export async function completeExecutions(db: Db, completions: Completion[]): Promise<void> {
+  if (completions.length === 0) return;
+  await db.query(
+    `WITH done AS (
+       UPDATE executions e
+          SET state = d.final, confirmed_at = clock_timestamp(),
+              finished_at = coalesce(e.finished_at, d.finished_at, clock_timestamp()), updated_at = clock_timestamp()
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS d (id, from_state, final, finished_at)
+        WHERE e.id = d.id AND e.state = d.from_state
+       RETURNING e.api_key_id,
+                 e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
+     ), released AS (
+       SELECT api_key_id, sum(released) AS usdc FROM done GROUP BY api_key_id HAVING sum(released) <> 0
+     )
+     UPDATE api_keys k SET spent_usdc = k.spent_usdc - r.usdc FROM released r WHERE k.id = r.api_key_id`,
+    [
+      completions.map((c) => c.id),
+      completions.map((c) => c.from),
+      completions.map((c) => c.final),
+      completions.map((c) => c.finished_at),
+    ],
+  );
+}
+
+export interface Watched {
+  id: string;
+  network: NetworkName;
+  state: "settling" | "refunding";
+  /** The settle or refund transaction's signature. */
+  signature: string;
+  finished_at: Date;
+}
+
+export interface TrackerOptions {
+  /** Time between rounds: about a slot, the time a processed transaction takes to be confirmed. */
+  poll_ms: number;
+  /** A transaction not confirmed by then goes to the finish job. */
+  handover_after_ms: number;
+}
+
+export class ConfirmationTracker {
+  private readonly pending = new Map<string, Watched & { since_ms: number }>();
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly senders: Partial<Record<NetworkName, TransactionSender>>,
+    /** Gives an execution to the finish job. */
+    private readonly handover: (id: string) => Promise<void>,
+    private readonly options: TrackerOptions,
+  ) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  watch(watched: Watched): void {
+    if (this.closed) {
+      void this.handover(watched.id).catch(() => undefined);
+      return;
+    }
+    this.pending.set(watched.id, { ...watched, since_ms: Date.now() });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.round || this.closed || this.pending.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.round = this.check().finally(() => {
+        this.round = undefined;
+        this.schedule();
+      });
+    }, this.options.poll_ms);
+  }
+
+  private async check(): Promise<void> {
+    const watched = [...this.pending.values()];
+    // Each sender folds concurrent status requests into getSignatureStatuses calls of 256.
+    const statuses = await Promise.all(
+      watched.map((w) => this.senders[w.network]!.status(w.signature).catch(() => undefined)),
+    );
+    const confirmed: Completion[] = [];
+    const handovers: string[] = [];
+    const now = Date.now();
+    watched.forEach((w, i) => {
+      const status = statuses[i];
+      if (status && status.err === null && status.confirmationStatus !== "processed" && status.confirmationStatus !== null) {
+        confirmed.push({
+          id: w.id,
+          from: w.state,
+          final: w.state === "settling" ? "settled" : "refunded",
+          finished_at: w.finished_at,
+        });
+      } else if ((status && status.err !== null) || now - w.since_ms > this.options.handover_after_ms) {
+        handovers.push(w.id);
+      }
+    });
+    try {
+      await completeExecutions(this.db, confirmed);
+      for (const c of confirmed) this.pending.delete(c.id);
+    } catch {
+      // Left pending: the next round tries again, and the finish job takes over in the end.
+    }
+    for (const id of handovers) {
+      await this.handover(id).then(
+        () => this.pending.delete(id),
+        () => undefined,
+      );
+    }
+  }
+
+  /** Stops watching; what is still pending goes to the finish job. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.round;
+    const left = [...this.pending.keys()];
+    this.pending.clear();
+    await Promise.all(left.map((id) => this.handover(id).catch(() => undefined)));
+  }
+}
