@@ -5,7 +5,7 @@
 // paid execution against a signed call straight to the same creator, measured in the same run.
 // Then CPU per process, and the reconciliation of the database with the chain.
 //
-//   npm run bench:execute [-- --seconds 10]
+//   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128]
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -20,7 +20,8 @@ import { Keypair, Transaction } from "@solana/web3.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
-const CONCURRENCY = [1, 8, 32, 128];
+const clientsArg = process.argv.indexOf("--clients");
+const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").map(Number) : [1, 8, 32, 128];
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -168,14 +169,18 @@ async function main(): Promise<void> {
       return response.status;
     };
 
-    const processes: [string, number[]][] = [
-      ["localnet", [marketplace.processes.localnet.pid!]],
-      ["relayer", [marketplace.processes.relayer.pid!]],
-      ["load generator + creator", [process.pid]],
-      ["postgres (all)", pidsOf("postgres")],
-      ["redis-server", pidsOf("redis-server")],
+    // PostgreSQL forks a backend per connection, and the relayer's pool opens connections as the
+    // load grows: processes are listed again at every reading, a newcomer counted from zero.
+    const processes: [string, () => number[]][] = [
+      ["localnet", () => [marketplace.processes.localnet.pid!]],
+      ["relayer", () => [marketplace.processes.relayer.pid!]],
+      ["load generator + creator", () => [process.pid]],
+      ["postgres (all)", () => pidsOf("postgres")],
+      ["redis-server", () => pidsOf("redis-server")],
     ];
-    const cpu = () => processes.map(([, pids]) => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0));
+    const cpu = () => processes.map(([, pids]) => new Map(pids().map((pid) => [pid, cpuSeconds(pid)])));
+    const cpuUsed = (before: Map<number, number>[], after: Map<number, number>[]) =>
+      after.map((now, i) => [...now].reduce((sum, [pid, seconds]) => sum + seconds - (before[i]!.get(pid) ?? 0), 0));
 
     console.log(`POST /v1/agents/:id/execute against localnet (100 ms slots), PostgreSQL and BullMQ on Redis; ${SECONDS} s per row`);
     console.log("the echo agent answers at once; 'direct' is a marketplace-signed call straight to it, in the same run\n");
@@ -187,7 +192,7 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const result = await load(concurrency, SECONDS, paid);
       const wall_s = (performance.now() - t0) / 1000;
-      const used = cpu().map((after, i) => (after - before[i]!) / wall_s);
+      const used = cpuUsed(before, cpu()).map((seconds) => seconds / wall_s);
       const statuses = [...result.statuses].filter(([s]) => s !== 200).map(([s, n]) => `${s}×${n}`).join(" ");
       console.log(
         `${String(concurrency).padStart(7)}   ${result.per_sec.toFixed(0).padStart(12)}   ${result.p50_ms.toFixed(1).padStart(6)}   ${result.p99_ms.toFixed(1).padStart(6)}` +
