@@ -21,6 +21,12 @@ export interface RelayerConfig {
   port: number;
   /** Empty when embedded_database_dir is set: the embedded server's URL is known once it runs. */
   database_url: string;
+  /**
+   * Hot statements prepared once per connection. Off for the embedded database and for poolers
+   * that hand one server session to several clients (pglite-socket, PgBouncer in transaction
+   * mode), where one client's named statement collides with another's.
+   */
+  database_prepared_statements: boolean;
   /** PGlite data folder of the embedded database (the one-command local marketplace). */
   embedded_database_dir?: string;
   /** Origin the dashboard and the sign-in messages are bound to, e.g. https://market.example. */
@@ -109,6 +115,13 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   if (embedded_database_dir !== undefined && text("DATABASE_URL") !== undefined) {
     problems.push("DATABASE_URL and EMBEDDED_DATABASE_DIR exclude each other: choose a server or the embedded database");
   }
+  const prepared = text("DATABASE_PREPARED_STATEMENTS") ?? (embedded_database_dir === undefined ? "true" : "false");
+  if (prepared !== "true" && prepared !== "false") {
+    problems.push(`DATABASE_PREPARED_STATEMENTS must be "true" or "false", got "${prepared}"`);
+  }
+  if (prepared === "true" && embedded_database_dir !== undefined) {
+    problems.push("DATABASE_PREPARED_STATEMENTS=true is not possible with EMBEDDED_DATABASE_DIR (one shared session)");
+  }
 
   const public_url = url("PUBLIC_URL", text("PUBLIC_URL") ?? `http://localhost:${port}`, ["http:", "https:"]);
 
@@ -183,6 +196,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     host,
     port,
     database_url,
+    database_prepared_statements: prepared === "true",
     ...(embedded_database_dir === undefined ? {} : { embedded_database_dir }),
     public_url: public_url ?? new URL("http://localhost"),
     api_key_hash_secret,

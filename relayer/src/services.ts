@@ -27,7 +27,7 @@ export interface RunningServices extends Services {
 }
 
 export async function createServices(config: RelayerConfig): Promise<RunningServices> {
-  const db = createPool(config.database_url, 20);
+  const db = createPool(config.database_url, 20, { prepare_statements: config.database_prepared_statements });
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(

@@ -32,6 +32,18 @@ describe("configuration", () => {
     assert.equal(config.networks.mainnet, undefined);
     assert.equal(config.marketplace_public_key.length, 32);
     assert.equal(config.cookie_secure, false);
+    assert.equal(config.database_prepared_statements, true);
+  });
+
+  it("prepares statements on a server unless told not to, never on the embedded database", () => {
+    const { DATABASE_URL: _unused, ...embedded } = valid();
+    assert.equal(parseConfig({ ...valid(), DATABASE_PREPARED_STATEMENTS: "false" }).database_prepared_statements, false);
+    assert.equal(parseConfig({ ...embedded, EMBEDDED_DATABASE_DIR: "/tmp/x" }).database_prepared_statements, false);
+    assert.match(problems({ ...valid(), DATABASE_PREPARED_STATEMENTS: "yes" })[0]!, /DATABASE_PREPARED_STATEMENTS must be "true" or "false"/);
+    assert.match(
+      problems({ ...embedded, EMBEDDED_DATABASE_DIR: "/tmp/x", DATABASE_PREPARED_STATEMENTS: "true" })[0]!,
+      /DATABASE_PREPARED_STATEMENTS=true is not possible with EMBEDDED_DATABASE_DIR/,
+    );
   });
 
   it("reports every problem at once, each naming its variable", () => {

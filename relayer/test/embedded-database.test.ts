@@ -16,7 +16,7 @@ describe("embedded database (PGlite through pglite-socket)", function () {
 
   async function relayerOn(env: Record<string, string>) {
     const embedded = await startEmbeddedPostgres(join(dir, "pgdata"));
-    const config = parseConfig({ ...env, DATABASE_URL: embedded.url });
+    const config = parseConfig({ ...env, DATABASE_URL: embedded.url, DATABASE_PREPARED_STATEMENTS: "false" });
     const services = await createServices(config);
     const app = await buildApp(services);
     return {

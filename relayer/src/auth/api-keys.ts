@@ -6,7 +6,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { utils } from "@coral-xyz/anchor";
 
 import type { NetworkName } from "../config.js";
-import type { Db } from "../db/pool.js";
+import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
 import { generateApiKey, hashApiKey, KEY_PREFIXES, parseApiKey, type KeyEnvironment } from "./api-key-format.js";
@@ -32,6 +32,11 @@ interface ApiKeyRow {
 const COLUMNS =
   "id, wallet, name, environment, key_hash, last4, spending_cap_usdc, expires_at, created_at, last_used_at, " +
   "execution_count, spent_usdc, revoked_at";
+
+const KEYS_BY_HASH: Statement = {
+  name: "api_keys_by_hash",
+  text: `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`,
+};
 
 /** A verified key, as the execute path needs it. */
 export interface AuthenticatedKey {
@@ -273,12 +278,7 @@ export class ApiKeyAuthenticator {
     while (this.inFlight < this.options.max_in_flight && this.pending.length > 0) {
       const batch = this.pending.splice(0, this.options.max_batch);
       this.inFlight += 1;
-      this.db
-        // Unnamed statement: pglite-socket multiplexes clients onto one PGlite session, where
-        // a named prepared statement of one client would collide with another's.
-        .query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`, [
-          batch.map((entry) => entry.hash),
-        ])
+      runStatement<ApiKeyRow>(this.db, KEYS_BY_HASH, [batch.map((entry) => entry.hash)])
         .then(({ rows }) => {
           const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
           for (const entry of batch) entry.resolve(byHash.get(entry.hash.toString("hex")));

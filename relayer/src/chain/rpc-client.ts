@@ -80,23 +80,32 @@ export class RpcClient {
   private flush(): void {
     while (this.queued.length > 0) {
       const calls = this.queued.splice(0, MAX_BATCH_CALLS);
-      const body = (call: PendingCall) => ({ jsonrpc: "2.0", id: call.id, method: call.method, params: call.params });
-      this.post(JSON.stringify(calls.length === 1 ? body(calls[0]!) : calls.map(body))).then(
-        (answer) => {
-          const answers = Array.isArray(answer) ? (answer as RpcResponse[]) : [answer as RpcResponse];
-          const byId = new Map(answers.map((response) => [response.id, response]));
-          for (const call of calls) {
-            const response = byId.get(call.id);
-            if (!response) call.reject(new RpcUnavailableError(`${call.method}: no answer in the batch`));
-            else if (response.error) call.reject(new RpcError(response.error.code, response.error.message, response.error.data));
-            else if (!("result" in response)) call.reject(new RpcUnavailableError(`${call.method}: an answer without a result`));
-            else call.resolve(response.result);
-          }
-        },
-        (error: Error) => {
-          for (const call of calls) call.reject(error);
-        },
-      );
+      const fail = (error: Error) => {
+        for (const call of calls) call.reject(error);
+      };
+      let body: string;
+      try {
+        const one = (call: PendingCall) => ({ jsonrpc: "2.0", id: call.id, method: call.method, params: call.params });
+        body = JSON.stringify(calls.length === 1 ? one(calls[0]!) : calls.map(one));
+      } catch (error) {
+        fail(error as Error);
+        continue;
+      }
+      this.post(body).then((answer) => {
+        // Whatever the node sends, every call settles: entries that are not answers are ignored,
+        // and a call left without one is unavailable.
+        const answers = (Array.isArray(answer) ? answer : [answer]).filter(
+          (entry): entry is RpcResponse => typeof entry === "object" && entry !== null,
+        );
+        const byId = new Map(answers.map((response) => [response.id, response]));
+        for (const call of calls) {
+          const response = byId.get(call.id);
+          if (!response) call.reject(new RpcUnavailableError(`${call.method}: no answer`));
+          else if (response.error) call.reject(new RpcError(response.error.code, response.error.message, response.error.data));
+          else if (!("result" in response)) call.reject(new RpcUnavailableError(`${call.method}: an answer without a result`));
+          else call.resolve(response.result);
+        }
+      }, fail);
     }
   }
 

@@ -8,12 +8,33 @@ import pg from "pg";
 export type Db = pg.Pool;
 export type DbClient = pg.PoolClient;
 
+// Pools whose server keeps each connection's prepared statements to itself. Behind
+// pglite-socket all clients share one PGlite session, where one client's named statement would
+// collide with another's: the embedded database gets unnamed statements only.
+const preparing = new WeakSet<Db>();
+
 // numeric (u64 amounts) and bigint come back as strings; callers turn them into bigint.
-export function createPool(database_url: string, max_connections = 10): Db {
+export function createPool(database_url: string, max_connections = 10, options: { prepare_statements?: boolean } = {}): Db {
   const pool = new pg.Pool({ connectionString: database_url, max: max_connections });
   // A dropped idle connection must not take the process down; the next query reconnects.
   pool.on("error", () => undefined);
+  if (options.prepare_statements) preparing.add(pool);
   return pool;
+}
+
+/** A statement on a hot path, worth parsing and planning once per connection. */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+/** Runs `statement`, prepared under its name where the pool allows it. */
+export function runStatement<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: Db,
+  statement: Statement,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
+  return preparing.has(db) ? db.query<R>({ name: statement.name, text: statement.text, values }) : db.query<R>(statement.text, values);
 }
 
 export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "migrations");

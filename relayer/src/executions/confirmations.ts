@@ -6,7 +6,23 @@
 // instance dies first, the sweep gives its executions to the job.
 import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
-import type { Db } from "../db/pool.js";
+import { runStatement, type Db, type Statement } from "../db/pool.js";
+
+const COMPLETE: Statement = {
+  name: "executions_complete",
+  text: `WITH done AS (
+     UPDATE executions e
+        SET state = d.final, confirmed_at = clock_timestamp(),
+            finished_at = coalesce(e.finished_at, d.finished_at, clock_timestamp()), updated_at = clock_timestamp()
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS d (id, from_state, final, finished_at)
+      WHERE e.id = d.id AND e.state = d.from_state
+     RETURNING e.api_key_id,
+               e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
+   ), released AS (
+     SELECT api_key_id, sum(released) AS usdc FROM done GROUP BY api_key_id HAVING sum(released) <> 0
+   )
+   UPDATE api_keys k SET spent_usdc = k.spent_usdc - r.usdc FROM released r WHERE k.id = r.api_key_id`,
+};
 
 export interface Completion {
   id: string;
@@ -23,19 +39,9 @@ export interface Completion {
  */
 export async function completeExecutions(db: Db, completions: Completion[]): Promise<void> {
   if (completions.length === 0) return;
-  await db.query(
-    `WITH done AS (
-       UPDATE executions e
-          SET state = d.final, confirmed_at = clock_timestamp(),
-              finished_at = coalesce(e.finished_at, d.finished_at, clock_timestamp()), updated_at = clock_timestamp()
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS d (id, from_state, final, finished_at)
-        WHERE e.id = d.id AND e.state = d.from_state
-       RETURNING e.api_key_id,
-                 e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
-     ), released AS (
-       SELECT api_key_id, sum(released) AS usdc FROM done GROUP BY api_key_id HAVING sum(released) <> 0
-     )
-     UPDATE api_keys k SET spent_usdc = k.spent_usdc - r.usdc FROM released r WHERE k.id = r.api_key_id`,
+  await runStatement(
+    db,
+    COMPLETE,
     [
       completions.map((c) => c.id),
       completions.map((c) => c.from),

@@ -37,7 +37,7 @@ import type { AccountData } from "../chain/rpc-client.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
-import type { Db } from "../db/pool.js";
+import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { validateAgainst } from "../listings/json-schema.js";
@@ -113,6 +113,23 @@ const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }
 };
 
 const COLUMNS = "*";
+
+// The key's spending reservation and the execution row are one statement: the key's row is
+// locked only while it runs, so executions under one key do not queue behind each other.
+const RESERVE_AND_INSERT: Statement = {
+  name: "executions_reserve_and_insert",
+  text: `WITH reserved AS (
+     UPDATE api_keys SET spent_usdc = spent_usdc + $13::numeric, execution_count = execution_count + 1
+      WHERE id = $2::text AND (spending_cap_usdc IS NULL OR spent_usdc + $13::numeric <= spending_cap_usdc)
+     RETURNING id
+   )
+   INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, owner, task, parameters, request_hash,
+     payer_token_account, used_subscription, quoted_usdc, escrow_tx)
+   SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'opening', $7::text, $8::text, $9::jsonb,
+          $10::bytea, $11::text, $12::boolean, $13::numeric, $14::jsonb
+     FROM reserved
+   RETURNING created_at`,
+};
 
 export class ExecutionService {
   private heartbeat: NodeJS.Timeout | undefined;
@@ -232,22 +249,9 @@ export class ExecutionService {
       quote.amount_usdc.toString(),
       escrow_tx,
     ];
-    // The key's spending reservation and the execution row are one statement: the key's row is
-    // locked only while it runs, so executions under one key do not queue behind each other.
-    const reserveAndInsert = `WITH reserved AS (
-         UPDATE api_keys SET spent_usdc = spent_usdc + $13::numeric, execution_count = execution_count + 1
-          WHERE id = $2::text AND (spending_cap_usdc IS NULL OR spent_usdc + $13::numeric <= spending_cap_usdc)
-         RETURNING id
-       )
-       INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, owner, task, parameters, request_hash,
-         payer_token_account, used_subscription, quoted_usdc, escrow_tx)
-       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'opening', $7::text, $8::text, $9::jsonb,
-              $10::bytea, $11::text, $12::boolean, $13::numeric, $14::jsonb
-         FROM reserved
-       RETURNING created_at`;
     let inserted: { created_at: Date } | undefined;
     if (input.idempotency_key === undefined) {
-      inserted = (await this.db.query<{ created_at: Date }>(reserveAndInsert, values)).rows[0];
+      inserted = (await runStatement<{ created_at: Date }>(this.db, RESERVE_AND_INSERT, values)).rows[0];
     } else {
       // The claim of the Idempotency-Key must vanish if the reservation fails: one transaction.
       const client = await this.db.connect();
@@ -268,7 +272,7 @@ export class ExecutionService {
             }
           );
         }
-        inserted = (await client.query<{ created_at: Date }>(reserveAndInsert, values)).rows[0];
+        inserted = (await client.query<{ created_at: Date }>(RESERVE_AND_INSERT.text, values)).rows[0];
         await client.query(inserted ? "COMMIT" : "ROLLBACK");
       } catch (error) {
         await client.query("ROLLBACK").catch(() => undefined);
@@ -926,9 +930,14 @@ export class ExecutionService {
   ): Promise<ExecutionRow> {
     const columns = Object.keys(changes);
     const sets = columns.map((column, i) => `${column} = $${i + 4}`);
-    const { rowCount } = await this.db.query(
-      `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
+    // Named by its columns: the same step always writes the same ones.
+    const { rowCount } = await runStatement(
+      this.db,
+      {
+        name: `executions_advance:${columns.join(",")}`,
+        text: `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
        WHERE id = $1 AND state = $3`,
+      },
       [row.id, state, row.state, ...columns.map((column) => changes[column])],
     );
     if (rowCount === 1) return { ...row, ...changes, ...memory, state } as ExecutionRow;
