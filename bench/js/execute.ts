@@ -3,9 +3,12 @@
 // example agent, in this process with the load generator). For 1, 8, 32 and 128 concurrent
 // clients it prints executions per second and the marketplace's added latency: p50 and p99 of a
 // paid execution against a signed call straight to the same creator, measured in the same run.
-// Then CPU per process, and the reconciliation of the database with the chain.
+// In a closed loop latency and throughput are tied (latency = clients / throughput), so open-loop
+// rows follow: calls offered at fixed rates with at most 32 in flight, giving the latency at a
+// given throughput. Then CPU per process (and per execution), and the reconciliation of the
+// database with the chain.
 //
-//   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128]
+//   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128] [--rates 100,200,300]
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -20,6 +23,10 @@ import { Keypair, Transaction } from "@solana/web3.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
+const ratesArg = process.argv.indexOf("--rates");
+/** Offered rates (executions/s) of the open-loop rows, each with at most OPEN_LOOP_CLIENTS in flight. */
+const RATES = ratesArg > 0 ? process.argv[ratesArg + 1]!.split(",").map(Number) : [100, 200, 300];
+const OPEN_LOOP_CLIENTS = 32;
 const clientsArg = process.argv.indexOf("--clients");
 const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").map(Number) : [1, 8, 32, 128];
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -75,6 +82,41 @@ async function load(concurrency: number, seconds: number, call: () => Promise<nu
           errors += 1;
         }
         latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed_s = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { per_sec: (latencies.length - errors) / elapsed_s, p50_ms: at(0.5), p99_ms: at(0.99), errors, statuses };
+}
+
+/**
+ * Open loop: calls start on a fixed schedule, `rate` a second, whatever the answers do; at most
+ * `clients` are in flight and a call waits for a free one. Latency counts from the scheduled start,
+ * so time spent waiting behind slow answers is in it (no coordinated omission).
+ */
+async function offered(rate: number, clients: number, seconds: number, call: () => Promise<number>): Promise<Result> {
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let errors = 0;
+  const total = Math.round(rate * seconds);
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let index = next++; index < total; index = next++) {
+        const scheduled = started + (index * 1000) / rate;
+        const wait = scheduled - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        try {
+          const status = await call();
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          if (status !== 200) errors += 1;
+        } catch {
+          errors += 1;
+        }
+        latencies.push(performance.now() - scheduled);
       }
     }),
   );
@@ -186,22 +228,31 @@ async function main(): Promise<void> {
     console.log("the echo agent answers at once; 'direct' is a marketplace-signed call straight to it, in the same run\n");
     console.log("clients   executions/s   p50 ms   p99 ms   direct p50   direct p99   added p50   added p99   errors");
     const cpuRows: string[] = [];
-    for (const concurrency of CONCURRENCY) {
-      const baseline = await load(concurrency, Math.min(SECONDS, 3), direct);
+    const row = async (label: string, run: (call: () => Promise<number>, seconds: number) => Promise<Result>) => {
+      const baseline = await run(direct, Math.min(SECONDS, 3));
       const before = cpu();
       const t0 = performance.now();
-      const result = await load(concurrency, SECONDS, paid);
+      const result = await run(paid, SECONDS);
       const wall_s = (performance.now() - t0) / 1000;
       const used = cpuUsed(before, cpu()).map((seconds) => seconds / wall_s);
       const statuses = [...result.statuses].filter(([s]) => s !== 200).map(([s, n]) => `${s}×${n}`).join(" ");
       console.log(
-        `${String(concurrency).padStart(7)}   ${result.per_sec.toFixed(0).padStart(12)}   ${result.p50_ms.toFixed(1).padStart(6)}   ${result.p99_ms.toFixed(1).padStart(6)}` +
+        `${label.padStart(7)}   ${result.per_sec.toFixed(0).padStart(12)}   ${result.p50_ms.toFixed(1).padStart(6)}   ${result.p99_ms.toFixed(1).padStart(6)}` +
           `   ${baseline.p50_ms.toFixed(2).padStart(10)}   ${baseline.p99_ms.toFixed(2).padStart(10)}` +
           `   ${(result.p50_ms - baseline.p50_ms).toFixed(1).padStart(9)}   ${(result.p99_ms - baseline.p99_ms).toFixed(1).padStart(9)}   ${result.errors}${statuses ? ` (${statuses})` : ""}`,
       );
-      cpuRows.push(`${String(concurrency).padStart(7)}   ${processes.map(([name], i) => `${name} ${(used[i]! * 100).toFixed(0)}%`).join(", ")}`);
+      const perExecution = processes.map(([name], i) => `${name} ${(used[i]! * 100).toFixed(0)}% (${((used[i]! * 1000) / result.per_sec).toFixed(2)} ms)`);
+      cpuRows.push(`${label.padStart(7)}   ${perExecution.join(", ")}`);
+    };
+    console.log("closed loop: each client sends its next call when the last one is answered");
+    for (const concurrency of CONCURRENCY) {
+      await row(String(concurrency), (call, seconds) => load(concurrency, seconds, call));
     }
-    console.log("\nCPU per process (100% = one core of 2)");
+    console.log(`open loop: calls offered at a fixed rate, at most ${OPEN_LOOP_CLIENTS} in flight; the first column is the rate offered`);
+    for (const rate of RATES) {
+      await row(`${rate}/s`, (call, seconds) => offered(rate, OPEN_LOOP_CLIENTS, seconds, call));
+    }
+    console.log("\nCPU per process (100% = one core of 2; in brackets, CPU time per paid execution)");
     for (const row of cpuRows) console.log(row);
 
     // Settlements are answered once processed and confirmed by the jobs after: wait, then compare.
