@@ -9,7 +9,7 @@ import type { CreatorBehaviour } from "./src/creator-server.js";
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 
@@ -191,6 +191,22 @@ describe("relayer: execute", function () {
     assert.equal(response.status, 502);
     assert.equal(errorCode(response), "creator_error");
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("refuses a paused agent from the very next call, and runs it again once resumed", async () => {
+    const paused = await listAgent(market, relayer);
+    agents.push(paused);
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    // The first call leaves the listing in the relayer's cache; the pause must reach past it.
+    assert.equal((await execute(relayer, payer, paused.address)).status, 200);
+    const token = await signIn(relayer, paused.creator.wallet);
+    const path = `/v1/agents/${paused.address.toBase58()}`;
+    assert.equal((await api(relayer, "POST", `${path}/pause`, { token })).status, 200);
+    const refused = await execute(relayer, payer, paused.address);
+    assert.equal(errorCode(refused), "agent_unavailable");
+    assert.equal((await api(relayer, "POST", `${path}/resume`, { token })).status, 200);
+    assert.equal((await execute(relayer, payer, paused.address)).status, 200);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - 2n * PRICE, "the refused call cost nothing");
   });
 
   it("validates the task and the parameters against the agent's input schema, naming the path", async () => {
