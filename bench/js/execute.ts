@@ -64,31 +64,42 @@ interface Result {
   statuses: Map<number, number>;
 }
 
+/** Counts the calls of one row: each one's status and its latency from `since_ms`. */
+class Tally {
+  private readonly latencies: number[] = [];
+  private readonly statuses = new Map<number, number>();
+  private errors = 0;
+  private readonly started = performance.now();
+
+  async measure(call: () => Promise<number>, since_ms: number): Promise<void> {
+    try {
+      const status = await call();
+      this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+      if (status !== 200) this.errors += 1;
+    } catch {
+      this.errors += 1;
+    }
+    this.latencies.push(performance.now() - since_ms);
+  }
+
+  result(): Result {
+    const elapsed_s = (performance.now() - this.started) / 1000;
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+    return { per_sec: (sorted.length - this.errors) / elapsed_s, p50_ms: at(0.5), p99_ms: at(0.99), errors: this.errors, statuses: this.statuses };
+  }
+}
+
+/** Closed loop: each client sends its next call when the last one is answered. */
 async function load(concurrency: number, seconds: number, call: () => Promise<number>): Promise<Result> {
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
-  let errors = 0;
+  const tally = new Tally();
   const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        try {
-          const status = await call();
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status !== 200) errors += 1;
-        } catch {
-          errors += 1;
-        }
-        latencies.push(performance.now() - t0);
-      }
+      while (performance.now() < deadline) await tally.measure(call, performance.now());
     }),
   );
-  const elapsed_s = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { per_sec: (latencies.length - errors) / elapsed_s, p50_ms: at(0.5), p99_ms: at(0.99), errors, statuses };
+  return tally.result();
 }
 
 /**
@@ -97,9 +108,7 @@ async function load(concurrency: number, seconds: number, call: () => Promise<nu
  * so time spent waiting behind slow answers is in it (no coordinated omission).
  */
 async function offered(rate: number, clients: number, seconds: number, call: () => Promise<number>): Promise<Result> {
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
-  let errors = 0;
+  const tally = new Tally();
   const total = Math.round(rate * seconds);
   const started = performance.now();
   let next = 0;
@@ -109,21 +118,11 @@ async function offered(rate: number, clients: number, seconds: number, call: () 
         const scheduled = started + (index * 1000) / rate;
         const wait = scheduled - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        try {
-          const status = await call();
-          statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status !== 200) errors += 1;
-        } catch {
-          errors += 1;
-        }
-        latencies.push(performance.now() - scheduled);
+        await tally.measure(call, scheduled);
       }
     }),
   );
-  const elapsed_s = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { per_sec: (latencies.length - errors) / elapsed_s, p50_ms: at(0.5), p99_ms: at(0.99), errors, statuses };
+  return tally.result();
 }
 
 /** CPU seconds a process used so far (user + system), from /proc. */
