@@ -14,6 +14,7 @@ import {
   escrowPda,
   FEE_SHARD_COUNT,
   formatExecutionId,
+  LruMap,
   openEscrowInstruction,
   refundInstruction,
   requestHash,
@@ -133,7 +134,7 @@ const RESERVE_AND_INSERT: Statement = {
 
 export class ExecutionService {
   private heartbeat: NodeJS.Timeout | undefined;
-  private readonly tokenAccounts = new Map<string, PublicKey>();
+  private readonly tokenAccounts = new LruMap<string, PublicKey>(TOKEN_ACCOUNT_MEMO_ENTRIES);
   private readonly confirmations: ConfirmationTracker;
 
   constructor(
@@ -342,16 +343,9 @@ export class ExecutionService {
 
   /** The wallet's associated USDC account; deriving it costs more than the rest of the quote. */
   private tokenAccount(usdcMint: PublicKey, wallet: PublicKey): PublicKey {
-    const key = `${usdcMint.toBase58()}/${wallet.toBase58()}`;
-    let address = this.tokenAccounts.get(key);
-    if (address) {
-      this.tokenAccounts.delete(key);
-    } else {
-      address = getAssociatedTokenAddressSync(usdcMint, wallet, true);
-      if (this.tokenAccounts.size >= TOKEN_ACCOUNT_MEMO_ENTRIES) this.tokenAccounts.delete(this.tokenAccounts.keys().next().value!);
-    }
-    this.tokenAccounts.set(key, address);
-    return address;
+    return this.tokenAccounts.getOrSet(`${usdcMint.toBase58()}/${wallet.toBase58()}`, () =>
+      getAssociatedTokenAddressSync(usdcMint, wallet, true),
+    );
   }
 
   /**
@@ -545,10 +539,7 @@ export class ExecutionService {
     const sending = sender.send(row.escrow_tx!);
     // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
     // node that runs a batch in order answers with the escrow the transaction just opened.
-    const read = this.chain
-      .rpc(row.network)
-      .getMultipleAccounts([escrowPda(executionIdBytes(row.id))], "processed")
-      .then(([info]) => info, () => null);
+    const read = this.readEscrow(row);
     const sent = await sending;
     if (sent.kind === "processed") return this.escrowOpened(row, await read);
     if (sent.kind === "rejected") {
@@ -574,13 +565,10 @@ export class ExecutionService {
    * then left to the finish job.
    */
   private async escrowOpened(row: ExecutionRow, known?: AccountData | null): Promise<ExecutionRow> {
-    const rpc = this.chain.rpc(row.network);
-    const escrowAddress = escrowPda(executionIdBytes(row.id));
-    const read = () => rpc.getMultipleAccounts([escrowAddress], "processed").then(([info]) => info, () => null);
-    let info = known === undefined ? await read() : known;
+    let info = known === undefined ? await this.readEscrow(row) : known;
     for (let waited_ms = 0; !info && waited_ms < ESCROW_WAIT_MS; waited_ms += ESCROW_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, ESCROW_POLL_MS));
-      info = await read();
+      info = await this.readEscrow(row);
     }
     if (!info) return row;
     const escrow = decodeEscrow(info.data);
@@ -591,6 +579,14 @@ export class ExecutionService {
       escrow_opened_at: now,
       creator_started_at: now,
     });
+  }
+
+  /** The execution's escrow account at `processed`; null if absent or the RPC did not answer. */
+  private readEscrow(row: ExecutionRow): Promise<AccountData | null> {
+    return this.chain
+      .rpc(row.network)
+      .getMultipleAccounts([escrowPda(executionIdBytes(row.id))], "processed")
+      .then(([info]) => info ?? null, () => null);
   }
 
   private async callCreator(row: ExecutionRow, context?: ExecutionContext): Promise<ExecutionRow> {

@@ -3,7 +3,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 
-import { sampleFromSchema } from "@agent-market/program";
+import { LruMap, sampleFromSchema } from "@agent-market/program";
 
 import { ApiError } from "../errors.js";
 
@@ -19,8 +19,7 @@ function newAjv(): Ajv2020 {
 const ajv = newAjv();
 // Schemas come from database rows, a new object per read: compiled validators are kept by the
 // schema's text, least recently used dropped first.
-const compiled = new Map<string, ValidateFunction>();
-const MAX_COMPILED = 1_000;
+const compiled = new LruMap<string, ValidateFunction>(1_000);
 // A schema object seen before (a cached listing's) skips the serialization.
 const compiledByObject = new WeakMap<object, ValidateFunction>();
 
@@ -60,15 +59,7 @@ export function checkSchema(schema: unknown, param: string, limit_bytes: number,
 function validatorFor(schema: object): ValidateFunction {
   const known = compiledByObject.get(schema);
   if (known) return known;
-  const text = JSON.stringify(schema);
-  let validate = compiled.get(text);
-  if (validate) {
-    compiled.delete(text);
-  } else {
-    validate = ajv.compile(schema);
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
-  }
-  compiled.set(text, validate);
+  const validate = compiled.getOrSet(JSON.stringify(schema), () => ajv.compile(schema));
   compiledByObject.set(schema, validate);
   return validate;
 }

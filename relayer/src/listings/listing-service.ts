@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import {
   formatExecutionId,
   listingHash,
+  LruMap,
   MAX_ENDPOINT_LEN,
   PROBE_TASK,
   requestHash,
@@ -123,7 +124,9 @@ export interface ListQuery {
 }
 
 export class ListingService {
-  private readonly forExecutions = new Map<string, { listing: Promise<ListingForExecution | null>; at_ms: number }>();
+  private readonly forExecutions = new LruMap<string, { listing: Promise<ListingForExecution | null>; at_ms: number }>(
+    LISTING_CACHE_ENTRIES,
+  );
 
   constructor(
     private readonly db: Db,
@@ -218,8 +221,6 @@ export class ListingService {
         [network, agent],
       )
       .then(({ rows }) => rows[0] ?? null);
-    this.forExecutions.delete(key);
-    if (this.forExecutions.size >= LISTING_CACHE_ENTRIES) this.forExecutions.delete(this.forExecutions.keys().next().value!);
     this.forExecutions.set(key, { listing, at_ms: Date.now() });
     listing.catch(() => this.forExecutions.delete(key));
     return listing;

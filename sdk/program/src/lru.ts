@@ -1,6 +1,7 @@
 // A Map that keeps at most `capacity` entries, dropping the least recently used one first. The
-// caches of derived keys and addresses use it: a long-running relayer sees an unbounded stream of
-// agents, payers and executions, and only the recent ones are worth keeping.
+// caches of derived keys and addresses use it, and the relayer's caches: a long-running relayer
+// sees an unbounded stream of agents, payers and executions, and only the recent ones are worth
+// keeping.
 
 export class LruMap<K, V> {
   // A Map iterates in insertion order, so re-inserting on every hit keeps the least recently
@@ -30,6 +31,10 @@ export class LruMap<K, V> {
     this.entries.delete(key);
     if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value as K);
     this.entries.set(key, value);
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
   }
 
   /** The cached value of `key`, computed by `make` and cached on a miss. */
