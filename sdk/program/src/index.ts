@@ -16,6 +16,7 @@ export {
 } from "./program.js";
 export * from "./types.js";
 export * from "./pda.js";
+export { isOnCurve, findProgramAddress } from "./curve.js";
 export * from "./digest.js";
 export * from "./instructions.js";
 export * from "./accounts.js";

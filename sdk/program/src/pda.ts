@@ -4,6 +4,7 @@
 import { PublicKey } from "@solana/web3.js";
 
 import { requireLength, toHex } from "./bytes.js";
+import { findProgramAddress } from "./curve.js";
 import { LruMap } from "./lru.js";
 import { bytesConstant, FEE_SHARD_COUNT, IDL, PROGRAM_ID } from "./program.js";
 
@@ -32,12 +33,13 @@ export const EVENT_AUTHORITY_SEED: Uint8Array = (() => {
 })();
 
 function find(...seeds: Uint8Array[]): PublicKey {
-  return PublicKey.findProgramAddressSync(seeds, PROGRAM_ID)[0];
+  return findProgramAddress(seeds, PROGRAM_ID)[0];
 }
 
-// A derivation costs a few hundred microseconds (each candidate bump is an on-curve check), and
-// the relayer derives the same addresses again and again: an agent's vaults and a payer's
-// subscription for every execution, an execution's escrow when it opens and when it closes.
+// A derivation still costs tens of microseconds (a sha256 and an on-curve test for each candidate
+// bump, two on average), and the relayer derives the same addresses again and again: an agent's
+// vaults and a payer's subscription for every execution, an execution's escrow when it opens and
+// when it closes.
 /** Derivations from agents and payers, which keep coming back. */
 const ACCOUNT_MEMO_SIZE = 10_000;
 /** Derivations from execution ids, wanted for the few seconds an execution lasts. */
