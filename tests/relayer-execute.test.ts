@@ -280,6 +280,27 @@ describe("relayer: execute", function () {
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE);
   });
 
+  it("shows an async execution as running while its creator works", async () => {
+    const slow = await listAgent(market, relayer, { maxExecutionSecs: 5 });
+    agents.push(slow);
+    slow.server.behaviour = "slow";
+    slow.server.delay_ms = 1_000;
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const response = await execute(relayer, payer, slow.address, undefined, { prefer: "respond-async" });
+    assert.equal(response.status, 202);
+    const id = (response.body as { id: string }).id;
+    const running = await waitFor("the running status", async () => {
+      const got = await getExecution(payer, id);
+      return got.body.status === "running" ? got.body : undefined;
+    });
+    assert.equal(running.output, null);
+    const done = await waitFor("the async execution", async () => {
+      const got = await getExecution(payer, id);
+      return got.body.status === "succeeded" ? got.body : undefined;
+    });
+    assert.equal(done.charge.amount_usdc, "0.250000");
+  });
+
   it("shows a wallet only its own executions", async () => {
     const payer = await newPayer(market, relayer, 1_000_000n);
     const stranger = await newPayer(market, relayer, 1_000_000n);

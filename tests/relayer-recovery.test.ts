@@ -78,14 +78,15 @@ describe("relayer: crashes and outages", function () {
       agent.server.delay_ms = 3_000;
       const payer = await newPayer(market, { url }, 1_000_000n);
 
+      const probes = agent.server.received.length;
       const inFlight = execute({ url }, payer, agent.address).catch((error: unknown) => error);
-      let id: string | undefined;
-      for (let i = 0; i < 100 && id === undefined; i += 1) {
-        const { rows } = await db.query("SELECT id FROM executions WHERE state = 'running' AND creator_started_at IS NOT NULL");
-        id = rows[0]?.id;
-        if (id === undefined) await sleep(50);
-      }
+      for (let i = 0; i < 100 && agent.server.received.length === probes; i += 1) await sleep(50);
+      const id = agent.server.received[probes]?.body.execution_id;
       assert.ok(id, "the execution reached the creator");
+      // A sync execution writes its escrow's facts with the result: until then the row says
+      // `opening`, and that is the state the next relayer must finish from.
+      const { rows: before } = await db.query("SELECT state FROM executions WHERE id = $1", [id]);
+      assert.equal(before[0].state, "opening");
       first.kill("SIGKILL");
       await inFlight;
       assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE, "the escrow holds the price");

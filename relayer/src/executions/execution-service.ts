@@ -94,6 +94,9 @@ interface Quote {
   agent: Agent;
 }
 
+/** What the open escrow tells, recorded with the execution's next step. */
+type EscrowFacts = Pick<ExecutionRow, "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">;
+
 /** What an execution already read, handed on so it is not read twice. */
 interface ExecutionContext {
   agent: Agent;
@@ -136,6 +139,7 @@ export class ExecutionService {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly tokenAccounts = new LruMap<string, PublicKey>(TOKEN_ACCOUNT_MEMO_ENTRIES);
   private readonly confirmations: ConfirmationTracker;
+  private readonly advanceStatements = new Map<string, Statement>();
 
   constructor(
     private readonly db: Db,
@@ -500,10 +504,21 @@ export class ExecutionService {
   // -------------------------------------------------------------------------------------------
   // Driving an execution
 
-  /** Runs a sync execution this instance owns to its answer. */
+  /** Runs an execution this instance owns to its answer. */
   private async run(row: ExecutionRow, context?: ExecutionContext): Promise<ExecuteOutcome> {
-    row = await this.openEscrow(row);
-    if (row.state === "running") row = await this.callCreator(row, context);
+    const opened = await this.openEscrow(row);
+    row = opened.row;
+    if (opened.escrow) {
+      if (row.mode === "async") {
+        // Its caller polls for it: `running` is worth a write.
+        row = await this.advance(row, "running", opened.escrow);
+        if (row.state === "running") row = await this.callCreator(row, {}, context);
+      } else {
+        // Its caller waits on this very request: the escrow's facts are written with the result,
+        // a commit fewer. A crash meanwhile leaves `opening`, which the finish job refunds alike.
+        row = await this.callCreator({ ...row, ...opened.escrow }, opened.escrow, context);
+      }
+    }
     if (row.state === "settling" || row.state === "refunding") row = await this.sendFinal(row);
     else await this.jobs.add("finish", row.id, FINISH_RETRY_MS).catch(() => undefined);
     return this.outcome(row);
@@ -534,14 +549,14 @@ export class ExecutionService {
     await this.run(await this.advance(row, "opening", { escrow_tx }));
   }
 
-  private async openEscrow(row: ExecutionRow): Promise<ExecutionRow> {
+  private async openEscrow(row: ExecutionRow): Promise<{ row: ExecutionRow; escrow: EscrowFacts | null }> {
     const sender = this.sender(row.network);
     const sending = sender.send(row.escrow_tx!);
     // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
     // node that runs a batch in order answers with the escrow the transaction just opened.
     const read = this.readEscrow(row);
     const sent = await sending;
-    if (sent.kind === "processed") return this.escrowOpened(row, await read);
+    if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, await read) };
     if (sent.kind === "rejected") {
       const program = errorFromLogs(sent.message);
       const code: ErrorCode =
@@ -552,33 +567,33 @@ export class ExecutionService {
             : program === "SubscriptionRequired"
               ? "subscription_required"
               : "escrow_rejected";
-      return this.fail(row, code, `open_escrow was refused: ${program ?? sent.message}`);
+      return { row: await this.fail(row, code, `open_escrow was refused: ${program ?? sent.message}`), escrow: null };
     }
     // Unknown: the recorded transaction is left to the finish job, which rebroadcasts it until
     // it lands (then refunds) or expires (then nothing was charged).
-    return row;
+    return { row, escrow: null };
   }
 
   /**
-   * Reads the open escrow (the amount the program took, the deadline it set); running from then
-   * on. A cluster runs a transaction a little after accepting it: the escrow is awaited a while,
-   * then left to the finish job.
+   * The open escrow's facts (the amount the program took, the deadline it set), or null if it
+   * cannot be seen yet. A cluster runs a transaction a little after accepting it: the escrow is
+   * awaited a while, then left to the finish job.
    */
-  private async escrowOpened(row: ExecutionRow, known?: AccountData | null): Promise<ExecutionRow> {
+  private async awaitEscrow(row: ExecutionRow, known?: AccountData | null): Promise<EscrowFacts | null> {
     let info = known === undefined ? await this.readEscrow(row) : known;
     for (let waited_ms = 0; !info && waited_ms < ESCROW_WAIT_MS; waited_ms += ESCROW_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, ESCROW_POLL_MS));
       info = await this.readEscrow(row);
     }
-    if (!info) return row;
+    if (!info) return null;
     const escrow = decodeEscrow(info.data);
     const now = new Date();
-    return this.advance(row, "running", {
+    return {
       amount_usdc: escrow.amountUsdc.toString(),
       escrow_deadline: new Date(Number(escrow.deadline) * 1000),
       escrow_opened_at: now,
       creator_started_at: now,
-    });
+    };
   }
 
   /** The execution's escrow account at `processed`; null if absent or the RPC did not answer. */
@@ -589,7 +604,8 @@ export class ExecutionService {
       .then(([info]) => info ?? null, () => null);
   }
 
-  private async callCreator(row: ExecutionRow, context?: ExecutionContext): Promise<ExecutionRow> {
+  /** Calls the creator, then records the settle or refund (with `unrecorded`, facts not yet written). */
+  private async callCreator(row: ExecutionRow, unrecorded: Partial<ExecutionRow>, context?: ExecutionContext): Promise<ExecutionRow> {
     const listing = context?.listing ?? (await this.listings.forExecution(row.network, row.agent));
     let agent = context?.agent;
     if (!agent) {
@@ -597,7 +613,10 @@ export class ExecutionService {
       agent = decodeAgent(info!.data);
     }
     if (!listing) {
-      return this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", { creator_finished_at: new Date() });
+      return this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", {
+        ...unrecorded,
+        creator_finished_at: new Date(),
+      });
     }
     const deadline_ms = row.escrow_deadline!.getTime();
     const timeout_ms = Math.max(
@@ -621,7 +640,7 @@ export class ExecutionService {
       timeout_ms,
       max_response_bytes: this.options.creator_max_response_bytes,
     });
-    const finished = { creator_finished_at: new Date() };
+    const finished = { ...unrecorded, creator_finished_at: new Date() };
     if (!outcome.ok) {
       const failure = FAILURES[outcome.failure];
       return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);
@@ -740,8 +759,8 @@ export class ExecutionService {
         }
         const state = await sender.state(row.escrow_tx);
         if (state.kind === "landed" && state.err === null) {
-          const opened = await this.escrowOpened(row);
-          if (opened.state === "running") await this.refundAbandoned(opened);
+          const escrow = await this.awaitEscrow(row);
+          if (escrow) await this.refundAbandoned(row, escrow);
           throw new Error("escrow refund under way");
         }
         if (state.kind === "landed" || state.kind === "expired") {
@@ -792,9 +811,18 @@ export class ExecutionService {
     }
   }
 
-  /** A running execution whose caller is gone (its relayer died): the result is lost, refund. */
-  private async refundAbandoned(row: ExecutionRow): Promise<void> {
-    const next = await this.startRefund(row, "RelayerError", "creator_error", "the relayer stopped before the creator's result was recorded");
+  /**
+   * An execution with an open escrow whose caller is gone (its relayer died): the result is
+   * lost, refund. `escrow`: the escrow's facts when the row does not hold them yet.
+   */
+  private async refundAbandoned(row: ExecutionRow, escrow: Partial<ExecutionRow> = {}): Promise<void> {
+    const next = await this.startRefund(
+      row,
+      "RelayerError",
+      "creator_error",
+      "the relayer stopped before the creator's result was recorded",
+      escrow,
+    );
     await this.sender(row.network).send(next.refund_tx!);
   }
 
@@ -925,19 +953,31 @@ export class ExecutionService {
     memory: Partial<ExecutionRow> = {},
   ): Promise<ExecutionRow> {
     const columns = Object.keys(changes);
-    const sets = columns.map((column, i) => `${column} = $${i + 4}`);
-    // Named by its columns: the same step always writes the same ones.
-    const { rowCount } = await runStatement(
-      this.db,
-      {
-        name: `executions_advance:${columns.join(",")}`,
-        text: `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
-       WHERE id = $1 AND state = $3`,
-      },
-      [row.id, state, row.state, ...columns.map((column) => changes[column])],
-    );
+    const { rowCount } = await runStatement(this.db, this.advanceStatement(columns), [
+      row.id,
+      state,
+      row.state,
+      ...columns.map((column) => changes[column]),
+    ]);
     if (rowCount === 1) return { ...row, ...changes, ...memory, state } as ExecutionRow;
     return this.row(row.id);
+  }
+
+  // One statement per set of columns, as each step always writes the same ones. Numbered, not
+  // named after the columns: PostgreSQL cuts statement names at 63 characters.
+  private advanceStatement(columns: string[]): Statement {
+    const key = columns.join(",");
+    let statement = this.advanceStatements.get(key);
+    if (!statement) {
+      const sets = columns.map((column, i) => `${column} = $${i + 4}`);
+      statement = {
+        name: `executions_advance_${this.advanceStatements.size + 1}`,
+        text: `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
+       WHERE id = $1 AND state = $3`,
+      };
+      this.advanceStatements.set(key, statement);
+    }
+    return statement;
   }
 
   private escrowRef(row: ExecutionRow, sender: TransactionSender) {
