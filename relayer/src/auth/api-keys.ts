@@ -6,6 +6,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { utils } from "@coral-xyz/anchor";
 
 import type { NetworkName } from "../config.js";
+import { Batcher } from "../db/batcher.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
@@ -188,12 +189,6 @@ export class ApiKeyStore {
   }
 }
 
-interface Pending {
-  hash: Buffer;
-  resolve: (row: ApiKeyRow | undefined) => void;
-  reject: (error: unknown) => void;
-}
-
 /**
  * Verifies API keys, always against PostgreSQL. At most `max_in_flight` lookups run at once; the
  * verifications that arrive meanwhile wait and go together in the next `key_hash = ANY(...)`
@@ -201,8 +196,7 @@ interface Pending {
  * without caching anything a revocation would have to clear.
  */
 export class ApiKeyAuthenticator {
-  private pending: Pending[] = [];
-  private inFlight = 0;
+  private readonly lookups: Batcher<Buffer, ApiKeyRow | undefined>;
   private readonly usedAt = new Map<string, Date>();
   private usageTimer: NodeJS.Timeout | undefined;
 
@@ -214,14 +208,20 @@ export class ApiKeyAuthenticator {
       max_in_flight: 4,
       usage_flush_ms: 1000,
     },
-  ) {}
+  ) {
+    this.lookups = new Batcher(async (hashes) => {
+      const { rows } = await runStatement<ApiKeyRow>(this.db, KEYS_BY_HASH, [hashes]);
+      const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
+      return hashes.map((hash) => byHash.get(hash.toString("hex")));
+    }, options);
+  }
 
   /** The key behind `secret`, or the ApiError that refuses it. Records the use for `last_used_at`. */
   async verify(secret: string): Promise<AuthenticatedKey> {
     const environment = parseApiKey(secret);
     if (environment === null) throw new ApiError("malformed_api_key");
     const hash = hashApiKey(secret, this.hashSecret);
-    const row = await this.lookup(hash);
+    const row = await this.lookups.submit(hash);
     // The lookup is by keyed hash; the comparison guards against any index or collation surprise.
     if (!row || row.key_hash.length !== hash.length || !timingSafeEqual(row.key_hash, hash)) {
       throw new ApiError("unknown_api_key");
@@ -264,32 +264,6 @@ export class ApiKeyAuthenticator {
         this.flushUsage().catch(() => undefined);
       }, this.options.usage_flush_ms);
       this.usageTimer.unref();
-    }
-  }
-
-  private lookup(hash: Buffer): Promise<ApiKeyRow | undefined> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ hash, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.options.max_in_flight && this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.options.max_batch);
-      this.inFlight += 1;
-      runStatement<ApiKeyRow>(this.db, KEYS_BY_HASH, [batch.map((entry) => entry.hash)])
-        .then(({ rows }) => {
-          const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
-          for (const entry of batch) entry.resolve(byHash.get(entry.hash.toString("hex")));
-        })
-        .catch((error: unknown) => {
-          for (const entry of batch) entry.reject(error);
-        })
-        .finally(() => {
-          this.inFlight -= 1;
-          this.pump();
-        });
     }
   }
 }

@@ -1,0 +1,60 @@
+import { strict as assert } from "node:assert";
+
+import { Batcher } from "../src/db/batcher.js";
+
+/** A batch runner whose batches finish only when the test says so. */
+function controlledRunner() {
+  const batches: { items: number[]; finish: (error?: Error) => void }[] = [];
+  const run = (items: number[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      batches.push({ items, finish: (error) => (error ? reject(error) : resolve(items.map((item) => `answer ${item}`))) });
+    });
+  return { batches, run };
+}
+
+/** Lets the promise callbacks of a finished batch run, the next batch's start among them. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("Batcher", () => {
+  it("runs a lone item at once, in a batch of its own", async () => {
+    const { batches, run } = controlledRunner();
+    const batcher = new Batcher(run, { max_batch: 10, max_in_flight: 1 });
+    const answer = batcher.submit(1);
+    assert.deepEqual(batches.map((b) => b.items), [[1]]);
+    batches[0]!.finish();
+    assert.equal(await answer, "answer 1");
+  });
+
+  it("gathers the items that arrive while the batches in flight run, up to max_batch", async () => {
+    const { batches, run } = controlledRunner();
+    const batcher = new Batcher(run, { max_batch: 3, max_in_flight: 2 });
+    const answers = [1, 2, 3, 4, 5, 6, 7].map((item) => batcher.submit(item));
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2]], "two in flight, the rest wait");
+    batches[0]!.finish();
+    await turn();
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2], [3, 4, 5]]);
+    batches[1]!.finish();
+    await turn();
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2], [3, 4, 5], [6, 7]]);
+    batches[2]!.finish();
+    batches[3]!.finish();
+    assert.deepEqual(await Promise.all(answers), [1, 2, 3, 4, 5, 6, 7].map((item) => `answer ${item}`));
+  });
+
+  it("rejects the callers of a failed batch only, and goes on with the next", async () => {
+    const { batches, run } = controlledRunner();
+    const batcher = new Batcher(run, { max_batch: 10, max_in_flight: 1 });
+    const first = batcher.submit(1);
+    const second = [2, 3].map((item) => batcher.submit(item));
+    batches[0]!.finish();
+    await first;
+    await turn();
+    batches[1]!.finish(new Error("statement failed"));
+    for (const answer of second) await assert.rejects(answer, /statement failed/);
+    await turn();
+    const third = batcher.submit(4);
+    assert.deepEqual(batches[2]!.items, [4]);
+    batches[2]!.finish();
+    assert.equal(await third, "answer 4");
+  });
+});
