@@ -46,6 +46,7 @@ import type { ListingForExecution, ListingService } from "../listings/listing-se
 import { formatUsdc } from "../usdc.js";
 import { completeExecutions, ConfirmationTracker } from "./confirmations.js";
 import { EMPTY_ROW, renderExecution, type ExecutionRow } from "./execution-view.js";
+import { ExecutionWrites, insertValues, RESERVE_AND_INSERT, type NewExecution, type SettleRecord } from "./execution-writes.js";
 
 const bs58 = utils.bytes.bs58;
 
@@ -118,28 +119,12 @@ const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }
 
 const COLUMNS = "*";
 
-// The key's spending reservation and the execution row are one statement: the key's row is
-// locked only while it runs, so executions under one key do not queue behind each other.
-const RESERVE_AND_INSERT: Statement = {
-  name: "executions_reserve_and_insert",
-  text: `WITH reserved AS (
-     UPDATE api_keys SET spent_usdc = spent_usdc + $13::numeric, execution_count = execution_count + 1
-      WHERE id = $2::text AND (spending_cap_usdc IS NULL OR spent_usdc + $13::numeric <= spending_cap_usdc)
-     RETURNING id
-   )
-   INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, owner, task, parameters, request_hash,
-     payer_token_account, used_subscription, quoted_usdc, escrow_tx)
-   SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'opening', $7::text, $8::text, $9::jsonb,
-          $10::bytea, $11::text, $12::boolean, $13::numeric, $14::jsonb
-     FROM reserved
-   RETURNING created_at`,
-};
-
 export class ExecutionService {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly tokenAccounts = new LruMap<string, PublicKey>(TOKEN_ACCOUNT_MEMO_ENTRIES);
   private readonly confirmations: ConfirmationTracker;
   private readonly advanceStatements = new Map<string, Statement>();
+  private readonly writes: ExecutionWrites;
 
   constructor(
     private readonly db: Db,
@@ -150,6 +135,7 @@ export class ExecutionService {
     private readonly jobs: JobQueue,
     private readonly options: ExecutionOptions,
   ) {
+    this.writes = new ExecutionWrites(db);
     this.confirmations = new ConfirmationTracker(db, senders, (id) => jobs.add("finish", id), {
       poll_ms: CONFIRMATION_POLL_MS,
       handover_after_ms: CONFIRMATION_HANDOVER_MS,
@@ -237,71 +223,14 @@ export class ExecutionService {
             }),
           ])
         : null;
-    const owner = input.mode === "sync" ? this.options.instance_id : null;
-    const values = [
-      id,
-      key.id,
-      key.wallet,
-      network,
-      input.agent,
-      input.mode,
-      owner,
-      input.task,
-      JSON.stringify(input.parameters),
-      Buffer.from(hash),
-      payerTokenAccount.toBase58(),
-      quote.uses_subscription,
-      quote.amount_usdc.toString(),
-      escrow_tx,
-    ];
-    let inserted: { created_at: Date } | undefined;
-    if (input.idempotency_key === undefined) {
-      inserted = (await runStatement<{ created_at: Date }>(this.db, RESERVE_AND_INSERT, values)).rows[0];
-    } else {
-      // The claim of the Idempotency-Key must vanish if the reservation fails: one transaction.
-      const client = await this.db.connect();
-      try {
-        await client.query("BEGIN");
-        const claimed = await client.query(
-          `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, execution_id) VALUES ($1, $2, $3, $4)
-           ON CONFLICT DO NOTHING`,
-          [key.id, input.idempotency_key, fingerprint, id],
-        );
-        if (claimed.rowCount === 0) {
-          await client.query("ROLLBACK");
-          return (
-            (await this.replay(key.id, input.idempotency_key, fingerprint!)) ?? {
-              status: 409,
-              body: null,
-              replayed: false,
-            }
-          );
-        }
-        inserted = (await client.query<{ created_at: Date }>(RESERVE_AND_INSERT.text, values)).rows[0];
-        await client.query(inserted ? "COMMIT" : "ROLLBACK");
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    }
-    if (!inserted) {
-      throw new ApiError("spending_cap_reached", undefined, undefined, {
-        spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
-        required_usdc: formatUsdc(quote.amount_usdc),
-      });
-    }
-    const row: ExecutionRow = {
-      ...EMPTY_ROW,
+    const execution: NewExecution = {
       id,
       api_key_id: key.id,
       wallet: key.wallet,
       network,
       agent: input.agent,
       mode: input.mode,
-      state: "opening",
-      owner,
+      owner: input.mode === "sync" ? this.options.instance_id : null,
       task: input.task,
       parameters: input.parameters,
       request_hash: Buffer.from(hash),
@@ -309,14 +238,64 @@ export class ExecutionService {
       used_subscription: quote.uses_subscription,
       quoted_usdc: quote.amount_usdc.toString(),
       escrow_tx,
-      created_at: inserted.created_at,
     };
+    let created_at: Date | undefined;
+    if (input.idempotency_key === undefined) {
+      created_at = await this.writes.insert(execution);
+    } else {
+      const claim = await this.claimAndInsert(execution, input.idempotency_key, fingerprint!);
+      // Replayed once the connection is back in the pool: fifty duplicates holding theirs while
+      // waiting for another would exhaust it.
+      if (!claim.claimed) {
+        return (await this.replay(key.id, input.idempotency_key, fingerprint!)) ?? { status: 409, body: null, replayed: false };
+      }
+      created_at = claim.created_at;
+    }
+    if (!created_at) {
+      throw new ApiError("spending_cap_reached", undefined, undefined, {
+        spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
+        required_usdc: formatUsdc(quote.amount_usdc),
+      });
+    }
+    const row: ExecutionRow = { ...EMPTY_ROW, ...execution, state: "opening", created_at };
 
     if (input.mode === "async") {
       await this.jobs.add("execute", id);
       return { status: 202, body: renderExecution(row), replayed: false };
     }
     return this.run(row, { agent: quote.agent, listing });
+  }
+
+  /**
+   * Claims the Idempotency-Key for `execution` and inserts it: one transaction, as the claim must
+   * vanish if the key's spending cap refuses the execution. Not claimed: another request has it.
+   */
+  private async claimAndInsert(
+    execution: NewExecution,
+    idempotency_key: string,
+    fingerprint: Buffer,
+  ): Promise<{ claimed: false } | { claimed: true; created_at: Date | undefined }> {
+    const client = await this.db.connect();
+    try {
+      await client.query("BEGIN");
+      const claimed = await client.query(
+        `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, execution_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [execution.api_key_id, idempotency_key, fingerprint, execution.id],
+      );
+      if (claimed.rowCount === 0) {
+        await client.query("ROLLBACK");
+        return { claimed: false };
+      }
+      const created_at = (await client.query<{ created_at: Date }>(RESERVE_AND_INSERT.text, insertValues(execution))).rows[0]?.created_at;
+      await client.query(created_at ? "COMMIT" : "ROLLBACK");
+      return { claimed: true, created_at };
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /** The first response again for a known Idempotency-Key, or null if the key is new. */
@@ -661,23 +640,19 @@ export class ExecutionService {
         signature: outcome.signature,
       }),
     );
-    return this.advance(
-      row,
-      "settling",
-      {
-        ...finished,
-        // JSON text: pg would turn a top-level array into a PostgreSQL array.
-        output: JSON.stringify(outcome.output),
-        result_hash: Buffer.from(outcome.result_hash),
-        result_digest: Buffer.from(outcome.digest),
-        creator_signature: Buffer.from(outcome.signature),
-        signing_key: bs58.encode(agent.signingKey),
-        payout_account: agent.payoutAccount.toBase58(),
-        fee_shard,
-        settle_tx,
-      },
-      { output: outcome.output },
-    );
+    const record: SettleRecord = {
+      ...finished,
+      output: outcome.output,
+      result_hash: Buffer.from(outcome.result_hash),
+      result_digest: Buffer.from(outcome.digest),
+      creator_signature: Buffer.from(outcome.signature),
+      signing_key: bs58.encode(agent.signingKey),
+      payout_account: agent.payoutAccount.toBase58(),
+      fee_shard,
+      settle_tx,
+    };
+    if (await this.writes.settle(row.id, row.state, record)) return { ...row, ...record, state: "settling" };
+    return this.row(row.id);
   }
 
   private async startRefund(
@@ -943,15 +918,10 @@ export class ExecutionService {
   }
 
   /**
-   * Moves `row` to `state` with `changes` (column values; `memory` overrides how some of them read
-   * back), unless another instance moved it first: then the row as that instance left it.
+   * Moves `row` to `state` with `changes` (column values), unless another instance moved it
+   * first: then the row as that instance left it.
    */
-  private async advance(
-    row: ExecutionRow,
-    state: ExecutionState,
-    changes: Record<string, unknown>,
-    memory: Partial<ExecutionRow> = {},
-  ): Promise<ExecutionRow> {
+  private async advance(row: ExecutionRow, state: ExecutionState, changes: Record<string, unknown>): Promise<ExecutionRow> {
     const columns = Object.keys(changes);
     const { rowCount } = await runStatement(this.db, this.advanceStatement(columns), [
       row.id,
@@ -959,7 +929,7 @@ export class ExecutionService {
       row.state,
       ...columns.map((column) => changes[column]),
     ]);
-    if (rowCount === 1) return { ...row, ...changes, ...memory, state } as ExecutionRow;
+    if (rowCount === 1) return { ...row, ...changes, state } as ExecutionRow;
     return this.row(row.id);
   }
 
