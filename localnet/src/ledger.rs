@@ -8,7 +8,7 @@ use {
     crate::chain::Chain,
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     serde::{Deserialize, Serialize},
-    solana_account::Account,
+    solana_account::{Account, AccountSharedData, ReadableAccount},
     solana_hash::Hash,
     solana_instruction::Instruction,
     solana_keypair::Keypair,
@@ -199,9 +199,17 @@ impl Ledger {
     }
 
     /// Accounts a saved ledger must keep: programs and sysvars come back with a fresh chain.
-    pub fn saved_accounts(&self) -> Vec<(Pubkey, Account)> {
-        self.accounts()
-            .filter(|(_, account)| !account.executable && account.owner != solana_sdk_ids::sysvar::ID)
+    /// Borrowed: they serialize as `(Pubkey, Account)` pairs do, without a copy of every
+    /// account (program binaries included) first.
+    pub fn saved_accounts(&self) -> Vec<(&Pubkey, &AccountSharedData)> {
+        self.chain
+            .svm
+            .accounts_db()
+            .inner
+            .iter()
+            .filter(|(_, account)| {
+                account.lamports() > 0 && !account.executable() && account.owner() != &solana_sdk_ids::sysvar::ID
+            })
             .collect()
     }
 
@@ -458,7 +466,6 @@ impl Ledger {
     }
 
     fn token_balances(&self, keys: &[Pubkey]) -> Vec<TokenBalance> {
-        use solana_account::ReadableAccount;
         let accounts = &self.chain.svm.accounts_db().inner;
         keys.iter()
             .enumerate()

@@ -85,6 +85,10 @@ thread_local! {
     /// The first failure of a cross-program invocation in the running transaction. On a
     /// cluster such a failure ends the transaction at once, whatever the caller does next.
     static CPI_FAILURE: RefCell<Option<InstructionError>> = const { RefCell::new(None) };
+    /// Signer addresses by program and seeds. Deriving one checks that it is off the curve,
+    /// which costs more than the rest of a CPI, and the same few PDAs (delegate, vaults, event
+    /// authority) sign in every execution.
+    static SIGNERS: RefCell<HashMap<Vec<u8>, Pubkey>> = RefCell::new(HashMap::new());
 }
 
 /// Registers a running native instruction's context, and sends `msg!` output to its logs.
@@ -175,20 +179,17 @@ fn process(invoke_context: &mut InvokeContext) -> Result<(), InstructionError> {
 }
 
 /// Writes what the program did to its `AccountInfo`s back into the transaction, refusing
-/// changes to read-only accounts as the loader does.
+/// changes to read-only accounts as the loader does. `account_infos` are the instruction's
+/// accounts in order, as the entrypoint deserializes them.
 fn commit(invoke_context: &mut InvokeContext, account_infos: &[AccountInfo]) -> Result<(), InstructionError> {
-    let by_key: HashMap<&Pubkey, &AccountInfo> = account_infos.iter().map(|info| (info.key, info)).collect();
     let transaction_context = &*invoke_context.transaction_context;
     let instruction_context = transaction_context.get_current_instruction_context()?;
-    let mut seen = HashSet::new();
-    for index in 0..instruction_context.get_number_of_instruction_accounts() {
-        let mut account = instruction_context.try_borrow_instruction_account(transaction_context, index)?;
-        if !seen.insert(*account.get_key()) {
+    for (index, info) in (0..instruction_context.get_number_of_instruction_accounts()).zip(account_infos) {
+        // A duplicate shares the data of the account's first occurrence, committed there.
+        if instruction_context.is_instruction_account_duplicate(index)?.is_some() {
             continue;
         }
-        let Some(info) = by_key.get(account.get_key()) else {
-            continue;
-        };
+        let mut account = instruction_context.try_borrow_instruction_account(transaction_context, index)?;
         let data = info
             .try_borrow_data()
             .map_err(|_| InstructionError::AccountBorrowFailed)?;
@@ -310,6 +311,33 @@ impl SyscallStubs for RuntimeStubs {
     }
 }
 
+/// Derived signer addresses kept at most; past that the memo starts over, so addresses used
+/// once (an escrow's, a receipt's) cannot make it grow without bound.
+const MAX_REMEMBERED_SIGNERS: usize = 1_024;
+
+/// The PDA `program` signs for with `seeds`, as `Pubkey::create_program_address` derives it.
+fn signer_address(seeds: &[&[u8]], program: &Pubkey) -> Result<Pubkey, InstructionError> {
+    // Each seed is prefixed with its length, so that no two lists of seeds share a key.
+    let mut key = Vec::with_capacity(32 + seeds.iter().map(|seed| 8 + seed.len()).sum::<usize>());
+    key.extend_from_slice(program.as_ref());
+    for seed in seeds {
+        key.extend_from_slice(&(seed.len() as u64).to_le_bytes());
+        key.extend_from_slice(seed);
+    }
+    if let Some(address) = SIGNERS.with(|signers| signers.borrow().get(&key).copied()) {
+        return Ok(address);
+    }
+    let address = Pubkey::create_program_address(seeds, program).map_err(|_| InstructionError::InvalidSeeds)?;
+    SIGNERS.with(|signers| {
+        let mut signers = signers.borrow_mut();
+        if signers.len() >= MAX_REMEMBERED_SIGNERS {
+            signers.clear();
+        }
+        signers.insert(key, address);
+    });
+    Ok(address)
+}
+
 /// A cross-program invocation made by a native program, with the runtime's checks: signer and
 /// writable privileges, PDA signers derived from the caller, and account changes carried both
 /// ways across the call.
@@ -327,9 +355,8 @@ fn invoke_signed(
     };
     let signers = signers_seeds
         .iter()
-        .map(|seeds| Pubkey::create_program_address(seeds, &caller))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| InstructionError::InvalidSeeds)?;
+        .map(|seeds| signer_address(seeds, &caller))
+        .collect::<Result<Vec<_>, _>>()?;
     let stable_instruction = StableInstruction::from(instruction.clone());
     let (instruction_accounts, program_indices) = invoke_context.prepare_instruction(&stable_instruction, &signers)?;
 

@@ -108,7 +108,10 @@ pub fn dispatch(ledger: &mut Ledger, method: &str, params: &Value) -> RpcResult 
 }
 
 fn with_context(ledger: &Ledger, value: Value) -> Value {
-    json!({ "context": { "slot": ledger.slot(), "apiVersion": CORE_VERSION }, "value": value })
+    // Moved in rather than through `json!`, which would copy the whole answer.
+    let mut answer = json!({ "context": { "slot": ledger.slot(), "apiVersion": CORE_VERSION } });
+    answer["value"] = value;
+    answer
 }
 
 /// Positional parameters with typed accessors that answer `invalid params` on misuse.
@@ -390,15 +393,15 @@ fn get_fee_for_message(ledger: &Ledger, params: &Params) -> RpcResult {
 fn get_multiple_accounts(ledger: &Ledger, params: &Params) -> RpcResult {
     let addresses: Vec<Pubkey> = params.list(0, "address", MAX_MULTIPLE_ACCOUNTS)?;
     let options = AccountOptions::from(params, 1)?;
-    let values: Vec<Option<Value>> = addresses
+    let values: Vec<Value> = addresses
         .iter()
         .map(|address| {
             ledger
                 .account(address)
-                .map(|account| encode_account(ledger, &account, &options))
+                .map_or(Value::Null, |account| encode_account(ledger, &account, &options))
         })
         .collect();
-    Ok(with_context(ledger, json!(values)))
+    Ok(with_context(ledger, Value::Array(values)))
 }
 
 fn get_token_account_balance(ledger: &Ledger, params: &Params) -> RpcResult {
@@ -677,11 +680,15 @@ fn status_value(ledger: &Ledger, record: &TransactionRecord) -> Value {
 
 fn get_signature_statuses(ledger: &Ledger, params: &Params) -> RpcResult {
     let signatures: Vec<Signature> = params.list(0, "signature", MAX_SIGNATURE_STATUSES)?;
-    let statuses: Vec<Option<Value>> = signatures
+    let statuses: Vec<Value> = signatures
         .iter()
-        .map(|signature| ledger.transaction(signature).map(|record| status_value(ledger, record)))
+        .map(|signature| {
+            ledger
+                .transaction(signature)
+                .map_or(Value::Null, |record| status_value(ledger, record))
+        })
         .collect();
-    Ok(with_context(ledger, json!(statuses)))
+    Ok(with_context(ledger, Value::Array(statuses)))
 }
 
 /// Whether a record is visible at `commitment`.

@@ -113,7 +113,12 @@ async fn handle(State(node): State<Node>, body: Bytes) -> Response {
                         // A request without an id is a notification: it gets no answer.
                         let id = id?;
                         Some(match result {
-                            Ok(result) => json!({ "jsonrpc": "2.0", "result": result, "id": id }),
+                            Ok(result) => {
+                                // Moved in rather than through `json!`, which would copy it.
+                                let mut answer = json!({ "jsonrpc": "2.0", "id": id });
+                                answer["result"] = result;
+                                answer
+                            }
                             Err(error) => error_response(id, &error),
                         })
                     }

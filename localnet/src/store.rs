@@ -31,6 +31,9 @@ pub struct Store {
     dir: PathBuf,
     /// Records already in `transactions.bin`.
     records_written: usize,
+    /// `accounts.bin` as last written: each save serializes into the same memory instead of
+    /// faulting in a fresh buffer as large as every account.
+    accounts: Vec<u8>,
 }
 
 fn invalid(path: &Path, err: impl std::fmt::Display) -> io::Error {
@@ -51,6 +54,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_path_buf(),
             records_written: 0,
+            accounts: Vec::new(),
         })
     }
 
@@ -104,10 +108,9 @@ impl Store {
         }
         appended.into_inner().map_err(|err| err.into_error())?.sync_all()?;
         self.records_written = ledger.record_count();
-        replace(
-            &self.dir.join(ACCOUNTS),
-            &bincode::serialize(&ledger.saved_accounts()).map_err(io::Error::other)?,
-        )?;
+        self.accounts.clear();
+        bincode::serialize_into(&mut self.accounts, &ledger.saved_accounts()).map_err(io::Error::other)?;
+        replace(&self.dir.join(ACCOUNTS), &self.accounts)?;
         replace(
             &self.dir.join(STATE),
             &serde_json::to_vec(&ledger.state()).map_err(io::Error::other)?,
