@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from "node:net";
 
 import { Keypair, PublicKey } from "@solana/web3.js";
 
-import { MAX_BATCH_CALLS, RpcClient, RpcError, RpcUnavailableError } from "../src/chain/rpc-client.js";
+import { MAX_BATCH_CALLS, MAX_REQUEST_BYTES, RpcClient, RpcError, RpcUnavailableError } from "../src/chain/rpc-client.js";
 
 interface JsonRpcCall {
   jsonrpc: string;
@@ -256,6 +256,42 @@ describe("RpcClient", () => {
       const lone = node.requests.find((exchange) => !Array.isArray(exchange.body));
       assert.equal((batch!.body as unknown[]).length, 100);
       assert.deepEqual((lone!.body as JsonRpcCall).params, [100]);
+    });
+
+    it("cuts the calls of one turn into requests under the node's body limit, every call answered", async () => {
+      // A hundred transactions of about 1 KiB of base64 each: twice what a node takes at once.
+      const transaction = "A".repeat(1_000);
+      const calls = Array.from({ length: MAX_BATCH_CALLS }, (_, i) => client.call("sendTransaction", [`${i}${transaction}`]));
+      const results = (await Promise.all(calls)) as { params: string[] }[];
+
+      assert.ok(node.requests.length >= 2, `${node.requests.length} request(s)`);
+      for (const exchange of node.requests) {
+        assert.ok(Buffer.byteLength(exchange.raw) <= MAX_REQUEST_BYTES, `${Buffer.byteLength(exchange.raw)} bytes`);
+      }
+      const sent = node.requests.flatMap(callsOf).map((call) => call.params[0]);
+      assert.deepEqual(sent, Array.from({ length: MAX_BATCH_CALLS }, (_, i) => `${i}${transaction}`), "all of them, in call order");
+      results.forEach((result, i) => assert.equal(result.params[0], `${i}${transaction}`));
+    });
+
+    it("sends a call larger than the limit alone, and its refusal touches no other call", async () => {
+      node.handle = (exchange, res) => {
+        if (Buffer.byteLength(exchange.raw) > MAX_REQUEST_BYTES) sendJson(res, 413, "Payload Too Large");
+        else sendJson(res, 200, Array.isArray(exchange.body) ? callsOf(exchange).map(echo) : echo(exchange.body as JsonRpcCall));
+      };
+      const small = [client.call("getSlot", ["before"]), client.call("getSlot", ["after"])];
+      const huge = client.call("sendTransaction", ["A".repeat(MAX_REQUEST_BYTES)]);
+      await unavailable(huge);
+      const answered = (await Promise.all(small)) as { params: string[] }[];
+      assert.deepEqual(answered.map((result) => result.params[0]), ["before", "after"]);
+    });
+
+    it("refuses a call whose params cannot be serialized, and sends the others", async () => {
+      const bad = client.call("getSlot", [1n]);
+      const good = client.call("getSlot", ["fine"]);
+      const error = await rejection(bad);
+      assert.ok(error instanceof TypeError, error.message);
+      assert.deepEqual(((await good) as { params: string[] }).params, ["fine"]);
+      assert.equal(node.requests.length, 1);
     });
 
     it("sends calls made in different turns in separate requests", async () => {

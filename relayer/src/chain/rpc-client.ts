@@ -53,6 +53,11 @@ interface PendingCall {
 
 /** The most calls one batch carries (what public RPC providers and localnet accept). */
 export const MAX_BATCH_CALLS = 100;
+/**
+ * The largest request body a node takes (agave's RPC and localnet refuse more with 413): a
+ * batch of a hundred sendTransaction calls is twice that, so batches are cut by size too.
+ */
+export const MAX_REQUEST_BYTES = 50 * 1024;
 
 export class RpcClient {
   private readonly agent: http.Agent;
@@ -78,20 +83,39 @@ export class RpcClient {
   }
 
   private flush(): void {
-    while (this.queued.length > 0) {
-      const calls = this.queued.splice(0, MAX_BATCH_CALLS);
-      const fail = (error: Error) => {
-        for (const call of calls) call.reject(error);
-      };
-      let body: string;
+    const queued = this.queued;
+    this.queued = [];
+    let calls: PendingCall[] = [];
+    let parts: string[] = [];
+    let bytes = 0;
+    for (const call of queued) {
+      let part: string;
       try {
-        const one = (call: PendingCall) => ({ jsonrpc: "2.0", id: call.id, method: call.method, params: call.params });
-        body = JSON.stringify(calls.length === 1 ? one(calls[0]!) : calls.map(one));
+        part = JSON.stringify({ jsonrpc: "2.0", id: call.id, method: call.method, params: call.params });
       } catch (error) {
-        fail(error as Error);
+        call.reject(error as Error);
         continue;
       }
-      this.post(body).then((answer) => {
+      // Brackets and commas: one byte per call and one more.
+      const size = Buffer.byteLength(part) + 1;
+      if (calls.length === MAX_BATCH_CALLS || (calls.length > 0 && bytes + size + 1 > MAX_REQUEST_BYTES)) {
+        this.send(calls, parts);
+        calls = [];
+        parts = [];
+        bytes = 0;
+      }
+      calls.push(call);
+      parts.push(part);
+      bytes += size;
+    }
+    if (calls.length > 0) this.send(calls, parts);
+  }
+
+  /** Posts `calls` (serialized as `parts`) as one request, and settles each with its answer. */
+  private send(calls: PendingCall[], parts: string[]): void {
+    const body = parts.length === 1 ? parts[0]! : `[${parts.join(",")}]`;
+    this.post(body).then(
+      (answer) => {
         // Whatever the node sends, every call settles: entries that are not answers are ignored,
         // and a call left without one is unavailable.
         const answers = (Array.isArray(answer) ? answer : [answer]).filter(
@@ -105,8 +129,11 @@ export class RpcClient {
           else if (!("result" in response)) call.reject(new RpcUnavailableError(`${call.method}: an answer without a result`));
           else call.resolve(response.result);
         }
-      }, fail);
-    }
+      },
+      (error: Error) => {
+        for (const call of calls) call.reject(error);
+      },
+    );
   }
 
   /** One HTTP exchange; resolves to the parsed body, rejects with RpcUnavailableError. */
