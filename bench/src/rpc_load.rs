@@ -4,23 +4,19 @@
 //!
 //! Run: `npm run bench:rpc` (builds localnet with the host-release profile first).
 
+// Shared by the benchmarks; this one sends no batches.
+#[allow(dead_code)]
+mod localnet_rpc;
+
 use {
-    agent_market::{AgentTerms, Pricing, FEE_SHARD_COUNT},
+    agent_market::FEE_SHARD_COUNT,
     anchor_lang::prelude::Pubkey,
-    base64::{engine::general_purpose::STANDARD as BASE64, Engine},
-    localnet::{
-        genesis::load_config,
-        market::{pda, result_digest, EscrowRef, MarketKeys},
-    },
-    serde_json::{json, Value},
+    localnet::market::{result_digest, EscrowRef, MarketKeys},
+    localnet_rpc::{payer, start_localnet, Connection, Market},
     solana_keypair::Keypair,
     solana_signer::Signer,
     solana_transaction::Transaction,
     std::{
-        io::{BufRead, BufReader, Read, Write},
-        net::TcpStream,
-        process::{Child, Command, Stdio},
-        str::FromStr,
         sync::Arc,
         time::{Duration, Instant},
     },
@@ -29,98 +25,6 @@ use {
 const LEVELS: [usize; 3] = [1, 16, 64];
 const TRANSFERS_PER_LEVEL: usize = 4_000;
 const PAIRS_PER_LEVEL: usize = 1_000;
-
-/// One keep-alive HTTP/1.1 connection speaking JSON-RPC.
-struct Connection {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-    host: String,
-}
-
-impl Connection {
-    fn open(host: &str) -> Self {
-        let stream = TcpStream::connect(host).expect("connect to localnet");
-        stream.set_nodelay(true).unwrap();
-        Connection {
-            reader: BufReader::new(stream.try_clone().unwrap()),
-            writer: stream,
-            host: host.to_string(),
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }).to_string();
-        write!(
-            self.writer,
-            "POST / HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            self.host,
-            body.len()
-        )
-        .unwrap();
-        let mut content_length = 0;
-        loop {
-            let mut line = String::new();
-            self.reader.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                content_length = value.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; content_length];
-        self.reader.read_exact(&mut body).unwrap();
-        let response: Value = serde_json::from_slice(&body).unwrap();
-        if let Some(error) = response.get("error") {
-            panic!("{method} failed: {error}");
-        }
-        response["result"].clone()
-    }
-
-    fn send(&mut self, transaction: &Transaction) {
-        let encoded = BASE64.encode(bincode::serialize(transaction).unwrap());
-        self.call("sendTransaction", json!([encoded, { "encoding": "base64" }]));
-    }
-
-    fn blockhash(&mut self) -> solana_hash::Hash {
-        let value = self.call("getLatestBlockhash", json!([]));
-        solana_hash::Hash::from_str(value["value"]["blockhash"].as_str().unwrap()).unwrap()
-    }
-}
-
-struct Node {
-    child: Child,
-    host: String,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_localnet() -> Node {
-    let binary = std::env::var("LOCALNET_BIN").unwrap_or_else(|_| {
-        let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
-        format!("{target}/host-release/localnet")
-    });
-    let mut child = Command::new(&binary)
-        .args(["--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot start {binary}: {err}"));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let ready: Value = serde_json::from_str(&line).expect("localnet's ready line");
-    Node {
-        child,
-        host: format!("127.0.0.1:{}", ready["rpcPort"]),
-    }
-}
 
 fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     sorted[((sorted.len() as f64 * fraction).ceil() as usize).clamp(1, sorted.len()) - 1]
@@ -172,85 +76,26 @@ fn report(name: &str, clients: usize, elapsed: Duration, latencies: &[Duration])
     );
 }
 
-/// A payer with SOL, test USDC and an allowance to the market.
-fn payer(connection: &mut Connection, mint: &Pubkey, usdc: u64) -> (Keypair, Pubkey) {
-    let wallet = Keypair::new();
-    connection.call(
-        "requestAirdrop",
-        json!([wallet.pubkey().to_string(), 10_000_000_000u64]),
-    );
-    let minted = connection.call("localnet_mintUsdc", json!([wallet.pubkey().to_string(), usdc]));
-    let token_account = Pubkey::from_str(minted["tokenAccount"].as_str().unwrap()).unwrap();
-    let approve = spl_token::instruction::approve_checked(
-        &spl_token::ID,
-        &token_account,
-        mint,
-        &pda::delegate(),
-        &wallet.pubkey(),
-        &[],
-        u64::MAX,
-        6,
-    )
-    .unwrap();
-    let blockhash = connection.blockhash();
-    connection.send(&Transaction::new_signed_with_payer(
-        &[approve],
-        Some(&wallet.pubkey()),
-        &[&wallet],
-        blockhash,
-    ));
-    (wallet, token_account)
-}
-
 struct Pair {
     open: Transaction,
     settle: Transaction,
 }
 
 fn main() {
-    let node = start_localnet();
+    let node = start_localnet(&[]);
     let mut setup = Connection::open(&node.host);
-    let config = setup.call("localnet_marketConfig", json!([]));
-    let mint = Pubkey::from_str(config["usdcMint"].as_str().unwrap()).unwrap();
-    let (keypairs, _, _) = load_config(None).expect("the development config");
-    let relayer = keypairs.relayer;
-    let keys = MarketKeys {
-        authority: keypairs.authority.pubkey(),
-        relayer: relayer.pubkey(),
-        arbiter: keypairs.arbiter.pubkey(),
-        usdc_mint: mint,
-        treasury: Pubkey::from_str(config["treasury"].as_str().unwrap()).unwrap(),
-    };
+    let market = Market::development(&mut setup);
+    let keys = &market.keys;
+    let relayer = &market.relayer;
+    let mint = keys.usdc_mint;
 
     // An agent, and payers: one per client so their transfers never share a source account.
-    let (creator, creator_token_account) = payer(&mut setup, &mint, 1_000_000_000);
+    let creator = payer(&mut setup, Keypair::new(), &mint, 1_000_000_000);
+    let creator_token_account = creator.1;
     let signing = Keypair::new();
-    let agent_id = [7; 16];
-    let terms = AgentTerms {
-        signing_key: signing.pubkey().to_bytes(),
-        endpoint: "https://agent.example.com".into(),
-        listing_hash: [1; 32],
-        pricing: Pricing::PayPerUse { price_usdc: 10_000 },
-        max_execution_secs: 60,
-    };
-    let register = keys.register_agent(
-        creator.pubkey(),
-        agent_id,
-        creator_token_account,
-        creator_token_account,
-        terms,
-        100_000_000,
-    );
-    let blockhash = setup.blockhash();
-    setup.send(&Transaction::new_signed_with_payer(
-        &[register],
-        Some(&creator.pubkey()),
-        &[&creator],
-        blockhash,
-    ));
-    let agent = pda::agent(&agent_id);
-    let payers: Vec<(Keypair, Pubkey)> = (0..64).map(|_| payer(&mut setup, &mint, 1_000_000_000_000)).collect();
-    let sink = payer(&mut setup, &mint, 0).1;
+    let agent = market.register_agent(&mut setup, &creator, &signing);
+    let payers: Vec<(Keypair, Pubkey)> = (0..64).map(|_| payer(&mut setup, Keypair::new(), &mint, 1_000_000_000_000)).collect();
+    let sink = payer(&mut setup, Keypair::new(), &mint, 0).1;
 
     println!("sendTransaction over HTTP to localnet (preflight on, one keep-alive connection per client)");
     let mut sequence = 0u64;
