@@ -207,7 +207,12 @@ impl Market {
 
     /// Registers a pay-per-use agent (0.01 USDC a call) of `creator`, paid to its USDC account,
     /// whose results `signing` signs; returns the agent's address.
-    pub fn register_agent(&self, connection: &mut Connection, creator: &(Keypair, Pubkey), signing: &Keypair) -> Pubkey {
+    pub fn register_agent(
+        &self,
+        connection: &mut Connection,
+        creator: &(Keypair, Pubkey),
+        signing: &Keypair,
+    ) -> Pubkey {
         let agent_id = [7; 16];
         let terms = AgentTerms {
             signing_key: signing.pubkey().to_bytes(),

@@ -94,7 +94,9 @@ fn main() {
     let creator_token_account = creator.1;
     let signing = Keypair::new();
     let agent = market.register_agent(&mut setup, &creator, &signing);
-    let payers: Vec<(Keypair, Pubkey)> = (0..64).map(|_| payer(&mut setup, Keypair::new(), &mint, 1_000_000_000_000)).collect();
+    let payers: Vec<(Keypair, Pubkey)> = (0..64)
+        .map(|_| payer(&mut setup, Keypair::new(), &mint, 1_000_000_000_000))
+        .collect();
     let sink = payer(&mut setup, Keypair::new(), &mint, 0).1;
 
     println!("sendTransaction over HTTP to localnet (preflight on, one keep-alive connection per client)");
