@@ -298,7 +298,9 @@ async fn serve(socket: WebSocket, node: Node) {
                 let text = match message {
                     Some(Ok(Message::Text(text))) => text.to_string(),
                     Some(Ok(Message::Binary(bytes))) => String::from_utf8_lossy(&bytes).into_owned(),
-                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                    // Reading on lets the socket send the Close reply it queued; dropping it
+                    // here would end the connection without the closing handshake.
+                    Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Close(_))) => continue,
                     _ => break,
                 };
                 let answer = answer(&node, connection, notifications.clone(), text).await;

@@ -211,3 +211,36 @@ fn bad_messages_get_errors_and_a_flood_of_subscriptions_is_capped() {
     assert_eq!(node.result("getHealth", json!([])), "ok");
     std::thread::sleep(Duration::from_millis(SLOT_MS));
 }
+
+/// web3.js closes an idle socket with code 1000 and reconnects forever after any other ending
+/// (1006 when the TCP connection drops without the closing handshake), so the node must answer
+/// the client's Close frame.
+#[test]
+fn a_close_from_the_client_is_answered_with_a_close() {
+    use tokio_tungstenite::tungstenite::protocol::{frame::coding::CloseCode, CloseFrame};
+
+    let node = TestNode::start();
+    let mut client = Client::connect(&node);
+    client.subscribe("slotSubscribe", json!([]));
+    let socket = &mut client.socket;
+    let answer = node.runtime.block_on(async {
+        socket
+            .send(Message::Close(Some(CloseFrame {
+                code: CloseCode::Normal,
+                reason: "idle".into(),
+            })))
+            .await
+            .unwrap();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), socket.next()).await {
+                Ok(Some(Ok(Message::Close(frame)))) => return Some(frame),
+                Ok(Some(Ok(_))) => continue,
+                _ => return None,
+            }
+        }
+    });
+    let frame = answer
+        .expect("a Close frame before the connection ends")
+        .expect("a close code");
+    assert_eq!(frame.code, CloseCode::Normal);
+}
