@@ -5,8 +5,8 @@
 // paid execution against a signed call straight to the same creator, measured in the same run.
 // In a closed loop latency and throughput are tied (latency = clients / throughput), so open-loop
 // rows follow: calls offered at fixed rates with at most 32 in flight, giving the latency at a
-// given throughput. Then CPU per process (and per execution), and the reconciliation of the
-// database with the chain.
+// given throughput. Rows follow a 3 s warm-up of paid calls. Then CPU per process (and per
+// execution), and the reconciliation of the database with the chain.
 //
 //   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128] [--rates 100,200,300]
 import { spawnSync } from "node:child_process";
@@ -30,6 +30,8 @@ const RATES = ratesArg > 0 ? process.argv[ratesArg + 1]!.split(",").map(Number) 
 const OPEN_LOOP_CLIENTS = 32;
 const clientsArg = process.argv.indexOf("--clients");
 const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").map(Number) : [1, 8, 32, 128];
+/** Paid calls before the first row, not reported. */
+const WARM_UP_SECONDS = 3;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -250,6 +252,9 @@ async function main(): Promise<void> {
       const perExecution = processes.map(([name], i) => `${name} ${(used[i]! * 100).toFixed(0)}% (${((used[i]! * 1000) / result.per_sec).toFixed(2)} ms)`);
       cpuRows.push(`${label.padStart(7)}   ${perExecution.join(", ")}`);
     };
+    // The relayer's first calls run its code unoptimised (V8 compiles it as it goes): left in, they
+    // would add about a third to the first row's CPU per execution.
+    await load(8, WARM_UP_SECONDS, paid);
     console.log("closed loop: each client sends its next call when the last one is answered");
     for (const concurrency of CONCURRENCY) {
       await row(String(concurrency), (call, seconds) => load(concurrency, seconds, call));

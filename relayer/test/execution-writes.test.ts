@@ -4,7 +4,7 @@ import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
 import { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "../src/db/pool.js";
-import { ExecutionWrites, type NewExecution, type SettleRecord } from "../src/executions/execution-writes.js";
+import { ExecutionWrites, SETTLE_BATCH, type NewExecution, type SettleRecord } from "../src/executions/execution-writes.js";
 import { databaseUrl } from "./support.js";
 
 describe("execution writes", () => {
@@ -154,5 +154,54 @@ describe("execution writes", () => {
     const row = (await db.query("SELECT * FROM executions WHERE id = $1", [running.id])).rows[0];
     assert.equal(row.amount_usdc, "9000");
     assert.equal(row.escrow_deadline.toISOString(), "2031-01-01T00:00:00.000Z");
+  });
+});
+
+describe("execution writes on a growing table", () => {
+  const url = databaseUrl(`relayer_plans_${randomBytes(6).toString("hex")}`);
+  let db: Db;
+
+  before(async () => {
+    await ensureDatabase(url);
+    // One connection: the statement explained below is the one the writes prepared on it.
+    db = createPool(url, 1, { prepare_statements: true });
+    await migrate(db);
+  });
+  after(async () => {
+    await db.end();
+    await dropDatabase(url);
+  });
+
+  it("plans a settle batch for the table as it is now, not as it was when the statement was prepared", async () => {
+    const writes = new ExecutionWrites(db);
+    const record: SettleRecord = {
+      creator_finished_at: new Date(),
+      output: null,
+      result_hash: randomBytes(32),
+      result_digest: randomBytes(32),
+      creator_signature: randomBytes(64),
+      signing_key: "signing-key",
+      payout_account: "payout",
+      fee_shard: 0,
+      settle_tx: { signature: "settle", bytes: "AQID", last_valid_block_height: 1 },
+    };
+    // More calls than PostgreSQL makes custom plans for before it weighs keeping a generic one.
+    for (let i = 0; i < 8; i++) assert.equal(await writes.settle(`exec_absent_${i}`, "running", record), false);
+
+    await db.query(
+      `INSERT INTO api_keys (id, wallet, name, environment, key_hash, last4) VALUES ('key_fill', 'wallet', 'fill', 'test', $1, 'abcd')`,
+      [randomBytes(32)],
+    );
+    await db.query(
+      `INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, task, parameters, request_hash,
+         payer_token_account, quoted_usdc, output)
+       SELECT 'exec_fill_' || g, 'key_fill', 'wallet', 'devnet', 'agent', 'sync', 'settled', 'task', '{}', '\\x00',
+              'token-account', 10000, jsonb_build_object('text', repeat('x', 500))
+         FROM generate_series(1, 50000) AS g`,
+    );
+    const { rows } = await db.query(`EXPLAIN EXECUTE ${SETTLE_BATCH.name}('[]')`);
+    const plan = rows.map((row) => row["QUERY PLAN"] as string).join("\n");
+    assert.doesNotMatch(plan, /Seq Scan on executions/, plan);
+    assert.match(plan, /Index Scan using executions_pkey/, plan);
   });
 });

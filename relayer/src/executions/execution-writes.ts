@@ -84,7 +84,7 @@ const RESERVE_AND_INSERT_BATCH: Statement = {
    RETURNING id, created_at`,
 };
 
-const SETTLE_BATCH: Statement = {
+export const SETTLE_BATCH: Statement = {
   name: "executions_settle_batch",
   text: `UPDATE executions e SET state = 'settling',
      amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
