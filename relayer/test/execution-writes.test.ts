@@ -7,6 +7,21 @@ import { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "../s
 import { ExecutionWrites, SETTLE_BATCH, type NewExecution, type SettleRecord } from "../src/executions/execution-writes.js";
 import { databaseUrl } from "./support.js";
 
+/** A verified result and its recorded settle that bring none of the escrow's facts. */
+function verifiedResult(output: unknown): SettleRecord {
+  return {
+    creator_finished_at: new Date(),
+    output,
+    result_hash: randomBytes(32),
+    result_digest: randomBytes(32),
+    creator_signature: randomBytes(64),
+    signing_key: "signing-key",
+    payout_account: "payout",
+    fee_shard: 0,
+    settle_tx: { signature: "settle", bytes: "AQID", last_valid_block_height: 44 },
+  };
+}
+
 describe("execution writes", () => {
   const url = databaseUrl(`relayer_writes_${randomBytes(6).toString("hex")}`);
   let db: Db;
@@ -139,17 +154,7 @@ describe("execution writes", () => {
       "UPDATE executions SET state = 'running', amount_usdc = 9000, escrow_deadline = '2031-01-01T00:00:00Z' WHERE id = $1",
       [running.id],
     );
-    const moved = await writes.settle(running.id, "running", {
-      creator_finished_at: new Date(),
-      output: { ok: true },
-      result_hash: randomBytes(32),
-      result_digest: randomBytes(32),
-      creator_signature: randomBytes(64),
-      signing_key: "signing-key",
-      payout_account: "payout",
-      fee_shard: 0,
-      settle_tx: { signature: "settle", bytes: "AQID", last_valid_block_height: 44 },
-    });
+    const moved = await writes.settle(running.id, "running", verifiedResult({ ok: true }));
     assert.equal(moved, true);
     const row = (await db.query("SELECT * FROM executions WHERE id = $1", [running.id])).rows[0];
     assert.equal(row.amount_usdc, "9000");
@@ -174,17 +179,7 @@ describe("execution writes on a growing table", () => {
 
   it("plans a settle batch for the table as it is now, not as it was when the statement was prepared", async () => {
     const writes = new ExecutionWrites(db);
-    const record: SettleRecord = {
-      creator_finished_at: new Date(),
-      output: null,
-      result_hash: randomBytes(32),
-      result_digest: randomBytes(32),
-      creator_signature: randomBytes(64),
-      signing_key: "signing-key",
-      payout_account: "payout",
-      fee_shard: 0,
-      settle_tx: { signature: "settle", bytes: "AQID", last_valid_block_height: 1 },
-    };
+    const record = verifiedResult(null);
     // More calls than PostgreSQL makes custom plans for before it weighs keeping a generic one.
     for (let i = 0; i < 8; i++) assert.equal(await writes.settle(`exec_absent_${i}`, "running", record), false);
 
