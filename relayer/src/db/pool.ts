@@ -30,7 +30,7 @@ export function createPool(database_url: string, max_connections = 10, options: 
   return pool;
 }
 
-/** A statement on a hot path, worth parsing and planning once per connection. */
+/** A statement on a hot path, worth parsing once per connection. */
 export interface Statement {
   name: string;
   text: string;
