@@ -15,21 +15,26 @@ const preparing = new WeakSet<Db>();
 
 // numeric (u64 amounts) and bigint come back as strings; callers turn them into bigint.
 export function createPool(database_url: string, max_connections = 10, options: { prepare_statements?: boolean } = {}): Db {
-  const pool = new pg.Pool({ connectionString: database_url, max: max_connections });
-  // A dropped idle connection must not take the process down; the next query reconnects.
-  pool.on("error", () => undefined);
-  if (options.prepare_statements) {
-    preparing.add(pool);
+  const pool = new pg.Pool({
+    connectionString: database_url,
+    max: max_connections,
     // A prepared statement's generic plan is made once, from the table sizes of that moment, and
     // kept for the connection's life unless an ANALYZE invalidates it: a batch joined to a table
     // that was small then would go on scanning the whole table as it grows. Custom plans are made
     // at each call from the table's current size; parsing is still saved. A SET rather than a
-    // startup option, which poolers such as PgBouncer refuse. It is queued ahead of the first
-    // query; if it fails, the connection is broken and that query says so.
-    pool.on("connect", (client) => {
-      client.query("SET plan_cache_mode = force_custom_plan").catch(() => undefined);
-    });
-  }
+    // startup option, which poolers such as PgBouncer refuse; the pool hands the connection out
+    // once it is done, and a failure fails that checkout.
+    ...(options.prepare_statements
+      ? {
+          onConnect: async (client: pg.ClientBase) => {
+            await client.query("SET plan_cache_mode = force_custom_plan");
+          },
+        }
+      : {}),
+  });
+  // A dropped idle connection must not take the process down; the next query reconnects.
+  pool.on("error", () => undefined);
+  if (options.prepare_statements) preparing.add(pool);
   return pool;
 }
 
