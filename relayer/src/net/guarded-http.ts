@@ -136,10 +136,11 @@ export async function guardedRequest(options: GuardedRequestOptions): Promise<Gu
       phase = "reading the response body";
       const remote_address = res.socket.remoteAddress ?? "";
       res.on("error", (error) => fail(connectFailed(error)));
-      // 'end' precedes 'close' on a complete response, so this only fires for a truncated one.
-      res.on("close", () =>
-        fail(new OutboundError("connect_failed", "the connection closed before the response was complete")),
-      );
+      // 'close' follows 'end' on every complete response too: the error (and its stack trace) is
+      // only made for a truncated one.
+      res.on("close", () => {
+        if (!settled) fail(new OutboundError("connect_failed", "the connection closed before the response was complete"));
+      });
       const declared = Number(res.headers["content-length"]);
       if (declared > max_response_bytes) {
         fail(tooLarge(`the response declares ${declared} bytes`, max_response_bytes));
