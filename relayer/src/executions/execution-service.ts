@@ -450,7 +450,7 @@ export class ExecutionService {
         payer: wallet,
         payerTokenAccount,
         payoutAccount: onChain.payoutAccount,
-        feeShardIndex: randomBytes(1)[0]! % FEE_SHARD_COUNT,
+        feeShardIndex: anyFeeShard(),
       }),
     ]);
     const sent = await sender.send(signed);
@@ -626,7 +626,7 @@ export class ExecutionService {
     }
     const market = await this.chain.market(row.network);
     const sender = this.sender(row.network);
-    const fee_shard = randomBytes(1)[0]! % FEE_SHARD_COUNT;
+    const fee_shard = anyFeeShard();
     const settle_tx = await sender.sign(
       settleInstructions({
         relayer: sender.signer.publicKey,
@@ -978,6 +978,14 @@ function resignSettle(
     signingKey: bs58.decode(row.signing_key!),
     signature: row.creator_signature!,
   });
+}
+
+/**
+ * A fee shard for the next fee: any will do, as long as concurrent settlements spread over them
+ * (one token account each, so their transactions do not lock the same account).
+ */
+function anyFeeShard(): number {
+  return Math.floor(Math.random() * FEE_SHARD_COUNT);
 }
 
 /** The program error named in a failed simulation's message ("custom program error: 0x1771"). */

@@ -28,6 +28,19 @@ export function camelCase(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
+// The IDL's names are a closed set, converted again for every instruction built and every
+// account decoded: remembered, for this package's own use (camelCase itself takes any string).
+const idlCamelNames = new Map<string, string>();
+
+export function idlCamelCase(name: string): string {
+  let camel = idlCamelNames.get(name);
+  if (camel === undefined) {
+    camel = camelCase(name);
+    idlCamelNames.set(name, camel);
+  }
+  return camel;
+}
+
 function typeDef(name: string): TypeDefJson {
   const def = typeDefs.get(name);
   if (!def) throw new Error(`IDL has no type ${name}`);
@@ -104,7 +117,7 @@ function structFromAnchor(fields: FieldJson[], value: Record<string, unknown>, p
   const out: Record<string, unknown> = {};
   for (const field of fields) {
     if (!(field.name in value)) throw new Error(`${path}: missing field ${field.name}`);
-    out[camelCase(field.name)] = fromAnchor(field.type, value[field.name], `${path}.${field.name}`);
+    out[idlCamelCase(field.name)] = fromAnchor(field.type, value[field.name], `${path}.${field.name}`);
   }
   return out;
 }
@@ -180,7 +193,7 @@ function structToAnchor(fields: FieldJson[], value: Record<string, unknown>, pat
   if (value === null || typeof value !== "object") throw new TypeError(`${path} must be an object`);
   const out: Record<string, unknown> = {};
   for (const field of fields) {
-    const key = camelCase(field.name);
+    const key = idlCamelCase(field.name);
     if (!(key in value)) throw new TypeError(`${path}.${key} is missing`);
     out[field.name] = toAnchor(field.type, value[key], `${path}.${key}`);
   }

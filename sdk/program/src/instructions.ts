@@ -5,7 +5,7 @@
 import { PublicKey, TransactionInstruction, type AccountMeta } from "@solana/web3.js";
 
 import { requireLength } from "./bytes.js";
-import { camelCase, toAnchor, type IdlTypeJson } from "./convert.js";
+import { idlCamelCase, toAnchor, type IdlTypeJson } from "./convert.js";
 import { resultDigest } from "./digest.js";
 import {
   agentPda,
@@ -55,7 +55,7 @@ export function buildInstruction(
   const keys: AccountMeta[] = def.accounts.map((account) => {
     const implicit = implicitAccount(account);
     if (implicit) return { pubkey: implicit, isSigner: Boolean(account.signer), isWritable: Boolean(account.writable) };
-    const key = camelCase(account.name);
+    const key = idlCamelCase(account.name);
     const pubkey = accounts[key];
     used.add(key);
     if (pubkey === null && account.optional) return { pubkey: PROGRAM_ID, isSigner: false, isWritable: false };
@@ -67,7 +67,7 @@ export function buildInstruction(
 
   const anchorArgs: Record<string, unknown> = {};
   for (const arg of def.args) {
-    const key = camelCase(arg.name);
+    const key = idlCamelCase(arg.name);
     if (!(key in args)) throw new TypeError(`${name}: argument ${key} is missing`);
     anchorArgs[arg.name] = toAnchor(arg.type, args[key], `${name}.${key}`);
   }
