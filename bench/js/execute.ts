@@ -261,8 +261,8 @@ async function main(): Promise<void> {
       cpuRows.push(`${label.padStart(7)}   ${perExecution.join(", ")}`);
     };
     // A relayer runs for days; the bench reports it warm. V8 optimises the hot paths only after a
-    // few thousand executions: before, the relayer spends about 7 ms of CPU on an execution at one
-    // client instead of about 4.
+    // few thousand executions, and a cold relayer's CPU per execution would weigh on the first rows
+    // (docs/api.md, "Performance", has the figures).
     await load(32, WARM_UP_SECONDS, paid);
     console.log("closed loop: each client sends its next call when the last one is answered");
     for (const concurrency of CONCURRENCY) {
