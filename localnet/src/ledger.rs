@@ -20,7 +20,7 @@ use {
     solana_transaction_context::TransactionReturnData,
     solana_transaction_error::TransactionError,
     spl_token::solana_program::program_pack::Pack,
-    std::collections::{HashMap, VecDeque},
+    std::collections::{HashMap, HashSet, VecDeque},
 };
 
 /// How many blocks a blockhash stays usable, as on a cluster.
@@ -105,6 +105,11 @@ pub struct Ledger {
     events: Vec<LedgerEvent>,
     /// Accounts or the clock changed since the ledger was last saved.
     unsaved: bool,
+    /// Accounts transactions wrote since the last save, which an incremental save writes.
+    written: HashSet<Pubkey>,
+    /// The next save must write every account: a new chain, or a transaction that loaded
+    /// accounts from lookup tables (the ledger does not resolve those addresses).
+    rewrite_all: bool,
 }
 
 /// What a ledger saves besides accounts and transactions.
@@ -139,6 +144,8 @@ impl Ledger {
             transaction_count: 0,
             events: Vec::new(),
             unsaved: true,
+            written: HashSet::new(),
+            rewrite_all: true,
         };
         ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
         ledger.sync_clock();
@@ -177,6 +184,8 @@ impl Ledger {
             transaction_count: state.transaction_count,
             events: Vec::new(),
             unsaved: false,
+            written: HashSet::new(),
+            rewrite_all: false,
         };
         for record in records {
             ledger.index(record);
@@ -207,10 +216,23 @@ impl Ledger {
             .accounts_db()
             .inner
             .iter()
-            .filter(|(_, account)| {
-                account.lamports() > 0 && !account.executable() && account.owner() != &solana_sdk_ids::sysvar::ID
-            })
+            .filter(|(_, account)| is_saved(account))
             .collect()
+    }
+
+    /// The accounts transactions wrote since the last save, each with its state now; `None`
+    /// for one a saved ledger no longer keeps (closed).
+    pub fn written_accounts(&self) -> Vec<(&Pubkey, Option<&AccountSharedData>)> {
+        let accounts = &self.chain.svm.accounts_db().inner;
+        self.written
+            .iter()
+            .map(|address| (address, accounts.get(address).filter(|account| is_saved(account))))
+            .collect()
+    }
+
+    /// Whether the next save must write every account instead of `written_accounts`.
+    pub fn rewrites_all(&self) -> bool {
+        self.rewrite_all
     }
 
     /// Transactions processed after the first `from`, in order.
@@ -231,6 +253,8 @@ impl Ledger {
 
     pub fn mark_saved(&mut self) {
         self.unsaved = false;
+        self.written.clear();
+        self.rewrite_all = false;
     }
 
     fn index(&mut self, record: TransactionRecord) {
@@ -434,12 +458,21 @@ impl Ledger {
         let post_balances = keys.iter().map(|key| self.chain.lamports(key)).collect();
         let post_token_balances = self.token_balances(&keys);
         let signature = transaction.signatures[0];
-        let writable = keys
+        let writable: Vec<Pubkey> = keys
             .iter()
             .enumerate()
             .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
             .map(|(_, key)| *key)
             .collect();
+        if transaction
+            .message
+            .address_table_lookups()
+            .is_some_and(|lookups| !lookups.is_empty())
+        {
+            self.rewrite_all = true;
+        } else {
+            self.written.extend(writable.iter().copied());
+        }
         self.events.push(LedgerEvent::Processed {
             signature,
             slot: self.slot,
@@ -534,4 +567,10 @@ impl Ledger {
         }
         found
     }
+}
+
+/// Whether a saved ledger keeps `account`: programs and sysvars come back with a fresh chain,
+/// and an account without lamports no longer exists.
+fn is_saved(account: &AccountSharedData) -> bool {
+    account.lamports() > 0 && !account.executable() && account.owner() != &solana_sdk_ids::sysvar::ID
 }
