@@ -121,6 +121,33 @@ fn create_large(state: &mut NodeState) -> Pubkey {
     account.pubkey()
 }
 
+/// A new ledger in `dir` with a large account, saved.
+fn large_and_saved(dir: &Path) -> (NodeState, Pubkey) {
+    let mut state = start(dir);
+    let large = create_large(&mut state);
+    state.save();
+    (state, large)
+}
+
+/// A new ledger in `dir` with one more account, funded by the faucet and saved.
+fn funded_and_saved(dir: &Path) -> (NodeState, Pubkey) {
+    let mut state = start(dir);
+    let recipient = Pubkey::new_unique();
+    transfer(&mut state, &recipient, 1_000_000);
+    state.save();
+    (state, recipient)
+}
+
+/// `funded_and_saved`, then a second save that adds 1 lamport to the recipient: the recipient,
+/// and the accounts as the first save left them.
+fn two_saves(dir: &Path) -> (Pubkey, Vec<(Pubkey, Account)>) {
+    let (mut state, recipient) = funded_and_saved(dir);
+    let before_last = saved(&state.ledger);
+    transfer(&mut state, &recipient, 1);
+    state.save();
+    (recipient, before_last)
+}
+
 #[test]
 fn a_save_appends_the_written_accounts_and_a_restart_reads_them_back() {
     let dir = Dir::new();
@@ -162,9 +189,7 @@ fn a_save_appends_the_written_accounts_and_a_restart_reads_them_back() {
 #[test]
 fn a_log_that_outgrows_its_snapshot_is_folded_into_a_new_one() {
     let dir = Dir::new();
-    let mut state = start(&dir.0);
-    let large = create_large(&mut state);
-    state.save();
+    let (mut state, large) = large_and_saved(&dir.0);
     let mut saves = 0;
     // Each save writes the large account again, so the log passes its 1 MiB floor in a few.
     while dir.bytes("accounts.log").len() as u64 <= 1 << 20 {
@@ -185,14 +210,7 @@ fn a_log_that_outgrows_its_snapshot_is_folded_into_a_new_one() {
 #[test]
 fn a_batch_cut_short_by_a_crash_is_dropped_and_later_saves_follow_the_whole_ones() {
     let dir = Dir::new();
-    let mut state = start(&dir.0);
-    let recipient = Pubkey::new_unique();
-    transfer(&mut state, &recipient, 1_000_000);
-    state.save();
-    let before_last = saved(&state.ledger);
-    transfer(&mut state, &recipient, 1);
-    state.save();
-    drop(state);
+    let (recipient, before_last) = two_saves(&dir.0);
     // A write the crash cut short: the last batch lacks its final bytes.
     let log = dir.bytes("accounts.log");
     fs::write(dir.0.join("accounts.log"), &log[..log.len() - 3]).unwrap();
@@ -211,14 +229,7 @@ fn a_batch_cut_short_by_a_crash_is_dropped_and_later_saves_follow_the_whole_ones
 #[test]
 fn a_damaged_batch_ends_the_log() {
     let dir = Dir::new();
-    let mut state = start(&dir.0);
-    let recipient = Pubkey::new_unique();
-    transfer(&mut state, &recipient, 1_000_000);
-    state.save();
-    let before_last = saved(&state.ledger);
-    transfer(&mut state, &recipient, 1);
-    state.save();
-    drop(state);
+    let (_, before_last) = two_saves(&dir.0);
     let mut log = dir.bytes("accounts.log");
     let last = log.len() - 1;
     log[last] ^= 0xff;
@@ -230,9 +241,7 @@ fn a_damaged_batch_ends_the_log() {
 #[test]
 fn a_log_left_from_an_earlier_snapshot_is_not_applied() {
     let dir = Dir::new();
-    let mut state = start(&dir.0);
-    let large = create_large(&mut state);
-    state.save();
+    let (mut state, large) = large_and_saved(&dir.0);
     transfer(&mut state, &large, 1);
     state.save();
     let stale_log = dir.bytes("accounts.log");
@@ -250,10 +259,7 @@ fn a_log_left_from_an_earlier_snapshot_is_not_applied() {
 #[test]
 fn a_ledger_saved_as_a_snapshot_alone_still_loads() {
     let dir = Dir::new();
-    let mut state = start(&dir.0);
-    let recipient = Pubkey::new_unique();
-    transfer(&mut state, &recipient, 1_000_000);
-    state.save();
+    let (state, recipient) = funded_and_saved(&dir.0);
     let expected = saved(&state.ledger);
     drop(state);
     // As ledgers written before the log are: every account in accounts.bin, no accounts.log.
