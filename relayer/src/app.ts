@@ -3,6 +3,8 @@
 // route schemas, and the routes. Services come in from the caller, so tests and the embedded
 // marketplace build the same app over their own database and chain.
 import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
@@ -113,6 +115,18 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
     },
   });
 
+  // Closing the server ends idle keep-alive connections and waits for requests in flight, but a
+  // connection that has not sent a request yet would hold the close until Node's headers timeout
+  // (60 s): a stop must not wait on a client that has said nothing.
+  const silent = new Set<Socket>();
+  app.server.on("connection", (socket: Socket) => {
+    silent.add(socket);
+    socket.once("close", () => silent.delete(socket));
+  });
+  app.server.on("request", (request: IncomingMessage) => silent.delete(request.socket));
+  app.addHook("preClose", async () => {
+    for (const socket of silent) socket.destroy();
+  });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Request-Id", request.id);
   });
