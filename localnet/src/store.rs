@@ -212,12 +212,13 @@ impl Store {
         }
         appended.into_inner().map_err(|err| err.into_error())?.sync_all()?;
         self.records_written = ledger.record_count();
-        let log_outgrew_snapshot = match (&self.snapshot, &self.log) {
-            (None, _) => true,
-            (Some(snapshot), Some(log)) => log.bytes > snapshot.bytes.max(MIN_COMPACTION_BYTES),
-            (Some(_), None) => false,
-        };
-        if log_outgrew_snapshot || ledger.rewrites_all() {
+        let snapshot_due = ledger.rewrites_all()
+            || match (&self.snapshot, &self.log) {
+                (None, _) => true,
+                (Some(snapshot), Some(log)) => log.bytes > snapshot.bytes.max(MIN_COMPACTION_BYTES),
+                (Some(_), None) => false,
+            };
+        if snapshot_due {
             self.write_snapshot(ledger)?;
         } else {
             self.append_written(ledger)?;
@@ -237,7 +238,6 @@ impl Store {
         replace(&self.dir.join(ACCOUNTS), &self.accounts)?;
         let id = SnapshotId::of(&self.accounts);
         self.snapshot = Some(id);
-        self.log = None;
         self.start_log(id)
     }
 
