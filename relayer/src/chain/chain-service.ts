@@ -97,11 +97,12 @@ export class ChainService {
   /**
    * The market account, read at most every few seconds: it is on every execution's path, and the
    * program checks the same account in each transaction, so a stale read can only make one fail.
+   * A check the program does not repeat asks for a fresher read with `max_age_ms`.
    */
-  market(network: NetworkName): Promise<Market> {
+  market(network: NetworkName, max_age_ms = MARKET_MAX_AGE_MS): Promise<Market> {
     const connection = this.connection(network);
     const cached = this.markets.get(network);
-    if (cached && Date.now() - cached.at_ms < MARKET_MAX_AGE_MS) return cached.market;
+    if (cached && Date.now() - cached.at_ms < max_age_ms) return cached.market;
     const market = rpc(network, () => fetchMarket(connection, marketPda())).then((found) => {
       if (!found) throw new ApiError("chain_unavailable", `The agent_market program has no market on ${network}.`);
       return found;

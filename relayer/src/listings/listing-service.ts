@@ -305,7 +305,8 @@ export class ListingService {
         { listing_hash: toHex(hash), on_chain: toHex(agent.listingHash) },
       );
     }
-    const minimum = await this.minimumCollateral(input.network);
+    // Read afresh: a listing is checked once, against the minimum the market holds now.
+    const minimum = (await this.chain.market(input.network, 0)).minCollateralUsdc;
     if (agent.collateralUsdc < minimum) {
       throw new ApiError(
         "collateral_below_minimum",
