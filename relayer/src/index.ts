@@ -3,6 +3,7 @@
 export { buildApp, type Services } from "./app.js";
 export { parseConfig, ConfigError, type RelayerConfig, type NetworkName } from "./config.js";
 export { createServices, type RunningServices } from "./services.js";
+export { RECEIPT_CLOSER_LOCK_CLASS } from "./executions/receipt-closer.js";
 export { reconcile, type ReconcileReport, type Difference } from "./executions/reconcile.js";
 export { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "./db/pool.js";
 export { ApiKeyAuthenticator, ApiKeyStore, type AuthenticatedKey } from "./auth/api-keys.js";

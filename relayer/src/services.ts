@@ -13,6 +13,7 @@ import { createPool, migrate } from "./db/pool.js";
 import { ListingService } from "./listings/listing-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { ExecutionService } from "./executions/execution-service.js";
+import { ReceiptCloser } from "./executions/receipt-closer.js";
 import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
 import type { JobQueue } from "./jobs/job-queue.js";
 import { LocalJobQueue } from "./jobs/local-queue.js";
@@ -42,6 +43,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     creator_max_response_bytes: config.creator_max_response_bytes,
     instance_timeout_secs: config.instance_timeout_secs,
   });
+  const receipts = new ReceiptCloser(db, chain, senders);
   let workers = false;
   return {
     config,
@@ -65,7 +67,9 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       await jobs.start({
         finish: (id) => executions.finish(id),
         execute: (id) => executions.runAsync(id),
-        sweep: () => executions.sweep(),
+        async sweep() {
+          await Promise.all([executions.sweep(), receipts.sweep()]);
+        },
       });
     },
     async close() {

@@ -1,8 +1,9 @@
 // The relayer's background jobs: finishing executions (confirming settlements and refunds,
 // rebroadcasting, re-signing after expiry), running async executions, and the sweep that finishes
-// executions whose relayer died and refunds escrows past their deadline. Production runs them on
-// BullMQ over Redis; the embedded marketplace runs the same handlers in-process, their state in
-// PostgreSQL. Job ids are idempotent: adding a job that is already waiting does nothing.
+// executions whose relayer died, refunds escrows past their deadline and closes receipts past
+// their dispute window. Production runs them on BullMQ over Redis; the embedded marketplace runs
+// the same handlers in-process, their state in PostgreSQL. Job ids are idempotent: adding a job
+// that is already waiting does nothing.
 
 export type JobName = "finish" | "execute";
 
