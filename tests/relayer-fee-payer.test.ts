@@ -1,17 +1,22 @@
 // The relayer's own SOL: it pays every transaction fee and the rent of the escrows and receipts it
-// opens. Receipts' rent comes back by close_receipt once their dispute window has passed.
+// opens. Receipts' rent comes back by close_receipt once their dispute window has passed; and a
+// relayer whose SOL runs short answers a clear 503 and charges nothing.
 import { strict as assert } from "node:assert";
 
-import { closeReceiptInstruction, parseExecutionId, receiptPda } from "@agent-market/program";
+import { closeReceiptInstruction, escrowPda, parseExecutionId, receiptPda, splitPayment, subscriptionPda } from "@agent-market/program";
 import { RECEIPT_CLOSER_LOCK_CLASS } from "@agent-market/relayer";
+import { Keypair, LAMPORTS_PER_SOL, SystemProgram } from "@solana/web3.js";
 
 import { DISPUTE_WINDOW_SECS, LAMPORTS_PER_SIGNATURE, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
+const PRICE = 250_000n;
 /** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
 const ONE_SWEEP_MS = 2_500;
+/** What a drained relayer keeps: above its own rent exemption, below any account's rent it pays. */
+const DRAINED_LAMPORTS = 1_000_000n;
 
 describe("relayer: its own SOL", function () {
   this.timeout(120_000);
@@ -74,6 +79,20 @@ describe("relayer: its own SOL", function () {
   }
 
   const relayerLamports = () => market.lamports(market.relayer.publicKey);
+
+  /** Sends all but `keep` of the relayer's SOL away, as a relayer that ran dry. */
+  async function drainRelayer(keep: bigint): Promise<void> {
+    const lamports = (await relayerLamports()) - keep - LAMPORTS_PER_SIGNATURE;
+    const sink = Keypair.generate().publicKey;
+    await market.send([SystemProgram.transfer({ fromPubkey: market.relayer.publicKey, toPubkey: sink, lamports })], [market.relayer]);
+    assert.equal(await relayerLamports(), keep);
+  }
+
+  async function refillRelayer(): Promise<void> {
+    const latest = await market.connection.getLatestBlockhash();
+    const signature = await market.connection.requestAirdrop(market.relayer.publicKey, 100 * LAMPORTS_PER_SOL);
+    await market.connection.confirmTransaction({ signature, ...latest });
+  }
 
   it("returns each settled receipt's rent to the relayer once its dispute window has passed", async () => {
     const agent = await newAgent();
@@ -150,4 +169,88 @@ describe("relayer: its own SOL", function () {
     assert.notEqual(own!.receipt_close_signature, null);
     assert.equal(await market.exists(receiptPda(parseExecutionId(byRelayer)!)), false);
   });
+
+  it("answers 503 relayer_underfunded and charges nothing when the relayer cannot pay an escrow's rent", async () => {
+    const agent = await newAgent();
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const countBefore = await executionCount(payer.apiKeyId);
+    const key = { "idempotency-key": `underfunded-${Date.now()}` };
+    const body = { task: "summarize this please", parameters: { language: "en" } };
+    let failed: string;
+    await drainRelayer(DRAINED_LAMPORTS);
+    try {
+      const response = await execute(relayer, payer, agent.address, body, key);
+      assert.equal(response.status, 503, JSON.stringify(response.body));
+      assert.equal(errorCode(response), "relayer_underfunded");
+      failed = (response.body.error as { execution_id: string }).execution_id;
+      assert.equal(await market.exists(escrowPda(parseExecutionId(failed)!)), false, "no escrow opened");
+      assert.equal((await rows([failed]))[0]!.state, "failed");
+      assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n, "nothing was charged");
+      assert.equal(await executionCount(payer.apiKeyId), countBefore, "a call that charged nothing is not counted");
+      assert.equal(await relayerLamports(), DRAINED_LAMPORTS, "a refused transaction costs no fee");
+      const alarm = relayer.logs.map((line) => JSON.parse(line)).find((entry) => entry.execution_id === failed);
+      assert.deepEqual([alarm?.level, alarm?.code], [50, "relayer_underfunded"], "logged at error level for the operator");
+    } finally {
+      await refillRelayer();
+    }
+    // The 503 invites a retry with the same key: it runs anew rather than replaying the failure.
+    const retried = await execute(relayer, payer, agent.address, body, key);
+    assert.equal(retried.status, 200, JSON.stringify(retried.body));
+    assert.notEqual(retried.body.id, failed);
+    assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - PRICE);
+  });
+
+  it("answers 503 relayer_underfunded to a subscription the relayer cannot pay the rent of, and charges nothing", async () => {
+    const monthly = await listAgent(market, relayer, { pricing: { kind: "Subscription", periodPriceUsdc: 1_000_000n, periodSecs: 3600 } });
+    agents.push(monthly);
+    const payer = await newPayer(market, relayer, 2_000_000n);
+    const subscribe = () => api(relayer, "POST", `/v1/agents/${monthly.address.toBase58()}/subscription`, { token: payer.apiKey });
+    await drainRelayer(DRAINED_LAMPORTS);
+    try {
+      const refused = await subscribe();
+      assert.equal(refused.status, 503, JSON.stringify(refused.body));
+      assert.equal(errorCode(refused), "relayer_underfunded");
+      assert.equal(await market.exists(subscriptionPda(monthly.address, payer.wallet.publicKey)), false);
+      assert.equal(await market.usdc(payer.tokenAccount), 2_000_000n, "nothing was charged");
+    } finally {
+      await refillRelayer();
+    }
+    const subscribed = await subscribe();
+    assert.equal(subscribed.status, 200, JSON.stringify(subscribed.body));
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("keeps a settle the relayer could not pay for, and settles it once the relayer has SOL again", async () => {
+    const agent = await newAgent();
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const creatorBefore = await market.usdc(agent.creator.tokenAccount);
+    agent.server.behaviour = "slow";
+    agent.server.delay_ms = 1_000;
+    const probes = agent.server.received.length;
+    const answer = execute(relayer, payer, agent.address);
+    await waitUntil("the creator is called", async () => agent.server.received.length > probes);
+    // The escrow is open; its receipt's rent is what the settle will lack.
+    await drainRelayer(DRAINED_LAMPORTS);
+    let id: string;
+    try {
+      const response = await answer;
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      id = response.body.id as string;
+      await sleep(ONE_SWEEP_MS);
+      assert.equal((await rows([id]))[0]!.state, "settling", "the settle waits; it is not turned into a refund");
+    } finally {
+      await refillRelayer();
+    }
+    await waitUntil("the execution is settled", async () => (await rows([id]))[0]!.state === "settled");
+    assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + splitPayment(PRICE).creatorShareUsdc);
+    assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - PRICE);
+  });
+
+  async function executionCount(api_key_id: string): Promise<number> {
+    const { rows } = await relayer.services.db.query<{ execution_count: string }>(
+      "SELECT execution_count FROM api_keys WHERE id = $1",
+      [api_key_id],
+    );
+    return Number(rows[0]!.execution_count);
+  }
 });

@@ -258,6 +258,11 @@ export const ERROR_CODES = {
     type: "api_error",
     description: "The program refused to open the escrow; nothing was charged. `detail` has its error.",
   },
+  relayer_underfunded: {
+    status: 503,
+    type: "api_error",
+    description: "The relayer's own SOL, which pays transaction fees and account rent, ran short; nothing was charged. Retry later.",
+  },
   internal_error: { status: 500, type: "api_error", description: "Something went wrong on our side." },
   chain_unavailable: {
     status: 503,

@@ -5,9 +5,18 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 
 import { ed25519Sign } from "@agent-market/program";
-import { buildApp, createServices, dropDatabase, ensureDatabase, parseConfig, type RunningServices } from "@agent-market/relayer";
+import {
+  buildApp,
+  createServices,
+  dropDatabase,
+  ensureDatabase,
+  loggerOptions,
+  parseConfig,
+  type RunningServices,
+} from "@agent-market/relayer";
 import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";
@@ -22,6 +31,8 @@ export interface RunningRelayer {
   services: RunningServices;
   env: Record<string, string>;
   marketplaceKey: Keypair;
+  /** What the app logged at warn level and above, one JSON line each. */
+  logs: string[];
   close(): Promise<void>;
 }
 
@@ -80,7 +91,14 @@ export async function startRelayerWith(env: Record<string, string>, options: { d
   const marketplaceKey = Keypair.fromSecretKey(config.marketplace_signing_key);
   const services = await createServices(config);
   await services.startWorkers();
-  const app = await buildApp(services);
+  const logs: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await buildApp(services, loggerOptions("warn", stream));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === "string") throw new Error("the relayer has no TCP address");
@@ -90,6 +108,7 @@ export async function startRelayerWith(env: Record<string, string>, options: { d
     services,
     env,
     marketplaceKey,
+    logs,
     async close() {
       await app.close();
       await services.close();

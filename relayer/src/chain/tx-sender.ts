@@ -22,7 +22,7 @@ export type SendOutcome =
   /** Executed (processed) without error. */
   | { kind: "processed" }
   /** Refused by the preflight simulation: it did not land and cannot. */
-  | { kind: "rejected"; message: string; logs: string[] }
+  | { kind: "rejected"; message: string; logs: string[]; err: unknown }
   /** The RPC did not answer: it may or may not have landed. */
   | { kind: "unknown"; message: string };
 
@@ -98,7 +98,7 @@ export class TransactionSender {
         if (data.err === "AlreadyProcessed" || /already been processed/i.test(error.message)) return { kind: "processed" };
         // -32002: the preflight simulation failed; -32003: a signature does not verify.
         if (error.code === -32002 || error.code === -32003) {
-          return { kind: "rejected", message: error.message, logs: data.logs ?? [] };
+          return { kind: "rejected", message: error.message, logs: data.logs ?? [], err: data.err ?? null };
         }
       }
       return { kind: "unknown", message: (error as Error).message };

@@ -455,6 +455,7 @@ export class ExecutionService {
     ]);
     const sent = await sender.send(signed);
     if (sent.kind === "rejected") {
+      if (feePayerShort(sent)) throw new ApiError("relayer_underfunded", undefined, undefined, { network });
       throw new ApiError("escrow_rejected", `subscribe was refused: ${errorFromLogs(sent.message) ?? sent.message}`);
     }
     if (sent.kind === "unknown") {
@@ -537,6 +538,10 @@ export class ExecutionService {
     const sent = await sending;
     if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, await read) };
     if (sent.kind === "rejected") {
+      if (feePayerShort(sent)) {
+        const message = "open_escrow was refused: the relayer's SOL ran short. Nothing was charged; retry later.";
+        return { row: await this.fail(row, "relayer_underfunded", message), escrow: null };
+      }
       const program = errorFromLogs(sent.message);
       const code: ErrorCode =
         program === "InsufficientBalance"
@@ -688,12 +693,14 @@ export class ExecutionService {
 
   /**
    * Sends the recorded settle or refund; a settle the program refuses turns into a refund. Once
-   * processed, the caller has its answer and the tracker waits for the confirmation.
+   * processed, the caller has its answer and the tracker waits for the confirmation. A settle
+   * refused only because the relayer's SOL ran short is not the creator's fault: it stays, and the
+   * finish job sends it again (re-signed as needed) until the escrow's deadline nears.
    */
   private async sendFinal(row: ExecutionRow): Promise<ExecutionRow> {
     const sender = this.sender(row.network);
     let sent = await sender.send(row.state === "settling" ? row.settle_tx! : row.refund_tx!);
-    if (sent.kind === "rejected" && row.state === "settling") {
+    if (sent.kind === "rejected" && row.state === "settling" && !feePayerShort(sent)) {
       const program = errorFromLogs(sent.message);
       const timedOut = program === "EscrowExpired";
       row = await this.startRefund(
@@ -824,6 +831,11 @@ export class ExecutionService {
           "UPDATE api_keys SET spent_usdc = spent_usdc - $2, execution_count = execution_count - 1 WHERE id = $1",
           [row.api_key_id, row.quoted_usdc],
         );
+        // A failure on our side that a retry can cure frees the Idempotency-Key, or the retry
+        // the 503 invites would only replay the failure.
+        if (code === "relayer_underfunded") {
+          await client.query("DELETE FROM idempotency_keys WHERE api_key_id = $1 AND execution_id = $2", [row.api_key_id, row.id]);
+        }
       }
       await client.query("COMMIT");
       return rows[0] ?? (await this.row(row.id));
@@ -986,6 +998,19 @@ function resignSettle(
  */
 function anyFeeShard(): number {
   return Math.floor(Math.random() * FEE_SHARD_COUNT);
+}
+
+/**
+ * A transaction refused because the relayer, its fee payer and the payer of the rent of the
+ * accounts it opens, has too little SOL: for the fee (or no account at all), for its own rent
+ * exemption, or for the rent of a new account (the system program's "insufficient lamports").
+ */
+function feePayerShort(sent: { err: unknown; logs: string[] }): boolean {
+  const err = JSON.stringify(sent.err ?? null);
+  return (
+    /InsufficientFundsForFee|InsufficientFundsForRent|"AccountNotFound"/.test(err) ||
+    sent.logs.some((line) => /insufficient lamports/i.test(line))
+  );
 }
 
 /** The program error named in a failed simulation's message ("custom program error: 0x1771"). */

@@ -68,6 +68,11 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
       if (outcome.body instanceof ApiError) {
+        // 500 and 503 are the relayer's own failures (its chain, its SOL): the operator's to see.
+        // A creator's failure (502, 504) is the creator's, and shows in the execution.
+        if (outcome.status === 500 || outcome.status === 503) {
+          request.log.error({ code: outcome.body.code, execution_id: outcome.body.details?.execution_id }, "execution failed");
+        }
         return reply.code(outcome.status).send(errorBody(outcome.body, request.id));
       }
       const body = outcome.body as { id: string };
