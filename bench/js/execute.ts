@@ -172,6 +172,33 @@ function pidsOf(name: string): number[] {
   return found.stdout.split("\n").filter(Boolean).map(Number);
 }
 
+async function rpcCall<T>(rpc_url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(rpc_url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result as T;
+}
+
+/** Enough for about 200,000 executions, more than any row makes. */
+const RELAYER_FLOOR_LAMPORTS = 500 * 1_000_000_000;
+const RELAYER_TOP_UP_LAMPORTS = 1_000 * 1_000_000_000;
+
+/**
+ * Keeps the relayer's SOL up between rows, as its operator would: each settlement leaves 0.00235
+ * SOL of rent in a receipt until the 3-day dispute window has passed, so a long run would drain
+ * the development relayer's 100 SOL (about 42,000 executions) and get 503 relayer_underfunded.
+ */
+async function topUpRelayer(rpc_url: string): Promise<void> {
+  const { relayer } = await rpcCall<{ relayer: string }>(rpc_url, "localnet_marketConfig", []);
+  const { value } = await rpcCall<{ value: number }>(rpc_url, "getBalance", [relayer, { commitment: "confirmed" }]);
+  if (value >= RELAYER_FLOOR_LAMPORTS) return;
+  await rpcCall<string>(rpc_url, "requestAirdrop", [relayer, RELAYER_TOP_UP_LAMPORTS]);
+}
+
 async function main(): Promise<void> {
   const database = new URL(POSTGRES_URL);
   database.pathname = `/bench_execute_${randomBytes(4).toString("hex")}`;
@@ -196,11 +223,7 @@ async function main(): Promise<void> {
   try {
     const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
     // Enough USDC and allowance for every call of the run.
-    await fetch(marketplace.rpc_url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "localnet_mintUsdc", params: [marketplace.wallet.publicKey.toBase58(), 100_000_000_000] }),
-    });
+    await rpcCall(marketplace.rpc_url, "localnet_mintUsdc", [marketplace.wallet.publicKey.toBase58(), 100_000_000_000]);
     await raiseAllowance(marketplace.relayer_url, marketplace.rpc_url, marketplace.wallet, "100000.000000");
 
     const marketplaceKey = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "marketplace.json"), "utf8")) as number[]));
@@ -245,6 +268,7 @@ async function main(): Promise<void> {
     console.log("clients   executions/s   p50 ms   p99 ms   direct p50   direct p99   added p50   added p99   errors");
     const cpuRows: string[] = [];
     const row = async (label: string, run: (call: () => Promise<number>, seconds: number) => Promise<Result>) => {
+      await topUpRelayer(marketplace.rpc_url);
       const baseline = await run(direct, Math.min(SECONDS, 3));
       const before = cpu();
       const t0 = performance.now();
