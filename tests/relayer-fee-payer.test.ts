@@ -177,8 +177,21 @@ describe("relayer: its own SOL", function () {
     const key = { "idempotency-key": `underfunded-${Date.now()}` };
     const body = { task: "summarize this please", parameters: { language: "en" } };
     let failed: string;
+    assert.equal((await health()).status, "ok");
     await drainRelayer(DRAINED_LAMPORTS);
     try {
+      // GET /v1/health tells the operator before any call fails.
+      const drained = await health();
+      assert.equal(drained.status, "degraded");
+      assert.deepEqual(drained.networks, [
+        {
+          name: "devnet",
+          status: "low_balance",
+          relayer: market.relayer.publicKey.toBase58(),
+          relayer_balance_sol: "0.001000000",
+          minimum_balance_sol: "1.000000000",
+        },
+      ]);
       const response = await execute(relayer, payer, agent.address, body, key);
       assert.equal(response.status, 503, JSON.stringify(response.body));
       assert.equal(errorCode(response), "relayer_underfunded");
@@ -193,6 +206,7 @@ describe("relayer: its own SOL", function () {
     } finally {
       await refillRelayer();
     }
+    assert.equal((await health()).status, "ok");
     // The 503 invites a retry with the same key: it runs anew rather than replaying the failure.
     const retried = await execute(relayer, payer, agent.address, body, key);
     assert.equal(retried.status, 200, JSON.stringify(retried.body));
@@ -245,6 +259,13 @@ describe("relayer: its own SOL", function () {
     assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + splitPayment(PRICE).creatorShareUsdc);
     assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - PRICE);
   });
+
+  /** GET /v1/health's body, after checking that its status code agrees with it. */
+  async function health(): Promise<{ status: string; networks: Record<string, string>[] }> {
+    const response = await api<{ status: string; networks: Record<string, string>[] }>(relayer, "GET", "/v1/health");
+    assert.equal(response.status, response.body.status === "ok" ? 200 : 503, JSON.stringify(response.body));
+    return response.body;
+  }
 
   async function executionCount(api_key_id: string): Promise<number> {
     const { rows } = await relayer.services.db.query<{ execution_count: string }>(

@@ -20,6 +20,7 @@ import type { RelayerConfig } from "./config.js";
 import type { Db } from "./db/pool.js";
 import { ApiError, errorBody } from "./errors.js";
 import type { ExecutionService } from "./executions/execution-service.js";
+import type { JobQueue } from "./jobs/job-queue.js";
 import type { ListingService } from "./listings/listing-service.js";
 import { registerRoutes } from "./routes/index.js";
 
@@ -32,6 +33,7 @@ export interface Services {
   chain: ChainService;
   listings: ListingService;
   executions: ExecutionService;
+  jobs: JobQueue;
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;

@@ -38,6 +38,8 @@ export interface RelayerConfig {
   marketplace_public_key: Uint8Array;
   /** Signs open_escrow, settle and refund (the market's relayer key) and pays their fees. */
   relayer_keypair: Keypair;
+  /** Below this balance on a network, GET /v1/health reports the relayer's SOL as low. */
+  relayer_min_balance_lamports: bigint;
   networks: Partial<Record<NetworkName, NetworkConfig>>;
   /** BullMQ's Redis; without it the jobs run in-process with their state in PostgreSQL. */
   redis_url?: string;
@@ -164,6 +166,14 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     }
   }
 
+  let relayer_min_balance_lamports = 1_000_000_000n;
+  const minBalance = text("RELAYER_MIN_BALANCE_SOL");
+  if (minBalance !== undefined) {
+    const match = /^([0-9]{1,9})(?:\.([0-9]{1,9}))?$/.exec(minBalance);
+    if (match) relayer_min_balance_lamports = BigInt(match[1]!) * 1_000_000_000n + BigInt((match[2] ?? "").padEnd(9, "0"));
+    else problems.push(`RELAYER_MIN_BALANCE_SOL must be an amount of SOL (up to 9 decimals), got "${minBalance}"`);
+  }
+
   const redis_url = text("REDIS_URL");
   if (redis_url !== undefined) url("REDIS_URL", redis_url, ["redis:", "rediss:"]);
 
@@ -203,6 +213,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     marketplace_signing_key,
     marketplace_public_key,
     relayer_keypair,
+    relayer_min_balance_lamports,
     networks,
     ...(redis_url === undefined ? {} : { redis_url }),
     queue_name: text("QUEUE_NAME") ?? "agent-market-executions",

@@ -19,7 +19,6 @@ import type { JobQueue } from "./jobs/job-queue.js";
 import { LocalJobQueue } from "./jobs/local-queue.js";
 
 export interface RunningServices extends Services {
-  jobs: JobQueue;
   /** Compares the database with the chain (see executions/reconcile.ts). */
   reconcile(network: NetworkName): Promise<ReconcileReport>;
   /** Starts the background jobs and this instance's heartbeat. */

@@ -59,6 +59,17 @@ describe("configuration", () => {
     assert.match(found[0]!, /MARKETPLACE_KEYPAIR/);
   });
 
+  it("reads the relayer's minimum balance in SOL, 1 SOL unless told", () => {
+    assert.equal(parseConfig(valid()).relayer_min_balance_lamports, 1_000_000_000n);
+    assert.equal(parseConfig({ ...valid(), RELAYER_MIN_BALANCE_SOL: "2.5" }).relayer_min_balance_lamports, 2_500_000_000n);
+    assert.equal(parseConfig({ ...valid(), RELAYER_MIN_BALANCE_SOL: "0.000000001" }).relayer_min_balance_lamports, 1n);
+    for (const bad of ["-1", "1.0000000001", "one", "1e3"]) {
+      assert.deepEqual(problems({ ...valid(), RELAYER_MIN_BALANCE_SOL: bad }), [
+        `RELAYER_MIN_BALANCE_SOL must be an amount of SOL (up to 9 decimals), got "${bad}"`,
+      ]);
+    }
+  });
+
   it("refuses URLs of the wrong kind", () => {
     assert.match(problems({ ...valid(), DATABASE_URL: "mysql://x/y" })[0]!, /DATABASE_URL must be a postgres: or postgresql: URL/);
     assert.match(problems({ ...valid(), MAINNET_RPC_URL: "ftp://rpc" })[0]!, /MAINNET_RPC_URL/);

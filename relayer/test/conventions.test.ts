@@ -84,6 +84,36 @@ describe("API conventions", () => {
     assert.equal(listing.statusCode, 503);
   });
 
+  it("reports itself degraded on GET /v1/health, naming the network whose RPC is down", async () => {
+    const response = await relayer.app.inject({ method: "GET", url: "/v1/health" });
+    assert.equal(response.statusCode, 503);
+    const health = response.json() as {
+      status: string;
+      database: { status: string };
+      queue: { status: string };
+      networks: { name: string; status: string; relayer: string; message?: string }[];
+    };
+    assert.equal(health.status, "degraded");
+    assert.deepEqual([health.database.status, health.queue.status], ["ok", "ok"]);
+    assert.equal(health.networks.length, 1);
+    assert.deepEqual([health.networks[0]!.name, health.networks[0]!.status], ["devnet", "unavailable"]);
+    assert.equal(health.networks[0]!.relayer, relayer.services.config.relayer_keypair.publicKey.toBase58());
+    assert.ok(health.networks[0]!.message);
+  });
+
+  it("reports the job queue unavailable on GET /v1/health while Redis does not answer", async () => {
+    const withoutRedis = await startTestRelayer({ REDIS_URL: "redis://127.0.0.1:9" });
+    try {
+      const response = await withoutRedis.app.inject({ method: "GET", url: "/v1/health" });
+      assert.equal(response.statusCode, 503);
+      const health = response.json() as { database: { status: string }; queue: { status: string; message: string } };
+      assert.equal(health.database.status, "ok");
+      assert.deepEqual(health.queue, { status: "unavailable", message: "no answer in 2000 ms" });
+    } finally {
+      await withoutRedis.close();
+    }
+  });
+
   it("answers network_not_configured for a network this relayer does not serve", async () => {
     const response = await relayer.app.inject({ method: "GET", url: "/v1/agents?network=mainnet" });
     assert.equal(response.statusCode, 400);

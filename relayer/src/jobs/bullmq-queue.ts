@@ -14,6 +14,8 @@ export class BullMqJobQueue implements JobQueue {
     private readonly concurrency = 32,
   ) {
     this.queue = new Queue(queue_name, { connection: connectionOf(redis_url) });
+    // While Redis is away the connection retries by itself; GET /v1/health reports it meanwhile.
+    this.queue.on("error", () => undefined);
   }
 
   async add(name: JobName, execution_id: string, delay_ms = 0): Promise<void> {
@@ -47,6 +49,10 @@ export class BullMqJobQueue implements JobQueue {
     );
     this.worker.on("error", () => undefined);
     await this.queue.upsertJobScheduler("sweep", { every: SWEEP_INTERVAL_MS }, { name: "sweep", data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
+  }
+
+  async ping(): Promise<void> {
+    await this.queue.count();
   }
 
   async close(): Promise<void> {

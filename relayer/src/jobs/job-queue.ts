@@ -18,6 +18,8 @@ export interface JobHandlers {
 export interface JobQueue {
   add(name: JobName, execution_id: string, delay_ms?: number): Promise<void>;
   start(handlers: JobHandlers): Promise<void>;
+  /** Rejects if the queue's store (Redis, or PostgreSQL in-process) does not answer. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

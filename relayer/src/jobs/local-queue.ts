@@ -72,6 +72,10 @@ export class LocalJobQueue implements JobQueue {
     }
   }
 
+  async ping(): Promise<void> {
+    await this.db.query("SELECT 1");
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);

@@ -16,6 +16,7 @@ import { registerAuthSessionGet } from "./auth-session-get.js";
 import { registerExecutionsCreate } from "./executions-create.js";
 import { registerExecutionsGet } from "./executions-get.js";
 import { registerExecutionsList } from "./executions-list.js";
+import { registerHealth } from "./health.js";
 import { registerKeysCreate } from "./keys-create.js";
 import { registerKeysGet } from "./keys-get.js";
 import { registerKeysList } from "./keys-list.js";
@@ -31,6 +32,7 @@ import { registerWhoami } from "./whoami.js";
 
 export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerMarketplace(app, services);
+  registerHealth(app, services);
   registerAuthNonce(app, services);
   registerAuthSessionCreate(app, services);
   registerAuthSessionGet(app, services);
