@@ -17,7 +17,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { startLocalMarketplace, REPO_ROOT } from "@agent-market/local";
+import { rpc, startLocalMarketplace, REPO_ROOT } from "@agent-market/local";
 import { formatExecutionId, requestHash, signRequest, toHex, REQUEST_SIGNATURE_HEADER } from "@agent-market/program";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { Keypair, Transaction } from "@solana/web3.js";
@@ -172,17 +172,6 @@ function pidsOf(name: string): number[] {
   return found.stdout.split("\n").filter(Boolean).map(Number);
 }
 
-async function rpcCall<T>(rpc_url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(rpc_url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await response.json()) as { result?: T; error?: { message: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result as T;
-}
-
 /** Enough for about 200,000 executions, more than any row makes. */
 const RELAYER_FLOOR_LAMPORTS = 500 * 1_000_000_000;
 const RELAYER_TOP_UP_LAMPORTS = 1_000 * 1_000_000_000;
@@ -193,10 +182,10 @@ const RELAYER_TOP_UP_LAMPORTS = 1_000 * 1_000_000_000;
  * the development relayer's 100 SOL (about 42,000 executions) and get 503 relayer_underfunded.
  */
 async function topUpRelayer(rpc_url: string): Promise<void> {
-  const { relayer } = await rpcCall<{ relayer: string }>(rpc_url, "localnet_marketConfig", []);
-  const { value } = await rpcCall<{ value: number }>(rpc_url, "getBalance", [relayer, { commitment: "confirmed" }]);
+  const { relayer } = await rpc<{ relayer: string }>(rpc_url, "localnet_marketConfig", []);
+  const { value } = await rpc<{ value: number }>(rpc_url, "getBalance", [relayer, { commitment: "confirmed" }]);
   if (value >= RELAYER_FLOOR_LAMPORTS) return;
-  await rpcCall<string>(rpc_url, "requestAirdrop", [relayer, RELAYER_TOP_UP_LAMPORTS]);
+  await rpc<string>(rpc_url, "requestAirdrop", [relayer, RELAYER_TOP_UP_LAMPORTS]);
 }
 
 async function main(): Promise<void> {
@@ -223,7 +212,7 @@ async function main(): Promise<void> {
   try {
     const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
     // Enough USDC and allowance for every call of the run.
-    await rpcCall(marketplace.rpc_url, "localnet_mintUsdc", [marketplace.wallet.publicKey.toBase58(), 100_000_000_000]);
+    await rpc(marketplace.rpc_url, "localnet_mintUsdc", [marketplace.wallet.publicKey.toBase58(), 100_000_000_000]);
     await raiseAllowance(marketplace.relayer_url, marketplace.rpc_url, marketplace.wallet, "100000.000000");
 
     const marketplaceKey = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "marketplace.json"), "utf8")) as number[]));

@@ -122,7 +122,8 @@ async function untilServing(base: string, child: ChildProcess): Promise<void> {
   }
 }
 
-async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+/** One JSON-RPC call to localnet (its `localnet_` development methods included). */
+export async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
   const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
