@@ -170,6 +170,24 @@ describe("relayer: its own SOL", function () {
     assert.equal(await market.exists(receiptPda(parseExecutionId(byRelayer)!)), false);
   });
 
+  it("reconciles a receipt marked closed against the chain", async () => {
+    const agent = await newAgent();
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const id = await executed(agent, payer);
+    const differences = async () =>
+      (await relayer.services.reconcile("devnet")).differences.filter((difference) => difference.execution === id);
+    assert.deepEqual(await differences(), []);
+    // The database says closed while the chain still holds the receipt (its window is open).
+    await relayer.services.db.query("UPDATE executions SET receipt_closed_at = clock_timestamp() WHERE id = $1", [id]);
+    try {
+      assert.deepEqual(await differences(), [
+        { execution: id, problem: "its receipt is marked closed in the database, but is still open" },
+      ]);
+    } finally {
+      await relayer.services.db.query("UPDATE executions SET receipt_closed_at = NULL WHERE id = $1", [id]);
+    }
+  });
+
   it("answers 503 relayer_underfunded and charges nothing when the relayer cannot pay an escrow's rent", async () => {
     const agent = await newAgent();
     const payer = await newPayer(market, relayer, 10_000_000n);

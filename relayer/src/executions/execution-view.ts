@@ -43,6 +43,8 @@ export interface ExecutionRow {
   creator_finished_at: Date | null;
   finished_at: Date | null;
   confirmed_at: Date | null;
+  /** When the sweep found the settlement's receipt closed (docs/api.md, "The relayer's SOL"). */
+  receipt_closed_at: Date | null;
 }
 
 /** The columns a new row leaves empty, for building one in memory. */
@@ -66,6 +68,7 @@ export const EMPTY_ROW = {
   creator_finished_at: null,
   finished_at: null,
   confirmed_at: null,
+  receipt_closed_at: null,
 } satisfies Partial<ExecutionRow>;
 
 export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";

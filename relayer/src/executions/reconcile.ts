@@ -1,7 +1,8 @@
 // Reconciliation: the database against the chain, in both directions. Every execution's final
 // state must match what its transactions did on chain, no escrow may be open on chain that the
-// database does not know as unfinished, and every key's usage must add up to its executions.
-import { decodeEscrow, escrowPda, IDL, PROGRAM_ID } from "@agent-market/program";
+// database does not know as unfinished, no receipt marked closed may still be open, and every
+// key's usage must add up to its executions.
+import { decodeEscrow, escrowPda, IDL, PROGRAM_ID, receiptPda } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { AccountInfo } from "@solana/web3.js";
 
@@ -90,6 +91,22 @@ export async function reconcile(
       }
     }),
   );
+
+  // A receipt marked closed must be gone from the chain (one not yet marked may already be: anyone
+  // may close it once its window has passed, and the sweep marks it later).
+  const markedClosed = rows.filter((row) => row.state === "settled" && row.receipt_closed_at !== null);
+  for (let i = 0; i < markedClosed.length; i += 100) {
+    const batch = markedClosed.slice(i, i + 100);
+    const receipts = await connection.getMultipleAccountsInfo(
+      batch.map((row) => receiptPda(executionIdBytes(row.id))),
+      "confirmed",
+    );
+    receipts.forEach((receipt, j) => {
+      if (receipt !== null) {
+        differences.push({ execution: batch[j]!.id, problem: "its receipt is marked closed in the database, but is still open" });
+      }
+    });
+  }
 
   const known = new Set(escrowAddresses.map((address) => address.toBase58()));
   const unfinished = new Set(
