@@ -6,6 +6,7 @@ import { ed25519PublicKey } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
 import type { EndpointPolicy } from "./net/ip-policy.js";
+import { parseSol } from "./sol.js";
 
 export type NetworkName = "devnet" | "mainnet";
 export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
@@ -169,8 +170,8 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   let relayer_min_balance_lamports = 1_000_000_000n;
   const minBalance = text("RELAYER_MIN_BALANCE_SOL");
   if (minBalance !== undefined) {
-    const match = /^([0-9]{1,9})(?:\.([0-9]{1,9}))?$/.exec(minBalance);
-    if (match) relayer_min_balance_lamports = BigInt(match[1]!) * 1_000_000_000n + BigInt((match[2] ?? "").padEnd(9, "0"));
+    const parsed = parseSol(minBalance);
+    if (parsed !== null) relayer_min_balance_lamports = parsed;
     else problems.push(`RELAYER_MIN_BALANCE_SOL must be an amount of SOL (up to 9 decimals), got "${minBalance}"`);
   }
 

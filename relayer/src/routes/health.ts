@@ -2,10 +2,10 @@ import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app.js";
 import { address, network } from "../http/schemas.js";
+import { formatSol } from "../sol.js";
 
 /** A check that has not answered by then is reported unavailable, so monitors get an answer. */
 const CHECK_TIMEOUT_MS = 2_000;
-const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 type Check = { status: "ok" } | { status: "unavailable"; message: string };
 
@@ -42,10 +42,6 @@ const healthObject = {
     },
   },
 } as const;
-
-function formatSol(lamports: bigint): string {
-  return `${lamports / LAMPORTS_PER_SOL}.${(lamports % LAMPORTS_PER_SOL).toString().padStart(9, "0")}`;
-}
 
 function withinTime<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
