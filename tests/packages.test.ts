@@ -81,6 +81,7 @@ interface Manifest {
   name: string;
   version: string;
   private?: boolean;
+  publishConfig?: { access?: string };
   license?: string;
   files?: string[];
   types?: string;
@@ -160,6 +161,7 @@ describe("SDK packages: npm pack contents", function () {
     for (const { dir } of PACKAGES) {
       const m = manifest(dir);
       assert.equal(m.private, undefined, `${m.name} is not private`);
+      assert.equal(m.publishConfig?.access, "public", `${m.name}: a scoped package is published public`);
       assert.equal(m.license, "Apache-2.0");
       assert.ok(m.files?.includes("dist"), `${m.name} lists its files`);
       assert.equal(readFileSync(join(dir, "LICENSE"), "utf8"), license, `${m.name}'s LICENSE is the repository's`);
