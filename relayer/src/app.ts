@@ -13,28 +13,10 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
 
-import type { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
-import type { SignInService } from "./auth/sign-in.js";
-import type { ChainService } from "./chain/chain-service.js";
-import type { RelayerConfig } from "./config.js";
-import type { Db } from "./db/pool.js";
+import type { Services } from "./app-services.js";
 import { ApiError, errorBody } from "./errors.js";
-import type { ExecutionService } from "./executions/execution-service.js";
-import type { JobQueue } from "./jobs/job-queue.js";
-import type { ListingService } from "./listings/listing-service.js";
 import { registerRoutes } from "./routes/index.js";
 
-export interface Services {
-  config: RelayerConfig;
-  db: Db;
-  keys: ApiKeyStore;
-  authenticator: ApiKeyAuthenticator;
-  signIn: SignInService;
-  chain: ChainService;
-  listings: ListingService;
-  executions: ExecutionService;
-  jobs: JobQueue;
-}
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

@@ -10,8 +10,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
-import { executionIdBytes } from "./execution-service.js";
-import type { ExecutionRow } from "./execution-view.js";
+import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 
 export interface Difference {
   execution?: string;

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
-import { ApiError, errorBody } from "../errors.js";
+import type { Services } from "../app-services.js";
+import { ApiError, errorBody, type ErrorCode } from "../errors.js";
+import type { ExecutionRow } from "../executions/execution-row.js";
 import { MAX_TASK_CHARS } from "../executions/execution-service.js";
+import { renderExecution } from "../executions/execution-view.js";
 import { requireApiKey } from "../http/auth.js";
+import { executionObject } from "../http/execution-schemas.js";
 import { agentIdParams, errorResponses } from "../http/schemas.js";
-import { executionObject } from "./executions-get.js";
 
 interface Body {
   task: string;
@@ -13,6 +15,29 @@ interface Body {
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The HTTP answer an execution's row gives: its status, and the execution or the error that carries it. */
+function answer(row: ExecutionRow): { status: number; body: unknown } {
+  const body = renderExecution(row);
+  if (row.mode === "async") return { status: 202, body };
+  if (row.state === "settling" || row.state === "settled") return { status: 200, body };
+  if (row.state === "opening" || row.state === "running") {
+    const error = new ApiError(
+      "chain_unavailable",
+      "The chain did not answer in time; the execution finishes by itself (refunded if it cannot settle). Follow it at its URL.",
+      undefined,
+      { execution_id: row.id, execution: body },
+    );
+    return { status: error.status, body: error };
+  }
+  const code = (row.failure_code ?? "internal_error") as ErrorCode;
+  const error = new ApiError(code, row.failure_message ?? undefined, undefined, {
+    execution_id: row.id,
+    refund_transaction: row.refund_tx?.signature ?? null,
+    execution: body,
+  });
+  return { status: error.status, body: error };
+}
 
 /** POST /v1/agents/:agent_id/execute: run an agent, paid through on-chain escrow. */
 export function registerExecutionsCreate(app: FastifyInstance, services: Services): void {
@@ -67,17 +92,18 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
-      if (outcome.body instanceof ApiError) {
+      if (outcome.row === null) return reply.code(409).send(null);
+      const { status, body } = answer(outcome.row);
+      if (body instanceof ApiError) {
         // 500 and 503 are the relayer's own failures (its chain, its SOL): the operator's to see.
         // A creator's failure (502, 504) is the creator's, and shows in the execution.
-        if (outcome.status === 500 || outcome.status === 503) {
-          request.log.error({ code: outcome.body.code, execution_id: outcome.body.details?.execution_id }, "execution failed");
+        if (status === 500 || status === 503) {
+          request.log.error({ code: body.code, execution_id: body.details?.execution_id }, "execution failed");
         }
-        return reply.code(outcome.status).send(errorBody(outcome.body, request.id));
+        return reply.code(status).send(errorBody(body, request.id));
       }
-      const body = outcome.body as { id: string };
-      if (outcome.status === 202) reply.header("Location", `/v1/executions/${body.id}`);
-      return reply.code(outcome.status).send(body);
+      if (status === 202) reply.header("Location", `/v1/executions/${outcome.row.id}`);
+      return reply.code(status).send(body);
     },
   );
 }

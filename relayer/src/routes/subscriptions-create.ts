@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { requireApiKey } from "../http/auth.js";
-import { address, agentIdParams, errorResponses, network, timestamp, usdcAmount } from "../http/schemas.js";
+import { subscriptionObject } from "../http/execution-schemas.js";
+import { agentIdParams, errorResponses } from "../http/schemas.js";
 
 /** POST /v1/agents/:agent_id/subscription: buy a period of a subscription or hybrid plan. */
 export function registerSubscriptionsCreate(app: FastifyInstance, services: Services): void {
@@ -19,32 +20,12 @@ export function registerSubscriptionsCreate(app: FastifyInstance, services: Serv
         security: [{ apiKey: [] }],
         params: agentIdParams,
         response: {
-          200: {
-            type: "object",
-            properties: {
-              object: { const: "subscription" },
-              agent: address,
-              wallet: address,
-              network,
-              expires_at: timestamp,
-              included_calls_remaining: { type: "integer" },
-              charge: {
-                type: "object",
-                properties: {
-                  amount_usdc: usdcAmount,
-                  creator_share_usdc: usdcAmount,
-                  fee_usdc: usdcAmount,
-                  currency: { const: "USDC" },
-                },
-              },
-              transaction: { type: "string" },
-            },
-          },
+          200: subscriptionObject,
           ...errorResponses(400, 401, 402, 404, 409, 502, 503),
         },
       },
       preHandler: requireApiKey(services.authenticator),
     },
-    async (request) => services.executions.subscribe(request.apiKey!, request.params.agent_id),
+    async (request) => services.subscriptions.subscribe(request.apiKey!, request.params.agent_id),
   );
 }
