@@ -14,6 +14,7 @@ import addFormatsModule from "ajv-formats";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
 
 import type { Services } from "./app-services.js";
+import { isDatabaseError } from "./db/errors.js";
 import { ApiError, errorBody } from "./errors.js";
 import { registerRoutes } from "./routes/index.js";
 
@@ -40,6 +41,7 @@ export function paramPath(instancePath: string, missing?: string): string {
 
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseError(error)) return new ApiError("database_unavailable");
   if (error.validation && error.validation.length > 0) {
     const first = error.validation[0]!;
     const missing = first.keyword === "required" ? String((first.params as { missingProperty?: string }).missingProperty) : undefined;

@@ -30,6 +30,8 @@ export interface RunningServices extends Services {
   reconcile(network: NetworkName): Promise<ReconcileReport>;
   /** Starts the background jobs and this instance's heartbeat. */
   startWorkers(): Promise<void>;
+  /** Gives this instance's unfinished executions to the finish job (see main.ts, shutdown). */
+  handOverExecutions(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
         },
       });
     },
+    handOverExecutions: () => recovery.handOverOwned(),
     async close() {
       await runner.close();
       await jobs.close();

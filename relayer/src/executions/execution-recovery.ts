@@ -2,8 +2,9 @@
 // The finish job moves an execution on from wherever its row stands (rebroadcasting the recorded
 // transaction, re-signing only once it can no longer land); the sweep hands it the executions of
 // dead instances; the heartbeat tells the others this instance is alive.
-import { escrowPda, type RefundReason } from "@agent-market/program";
+import { escrowPda, MAX_EXECUTION_SECS, receiptPda, type RefundReason } from "@agent-market/program";
 
+import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/pool.js";
 import type { JobQueue } from "../jobs/job-queue.js";
@@ -11,6 +12,9 @@ import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { CONFIRMATION_HANDOVER_MS, SETTLE_MARGIN_MS, type ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore } from "./execution-store.js";
 import { resignSettle, senderOf, signRefund, type Senders } from "./transactions.js";
+
+/** A run lasts at most the creator's longest time plus the escrow's opening; past this it is stalled. */
+export const STALLED_AFTER_SECS = MAX_EXECUTION_SECS + 120;
 
 export interface RecoveryOptions {
   instance_id: string;
@@ -45,12 +49,27 @@ export class ExecutionRecovery {
         [this.options.instance_id],
       );
     await beat();
-    this.heartbeat = setInterval(() => void beat().catch(() => undefined), 1_000);
+    this.heartbeat = setInterval(() => void beat().catch((error: unknown) => reportBackgroundError("heartbeat", error)), 1_000);
     this.heartbeat.unref();
   }
 
   stopInstance(): void {
     clearInterval(this.heartbeat);
+  }
+
+  /**
+   * At shutdown: this instance's unfinished executions go to the finish job, and its heartbeat
+   * row goes, so every other instance's sweep takes them over at once.
+   */
+  async handOverOwned(): Promise<number> {
+    clearInterval(this.heartbeat);
+    const { rows } = await this.db.query<{ id: string }>(
+      "SELECT id FROM executions WHERE owner = $1 AND state IN ('opening', 'running', 'settling', 'refunding')",
+      [this.options.instance_id],
+    );
+    for (const { id } of rows) await this.jobs.add("finish", id);
+    await this.db.query("DELETE FROM relayer_instances WHERE id = $1", [this.options.instance_id]);
+    return rows.length;
   }
 
   /**
@@ -101,8 +120,16 @@ export class ExecutionRecovery {
           throw new Error("not landed yet");
         }
         // Expired unlanded, or landed with an error: sign anew. A settle whose escrow deadline is
-        // near or past becomes a refund; an escrow already closed (reclaimed by its payer) is done.
-        const escrow = await this.chain.connection(row.network).getAccountInfo(escrowPda(executionIdBytes(row.id)), "confirmed");
+        // near or past becomes a refund; an escrow already closed is done: settled if its receipt
+        // (which only a settle writes) is there, else refunded (or reclaimed by its payer).
+        const executionId = executionIdBytes(row.id);
+        const [escrow, receipt] = await this.chain
+          .connection(row.network)
+          .getMultipleAccountsInfo([escrowPda(executionId), receiptPda(executionId)], "confirmed");
+        if (receipt) {
+          await this.store.complete(row, "settled");
+          return;
+        }
         if (!escrow) {
           await this.store.complete(row, "refunded");
           return;
@@ -131,7 +158,7 @@ export class ExecutionRecovery {
     const next = await this.runner.startRefund(
       row,
       "RelayerError",
-      "creator_error",
+      "relayer_error",
       "the relayer stopped before the creator's result was recorded",
       escrow,
     );
@@ -139,8 +166,9 @@ export class ExecutionRecovery {
   }
 
   /**
-   * Finishes the executions of dead instances, and settlements and refunds left waiting on the
-   * chain longer than a live instance's tracker waits for them.
+   * Finishes the executions of dead instances; those of live ones that made no progress for
+   * longer than any run lasts (a creator's longest time, and the escrow's opening); and
+   * settlements and refunds left waiting on the chain longer than a live instance's tracker waits.
    */
   async sweep(): Promise<void> {
     const { rows } = await this.db.query<{ id: string }>(
@@ -148,10 +176,11 @@ export class ExecutionRecovery {
        WHERE e.state IN ('opening', 'running', 'settling', 'refunding')
          AND ((e.owner IS NOT NULL OR e.mode = 'sync' OR e.state IN ('settling', 'refunding'))
               AND (i.id IS NULL OR i.heartbeat_at < clock_timestamp() - make_interval(secs => $1))
-              OR e.state IN ('settling', 'refunding') AND e.updated_at < clock_timestamp() - make_interval(secs => $2))
+              OR e.state IN ('settling', 'refunding') AND e.updated_at < clock_timestamp() - make_interval(secs => $2)
+              OR e.state IN ('opening', 'running') AND e.updated_at < clock_timestamp() - make_interval(secs => $3))
          AND e.updated_at < clock_timestamp() - interval '1 second'
        LIMIT 500`,
-      [this.options.instance_timeout_secs, CONFIRMATION_HANDOVER_MS / 1000 + 10],
+      [this.options.instance_timeout_secs, CONFIRMATION_HANDOVER_MS / 1000 + 10, STALLED_AFTER_SECS],
     );
     for (const { id } of rows) await this.jobs.add("finish", id);
     await this.db.query("DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - interval '48 hours'");

@@ -6,6 +6,7 @@ import { decodeAgent, decodeEscrow, escrowPda, openEscrowInstruction, settleInst
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
+import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
 import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
@@ -32,6 +33,10 @@ const ESCROW_POLL_MS = 200;
 const CONFIRMATION_POLL_MS = 100;
 /** A settle or refund not confirmed by then is the finish job's (rebroadcast, re-sign). */
 export const CONFIRMATION_HANDOVER_MS = 20_000;
+/** Least time a creator is given; an escrow whose deadline leaves less is refunded at once. */
+const MIN_CREATOR_TIME_MS = 1_000;
+const HANDOVER_ATTEMPTS = 60;
+const HANDOVER_RETRY_MS = 1_000;
 
 export interface RunOptions {
   instance_id: string;
@@ -80,24 +85,47 @@ export class ExecutionRunner {
     return this.confirmations.close();
   }
 
-  /** Runs an execution this instance owns to its answer. */
+  /**
+   * Runs an execution this instance owns to its answer. Whatever fails once its row is written
+   * (the database, the RPC, signing) may leave an escrow open: the execution goes to the finish
+   * job at once, and the caller gets the row as it last stood, never "nothing was charged".
+   */
   async run(row: ExecutionRow, context?: ExecutionContext): Promise<ExecutionRow> {
-    const opened = await this.openEscrow(row);
-    row = opened.row;
-    if (opened.escrow) {
-      if (row.mode === "async") {
-        // Its caller polls for it: `running` is worth a write.
-        row = await this.store.advance(row, "running", opened.escrow);
-        if (row.state === "running") row = await this.callCreator(row, {}, context);
-      } else {
-        // Its caller waits on this very request: the escrow's facts are written with the result,
-        // a commit fewer. A crash meanwhile leaves `opening`, which the finish job refunds alike.
-        row = await this.callCreator({ ...row, ...opened.escrow }, opened.escrow, context);
+    let current = row;
+    try {
+      const opened = await this.openEscrow(current);
+      current = opened.row;
+      if (opened.escrow) {
+        if (current.mode === "async") {
+          // Its caller polls for it: `running` is worth a write.
+          current = await this.store.advance(current, "running", opened.escrow);
+          if (current.state === "running") current = await this.callCreator(current, {}, context);
+        } else {
+          // Its caller waits on this very request: the escrow's facts are written with the result,
+          // a commit fewer. A crash meanwhile leaves `opening`, which the finish job refunds alike.
+          current = { ...current, ...opened.escrow };
+          current = await this.callCreator(current, opened.escrow, context);
+        }
       }
+      if (current.state === "settling" || current.state === "refunding") current = await this.sendFinal(current);
+      else this.handOver(current.id, FINISH_RETRY_MS);
+      return current;
+    } catch (error) {
+      reportBackgroundError("execution run", error, { execution_id: row.id, state: current.state });
+      this.handOver(row.id);
+      return current;
     }
-    if (row.state === "settling" || row.state === "refunding") row = await this.sendFinal(row);
-    else await this.jobs.add("finish", row.id, FINISH_RETRY_MS).catch(() => undefined);
-    return row;
+  }
+
+  /**
+   * Gives the execution to the finish job. The job's store may be what failed: tried again every
+   * second for a while; past that the sweep finds the execution by its lack of progress.
+   */
+  handOver(id: string, delay_ms = 0, attempt = 1): void {
+    this.jobs.add("finish", id, delay_ms).catch((error: unknown) => {
+      reportBackgroundError("finish handover", error, { execution_id: id, attempt });
+      if (attempt < HANDOVER_ATTEMPTS) setTimeout(() => this.handOver(id, 0, attempt + 1), HANDOVER_RETRY_MS).unref();
+    });
   }
 
   /** An async execution's job: takes it over, then runs it like a sync one; false if it was taken already. */
@@ -200,10 +228,13 @@ export class ExecutionRunner {
       });
     }
     const deadline_ms = row.escrow_deadline!.getTime();
-    const timeout_ms = Math.max(
-      0,
-      Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now()),
-    );
+    const timeout_ms = Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now());
+    if (timeout_ms < MIN_CREATOR_TIME_MS) {
+      return this.startRefund(row, "RelayerError", "relayer_error", "the escrow's deadline left the creator no time", {
+        ...unrecorded,
+        creator_finished_at: new Date(),
+      });
+    }
     const request: CreatorExecuteRequest = {
       execution_id: row.id,
       agent: row.agent,
@@ -289,7 +320,7 @@ export class ExecutionRunner {
       row = await this.startRefund(
         row,
         timedOut ? "Timeout" : "RelayerError",
-        timedOut ? "creator_timeout" : "invalid_result",
+        timedOut ? "creator_timeout" : "relayer_error",
         `settle was refused: ${program ?? sent.message}`,
       );
       sent = await sender.send(row.refund_tx!);
@@ -299,7 +330,7 @@ export class ExecutionRunner {
       const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
       this.confirmations.watch({ id: row.id, network: row.network, state: row.state, signature: tx.signature, finished_at });
     } else {
-      await this.jobs.add("finish", row.id, FINISH_RETRY_MS).catch(() => undefined);
+      this.handOver(row.id, FINISH_RETRY_MS);
     }
     return { ...row, finished_at };
   }

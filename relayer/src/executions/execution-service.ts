@@ -31,9 +31,9 @@ export interface ExecuteInput {
   mode: "sync" | "async";
 }
 
-/** The execution as it stands when its request is answered; null: an Idempotency-Key claim lost with nothing to replay. */
+/** The execution as it stands when its request is answered. */
 export interface ExecuteOutcome {
-  row: ExecutionRow | null;
+  row: ExecutionRow;
   replayed: boolean;
 }
 
@@ -116,7 +116,11 @@ export class ExecutionService {
       // Replayed once the connection is back in the pool: fifty duplicates holding theirs while
       // waiting for another would exhaust it.
       if (!claim.claimed) {
-        return (await this.replay(key.id, input.idempotency_key, fingerprint!)) ?? { row: null, replayed: false };
+        const replay = await this.replay(key.id, input.idempotency_key, fingerprint!);
+        // The claim's holder let go of it (its try failed and freed the key) between our two
+        // reads: the client retries, as with a request still running.
+        if (!replay) throw new ApiError("idempotency_request_in_progress", undefined, "Idempotency-Key");
+        return replay;
       }
       created_at = claim.created_at;
     }

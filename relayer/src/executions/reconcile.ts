@@ -91,6 +91,22 @@ export async function reconcile(
     }),
   );
 
+  // A receipt exists only once a settle landed: any other final state contradicts it. (Its
+  // absence proves nothing: receipts are closed once their dispute window has passed.)
+  const notSettled = rows.filter((row) => row.state !== "settled" && row.state !== "settling");
+  for (let i = 0; i < notSettled.length; i += 100) {
+    const batch = notSettled.slice(i, i + 100);
+    const receipts = await connection.getMultipleAccountsInfo(
+      batch.map((row) => receiptPda(executionIdBytes(row.id))),
+      "confirmed",
+    );
+    receipts.forEach((receipt, j) => {
+      if (receipt !== null) {
+        differences.push({ execution: batch[j]!.id, problem: `${batch[j]!.state} in the database, but its receipt shows a settle landed` });
+      }
+    });
+  }
+
   // A receipt marked closed must be gone from the chain (one not yet marked may already be: anyone
   // may close it once its window has passed, and the sweep marks it later).
   const markedClosed = rows.filter((row) => row.state === "settled" && row.receipt_closed_at !== null);

@@ -21,15 +21,9 @@ function answer(row: ExecutionRow): { status: number; body: unknown } {
   const body = renderExecution(row);
   if (row.mode === "async") return { status: 202, body };
   if (row.state === "settling" || row.state === "settled") return { status: 200, body };
-  if (row.state === "opening" || row.state === "running") {
-    const error = new ApiError(
-      "chain_unavailable",
-      "The chain did not answer in time; the execution finishes by itself (refunded if it cannot settle). Follow it at its URL.",
-      undefined,
-      { execution_id: row.id, execution: body },
-    );
-    return { status: error.status, body: error };
-  }
+  // Not finished within its request (the chain or the database failed after its escrow may have
+  // opened): the finish job ends it, settled or refunded, and the caller follows it at its URL.
+  if (row.state === "opening" || row.state === "running") return { status: 202, body };
   const code = (row.failure_code ?? "internal_error") as ErrorCode;
   const error = new ApiError(code, row.failure_message ?? undefined, undefined, {
     execution_id: row.id,
@@ -53,8 +47,10 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           "Idempotency-Key to retry safely: a replay returns the first answer and never charges twice (kept 48 h). " +
           "`Prefer: respond-async` answers 202 at once with the execution to poll. 402 (insufficient_balance, " +
           "insufficient_allowance, subscription_required, spending_cap_reached) is only ever answered before any " +
-          "funds move. A refunded execution answers creator_error (502), creator_timeout (504) or invalid_result " +
-          "(502) with the execution and its refund transaction.",
+          "funds move. A refunded execution answers creator_error (502), creator_timeout (504), invalid_result " +
+          "(502) or relayer_error (500) with the execution and its refund transaction. An execution the relayer " +
+          "could not finish within the request (its chain or database failed once the escrow may have opened) " +
+          "answers 202 with the execution: it ends settled or refunded by itself; follow it at its URL.",
         tags: ["executions"],
         security: [{ apiKey: [] }],
         params: agentIdParams,
@@ -70,7 +66,7 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         response: {
           200: executionObject,
           202: executionObject,
-          ...errorResponses(400, 401, 402, 404, 409, 413, 415, 502, 503, 504),
+          ...errorResponses(400, 401, 402, 404, 409, 413, 415, 500, 502, 503, 504),
         },
       },
       preHandler: requireApiKey(services.authenticator),
@@ -92,7 +88,6 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
-      if (outcome.row === null) return reply.code(409).send(null);
       const { status, body } = answer(outcome.row);
       if (body instanceof ApiError) {
         // 500 and 503 are the relayer's own failures (its chain, its SOL): the operator's to see.
@@ -103,6 +98,7 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         return reply.code(status).send(errorBody(body, request.id));
       }
       if (status === 202) reply.header("Location", `/v1/executions/${outcome.row.id}`);
+      if (status === 202 && mode === "sync") request.log.error({ execution_id: outcome.row.id }, "execution handed to the finish job");
       return reply.code(status).send(body);
     },
   );
