@@ -55,7 +55,8 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     creator_max_response_bytes: config.creator_max_response_bytes,
   });
   const executions = new ExecutionService(db, chain, senders, quoter, store, writes, runner, jobs, instance_id);
-  const recovery = new ExecutionRecovery(db, store, runner, chain, senders, jobs, {
+  const subscriptions = new SubscriptionService(db, chain, senders, quoter, jobs);
+  const recovery = new ExecutionRecovery(db, store, runner, subscriptions, chain, senders, jobs, {
     instance_id,
     instance_timeout_secs: config.instance_timeout_secs,
   });
@@ -76,7 +77,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     listings,
     executions,
     executionReads: new ExecutionReads(db),
-    subscriptions: new SubscriptionService(chain, senders, quoter),
+    subscriptions,
     jobs,
     reconcile: (network) => reconcile(db, chain, senders, network),
     async startWorkers() {

@@ -11,6 +11,7 @@ import type { JobQueue } from "../jobs/job-queue.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { CONFIRMATION_HANDOVER_MS, SETTLE_MARGIN_MS, type ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore } from "./execution-store.js";
+import { PURCHASE_PREFIX, type SubscriptionService } from "./subscription-service.js";
 import { resignSettle, senderOf, signRefund, type Senders } from "./transactions.js";
 
 /** A run lasts at most the creator's longest time plus the escrow's opening; past this it is stalled. */
@@ -29,6 +30,7 @@ export class ExecutionRecovery {
     private readonly db: Db,
     private readonly store: ExecutionStore,
     private readonly runner: ExecutionRunner,
+    private readonly subscriptions: SubscriptionService,
     private readonly chain: ChainService,
     private readonly senders: Senders,
     private readonly jobs: JobQueue,
@@ -77,6 +79,7 @@ export class ExecutionRecovery {
    * while it still waits on the chain, so the job is retried.
    */
   async finish(id: string): Promise<void> {
+    if (id.startsWith(PURCHASE_PREFIX)) return this.subscriptions.finish(id);
     const row = await this.store.row(id);
     const sender = senderOf(this.senders, row.network);
     switch (row.state) {
@@ -183,6 +186,7 @@ export class ExecutionRecovery {
       [this.options.instance_timeout_secs, CONFIRMATION_HANDOVER_MS / 1000 + 10, STALLED_AFTER_SECS],
     );
     for (const { id } of rows) await this.jobs.add("finish", id);
+    await this.subscriptions.sweep();
     await this.db.query("DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - interval '48 hours'");
   }
 }

@@ -75,11 +75,13 @@ export const subscriptionObject = {
   type: "object",
   properties: {
     object: { const: "subscription" },
+    id: { type: "string" },
+    status: { type: "string", enum: ["pending", "succeeded"] },
     agent: address,
     wallet: address,
     network,
-    expires_at: timestamp,
-    included_calls_remaining: { type: "integer" },
+    expires_at: { ...timestamp, type: ["string", "null"] },
+    included_calls_remaining: { type: ["integer", "null"] },
     charge: {
       type: "object",
       properties: {

@@ -7,14 +7,13 @@ import { MAX_TASK_CHARS } from "../executions/execution-service.js";
 import { renderExecution } from "../executions/execution-view.js";
 import { requireApiKey } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
+import { idempotencyKeyOf } from "../http/idempotency.js";
 import { agentIdParams, errorResponses } from "../http/schemas.js";
 
 interface Body {
   task: string;
   parameters: Record<string, unknown>;
 }
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The HTTP answer an execution's row gives: its status, and the execution or the error that carries it. */
 function answer(row: ExecutionRow): { status: number; body: unknown } {
@@ -72,10 +71,7 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       preHandler: requireApiKey(services.authenticator),
     },
     async (request, reply) => {
-      const header = request.headers["idempotency-key"];
-      if (header !== undefined && (typeof header !== "string" || !IDEMPOTENCY_KEY.test(header))) {
-        throw new ApiError("invalid_idempotency_key", undefined, "Idempotency-Key");
-      }
+      const header = idempotencyKeyOf(request.headers);
       const prefer = String(request.headers.prefer ?? "");
       const mode = /(^|[,;\s])respond-async($|[,;\s])/i.test(prefer) ? "async" : "sync";
       const outcome = await services.executions.execute({

@@ -1,0 +1,303 @@
+// Fault injection with the relayer kept running: the database (a failing statement, connections
+// dropped mid-statement) and the RPC (an error, an answer lost, a stall until the client's timeout)
+// fail at each step of an execution. Each execution ends settled or refunded exactly once, the
+// balances on chain are exact to the unit, and reconciliation finds nothing. The relayer runs
+// without Redis (its in-process queue over PostgreSQL), as the embedded marketplace does.
+import { strict as assert } from "node:assert";
+
+import { escrowPda, parseExecutionId, splitPayment } from "@agent-market/program";
+import pg from "pg";
+
+import { TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
+import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { api, errorCode, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
+import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
+
+const PRICE = 250_000n;
+const FUNDS = 1_000_000n;
+
+// Faults armed by the test inside the relayer's own database: a row in test_faults turns one on.
+const FAULT_TRIGGER = `
+CREATE TABLE test_faults (name text PRIMARY KEY);
+CREATE FUNCTION test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.state = 'settling' AND OLD.state <> 'settling' THEN
+    IF EXISTS (SELECT 1 FROM test_faults WHERE name = 'settle_error') THEN
+      RAISE EXCEPTION 'injected fault: the result''s write fails';
+    END IF;
+    IF EXISTS (SELECT 1 FROM test_faults WHERE name = 'settle_slow') THEN
+      PERFORM pg_sleep(5);
+    END IF;
+  END IF;
+  IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM test_faults WHERE name = 'insert_error') THEN
+    RAISE EXCEPTION 'injected fault: the insert fails';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER test_fault BEFORE INSERT OR UPDATE ON executions FOR EACH ROW EXECUTE FUNCTION test_fault();
+`;
+
+interface Row {
+  state: string;
+  failure_code: string | null;
+  refund_reason: string | null;
+}
+
+describe("relayer: faults at each step of an execution, the relayer kept running", function () {
+  this.timeout(120_000);
+  let market: TestMarket;
+  let proxy: RpcProxy;
+  let relayer: RunningRelayer;
+  let db: pg.Client;
+  let agent: ListedAgent;
+  const agents: ListedAgent[] = [];
+
+  before(async () => {
+    market = await TestMarket.start();
+    proxy = await startRpcProxy(market.localnet.rpcUrl);
+    relayer = await startRelayer(market.localnet, { DEVNET_RPC_URL: proxy.url, REDIS_URL: "" });
+    db = new pg.Client({ connectionString: relayer.env.DATABASE_URL });
+    await db.connect();
+    await db.query(FAULT_TRIGGER);
+    agent = await listAgent(market, relayer, { maxExecutionSecs: 10 });
+    agents.push(agent);
+  });
+  afterEach(async () => {
+    proxy?.clear();
+    await db?.query("DELETE FROM test_faults");
+    if (agent) {
+      agent.server.behaviour = "echo";
+      agent.server.delay_ms = 1_000;
+    }
+  });
+  after(async () => {
+    try {
+      if (relayer) {
+        // Every execution above agrees with the chain once finished.
+        const deadline = Date.now() + 30_000;
+        let report = await relayer.services.reconcile("devnet");
+        while (report.differences.length > 0 && Date.now() < deadline) {
+          await sleep(250);
+          report = await relayer.services.reconcile("devnet");
+        }
+        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        assert.equal(report.open_escrows_on_chain, 0, "no escrow is left open");
+      }
+    } finally {
+      await db?.end();
+      await Promise.all(agents.map((a) => a.server.close()));
+      await relayer?.close();
+      await proxy?.close();
+      await market?.stop();
+    }
+  });
+
+  const arm = (fault: string) => db.query("INSERT INTO test_faults (name) VALUES ($1)", [fault]);
+
+  /** Resolves once the creator got the execution's request (the escrow is open by then). */
+  async function creatorCalled(before: number): Promise<void> {
+    for (let i = 0; i < 200 && agent.server.received.length === before; i += 1) await sleep(25);
+    assert.ok(agent.server.received.length > before, "the creator was called");
+  }
+
+  function executionIdOf(response: ApiResponse): string {
+    const body = response.body as { id?: string; error?: { execution_id?: string } };
+    const id = body.id ?? body.error?.execution_id;
+    assert.ok(id, `the answer names its execution: ${response.status} ${JSON.stringify(response.body)}`);
+    return id;
+  }
+
+  /** The execution's row once final (settled, refunded or failed). */
+  async function final(id: string, timeout_ms = 45_000): Promise<Row> {
+    const deadline = Date.now() + timeout_ms;
+    for (;;) {
+      const { rows } = await db.query<Row>("SELECT state, failure_code, refund_reason FROM executions WHERE id = $1", [id]);
+      if (rows[0] && ["settled", "refunded", "failed"].includes(rows[0].state)) return rows[0];
+      if (Date.now() > deadline) throw new Error(`execution ${id} is still ${rows[0]?.state}`);
+      await sleep(100);
+    }
+  }
+
+  /** open_escrow and exactly one settle or refund landed on the escrow, and it is closed. */
+  async function exactlyOnce(id: string): Promise<void> {
+    const escrow = escrowPda(parseExecutionId(id)!);
+    assert.equal(await market.connection.getAccountInfo(escrow, "confirmed"), null, "the escrow is closed");
+    const history = await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed");
+    assert.equal(history.filter((entry) => entry.err === null).length, 2, "open_escrow and one settle or refund");
+  }
+
+  async function refundedWhole(id: string, payer: Payer): Promise<void> {
+    const row = await final(id);
+    assert.equal(row.state, "refunded");
+    assert.equal(row.failure_code, "relayer_error", "the relayer's failure, not the creator's");
+    assert.equal(row.refund_reason, "RelayerError");
+    await exactlyOnce(id);
+    assert.equal(await market.usdc(payer.tokenAccount), FUNDS, "the payer is whole, to the unit");
+  }
+
+  /** A 202 with the execution: never "nothing was charged" once an escrow may be open. */
+  function handedOver(response: ApiResponse): string {
+    assert.equal(response.status, 202, JSON.stringify(response.body));
+    const body = response.body as { status: string; id: string };
+    assert.ok(["pending", "running"].includes(body.status), body.status);
+    assert.equal(response.headers.get("location"), `/v1/executions/${body.id}`);
+    return body.id;
+  }
+
+  it("RPC: open_escrow lands but its answer is lost → 202, then refunded by the finish job", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    const rule = proxy.fail("sendTransaction", "lose");
+    const response = await execute(relayer, payer, agent.address);
+    assert.equal(rule.hits, 1);
+    const id = handedOver(response);
+    await refundedWhole(id, payer);
+  });
+
+  it("RPC: the settle's send fails → 200 with the output, then settled by the finish job, charged once", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    const creatorBefore = await market.usdc(agent.creator.tokenAccount);
+    const rule = proxy.fail("sendTransaction", "error", { skip: 1 });
+    const response = await execute(relayer, payer, agent.address);
+    assert.equal(rule.hits, 1, "the settle's send failed");
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    const id = executionIdOf(response);
+    assert.equal((await final(id)).state, "settled");
+    await exactlyOnce(id);
+    assert.equal(await market.usdc(payer.tokenAccount), FUNDS - PRICE, "charged once, to the unit");
+    assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + splitPayment(PRICE).creatorShareUsdc);
+  });
+
+  for (const fault of ["error", "stall"] as const) {
+    it(`RPC: the blockhash read for the settle ${fault === "error" ? "fails" : "times out"} → 202, then refunded`, async function () {
+      this.timeout(90_000);
+      const payer = await newPayer(market, relayer, FUNDS);
+      // Past the sender's blockhash cache (2 s), the settle needs a fresh one.
+      agent.server.behaviour = "slow";
+      agent.server.delay_ms = 2_500;
+      const before = agent.server.received.length;
+      const pending = execute(relayer, payer, agent.address);
+      await creatorCalled(before);
+      const rule = proxy.fail("getLatestBlockhash", fault);
+      const response = await pending;
+      assert.equal(rule.hits, 1);
+      const id = handedOver(response);
+      await refundedWhole(id, payer);
+    });
+  }
+
+  it("DB: the statement writing the result fails → 202, then refunded by the finish job", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    agent.server.behaviour = "slow";
+    agent.server.delay_ms = 500;
+    const before = agent.server.received.length;
+    const pending = execute(relayer, payer, agent.address);
+    await creatorCalled(before);
+    await arm("settle_error");
+    const id = handedOver(await pending);
+    await refundedWhole(id, payer);
+  });
+
+  it("DB: the relayer's connections are terminated mid-statement → 202, then refunded; the relayer serves on", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    await arm("settle_slow");
+    const pending = execute(relayer, payer, agent.address);
+    let sleeping = 0;
+    for (let i = 0; i < 200 && sleeping === 0; i += 1) {
+      const { rows } = await db.query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'",
+      );
+      sleeping = rows.length;
+      if (sleeping === 0) await sleep(25);
+    }
+    assert.equal(sleeping, 1, "the result's write is under way");
+    await db.query("DELETE FROM test_faults");
+    const { rows: killed } = await db.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    assert.ok(killed.length >= 1);
+    const id = handedOver(await pending);
+    await refundedWhole(id, payer);
+    const next = await execute(relayer, payer, agent.address);
+    assert.equal(next.status, 200, "the relayer serves on over new connections");
+    assert.equal((await final(executionIdOf(next))).state, "settled");
+  });
+
+  it("DB: the insert fails → 503 database_unavailable (not chain_unavailable), nothing charged", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    await arm("insert_error");
+    const response = await execute(relayer, payer, agent.address);
+    assert.equal(response.status, 503);
+    assert.equal(errorCode(response), "database_unavailable");
+    assert.equal(await market.usdc(payer.tokenAccount), FUNDS);
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM executions WHERE wallet = $1", [payer.wallet.publicKey.toBase58()]);
+    assert.equal(rows[0].n, 0);
+  });
+
+  it("the sweep takes over an execution of a live relayer that made no progress for its bound", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    agent.server.behaviour = "slow";
+    agent.server.delay_ms = 6_000;
+    const before = agent.server.received.length;
+    const pending = execute(relayer, payer, agent.address);
+    await creatorCalled(before);
+    const id = agent.server.received[before]!.body.execution_id;
+    // As if the run had stalled past the longest a run lasts (its relayer alive all along).
+    await db.query("UPDATE executions SET updated_at = clock_timestamp() - interval '2 hours' WHERE id = $1", [id]);
+    const row = await final(id, 20_000);
+    assert.equal(row.state, "refunded", "taken over and refunded while the stalled run still waited");
+    const response = await pending;
+    assert.equal(response.status, 500, JSON.stringify(response.body));
+    assert.equal(errorCode(response), "relayer_error");
+    await refundedWhole(id, payer);
+  });
+
+  describe("subscribe", () => {
+    let plan: ListedAgent;
+    before(async () => {
+      plan = await listAgent(market, relayer, { pricing: { kind: "Subscription", periodPriceUsdc: 300_000n, periodSecs: 3600 } });
+      agents.push(plan);
+    });
+    const subscribe = (payer: Payer, target: ListedAgent, key?: string) =>
+      api(relayer, "POST", `/v1/agents/${target.address.toBase58()}/subscription`, {
+        token: payer.apiKey,
+        headers: key === undefined ? {} : { "idempotency-key": key },
+      });
+
+    it("with an Idempotency-Key: a replay returns the first answer and pays once; another agent under the key is 409", async () => {
+      const payer = await newPayer(market, relayer, FUNDS);
+      const first = await subscribe(payer, plan, "sub-once");
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.equal(first.body.status, "succeeded");
+      const again = await subscribe(payer, plan, "sub-once");
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.get("idempotent-replayed"), "true");
+      assert.deepEqual(again.body, first.body);
+      assert.equal(await market.usdc(payer.tokenAccount), FUNDS - 300_000n, "one period paid");
+      const other = await subscribe(payer, agent, "sub-once");
+      assert.equal(other.status, 409);
+      assert.equal(errorCode(other), "idempotency_key_reused");
+    });
+
+    it("its send's answer lost: 202 pending (not 'nothing charged'), then succeeded by the finish job, paid once", async () => {
+      const payer = await newPayer(market, relayer, FUNDS);
+      const rule = proxy.fail("sendTransaction", "lose");
+      const first = await subscribe(payer, plan, "sub-lost");
+      assert.equal(rule.hits, 1);
+      assert.equal(first.status, 202, JSON.stringify(first.body));
+      assert.equal(first.body.status, "pending");
+      let replay = first;
+      for (let i = 0; i < 200 && replay.body.status === "pending"; i += 1) {
+        await sleep(100);
+        replay = await subscribe(payer, plan, "sub-lost");
+      }
+      assert.equal(replay.status, 200, JSON.stringify(replay.body));
+      assert.equal(replay.body.status, "succeeded");
+      assert.equal(replay.body.id, first.body.id);
+      assert.equal(replay.body.transaction, first.body.transaction);
+      assert.equal(await market.usdc(payer.tokenAccount), FUNDS - 300_000n, "paid once, to the unit");
+      const covered = await execute(relayer, payer, plan.address);
+      assert.equal(covered.status, 200, "the subscription is active");
+    });
+  });
+});
