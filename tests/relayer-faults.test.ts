@@ -4,14 +4,19 @@
 // balances on chain are exact to the unit, and reconciliation finds nothing. The relayer runs
 // without Redis (its in-process queue over PostgreSQL), as the embedded marketplace does.
 import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 import { escrowPda, parseExecutionId, splitPayment } from "@agent-market/program";
+import { ensureDatabase } from "@agent-market/relayer";
 import pg from "pg";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, freePort, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
 
 const PRICE = 250_000n;
@@ -299,5 +304,134 @@ describe("relayer: faults at each step of an execution, the relayer kept running
       const covered = await execute(relayer, payer, plan.address);
       assert.equal(covered.status, 200, "the subscription is active");
     });
+  });
+});
+
+/** A PostgreSQL server of the test's own (initdb in a temporary folder), which it may restart. */
+class PrivatePostgres {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly bin: string,
+  ) {}
+
+  static async start(): Promise<PrivatePostgres> {
+    const versions = readdirSync("/usr/lib/postgresql").sort();
+    const bin = join("/usr/lib/postgresql", versions[versions.length - 1]!, "bin");
+    const dir = mkdtempSync(join(tmpdir(), "relayer-pg-"));
+    chmodSync(dir, 0o700);
+    chownSync(dir, uid("postgres"), gid("postgres"));
+    const server = new PrivatePostgres(dir, await freePort(), bin);
+    server.asPostgres("initdb", ["-D", join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync"]);
+    server.start();
+    return server;
+  }
+
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  start(): void {
+    this.pgCtl("start", ["-w", "-o", `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "-l", join(this.dir, "log")]);
+  }
+
+  stop(): void {
+    this.pgCtl("stop", ["-w", "-m", "immediate"]);
+  }
+
+  destroy(): void {
+    try {
+      this.stop();
+    } catch {
+      // already stopped
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private pgCtl(action: string, args: string[]): void {
+    this.asPostgres("pg_ctl", [action, "-D", join(this.dir, "data"), ...args]);
+  }
+
+  private asPostgres(tool: string, args: string[]): void {
+    execFileSync("runuser", ["-u", "postgres", "--", join(this.bin, tool), ...args], { stdio: "ignore" });
+  }
+}
+
+const uid = (user: string) => Number(execFileSync("id", ["-u", user], { encoding: "utf8" }).trim());
+const gid = (user: string) => Number(execFileSync("id", ["-g", user], { encoding: "utf8" }).trim());
+
+describe("relayer: its PostgreSQL server stopped and started again mid-execution", function () {
+  this.timeout(120_000);
+  let market: TestMarket;
+  let postgres: PrivatePostgres;
+  let relayer: RunningRelayer;
+  let agent: ListedAgent;
+
+  before(async () => {
+    market = await TestMarket.start();
+    postgres = await PrivatePostgres.start();
+    const database = new URL(postgres.url);
+    database.pathname = "/relayer_restart";
+    await ensureDatabase(database.href);
+    relayer = await startRelayer(market.localnet, { DATABASE_URL: database.href, REDIS_URL: "" });
+    agent = await listAgent(market, relayer, { maxExecutionSecs: 10 });
+  });
+  after(async () => {
+    try {
+      if (relayer) {
+        const deadline = Date.now() + 30_000;
+        let report = await relayer.services.reconcile("devnet");
+        while (report.differences.length > 0 && Date.now() < deadline) {
+          await sleep(250);
+          report = await relayer.services.reconcile("devnet");
+        }
+        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        assert.equal(report.open_escrows_on_chain, 0, "no escrow is left open");
+      }
+    } finally {
+      await agent?.server.close();
+      await relayer?.app.close();
+      await relayer?.services.close();
+      postgres?.destroy();
+      await market?.stop();
+    }
+  });
+
+  it("the result's write finds the server down → 202; once it is back, refunded, the payer whole, the relayer serving on", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    agent.server.behaviour = "slow";
+    agent.server.delay_ms = 2_000;
+    const before = agent.server.received.length;
+    const pending = execute(relayer, payer, agent.address);
+    for (let i = 0; i < 200 && agent.server.received.length === before; i += 1) await sleep(25);
+    const id = agent.server.received[before]!.body.execution_id;
+    postgres.stop();
+    const response = await pending;
+    assert.equal(response.status, 202, JSON.stringify(response.body));
+    assert.equal((response.body as { id: string }).id, id);
+    // Down a few seconds more: the handover to the finish job is retried meanwhile.
+    await sleep(3_000);
+    postgres.start();
+    const db = new pg.Client({ connectionString: relayer.env.DATABASE_URL });
+    await db.connect();
+    try {
+      let row: Row | undefined;
+      for (let i = 0; i < 300; i += 1) {
+        row = (await db.query<Row>("SELECT state, failure_code, refund_reason FROM executions WHERE id = $1", [id])).rows[0];
+        if (row && ["settled", "refunded"].includes(row.state)) break;
+        await sleep(100);
+      }
+      assert.equal(row?.state, "refunded");
+      assert.equal(row?.failure_code, "relayer_error");
+    } finally {
+      await db.end();
+    }
+    assert.equal(await market.usdc(payer.tokenAccount), FUNDS, "the payer is whole, to the unit");
+    const escrow = escrowPda(parseExecutionId(id)!);
+    const history = await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed");
+    assert.equal(history.filter((entry) => entry.err === null).length, 2, "open_escrow and one refund");
+    agent.server.behaviour = "echo";
+    const next = await execute(relayer, payer, agent.address);
+    assert.equal(next.status, 200, JSON.stringify(next.body));
   });
 });
