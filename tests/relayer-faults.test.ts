@@ -5,12 +5,14 @@
 // without Redis (its in-process queue over PostgreSQL), as the embedded marketplace does.
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { escrowPda, parseExecutionId, splitPayment } from "@agent-market/program";
 import { ensureDatabase } from "@agent-market/relayer";
+import { utils } from "@coral-xyz/anchor";
 import pg from "pg";
 
 import { TestMarket } from "./src/fixtures.js";
@@ -255,6 +257,39 @@ describe("relayer: faults at each step of an execution, the relayer kept running
     assert.equal(response.status, 500, JSON.stringify(response.body));
     assert.equal(errorCode(response), "relayer_error");
     await refundedWhole(id, payer);
+  });
+
+  it("finish reads the receipt first: a settle that landed is never concluded refunded; reconcile flags a state the receipt contradicts", async () => {
+    const payer = await newPayer(market, relayer, FUNDS);
+    const response = await execute(relayer, payer, agent.address);
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    const id = executionIdOf(response);
+    assert.equal((await final(id)).state, "settled");
+    // The row as if its settle had been re-signed and the new signature never landed (expired):
+    // the escrow is closed, and only the receipt says by what.
+    const bogus = utils.bytes.bs58.encode(randomBytes(64));
+    const { rows: kept } = await db.query("SELECT settle_tx FROM executions WHERE id = $1", [id]);
+    await db.query(
+      `UPDATE executions SET state = 'settling', confirmed_at = NULL,
+         settle_tx = settle_tx || jsonb_build_object('signature', $2::text, 'last_valid_block_height', 0)
+       WHERE id = $1`,
+      [id, bogus],
+    );
+    await relayer.services.jobs.add("finish", id);
+    assert.equal((await final(id)).state, "settled", "the receipt proves the settle");
+    assert.equal(await market.usdc(payer.tokenAccount), FUNDS - PRICE);
+
+    await db.query("UPDATE executions SET state = 'refunded' WHERE id = $1", [id]);
+    try {
+      const report = await relayer.services.reconcile("devnet");
+      assert.ok(
+        report.differences.some((d) => d.execution === id && /refunded in the database, but its receipt shows a settle landed/.test(d.problem)),
+        JSON.stringify(report.differences),
+      );
+    } finally {
+      // As it truly is again, for the reconciliation after all the cases.
+      await db.query("UPDATE executions SET state = 'settled', settle_tx = $2 WHERE id = $1", [id, kept[0].settle_tx]);
+    }
   });
 
   describe("subscribe", () => {
