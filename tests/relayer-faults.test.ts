@@ -10,7 +10,7 @@ import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { escrowPda, parseExecutionId, splitPayment } from "@agent-market/program";
+import { escrowPda, fetchMarket, parseExecutionId, splitPayment, updateMarketInstruction } from "@agent-market/program";
 import { ensureDatabase } from "@agent-market/relayer";
 import { utils } from "@coral-xyz/anchor";
 import pg from "pg";
@@ -289,6 +289,46 @@ describe("relayer: faults at each step of an execution, the relayer kept running
     } finally {
       // As it truly is again, for the reconciliation after all the cases.
       await db.query("UPDATE executions SET state = 'settled', settle_tx = $2 WHERE id = $1", [id, kept[0].settle_tx]);
+    }
+  });
+
+  it("an escrow whose deadline leaves the creator no time is refunded at once as relayer_error, the creator never called", async () => {
+    const short = await listAgent(market, relayer, { maxExecutionSecs: 3 });
+    agents.push(short);
+    const payer = await newPayer(market, relayer, FUNDS);
+    const before = (await fetchMarket(market.connection))!;
+    const setGrace = async (escrowGraceSecs: number) => {
+      await market.send(
+        [
+          updateMarketInstruction({
+            authority: market.keys.authority.publicKey,
+            treasury: before.treasury,
+            params: {
+              relayer: before.relayer,
+              arbiter: before.arbiter,
+              minCollateralUsdc: before.minCollateralUsdc,
+              escrowGraceSecs,
+              disputeWindowSecs: before.disputeWindowSecs,
+              collateralCooldownSecs: before.collateralCooldownSecs,
+              escrowsPaused: false,
+            },
+            newAuthority: market.keys.authority.publicKey,
+          }),
+        ],
+        [market.keys.authority],
+      );
+    };
+    // No grace: the deadline is the agent's 3 s, less than the margin kept for settle.
+    await setGrace(0);
+    try {
+      const probes = short.server.received.length;
+      const response = await execute(relayer, payer, short.address);
+      assert.equal(response.status, 500, JSON.stringify(response.body));
+      assert.equal(errorCode(response), "relayer_error");
+      assert.equal(short.server.received.length, probes, "the creator was not called");
+      await refundedWhole(executionIdOf(response), payer);
+    } finally {
+      await setGrace(before.escrowGraceSecs);
     }
   });
 
