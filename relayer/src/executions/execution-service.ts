@@ -7,6 +7,7 @@ import { canonicalJson, formatExecutionId, openEscrowInstruction, requestHash } 
 import { PublicKey } from "@solana/web3.js";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
+import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
@@ -133,7 +134,16 @@ export class ExecutionService {
     const row: ExecutionRow = { ...EMPTY_ROW, ...execution, state: "opening", created_at };
 
     if (input.mode === "async") {
-      await this.jobs.add("execute", id);
+      try {
+        await this.jobs.add("execute", id);
+      } catch (error) {
+        // Not queued, and its caller is told to retry: this execution must never run. (Should this
+        // write fail too, the row waits for the sweep's stalled rule.)
+        await this.store.fail(row, "database_unavailable", "the execution could not be queued").catch((failure: unknown) =>
+          reportBackgroundError("async execution not queued", failure, { execution_id: id }),
+        );
+        throw error;
+      }
       return { row, replayed: false };
     }
     return { row: await this.runner.run(row, { agent: quote.agent, listing }), replayed: false };
