@@ -1,7 +1,19 @@
 // Telling a database failure from the others: a statement PostgreSQL refused, or a connection
 // that broke or could not be made. The API answers these `database_unavailable`, never as a
 // chain failure.
-const CONNECTION_FAILURE = /Connection terminated|connection timeout|ECONNREFUSED|ECONNRESET|terminating connection|Client has encountered a connection error|Client was closed|the database system is (starting|shutting) /i;
+const CONNECTION_FAILURE = new RegExp(
+  [
+    "Connection terminated",
+    "connection timeout",
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "terminating connection",
+    "Client has encountered a connection error",
+    "Client was closed",
+    "the database system is (starting|shutting) ",
+  ].join("|"),
+  "i",
+);
 
 export function isDatabaseError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;

@@ -142,10 +142,16 @@ export class ExecutionRecovery {
           const next = await this.store.advance(row, "settling", { settle_tx: resigned });
           await sender.send(next.settle_tx!);
         } else if (row.state === "settling") {
-          const next = await this.runner.startRefund(row, "Timeout", "creator_timeout", "settle could not land before the escrow deadline");
+          const next = await this.runner.startRefund(
+            row,
+            "Timeout",
+            "creator_timeout",
+            "settle could not land before the escrow deadline",
+          );
           await sender.send(next.refund_tx!);
         } else {
-          const next = await this.store.advance(row, "refunding", { refund_tx: await signRefund(this.chain, this.senders, row, row.refund_reason as RefundReason) });
+          const refund_tx = await signRefund(this.chain, this.senders, row, row.refund_reason as RefundReason);
+          const next = await this.store.advance(row, "refunding", { refund_tx });
           await sender.send(next.refund_tx!);
         }
         throw new Error("re-signed");

@@ -2,7 +2,17 @@
 // the result verified, then settle (or refund). Each step is a committed state of the row before
 // the chain or the creator is touched, so the finish job (execution-recovery.ts) can take over
 // from any of them. The program, not this code, fixes amounts.
-import { decodeAgent, decodeEscrow, escrowPda, openEscrowInstruction, settleInstructions, toHex, type Agent, type CreatorExecuteRequest, type RefundReason } from "@agent-market/program";
+import {
+  decodeAgent,
+  decodeEscrow,
+  escrowPda,
+  openEscrowInstruction,
+  settleInstructions,
+  toHex,
+  type Agent,
+  type CreatorExecuteRequest,
+  type RefundReason,
+} from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 

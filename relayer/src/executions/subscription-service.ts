@@ -5,10 +5,18 @@
 // job; an Idempotency-Key replays the first answer.
 import { createHash, randomBytes } from "node:crypto";
 
-import { canonicalJson, decodeAgent, decodeSubscription, delegatePda, splitPayment, subscribeInstruction, subscriptionPda } from "@agent-market/program";
+import {
+  canonicalJson,
+  decodeAgent,
+  decodeSubscription,
+  delegatePda,
+  splitPayment,
+  subscribeInstruction,
+  subscriptionPda,
+} from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
 import { PublicKey } from "@solana/web3.js";
-import { utils } from "@coral-xyz/anchor";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
 import { reportBackgroundError } from "../background.js";
