@@ -15,6 +15,9 @@ import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
 import { errorCode, freePort, relayerEnv, startRelayerWith } from "./src/relayer.js";
 
+/** The relayer's documented stop bound (relayer/src/shutdown.ts). */
+const SHUTDOWN_BOUND_MS = 20_000;
+
 const PRICE = 250_000n;
 
 /** The reconciliation command, as an operator runs it, with the relayer's environment. */
@@ -120,6 +123,56 @@ describe("relayer: crashes and outages", function () {
       assert.match(tampered.stdout, /spent_usdc 0, but its executions add up to 250000/);
       assert.ok(tampered.stdout.includes(`"execution":"${id}"`));
       assert.match(tampered.stdout, /settled in the database, but its settle transaction did not land/);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it("on SIGTERM hands its in-flight execution to the finish job and exits within its bound; the next relayer refunds it", async () => {
+    const port = await freePort();
+    const env = await relayerEnv(market.localnet, { RELAYER_PORT: String(port), REDIS_URL: "" });
+    const url = `http://127.0.0.1:${port}`;
+    const marketplaceKey = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(env.MARKETPLACE_KEYPAIR!, "utf8"))));
+    const db = new pg.Client({ connectionString: env.DATABASE_URL });
+    await db.connect();
+    try {
+      const first = await spawnRelayer(env);
+      children.push(first);
+      const agent = await listAgent(market, { url, marketplaceKey }, { maxExecutionSecs: 60 });
+      agents.push(agent);
+      agent.server.behaviour = "slow";
+      agent.server.delay_ms = 40_000;
+      const payer = await newPayer(market, { url }, 1_000_000n);
+      const probes = agent.server.received.length;
+      const inFlight = execute({ url }, payer, agent.address).catch((error: unknown) => error);
+      for (let i = 0; i < 100 && agent.server.received.length === probes; i += 1) await sleep(50);
+      const id = agent.server.received[probes]?.body.execution_id;
+      assert.ok(id, "the execution reached the creator");
+
+      const stopped_at = Date.now();
+      const exit = new Promise<number | null>((resolve) => first.once("exit", (code) => resolve(code)));
+      first.kill("SIGTERM");
+      assert.equal(await exit, 0);
+      assert.ok(Date.now() - stopped_at <= SHUTDOWN_BOUND_MS, "exited within its documented bound");
+      await inFlight;
+      const { rows: jobs } = await db.query("SELECT id FROM jobs WHERE id = $1", [`finish-${id}`]);
+      assert.equal(jobs.length, 1, "the execution is the finish job's");
+      const { rows: instances } = await db.query("SELECT id FROM relayer_instances");
+      assert.equal(instances.length, 0, "the stopped relayer's heartbeat row is gone");
+
+      const second = await spawnRelayer(env);
+      children.push(second);
+      let state = "";
+      for (let i = 0; i < 200 && state !== "refunded" && state !== "settled"; i += 1) {
+        state = (await db.query("SELECT state FROM executions WHERE id = $1", [id])).rows[0].state;
+        if (state !== "refunded" && state !== "settled") await sleep(100);
+      }
+      assert.equal(state, "refunded");
+      assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "the payer is whole");
+      const row = (await db.query("SELECT failure_code, refund_reason FROM executions WHERE id = $1", [id])).rows[0];
+      assert.equal(row.failure_code, "relayer_error");
+      assert.equal(row.refund_reason, "RelayerError");
+      second.kill("SIGTERM");
     } finally {
       await db.end();
     }

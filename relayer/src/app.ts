@@ -13,28 +13,11 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
 
-import type { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
-import type { SignInService } from "./auth/sign-in.js";
-import type { ChainService } from "./chain/chain-service.js";
-import type { RelayerConfig } from "./config.js";
-import type { Db } from "./db/pool.js";
+import type { Services } from "./app-services.js";
+import { isDatabaseError } from "./db/errors.js";
 import { ApiError, errorBody } from "./errors.js";
-import type { ExecutionService } from "./executions/execution-service.js";
-import type { JobQueue } from "./jobs/job-queue.js";
-import type { ListingService } from "./listings/listing-service.js";
 import { registerRoutes } from "./routes/index.js";
 
-export interface Services {
-  config: RelayerConfig;
-  db: Db;
-  keys: ApiKeyStore;
-  authenticator: ApiKeyAuthenticator;
-  signIn: SignInService;
-  chain: ChainService;
-  listings: ListingService;
-  executions: ExecutionService;
-  jobs: JobQueue;
-}
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -58,6 +41,7 @@ export function paramPath(instancePath: string, missing?: string): string {
 
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseError(error)) return new ApiError("database_unavailable");
   if (error.validation && error.validation.length > 0) {
     const first = error.validation[0]!;
     const missing = first.keyword === "required" ? String((first.params as { missingProperty?: string }).missingProperty) : undefined;

@@ -263,6 +263,16 @@ export const ERROR_CODES = {
     type: "api_error",
     description: "The relayer's own SOL, which pays transaction fees and account rent, ran short; nothing was charged. Retry later.",
   },
+  relayer_error: {
+    status: 500,
+    type: "api_error",
+    description: "The relayer failed after the escrow opened (not the creator); the escrow was refunded.",
+  },
+  database_unavailable: {
+    status: 503,
+    type: "api_error",
+    description: "The relayer's database did not answer; no escrow was opened by this request. Retry later.",
+  },
   internal_error: { status: 500, type: "api_error", description: "Something went wrong on our side." },
   chain_unavailable: {
     status: 503,

@@ -1,6 +1,7 @@
 // @agent-market/relayer as a library: the app and its services, for tests, benchmarks and the
 // one-command local marketplace.
-export { buildApp, type Services } from "./app.js";
+export { buildApp } from "./app.js";
+export type { Services } from "./app-services.js";
 export { parseConfig, ConfigError, type RelayerConfig, type NetworkName } from "./config.js";
 export { createServices, type RunningServices } from "./services.js";
 export { RECEIPT_CLOSER_LOCK_CLASS } from "./executions/receipt-closer.js";

@@ -1,13 +1,18 @@
 #!/usr/bin/env node
 // The relayer process: configuration from the environment, migrations, then the API until
-// SIGINT/SIGTERM, when it stops taking requests and finishes those in flight.
+// SIGINT/SIGTERM. A stop takes no new requests and gives those in flight SHUTDOWN_GRACE_MS; an
+// execution still running then is handed to the finish job (its row says where it stands), and
+// the process exits within SHUTDOWN_BOUND_MS whatever happens. A second signal exits at once.
+import { installProcessHandlers, reportBackgroundError } from "./background.js";
 import { buildApp } from "./app.js";
 import { ConfigError, parseConfig, type RelayerConfig } from "./config.js";
 import { startEmbeddedPostgres } from "./db/embedded.js";
 import { loggerOptions } from "./logger.js";
 import { createServices } from "./services.js";
+import { SHUTDOWN_BOUND_MS, SHUTDOWN_GRACE_MS } from "./shutdown.js";
 
 async function main(): Promise<void> {
+  installProcessHandlers();
   let config: RelayerConfig;
   try {
     config = parseConfig();
@@ -25,17 +30,34 @@ async function main(): Promise<void> {
   await services.startWorkers();
   await app.listen({ host: config.host, port: config.port });
   let stopping = false;
-  // A terminal's Ctrl-C reaches the whole process group, so the launcher's SIGTERM may follow.
-  const stop = async () => {
-    if (stopping) return;
+  // A terminal's Ctrl-C reaches the whole process group, so the launcher's SIGTERM may follow:
+  // that second signal is one an operator also sends to mean "now".
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`relayer: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
     stopping = true;
-    await app.close();
-    await services.close();
+    process.stderr.write(`relayer: ${signal}, stopping (at most ${SHUTDOWN_BOUND_MS / 1000} s)\n`);
+    setTimeout(() => {
+      process.stderr.write("relayer: the stop took too long, exiting\n");
+      process.exit(1);
+    }, SHUTDOWN_BOUND_MS).unref();
+    const closed = app.close().then(() => true);
+    const drained = await Promise.race([closed, new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_GRACE_MS))]);
+    if (!drained) {
+      const handed = await services.handOverExecutions().catch((error: unknown) => {
+        reportBackgroundError("shutdown handover", error);
+        return 0;
+      });
+      process.stderr.write(`relayer: ${handed} executions in flight handed to the finish job\n`);
+    }
+    await services.close().catch((error: unknown) => reportBackgroundError("shutdown", error));
     await embedded?.stop();
     process.exit(0);
   };
-  process.on("SIGINT", () => void stop());
-  process.on("SIGTERM", () => void stop());
+  process.on("SIGINT", (signal) => void stop(signal));
+  process.on("SIGTERM", (signal) => void stop(signal));
 }
 
 main().catch((error: unknown) => {

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { SignInService } from "./auth/sign-in.js";
-import type { Services } from "./app.js";
+import type { Services } from "./app-services.js";
 import { ChainService } from "./chain/chain-service.js";
 import type { NetworkName, RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
@@ -12,7 +12,14 @@ import { CreatorClient } from "./creator/creator-client.js";
 import { createPool, migrate } from "./db/pool.js";
 import { ListingService } from "./listings/listing-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
+import { ExecutionReads } from "./executions/execution-reads.js";
+import { ExecutionRecovery } from "./executions/execution-recovery.js";
+import { ExecutionRunner } from "./executions/execution-run.js";
 import { ExecutionService } from "./executions/execution-service.js";
+import { ExecutionStore } from "./executions/execution-store.js";
+import { ExecutionWrites } from "./executions/execution-writes.js";
+import { Quoter } from "./executions/quote.js";
+import { SubscriptionService } from "./executions/subscription-service.js";
 import { ReceiptCloser } from "./executions/receipt-closer.js";
 import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
 import type { JobQueue } from "./jobs/job-queue.js";
@@ -23,6 +30,8 @@ export interface RunningServices extends Services {
   reconcile(network: NetworkName): Promise<ReconcileReport>;
   /** Starts the background jobs and this instance's heartbeat. */
   startWorkers(): Promise<void>;
+  /** Gives this instance's unfinished executions to the finish job (see main.ts, shutdown). */
+  handOverExecutions(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -37,9 +46,18 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   const authenticator = new ApiKeyAuthenticator(db, config.api_key_hash_secret);
   const creators = new CreatorClient(config.marketplace_signing_key, config.endpoint_policy);
   const listings = new ListingService(db, chain, creators, config);
-  const executions = new ExecutionService(db, chain, senders, listings, creators, jobs, {
-    instance_id: `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`,
+  const instance_id = `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const store = new ExecutionStore(db);
+  const writes = new ExecutionWrites(db);
+  const quoter = new Quoter(chain, listings);
+  const runner = new ExecutionRunner(db, store, writes, chain, senders, listings, creators, jobs, {
+    instance_id,
     creator_max_response_bytes: config.creator_max_response_bytes,
+  });
+  const executions = new ExecutionService(db, chain, senders, quoter, store, writes, runner, jobs, instance_id);
+  const subscriptions = new SubscriptionService(db, chain, senders, quoter, jobs);
+  const recovery = new ExecutionRecovery(db, store, runner, subscriptions, chain, senders, jobs, {
+    instance_id,
     instance_timeout_secs: config.instance_timeout_secs,
   });
   const receipts = new ReceiptCloser(db, chain, senders);
@@ -58,23 +76,26 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     }),
     listings,
     executions,
+    executionReads: new ExecutionReads(db),
+    subscriptions,
     jobs,
     reconcile: (network) => reconcile(db, chain, senders, network),
     async startWorkers() {
       workers = true;
-      await executions.startInstance();
+      await recovery.startInstance();
       await jobs.start({
-        finish: (id) => executions.finish(id),
-        execute: (id) => executions.runAsync(id),
+        finish: (id) => recovery.finish(id),
+        execute: (id) => recovery.execute(id),
         async sweep() {
-          await Promise.all([executions.sweep(), receipts.sweep()]);
+          await Promise.all([recovery.sweep(), receipts.sweep()]);
         },
       });
     },
+    handOverExecutions: () => recovery.handOverOwned(),
     async close() {
-      await executions.close();
+      await runner.close();
       await jobs.close();
-      if (workers) executions.stopInstance();
+      if (workers) recovery.stopInstance();
       await authenticator.flushUsage().catch(() => undefined);
       await db.end();
       chain.close();

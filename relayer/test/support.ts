@@ -11,7 +11,8 @@ import { Keypair } from "@solana/web3.js";
 import { ed25519Sign } from "@agent-market/program";
 import type { FastifyInstance } from "fastify";
 
-import { buildApp, type Services } from "../src/app.js";
+import { buildApp } from "../src/app.js";
+import type { Services } from "../src/app-services.js";
 import { parseConfig } from "../src/config.js";
 import { dropDatabase, ensureDatabase } from "../src/db/pool.js";
 import { loggerOptions } from "../src/logger.js";

@@ -4,6 +4,7 @@
 // call and one UPDATE for all of them each round, and hands anything unusual (an error on chain,
 // a transaction that does not land) to the `finish` job, which rebroadcasts and re-signs. If this
 // instance dies first, the sweep gives its executions to the job.
+import { reportBackgroundError } from "../background.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
@@ -98,10 +99,12 @@ export class ConfirmationTracker {
     if (this.timer || this.round || this.closed || this.pending.size === 0) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.round = this.check().finally(() => {
-        this.round = undefined;
-        this.schedule();
-      });
+      this.round = this.check()
+        .catch((error: unknown) => reportBackgroundError("confirmation round", error))
+        .finally(() => {
+          this.round = undefined;
+          this.schedule();
+        });
     }, this.options.poll_ms);
   }
 

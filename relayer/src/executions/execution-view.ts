@@ -2,74 +2,8 @@
 // output for which input, the charge split as the program splits it, the transactions, timings.
 import { splitPayment, toHex } from "@agent-market/program";
 
-import type { SignedTransaction } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 import { formatUsdc } from "../usdc.js";
-import type { ExecutionState } from "./execution-service.js";
-
-export interface ExecutionRow {
-  id: string;
-  api_key_id: string;
-  wallet: string;
-  network: NetworkName;
-  agent: string;
-  mode: "sync" | "async";
-  state: ExecutionState;
-  owner: string | null;
-  task: string;
-  parameters: Record<string, unknown>;
-  request_hash: Buffer;
-  payer_token_account: string;
-  used_subscription: boolean;
-  quoted_usdc: string;
-  amount_usdc: string | null;
-  escrow_deadline: Date | null;
-  escrow_tx: SignedTransaction | null;
-  output: unknown;
-  result_hash: Buffer | null;
-  result_digest: Buffer | null;
-  creator_signature: Buffer | null;
-  signing_key: string | null;
-  payout_account: string | null;
-  fee_shard: number | null;
-  settle_tx: SignedTransaction | null;
-  refund_tx: SignedTransaction | null;
-  refund_reason: string | null;
-  failure_code: string | null;
-  failure_message: string | null;
-  created_at: Date;
-  escrow_opened_at: Date | null;
-  creator_started_at: Date | null;
-  creator_finished_at: Date | null;
-  finished_at: Date | null;
-  confirmed_at: Date | null;
-  /** When the sweep found the settlement's receipt closed (docs/api.md, "The relayer's SOL"). */
-  receipt_closed_at: Date | null;
-}
-
-/** The columns a new row leaves empty, for building one in memory. */
-export const EMPTY_ROW = {
-  amount_usdc: null,
-  escrow_deadline: null,
-  output: null,
-  result_hash: null,
-  result_digest: null,
-  creator_signature: null,
-  signing_key: null,
-  payout_account: null,
-  fee_shard: null,
-  settle_tx: null,
-  refund_tx: null,
-  refund_reason: null,
-  failure_code: null,
-  failure_message: null,
-  escrow_opened_at: null,
-  creator_started_at: null,
-  creator_finished_at: null,
-  finished_at: null,
-  confirmed_at: null,
-  receipt_closed_at: null,
-} satisfies Partial<ExecutionRow>;
+import type { ExecutionRow, ExecutionState } from "./execution-row.js";
 
 export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";
 

@@ -6,7 +6,7 @@
 import type { SignedTransaction } from "../chain/tx-sender.js";
 import { Batcher } from "../db/batcher.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
-import type { ExecutionRow } from "./execution-view.js";
+import type { ExecutionRow } from "./execution-row.js";
 
 /** A new execution's row, as it is inserted. */
 export type NewExecution = Pick<

@@ -14,7 +14,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
-import { executionIdBytes } from "./execution-service.js";
+import { executionIdBytes } from "./execution-row.js";
 
 /**
  * close_receipt instructions in one transaction: each adds its receipt's address and a 16-byte

@@ -10,8 +10,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
-import { executionIdBytes } from "./execution-service.js";
-import type { ExecutionRow } from "./execution-view.js";
+import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 
 export interface Difference {
   execution?: string;
@@ -91,6 +90,22 @@ export async function reconcile(
       }
     }),
   );
+
+  // A receipt exists only once a settle landed: any other final state contradicts it. (Its
+  // absence proves nothing: receipts are closed once their dispute window has passed.)
+  const notSettled = rows.filter((row) => row.state !== "settled" && row.state !== "settling");
+  for (let i = 0; i < notSettled.length; i += 100) {
+    const batch = notSettled.slice(i, i + 100);
+    const receipts = await connection.getMultipleAccountsInfo(
+      batch.map((row) => receiptPda(executionIdBytes(row.id))),
+      "confirmed",
+    );
+    receipts.forEach((receipt, j) => {
+      if (receipt !== null) {
+        differences.push({ execution: batch[j]!.id, problem: `${batch[j]!.state} in the database, but its receipt shows a settle landed` });
+      }
+    });
+  }
 
   // A receipt marked closed must be gone from the chain (one not yet marked may already be: anyone
   // may close it once its window has passed, and the sweep marks it later).

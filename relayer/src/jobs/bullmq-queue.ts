@@ -2,6 +2,7 @@
 // execution, so the same job is never queued twice while it waits.
 import { Queue, Worker, type Job } from "bullmq";
 
+import { reportBackgroundError } from "../background.js";
 import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
 
 export class BullMqJobQueue implements JobQueue {
@@ -47,7 +48,7 @@ export class BullMqJobQueue implements JobQueue {
         settings: { backoffStrategy: (attempts: number) => retryDelayMs(attempts) },
       },
     );
-    this.worker.on("error", () => undefined);
+    this.worker.on("error", (error) => reportBackgroundError("job worker", error));
     await this.queue.upsertJobScheduler("sweep", { every: SWEEP_INTERVAL_MS }, { name: "sweep", data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } });
   }
 

@@ -1,16 +1,23 @@
 // JobQueue in-process, its jobs in PostgreSQL (the `jobs` table): what the embedded marketplace
 // runs instead of BullMQ. Jobs survive a restart; a job a dead process had locked is taken again
-// when its lock expires.
+// when its lock expires. A running job's lock is renewed while it runs, however long (a creator
+// may take 900 s): no poll retakes it meanwhile. A failing statement fails that round only.
+import { reportBackgroundError } from "../background.js";
 import type { Db } from "../db/pool.js";
 import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
 
 const POLL_MS = 100;
 const LOCK_SECS = 60;
+/** A running job's lock is renewed this often, well within LOCK_SECS. */
+const RENEW_MS = 10_000;
 
 export class LocalJobQueue implements JobQueue {
   private timer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
+  /** Ids of the jobs this process runs now. */
+  private readonly runningIds = new Set<string>();
   private closed = false;
 
   constructor(
@@ -29,22 +36,34 @@ export class LocalJobQueue implements JobQueue {
   async start(handlers: JobHandlers): Promise<void> {
     const tick = async () => {
       if (this.closed) return;
-      try {
-        await this.runDue(handlers);
-      } finally {
-        if (!this.closed) this.timer = setTimeout(tick, POLL_MS);
-      }
+      await this.runDue(handlers).catch((error: unknown) => reportBackgroundError("job poll", error));
+      if (!this.closed) this.timer = setTimeout(() => void tick(), POLL_MS);
     };
     const sweep = async () => {
       if (this.closed) return;
-      await handlers.sweep().catch(() => undefined);
-      if (!this.closed) this.sweepTimer = setTimeout(sweep, SWEEP_INTERVAL_MS);
+      await handlers.sweep().catch((error: unknown) => reportBackgroundError("sweep", error));
+      if (!this.closed) this.sweepTimer = setTimeout(() => void sweep(), SWEEP_INTERVAL_MS);
     };
-    this.timer = setTimeout(tick, 0);
-    this.sweepTimer = setTimeout(sweep, 0);
+    const renew = async () => {
+      if (this.closed) return;
+      await this.renewLocks().catch((error: unknown) => reportBackgroundError("job lock renewal", error));
+      if (!this.closed) this.renewTimer = setTimeout(() => void renew(), RENEW_MS);
+    };
+    this.timer = setTimeout(() => void tick(), 0);
+    this.sweepTimer = setTimeout(() => void sweep(), 0);
+    this.renewTimer = setTimeout(() => void renew(), RENEW_MS);
   }
 
-  private async runDue(handlers: JobHandlers): Promise<void> {
+  /** Pushes back the lock of every job this process still runs. */
+  async renewLocks(): Promise<void> {
+    if (this.runningIds.size === 0) return;
+    await this.db.query(
+      "UPDATE jobs SET locked_until = clock_timestamp() + make_interval(secs => $2) WHERE id = ANY($1::text[])",
+      [[...this.runningIds], LOCK_SECS],
+    );
+  }
+
+  async runDue(handlers: JobHandlers): Promise<void> {
     const free = this.concurrency - this.running.size;
     if (free <= 0) return;
     const { rows } = await this.db.query<{ id: string; name: JobName; data: { execution_id: string }; attempts: number }>(
@@ -56,6 +75,7 @@ export class LocalJobQueue implements JobQueue {
       [free, LOCK_SECS],
     );
     for (const job of rows) {
+      this.runningIds.add(job.id);
       const run = (job.name === "execute" ? handlers.execute(job.data.execution_id) : handlers.finish(job.data.execution_id))
         .then(
           () => this.db.query("DELETE FROM jobs WHERE id = $1", [job.id]),
@@ -66,8 +86,14 @@ export class LocalJobQueue implements JobQueue {
               [job.id, String((error as Error).message ?? error), retryDelayMs(job.attempts) / 1000],
             ),
         )
-        .then(() => undefined, () => undefined)
-        .finally(() => this.running.delete(run));
+        .then(
+          () => undefined,
+          (error: unknown) => reportBackgroundError("job bookkeeping", error, { job: job.id }),
+        )
+        .finally(() => {
+          this.running.delete(run);
+          this.runningIds.delete(job.id);
+        });
       this.running.add(run);
     }
   }
@@ -80,6 +106,7 @@ export class LocalJobQueue implements JobQueue {
     this.closed = true;
     clearTimeout(this.timer);
     clearTimeout(this.sweepTimer);
+    clearTimeout(this.renewTimer);
     await Promise.all(this.running);
   }
 }

@@ -1,7 +1,7 @@
-// Agent listings: the creator checklist of spec §1 run as one ordered series of checks, each
-// failing with its own code so the dashboard can show which step is missing (the on-chain
-// account and its terms, the collateral, a public endpoint, a conformance probe answered with a
-// correctly signed, schema-valid result), then discovery.
+// Agent listings: the creator checklist (docs/api.md, "Listing an agent") run as one ordered
+// series of checks, each failing with its own code so the dashboard can show which step is
+// missing (the on-chain account and its terms, the collateral, a public endpoint, a conformance
+// probe answered with a correctly signed, schema-valid result), then discovery.
 import { randomBytes } from "node:crypto";
 
 import {

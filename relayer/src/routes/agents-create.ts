@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
 import { address, errorResponses, jsonSchemaDocument, listingObject, network, pricing } from "../http/schemas.js";
 import type { ListingInput } from "../listings/listing-service.js";

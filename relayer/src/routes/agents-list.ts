@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { errorResponses, listingObject, listOf, network, paginationQuery } from "../http/schemas.js";
 import type { ListQuery } from "../listings/listing-service.js";
 

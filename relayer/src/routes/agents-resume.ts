@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import type { NetworkName } from "../config.js";
 import { requireSession } from "../http/auth.js";
 import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { address, errorResponses, timestamp } from "../http/schemas.js";
 
 /** POST /v1/auth/nonce: step one of Sign-In With Solana. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { requireSession, SESSION_COOKIE } from "../http/auth.js";
 import { errorResponses } from "../http/schemas.js";
 import { sessionObject } from "./auth-session-get.js";

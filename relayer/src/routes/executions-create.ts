@@ -1,18 +1,36 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
-import { ApiError, errorBody } from "../errors.js";
+import type { Services } from "../app-services.js";
+import { ApiError, errorBody, type ErrorCode } from "../errors.js";
+import type { ExecutionRow } from "../executions/execution-row.js";
 import { MAX_TASK_CHARS } from "../executions/execution-service.js";
+import { renderExecution } from "../executions/execution-view.js";
 import { requireApiKey } from "../http/auth.js";
+import { executionObject } from "../http/execution-schemas.js";
+import { idempotencyKeyOf } from "../http/idempotency.js";
 import { agentIdParams, errorResponses } from "../http/schemas.js";
-import { executionObject } from "./executions-get.js";
 
 interface Body {
   task: string;
   parameters: Record<string, unknown>;
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** The HTTP answer an execution's row gives: its status, and the execution or the error that carries it. */
+function answer(row: ExecutionRow): { status: number; body: unknown } {
+  const body = renderExecution(row);
+  if (row.mode === "async") return { status: 202, body };
+  if (row.state === "settling" || row.state === "settled") return { status: 200, body };
+  // Not finished within its request (the chain or the database failed after its escrow may have
+  // opened): the finish job ends it, settled or refunded, and the caller follows it at its URL.
+  if (row.state === "opening" || row.state === "running") return { status: 202, body };
+  const code = (row.failure_code ?? "internal_error") as ErrorCode;
+  const error = new ApiError(code, row.failure_message ?? undefined, undefined, {
+    execution_id: row.id,
+    refund_transaction: row.refund_tx?.signature ?? null,
+    execution: body,
+  });
+  return { status: error.status, body: error };
+}
 
 /** POST /v1/agents/:agent_id/execute: run an agent, paid through on-chain escrow. */
 export function registerExecutionsCreate(app: FastifyInstance, services: Services): void {
@@ -28,8 +46,10 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           "Idempotency-Key to retry safely: a replay returns the first answer and never charges twice (kept 48 h). " +
           "`Prefer: respond-async` answers 202 at once with the execution to poll. 402 (insufficient_balance, " +
           "insufficient_allowance, subscription_required, spending_cap_reached) is only ever answered before any " +
-          "funds move. A refunded execution answers creator_error (502), creator_timeout (504) or invalid_result " +
-          "(502) with the execution and its refund transaction.",
+          "funds move. A refunded execution answers creator_error (502), creator_timeout (504), invalid_result " +
+          "(502) or relayer_error (500) with the execution and its refund transaction. An execution the relayer " +
+          "could not finish within the request (its chain or database failed once the escrow may have opened) " +
+          "answers 202 with the execution: it ends settled or refunded by itself; follow it at its URL.",
         tags: ["executions"],
         security: [{ apiKey: [] }],
         params: agentIdParams,
@@ -45,16 +65,13 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         response: {
           200: executionObject,
           202: executionObject,
-          ...errorResponses(400, 401, 402, 404, 409, 413, 415, 502, 503, 504),
+          ...errorResponses(400, 401, 402, 404, 409, 413, 415, 500, 502, 503, 504),
         },
       },
       preHandler: requireApiKey(services.authenticator),
     },
     async (request, reply) => {
-      const header = request.headers["idempotency-key"];
-      if (header !== undefined && (typeof header !== "string" || !IDEMPOTENCY_KEY.test(header))) {
-        throw new ApiError("invalid_idempotency_key", undefined, "Idempotency-Key");
-      }
+      const header = idempotencyKeyOf(request.headers);
       const prefer = String(request.headers.prefer ?? "");
       const mode = /(^|[,;\s])respond-async($|[,;\s])/i.test(prefer) ? "async" : "sync";
       const outcome = await services.executions.execute({
@@ -67,17 +84,18 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
-      if (outcome.body instanceof ApiError) {
+      const { status, body } = answer(outcome.row);
+      if (body instanceof ApiError) {
         // 500 and 503 are the relayer's own failures (its chain, its SOL): the operator's to see.
         // A creator's failure (502, 504) is the creator's, and shows in the execution.
-        if (outcome.status === 500 || outcome.status === 503) {
-          request.log.error({ code: outcome.body.code, execution_id: outcome.body.details?.execution_id }, "execution failed");
+        if (status === 500 || status === 503) {
+          request.log.error({ code: body.code, execution_id: body.details?.execution_id }, "execution failed");
         }
-        return reply.code(outcome.status).send(errorBody(outcome.body, request.id));
+        return reply.code(status).send(errorBody(body, request.id));
       }
-      const body = outcome.body as { id: string };
-      if (outcome.status === 202) reply.header("Location", `/v1/executions/${body.id}`);
-      return reply.code(outcome.status).send(body);
+      if (status === 202) reply.header("Location", `/v1/executions/${outcome.row.id}`);
+      if (status === 202 && mode === "sync") request.log.error({ execution_id: outcome.row.id }, "execution handed to the finish job");
+      return reply.code(status).send(body);
     },
   );
 }

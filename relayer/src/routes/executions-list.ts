@@ -1,9 +1,9 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { requireApiKey } from "../http/auth.js";
+import { executionObject } from "../http/execution-schemas.js";
 import { address, errorResponses, listOf, paginationQuery } from "../http/schemas.js";
-import { executionObject } from "./executions-get.js";
 
 /** GET /v1/executions: the calling wallet's executions, newest first. */
 export function registerExecutionsList(app: FastifyInstance, services: Services): void {
@@ -24,6 +24,6 @@ export function registerExecutionsList(app: FastifyInstance, services: Services)
       },
       preHandler: requireApiKey(services.authenticator),
     },
-    async (request) => ({ object: "list", ...(await services.executions.list(request.apiKey!.wallet, request.query)) }),
+    async (request) => ({ object: "list", ...(await services.executionReads.list(request.apiKey!.wallet, request.query)) }),
   );
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { address, network } from "../http/schemas.js";
 import { formatSol } from "../sol.js";
 

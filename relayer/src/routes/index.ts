@@ -1,7 +1,7 @@
 // Every route of the API, one file each.
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { registerAgentsCreate } from "./agents-create.js";
 import { registerAgentsGet } from "./agents-get.js";
 import { registerAgentsList } from "./agents-list.js";

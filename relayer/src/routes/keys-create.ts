@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import type { KeyEnvironment } from "../auth/api-key-format.js";
 import { KEY_NETWORKS } from "../auth/api-keys.js";
 import { ApiError } from "../errors.js";

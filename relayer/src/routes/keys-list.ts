@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
 import { apiKeyObject, errorResponses, listOf, paginationQuery } from "../http/schemas.js";
 

@@ -2,7 +2,7 @@ import { FEE_BPS, PROGRAM_ID } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { formatUsdc } from "../usdc.js";
 import { address, errorResponses, network, usdcAmount } from "../http/schemas.js";
 

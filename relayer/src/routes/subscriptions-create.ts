@@ -1,8 +1,12 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
+import { ApiError, type ErrorCode } from "../errors.js";
+import { renderPurchase } from "../executions/subscription-service.js";
 import { requireApiKey } from "../http/auth.js";
-import { address, agentIdParams, errorResponses, network, timestamp, usdcAmount } from "../http/schemas.js";
+import { subscriptionObject } from "../http/execution-schemas.js";
+import { idempotencyKeyOf } from "../http/idempotency.js";
+import { agentIdParams, errorResponses } from "../http/schemas.js";
 
 /** POST /v1/agents/:agent_id/subscription: buy a period of a subscription or hybrid plan. */
 export function registerSubscriptionsCreate(app: FastifyInstance, services: Services): void {
@@ -14,37 +18,35 @@ export function registerSubscriptionsCreate(app: FastifyInstance, services: Serv
         description:
           "Pays one period of the agent's subscription or hybrid plan from the key's wallet (through its allowance), " +
           "split 99/1 at once. During the period, covered calls open zero-amount escrows; hybrid calls past the " +
-          "included quota pay the overage price. Subscribing again starts a new period.",
+          "included quota pay the overage price. Subscribing again starts a new period. Send an Idempotency-Key to " +
+          "retry safely: a replay returns the first answer and never pays twice; the same key for another agent is " +
+          "409 idempotency_key_reused. 202: the payment was sent but its outcome is not known yet; the purchase " +
+          "ends by itself (`status` pending, then succeeded or failed) and a replay with the key shows where it stands.",
         tags: ["executions"],
         security: [{ apiKey: [] }],
         params: agentIdParams,
         response: {
-          200: {
-            type: "object",
-            properties: {
-              object: { const: "subscription" },
-              agent: address,
-              wallet: address,
-              network,
-              expires_at: timestamp,
-              included_calls_remaining: { type: "integer" },
-              charge: {
-                type: "object",
-                properties: {
-                  amount_usdc: usdcAmount,
-                  creator_share_usdc: usdcAmount,
-                  fee_usdc: usdcAmount,
-                  currency: { const: "USDC" },
-                },
-              },
-              transaction: { type: "string" },
-            },
-          },
+          200: subscriptionObject,
+          202: subscriptionObject,
           ...errorResponses(400, 401, 402, 404, 409, 502, 503),
         },
       },
       preHandler: requireApiKey(services.authenticator),
     },
-    async (request) => services.executions.subscribe(request.apiKey!, request.params.agent_id),
+    async (request, reply) => {
+      const { row, replayed } = await services.subscriptions.subscribe(
+        request.apiKey!,
+        request.params.agent_id,
+        idempotencyKeyOf(request.headers),
+      );
+      if (replayed) reply.header("Idempotent-Replayed", "true");
+      const body = renderPurchase(row);
+      if (row.state === "failed") {
+        throw new ApiError((row.failure_code ?? "internal_error") as ErrorCode, row.failure_message ?? undefined, undefined, {
+          subscription: body,
+        });
+      }
+      return reply.code(row.state === "succeeded" ? 200 : 202).send(body);
+    },
   );
 }

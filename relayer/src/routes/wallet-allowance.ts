@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { KEY_NETWORKS } from "../auth/api-keys.js";
 import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";

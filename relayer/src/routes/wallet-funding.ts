@@ -2,7 +2,7 @@ import { delegatePda } from "@agent-market/program";
 import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import type { NetworkName } from "../config.js";
 import { requireSession } from "../http/auth.js";
 import { address, errorResponses, network, networkQuery, usdcAmount } from "../http/schemas.js";

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { requireApiKey } from "../http/auth.js";
 import { address, errorResponses, network } from "../http/schemas.js";
 

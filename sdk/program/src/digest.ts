@@ -1,5 +1,6 @@
-// The hashes of DESIGN.md §3: the request hash recorded by open_escrow, the result hash given to
-// settle, and the result digest the creator signs (programs/agent_market/src/signature.rs).
+// The hashes of the execute protocol (docs/execute-protocol.md): the request hash recorded by
+// open_escrow, the result hash given to settle, and the result digest the creator signs
+// (programs/agent_market/src/signature.rs).
 import { sha256 } from "@noble/hashes/sha2";
 import type { PublicKey } from "@solana/web3.js";
 

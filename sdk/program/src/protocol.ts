@@ -1,4 +1,4 @@
-// The marketplace ⇄ creator wire protocol of DESIGN.md §3, shared by the relayer, the creator
+// The marketplace ⇄ creator wire protocol, shared by the relayer, the creator
 // kit, the conformance checker and the consumer client's receipt check. docs/execute-protocol.md
 // documents every field; tests/vectors/protocol.json carries its test vectors (written by
 // scripts/gen-protocol-vectors.mjs without this module, so they check it independently).

@@ -1,0 +1,25 @@
+// The services every route is given: a leaf, so routes depend on it and never on the app.
+import type { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
+import type { SignInService } from "./auth/sign-in.js";
+import type { ChainService } from "./chain/chain-service.js";
+import type { RelayerConfig } from "./config.js";
+import type { Db } from "./db/pool.js";
+import type { ExecutionReads } from "./executions/execution-reads.js";
+import type { ExecutionService } from "./executions/execution-service.js";
+import type { SubscriptionService } from "./executions/subscription-service.js";
+import type { JobQueue } from "./jobs/job-queue.js";
+import type { ListingService } from "./listings/listing-service.js";
+
+export interface Services {
+  config: RelayerConfig;
+  db: Db;
+  keys: ApiKeyStore;
+  authenticator: ApiKeyAuthenticator;
+  signIn: SignInService;
+  chain: ChainService;
+  listings: ListingService;
+  executions: ExecutionService;
+  executionReads: ExecutionReads;
+  subscriptions: SubscriptionService;
+  jobs: JobQueue;
+}

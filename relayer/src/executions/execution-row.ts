@@ -1,0 +1,91 @@
+// An execution's row and its states: the one shape the service, its writes, its view and the
+// recovery jobs share. docs/architecture.md draws the state machine.
+import { utils } from "@coral-xyz/anchor";
+
+import type { SignedTransaction } from "../chain/tx-sender.js";
+import type { NetworkName } from "../config.js";
+
+/**
+ * `opening` (escrow being opened) → `running` (creator called; async only) → `settling` or
+ * `refunding` (final transaction sent) → `settled` or `refunded` (confirmed); `failed` when no
+ * escrow opened, nothing charged.
+ */
+export type ExecutionState = "opening" | "running" | "settling" | "refunding" | "settled" | "refunded" | "failed";
+
+export interface ExecutionRow {
+  id: string;
+  api_key_id: string;
+  wallet: string;
+  network: NetworkName;
+  agent: string;
+  mode: "sync" | "async";
+  state: ExecutionState;
+  owner: string | null;
+  task: string;
+  parameters: Record<string, unknown>;
+  request_hash: Buffer;
+  payer_token_account: string;
+  used_subscription: boolean;
+  quoted_usdc: string;
+  amount_usdc: string | null;
+  escrow_deadline: Date | null;
+  escrow_tx: SignedTransaction | null;
+  output: unknown;
+  result_hash: Buffer | null;
+  result_digest: Buffer | null;
+  creator_signature: Buffer | null;
+  signing_key: string | null;
+  payout_account: string | null;
+  fee_shard: number | null;
+  settle_tx: SignedTransaction | null;
+  refund_tx: SignedTransaction | null;
+  refund_reason: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  created_at: Date;
+  escrow_opened_at: Date | null;
+  creator_started_at: Date | null;
+  creator_finished_at: Date | null;
+  finished_at: Date | null;
+  confirmed_at: Date | null;
+  /** When the sweep found the settlement's receipt closed (docs/api.md, "The relayer's SOL"). */
+  receipt_closed_at: Date | null;
+}
+
+/** The columns a new row leaves empty, for building one in memory. */
+export const EMPTY_ROW = {
+  amount_usdc: null,
+  escrow_deadline: null,
+  output: null,
+  result_hash: null,
+  result_digest: null,
+  creator_signature: null,
+  signing_key: null,
+  payout_account: null,
+  fee_shard: null,
+  settle_tx: null,
+  refund_tx: null,
+  refund_reason: null,
+  failure_code: null,
+  failure_message: null,
+  escrow_opened_at: null,
+  creator_started_at: null,
+  creator_finished_at: null,
+  finished_at: null,
+  confirmed_at: null,
+  receipt_closed_at: null,
+} satisfies Partial<ExecutionRow>;
+
+/** What the open escrow tells, recorded with the execution's next step. */
+export type EscrowFacts = Pick<ExecutionRow, "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">;
+
+const bs58 = utils.bytes.bs58;
+
+export function executionIdBytes(id: string): Uint8Array {
+  return bs58.decode(id.slice("exec_".length));
+}
+
+/** The 16 bytes an API key id (`key_` + base58) records in the escrow. */
+export function keyIdBytes(id: string): Uint8Array {
+  return bs58.decode(id.slice("key_".length));
+}

@@ -1,0 +1,347 @@
+// One execution driven from its escrow to its answer: open_escrow, the creator's POST /execute,
+// the result verified, then settle (or refund). Each step is a committed state of the row before
+// the chain or the creator is touched, so the finish job (execution-recovery.ts) can take over
+// from any of them. The program, not this code, fixes amounts.
+import {
+  decodeAgent,
+  decodeEscrow,
+  escrowPda,
+  openEscrowInstruction,
+  settleInstructions,
+  toHex,
+  type Agent,
+  type CreatorExecuteRequest,
+  type RefundReason,
+} from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import { PublicKey } from "@solana/web3.js";
+
+import { reportBackgroundError } from "../background.js";
+import type { ChainService } from "../chain/chain-service.js";
+import type { AccountData } from "../chain/rpc-client.js";
+import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
+import type { Db } from "../db/pool.js";
+import type { ErrorCode } from "../errors.js";
+import type { JobQueue } from "../jobs/job-queue.js";
+import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
+import { ConfirmationTracker } from "./confirmations.js";
+import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
+import type { ExecutionStore } from "./execution-store.js";
+import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
+import { anyFeeShard, errorFromLogs, escrowRef, feePayerShort, senderOf, signRefund, type Senders } from "./transactions.js";
+
+const bs58 = utils.bytes.bs58;
+
+/** Time kept before the escrow deadline for settle to land. */
+export const SETTLE_MARGIN_MS = 5_000;
+/** When the finish job first looks at an execution whose transaction's fate is unknown. */
+export const FINISH_RETRY_MS = 400;
+/** How long a sent open_escrow is awaited before the finish job takes the execution over. */
+const ESCROW_WAIT_MS = 5_000;
+const ESCROW_POLL_MS = 200;
+/** About a slot: a processed transaction is confirmed a slot later. */
+const CONFIRMATION_POLL_MS = 100;
+/** A settle or refund not confirmed by then is the finish job's (rebroadcast, re-sign). */
+export const CONFIRMATION_HANDOVER_MS = 20_000;
+/** Least time a creator is given; an escrow whose deadline leaves less is refunded at once. */
+const MIN_CREATOR_TIME_MS = 1_000;
+const HANDOVER_ATTEMPTS = 60;
+const HANDOVER_RETRY_MS = 1_000;
+
+export interface RunOptions {
+  instance_id: string;
+  creator_max_response_bytes: number;
+}
+
+/** What an execution already read, handed on so it is not read twice. */
+export interface ExecutionContext {
+  agent: Agent;
+  listing: ListingForExecution;
+}
+
+const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }> = {
+  timeout: { reason: "Timeout", code: "creator_timeout" },
+  unreachable: { reason: "CreatorError", code: "creator_error" },
+  endpoint_not_allowed: { reason: "CreatorError", code: "creator_error" },
+  http_error: { reason: "CreatorError", code: "creator_error" },
+  response_too_large: { reason: "CreatorError", code: "creator_error" },
+  invalid_response: { reason: "OutputInvalid", code: "invalid_result" },
+  bad_signature: { reason: "InvalidSignature", code: "invalid_result" },
+  output_invalid: { reason: "OutputInvalid", code: "invalid_result" },
+};
+
+export class ExecutionRunner {
+  private readonly confirmations: ConfirmationTracker;
+
+  constructor(
+    private readonly db: Db,
+    private readonly store: ExecutionStore,
+    private readonly writes: ExecutionWrites,
+    private readonly chain: ChainService,
+    private readonly senders: Senders,
+    private readonly listings: ListingService,
+    private readonly creators: CreatorClient,
+    private readonly jobs: JobQueue,
+    private readonly options: RunOptions,
+  ) {
+    this.confirmations = new ConfirmationTracker(db, senders, (id) => jobs.add("finish", id), {
+      poll_ms: CONFIRMATION_POLL_MS,
+      handover_after_ms: CONFIRMATION_HANDOVER_MS,
+    });
+  }
+
+  /** Hands the settlements still waiting for their confirmation to the finish job. */
+  close(): Promise<void> {
+    return this.confirmations.close();
+  }
+
+  /**
+   * Runs an execution this instance owns to its answer. Whatever fails once its row is written
+   * (the database, the RPC, signing) may leave an escrow open: the execution goes to the finish
+   * job at once, and the caller gets the row as it last stood, never "nothing was charged".
+   */
+  async run(row: ExecutionRow, context?: ExecutionContext): Promise<ExecutionRow> {
+    let current = row;
+    try {
+      const opened = await this.openEscrow(current);
+      current = opened.row;
+      if (opened.escrow) {
+        if (current.mode === "async") {
+          // Its caller polls for it: `running` is worth a write.
+          current = await this.store.advance(current, "running", opened.escrow);
+          if (current.state === "running") current = await this.callCreator(current, {}, context);
+        } else {
+          // Its caller waits on this very request: the escrow's facts are written with the result,
+          // a commit fewer. A crash meanwhile leaves `opening`, which the finish job refunds alike.
+          current = { ...current, ...opened.escrow };
+          current = await this.callCreator(current, opened.escrow, context);
+        }
+      }
+      if (current.state === "settling" || current.state === "refunding") current = await this.sendFinal(current);
+      else this.handOver(current.id, FINISH_RETRY_MS);
+      return current;
+    } catch (error) {
+      reportBackgroundError("execution run", error, { execution_id: row.id, state: current.state });
+      this.handOver(row.id);
+      return current;
+    }
+  }
+
+  /**
+   * Gives the execution to the finish job. The job's store may be what failed: tried again every
+   * second for a while; past that the sweep finds the execution by its lack of progress.
+   */
+  handOver(id: string, delay_ms = 0, attempt = 1): void {
+    this.jobs.add("finish", id, delay_ms).catch((error: unknown) => {
+      reportBackgroundError("finish handover", error, { execution_id: id, attempt });
+      if (attempt < HANDOVER_ATTEMPTS) setTimeout(() => this.handOver(id, 0, attempt + 1), HANDOVER_RETRY_MS).unref();
+    });
+  }
+
+  /** An async execution's job: takes it over, then runs it like a sync one; false if it was taken already. */
+  async runAsync(id: string): Promise<boolean> {
+    const taken = await this.db.query(
+      "UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' AND escrow_tx IS NULL",
+      [id, this.options.instance_id],
+    );
+    if (taken.rowCount === 0) return false;
+    const row = await this.store.row(id);
+    const sender = senderOf(this.senders, row.network);
+    const market = await this.chain.market(row.network);
+    const escrow_tx = await sender.sign([
+      openEscrowInstruction({
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        agent: new PublicKey(row.agent),
+        payer: new PublicKey(row.wallet),
+        payerTokenAccount: new PublicKey(row.payer_token_account),
+        executionId: executionIdBytes(row.id),
+        apiKeyId: keyIdBytes(row.api_key_id),
+        requestHash: row.request_hash,
+      }),
+    ]);
+    await this.run(await this.store.advance(row, "opening", { escrow_tx }));
+    return true;
+  }
+
+  private async openEscrow(row: ExecutionRow): Promise<{ row: ExecutionRow; escrow: EscrowFacts | null }> {
+    const sender = senderOf(this.senders, row.network);
+    const sending = sender.send(row.escrow_tx!);
+    // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
+    // node that runs a batch in order answers with the escrow the transaction just opened.
+    const read = this.readEscrow(row);
+    const sent = await sending;
+    if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, await read) };
+    if (sent.kind === "rejected") {
+      if (feePayerShort(sent)) {
+        const message = "open_escrow was refused: the relayer's SOL ran short. Nothing was charged; retry later.";
+        return { row: await this.store.fail(row, "relayer_underfunded", message), escrow: null };
+      }
+      const program = errorFromLogs(sent.message);
+      const code: ErrorCode =
+        program === "InsufficientBalance"
+          ? "insufficient_balance"
+          : program === "InsufficientAllowance"
+            ? "insufficient_allowance"
+            : program === "SubscriptionRequired"
+              ? "subscription_required"
+              : "escrow_rejected";
+      return { row: await this.store.fail(row, code, `open_escrow was refused: ${program ?? sent.message}`), escrow: null };
+    }
+    // Unknown: the recorded transaction is left to the finish job, which rebroadcasts it until
+    // it lands (then refunds) or expires (then nothing was charged).
+    return { row, escrow: null };
+  }
+
+  /**
+   * The open escrow's facts (the amount the program took, the deadline it set), or null if it
+   * cannot be seen yet. A cluster runs a transaction a little after accepting it: the escrow is
+   * awaited a while, then left to the finish job.
+   */
+  async awaitEscrow(row: ExecutionRow, known?: AccountData | null): Promise<EscrowFacts | null> {
+    let info = known === undefined ? await this.readEscrow(row) : known;
+    for (let waited_ms = 0; !info && waited_ms < ESCROW_WAIT_MS; waited_ms += ESCROW_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, ESCROW_POLL_MS));
+      info = await this.readEscrow(row);
+    }
+    if (!info) return null;
+    const escrow = decodeEscrow(info.data);
+    const now = new Date();
+    return {
+      amount_usdc: escrow.amountUsdc.toString(),
+      escrow_deadline: new Date(Number(escrow.deadline) * 1000),
+      escrow_opened_at: now,
+      creator_started_at: now,
+    };
+  }
+
+  /** The execution's escrow account at `processed`; null if absent or the RPC did not answer. */
+  private readEscrow(row: ExecutionRow): Promise<AccountData | null> {
+    return this.chain
+      .rpc(row.network)
+      .getMultipleAccounts([escrowPda(executionIdBytes(row.id))], "processed")
+      .then(([info]) => info ?? null, () => null);
+  }
+
+  /** Calls the creator, then records the settle or refund (with `unrecorded`, facts not yet written). */
+  private async callCreator(row: ExecutionRow, unrecorded: Partial<ExecutionRow>, context?: ExecutionContext): Promise<ExecutionRow> {
+    const listing = context?.listing ?? (await this.listings.forExecution(row.network, row.agent));
+    let agent = context?.agent;
+    if (!agent) {
+      const [info] = await this.chain.rpc(row.network).getMultipleAccounts([new PublicKey(row.agent)], "processed");
+      agent = decodeAgent(info!.data);
+    }
+    if (!listing) {
+      return this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", {
+        ...unrecorded,
+        creator_finished_at: new Date(),
+      });
+    }
+    const deadline_ms = row.escrow_deadline!.getTime();
+    const timeout_ms = Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now());
+    if (timeout_ms < MIN_CREATOR_TIME_MS) {
+      return this.startRefund(row, "RelayerError", "relayer_error", "the escrow's deadline left the creator no time", {
+        ...unrecorded,
+        creator_finished_at: new Date(),
+      });
+    }
+    const request: CreatorExecuteRequest = {
+      execution_id: row.id,
+      agent: row.agent,
+      network: row.network,
+      task: row.task,
+      parameters: row.parameters,
+      request_hash: toHex(row.request_hash),
+      deadline: new Date(deadline_ms).toISOString(),
+    };
+    const outcome = await this.creators.call({
+      endpoint: agent.endpoint,
+      request,
+      signing_key: agent.signingKey,
+      output_schema: listing.output_schema,
+      timeout_ms,
+      max_response_bytes: this.options.creator_max_response_bytes,
+    });
+    const finished = { ...unrecorded, creator_finished_at: new Date() };
+    if (!outcome.ok) {
+      const failure = FAILURES[outcome.failure];
+      return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);
+    }
+    const market = await this.chain.market(row.network);
+    const sender = senderOf(this.senders, row.network);
+    const fee_shard = anyFeeShard();
+    const settle_tx = await sender.sign(
+      settleInstructions({
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        escrow: escrowRef(row, sender),
+        payoutAccount: agent.payoutAccount,
+        resultHash: outcome.result_hash,
+        feeShardIndex: fee_shard,
+        requestHash: row.request_hash,
+        signingKey: agent.signingKey,
+        signature: outcome.signature,
+      }),
+    );
+    const record: SettleRecord = {
+      ...finished,
+      output: outcome.output,
+      result_hash: Buffer.from(outcome.result_hash),
+      result_digest: Buffer.from(outcome.digest),
+      creator_signature: Buffer.from(outcome.signature),
+      signing_key: bs58.encode(agent.signingKey),
+      payout_account: agent.payoutAccount.toBase58(),
+      fee_shard,
+      settle_tx,
+    };
+    if (await this.writes.settle(row.id, row.state, record)) return { ...row, ...record, state: "settling" };
+    return this.store.row(row.id);
+  }
+
+  async startRefund(
+    row: ExecutionRow,
+    reason: RefundReason,
+    code: ErrorCode,
+    message: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<ExecutionRow> {
+    const refund_tx = await signRefund(this.chain, this.senders, row, reason);
+    return this.store.advance(row, "refunding", {
+      ...extra,
+      refund_tx,
+      refund_reason: reason,
+      failure_code: code,
+      failure_message: message,
+    });
+  }
+
+  /**
+   * Sends the recorded settle or refund; a settle the program refuses turns into a refund. Once
+   * processed, the caller has its answer and the tracker waits for the confirmation. A settle
+   * refused only because the relayer's SOL ran short is not the creator's fault: it stays, and the
+   * finish job sends it again (re-signed as needed) until the escrow's deadline nears.
+   */
+  async sendFinal(row: ExecutionRow): Promise<ExecutionRow> {
+    const sender = senderOf(this.senders, row.network);
+    let sent = await sender.send(row.state === "settling" ? row.settle_tx! : row.refund_tx!);
+    if (sent.kind === "rejected" && row.state === "settling" && !feePayerShort(sent)) {
+      const program = errorFromLogs(sent.message);
+      const timedOut = program === "EscrowExpired";
+      row = await this.startRefund(
+        row,
+        timedOut ? "Timeout" : "RelayerError",
+        timedOut ? "creator_timeout" : "relayer_error",
+        `settle was refused: ${program ?? sent.message}`,
+      );
+      sent = await sender.send(row.refund_tx!);
+    }
+    const finished_at = new Date();
+    if (sent.kind === "processed" && (row.state === "settling" || row.state === "refunding")) {
+      const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
+      this.confirmations.watch({ id: row.id, network: row.network, state: row.state, signature: tx.signature, finished_at });
+    } else {
+      this.handOver(row.id, FINISH_RETRY_MS);
+    }
+    return { ...row, finished_at };
+  }
+}

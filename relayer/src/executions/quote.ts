@@ -1,0 +1,142 @@
+// Quoting a call: the listing must take executions and the parameters fit its schema; the price
+// is read from the accounts the program reads, and a wallet that cannot cover it gets its 402
+// before anything is sent.
+import {
+  decodeAgent,
+  decodeSubscription,
+  delegatePda,
+  LruMap,
+  subscriptionPda,
+  type Agent,
+} from "@agent-market/program";
+import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
+import { PublicKey } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { NetworkName } from "../config.js";
+import { ApiError } from "../errors.js";
+import { validateAgainst } from "../listings/json-schema.js";
+import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
+import { formatUsdc } from "../usdc.js";
+
+export interface Quote {
+  amount_usdc: bigint;
+  uses_subscription: boolean;
+  /** The agent account the quote read. */
+  agent: Agent;
+}
+
+const TOKEN_ACCOUNT_MEMO_ENTRIES = 10_000;
+
+export class Quoter {
+  private readonly tokenAccounts = new LruMap<string, PublicKey>(TOKEN_ACCOUNT_MEMO_ENTRIES);
+
+  constructor(
+    private readonly chain: ChainService,
+    private readonly listings: ListingService,
+  ) {}
+
+  /** The parameters against the listing's input schema; `validation_failed` names the first fault. */
+  validate(listing: ListingForExecution, parameters: Record<string, unknown>): void {
+    const violation = validateAgainst(listing.input_schema, parameters);
+    if (violation) {
+      const path = violation.path.split("/").slice(1).join(".");
+      throw new ApiError(
+        "validation_failed",
+        `parameters${path ? `.${path}` : ""} ${violation.message}.`,
+        `parameters${path ? `.${path}` : ""}`,
+      );
+    }
+  }
+
+  async listing(network: NetworkName, agent: string): Promise<ListingForExecution> {
+    const listing = await this.listings.forExecution(network, agent);
+    if (!listing || listing.status === "retired") {
+      throw new ApiError("resource_not_found", `No agent ${agent} on ${network}.`, "agent_id");
+    }
+    if (listing.status !== "active") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
+    return listing;
+  }
+
+  /** The wallet's associated USDC account; deriving it costs more than the rest of the quote. */
+  tokenAccount(usdcMint: PublicKey, wallet: PublicKey): PublicKey {
+    return this.tokenAccounts.getOrSet(`${usdcMint.toBase58()}/${wallet.toBase58()}`, () =>
+      getAssociatedTokenAddressSync(usdcMint, wallet, true),
+    );
+  }
+
+  /**
+   * What the program will charge for the call, from the same accounts it reads, and a 402 when
+   * the wallet cannot cover it. One getMultipleAccounts call; nothing is sent.
+   */
+  async quote(
+    network: NetworkName,
+    agentAddress: PublicKey,
+    wallet: PublicKey,
+    payerTokenAccount: PublicKey,
+    usdcMint: PublicKey,
+  ): Promise<Quote> {
+    let infos;
+    try {
+      infos = await this.chain
+        .rpc(network)
+        .getMultipleAccounts([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet)], "processed");
+    } catch (error) {
+      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+    }
+    const [agentInfo, tokenInfo, subscriptionInfo] = infos;
+    if (!agentInfo) throw new ApiError("resource_not_found", `No agent account ${agentAddress.toBase58()} on ${network}.`, "agent_id");
+    const agent = decodeAgent(agentInfo.data);
+    if (agent.status !== "Active") throw new ApiError("agent_unavailable", "The agent is retired on-chain.");
+    const now = Math.floor(Date.now() / 1000);
+    const subscription = subscriptionInfo ? decodeSubscription(subscriptionInfo.data) : null;
+    const active = subscription !== null && now < Number(subscription.expiresAt);
+    let amount_usdc: bigint;
+    let uses_subscription = false;
+    switch (agent.pricing.kind) {
+      case "PayPerUse":
+        amount_usdc = agent.pricing.priceUsdc;
+        break;
+      case "Subscription":
+        if (!active) {
+          throw new ApiError("subscription_required", undefined, undefined, {
+            network,
+            period_price_usdc: formatUsdc(agent.pricing.periodPriceUsdc),
+            subscribe: `POST /v1/agents/${agentAddress.toBase58()}/subscription`,
+          });
+        }
+        amount_usdc = 0n;
+        uses_subscription = true;
+        break;
+      case "Hybrid":
+        if (active && subscription!.includedCallsRemaining > 0) {
+          amount_usdc = 0n;
+          uses_subscription = true;
+        } else {
+          amount_usdc = agent.pricing.overagePriceUsdc;
+        }
+        break;
+    }
+    const token = tokenInfo
+      ? unpackAccount(payerTokenAccount, { ...tokenInfo, owner: new PublicKey(tokenInfo.owner), executable: false })
+      : null;
+    const balance = token?.amount ?? 0n;
+    const allowance = token?.delegate?.equals(delegatePda()) ? token.delegatedAmount : 0n;
+    const shortfall = (code: "insufficient_balance" | "insufficient_allowance") =>
+      new ApiError(code, undefined, undefined, {
+        network,
+        wallet: wallet.toBase58(),
+        mint: usdcMint.toBase58(),
+        token_account: payerTokenAccount.toBase58(),
+        delegate: delegatePda().toBase58(),
+        required_usdc: formatUsdc(amount_usdc),
+        balance_usdc: formatUsdc(balance),
+        allowance_usdc: formatUsdc(allowance),
+        raise_allowance:
+          "Sign in with the wallet and POST /v1/wallet/allowance {\"network\":\"" + network + "\"}, then sign and send the returned transaction.",
+      });
+    if (balance < amount_usdc) throw shortfall("insufficient_balance");
+    if (allowance < amount_usdc) throw shortfall("insufficient_allowance");
+    return { amount_usdc, uses_subscription, agent };
+  }
+}

@@ -1,0 +1,255 @@
+// Subscriptions: one period of an agent's subscription or hybrid plan, bought with `subscribe`,
+// which the relayer signs and the program pays from the wallet's delegate approval, split 99/1.
+// A purchase is durable like an execution: its signed transaction is recorded before it is sent,
+// so an unknown send outcome is answered 202 (never "nothing charged") and finished by the finish
+// job; an Idempotency-Key replays the first answer.
+import { createHash, randomBytes } from "node:crypto";
+
+import {
+  canonicalJson,
+  decodeAgent,
+  decodeSubscription,
+  delegatePda,
+  splitPayment,
+  subscribeInstruction,
+  subscriptionPda,
+} from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
+import { PublicKey } from "@solana/web3.js";
+
+import type { AuthenticatedKey } from "../auth/api-keys.js";
+import { reportBackgroundError } from "../background.js";
+import type { ChainService } from "../chain/chain-service.js";
+import type { SignedTransaction } from "../chain/tx-sender.js";
+import type { NetworkName } from "../config.js";
+import type { Db } from "../db/pool.js";
+import { ApiError, type ErrorCode } from "../errors.js";
+import type { JobQueue } from "../jobs/job-queue.js";
+import { formatUsdc } from "../usdc.js";
+import type { Quoter } from "./quote.js";
+import { anyFeeShard, errorFromLogs, feePayerShort, senderOf, type Senders } from "./transactions.js";
+
+export type PurchaseState = "sending" | "succeeded" | "failed";
+
+export interface PurchaseRow {
+  id: string;
+  api_key_id: string;
+  wallet: string;
+  network: NetworkName;
+  agent: string;
+  state: PurchaseState;
+  price_usdc: string;
+  tx: SignedTransaction;
+  result: { expires_at: string; included_calls_remaining: number } | null;
+  failure_code: string | null;
+  failure_message: string | null;
+}
+
+export interface PurchaseOutcome {
+  row: PurchaseRow;
+  replayed: boolean;
+}
+
+/** A purchase id: `sub_` and 16 random bytes in base58; the finish job tells it from an execution by its prefix. */
+export const PURCHASE_PREFIX = "sub_";
+
+/** The purchase as the API shows it. */
+export function renderPurchase(row: PurchaseRow) {
+  const price = BigInt(row.price_usdc);
+  const { creatorShareUsdc, feeUsdc } = splitPayment(price);
+  return {
+    object: "subscription",
+    id: row.id,
+    status: row.state === "sending" ? "pending" : row.state,
+    agent: row.agent,
+    wallet: row.wallet,
+    network: row.network,
+    expires_at: row.result?.expires_at ?? null,
+    included_calls_remaining: row.result?.included_calls_remaining ?? null,
+    charge: {
+      amount_usdc: formatUsdc(price),
+      creator_share_usdc: formatUsdc(creatorShareUsdc),
+      fee_usdc: formatUsdc(feeUsdc),
+      currency: "USDC",
+    },
+    transaction: row.tx.signature,
+  };
+}
+
+export class SubscriptionService {
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainService,
+    private readonly senders: Senders,
+    private readonly quoter: Quoter,
+    private readonly jobs: JobQueue,
+  ) {}
+
+  /**
+   * Buys the wallet a period of the agent's subscription: `subscribe`, signed by the relayer,
+   * pays the period price through the wallet's delegate approval, split 99/1 at once.
+   */
+  async subscribe(key: AuthenticatedKey, agent: string, idempotency_key?: string): Promise<PurchaseOutcome> {
+    const network = key.network;
+    const sender = senderOf(this.senders, network);
+    const fingerprint = createHash("sha256").update(canonicalJson({ network, agent })).digest();
+    if (idempotency_key !== undefined) {
+      const replay = await this.replay(key.id, idempotency_key, fingerprint);
+      if (replay) return replay;
+    }
+    await this.quoter.listing(network, agent);
+    const agentAddress = new PublicKey(agent);
+    const wallet = new PublicKey(key.wallet);
+    const market = await this.chain.market(network);
+    const payerTokenAccount = getAssociatedTokenAddressSync(market.usdcMint, wallet, true);
+    const connection = this.chain.connection(network);
+    let infos;
+    try {
+      infos = await connection.getMultipleAccountsInfo([agentAddress, payerTokenAccount]);
+    } catch (error) {
+      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+    }
+    if (!infos[0]) throw new ApiError("resource_not_found", `No agent account ${agent} on ${network}.`, "agent_id");
+    const onChain = decodeAgent(infos[0].data);
+    if (onChain.pricing.kind === "PayPerUse") throw new ApiError("subscription_not_offered");
+    const price = onChain.pricing.periodPriceUsdc;
+    const token = infos[1] ? unpackAccount(payerTokenAccount, infos[1], infos[1].owner) : null;
+    const balance = token?.amount ?? 0n;
+    const allowance = token?.delegate?.equals(delegatePda()) ? token.delegatedAmount : 0n;
+    if (balance < price || allowance < price) {
+      throw new ApiError(balance < price ? "insufficient_balance" : "insufficient_allowance", undefined, undefined, {
+        network,
+        wallet: wallet.toBase58(),
+        mint: market.usdcMint.toBase58(),
+        required_usdc: formatUsdc(price),
+        balance_usdc: formatUsdc(balance),
+        allowance_usdc: formatUsdc(allowance),
+      });
+    }
+    const signed = await sender.sign([
+      subscribeInstruction({
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        agent: agentAddress,
+        payer: wallet,
+        payerTokenAccount,
+        payoutAccount: onChain.payoutAccount,
+        feeShardIndex: anyFeeShard(),
+      }),
+    ]);
+    const id = `${PURCHASE_PREFIX}${utils.bytes.bs58.encode(randomBytes(16))}`;
+    // The intent, written before the send: from here on the purchase is the finish job's if
+    // this request cannot end it.
+    const inserted = await this.db.query<PurchaseRow>(
+      `INSERT INTO subscription_purchases (id, api_key_id, wallet, network, agent, state, price_usdc, tx, idempotency_key, fingerprint)
+       VALUES ($1, $2, $3, $4, $5, 'sending', $6, $7, $8, $9)
+       ON CONFLICT (api_key_id, idempotency_key) DO NOTHING RETURNING *`,
+      [id, key.id, key.wallet, network, agent, price.toString(), signed, idempotency_key ?? null, fingerprint],
+    );
+    if (!inserted.rows[0]) {
+      const replay = await this.replay(key.id, idempotency_key!, fingerprint);
+      if (!replay) throw new ApiError("idempotency_request_in_progress", undefined, "Idempotency-Key");
+      return replay;
+    }
+    let row = inserted.rows[0];
+    try {
+      const sent = await sender.send(signed);
+      if (sent.kind === "rejected") {
+        const underfunded = feePayerShort(sent);
+        row = await this.fail(
+          row,
+          underfunded ? "relayer_underfunded" : "escrow_rejected",
+          underfunded ? "subscribe was refused: the relayer's SOL ran short" : `subscribe was refused: ${errorFromLogs(sent.message) ?? sent.message}`,
+        );
+      } else if (sent.kind === "processed") {
+        row = await this.succeed(row, "processed");
+      }
+    } catch (error) {
+      // Sent or not, it is recorded: the finish job ends it.
+      reportBackgroundError("subscription purchase", error, { purchase_id: row.id });
+    }
+    if (row.state === "sending") {
+      // If the job's store fails too, the sweep finds the purchase still `sending`.
+      await this.jobs.add("finish", row.id).catch((error: unknown) => reportBackgroundError("finish handover", error, { purchase_id: row.id }));
+    }
+    return { row, replayed: false };
+  }
+
+  /** The first answer again for a known Idempotency-Key, or null if the key is new. */
+  private async replay(api_key_id: string, idempotency_key: string, fingerprint: Buffer): Promise<PurchaseOutcome | null> {
+    const { rows } = await this.db.query<PurchaseRow & { fingerprint: Buffer }>(
+      "SELECT * FROM subscription_purchases WHERE api_key_id = $1 AND idempotency_key = $2",
+      [api_key_id, idempotency_key],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    if (!row.fingerprint.equals(fingerprint)) throw new ApiError("idempotency_key_reused", undefined, "Idempotency-Key");
+    return { row, replayed: true };
+  }
+
+  /**
+   * Moves a purchase whose send outcome was unknown on: succeeded once its transaction is
+   * confirmed, failed once it expired unlanded or landed with an error. Throws while the chain
+   * still has to decide, so the job is retried.
+   */
+  async finish(id: string): Promise<void> {
+    const { rows } = await this.db.query<PurchaseRow>("SELECT * FROM subscription_purchases WHERE id = $1", [id]);
+    const row = rows[0];
+    if (!row || row.state !== "sending") return;
+    const sender = senderOf(this.senders, row.network);
+    const state = await sender.state(row.tx);
+    if (state.kind === "landed" && state.err === null) {
+      if ((await this.succeed(row, "confirmed")).state === "sending") throw new Error("subscription not visible yet");
+      return;
+    }
+    if (state.kind === "landed") {
+      await this.fail(row, "escrow_rejected", `subscribe failed on chain: ${JSON.stringify(state.err)}`);
+      return;
+    }
+    if (state.kind === "expired") {
+      await this.fail(row, "chain_unavailable", "subscribe never landed; nothing was charged");
+      return;
+    }
+    await sender.send(row.tx);
+    throw new Error("subscribe not landed yet");
+  }
+
+  /** Purchases left `sending` for a while (their request and its handover both failed). */
+  async sweep(): Promise<void> {
+    const { rows } = await this.db.query<{ id: string }>(
+      "SELECT id FROM subscription_purchases WHERE state = 'sending' AND updated_at < clock_timestamp() - interval '10 seconds' LIMIT 500",
+    );
+    for (const { id } of rows) await this.jobs.add("finish", id);
+  }
+
+  private async succeed(row: PurchaseRow, commitment: "processed" | "confirmed"): Promise<PurchaseRow> {
+    const info = await this.chain
+      .connection(row.network)
+      .getAccountInfo(subscriptionPda(new PublicKey(row.agent), new PublicKey(row.wallet)), commitment);
+    if (!info) return row;
+    const subscription = decodeSubscription(info.data);
+    const result = {
+      expires_at: new Date(Number(subscription.expiresAt) * 1000).toISOString(),
+      included_calls_remaining: subscription.includedCallsRemaining,
+    };
+    const { rows } = await this.db.query<PurchaseRow>(
+      `UPDATE subscription_purchases SET state = 'succeeded', result = $2, updated_at = clock_timestamp()
+       WHERE id = $1 AND state = 'sending' RETURNING *`,
+      [row.id, result],
+    );
+    return rows[0] ?? row;
+  }
+
+  /** Nothing charged. A failure on our side that a retry can cure frees the Idempotency-Key. */
+  private async fail(row: PurchaseRow, code: ErrorCode, message: string): Promise<PurchaseRow> {
+    const { rows } = await this.db.query<PurchaseRow>(
+      `UPDATE subscription_purchases SET state = 'failed', failure_code = $2, failure_message = $3,
+         idempotency_key = CASE WHEN $2 = 'relayer_underfunded' THEN NULL ELSE idempotency_key END,
+         updated_at = clock_timestamp()
+       WHERE id = $1 AND state = 'sending' RETURNING *`,
+      [row.id, code, message],
+    );
+    return rows[0] ?? row;
+  }
+}

@@ -1,0 +1,89 @@
+// What the execution's transactions share: the sender of each network, the escrow an execution's
+// settle or refund closes, and how to read a refusal (the program's error, or the relayer's SOL).
+import { errorFromCode, FEE_SHARD_COUNT, refundInstruction, settleInstructions, type RefundReason } from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import { PublicKey } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
+import type { NetworkName } from "../config.js";
+import { ApiError } from "../errors.js";
+import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+
+const bs58 = utils.bytes.bs58;
+
+export type Senders = Partial<Record<NetworkName, TransactionSender>>;
+
+export function senderOf(senders: Senders, network: NetworkName): TransactionSender {
+  const sender = senders[network];
+  if (!sender) throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
+  return sender;
+}
+
+/** The escrow accounts of an execution, as settle and refund name them. */
+export function escrowRef(row: ExecutionRow, sender: TransactionSender) {
+  return {
+    executionId: executionIdBytes(row.id),
+    agent: new PublicKey(row.agent),
+    payer: new PublicKey(row.wallet),
+    payerTokenAccount: new PublicKey(row.payer_token_account),
+    rentPayer: sender.signer.publicKey,
+  };
+}
+
+/** The settle of a recorded result, signed anew (its first signature expired unlanded). */
+export function resignSettle(row: ExecutionRow, usdcMint: PublicKey, sender: TransactionSender) {
+  return settleInstructions({
+    relayer: sender.signer.publicKey,
+    usdcMint,
+    escrow: escrowRef(row, sender),
+    payoutAccount: new PublicKey(row.payout_account!),
+    resultHash: row.result_hash!,
+    feeShardIndex: row.fee_shard!,
+    requestHash: row.request_hash,
+    signingKey: bs58.decode(row.signing_key!),
+    signature: row.creator_signature!,
+  });
+}
+
+/** A refund of the execution's escrow, signed with a fresh blockhash. */
+export async function signRefund(chain: ChainService, senders: Senders, row: ExecutionRow, reason: RefundReason): Promise<SignedTransaction> {
+  const sender = senderOf(senders, row.network);
+  const market = await chain.market(row.network);
+  return sender.sign([
+    refundInstruction({
+      relayer: sender.signer.publicKey,
+      usdcMint: market.usdcMint,
+      escrow: escrowRef(row, sender),
+      reason,
+      withSubscription: row.used_subscription,
+    }),
+  ]);
+}
+
+/**
+ * A fee shard for the next fee: any will do, as long as concurrent settlements spread over them
+ * (one token account each, so their transactions do not lock the same account).
+ */
+export function anyFeeShard(): number {
+  return Math.floor(Math.random() * FEE_SHARD_COUNT);
+}
+
+/**
+ * A transaction refused because the relayer, its fee payer and the payer of the rent of the
+ * accounts it opens, has too little SOL: for the fee (or no account at all), for its own rent
+ * exemption, or for the rent of a new account (the system program's "insufficient lamports").
+ */
+export function feePayerShort(sent: { err: unknown; logs: string[] }): boolean {
+  const err = JSON.stringify(sent.err ?? null);
+  return (
+    /InsufficientFundsForFee|InsufficientFundsForRent|"AccountNotFound"/.test(err) ||
+    sent.logs.some((line) => /insufficient lamports/i.test(line))
+  );
+}
+
+/** The program error named in a failed simulation's message ("custom program error: 0x1771"). */
+export function errorFromLogs(message: string): string | null {
+  const match = /custom program error: (0x[0-9a-f]+)/i.exec(message);
+  return match ? (errorFromCode(Number(match[1]))?.name ?? null) : null;
+}

@@ -1,0 +1,96 @@
+// A JSON-RPC proxy in front of localnet that fails chosen calls, for fault-injection tests: a
+// real HTTP server on a free port, forwarding everything else unchanged.
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+/**
+ * error: answered 503 without reaching the node (nothing happens on chain);
+ * lose: forwarded (it takes effect on chain) but its answer is replaced by a 502;
+ * stall: never answered (the client's timeout decides).
+ */
+export type Fault = "error" | "lose" | "stall";
+
+interface Rule {
+  method: string;
+  fault: Fault;
+  /** Matching requests let through before the fault applies. */
+  skip: number;
+  /** Requests it still fails. */
+  times: number;
+  hits: number;
+}
+
+export interface RpcProxy {
+  url: string;
+  /** Fails the next `times` requests carrying a call to `method`, after letting `skip` through. */
+  fail(method: string, fault: Fault, options?: { skip?: number; times?: number }): Rule;
+  clear(): void;
+  close(): Promise<void>;
+}
+
+export async function startRpcProxy(target: string): Promise<RpcProxy> {
+  const rules: Rule[] = [];
+  const sockets = new Set<Socket>();
+  const forward = (body: Buffer): Promise<{ status: number; body: Buffer }> =>
+    fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (response) => ({
+      status: response.status,
+      body: Buffer.from(await response.arrayBuffer()),
+    }));
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks);
+      let methods: string[] = [];
+      try {
+        const parsed = JSON.parse(body.toString()) as { method?: string } | { method?: string }[];
+        methods = (Array.isArray(parsed) ? parsed : [parsed]).map((call) => String(call.method));
+      } catch {
+        // not JSON: forwarded as is
+      }
+      const rule = rules.find((r) => r.times > 0 && methods.includes(r.method));
+      let fault: Fault | undefined;
+      if (rule) {
+        if (rule.skip > 0) rule.skip -= 1;
+        else {
+          rule.times -= 1;
+          rule.hits += 1;
+          fault = rule.fault;
+        }
+      }
+      if (fault === "stall") return;
+      if (fault === "error") {
+        response.writeHead(503).end("injected fault");
+        return;
+      }
+      forward(body).then(
+        (answer) => {
+          if (fault === "lose") response.writeHead(502).end("injected fault: answer lost");
+          else response.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
+        },
+        () => response.writeHead(502).end("node unreachable"),
+      );
+    });
+  });
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    fail(method, fault, options = {}) {
+      const rule = { method, fault, skip: options.skip ?? 0, times: options.times ?? 1, hits: 0 };
+      rules.push(rule);
+      return rule;
+    },
+    clear() {
+      rules.length = 0;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
