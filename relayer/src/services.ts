@@ -31,11 +31,11 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
   );
   const jobs: JobQueue = config.redis_url ? new BullMqJobQueue(config.redis_url, config.queue_name) : new LocalJobQueue(db);
   const authenticator = new ApiKeyAuthenticator(db, config.api_key_hash_secret);
-  const creators = new CreatorClient(config.marketplace_signing_key, config.endpoint_policy);
+  const creators = new CreatorClient(config.networks, config.endpoint_policy);
   const listings = new ListingService(db, chain, creators, config);
   const executions = new ExecutionService(db, chain, senders, listings, creators, jobs, {
     instance_id: `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`,

@@ -97,7 +97,7 @@ describe("API conventions", () => {
     assert.deepEqual([health.database.status, health.queue.status], ["ok", "ok"]);
     assert.equal(health.networks.length, 1);
     assert.deepEqual([health.networks[0]!.name, health.networks[0]!.status], ["devnet", "unavailable"]);
-    assert.equal(health.networks[0]!.relayer, relayer.services.config.relayer_keypair.publicKey.toBase58());
+    assert.equal(health.networks[0]!.relayer, relayer.services.config.networks.devnet!.relayer_keypair.publicKey.toBase58());
     assert.ok(health.networks[0]!.message);
   });
 

@@ -88,7 +88,7 @@ export async function startRelayer(localnet: Localnet, env: Record<string, strin
 export async function startRelayerWith(env: Record<string, string>, options: { dropDatabase?: boolean } = {}): Promise<RunningRelayer> {
   const database = new URL(env.DATABASE_URL!);
   const config = parseConfig(env);
-  const marketplaceKey = Keypair.fromSecretKey(config.marketplace_signing_key);
+  const marketplaceKey = Keypair.fromSecretKey(config.networks.devnet!.marketplace_signing_key);
   const services = await createServices(config);
   await services.startWorkers();
   const logs: string[] = [];

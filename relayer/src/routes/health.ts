@@ -80,13 +80,13 @@ export function registerHealth(app: FastifyInstance, services: Services): void {
       },
     },
     async (_request, reply) => {
-      const relayer = services.config.relayer_keypair.publicKey;
       const minimum = services.config.relayer_min_balance_lamports;
       const [database, queue, networks] = await Promise.all([
         probe(() => services.db.query("SELECT 1")),
         probe(() => services.jobs.ping()),
         Promise.all(
           services.chain.networks.map(async (name) => {
+            const relayer = services.config.networks[name]!.relayer_keypair.publicKey;
             const base = { name, relayer: relayer.toBase58(), minimum_balance_sol: formatSol(minimum) };
             try {
               const [account] = await withinTime(services.chain.rpc(name).getMultipleAccounts([relayer], "confirmed"));
