@@ -20,6 +20,8 @@ import type { RelayerConfig } from "./config.js";
 import type { Db } from "./db/pool.js";
 import { ApiError, errorBody } from "./errors.js";
 import type { ExecutionService } from "./executions/execution-service.js";
+import { refuseCredentialInQuery } from "./http/credential-in-query.js";
+import { registerRateLimits } from "./http/rate-limit.js";
 import type { JobQueue } from "./jobs/job-queue.js";
 import type { ListingService } from "./listings/listing-service.js";
 import { registerRoutes } from "./routes/index.js";
@@ -141,6 +143,11 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
     const apiError = new ApiError("route_not_found", `No endpoint ${request.method} ${request.url.split("?")[0]}.`);
     reply.code(404).send(errorBody(apiError, request.id));
   });
+
+  // Security (see http/credential-in-query.ts and http/rate-limit.ts): before the routes, which
+  // the limits attach to as they are declared.
+  app.addHook("onRequest", refuseCredentialInQuery);
+  await registerRateLimits(app, config);
 
   registerRoutes(app, services);
   return app;

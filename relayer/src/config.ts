@@ -59,6 +59,10 @@ export interface RelayerConfig {
   probe_timeout_ms: number;
   probe_max_response_bytes: number;
   cookie_secure: boolean;
+  /** Requests a minute to each unauthenticated route, per client address (and per wallet for nonces). */
+  rate_limit_anonymous_per_minute: number;
+  /** Listing writes (create, update, pause, resume, retire) a minute, per wallet and per client address. */
+  rate_limit_listing_writes_per_minute: number;
   log_level: string;
 }
 
@@ -251,6 +255,8 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     schema_limit_bytes: integer("SCHEMA_LIMIT_BYTES", 64 * 1024, 256, 1024 * 1024),
     probe_timeout_ms: integer("PROBE_TIMEOUT_MS", 10_000, 100, 120_000),
     probe_max_response_bytes: integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    rate_limit_anonymous_per_minute: integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
+    rate_limit_listing_writes_per_minute: integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
     log_level: text("LOG_LEVEL") ?? "info",
   };

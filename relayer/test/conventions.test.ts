@@ -172,7 +172,7 @@ describe("API conventions", () => {
 
   it("keeps every error code's status in the documented classes", () => {
     for (const [code, spec] of Object.entries(ERROR_CODES)) {
-      assert.ok([400, 401, 402, 403, 404, 409, 413, 415, 422, 500, 502, 503, 504].includes(spec.status), code);
+      assert.ok([400, 401, 402, 403, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504].includes(spec.status), code);
     }
   });
 });

@@ -76,6 +76,9 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     REDIS_URL,
     QUEUE_NAME: `relayer-e2e-${randomBytes(6).toString("hex")}`,
     INSTANCE_TIMEOUT_SECS: "2",
+    // The tests sign in and list from one address far faster than any client should.
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
+    RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
     ...env,
   };
 }
