@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
+import { ExpiredSignInPurge, PURGE_INTERVAL_MS } from "./auth/expired-purge.js";
 import { SignInService } from "./auth/sign-in.js";
 import type { Services } from "./app.js";
 import { ChainService } from "./chain/chain-service.js";
@@ -43,6 +44,13 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     instance_timeout_secs: config.instance_timeout_secs,
   });
   const receipts = new ReceiptCloser(db, chain, senders);
+  const purge = new ExpiredSignInPurge(db, {
+    interval_ms: PURGE_INTERVAL_MS,
+    onError: (error) =>
+      process.stderr.write(
+        `${JSON.stringify({ level: 50, time: Date.now(), msg: "purge of expired sign-in nonces and sessions failed", err: String(error) })}\n`,
+      ),
+  });
   let workers = false;
   return {
     config,
@@ -63,6 +71,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     async startWorkers() {
       workers = true;
       await executions.startInstance();
+      purge.start();
       await jobs.start({
         finish: (id) => executions.finish(id),
         execute: (id) => executions.runAsync(id),
@@ -72,6 +81,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       });
     },
     async close() {
+      purge.stop();
       await executions.close();
       await jobs.close();
       if (workers) executions.stopInstance();
