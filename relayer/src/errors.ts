@@ -220,6 +220,12 @@ export const ERROR_CODES = {
     type: "conflict_error",
     description: "The first request with this Idempotency-Key is still running; retry after a moment.",
   },
+  endpoint_changed: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The agent's account names an endpoint its listing never probed (changed by update_agent): the call was not sent there and the escrow, if any, was refunded. The listing is paused until its creator lists the new endpoint and resumes it.",
+  },
   subscription_not_offered: {
     status: 409,
     type: "conflict_error",

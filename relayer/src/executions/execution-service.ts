@@ -42,6 +42,7 @@ import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { validateAgainst } from "../listings/json-schema.js";
+import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
 import { completeExecutions, ConfirmationTracker } from "./confirmations.js";
@@ -601,6 +602,11 @@ export class ExecutionService {
         ...unrecorded,
         creator_finished_at: new Date(),
       });
+    }
+    // Security hook (listings/probed-endpoint.ts): only the endpoint the listing probed is called.
+    const unprobed = await unprobedEndpoint(this.listings, row.network, row.agent, listing, agent.endpoint);
+    if (unprobed !== null) {
+      return this.startRefund(row, "CreatorError", "endpoint_changed", unprobed, { ...unrecorded, creator_finished_at: new Date() });
     }
     const deadline_ms = row.escrow_deadline!.getTime();
     const timeout_ms = Math.max(

@@ -49,6 +49,8 @@ export interface ListingForExecution {
   input_schema: object;
   output_schema: object;
   status: ListingStatus;
+  /** The endpoint the listing's probe checked, the only one executions may call (probed-endpoint.ts). */
+  endpoint: string;
 }
 
 /**
@@ -217,13 +219,26 @@ export class ListingService {
     if (cached && Date.now() - cached.at_ms < LISTING_CACHE_MS) return cached.listing;
     const listing = this.db
       .query<ListingForExecution>(
-        "SELECT input_schema, output_schema, status FROM agent_listings WHERE network = $1 AND agent = $2",
+        "SELECT input_schema, output_schema, status, endpoint FROM agent_listings WHERE network = $1 AND agent = $2",
         [network, agent],
       )
       .then(({ rows }) => rows[0] ?? null);
     this.forExecutions.set(key, { listing, at_ms: Date.now() });
     listing.catch(() => this.forExecutions.delete(key));
     return listing;
+  }
+
+  /**
+   * Pauses an active listing whose agent account no longer names the endpoint it probed (see
+   * probed-endpoint.ts); one whose endpoint was updated meanwhile is left alone.
+   */
+  async pauseUnprobed(network: NetworkName, agent: string, probed_endpoint: string): Promise<void> {
+    await this.db.query(
+      `UPDATE agent_listings SET status = 'paused', updated_at = clock_timestamp()
+       WHERE network = $1 AND agent = $2 AND status = 'active' AND endpoint = $3`,
+      [network, agent, probed_endpoint],
+    );
+    this.forget(network, agent);
   }
 
   private forget(network: NetworkName, agent: string): void {
