@@ -77,7 +77,6 @@ describe("what the relayer lets out", () => {
     assert.equal(response.statusCode, 503);
     const error = errorOf(response);
     assert.equal(error.code, "chain_unavailable");
-    console.log(response.body);
     assert.doesNotMatch(response.body, INTERNAL);
   });
 

@@ -125,7 +125,10 @@ describe("rate limits", () => {
       const first = await startTestRelayer(shared);
       const second = await startTestRelayer(shared);
       try {
-        const get = (relayer: TestRelayer) => relayer.app.inject({ method: "GET", url: "/v1/openapi.json", remoteAddress: "203.0.113.70" });
+        const get = (relayer: TestRelayer, address = "203.0.113.70") =>
+          relayer.app.inject({ method: "GET", url: "/v1/openapi.json", remoteAddress: address });
+        // A count Redis does not answer in time lets the request pass: connect both first.
+        for (const relayer of [first, second]) assert.equal((await get(relayer, "203.0.113.71")).statusCode, 200);
         for (const relayer of [first, second, first, second]) assert.equal((await get(relayer)).statusCode, 200);
         assertRateLimited(await get(first));
         assertRateLimited(await get(second));

@@ -16,7 +16,7 @@ import { ApiError } from "../errors.js";
 import { redisOptions } from "../redis-options.js";
 
 const WINDOW_MS = 60_000;
-const REDIS_COMMAND_TIMEOUT_MS = 500;
+const REDIS_COMMAND_TIMEOUT_MS = 1_000;
 /** Addresses and wallets counted at once in memory; the least recently seen are forgotten first. */
 const LOCAL_ENTRIES = 50_000;
 
