@@ -54,6 +54,28 @@ describe("creators' JSON schemas", () => {
     checkSchema(list({ uniqueItems: false }), "input_schema", LIMIT_BYTES, true);
   });
 
+  it("refuses a schema whose subschemas, references expanded, pass 10000 (anyOf over $ref doubling at each level)", function () {
+    // Validating a value against this tries 2^40 branches; refused before it is ever compiled.
+    this.timeout(2_000);
+    const $defs: Record<string, object> = { d40: { type: "string", pattern: "^x$" } };
+    for (let i = 39; i >= 0; i -= 1) $defs[`d${i}`] = { anyOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    const bomb = { type: "object", properties: { text: { $ref: "#/$defs/d0" } }, $defs };
+    const error = refusal(bomb);
+    assert.equal(error.code, "invalid_schema");
+    assert.equal(error.message, "input_schema has more than 10000 subschemas once its references are expanded.");
+    // The same shape, ten levels deep, is fine.
+    const small: Record<string, object> = { d10: { type: "string" } };
+    for (let i = 9; i >= 0; i -= 1) small[`d${i}`] = { anyOf: [{ $ref: `#/$defs/d${i + 1}` }, { $ref: `#/$defs/d${i + 1}` }] };
+    checkSchema({ type: "object", properties: { text: { $ref: "#/$defs/d0" } }, $defs: small }, "input_schema", LIMIT_BYTES, true);
+  });
+
+  it("refuses a recursive $ref and one that is not a local JSON pointer", () => {
+    const recursive = refusal({ type: "object", properties: { child: { $ref: "#" } } });
+    assert.equal(recursive.message, "input_schema refers to itself through $ref (#): recursive schemas are not accepted.");
+    const remote = refusal({ type: "object", properties: { child: { $ref: "https://example.com/schema.json" } } });
+    assert.equal(remote.message, 'input_schema has a $ref that is not a local JSON pointer ("https://example.com/schema.json").');
+  });
+
   it("keeps nothing of a schema once it has left the bounded validator cache", async function () {
     this.timeout(60_000);
     let schema: object | undefined = { type: "object", title: "first of many" };

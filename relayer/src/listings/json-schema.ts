@@ -1,7 +1,8 @@
 // Agents' input and output schemas: JSON Schema 2020-12, checked against the meta-schema and
 // compiled once (Ajv), size-limited, never resolved over the network. Creators write them, so
 // validating a caller's parameters must stay cheap whatever they wrote: patterns run on a
-// linear-time engine (linear-regexp.ts) and quadratic keywords need a bound (see checkSchema).
+// linear-time engine (linear-regexp.ts), and keywords whose cost is not linear need a bound
+// (schema-bounds.ts).
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 
@@ -9,14 +10,13 @@ import { LruMap, sampleFromSchema } from "@agent-market/program";
 
 import { ApiError } from "../errors.js";
 import { linearRegExp } from "./linear-regexp.js";
+import { schemaBoundsProblem } from "./schema-bounds.js";
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 /** Compiled validators kept, least recently used dropped first. */
 export const COMPILED_SCHEMA_LIMIT = 1_000;
-/** `uniqueItems` compares every pair of items: an array it applies to is bounded by this `maxItems`. */
-export const UNIQUE_ITEMS_MAX = 1_000;
 
 const options = { allErrors: false, strict: false, addUsedSchema: false, code: { regExp: linearRegExp } } as const;
 // Checks schemas against the meta-schema only; it never compiles a creator's schema, so it keeps
@@ -62,43 +62,13 @@ export function checkSchema(schema: unknown, param: string, limit_bytes: number,
       param,
     );
   }
-  const unbounded = unboundedUniqueItems(schema, "");
-  if (unbounded !== null) {
-    throw new ApiError(
-      "invalid_schema",
-      `${param}${unbounded || ""} has uniqueItems without maxItems of at most ${UNIQUE_ITEMS_MAX}.`,
-      param,
-    );
-  }
+  const bounds = schemaBoundsProblem(schema);
+  if (bounds !== null) throw new ApiError("invalid_schema", `${param}${bounds}`, param);
   try {
     validatorFor(schema);
   } catch (error) {
     throw new ApiError("invalid_schema", `${param} does not compile: ${(error as Error).message}`, param);
   }
-}
-
-/** The JSON Pointer of the first subschema with `uniqueItems: true` and no small `maxItems`, or null. */
-function unboundedUniqueItems(node: unknown, pointer: string): string | null {
-  if (typeof node !== "object" || node === null) return null;
-  if (Array.isArray(node)) {
-    for (const [index, item] of node.entries()) {
-      const found = unboundedUniqueItems(item, `${pointer}/${index}`);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  const record = node as Record<string, unknown>;
-  if (record.uniqueItems === true) {
-    const max = record.maxItems;
-    if (typeof max !== "number" || max > UNIQUE_ITEMS_MAX) return pointer;
-  }
-  for (const [key, value] of Object.entries(record)) {
-    // Values of these keywords are data, not subschemas.
-    if (key === "const" || key === "enum" || key === "default" || key === "examples") continue;
-    const found = unboundedUniqueItems(value, `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
-    if (found !== null) return found;
-  }
-  return null;
 }
 
 function validatorFor(schema: object): ValidateFunction {
