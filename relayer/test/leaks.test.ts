@@ -1,6 +1,8 @@
 import { strict as assert } from "node:assert";
 import { createServer, Socket, type Server } from "node:net";
 
+import { Keypair } from "@solana/web3.js";
+
 import { bearer, errorOf, signIn, startTestRelayer, TEST_POSTGRES_URL, type TestRelayer } from "./support.js";
 
 /** A TCP relay to PostgreSQL that can be cut, standing for a database host that goes away. */
@@ -75,9 +77,35 @@ describe("what the relayer lets out", () => {
   it("answers chain_unavailable without the RPC's address or the socket's error text", async () => {
     const response = await relayer.app.inject({ method: "GET", url: "/v1/marketplace" });
     assert.equal(response.statusCode, 503);
-    const error = errorOf(response);
-    assert.equal(error.code, "chain_unavailable");
+    assert.equal(errorOf(response).code, "chain_unavailable");
+    // Not web3.js's text ("failed to get info about account …: TypeError: fetch failed"), which
+    // may carry the RPC's URL.
+    assert.equal(errorOf(response).message, "The devnet RPC did not answer.");
     assert.doesNotMatch(response.body, INTERNAL);
+
+    // An execution reads the chain through the relayer's own RPC client.
+    const agent = Keypair.generate().publicKey.toBase58();
+    await relayer.services.db.query(
+      `INSERT INTO agent_listings (network, agent, creator, name, description, tags, input_schema, output_schema, endpoint,
+         signing_key, pricing, max_execution_secs, collateral_usdc, listing_hash, status)
+       VALUES ('devnet', $1, $1, 'n', 'd', '{}', '{"type":"object"}', '{}', 'https://agent.example', $1,
+         '{"model":"pay_per_use","price_usdc":"0.010000"}', 30, 0, '\\x00', 'active')`,
+      [agent],
+    );
+    const token = await signIn(relayer.app);
+    const key = (
+      await relayer.app.inject({ method: "POST", url: "/v1/keys", headers: bearer(token), payload: { name: "leaks", environment: "test" } })
+    ).json() as { secret: string };
+    const executed = await relayer.app.inject({
+      method: "POST",
+      url: `/v1/agents/${agent}/execute`,
+      headers: bearer(key.secret),
+      payload: { task: "t", parameters: {} },
+    });
+    assert.equal(executed.statusCode, 503, executed.body);
+    assert.equal(errorOf(executed).code, "chain_unavailable");
+    assert.equal(errorOf(executed).message, "The devnet RPC did not answer.");
+    assert.doesNotMatch(executed.body, INTERNAL);
   });
 
   it("reports an unavailable RPC and database on GET /v1/health without their addresses or driver messages", async () => {
@@ -97,6 +125,12 @@ describe("what the relayer lets out", () => {
       assert.doesNotMatch(health.database.message, /terminated|connect|Connection/);
       // The operator finds the cause in the log.
       assert.ok(relayed.logs.some((line) => line.includes("health check failed")));
+      // A route whose statement fails answers internal_error in its own words, not the driver's.
+      const nonce = await relayed.app.inject({ method: "POST", url: "/v1/auth/nonce", payload: { wallet: "11111111111111111111111111111111" } });
+      assert.equal(nonce.statusCode, 500);
+      assert.equal(errorOf(nonce).code, "internal_error");
+      assert.equal(errorOf(nonce).message, "Something went wrong on our side.");
+      assert.doesNotMatch(nonce.body, INTERNAL);
     } finally {
       await relayed.close().catch(() => undefined);
       await dropDatabase(databaseUrl(database));
