@@ -312,6 +312,7 @@ describe("relayer: agent listings", function () {
     assert.equal(response.body.networks[0]!.name, "devnet");
     assert.equal(response.body.networks[0]!.usdc_mint, market.usdcMint.toBase58());
     assert.equal(response.body.networks[0]!.minimum_collateral_usdc, "100.000000");
+    assert.equal(response.body.networks[0]!.request_signing_key, relayer.marketplaceKey.publicKey.toBase58());
   });
 });
 

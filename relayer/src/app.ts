@@ -16,6 +16,8 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import type { Services } from "./app-services.js";
 import { isDatabaseError } from "./db/errors.js";
 import { ApiError, errorBody } from "./errors.js";
+import { refuseCredentialInQuery } from "./http/credential-in-query.js";
+import { registerRateLimits } from "./http/rate-limit.js";
 import { registerRoutes } from "./routes/index.js";
 
 
@@ -125,6 +127,11 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
     const apiError = new ApiError("route_not_found", `No endpoint ${request.method} ${request.url.split("?")[0]}.`);
     reply.code(404).send(errorBody(apiError, request.id));
   });
+
+  // Security (see http/credential-in-query.ts and http/rate-limit.ts): before the routes, which
+  // the limits attach to as they are declared.
+  app.addHook("onRequest", refuseCredentialInQuery);
+  await registerRateLimits(app, config);
 
   registerRoutes(app, services);
   return app;

@@ -5,7 +5,9 @@ import { readFileSync } from "node:fs";
 import { ed25519PublicKey } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
+import { committedDevelopmentKey } from "./dev-keys.js";
 import type { EndpointPolicy } from "./net/ip-policy.js";
+import { redisUrlProblem } from "./redis-options.js";
 import { parseSol } from "./sol.js";
 
 export type NetworkName = "devnet" | "mainnet";
@@ -15,6 +17,11 @@ export interface NetworkConfig {
   name: NetworkName;
   rpc_url: string;
   websocket_url: string;
+  /** Ed25519 key that signs requests to this network's creators (a Solana keypair file). */
+  marketplace_signing_key: Uint8Array;
+  marketplace_public_key: Uint8Array;
+  /** Signs open_escrow, settle and refund on this network (the market's relayer key) and pays their fees. */
+  relayer_keypair: Keypair;
 }
 
 export interface RelayerConfig {
@@ -34,11 +41,6 @@ export interface RelayerConfig {
   public_url: URL;
   /** Keyed-hash secret for API keys; rotating it invalidates every key. */
   api_key_hash_secret: Buffer;
-  /** Ed25519 key that signs requests to creators (a Solana keypair file). */
-  marketplace_signing_key: Uint8Array;
-  marketplace_public_key: Uint8Array;
-  /** Signs open_escrow, settle and refund (the market's relayer key) and pays their fees. */
-  relayer_keypair: Keypair;
   /** Below this balance on a network, GET /v1/health reports the relayer's SOL as low. */
   relayer_min_balance_lamports: bigint;
   networks: Partial<Record<NetworkName, NetworkConfig>>;
@@ -57,6 +59,10 @@ export interface RelayerConfig {
   probe_timeout_ms: number;
   probe_max_response_bytes: number;
   cookie_secure: boolean;
+  /** Requests a minute to each unauthenticated route, per client address (and per wallet for nonces). */
+  rate_limit_anonymous_per_minute: number;
+  /** Listing writes (create, update, pause, resume, retire) a minute, per wallet and per client address. */
+  rate_limit_listing_writes_per_minute: number;
   log_level: string;
 }
 
@@ -138,35 +144,6 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     }
   }
 
-  let marketplace_signing_key: Uint8Array = new Uint8Array(0);
-  let marketplace_public_key: Uint8Array = new Uint8Array(0);
-  const keypairPath = required(
-    "MARKETPLACE_KEYPAIR",
-    "path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to creators",
-  );
-  if (keypairPath) {
-    try {
-      const keypair = readKeypair(keypairPath);
-      marketplace_signing_key = keypair.secretKey;
-      marketplace_public_key = ed25519PublicKey(keypair.secretKey);
-    } catch (error) {
-      problems.push(`MARKETPLACE_KEYPAIR (${keypairPath}) is not a readable Solana keypair file: ${(error as Error).message}`);
-    }
-  }
-
-  let relayer_keypair = Keypair.generate();
-  const relayerPath = required(
-    "RELAYER_KEYPAIR",
-    "path of the Solana keypair file of the market's relayer (signs open_escrow, settle and refund, pays their fees)",
-  );
-  if (relayerPath) {
-    try {
-      relayer_keypair = readKeypair(relayerPath);
-    } catch (error) {
-      problems.push(`RELAYER_KEYPAIR (${relayerPath}) is not a readable Solana keypair file: ${(error as Error).message}`);
-    }
-  }
-
   let relayer_min_balance_lamports = 1_000_000_000n;
   const minBalance = text("RELAYER_MIN_BALANCE_SOL");
   if (minBalance !== undefined) {
@@ -176,26 +153,80 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   }
 
   const redis_url = text("REDIS_URL");
-  if (redis_url !== undefined) url("REDIS_URL", redis_url, ["redis:", "rediss:"]);
+  if (redis_url !== undefined && url("REDIS_URL", redis_url, ["redis:", "rediss:"])) {
+    const problem = redisUrlProblem(redis_url);
+    if (problem) problems.push(problem);
+  }
+
+  const keypair = (name: string, what: string): Keypair | undefined => {
+    const path = required(name, what);
+    if (!path) return undefined;
+    try {
+      return readKeypair(path);
+    } catch (error) {
+      problems.push(`${name} (${path}) is not a readable Solana keypair file: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
 
   const networks: Partial<Record<NetworkName, NetworkConfig>> = {};
   for (const name of NETWORK_NAMES) {
     const prefix = name.toUpperCase();
     const rpc = text(`${prefix}_RPC_URL`);
+    // Without any network, devnet's keys are still reported, so one run lists everything missing.
+    const none = text("DEVNET_RPC_URL") === undefined && text("MAINNET_RPC_URL") === undefined;
+    if (rpc === undefined && !(none && name === "devnet")) continue;
+    // Devnet falls back on the unprefixed names of single-network deployments; mainnet never
+    // does, so a key set up for tests cannot end up holding real funds' fees or signing.
+    const keyName = (key: string) => (name === "devnet" && text(`${prefix}_${key}`) === undefined ? key : `${prefix}_${key}`);
+    const marketplaceName = keyName("MARKETPLACE_KEYPAIR");
+    const relayerName = keyName("RELAYER_KEYPAIR");
+    const marketplace = keypair(
+      marketplaceName,
+      `path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to ${name} creators`,
+    );
+    const relayer = keypair(
+      relayerName,
+      `path of the Solana keypair file of the ${name} market's relayer (signs open_escrow, settle and refund, pays their fees)`,
+    );
+    if (name === "mainnet") {
+      for (const [variable, key] of [
+        [marketplaceName, marketplace],
+        [relayerName, relayer],
+      ] as const) {
+        const committed = key && committedDevelopmentKey(key.publicKey.toBase58());
+        if (committed) {
+          problems.push(
+            `${variable} is the committed development keypair "${committed}" of localnet/dev-config.json; mainnet needs a key of its own`,
+          );
+        }
+      }
+    }
     if (rpc === undefined) continue;
     const rpcUrl = url(`${prefix}_RPC_URL`, rpc, ["http:", "https:"]);
     if (!rpcUrl) continue;
     const ws = text(`${prefix}_WS_URL`) ?? defaultWebsocketUrl(rpcUrl);
     if (!url(`${prefix}_WS_URL`, ws, ["ws:", "wss:"])) continue;
-    networks[name] = { name, rpc_url: rpc, websocket_url: ws };
+    if (!marketplace || !relayer) continue;
+    networks[name] = {
+      name,
+      rpc_url: rpc,
+      websocket_url: ws,
+      marketplace_signing_key: marketplace.secretKey,
+      marketplace_public_key: ed25519PublicKey(marketplace.secretKey),
+      relayer_keypair: relayer,
+    };
   }
-  if (Object.keys(networks).length === 0) {
+  if (text("DEVNET_RPC_URL") === undefined && text("MAINNET_RPC_URL") === undefined) {
     problems.push("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
   }
 
   const policy = text("ENDPOINT_POLICY") ?? "public";
   if (policy !== "public" && policy !== "development") {
     problems.push(`ENDPOINT_POLICY must be "public" or "development", got "${policy}"`);
+  }
+  if (policy === "development" && text("MAINNET_RPC_URL") !== undefined) {
+    problems.push("ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints");
   }
 
   const cookieSecure = text("COOKIE_SECURE");
@@ -211,9 +242,6 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     ...(embedded_database_dir === undefined ? {} : { embedded_database_dir }),
     public_url: public_url ?? new URL("http://localhost"),
     api_key_hash_secret,
-    marketplace_signing_key,
-    marketplace_public_key,
-    relayer_keypair,
     relayer_min_balance_lamports,
     networks,
     ...(redis_url === undefined ? {} : { redis_url }),
@@ -227,6 +255,8 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     schema_limit_bytes: integer("SCHEMA_LIMIT_BYTES", 64 * 1024, 256, 1024 * 1024),
     probe_timeout_ms: integer("PROBE_TIMEOUT_MS", 10_000, 100, 120_000),
     probe_max_response_bytes: integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    rate_limit_anonymous_per_minute: integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
+    rate_limit_listing_writes_per_minute: integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
     log_level: text("LOG_LEVEL") ?? "info",
   };

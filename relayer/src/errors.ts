@@ -10,6 +10,7 @@ export type ErrorType =
   | "conflict_error"
   | "listing_error"
   | "payment_error"
+  | "rate_limit_error"
   | "api_error";
 
 interface ErrorSpec {
@@ -40,6 +41,12 @@ export const ERROR_CODES = {
     status: 400,
     type: "invalid_request_error",
     description: "This relayer serves no such network (a `svc_live_` key needs mainnet to be configured).",
+  },
+  credential_in_query: {
+    status: 400,
+    type: "invalid_request_error",
+    description:
+      "An API key or session token was sent in the URL, where proxies and logs keep it: send it in the Authorization header, and revoke that key.",
   },
   route_not_found: { status: 404, type: "not_found_error", description: "No such endpoint." },
   resource_not_found: {
@@ -213,6 +220,12 @@ export const ERROR_CODES = {
     type: "conflict_error",
     description: "The first request with this Idempotency-Key is still running; retry after a moment.",
   },
+  endpoint_changed: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The agent's account names an endpoint its listing never probed (changed by update_agent): the call was not sent there and the escrow, if any, was refunded. The listing is paused until its creator lists the new endpoint and resumes it.",
+  },
   subscription_not_offered: {
     status: 409,
     type: "conflict_error",
@@ -273,6 +286,11 @@ export const ERROR_CODES = {
     type: "api_error",
     description: "The relayer's database did not answer; no escrow was opened by this request. Retry later.",
   },
+  rate_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    description: "Too many requests from this address or wallet; retry after the Retry-After header's seconds.",
+  },
   internal_error: { status: 500, type: "api_error", description: "Something went wrong on our side." },
   chain_unavailable: {
     status: 503,
@@ -293,8 +311,10 @@ export class ApiError extends Error {
     message: string = ERROR_CODES[code].description,
     readonly param?: string,
     readonly details?: Record<string, unknown>,
+    /** What went wrong underneath: logged, never sent. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = "ApiError";
     this.status = ERROR_CODES[code].status;
     this.type = ERROR_CODES[code].type;

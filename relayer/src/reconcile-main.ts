@@ -23,7 +23,7 @@ async function main(): Promise<number> {
   const db = createPool(embedded?.url ?? config.database_url, 4);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
   );
   let differences = 0;
   try {

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
+import { ExpiredSignInPurge, PURGE_INTERVAL_MS } from "./auth/expired-purge.js";
 import { SignInService } from "./auth/sign-in.js";
 import type { Services } from "./app-services.js";
 import { ChainService } from "./chain/chain-service.js";
@@ -40,11 +41,11 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
   );
   const jobs: JobQueue = config.redis_url ? new BullMqJobQueue(config.redis_url, config.queue_name) : new LocalJobQueue(db);
   const authenticator = new ApiKeyAuthenticator(db, config.api_key_hash_secret);
-  const creators = new CreatorClient(config.marketplace_signing_key, config.endpoint_policy);
+  const creators = new CreatorClient(config.networks, config.endpoint_policy);
   const listings = new ListingService(db, chain, creators, config);
   const instance_id = `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
   const store = new ExecutionStore(db);
@@ -61,6 +62,13 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     instance_timeout_secs: config.instance_timeout_secs,
   });
   const receipts = new ReceiptCloser(db, chain, senders);
+  const purge = new ExpiredSignInPurge(db, {
+    interval_ms: PURGE_INTERVAL_MS,
+    onError: (error) =>
+      process.stderr.write(
+        `${JSON.stringify({ level: 50, time: Date.now(), msg: "purge of expired sign-in nonces and sessions failed", err: String(error) })}\n`,
+      ),
+  });
   let workers = false;
   return {
     config,
@@ -83,6 +91,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     async startWorkers() {
       workers = true;
       await recovery.startInstance();
+      purge.start();
       await jobs.start({
         finish: (id) => recovery.finish(id),
         execute: (id) => recovery.execute(id),
@@ -93,6 +102,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     },
     handOverExecutions: () => recovery.handOverOwned(),
     async close() {
+      purge.stop();
       await runner.close();
       await jobs.close();
       if (workers) recovery.stopInstance();

@@ -1,8 +1,25 @@
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
+import { readFileSync } from "node:fs";
+
+import { Keypair } from "@solana/web3.js";
+import { Redis } from "ioredis";
+
 import { ConfigError, parseConfig } from "../src/config.js";
+import { COMMITTED_DEVELOPMENT_KEYS } from "../src/dev-keys.js";
+import { redisOptions } from "../src/redis-options.js";
 import { keypairFile } from "./support.js";
+
+const devConfig = JSON.parse(readFileSync(new URL("../../localnet/dev-config.json", import.meta.url), "utf8")) as {
+  keypairs: Record<string, number[]>;
+};
+const devKeypair = (name: string) => Keypair.fromSecretKey(Uint8Array.from(devConfig.keypairs[name]!));
+const mainnet = () => ({
+  MAINNET_RPC_URL: "https://rpc.mainnet.example",
+  MAINNET_RELAYER_KEYPAIR: keypairFile(),
+  MAINNET_MARKETPLACE_KEYPAIR: keypairFile(),
+});
 
 const valid = () => ({
   DATABASE_URL: "postgres://127.0.0.1:5432/agent_market",
@@ -30,7 +47,7 @@ describe("configuration", () => {
     assert.equal(config.endpoint_policy, "public");
     assert.equal(config.networks.devnet?.websocket_url, "ws://127.0.0.1:8900/");
     assert.equal(config.networks.mainnet, undefined);
-    assert.equal(config.marketplace_public_key.length, 32);
+    assert.equal(config.networks.devnet?.marketplace_public_key.length, 32);
     assert.equal(config.cookie_secure, false);
     assert.equal(config.database_prepared_statements, true);
   });
@@ -72,6 +89,88 @@ describe("configuration", () => {
 
   it("refuses URLs of the wrong kind", () => {
     assert.match(problems({ ...valid(), DATABASE_URL: "mysql://x/y" })[0]!, /DATABASE_URL must be a postgres: or postgresql: URL/);
-    assert.match(problems({ ...valid(), MAINNET_RPC_URL: "ftp://rpc" })[0]!, /MAINNET_RPC_URL/);
+    assert.match(problems({ ...valid(), ...mainnet(), MAINNET_RPC_URL: "ftp://rpc" })[0]!, /MAINNET_RPC_URL/);
+  });
+
+  it("reads each network's relayer and marketplace keypairs, devnet falling back on the unprefixed names", () => {
+    const relayer = Keypair.generate();
+    const devnetRelayer = Keypair.generate();
+    const env = { ...valid(), RELAYER_KEYPAIR: keypairFile(relayer), ...mainnet() };
+    const config = parseConfig(env);
+    assert.ok(config.networks.devnet!.relayer_keypair.publicKey.equals(relayer.publicKey));
+    assert.ok(!config.networks.mainnet!.relayer_keypair.publicKey.equals(relayer.publicKey));
+    const prefixed = parseConfig({ ...env, DEVNET_RELAYER_KEYPAIR: keypairFile(devnetRelayer) });
+    assert.ok(prefixed.networks.devnet!.relayer_keypair.publicKey.equals(devnetRelayer.publicKey));
+  });
+
+  it("never lends mainnet the unprefixed keypairs: MAINNET_RELAYER_KEYPAIR and MAINNET_MARKETPLACE_KEYPAIR are required", () => {
+    assert.deepEqual(problems({ ...valid(), MAINNET_RPC_URL: "https://rpc.mainnet.example" }), [
+      "MAINNET_MARKETPLACE_KEYPAIR is required: path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to mainnet creators",
+      "MAINNET_RELAYER_KEYPAIR is required: path of the Solana keypair file of the mainnet market's relayer (signs open_escrow, settle and refund, pays their fees)",
+    ]);
+  });
+
+  it("refuses the committed development keypairs on mainnet", () => {
+    assert.deepEqual(
+      problems({ ...valid(), ...mainnet(), MAINNET_RELAYER_KEYPAIR: keypairFile(devKeypair("relayer")) }),
+      ['MAINNET_RELAYER_KEYPAIR is the committed development keypair "relayer" of localnet/dev-config.json; mainnet needs a key of its own'],
+    );
+    assert.deepEqual(
+      problems({ ...valid(), ...mainnet(), MAINNET_MARKETPLACE_KEYPAIR: keypairFile(devKeypair("authority")) }),
+      ['MAINNET_MARKETPLACE_KEYPAIR is the committed development keypair "authority" of localnet/dev-config.json; mainnet needs a key of its own'],
+    );
+    // Devnet may use them: that is what they are for.
+    assert.doesNotThrow(() => parseConfig({ ...valid(), RELAYER_KEYPAIR: keypairFile(devKeypair("relayer")) }));
+  });
+
+  it("knows every keypair of localnet/dev-config.json as a committed development key", () => {
+    assert.deepEqual(
+      [...COMMITTED_DEVELOPMENT_KEYS].sort(),
+      Object.keys(devConfig.keypairs).map((name) => devKeypair(name).publicKey.toBase58()).sort(),
+    );
+  });
+
+  it("refuses ENDPOINT_POLICY=development with a mainnet RPC", () => {
+    assert.deepEqual(problems({ ...valid(), ...mainnet(), ENDPOINT_POLICY: "development" }), [
+      "ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints",
+    ]);
+    assert.equal(parseConfig({ ...valid(), ENDPOINT_POLICY: "development" }).endpoint_policy, "development");
+  });
+
+  it("connects to Redis with TLS for rediss://, with the URL's user name and password", () => {
+    assert.deepEqual(redisOptions("rediss://queue:s%40cret@redis.example:6380/2"), {
+      host: "redis.example",
+      port: 6380,
+      username: "queue",
+      password: "s@cret",
+      db: 2,
+      tls: { servername: "redis.example" },
+    });
+    assert.deepEqual(redisOptions("redis://127.0.0.1"), { host: "127.0.0.1", port: 6379 });
+    assert.deepEqual(problems({ ...valid(), REDIS_URL: "redis://127.0.0.1:6379/queue" }), [
+      'REDIS_URL\'s path must be a database number (/0 to /99), got "/queue"',
+    ]);
+  });
+
+  it("authenticates to Redis as the URL's ACL user", async () => {
+    const admin = new Redis(redisOptions(process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"));
+    const user = `relayer_test_${randomBytes(4).toString("hex")}`;
+    const password = randomBytes(8).toString("hex");
+    try {
+      await admin.call("ACL", "SETUSER", user, "on", `>${password}`, "~*", "+@all");
+      const base = new URL(process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379");
+      base.username = user;
+      base.password = password;
+      const client = new Redis({ ...redisOptions(base.href), lazyConnect: true, maxRetriesPerRequest: 0 });
+      try {
+        await client.connect();
+        assert.equal(await client.call("ACL", "WHOAMI"), user);
+      } finally {
+        client.disconnect();
+      }
+    } finally {
+      await admin.call("ACL", "DELUSER", user);
+      admin.disconnect();
+    }
   });
 });

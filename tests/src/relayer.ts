@@ -76,6 +76,9 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     REDIS_URL,
     QUEUE_NAME: `relayer-e2e-${randomBytes(6).toString("hex")}`,
     INSTANCE_TIMEOUT_SECS: "2",
+    // The tests sign in and list from one address far faster than any client should.
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
+    RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
     ...env,
   };
 }
@@ -88,7 +91,7 @@ export async function startRelayer(localnet: Localnet, env: Record<string, strin
 export async function startRelayerWith(env: Record<string, string>, options: { dropDatabase?: boolean } = {}): Promise<RunningRelayer> {
   const database = new URL(env.DATABASE_URL!);
   const config = parseConfig(env);
-  const marketplaceKey = Keypair.fromSecretKey(config.marketplace_signing_key);
+  const marketplaceKey = Keypair.fromSecretKey(config.networks.devnet!.marketplace_signing_key);
   const services = await createServices(config);
   await services.startWorkers();
   const logs: string[] = [];

@@ -46,7 +46,8 @@ async function rpc<T>(network: NetworkName, call: () => Promise<T>): Promise<T> 
   try {
     return await call();
   } catch (error) {
-    throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+    // web3.js's messages may carry the RPC's URL (and the key in it): the cause goes to the log only.
+    throw new ApiError("chain_unavailable", `The ${network} RPC did not answer.`, undefined, undefined, error);
   }
 }
 

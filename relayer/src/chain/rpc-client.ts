@@ -26,6 +26,15 @@ export class RpcError extends Error {
 /** The node did not answer: refused connection, timeout, HTTP error or a body that is not JSON-RPC. */
 export class RpcUnavailableError extends Error {}
 
+/**
+ * A socket's failure, named by its code only: Node's messages carry the node's address
+ * ("connect ECONNREFUSED 10.0.0.7:8899"), which travels on into answers and stored failures.
+ */
+function transportFailure(error: Error): RpcUnavailableError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new RpcUnavailableError(`the connection failed${code && /^[A-Z0-9_]+$/.test(code) ? ` (${code})` : ""}`, { cause: error });
+}
+
 export interface AccountData {
   data: Buffer;
   owner: string;
@@ -150,7 +159,7 @@ export class RpcClient {
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", (error) => reject(new RpcUnavailableError(error.message)));
+          response.on("error", (error) => reject(transportFailure(error)));
           response.on("end", () => {
             let parsed: unknown;
             try {
@@ -166,8 +175,8 @@ export class RpcClient {
           });
         },
       );
-      request.on("timeout", () => request.destroy(new Error(`no answer in ${this.timeout_ms} ms`)));
-      request.on("error", (error) => reject(new RpcUnavailableError(error.message)));
+      request.on("timeout", () => request.destroy(new RpcUnavailableError(`no answer in ${this.timeout_ms} ms`)));
+      request.on("error", (error) => reject(error instanceof RpcUnavailableError ? error : transportFailure(error)));
       request.end(body);
     });
   }

@@ -10,6 +10,7 @@ import {
   type CreatorExecuteRequest,
 } from "@agent-market/program";
 
+import type { NetworkConfig, NetworkName } from "../config.js";
 import type { EndpointPolicy } from "../net/ip-policy.js";
 import { guardedRequest, OutboundError } from "../net/guarded-http.js";
 import { validateAgainst } from "../listings/json-schema.js";
@@ -48,7 +49,8 @@ export interface CreatorCall {
 
 export class CreatorClient {
   constructor(
-    private readonly marketplaceSigningKey: Uint8Array,
+    /** Each network's key that signs its requests to creators. */
+    private readonly marketplaceKeys: Partial<Record<NetworkName, Pick<NetworkConfig, "marketplace_signing_key">>>,
     private readonly policy: EndpointPolicy,
   ) {}
 
@@ -57,7 +59,9 @@ export class CreatorClient {
     const body = JSON.stringify(call.request);
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const signature = signRequest(this.marketplaceSigningKey, {
+    const key = this.marketplaceKeys[call.request.network as NetworkName];
+    if (!key) throw new Error(`no marketplace key for ${call.request.network}`);
+    const signature = signRequest(key.marketplace_signing_key, {
       method: "POST",
       path: url.pathname + url.search,
       body,

@@ -24,6 +24,7 @@ import type { Db } from "../db/pool.js";
 import type { ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
+import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { ConfirmationTracker } from "./confirmations.js";
 import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
@@ -236,6 +237,11 @@ export class ExecutionRunner {
         ...unrecorded,
         creator_finished_at: new Date(),
       });
+    }
+    // Only the endpoint the listing probed is ever called (listings/probed-endpoint.ts).
+    const unprobed = await unprobedEndpoint(this.listings, row.network, row.agent, listing, agent.endpoint);
+    if (unprobed !== null) {
+      return this.startRefund(row, "CreatorError", "endpoint_changed", unprobed, { ...unrecorded, creator_finished_at: new Date() });
     }
     const deadline_ms = row.escrow_deadline!.getTime();
     const timeout_ms = Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now());

@@ -82,7 +82,7 @@ export class Quoter {
         .rpc(network)
         .getMultipleAccounts([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet)], "processed");
     } catch (error) {
-      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer.`, undefined, undefined, error);
     }
     const [agentInfo, tokenInfo, subscriptionInfo] = infos;
     if (!agentInfo) throw new ApiError("resource_not_found", `No agent account ${agentAddress.toBase58()} on ${network}.`, "agent_id");

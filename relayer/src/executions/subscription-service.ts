@@ -108,7 +108,7 @@ export class SubscriptionService {
     try {
       infos = await connection.getMultipleAccountsInfo([agentAddress, payerTokenAccount]);
     } catch (error) {
-      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer: ${(error as Error).message}`);
+      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer.`, undefined, undefined, error);
     }
     if (!infos[0]) throw new ApiError("resource_not_found", `No agent account ${agent} on ${network}.`, "agent_id");
     const onChain = decodeAgent(infos[0].data);

@@ -3,6 +3,7 @@
 import { Queue, Worker, type Job } from "bullmq";
 
 import { reportBackgroundError } from "../background.js";
+import { redisOptions } from "../redis-options.js";
 import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
 
 export class BullMqJobQueue implements JobQueue {
@@ -63,12 +64,8 @@ export class BullMqJobQueue implements JobQueue {
 }
 
 function connectionOf(redis_url: string) {
-  const url = new URL(redis_url);
   return {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-    ...(url.pathname.length > 1 ? { db: Number(url.pathname.slice(1)) } : {}),
+    ...redisOptions(redis_url),
     // BullMQ workers block on Redis; their commands must wait out a reconnection rather than fail.
     maxRetriesPerRequest: null,
   };

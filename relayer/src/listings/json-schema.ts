@@ -1,25 +1,38 @@
 // Agents' input and output schemas: JSON Schema 2020-12, checked against the meta-schema and
-// compiled once (Ajv), size-limited, never resolved over the network.
+// compiled once (Ajv), size-limited, never resolved over the network. Creators write them, so
+// validating a caller's parameters must stay cheap whatever they wrote: patterns run on a
+// linear-time engine (linear-regexp.ts), and keywords whose cost is not linear need a bound
+// (schema-bounds.ts).
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 
 import { LruMap, sampleFromSchema } from "@agent-market/program";
 
 import { ApiError } from "../errors.js";
+import { linearRegExp } from "./linear-regexp.js";
+import { schemaBoundsProblem } from "./schema-bounds.js";
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: false, strict: false, validateSchema: true, addUsedSchema: false });
-  addFormats(ajv);
-  return ajv;
+/** Compiled validators kept, least recently used dropped first. */
+export const COMPILED_SCHEMA_LIMIT = 1_000;
+
+const options = { allErrors: false, strict: false, addUsedSchema: false, code: { regExp: linearRegExp } } as const;
+// Checks schemas against the meta-schema only; it never compiles a creator's schema, so it keeps
+// nothing of them.
+const metaAjv = addFormats(new Ajv2020(options));
+
+// Ajv keeps every schema it compiled (and every pattern it met) for the life of its instance: one
+// instance per schema, dropped with its validator, keeps the memory within the cache's bound.
+function compile(schema: object): ValidateFunction {
+  const ajv = addFormats(new Ajv2020({ ...options, meta: false, validateSchema: false }));
+  return ajv.compile(schema);
 }
 
-const ajv = newAjv();
 // Schemas come from database rows, a new object per read: compiled validators are kept by the
-// schema's text, least recently used dropped first.
-const compiled = new LruMap<string, ValidateFunction>(1_000);
+// schema's text.
+const compiled = new LruMap<string, ValidateFunction>(COMPILED_SCHEMA_LIMIT);
 // A schema object seen before (a cached listing's) skips the serialization.
 const compiledByObject = new WeakMap<object, ValidateFunction>();
 
@@ -41,16 +54,18 @@ export function checkSchema(schema: unknown, param: string, limit_bytes: number,
   if (mustDescribeObject && (schema as { type?: unknown }).type !== "object") {
     throw new ApiError("invalid_schema", `${param} must have "type": "object" (parameters are a JSON object).`, param);
   }
-  if (!ajv.validateSchema(schema)) {
-    const first = ajv.errors?.[0];
+  if (!metaAjv.validateSchema(schema)) {
+    const first = metaAjv.errors?.[0];
     throw new ApiError(
       "invalid_schema",
       `${param} is not valid JSON Schema 2020-12: ${first?.instancePath || "/"} ${first?.message ?? ""}`.trim(),
       param,
     );
   }
+  const bounds = schemaBoundsProblem(schema);
+  if (bounds !== null) throw new ApiError("invalid_schema", `${param}${bounds}`, param);
   try {
-    validatorFor(schema as object);
+    validatorFor(schema);
   } catch (error) {
     throw new ApiError("invalid_schema", `${param} does not compile: ${(error as Error).message}`, param);
   }
@@ -59,7 +74,7 @@ export function checkSchema(schema: unknown, param: string, limit_bytes: number,
 function validatorFor(schema: object): ValidateFunction {
   const known = compiledByObject.get(schema);
   if (known) return known;
-  const validate = compiled.getOrSet(JSON.stringify(schema), () => ajv.compile(schema));
+  const validate = compiled.getOrSet(JSON.stringify(schema), () => compile(schema));
   compiledByObject.set(schema, validate);
   return validate;
 }

@@ -1,7 +1,8 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
 import { address, network } from "../http/schemas.js";
+import { RpcUnavailableError } from "../chain/rpc-client.js";
 import { formatSol } from "../sol.js";
 
 /** A check that has not answered by then is reported unavailable, so monitors get an answer. */
@@ -43,20 +44,34 @@ const healthObject = {
   },
 } as const;
 
+class CheckTimeout extends Error {}
+
 function withinTime<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer in ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new CheckTimeout(`no answer in ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-async function probe(work: () => Promise<unknown>): Promise<Check> {
+/**
+ * What the body says of a failed check. Drivers' messages name hosts, ports, users and
+ * databases ("connect ECONNREFUSED 10.0.0.5:5432"): the body gets the error's code at most, and
+ * the log the whole error.
+ */
+function failure(what: string, error: unknown, log: FastifyBaseLogger): string {
+  log.warn({ err: error, check: what }, "health check failed");
+  if (error instanceof CheckTimeout || error instanceof RpcUnavailableError) return error.message;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^[A-Z0-9_]{2,40}$/.test(code) ? `the check failed (${code})` : "the check failed";
+}
+
+async function probe(what: string, work: () => Promise<unknown>, log: FastifyBaseLogger): Promise<Check> {
   try {
     await withinTime(work());
     return { status: "ok" };
   } catch (error) {
-    return { status: "unavailable", message: (error as Error).message };
+    return { status: "unavailable", message: failure(what, error, log) };
   }
 }
 
@@ -79,14 +94,14 @@ export function registerHealth(app: FastifyInstance, services: Services): void {
         response: { 200: healthObject, 503: healthObject },
       },
     },
-    async (_request, reply) => {
-      const relayer = services.config.relayer_keypair.publicKey;
+    async (request, reply) => {
       const minimum = services.config.relayer_min_balance_lamports;
       const [database, queue, networks] = await Promise.all([
-        probe(() => services.db.query("SELECT 1")),
-        probe(() => services.jobs.ping()),
+        probe("database", () => services.db.query("SELECT 1"), request.log),
+        probe("queue", () => services.jobs.ping(), request.log),
         Promise.all(
           services.chain.networks.map(async (name) => {
+            const relayer = services.config.networks[name]!.relayer_keypair.publicKey;
             const base = { name, relayer: relayer.toBase58(), minimum_balance_sol: formatSol(minimum) };
             try {
               const [account] = await withinTime(services.chain.rpc(name).getMultipleAccounts([relayer], "confirmed"));
@@ -94,7 +109,7 @@ export function registerHealth(app: FastifyInstance, services: Services): void {
               const lamports = account ? BigInt(account.lamports) : 0n;
               return { ...base, status: lamports < minimum ? "low_balance" : "ok", relayer_balance_sol: formatSol(lamports) };
             } catch (error) {
-              return { ...base, status: "unavailable", message: (error as Error).message };
+              return { ...base, status: "unavailable", message: failure(`${name} RPC`, error, request.log) };
             }
           }),
         ),

@@ -38,6 +38,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
                     usdc_mint: address,
                     treasury: address,
                     relayer: address,
+                    request_signing_key: address,
                     minimum_collateral_usdc: usdcAmount,
                     escrow_grace_secs: { type: "integer" },
                     dispute_window_secs: { type: "integer" },
@@ -61,6 +62,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
             usdc_mint: market.usdcMint.toBase58(),
             treasury: market.treasury.toBase58(),
             relayer: market.relayer.toBase58(),
+            request_signing_key: utils.bytes.bs58.encode(services.config.networks[name]!.marketplace_public_key),
             minimum_collateral_usdc: formatUsdc(market.minCollateralUsdc),
             escrow_grace_secs: market.escrowGraceSecs,
             dispute_window_secs: market.disputeWindowSecs,
@@ -73,7 +75,9 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
         api_version: "v1",
         program_id: PROGRAM_ID.toBase58(),
         fee_bps: Number(FEE_BPS),
-        request_signing_key: utils.bytes.bs58.encode(services.config.marketplace_public_key),
+        // Each network has its own key (networks[].request_signing_key); this one, devnet's when
+        // devnet is served, predates them.
+        request_signing_key: networks[0]!.request_signing_key,
         networks,
       };
     },

@@ -161,6 +161,8 @@ export interface MarketplaceNetwork {
   escrow_grace_secs: number;
   dispute_window_secs: number;
   escrows_paused: boolean;
+  /** The key that signs this network's requests to creators (base58); each network has its own. */
+  request_signing_key: string;
 }
 
 export interface Marketplace {
@@ -168,7 +170,7 @@ export interface Marketplace {
   api_version: string;
   program_id: string;
   fee_bps: number;
-  /** The key that signs every request to creators (base58). */
+  /** The first network's request signing key (devnet's when served); see each network's own. */
   request_signing_key: string;
   networks: MarketplaceNetwork[];
 }

@@ -244,7 +244,7 @@ export const register: Command = {
       });
     } catch (error) {
       if (!(error instanceof AgentMarketError)) throw error;
-      const advice = adviceFor(error, { agent: agent.toBase58(), endpoint, marketplaceKey: marketplace.request_signing_key });
+      const advice = adviceFor(error, { agent: agent.toBase58(), endpoint, marketplaceKey: served.request_signing_key });
       const retry =
         error.code === "agent_already_listed"
           ? ""

@@ -1,0 +1,141 @@
+import { strict as assert } from "node:assert";
+import { randomBytes } from "node:crypto";
+
+import { Keypair } from "@solana/web3.js";
+
+import { bearer, errorOf, signIn, startTestRelayer, type TestRelayer } from "./support.js";
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const agent = () => Keypair.generate().publicKey.toBase58();
+
+function assertRateLimited(response: { statusCode: number; headers: Record<string, unknown>; json(): unknown }): void {
+  assert.equal(response.statusCode, 429);
+  assert.equal(errorOf(response).code, "rate_limited");
+  assert.equal(errorOf(response).type, "rate_limit_error");
+  const retryAfter = Number(response.headers["retry-after"]);
+  assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${String(response.headers["retry-after"])}`);
+}
+
+describe("rate limits", () => {
+  describe("unauthenticated routes", () => {
+    let relayer: TestRelayer;
+    before(async () => {
+      relayer = await startTestRelayer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "5" });
+    });
+    after(async () => {
+      await relayer.close();
+    });
+
+    it("limits unauthenticated routes per address, answering 429 rate_limited with Retry-After", async () => {
+      const from = (address: string) => ({ method: "POST" as const, url: "/v1/auth/nonce", remoteAddress: address });
+      const wallet = () => ({ wallet: Keypair.generate().publicKey.toBase58() });
+      for (let i = 0; i < 5; i += 1) {
+        assert.equal((await relayer.app.inject({ ...from("203.0.113.7"), payload: wallet() })).statusCode, 201);
+      }
+      assertRateLimited(await relayer.app.inject({ ...from("203.0.113.7"), payload: wallet() }));
+      assertRateLimited(await relayer.app.inject({ method: "GET", url: "/v1/agents", remoteAddress: "203.0.113.7" }));
+      // Another address has its own allowance.
+      assert.equal((await relayer.app.inject({ ...from("203.0.113.8"), payload: wallet() })).statusCode, 201);
+    });
+
+    it("limits sign-in nonces per wallet, whatever the address", async () => {
+      const wallet = Keypair.generate().publicKey.toBase58();
+      for (let i = 0; i < 5; i += 1) {
+        const response = await relayer.app.inject({
+          method: "POST",
+          url: "/v1/auth/nonce",
+          remoteAddress: `198.51.100.${i + 1}`,
+          payload: { wallet },
+        });
+        assert.equal(response.statusCode, 201);
+      }
+      assertRateLimited(
+        await relayer.app.inject({ method: "POST", url: "/v1/auth/nonce", remoteAddress: "198.51.100.99", payload: { wallet } }),
+      );
+    });
+
+  });
+
+  describe("listing writes and executions", () => {
+    let relayer: TestRelayer;
+    before(async () => {
+      // Signing in is itself limited per address: this relayer allows plenty of it.
+      relayer = await startTestRelayer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000", RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "3" });
+    });
+    after(async () => {
+      await relayer.close();
+    });
+
+    it("limits listing writes per wallet, whatever the address", async () => {
+      const token = await signIn(relayer.app);
+      const pause = (address: string) =>
+        relayer.app.inject({ method: "POST", url: `/v1/agents/${agent()}/pause`, headers: bearer(token), remoteAddress: address });
+      for (let i = 0; i < 3; i += 1) assert.equal((await pause(`192.0.2.${i + 1}`)).statusCode, 404);
+      assertRateLimited(await pause("192.0.2.50"));
+      // Another wallet writes on.
+      const other = await signIn(relayer.app);
+      const response = await relayer.app.inject({ method: "POST", url: `/v1/agents/${agent()}/pause`, headers: bearer(other) });
+      assert.equal(response.statusCode, 404);
+    });
+
+    it("limits listing writes per address, whatever the wallet", async () => {
+      for (let i = 0; i < 3; i += 1) {
+        const token = await signIn(relayer.app);
+        const response = await relayer.app.inject({
+          method: "POST",
+          url: `/v1/agents/${agent()}/retire`,
+          headers: bearer(token),
+          remoteAddress: "192.0.2.200",
+        });
+        assert.equal(response.statusCode, 404);
+      }
+      const token = await signIn(relayer.app);
+      assertRateLimited(
+        await relayer.app.inject({ method: "POST", url: `/v1/agents/${agent()}/retire`, headers: bearer(token), remoteAddress: "192.0.2.200" }),
+      );
+    });
+
+    it("never limits executions by API key: the wallet's USDC is their only bound", async () => {
+      const token = await signIn(relayer.app);
+      const created = await relayer.app.inject({
+        method: "POST",
+        url: "/v1/keys",
+        headers: bearer(token),
+        payload: { name: "unlimited", environment: "test" },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const key = (created.json() as { secret: string }).secret;
+      for (let i = 0; i < 20; i += 1) {
+        const response = await relayer.app.inject({
+          method: "POST",
+          url: `/v1/agents/${agent()}/execute`,
+          headers: bearer(key),
+          remoteAddress: "192.0.2.201",
+          payload: { task: "echo", parameters: {} },
+        });
+        assert.notEqual(response.statusCode, 429, `call ${i}: ${response.body}`);
+        assert.equal(errorOf(response).code, "resource_not_found");
+      }
+    });
+  });
+
+  describe("shared through Redis", () => {
+    it("counts the requests of every relayer of a deployment together", async () => {
+      const shared = { REDIS_URL, QUEUE_NAME: `rate-${randomBytes(6).toString("hex")}`, RATE_LIMIT_ANONYMOUS_PER_MINUTE: "4" };
+      const first = await startTestRelayer(shared);
+      const second = await startTestRelayer(shared);
+      try {
+        const get = (relayer: TestRelayer, address = "203.0.113.70") =>
+          relayer.app.inject({ method: "GET", url: "/v1/openapi.json", remoteAddress: address });
+        // A count Redis does not answer in time lets the request pass: connect both first.
+        for (const relayer of [first, second]) assert.equal((await get(relayer, "203.0.113.71")).statusCode, 200);
+        for (const relayer of [first, second, first, second]) assert.equal((await get(relayer)).statusCode, 200);
+        assertRateLimited(await get(first));
+        assertRateLimited(await get(second));
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    });
+  });
+});
