@@ -220,6 +220,7 @@ export class ExecutionService {
               executionId,
               apiKeyId: keyIdBytes(key.id),
               requestHash: hash,
+              maxAmountUsdc: quote.amount_usdc,
             }),
           ])
         : null;
@@ -451,6 +452,7 @@ export class ExecutionService {
         payerTokenAccount,
         payoutAccount: onChain.payoutAccount,
         feeShardIndex: anyFeeShard(),
+        maxAmountUsdc: price,
       }),
     ]);
     const sent = await sender.send(signed);
@@ -524,6 +526,7 @@ export class ExecutionService {
         executionId: executionIdBytes(row.id),
         apiKeyId: keyIdBytes(row.api_key_id),
         requestHash: row.request_hash,
+        maxAmountUsdc: BigInt(row.quoted_usdc),
       }),
     ]);
     await this.run(await this.advance(row, "opening", { escrow_tx }));
