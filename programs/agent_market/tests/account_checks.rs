@@ -33,7 +33,11 @@ fn an_agent_passed_where_an_escrow_is_expected_is_refused() {
     let mut s = Scene::new();
     let result = s.unchanged(|s| {
         let mut instructions = s.settle_ixs_signed_by(&s.agent.signing);
-        replace_account(&mut instructions[1], pda::escrow(&s.escrow.execution_id), s.agent.address);
+        replace_account(
+            &mut instructions[1],
+            pda::escrow(&s.escrow.execution_id),
+            s.agent.address,
+        );
         s.t.send_as_relayer(&instructions)
     });
     assert_anchor_error(&result, ErrorCode::AccountDiscriminatorMismatch);
@@ -76,7 +80,10 @@ fn re_registering_an_agent_id_fails_and_keeps_the_agent() {
             agent_id,
             intruder.token_account,
             intruder.token_account,
-            terms(&intruder_wallet, agent_market::Pricing::PayPerUse { price_usdc: PRICE_USDC }),
+            terms(
+                &intruder_wallet,
+                agent_market::Pricing::PayPerUse { price_usdc: PRICE_USDC },
+            ),
             MIN_COLLATERAL_USDC,
         );
         s.t.chain.send(&[register], &intruder_wallet, &[])

@@ -34,9 +34,19 @@ fn hybrid(period_price_usdc: u64, included_calls: u32, overage_price_usdc: u64) 
 #[test]
 fn pay_per_use_price_below_the_minimum_is_refused_and_the_minimum_accepted() {
     let mut t = TestMarket::new();
-    let result = register(&mut t, Pricing::PayPerUse { price_usdc: MIN_PRICE_PER_CALL_USDC - 1 });
+    let result = register(
+        &mut t,
+        Pricing::PayPerUse {
+            price_usdc: MIN_PRICE_PER_CALL_USDC - 1,
+        },
+    );
     assert_program_error(&result, AgentMarketError::PriceBelowMinimum);
-    ok(register(&mut t, Pricing::PayPerUse { price_usdc: MIN_PRICE_PER_CALL_USDC }));
+    ok(register(
+        &mut t,
+        Pricing::PayPerUse {
+            price_usdc: MIN_PRICE_PER_CALL_USDC,
+        },
+    ));
 }
 
 #[test]
@@ -54,7 +64,10 @@ fn hybrid_period_price_below_the_minimum_per_included_call_is_refused() {
     let floor_usdc = MIN_PRICE_PER_CALL_USDC * u64::from(included_calls);
     let result = register(&mut t, hybrid(floor_usdc - 1, included_calls, MIN_PRICE_PER_CALL_USDC));
     assert_program_error(&result, AgentMarketError::PeriodPriceBelowMinimum);
-    ok(register(&mut t, hybrid(floor_usdc, included_calls, MIN_PRICE_PER_CALL_USDC)));
+    ok(register(
+        &mut t,
+        hybrid(floor_usdc, included_calls, MIN_PRICE_PER_CALL_USDC),
+    ));
 }
 
 #[test]
@@ -65,7 +78,11 @@ fn hybrid_with_the_most_included_calls_cannot_overflow_the_floor() {
     ok(result);
     let result = register(
         &mut t,
-        hybrid(MIN_PRICE_PER_CALL_USDC * u64::from(u32::MAX) - 1, u32::MAX, MIN_PRICE_PER_CALL_USDC),
+        hybrid(
+            MIN_PRICE_PER_CALL_USDC * u64::from(u32::MAX) - 1,
+            u32::MAX,
+            MIN_PRICE_PER_CALL_USDC,
+        ),
     );
     assert_program_error(&result, AgentMarketError::PeriodPriceBelowMinimum);
 }
@@ -97,7 +114,9 @@ fn update_agent_below_the_minimum_is_refused_and_keeps_the_terms() {
     let creator = agent.creator.wallet.insecure_clone();
     for (pricing, error) in [
         (
-            Pricing::PayPerUse { price_usdc: MIN_PRICE_PER_CALL_USDC - 1 },
+            Pricing::PayPerUse {
+                price_usdc: MIN_PRICE_PER_CALL_USDC - 1,
+            },
             AgentMarketError::PriceBelowMinimum,
         ),
         (hybrid(USDC, 1, 1), AgentMarketError::OveragePriceBelowMinimum),

@@ -45,7 +45,12 @@ fn a_price_raised_by_update_agent_after_the_quote_is_refused() {
         creator.pubkey(),
         agent.address,
         agent.payout_account,
-        terms(&agent.signing, Pricing::PayPerUse { price_usdc: 2 * PRICE_USDC }),
+        terms(
+            &agent.signing,
+            Pricing::PayPerUse {
+                price_usdc: 2 * PRICE_USDC,
+            },
+        ),
     );
     ok(t.chain.send(&[raise], &creator, &[]));
 

@@ -2,7 +2,10 @@
 
 use anchor_lang::prelude::Pubkey;
 use litesvm::types::TransactionResult;
-use localnet::{chain::USDC, market::{pda, EscrowRef}};
+use localnet::{
+    chain::USDC,
+    market::{pda, EscrowRef},
+};
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -80,4 +83,3 @@ pub fn replace_account(instruction: &mut Instruction, from: Pubkey, to: Pubkey) 
         meta.pubkey = to;
     }
 }
-
