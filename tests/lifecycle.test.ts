@@ -43,6 +43,7 @@ import {
   LAMPORTS_PER_SIGNATURE,
   MAX_EXECUTION_SECS,
   MIN_COLLATERAL_USDC,
+  MIN_PRICE_PER_CALL_USDC,
   PRICE_USDC,
   payPerUse,
   randomId,
@@ -87,6 +88,7 @@ describe("lifecycle over JSON-RPC", function () {
     sameKey(market.treasury, t.config.treasury, "treasury");
     sameKey(market.usdcMint, t.usdcMint, "USDC mint");
     assert.equal(market.minCollateralUsdc, MIN_COLLATERAL_USDC);
+    assert.equal(market.minPricePerCallUsdc, MIN_PRICE_PER_CALL_USDC);
     assert.equal(market.escrowGraceSecs, ESCROW_GRACE_SECS);
     assert.equal(market.disputeWindowSecs, DISPUTE_WINDOW_SECS);
     assert.equal(market.collateralCooldownSecs, COLLATERAL_COOLDOWN_SECS);

@@ -7,7 +7,7 @@ import { delegatePda, listingHash, updateMarketInstruction, type Pricing } from 
 import { Keypair, PublicKey, Transaction } from "@solana/web3.js";
 
 import { startCreator, ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, type CreatorServer } from "./src/creator-server.js";
-import { MIN_COLLATERAL_USDC, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
+import { MIN_COLLATERAL_USDC, MIN_PRICE_PER_CALL_USDC, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
 import { registerOnChain } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
@@ -341,6 +341,7 @@ describe("relayer: listing checks that need a market of their own", function () 
               relayer: market.relayer.publicKey,
               arbiter: market.arbiter.publicKey,
               minCollateralUsdc: 2n * MIN_COLLATERAL_USDC,
+              minPricePerCallUsdc: MIN_PRICE_PER_CALL_USDC,
               escrowGraceSecs: 60,
               disputeWindowSecs: 3 * 24 * 3600,
               collateralCooldownSecs: 7 * 24 * 3600,

@@ -132,6 +132,13 @@ describe("SDK: CLI and client end to end", function () {
   it("register takes a creator through the checklist: on-chain registration with collateral, then listing", async () => {
     const creator = await market.walletWithUsdc(MIN_COLLATERAL_USDC);
     files.creator = writeKeypairFile(dir, "creator.json", creator.wallet);
+    const cheap = await agentMarket(
+      "register", "--keypair", files.creator, "--signing-key", files.signing!, "--endpoint", echo.url, "--listing", files.listing!,
+      "--price", "0.009999", "--api", relayer.url, "--rpc", market.localnet.rpcUrl,
+    );
+    assert.equal(cheap.code, 2, cheap.stderr);
+    assert.match(cheap.stderr, /--price 0\.009999 is below the market's minimum price per call, 0\.010000 USDC/);
+    assert.equal(await market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "nothing was locked");
     const registered = await agentMarket(
       "register", "--keypair", files.creator, "--signing-key", files.signing!, "--endpoint", echo.url, "--listing", files.listing!,
       "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl, "--json",

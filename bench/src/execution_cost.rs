@@ -21,6 +21,7 @@ use solana_transaction::Transaction;
 /// The most a transaction may weigh on a cluster.
 const PACKET_DATA_SIZE: usize = 1232;
 const TIMED_EXECUTIONS: usize = 2_000;
+const PRICE_USDC: u64 = 250_000;
 
 struct Scene {
     chain: Chain,
@@ -40,6 +41,7 @@ impl Scene {
             relayer: Pubkey::default(),
             arbiter: Pubkey::default(),
             min_collateral_usdc: 100 * USDC,
+            min_price_per_call_usdc: 10_000,
             escrow_grace_secs: 60,
             dispute_window_secs: 3 * 86_400,
             collateral_cooldown_secs: 7 * 86_400,
@@ -57,7 +59,7 @@ impl Scene {
             signing_key: agent_signing.pubkey().to_bytes(),
             endpoint: "https://agent.example.com/v1".into(),
             listing_hash: [1; 32],
-            pricing: Pricing::PayPerUse { price_usdc: 250_000 },
+            pricing: Pricing::PayPerUse { price_usdc: PRICE_USDC },
             max_execution_secs: 30,
         };
         let register = market.keys.register_agent(
@@ -137,6 +139,7 @@ impl Scene {
             execution_id,
             [3; 16],
             [4; 32],
+            PRICE_USDC,
         );
         self.relayer_tx(&[instruction])
     }

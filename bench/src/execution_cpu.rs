@@ -17,7 +17,7 @@ use {
     agent_market::FEE_SHARD_COUNT,
     anchor_lang::prelude::Pubkey,
     localnet::market::{pda, result_digest, EscrowRef, MarketKeys},
-    localnet_rpc::{payer, send_params, start_localnet, Connection, Market},
+    localnet_rpc::{payer, send_params, start_localnet, Connection, Market, PRICE_USDC},
     serde_json::json,
     solana_keypair::Keypair,
     solana_signer::Signer,
@@ -122,6 +122,7 @@ impl Executions {
                     execution_id,
                     [5; 16],
                     request_hash,
+                    PRICE_USDC,
                 );
                 let escrow = EscrowRef {
                     execution_id,

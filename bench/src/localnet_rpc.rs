@@ -21,6 +21,9 @@ use {
     },
 };
 
+/// The agent's price: the development market's minimum price per call.
+pub const PRICE_USDC: u64 = 10_000;
+
 /// One keep-alive HTTP/1.1 connection speaking JSON-RPC.
 pub struct Connection {
     reader: BufReader<TcpStream>,
@@ -218,7 +221,7 @@ impl Market {
             signing_key: signing.pubkey().to_bytes(),
             endpoint: "https://agent.example.com".into(),
             listing_hash: [1; 32],
-            pricing: Pricing::PayPerUse { price_usdc: 10_000 },
+            pricing: Pricing::PayPerUse { price_usdc: PRICE_USDC },
             max_execution_secs: 60,
         };
         let (creator, payout_account) = creator;

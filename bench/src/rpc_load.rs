@@ -12,7 +12,7 @@ use {
     agent_market::FEE_SHARD_COUNT,
     anchor_lang::prelude::Pubkey,
     localnet::market::{result_digest, EscrowRef, MarketKeys},
-    localnet_rpc::{payer, start_localnet, Connection, Market},
+    localnet_rpc::{payer, start_localnet, Connection, Market, PRICE_USDC},
     solana_keypair::Keypair,
     solana_signer::Signer,
     solana_transaction::Transaction,
@@ -144,6 +144,7 @@ fn main() {
                     execution_id,
                     [5; 16],
                     request_hash,
+                    PRICE_USDC,
                 );
                 let escrow = EscrowRef {
                     execution_id,

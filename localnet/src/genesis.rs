@@ -34,6 +34,7 @@ struct DevKeypairs {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct DevMarket {
     min_collateral_usdc: u64,
+    min_price_per_call_usdc: u64,
     escrow_grace_secs: u32,
     dispute_window_secs: u32,
     collateral_cooldown_secs: u32,
@@ -71,6 +72,7 @@ pub fn load_config(path: Option<&Path>) -> Result<(MarketKeypairs, Keypair, Mark
         relayer: keypairs.relayer.pubkey(),
         arbiter: keypairs.arbiter.pubkey(),
         min_collateral_usdc: config.market.min_collateral_usdc,
+        min_price_per_call_usdc: config.market.min_price_per_call_usdc,
         escrow_grace_secs: config.market.escrow_grace_secs,
         dispute_window_secs: config.market.dispute_window_secs,
         collateral_cooldown_secs: config.market.collateral_cooldown_secs,

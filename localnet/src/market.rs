@@ -247,6 +247,8 @@ impl MarketKeys {
         )
     }
 
+    /// `max_amount_usdc` is the price the payer was quoted: the program refuses to charge more.
+    #[allow(clippy::too_many_arguments)]
     pub fn open_escrow(
         &self,
         agent: Pubkey,
@@ -255,6 +257,7 @@ impl MarketKeys {
         execution_id: [u8; 16],
         api_key_id: [u8; 16],
         request_hash: [u8; 32],
+        max_amount_usdc: u64,
     ) -> Instruction {
         program_ix(
             accounts::OpenEscrow {
@@ -276,6 +279,7 @@ impl MarketKeys {
                 execution_id,
                 api_key_id,
                 request_hash,
+                max_amount_usdc,
             },
         )
     }
@@ -358,6 +362,8 @@ impl MarketKeys {
         )
     }
 
+    /// `max_amount_usdc` is the period price the payer was shown: the program refuses to charge more.
+    #[allow(clippy::too_many_arguments)]
     pub fn subscribe(
         &self,
         agent: Pubkey,
@@ -365,6 +371,7 @@ impl MarketKeys {
         payer_token_account: Pubkey,
         payout_account: Pubkey,
         fee_shard_index: u8,
+        max_amount_usdc: u64,
     ) -> Instruction {
         program_ix(
             accounts::Subscribe {
@@ -382,7 +389,10 @@ impl MarketKeys {
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
-            instruction::Subscribe { fee_shard_index },
+            instruction::Subscribe {
+                fee_shard_index,
+                max_amount_usdc,
+            },
         )
     }
 

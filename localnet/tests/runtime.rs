@@ -16,6 +16,7 @@ fn params() -> MarketParams {
         relayer: Default::default(),
         arbiter: Default::default(),
         min_collateral_usdc: 100 * USDC,
+        min_price_per_call_usdc: 10_000,
         escrow_grace_secs: 60,
         dispute_window_secs: 86_400,
         collateral_cooldown_secs: 7 * 86_400,

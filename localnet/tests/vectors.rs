@@ -121,6 +121,7 @@ fn market_params(value: &Value) -> MarketParams {
         relayer: pubkey(&value["relayer"]),
         arbiter: pubkey(&value["arbiter"]),
         min_collateral_usdc: u64_of(&value["min_collateral_usdc"]),
+        min_price_per_call_usdc: u64_of(&value["min_price_per_call_usdc"]),
         escrow_grace_secs: u32_of(&value["escrow_grace_secs"]),
         dispute_window_secs: u32_of(&value["dispute_window_secs"]),
         collateral_cooldown_secs: u32_of(&value["collateral_cooldown_secs"]),
@@ -219,6 +220,7 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             execution_id,
             hex_array(&inputs["api_key_id"]),
             hex_array(&inputs["request_hash"]),
+            u64_of(&args["max_amount_usdc"]),
         ),
         "settle" => market.settle(
             &escrow,
@@ -238,6 +240,7 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             payer_token_account,
             payout_account,
             u8_of(&args["fee_shard_index"]),
+            u64_of(&args["max_amount_usdc"]),
         ),
         "open_dispute" => market.open_dispute(payer, agent, execution_id, hex_array(&inputs["evidence_hash"])),
         "resolve_dispute" => market.resolve_dispute(

@@ -266,6 +266,12 @@ export const ERROR_CODES = {
     type: "api_error",
     description: "The result was not signed by the agent's key, or broke the output schema; the escrow was refunded.",
   },
+  price_changed: {
+    status: 409,
+    type: "invalid_request_error",
+    description:
+      "The agent's on-chain price rose between the quote and the escrow; the program refused to charge more than the quote and nothing was charged. Retry to be quoted the new price.",
+  },
   escrow_rejected: {
     status: 502,
     type: "api_error",

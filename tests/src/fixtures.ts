@@ -58,9 +58,12 @@ export const MIN_COLLATERAL_USDC = 100n * USDC;
 export const ESCROW_GRACE_SECS = 60;
 export const DISPUTE_WINDOW_SECS = 3 * 24 * 3600;
 export const COLLATERAL_COOLDOWN_SECS = 7 * 24 * 3600;
+export const MIN_PRICE_PER_CALL_USDC = 10_000n;
 /** What the tests' agents declare, and charge by default. */
 export const MAX_EXECUTION_SECS = 30;
 export const PRICE_USDC = 250_000n;
+/** The `maxAmountUsdc` of calls whose test is not about the maximum: u64::MAX. */
+export const NO_MAXIMUM_USDC = 2n ** 64n - 1n;
 /** Fee per signature, the only fee localnet charges (as a cluster without priority fees). */
 export const LAMPORTS_PER_SIGNATURE = 5_000n;
 
@@ -363,7 +366,13 @@ export class TestMarket {
     return { agentId, address: agentPda(agentId), signing, payoutAccount: creator.tokenAccount, creator, signature };
   }
 
-  openEscrowInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array, hash: Uint8Array) {
+  openEscrowInstruction(
+    agent: AgentFixture,
+    payer: Wallet,
+    executionId: Uint8Array,
+    hash: Uint8Array,
+    maxAmountUsdc: bigint = NO_MAXIMUM_USDC,
+  ) {
     return openEscrowInstruction({
       relayer: this.relayer.publicKey,
       usdcMint: this.usdcMint,
@@ -373,6 +382,7 @@ export class TestMarket {
       executionId,
       apiKeyId: new Uint8Array(16).fill(9),
       requestHash: hash,
+      maxAmountUsdc,
     });
   }
 
@@ -434,7 +444,7 @@ export class TestMarket {
     return reclaimInstruction({ usdcMint: this.usdcMint, escrow: escrow.ref, withSubscription });
   }
 
-  subscribeInstruction(agent: AgentFixture, payer: Wallet, feeShardIndex = 0) {
+  subscribeInstruction(agent: AgentFixture, payer: Wallet, feeShardIndex = 0, maxAmountUsdc: bigint = NO_MAXIMUM_USDC) {
     return subscribeInstruction({
       relayer: this.relayer.publicKey,
       usdcMint: this.usdcMint,
@@ -443,6 +453,7 @@ export class TestMarket {
       payerTokenAccount: payer.tokenAccount,
       payoutAccount: agent.payoutAccount,
       feeShardIndex,
+      maxAmountUsdc,
     });
   }
 }

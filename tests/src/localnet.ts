@@ -294,7 +294,13 @@ export interface DevKeys {
   mintAuthority: Keypair;
   usdcMint: Keypair;
   faucet: Keypair;
-  market: { minCollateralUsdc: number; escrowGraceSecs: number; disputeWindowSecs: number; collateralCooldownSecs: number };
+  market: {
+    minCollateralUsdc: number;
+    minPricePerCallUsdc: number;
+    escrowGraceSecs: number;
+    disputeWindowSecs: number;
+    collateralCooldownSecs: number;
+  };
 }
 
 export function devKeys(path = join(REPO_ROOT, "localnet", "dev-config.json")): DevKeys {

@@ -96,4 +96,14 @@ pub enum AgentMarketError {
     InvalidSlashAmount,
     #[msg("Arithmetic overflow")]
     MathOverflow,
+    #[msg("The call or period costs more than the maximum the payer accepted")]
+    PriceAboveMaximum,
+    #[msg("Pay-per-use price is below the market's minimum price per call")]
+    PriceBelowMinimum,
+    #[msg("Hybrid overage price is below the market's minimum price per call")]
+    OveragePriceBelowMinimum,
+    #[msg("Subscription period price per included call is below the market's minimum price per call")]
+    PeriodPriceBelowMinimum,
+    #[msg("Payout account is one the program owns (an agent vault or a fee shard)")]
+    PayoutAccountOwnedByProgram,
 }

@@ -68,8 +68,9 @@ pub mod agent_market {
         execution_id: [u8; 16],
         api_key_id: [u8; 16],
         request_hash: [u8; 32],
+        max_amount_usdc: u64,
     ) -> Result<()> {
-        handle_open_escrow(ctx, execution_id, api_key_id, request_hash)
+        handle_open_escrow(ctx, execution_id, api_key_id, request_hash, max_amount_usdc)
     }
 
     pub fn settle(ctx: Context<Settle>, result_hash: [u8; 32], fee_shard_index: u8) -> Result<()> {
@@ -84,8 +85,8 @@ pub mod agent_market {
         handle_reclaim(ctx)
     }
 
-    pub fn subscribe(ctx: Context<Subscribe>, fee_shard_index: u8) -> Result<()> {
-        handle_subscribe(ctx, fee_shard_index)
+    pub fn subscribe(ctx: Context<Subscribe>, fee_shard_index: u8, max_amount_usdc: u64) -> Result<()> {
+        handle_subscribe(ctx, fee_shard_index, max_amount_usdc)
     }
 
     pub fn open_dispute(ctx: Context<OpenDispute>, evidence_hash: [u8; 32]) -> Result<()> {

@@ -3,88 +3,15 @@ mod common;
 
 use agent_market::{error::AgentMarketError, RefundReason};
 use anchor_lang::{error::ErrorCode, prelude::Pubkey};
-use common::*;
-use litesvm::types::TransactionResult;
+use common::{scene::*, *};
 use localnet::{
     chain::USDC,
     market::{pda, result_digest, EscrowRef, MarketKeys},
 };
-use solana_instruction::{error::InstructionError, Instruction};
+use solana_instruction::error::InstructionError;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction_error::TransactionError;
-
-/// A market with one agent and a payer holding an open escrow.
-struct Scene {
-    t: TestMarket,
-    agent: AgentFixture,
-    payer: Payer,
-    escrow: EscrowRef,
-    watched: Vec<Pubkey>,
-}
-
-impl Scene {
-    fn new() -> Self {
-        let mut t = TestMarket::new();
-        let agent = t.agent();
-        let payer = t.payer(10 * USDC, 10 * USDC);
-        let (result, escrow) = t.open(&agent, &payer);
-        ok(result);
-        let watched = vec![
-            payer.token_account,
-            pda::escrow_vault(&agent.address),
-            agent.payout_account,
-            pda::collateral_vault(&agent.address),
-            pda::fee_shard(0),
-        ];
-        Scene {
-            t,
-            agent,
-            payer,
-            escrow,
-            watched,
-        }
-    }
-
-    fn balances(&self) -> Vec<u64> {
-        self.t.balances(&self.watched)
-    }
-
-    /// Runs `attempt` and asserts it left every watched balance as it was.
-    fn unchanged(&mut self, attempt: impl FnOnce(&mut Self) -> TransactionResult) -> TransactionResult {
-        let before = self.balances();
-        let result = attempt(self);
-        assert_eq!(self.balances(), before, "balances moved");
-        result
-    }
-
-    fn settle_ixs_signed_by(&self, signer: &Keypair) -> Vec<Instruction> {
-        self.t.settle_ixs(&self.escrow, signer, self.agent.payout_account, 0)
-    }
-
-    fn settle(&mut self) {
-        let instructions = self.settle_ixs_signed_by(&self.agent.signing);
-        ok(self.t.send_as_relayer(&instructions));
-    }
-
-    /// Settles the escrow, then the payer disputes it.
-    fn settle_and_dispute(&mut self) {
-        self.settle();
-        let payer = self.payer.wallet.insecure_clone();
-        let instruction =
-            self.t
-                .market
-                .keys
-                .open_dispute(payer.pubkey(), self.agent.address, self.escrow.execution_id, [1; 32]);
-        ok(self.t.chain.send(&[instruction], &payer, &[]));
-    }
-}
-
-fn replace_account(instruction: &mut Instruction, from: Pubkey, to: Pubkey) {
-    for meta in instruction.accounts.iter_mut().filter(|meta| meta.pubkey == from) {
-        meta.pubkey = to;
-    }
-}
 
 #[test]
 fn open_escrow_without_the_relayer_signature_fails() {

@@ -2,8 +2,8 @@
 mod common;
 
 use agent_market::{
-    error::AgentMarketError, events, fees::split, Agent, AgentStatus, Escrow, Market, Pricing, Receipt, RefundReason,
-    Subscription,
+    error::AgentMarketError, events, fees::split, Agent, AgentStatus, Escrow, Market, MarketParams, Pricing, Receipt,
+    RefundReason, Subscription,
 };
 use common::*;
 use localnet::{
@@ -22,6 +22,7 @@ fn market_is_initialized_with_its_params_and_fee_shards() {
     assert_eq!(market.usdc_mint, t.usdc_mint());
     assert_eq!(market.treasury, t.market.keys.treasury);
     assert_eq!(market.min_collateral_usdc, MIN_COLLATERAL_USDC);
+    assert_eq!(market.min_price_per_call_usdc, MIN_PRICE_PER_CALL_USDC);
     assert_eq!(market.dispute_window_secs, DISPUTE_WINDOW_SECS);
     for index in 0..agent_market::FEE_SHARD_COUNT {
         let shard = t.chain.token(&pda::fee_shard(index)).expect("fee shard");
@@ -87,7 +88,11 @@ fn register_agent_below_minimum_collateral_fails() {
     let mut t = TestMarket::new();
     let creator = t.creator(MIN_COLLATERAL_USDC);
     let creator_token_account = creator.token_account;
-    let (result, agent) = t.try_register(creator, Pricing::PayPerUse { price_usdc: 1 }, MIN_COLLATERAL_USDC - 1);
+    let (result, agent) = t.try_register(
+        creator,
+        Pricing::PayPerUse { price_usdc: PRICE_USDC },
+        MIN_COLLATERAL_USDC - 1,
+    );
     assert_program_error(&result, AgentMarketError::CollateralBelowMinimum);
     assert_eq!(t.balance(&creator_token_account), MIN_COLLATERAL_USDC);
     assert!(t.chain.account(&agent.address).is_none());
@@ -156,7 +161,11 @@ fn settlement_split_holds_on_chain_for_edge_amounts() {
     // One mint's supply cannot pass u64::MAX and the creator's collateral is minted too, so the
     // largest amount on chain leaves room for it; `fees::tests` covers u64::MAX itself.
     for amount_usdc in [1, 99, 100, 101, 1_234_567, u64::MAX - MIN_COLLATERAL_USDC] {
-        let mut t = TestMarket::new();
+        // A market without a price floor, so that the smallest amounts can be listed.
+        let mut t = TestMarket::with_params(MarketParams {
+            min_price_per_call_usdc: 1,
+            ..market_params()
+        });
         let agent = t.agent_with(Pricing::PayPerUse {
             price_usdc: amount_usdc,
         });
@@ -241,6 +250,7 @@ fn subscription_pays_the_period_at_once_and_covers_calls_until_it_expires() {
         payer.token_account,
         agent.payout_account,
         3,
+        period_price,
     );
     let meta = ok(t.send_as_relayer(&[subscribe.clone()]));
     assert_eq!(t.balance(&payer.token_account), 15 * USDC);
@@ -300,6 +310,7 @@ fn hybrid_covers_included_calls_then_charges_overage_and_gives_back_refunded_cal
         payer.token_account,
         agent.payout_account,
         1,
+        5 * USDC,
     );
     ok(t.send_as_relayer(&[subscribe]));
     assert_eq!(t.balance(&payer.token_account), 5 * USDC);

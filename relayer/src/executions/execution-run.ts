@@ -159,6 +159,7 @@ export class ExecutionRunner {
         executionId: executionIdBytes(row.id),
         apiKeyId: keyIdBytes(row.api_key_id),
         requestHash: row.request_hash,
+        maxAmountUsdc: BigInt(row.quoted_usdc),
       }),
     ]);
     await this.run(await this.store.advance(row, "opening", { escrow_tx }));
@@ -186,7 +187,9 @@ export class ExecutionRunner {
             ? "insufficient_allowance"
             : program === "SubscriptionRequired"
               ? "subscription_required"
-              : "escrow_rejected";
+              : program === "PriceAboveMaximum"
+                ? "price_changed"
+                : "escrow_rejected";
       return { row: await this.store.fail(row, code, `open_escrow was refused: ${program ?? sent.message}`), escrow: null };
     }
     // Unknown: the recorded transaction is left to the finish job, which rebroadcasts it until

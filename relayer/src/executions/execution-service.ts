@@ -90,6 +90,8 @@ export class ExecutionService {
               executionId,
               apiKeyId: keyIdBytes(key.id),
               requestHash: hash,
+              // The program charges at most the quote: a price raised since is refused, not taken.
+              maxAmountUsdc: quote.amount_usdc,
             }),
           ])
         : null;

@@ -136,6 +136,7 @@ export class SubscriptionService {
         payerTokenAccount,
         payoutAccount: onChain.payoutAccount,
         feeShardIndex: anyFeeShard(),
+        maxAmountUsdc: price,
       }),
     ]);
     const id = `${PURCHASE_PREFIX}${utils.bytes.bs58.encode(randomBytes(16))}`;
@@ -157,10 +158,11 @@ export class SubscriptionService {
       const sent = await sender.send(signed);
       if (sent.kind === "rejected") {
         const underfunded = feePayerShort(sent);
+        const program = errorFromLogs(sent.message);
         row = await this.fail(
           row,
-          underfunded ? "relayer_underfunded" : "escrow_rejected",
-          underfunded ? "subscribe was refused: the relayer's SOL ran short" : `subscribe was refused: ${errorFromLogs(sent.message) ?? sent.message}`,
+          underfunded ? "relayer_underfunded" : program === "PriceAboveMaximum" ? "price_changed" : "escrow_rejected",
+          underfunded ? "subscribe was refused: the relayer's SOL ran short" : `subscribe was refused: ${program ?? sent.message}`,
         );
       } else if (sent.kind === "processed") {
         row = await this.succeed(row, "processed");

@@ -217,7 +217,9 @@ export function withdrawCollateralInstruction(input: {
 
 /**
  * Opens the escrow of one execution. `payer` is the wallet that owns `payerTokenAccount`: it
- * fixes the subscription account the program checks.
+ * fixes the subscription account the program checks. `maxAmountUsdc` is the price the payer was
+ * quoted: the program refuses (PriceAboveMaximum) to charge more, e.g. after `update_agent` raised
+ * the price or another call took the last included call of a hybrid plan.
  */
 export function openEscrowInstruction(input: {
   relayer: PublicKey;
@@ -228,6 +230,7 @@ export function openEscrowInstruction(input: {
   executionId: Uint8Array;
   apiKeyId: Uint8Array;
   requestHash: Uint8Array;
+  maxAmountUsdc: bigint;
 }): TransactionInstruction {
   return buildInstruction(
     "open_escrow",
@@ -242,7 +245,12 @@ export function openEscrowInstruction(input: {
       delegate: delegatePda(),
       usdcMint: input.usdcMint,
     },
-    { executionId: input.executionId, apiKeyId: input.apiKeyId, requestHash: input.requestHash },
+    {
+      executionId: input.executionId,
+      apiKeyId: input.apiKeyId,
+      requestHash: input.requestHash,
+      maxAmountUsdc: input.maxAmountUsdc,
+    },
   );
 }
 
@@ -400,6 +408,7 @@ export function reclaimInstruction(input: {
   });
 }
 
+/** `maxAmountUsdc` is the period price the payer was shown: the program refuses to charge more. */
 export function subscribeInstruction(input: {
   relayer: PublicKey;
   usdcMint: PublicKey;
@@ -408,6 +417,7 @@ export function subscribeInstruction(input: {
   payerTokenAccount: PublicKey;
   payoutAccount: PublicKey;
   feeShardIndex: number;
+  maxAmountUsdc: bigint;
 }): TransactionInstruction {
   return buildInstruction(
     "subscribe",
@@ -422,7 +432,7 @@ export function subscribeInstruction(input: {
       feeShard: feeShardPda(input.feeShardIndex),
       usdcMint: input.usdcMint,
     },
-    { feeShardIndex: input.feeShardIndex },
+    { feeShardIndex: input.feeShardIndex, maxAmountUsdc: input.maxAmountUsdc },
   );
 }
 

@@ -119,6 +119,7 @@ const marketParams = (v: Json): MarketParams => ({
   relayer: new PublicKey(v.relayer as string),
   arbiter: new PublicKey(v.arbiter as string),
   minCollateralUsdc: BigInt(v.min_collateral_usdc as string),
+  minPricePerCallUsdc: BigInt(v.min_price_per_call_usdc as string),
   escrowGraceSecs: v.escrow_grace_secs as number,
   disputeWindowSecs: v.dispute_window_secs as number,
   collateralCooldownSecs: v.collateral_cooldown_secs as number,
@@ -220,6 +221,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
         executionId,
         apiKeyId: fromHex(inputs.api_key_id),
         requestHash: fromHex(inputs.request_hash),
+        maxAmountUsdc: BigInt(a.max_amount_usdc as string),
       });
     case "settle":
       return settleInstruction({
@@ -249,6 +251,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
         payerTokenAccount: key("payer_token_account"),
         payoutAccount: key("payout_account"),
         feeShardIndex: a.fee_shard_index as number,
+        maxAmountUsdc: BigInt(a.max_amount_usdc as string),
       });
     case "open_dispute":
       return openDisputeInstruction({

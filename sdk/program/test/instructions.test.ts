@@ -119,6 +119,7 @@ describe("instruction builders", () => {
             executionId,
             apiKeyId: new Uint8Array(16),
             requestHash: new Uint8Array(31),
+            maxAmountUsdc: 1n,
           }),
         /requestHash must be 32 bytes/,
       );

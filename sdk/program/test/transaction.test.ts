@@ -55,6 +55,7 @@ const openEscrow = () =>
     executionId,
     apiKeyId: fromHex(inputs.api_key_id),
     requestHash,
+    maxAmountUsdc: 250_000n,
   });
 
 const cases: { name: string; instructions: TransactionInstruction[]; signers?: Keypair[] }[] = [
@@ -97,6 +98,7 @@ const cases: { name: string; instructions: TransactionInstruction[]; signers?: K
         payerTokenAccount: key("payer_token_account"),
         payoutAccount: key("payout_account"),
         feeShardIndex: 0,
+        maxAmountUsdc: 10_000_000n,
       }),
     ],
   },

@@ -38,6 +38,7 @@ export type TypeChecks = [
         relayer: PublicKey;
         arbiter: PublicKey;
         minCollateralUsdc: bigint;
+        minPricePerCallUsdc: bigint;
         escrowGraceSecs: number;
         disputeWindowSecs: number;
         collateralCooldownSecs: number;

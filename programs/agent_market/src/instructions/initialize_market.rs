@@ -46,6 +46,7 @@ pub fn handle_initialize_market(ctx: Context<InitializeMarket>, params: MarketPa
         treasury: ctx.accounts.treasury.key(),
         usdc_mint: ctx.accounts.usdc_mint.key(),
         min_collateral_usdc: params.min_collateral_usdc,
+        min_price_per_call_usdc: params.min_price_per_call_usdc,
         escrow_grace_secs: params.escrow_grace_secs,
         dispute_window_secs: params.dispute_window_secs,
         collateral_cooldown_secs: params.collateral_cooldown_secs,

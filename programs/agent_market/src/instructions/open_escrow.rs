@@ -83,6 +83,7 @@ pub fn handle_open_escrow(
     execution_id: [u8; 16],
     api_key_id: [u8; 16],
     request_hash: [u8; 32],
+    max_amount_usdc: u64,
 ) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let payer = ctx.accounts.payer_token_account.owner;
@@ -95,6 +96,9 @@ pub fn handle_open_escrow(
         None
     };
     let (amount_usdc, used_included_call) = price_call(&ctx.accounts.agent.pricing, subscription.as_mut(), now)?;
+    // The payer agreed to a quote: a price raised since, or an included call another execution
+    // took first, must not charge more than it.
+    require_gte!(max_amount_usdc, amount_usdc, AgentMarketError::PriceAboveMaximum);
     if let (Some(subscription), true) = (&subscription, used_included_call) {
         subscription.try_serialize(&mut &mut subscription_info.try_borrow_mut_data()?[..])?;
     }

@@ -46,20 +46,27 @@ pub struct RegisterAgent<'info> {
         constraint = creator_token_account.owner == creator.key() @ AgentMarketError::TokenAccountOwnerMismatch,
     )]
     pub creator_token_account: Box<Account<'info, TokenAccount>>,
-    #[account(constraint = payout_account.mint == usdc_mint.key() @ AgentMarketError::TokenAccountMintMismatch)]
+    /// Never a token account of the agent (its vaults) or of the market (its fee shards): the
+    /// creator's share paid there could not leave again.
+    #[account(
+        constraint = payout_account.mint == usdc_mint.key() @ AgentMarketError::TokenAccountMintMismatch,
+        constraint = payout_account.owner != agent.key() @ AgentMarketError::PayoutAccountOwnedByProgram,
+        constraint = payout_account.owner != market.key() @ AgentMarketError::PayoutAccountOwnedByProgram,
+    )]
     pub payout_account: Box<Account<'info, TokenAccount>>,
     pub usdc_mint: Box<Account<'info, Mint>>,
     pub token_program: Program<'info, Token>,
     pub system_program: Program<'info, System>,
 }
 
-pub fn validate_terms(terms: &AgentTerms) -> Result<()> {
+pub fn validate_terms(terms: &AgentTerms, market: &Market) -> Result<()> {
     require!(
         !terms.endpoint.is_empty() && terms.endpoint.len() <= usize::from(MAX_ENDPOINT_LEN),
         AgentMarketError::InvalidEndpoint
     );
     require!(terms.signing_key != [0; 32], AgentMarketError::InvalidSigningKey);
     require!(terms.pricing.is_valid(), AgentMarketError::InvalidPricing);
+    terms.pricing.require_min_price(market.min_price_per_call_usdc)?;
     require!(
         terms.max_execution_secs > 0 && terms.max_execution_secs <= MAX_EXECUTION_SECS,
         AgentMarketError::InvalidMaxExecutionTime
@@ -73,7 +80,7 @@ pub fn handle_register_agent(
     terms: AgentTerms,
     collateral_usdc: u64,
 ) -> Result<()> {
-    validate_terms(&terms)?;
+    validate_terms(&terms, &ctx.accounts.market)?;
     require_gte!(
         collateral_usdc,
         ctx.accounts.market.min_collateral_usdc,

@@ -11,7 +11,8 @@ use crate::{
 };
 
 /// Buys one period of the agent's subscription for the payer, paid through the delegate
-/// approval and split 99/1 at once. Extends an active subscription by a period.
+/// approval and split 99/1 at once. Extends an active subscription by a period. Refused when the
+/// period price is above `max_amount_usdc`, the price the payer was shown.
 #[event_cpi]
 #[derive(Accounts)]
 #[instruction(fee_shard_index: u8)]
@@ -60,7 +61,7 @@ pub struct Subscribe<'info> {
     pub system_program: Program<'info, System>,
 }
 
-pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8) -> Result<()> {
+pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amount_usdc: u64) -> Result<()> {
     let (amount_usdc, period_secs, included_calls) = match ctx.accounts.agent.pricing {
         Pricing::PayPerUse { .. } => return err!(AgentMarketError::PricingHasNoSubscription),
         Pricing::Subscription {
@@ -74,6 +75,7 @@ pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8) -> Result
             ..
         } => (period_price_usdc, period_secs, included_calls),
     };
+    require_gte!(max_amount_usdc, amount_usdc, AgentMarketError::PriceAboveMaximum);
     require_funds(
         &ctx.accounts.payer_token_account,
         ctx.accounts.delegate.key,

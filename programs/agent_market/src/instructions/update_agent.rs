@@ -23,13 +23,19 @@ pub struct UpdateAgent<'info> {
         constraint = agent.status == AgentStatus::Active @ AgentMarketError::AgentRetired,
     )]
     pub agent: Account<'info, Agent>,
-    #[account(constraint = payout_account.mint == market.usdc_mint @ AgentMarketError::TokenAccountMintMismatch)]
+    /// Never a token account of the agent (its vaults) or of the market (its fee shards): the
+    /// creator's share paid there could not leave again.
+    #[account(
+        constraint = payout_account.mint == market.usdc_mint @ AgentMarketError::TokenAccountMintMismatch,
+        constraint = payout_account.owner != agent.key() @ AgentMarketError::PayoutAccountOwnedByProgram,
+        constraint = payout_account.owner != market.key() @ AgentMarketError::PayoutAccountOwnedByProgram,
+    )]
     pub payout_account: Account<'info, TokenAccount>,
 }
 
 /// New terms apply to escrows opened afterwards; open escrows keep the amount they hold.
 pub fn handle_update_agent(ctx: Context<UpdateAgent>, terms: AgentTerms) -> Result<()> {
-    validate_terms(&terms)?;
+    validate_terms(&terms, &ctx.accounts.market)?;
     let agent = &mut ctx.accounts.agent;
     agent.signing_key = terms.signing_key;
     agent.payout_account = ctx.accounts.payout_account.key();

@@ -27,6 +27,7 @@ pub fn handle_update_market(ctx: Context<UpdateMarket>, params: MarketParams, ne
     market.arbiter = params.arbiter;
     market.treasury = ctx.accounts.treasury.key();
     market.min_collateral_usdc = params.min_collateral_usdc;
+    market.min_price_per_call_usdc = params.min_price_per_call_usdc;
     market.escrow_grace_secs = params.escrow_grace_secs;
     market.dispute_window_secs = params.dispute_window_secs;
     market.collateral_cooldown_secs = params.collateral_cooldown_secs;

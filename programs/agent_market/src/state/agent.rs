@@ -1,6 +1,6 @@
 use anchor_lang::prelude::*;
 
-use crate::constants::MAX_ENDPOINT_LEN;
+use crate::{constants::MAX_ENDPOINT_LEN, error::AgentMarketError};
 
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq, InitSpace)]
 pub enum Pricing {
@@ -32,6 +32,45 @@ impl Pricing {
                 overage_price_usdc,
             } => period_price_usdc > 0 && period_secs > 0 && included_calls > 0 && overage_price_usdc > 0,
         }
+    }
+
+    /// Every call must pay at least `min_price_per_call_usdc`: a pay-per-use or overage call
+    /// directly, a call included in a hybrid plan through its share of the period price. An
+    /// unlimited subscription has no call count to divide by, so it counts as one call: its period
+    /// price must cover at least one execution.
+    pub fn require_min_price(&self, min_price_per_call_usdc: u64) -> Result<()> {
+        match *self {
+            Pricing::PayPerUse { price_usdc } => {
+                require_gte!(price_usdc, min_price_per_call_usdc, AgentMarketError::PriceBelowMinimum);
+            }
+            Pricing::Subscription { period_price_usdc, .. } => {
+                require_gte!(
+                    period_price_usdc,
+                    min_price_per_call_usdc,
+                    AgentMarketError::PeriodPriceBelowMinimum
+                );
+            }
+            Pricing::Hybrid {
+                period_price_usdc,
+                included_calls,
+                overage_price_usdc,
+                ..
+            } => {
+                // period price / included calls >= minimum, without the division's rounding; a u64
+                // times a u32 always fits in a u128.
+                require_gte!(
+                    u128::from(period_price_usdc),
+                    u128::from(min_price_per_call_usdc) * u128::from(included_calls),
+                    AgentMarketError::PeriodPriceBelowMinimum
+                );
+                require_gte!(
+                    overage_price_usdc,
+                    min_price_per_call_usdc,
+                    AgentMarketError::OveragePriceBelowMinimum
+                );
+            }
+        }
+        Ok(())
     }
 }
 

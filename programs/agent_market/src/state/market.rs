@@ -15,6 +15,9 @@ pub struct Market {
     pub treasury: Pubkey,
     pub usdc_mint: Pubkey,
     pub min_collateral_usdc: u64,
+    /// Floor of every price per call an agent may set, sized to cover the relayer's network cost
+    /// of an execution (README, "Minimum price per call").
+    pub min_price_per_call_usdc: u64,
     /// Time after an agent's max execution time before the payer may reclaim an escrow.
     pub escrow_grace_secs: u32,
     /// Time after settlement during which the payer may open a dispute.
@@ -34,6 +37,7 @@ pub struct MarketParams {
     pub relayer: Pubkey,
     pub arbiter: Pubkey,
     pub min_collateral_usdc: u64,
+    pub min_price_per_call_usdc: u64,
     pub escrow_grace_secs: u32,
     pub dispute_window_secs: u32,
     pub collateral_cooldown_secs: u32,

@@ -1,6 +1,8 @@
 //! A market on a fresh native chain, with a creator, a registered agent and a funded payer.
 #![allow(dead_code)]
 
+pub mod scene;
+
 use agent_market::{error::AgentMarketError, AgentTerms, MarketParams, Pricing, RefundReason};
 use anchor_lang::{error::ErrorCode, prelude::Pubkey};
 use litesvm::types::{TransactionMetadata, TransactionResult};
@@ -20,12 +22,17 @@ pub const DISPUTE_WINDOW_SECS: u32 = 3 * 24 * 3600;
 pub const COLLATERAL_COOLDOWN_SECS: u32 = 7 * 24 * 3600;
 pub const MAX_EXECUTION_SECS: u32 = 30;
 pub const PRICE_USDC: u64 = 250_000;
+/// The development market's floor (README, "Minimum price per call").
+pub const MIN_PRICE_PER_CALL_USDC: u64 = 10_000;
+/// The `max_amount_usdc` of calls whose test is not about the maximum.
+pub const NO_MAXIMUM: u64 = u64::MAX;
 
 pub fn market_params() -> MarketParams {
     MarketParams {
         relayer: Pubkey::default(),
         arbiter: Pubkey::default(),
         min_collateral_usdc: MIN_COLLATERAL_USDC,
+        min_price_per_call_usdc: MIN_PRICE_PER_CALL_USDC,
         escrow_grace_secs: ESCROW_GRACE_SECS,
         dispute_window_secs: DISPUTE_WINDOW_SECS,
         collateral_cooldown_secs: COLLATERAL_COOLDOWN_SECS,
@@ -72,9 +79,12 @@ pub fn terms(signing: &Keypair, pricing: Pricing) -> AgentTerms {
 
 impl TestMarket {
     pub fn new() -> Self {
+        Self::with_params(market_params())
+    }
+
+    pub fn with_params(params: MarketParams) -> Self {
         let mut chain = Chain::new();
-        let market =
-            MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), market_params()).expect("bootstrap market");
+        let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params).expect("bootstrap market");
         TestMarket { chain, market }
     }
 
@@ -120,8 +130,20 @@ impl TestMarket {
         collateral_usdc: u64,
     ) -> (TransactionResult, AgentFixture) {
         let agent_id = random_id();
-        let signing = Keypair::new();
         let payout_account = creator.token_account;
+        self.try_register_paying_to(creator, agent_id, payout_account, pricing, collateral_usdc)
+    }
+
+    /// Registers agent `agent_id` with the creator's share going to `payout_account`.
+    pub fn try_register_paying_to(
+        &mut self,
+        creator: Creator,
+        agent_id: [u8; 16],
+        payout_account: Pubkey,
+        pricing: Pricing,
+        collateral_usdc: u64,
+    ) -> (TransactionResult, AgentFixture) {
+        let signing = Keypair::new();
         let instruction = self.market.keys.register_agent(
             creator.wallet.pubkey(),
             agent_id,
@@ -164,6 +186,16 @@ impl TestMarket {
     }
 
     pub fn open_escrow_ix(&self, agent: &AgentFixture, payer: &Payer, execution_id: [u8; 16]) -> Instruction {
+        self.open_escrow_ix_at_most(agent, payer, execution_id, NO_MAXIMUM)
+    }
+
+    pub fn open_escrow_ix_at_most(
+        &self,
+        agent: &AgentFixture,
+        payer: &Payer,
+        execution_id: [u8; 16],
+        max_amount_usdc: u64,
+    ) -> Instruction {
         self.market.keys.open_escrow(
             agent.address,
             payer.wallet.pubkey(),
@@ -171,6 +203,7 @@ impl TestMarket {
             execution_id,
             [9; 16],
             request_hash(&execution_id),
+            max_amount_usdc,
         )
     }
 

@@ -161,6 +161,12 @@ export const register: Command = {
     if (!market || !market.usdcMint.equals(mint)) {
       throw new CliError(`--rpc does not serve the market the API serves on ${network}`, `point --rpc at the ${network} cluster the API uses`);
     }
+    if (price < market.minPricePerCallUsdc) {
+      throw new UsageError(
+        `--price ${formatUsdc(price)} is below the market's minimum price per call, ${formatUsdc(market.minPricePerCallUsdc)} USDC`,
+        usage,
+      );
+    }
     step("The RPC serves the same market");
 
     const session = await WalletSession.signIn(api, walletSigner(creator));

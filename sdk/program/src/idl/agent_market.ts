@@ -464,6 +464,10 @@ export const IDL_JSON = {
               32
             ]
           }
+        },
+        {
+          "name": "max_amount_usdc",
+          "type": "u64"
         }
       ]
     },
@@ -831,7 +835,11 @@ export const IDL_JSON = {
           "writable": true
         },
         {
-          "name": "payout_account"
+          "name": "payout_account",
+          "docs": [
+            "Never a token account of the agent (its vaults) or of the market (its fee shards): the",
+            "creator's share paid there could not leave again."
+          ]
         },
         {
           "name": "usdc_mint",
@@ -1334,6 +1342,10 @@ export const IDL_JSON = {
         {
           "name": "fee_shard_index",
           "type": "u8"
+        },
+        {
+          "name": "max_amount_usdc",
+          "type": "u64"
         }
       ]
     },
@@ -1526,7 +1538,11 @@ export const IDL_JSON = {
           }
         },
         {
-          "name": "payout_account"
+          "name": "payout_account",
+          "docs": [
+            "Never a token account of the agent (its vaults) or of the market (its fee shards): the",
+            "creator's share paid there could not leave again."
+          ]
         },
         {
           "name": "event_authority",
@@ -2028,6 +2044,31 @@ export const IDL_JSON = {
       "code": 6046,
       "name": "MathOverflow",
       "msg": "Arithmetic overflow"
+    },
+    {
+      "code": 6047,
+      "name": "PriceAboveMaximum",
+      "msg": "The call or period costs more than the maximum the payer accepted"
+    },
+    {
+      "code": 6048,
+      "name": "PriceBelowMinimum",
+      "msg": "Pay-per-use price is below the market's minimum price per call"
+    },
+    {
+      "code": 6049,
+      "name": "OveragePriceBelowMinimum",
+      "msg": "Hybrid overage price is below the market's minimum price per call"
+    },
+    {
+      "code": 6050,
+      "name": "PeriodPriceBelowMinimum",
+      "msg": "Subscription period price per included call is below the market's minimum price per call"
+    },
+    {
+      "code": 6051,
+      "name": "PayoutAccountOwnedByProgram",
+      "msg": "Payout account is one the program owns (an agent vault or a fee shard)"
     }
   ],
   "types": [
@@ -2882,6 +2923,14 @@ export const IDL_JSON = {
             "type": "u64"
           },
           {
+            "name": "min_price_per_call_usdc",
+            "docs": [
+              "Floor of every price per call an agent may set, sized to cover the relayer's network cost",
+              "of an execution (README, \"Minimum price per call\")."
+            ],
+            "type": "u64"
+          },
+          {
             "name": "escrow_grace_secs",
             "docs": [
               "Time after an agent's max execution time before the payer may reclaim an escrow."
@@ -2979,6 +3028,10 @@ export const IDL_JSON = {
           },
           {
             "name": "min_collateral_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "min_price_per_call_usdc",
             "type": "u64"
           },
           {

@@ -1,0 +1,85 @@
+//! A market with one agent and a payer holding an open escrow, for tests that attack it.
+
+use anchor_lang::prelude::Pubkey;
+use litesvm::types::TransactionResult;
+use localnet::{
+    chain::USDC,
+    market::{pda, EscrowRef},
+};
+use solana_instruction::Instruction;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+use super::*;
+
+/// A market with one agent and a payer holding an open escrow.
+pub struct Scene {
+    pub t: TestMarket,
+    pub agent: AgentFixture,
+    pub payer: Payer,
+    pub escrow: EscrowRef,
+    pub watched: Vec<Pubkey>,
+}
+
+impl Scene {
+    pub fn new() -> Self {
+        let mut t = TestMarket::new();
+        let agent = t.agent();
+        let payer = t.payer(10 * USDC, 10 * USDC);
+        let (result, escrow) = t.open(&agent, &payer);
+        ok(result);
+        let watched = vec![
+            payer.token_account,
+            pda::escrow_vault(&agent.address),
+            agent.payout_account,
+            pda::collateral_vault(&agent.address),
+            pda::fee_shard(0),
+        ];
+        Scene {
+            t,
+            agent,
+            payer,
+            escrow,
+            watched,
+        }
+    }
+
+    pub fn balances(&self) -> Vec<u64> {
+        self.t.balances(&self.watched)
+    }
+
+    /// Runs `attempt` and asserts it left every watched balance as it was.
+    pub fn unchanged(&mut self, attempt: impl FnOnce(&mut Self) -> TransactionResult) -> TransactionResult {
+        let before = self.balances();
+        let result = attempt(self);
+        assert_eq!(self.balances(), before, "balances moved");
+        result
+    }
+
+    pub fn settle_ixs_signed_by(&self, signer: &Keypair) -> Vec<Instruction> {
+        self.t.settle_ixs(&self.escrow, signer, self.agent.payout_account, 0)
+    }
+
+    pub fn settle(&mut self) {
+        let instructions = self.settle_ixs_signed_by(&self.agent.signing);
+        ok(self.t.send_as_relayer(&instructions));
+    }
+
+    /// Settles the escrow, then the payer disputes it.
+    pub fn settle_and_dispute(&mut self) {
+        self.settle();
+        let payer = self.payer.wallet.insecure_clone();
+        let instruction =
+            self.t
+                .market
+                .keys
+                .open_dispute(payer.pubkey(), self.agent.address, self.escrow.execution_id, [1; 32]);
+        ok(self.t.chain.send(&[instruction], &payer, &[]));
+    }
+}
+
+pub fn replace_account(instruction: &mut Instruction, from: Pubkey, to: Pubkey) {
+    for meta in instruction.accounts.iter_mut().filter(|meta| meta.pubkey == from) {
+        meta.pubkey = to;
+    }
+}

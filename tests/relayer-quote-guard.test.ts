@@ -1,0 +1,172 @@
+// The quote is the most a call or a subscription period charges: the relayer passes it to
+// open_escrow and subscribe as `max_amount_usdc`, and the program refuses (PriceAboveMaximum) when
+// the creator raised the price with update_agent between the quote and the transaction. Nothing
+// is charged; balances are checked on chain to the unit.
+import { strict as assert } from "node:assert";
+
+import {
+  escrowPda,
+  fetchAgent,
+  parseExecutionId,
+  subscriptionPda,
+  updateAgentInstruction,
+  type Pricing,
+} from "@agent-market/program";
+import type { PublicKey } from "@solana/web3.js";
+
+import { TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
+import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { api, errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
+
+const PRICE = 250_000n;
+
+interface ErrorAnswer extends Record<string, unknown> {
+  error: { code: string; message: string; execution_id?: string };
+}
+
+describe("relayer: a price raised after the quote is refused", function () {
+  this.timeout(120_000);
+  let market: TestMarket;
+  let relayer: RunningRelayer;
+  const agents: ListedAgent[] = [];
+
+  before(async () => {
+    market = await TestMarket.start();
+    relayer = await startRelayer(market.localnet);
+  });
+  after(async () => {
+    await Promise.all(agents.map((a) => a.server.close()));
+    await relayer?.close();
+    await market?.stop();
+  });
+
+  async function listed(pricing: Pricing): Promise<ListedAgent> {
+    const agent = await listAgent(market, relayer, { pricing });
+    agents.push(agent);
+    return agent;
+  }
+
+  /** The creator's update_agent with `pricing`, every other term as registered. */
+  async function reprice(agent: ListedAgent, pricing: Pricing): Promise<void> {
+    const onChain = await fetchAgent(market.connection, agent.address);
+    assert.ok(onChain, "the agent is on chain");
+    await market.send(
+      [
+        updateAgentInstruction({
+          creator: agent.creator.wallet.publicKey,
+          agent: agent.address,
+          payoutAccount: onChain.payoutAccount,
+          terms: {
+            signingKey: onChain.signingKey,
+            endpoint: onChain.endpoint,
+            listingHash: onChain.listingHash,
+            pricing,
+            maxExecutionSecs: onChain.maxExecutionSecs,
+          },
+        }),
+      ],
+      [agent.creator.wallet],
+    );
+  }
+
+  /**
+   * Makes the relayer's next `method` call that reads `agent` run `change` after the read
+   * returned: the relayer goes on with what it read before the change, as if the creator's
+   * transaction had landed between its quote and its own transaction.
+   */
+  function changeAfterNextRead<T extends object, K extends keyof T>(
+    client: T,
+    method: K,
+    agent: PublicKey,
+    change: () => Promise<void>,
+  ): void {
+    const original = client[method] as unknown as (addresses: PublicKey[], ...rest: unknown[]) => Promise<unknown>;
+    const patched = async (addresses: PublicKey[], ...rest: unknown[]) => {
+      const read = await original.call(client, addresses, ...rest);
+      if (addresses.some((address) => address.equals(agent))) {
+        client[method] = original as unknown as T[K];
+        await change();
+      }
+      return read;
+    };
+    client[method] = patched as unknown as T[K];
+  }
+
+  async function balances(payer: Payer, agent: ListedAgent): Promise<bigint[]> {
+    return [await market.usdc(payer.tokenAccount), await market.usdc(agent.creator.tokenAccount), await feeShardsTotal(market)];
+  }
+
+  it("a sync execution quoted before update_agent raised the price: price_changed (PriceAboveMaximum), no escrow, nothing charged", async () => {
+    const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const before = await balances(payer, agent);
+    changeAfterNextRead(relayer.services.chain.rpc("devnet"), "getMultipleAccounts", agent.address, () =>
+      reprice(agent, { kind: "PayPerUse", priceUsdc: 2n * PRICE }),
+    );
+
+    const refused = await execute(relayer, payer, agent.address);
+    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "price_changed");
+    const { error } = refused.body as unknown as ErrorAnswer;
+    assert.match(error.message, /PriceAboveMaximum/);
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    const executionId = parseExecutionId(error.execution_id!);
+    assert.ok(executionId);
+    assert.equal(await market.connection.getAccountInfo(escrowPda(executionId), "confirmed"), null, "no escrow opened");
+
+    // The next call is quoted at the new price and goes through.
+    const next = await execute(relayer, payer, agent.address);
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.equal(await market.usdc(payer.tokenAccount), before[0]! - 2n * PRICE);
+  });
+
+  it("an async execution keeps its quote to the job that opens the escrow: failed with price_changed, nothing charged", async () => {
+    const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const before = await balances(payer, agent);
+    changeAfterNextRead(relayer.services.chain.rpc("devnet"), "getMultipleAccounts", agent.address, () =>
+      reprice(agent, { kind: "PayPerUse", priceUsdc: PRICE + 1n }),
+    );
+
+    const accepted = await execute(relayer, payer, agent.address, undefined, { prefer: "respond-async" });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    const id = (accepted.body as { id: string }).id;
+    const deadline = Date.now() + 20_000;
+    let execution: { status: string; failure: { code: string } | null } | undefined;
+    while (Date.now() < deadline) {
+      const got = await api<{ status: string; failure: { code: string } | null }>(relayer, "GET", `/v1/executions/${id}`, {
+        token: payer.apiKey,
+      });
+      if (got.body.status !== "pending" && got.body.status !== "running") {
+        execution = got.body;
+        break;
+      }
+      await sleep(100);
+    }
+    assert.ok(execution, "the execution finished");
+    assert.equal(execution.status, "failed", JSON.stringify(execution));
+    assert.equal(execution.failure?.code, "price_changed");
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await market.connection.getAccountInfo(escrowPda(parseExecutionId(id)!), "confirmed"), null);
+  });
+
+  it("a subscription whose period price rose after it was read: price_changed (PriceAboveMaximum), nothing charged", async () => {
+    const agent = await listed({ kind: "Subscription", periodPriceUsdc: 1_000_000n, periodSecs: 3600 });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const before = await balances(payer, agent);
+    changeAfterNextRead(relayer.services.chain.connection("devnet"), "getMultipleAccountsInfo", agent.address, () =>
+      reprice(agent, { kind: "Subscription", periodPriceUsdc: 5_000_000n, periodSecs: 3600 }),
+    );
+
+    const refused = await api<ErrorAnswer>(relayer, "POST", `/v1/agents/${agent.address.toBase58()}/subscription`, {
+      token: payer.apiKey,
+    });
+    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "price_changed");
+    assert.match(refused.body.error.message, /PriceAboveMaximum/);
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    const subscription = subscriptionPda(agent.address, payer.wallet.publicKey);
+    assert.equal(await market.connection.getAccountInfo(subscription, "confirmed"), null, "no subscription");
+  });
+});
