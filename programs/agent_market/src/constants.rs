@@ -33,7 +33,7 @@ pub const BPS_DENOMINATOR: u64 = 10_000;
 #[constant]
 pub const FEE_SHARD_COUNT: u8 = 8;
 
-/// Domain tag of the result digest the creator signs (DESIGN.md §3).
+/// Domain tag of the result digest the creator signs (docs/execute-protocol.md).
 #[constant]
 pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v1";
 

@@ -6,7 +6,7 @@ use anchor_lang::solana_program::{ed25519_program, hash::hashv};
 
 use crate::{constants::RESULT_DIGEST_DOMAIN, error::AgentMarketError};
 
-/// `SHA-256(domain ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)` (DESIGN.md §3).
+/// `SHA-256(domain ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)` (docs/execute-protocol.md).
 pub fn result_digest(
     execution_id: &[u8; 16],
     agent: &Pubkey,

@@ -142,12 +142,9 @@ export class SubscriptionService {
     const id = `${PURCHASE_PREFIX}${utils.bytes.bs58.encode(randomBytes(16))}`;
     // The intent, written before the send: from here on the purchase is the finish job's if
     // this request cannot end it.
-    const inserted = await this.db.query<PurchaseRow>(
-      `INSERT INTO subscription_purchases (id, api_key_id, wallet, network, agent, state, price_usdc, tx, idempotency_key, fingerprint)
-       VALUES ($1, $2, $3, $4, $5, 'sending', $6, $7, $8, $9)
-       ON CONFLICT (api_key_id, idempotency_key) DO NOTHING RETURNING *`,
-      [id, key.id, key.wallet, network, agent, price.toString(), signed, idempotency_key ?? null, fingerprint],
-    );
+    const inserted = await this.insertWithinCap(key, [
+      id, key.id, key.wallet, network, agent, price.toString(), signed, idempotency_key ?? null, fingerprint,
+    ]);
     if (!inserted.rows[0]) {
       const replay = await this.replay(key.id, idempotency_key!, fingerprint);
       if (!replay) throw new ApiError("idempotency_request_in_progress", undefined, "Idempotency-Key");
@@ -243,13 +240,58 @@ export class SubscriptionService {
     return rows[0] ?? row;
   }
 
+  /**
+   * Records the purchase and reserves its price against the key's spending cap, in one
+   * transaction: a period bought with a key counts toward its cap like the calls it pays for.
+   * No row when the Idempotency-Key is already taken; spending_cap_reached when the cap refuses.
+   */
+  private async insertWithinCap(key: AuthenticatedKey, values: unknown[]): Promise<{ rows: PurchaseRow[] }> {
+    const client = await this.db.connect();
+    try {
+      await client.query("BEGIN");
+      const inserted = await client.query<PurchaseRow>(
+        `INSERT INTO subscription_purchases (id, api_key_id, wallet, network, agent, state, price_usdc, tx, idempotency_key, fingerprint)
+         VALUES ($1, $2, $3, $4, $5, 'sending', $6, $7, $8, $9)
+         ON CONFLICT (api_key_id, idempotency_key) DO NOTHING RETURNING *`,
+        values,
+      );
+      if (inserted.rows[0]) {
+        const reserved = await client.query(
+          `UPDATE api_keys SET spent_usdc = spent_usdc + $2::numeric
+            WHERE id = $1 AND (spending_cap_usdc IS NULL OR spent_usdc + $2::numeric <= spending_cap_usdc)`,
+          [key.id, inserted.rows[0].price_usdc],
+        );
+        if (reserved.rowCount === 0) {
+          await client.query("ROLLBACK");
+          throw new ApiError("spending_cap_reached", undefined, undefined, {
+            spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
+            required_usdc: formatUsdc(BigInt(inserted.rows[0].price_usdc)),
+          });
+        }
+      }
+      await client.query("COMMIT");
+      return inserted;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   /** Nothing charged. A failure on our side that a retry can cure frees the Idempotency-Key. */
   private async fail(row: PurchaseRow, code: ErrorCode, message: string): Promise<PurchaseRow> {
+    // The purchase's reservation on the key is released with the same statement.
     const { rows } = await this.db.query<PurchaseRow>(
-      `UPDATE subscription_purchases SET state = 'failed', failure_code = $2, failure_message = $3,
-         idempotency_key = CASE WHEN $2 = 'relayer_underfunded' THEN NULL ELSE idempotency_key END,
-         updated_at = clock_timestamp()
-       WHERE id = $1 AND state = 'sending' RETURNING *`,
+      `WITH failed AS (
+         UPDATE subscription_purchases SET state = 'failed', failure_code = $2, failure_message = $3,
+           idempotency_key = CASE WHEN $2 = 'relayer_underfunded' THEN NULL ELSE idempotency_key END,
+           updated_at = clock_timestamp()
+         WHERE id = $1 AND state = 'sending' RETURNING *
+       ), released AS (
+         UPDATE api_keys k SET spent_usdc = k.spent_usdc - f.price_usdc FROM failed f WHERE k.id = f.api_key_id
+       )
+       SELECT * FROM failed`,
       [row.id, code, message],
     );
     return rows[0] ?? row;

@@ -3400,7 +3400,7 @@ export const IDL_JSON = {
     {
       "name": "RESULT_DIGEST_DOMAIN",
       "docs": [
-        "Domain tag of the result digest the creator signs (DESIGN.md §3)."
+        "Domain tag of the result digest the creator signs (docs/execute-protocol.md)."
       ],
       "type": "bytes",
       "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 47, 118, 49]"
