@@ -3,7 +3,6 @@
 // SIGINT/SIGTERM, when it stops taking requests and finishes those in flight.
 import { buildApp } from "./app.js";
 import { ConfigError, parseConfig, type RelayerConfig } from "./config.js";
-import { startEmbeddedPostgres } from "./db/embedded.js";
 import { loggerOptions } from "./logger.js";
 import { createServices } from "./services.js";
 
@@ -18,8 +17,6 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const embedded = config.embedded_database_dir ? await startEmbeddedPostgres(config.embedded_database_dir) : undefined;
-  if (embedded) config = { ...config, database_url: embedded.url };
   const services = await createServices(config);
   const app = await buildApp(services, loggerOptions(config.log_level));
   await services.startWorkers();
@@ -31,7 +28,6 @@ async function main(): Promise<void> {
     stopping = true;
     await app.close();
     await services.close();
-    await embedded?.stop();
     process.exit(0);
   };
   process.on("SIGINT", () => void stop());
