@@ -4,7 +4,7 @@
 // cluster in the data folder, so the relayer gets a DATABASE_URL, a pool of connections and
 // prepared statements exactly as against any server.
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 
 import pg from "pg";
@@ -139,7 +139,13 @@ export function preparePostgres(options: {
   const dir = join(data_dir, "postgres");
   // Only the C locale is sure to exist on every machine; messages stay in English.
   const env = { ...process.env, LC_ALL: "C", LANG: "C" };
-  if (user) checkReachable(postgres, user, "-x");
+  if (user) {
+    checkReachable(postgres, user, "-x");
+    // The postgres user passes through the data folder to its cluster; the folder's files stay
+    // closed to it (keys are written 0600).
+    mkdirSync(data_dir, { recursive: true });
+    chmodSync(data_dir, statSync(data_dir).mode | 0o001);
+  }
   if (!existsSync(join(dir, "PG_VERSION"))) {
     // Nothing but an interrupted initdb leaves a cluster folder without PG_VERSION.
     rmSync(dir, { recursive: true, force: true });
