@@ -1,13 +1,14 @@
 // The embedded PostgreSQL's binaries work without their package's install script, which npm 11
-// runs only once approved: npm start creates the library links the script would have.
+// runs only once approved: npm start creates the library links the script would have. As root,
+// the server runs as the postgres user, who must be able to reach the data folder.
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { hydrateLibraryLinks } from "@agent-market/local";
+import { hydrateLibraryLinks, preparePostgres } from "@agent-market/local";
 
 describe("the embedded PostgreSQL's binaries", function () {
   this.timeout(60_000);
@@ -43,5 +44,24 @@ describe("the embedded PostgreSQL's binaries", function () {
     const version = spawnSync(postgres, ["--version"], { encoding: "utf8" });
     assert.equal(version.status, 0, version.stderr);
     assert.match(version.stdout, /^postgres \(PostgreSQL\) 17\./);
+  });
+
+  it("as root, belongs to the postgres user, and says what to do when that user cannot reach the data folder", function () {
+    if (process.getuid?.() !== 0) this.skip();
+    chmodSync(dir, 0o755); // mkdtemp makes it 0700
+    const closed = join(dir, "closed");
+    mkdirSync(closed, { mode: 0o700 });
+    chmodSync(closed, 0o700);
+    const log: string[] = [];
+    assert.throws(
+      () => preparePostgres({ data_dir: join(closed, "data"), port: 1, password: "x", log: (line) => log.push(line) }),
+      /^Error: npm start runs as root, so PostgreSQL runs as the postgres user, which cannot write to .*closed\/data\/postgres \(a parent folder closed to other users, such as \/root\)\. Run npm start as a normal user/,
+    );
+    const open = join(dir, "open");
+    const server = preparePostgres({ data_dir: open, port: 1, password: "x", log: (line) => log.push(line) });
+    const uid = Number(spawnSync("id", ["-u", "postgres"], { encoding: "utf8" }).stdout.trim());
+    assert.equal(server.uid, uid);
+    assert.equal(statSync(server.dir).uid, uid, "the cluster belongs to postgres");
+    assert.equal(statSync(join(server.dir, "PG_VERSION")).uid, uid);
   });
 });
