@@ -175,7 +175,9 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       on_exit: {
         stop:
           "a restart is not safe: a crash can lose the chain's last slot, whose transactions the relayer may have " +
-          "recorded (the next npm start restarts from the saved ledger; `npm run reconcile` then compares the database with the chain)",
+          "recorded (the next npm start restarts from the saved ledger; then `(set -a; . " +
+          join(data_dir, "relayer.env") +
+          "; npm run reconcile)` compares the database with the chain)",
       },
       stop_timeout_ms: STOP_BOUNDS_MS.localnet,
     });
@@ -200,6 +202,13 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       ...options.relayer_env,
     };
+    // For the relayer's other commands, from a shell: (set -a; . .agent-market/relayer.env; npm run reconcile)
+    const quoted = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
+    writeFileSync(
+      join(data_dir, "relayer.env"),
+      Object.entries(relayer_env).map(([name, value]) => `${name}=${quoted(value)}\n`).join(""),
+      { mode: 0o600 },
+    );
     const relayer = await supervisor.start({
       name: "relayer",
       command: process.execPath,
