@@ -5,6 +5,7 @@
 import { strict as assert } from "node:assert";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -147,6 +148,29 @@ describe("npm start: the local marketplace", function () {
       assert.match(output, new RegExp(`\n  rm -rf ${old}\n  npm start$`, "m"));
     } finally {
       rmSync(old, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a port in use, naming the variable that moves it", async () => {
+    const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+    const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
+    const taken = createServer().listen(Number(env.RELAYER_PORT), "127.0.0.1");
+    try {
+      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      assert.equal(await exitOf(child), 1);
+      assert.match(
+        output,
+        new RegExp(`npm start failed: port ${env.RELAYER_PORT} is in use \\(another npm start, or another program\\): stop it, or choose another port with RELAYER_PORT=…`),
+      );
+    } finally {
+      taken.close();
+      rmSync(own, { recursive: true, force: true });
     }
   });
 });

@@ -85,15 +85,28 @@ function devKeypair(name: string): Keypair {
   return Keypair.fromSecretKey(Uint8Array.from(config.keypairs[name]!));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/** Listens on `port` (0: any) for a moment; the port it got, or undefined when it is taken. */
+function tryPort(port: number): Promise<number | undefined> {
+  return new Promise((resolvePort) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
+    server.once("error", () => resolvePort(undefined));
+    server.listen(port, "127.0.0.1", () => {
+      const { port: got } = server.address() as { port: number };
+      server.close(() => resolvePort(got));
     });
   });
+}
+
+/**
+ * Fails when a port is taken: a readiness probe would otherwise take whatever answers there (a
+ * relayer of another marketplace, say) for the process just started.
+ */
+async function checkPortsFree(ports: [number, string][]): Promise<void> {
+  for (const [port, variable] of ports) {
+    if ((await tryPort(port)) === undefined) {
+      throw new Error(`port ${port} is in use (another npm start, or another program): stop it, or choose another port with ${variable}=…`);
+    }
+  }
 }
 
 /** Polls `probe` until it holds, while `child` runs. */
@@ -132,6 +145,12 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     ...options.supervision,
   });
   await supervisor.stopLeftovers();
+  await checkPortsFree([
+    ...(options.database_url === undefined && options.postgres_port !== undefined ? [[options.postgres_port, "POSTGRES_PORT"] as [number, string]] : []),
+    [options.rpc_port, "LOCALNET_PORT"],
+    [options.rpc_port + 1, "LOCALNET_PORT"],
+    [options.relayer_port, "RELAYER_PORT"],
+  ]);
   const stop = async () => {
     await supervisor.stop();
     await closeAgents();
@@ -144,7 +163,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     if (database_url === undefined) {
       state.database_password ??= randomBytes(18).toString("hex");
       save();
-      const port = options.postgres_port ?? (await freePort());
+      const port = options.postgres_port ?? (await tryPort(0))!;
       const server = preparePostgres({ data_dir, port, password: state.database_password, log });
       log(`starting PostgreSQL on 127.0.0.1:${port} (cluster in ${server.dir})`);
       postgres = await supervisor.start({

@@ -147,7 +147,8 @@ export class Supervisor {
       // unreadable: nothing to trust in it
     }
     const stopped: string[] = [];
-    for (const leftover of recorded) {
+    // The last started first, as in a stop: the relayer before the database it writes to.
+    for (const leftover of recorded.reverse()) {
       if (!runsCommand(leftover.pid, leftover.command)) continue;
       this.options.log(`stopping ${leftover.name} (PID ${leftover.pid}), left running by an earlier start that was killed`);
       signalGroup(leftover.pid, leftover.stop_signal);
