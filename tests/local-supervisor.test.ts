@@ -139,6 +139,18 @@ describe("npm start's supervisor", function () {
     assert.ok(logs.includes("relayer did not stop within 0.5 s: killing it"));
   });
 
+  it("kills every child at once on a second signal, without waiting for the bound", async () => {
+    const { supervisor: s } = supervisor();
+    const db = await s.start(server("postgres", await freePort(), "restart"));
+    const relayer = await s.start(server("relayer", await freePort(), "restart", { stop_timeout_ms: 30_000 }, true));
+    const stopping = s.stop();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(relayer.process.exitCode ?? relayer.process.signalCode, null, "the relayer ignores SIGTERM");
+    s.kill();
+    await until("both children to die", () => relayer.process.signalCode === "SIGKILL" && db.process.signalCode === "SIGKILL", 5_000);
+    await stopping;
+  });
+
   it("stops what a supervisor killed outright left running", async () => {
     // What a killed supervisor leaves: a child in its own process group, and the PID file.
     const run = mkdtempSync(join(dir, "killed-"));
