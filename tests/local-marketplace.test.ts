@@ -1,10 +1,15 @@
 // `npm start` as a new user runs it: it comes up, the curl it prints executes an agent, Ctrl-C
-// stops every process, and the next start finds the same key working.
+// stops every process, and the next start finds the same key working. A process that dies and
+// cannot be restarted stops it whole, and a data folder of an earlier version is refused with
+// the way to reset it.
 import { strict as assert } from "node:assert";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+import { legacyDatabaseMessage } from "@agent-market/local";
 
 import { REPO_ROOT } from "./src/localnet.js";
 import { freePort } from "./src/relayer.js";
@@ -45,9 +50,38 @@ async function runPrintedCurl(output: string): Promise<{ status: number; body: R
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
 async function stop(started: Started): Promise<number | null> {
   started.child.kill("SIGINT");
-  return new Promise((resolve) => started.child.once("exit", (code) => resolve(code)));
+  return exitOf(started.child);
+}
+
+/** The processes npm start runs now, from its data folder. */
+function processes(data: string): Record<string, number> {
+  const listed = JSON.parse(readFileSync(join(data, "processes.json"), "utf8")) as { name: string; pid: number }[];
+  return Object.fromEntries(listed.map(({ name, pid }) => [name, pid]));
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ports(): Promise<{ RELAYER_PORT: string; LOCALNET_PORT: string; AGENTS_PORT: string; POSTGRES_PORT: string }> {
+  return {
+    RELAYER_PORT: String(await freePort()),
+    LOCALNET_PORT: String(await freePort()),
+    AGENTS_PORT: String(await freePort()),
+    POSTGRES_PORT: String(await freePort()),
+  };
 }
 
 describe("npm start: the local marketplace", function () {
@@ -56,14 +90,11 @@ describe("npm start: the local marketplace", function () {
   after(() => rmSync(data, { recursive: true, force: true }));
 
   it("comes up, answers its printed curl, stops on Ctrl-C, and keeps its key across a restart", async () => {
-    const rpc = await freePort();
-    const env = {
-      AGENT_MARKET_DATA: data,
-      RELAYER_PORT: String(await freePort()),
-      LOCALNET_PORT: String(rpc),
-      AGENTS_PORT: String(await freePort()),
-    };
+    const env = { AGENT_MARKET_DATA: data, ...(await ports()) };
+    const rpc = env.LOCALNET_PORT;
     const first = await start(env);
+    const pids = processes(data);
+    assert.deepEqual(Object.keys(pids), ["postgres", "localnet", "relayer"]);
     const key = /AGENT_MARKET_API_KEY=(svc_test_\w+)/.exec(first.output())![1];
     const executed = await runPrintedCurl(first.output());
     assert.equal(executed.status, 200, JSON.stringify(executed.body));
@@ -73,6 +104,7 @@ describe("npm start: the local marketplace", function () {
     assert.match(first.output(), /stopped/);
     await assert.rejects(fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/marketplace`), "the relayer stopped");
     await assert.rejects(fetch(`http://127.0.0.1:${rpc}`), "localnet stopped");
+    assert.deepEqual(Object.values(pids).filter(running), [], "every process stopped, PostgreSQL included");
 
     const second = await start(env);
     try {
@@ -81,6 +113,64 @@ describe("npm start: the local marketplace", function () {
       assert.equal(again.status, 200, JSON.stringify(again.body));
     } finally {
       assert.equal(await stop(second), 0);
+    }
+  });
+
+  it("stops whole, exiting 1 with the reason, when localnet dies (a restart could lose its last slot)", async () => {
+    const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+    try {
+      const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
+      const started = await start(env);
+      const pids = processes(own);
+      process.kill(pids.localnet!, "SIGKILL");
+      assert.equal(await exitOf(started.child), 1);
+      assert.match(started.output(), /npm start stopped: localnet exited unexpectedly \(signal SIGKILL\), and a restart is not safe/);
+      assert.deepEqual(Object.values(pids).filter(running), [], "no half-alive marketplace");
+      await assert.rejects(fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/marketplace`), "the relayer stopped");
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a data folder of the PGlite era, saying how to reset it", async () => {
+    const old = mkdtempSync(join(tmpdir(), "agent-market-pglite-"));
+    try {
+      mkdirSync(join(old, "pgdata"));
+      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+        env: { ...process.env, AGENT_MARKET_DATA: old, ...(await ports()) },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      assert.equal(await exitOf(child), 1);
+      assert.equal(output, `npm start failed: ${legacyDatabaseMessage(old)}\n`);
+      assert.match(output, new RegExp(`\n  rm -rf ${old}\n  npm start$`, "m"));
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a port in use, naming the variable that moves it", async () => {
+    const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+    const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
+    const taken = createServer().listen(Number(env.RELAYER_PORT), "127.0.0.1");
+    try {
+      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      assert.equal(await exitOf(child), 1);
+      assert.match(
+        output,
+        new RegExp(`npm start failed: port ${env.RELAYER_PORT} is in use \\(another npm start, or another program\\): stop it, or choose another port with RELAYER_PORT=…`),
+      );
+    } finally {
+      taken.close();
+      rmSync(own, { recursive: true, force: true });
     }
   });
 });

@@ -27,16 +27,13 @@ export interface NetworkConfig {
 export interface RelayerConfig {
   host: string;
   port: number;
-  /** Empty when embedded_database_dir is set: the embedded server's URL is known once it runs. */
   database_url: string;
   /**
-   * Hot statements prepared once per connection. Off for the embedded database and for poolers
-   * that hand one server session to several clients (pglite-socket, PgBouncer in transaction
-   * mode), where one client's named statement collides with another's.
+   * Hot statements prepared once per connection. Off behind poolers that hand one server session
+   * to several clients (PgBouncer in transaction mode), where one client's named statement
+   * collides with another's.
    */
   database_prepared_statements: boolean;
-  /** PGlite data folder of the embedded database (the one-command local marketplace). */
-  embedded_database_dir?: string;
   /** Origin the dashboard and the sign-in messages are bound to, e.g. https://market.example. */
   public_url: URL;
   /** Keyed-hash secret for API keys; rotating it invalidates every key. */
@@ -112,24 +109,14 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
 
   const port = integer("RELAYER_PORT", 8080, 0, 65535);
   const host = text("RELAYER_HOST") ?? "127.0.0.1";
-  const embedded_database_dir = text("EMBEDDED_DATABASE_DIR");
-  const database_url =
-    embedded_database_dir === undefined
-      ? required(
-          "DATABASE_URL",
-          "a PostgreSQL connection string (postgres://127.0.0.1:5432/agent_market), or EMBEDDED_DATABASE_DIR for PGlite",
-        )
-      : "";
+  const database_url = required("DATABASE_URL", "a PostgreSQL connection string (postgres://127.0.0.1:5432/agent_market)");
   if (database_url) url("DATABASE_URL", database_url, ["postgres:", "postgresql:"]);
-  if (embedded_database_dir !== undefined && text("DATABASE_URL") !== undefined) {
-    problems.push("DATABASE_URL and EMBEDDED_DATABASE_DIR exclude each other: choose a server or the embedded database");
+  if (text("EMBEDDED_DATABASE_DIR") !== undefined) {
+    problems.push("EMBEDDED_DATABASE_DIR is no longer read: `npm start` runs its own PostgreSQL and sets DATABASE_URL");
   }
-  const prepared = text("DATABASE_PREPARED_STATEMENTS") ?? (embedded_database_dir === undefined ? "true" : "false");
+  const prepared = text("DATABASE_PREPARED_STATEMENTS") ?? "true";
   if (prepared !== "true" && prepared !== "false") {
     problems.push(`DATABASE_PREPARED_STATEMENTS must be "true" or "false", got "${prepared}"`);
-  }
-  if (prepared === "true" && embedded_database_dir !== undefined) {
-    problems.push("DATABASE_PREPARED_STATEMENTS=true is not possible with EMBEDDED_DATABASE_DIR (one shared session)");
   }
 
   const public_url = url("PUBLIC_URL", text("PUBLIC_URL") ?? `http://localhost:${port}`, ["http:", "https:"]);
@@ -239,7 +226,6 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     port,
     database_url,
     database_prepared_statements: prepared === "true",
-    ...(embedded_database_dir === undefined ? {} : { embedded_database_dir }),
     public_url: public_url ?? new URL("http://localhost"),
     api_key_hash_secret,
     relayer_min_balance_lamports,

@@ -13,4 +13,3 @@ export { signInMessage, SignInService } from "./auth/sign-in.js";
 export { ERROR_CODES, ApiError, type ErrorCode } from "./errors.js";
 export { formatUsdc, parseUsdc } from "./usdc.js";
 export { loggerOptions } from "./logger.js";
-export { startEmbeddedPostgres, type EmbeddedPostgres } from "./db/embedded.js";

@@ -6,7 +6,6 @@
 import { installProcessHandlers, reportBackgroundError } from "./background.js";
 import { buildApp } from "./app.js";
 import { ConfigError, parseConfig, type RelayerConfig } from "./config.js";
-import { startEmbeddedPostgres } from "./db/embedded.js";
 import { loggerOptions } from "./logger.js";
 import { createServices } from "./services.js";
 import { SHUTDOWN_BOUND_MS, SHUTDOWN_GRACE_MS } from "./shutdown.js";
@@ -23,8 +22,6 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const embedded = config.embedded_database_dir ? await startEmbeddedPostgres(config.embedded_database_dir) : undefined;
-  if (embedded) config = { ...config, database_url: embedded.url };
   const services = await createServices(config);
   const app = await buildApp(services, loggerOptions(config.log_level));
   await services.startWorkers();
@@ -53,7 +50,6 @@ async function main(): Promise<void> {
       process.stderr.write(`relayer: ${handed} executions in flight handed to the finish job\n`);
     }
     await services.close().catch((error: unknown) => reportBackgroundError("shutdown", error));
-    await embedded?.stop();
     process.exit(0);
   };
   process.on("SIGINT", (signal) => void stop(signal));

@@ -4,7 +4,6 @@
 import { ChainService } from "./chain/chain-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { ConfigError, parseConfig } from "./config.js";
-import { startEmbeddedPostgres } from "./db/embedded.js";
 import { createPool } from "./db/pool.js";
 import { reconcile } from "./executions/reconcile.js";
 
@@ -19,8 +18,7 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const embedded = config.embedded_database_dir ? await startEmbeddedPostgres(config.embedded_database_dir) : undefined;
-  const db = createPool(embedded?.url ?? config.database_url, 4);
+  const db = createPool(config.database_url, 4);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
     chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
@@ -39,7 +37,6 @@ async function main(): Promise<number> {
   } finally {
     chain.close();
     await db.end();
-    await embedded?.stop();
   }
   return differences === 0 ? 0 : 1;
 }

@@ -52,14 +52,17 @@ describe("configuration", () => {
     assert.equal(config.database_prepared_statements, true);
   });
 
-  it("prepares statements on a server unless told not to, never on the embedded database", () => {
-    const { DATABASE_URL: _unused, ...embedded } = valid();
+  it("prepares statements unless told not to", () => {
     assert.equal(parseConfig({ ...valid(), DATABASE_PREPARED_STATEMENTS: "false" }).database_prepared_statements, false);
-    assert.equal(parseConfig({ ...embedded, EMBEDDED_DATABASE_DIR: "/tmp/x" }).database_prepared_statements, false);
     assert.match(problems({ ...valid(), DATABASE_PREPARED_STATEMENTS: "yes" })[0]!, /DATABASE_PREPARED_STATEMENTS must be "true" or "false"/);
-    assert.match(
-      problems({ ...embedded, EMBEDDED_DATABASE_DIR: "/tmp/x", DATABASE_PREPARED_STATEMENTS: "true" })[0]!,
-      /DATABASE_PREPARED_STATEMENTS=true is not possible with EMBEDDED_DATABASE_DIR/,
+  });
+
+  it("requires DATABASE_URL, the one way to name the database (the local marketplace passes its own)", () => {
+    const { DATABASE_URL: _unused, ...rest } = valid();
+    assert.match(problems(rest)[0]!, /^DATABASE_URL is required/);
+    assert.deepEqual(
+      problems({ ...valid(), EMBEDDED_DATABASE_DIR: "/tmp/x" }),
+      ["EMBEDDED_DATABASE_DIR is no longer read: `npm start` runs its own PostgreSQL and sets DATABASE_URL"],
     );
   });
 

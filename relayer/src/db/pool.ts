@@ -8,9 +8,9 @@ import pg from "pg";
 export type Db = pg.Pool;
 export type DbClient = pg.PoolClient;
 
-// Pools whose server keeps each connection's prepared statements to itself. Behind
-// pglite-socket all clients share one PGlite session, where one client's named statement would
-// collide with another's: the embedded database gets unnamed statements only.
+// Pools whose server keeps each connection's prepared statements to itself. Behind a pooler that
+// shares one server session between clients (PgBouncer in transaction mode), one client's named
+// statement would collide with another's: such a pool gets unnamed statements only.
 const preparing = new WeakSet<Db>();
 
 // numeric (u64 amounts) and bigint come back as strings; callers turn them into bigint.

@@ -1,21 +1,59 @@
 #!/usr/bin/env node
 // `npm start`: the whole marketplace on this machine until Ctrl-C, with a ready test key and a
 // curl that executes an agent. State persists in AGENT_MARKET_DATA (default ./.agent-market).
+// Exits non-zero with the reason when a process it runs dies and cannot be restarted.
 import { resolve } from "node:path";
 
-import { REPO_ROOT, startLocalMarketplace } from "./marketplace.js";
+import { REPO_ROOT, STOP_BOUNDS_MS, startLocalMarketplace, type LocalMarketplace } from "./marketplace.js";
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
+let marketplace: LocalMarketplace | undefined;
+let stopping = false;
+const starting = new AbortController();
+
+/** Stops everything in order, then exits; a second signal meanwhile kills what is left at once. */
+async function stop(code: number, why: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const bound_s = Object.values(STOP_BOUNDS_MS).reduce((sum, ms) => sum + ms, 0) / 1000;
+  console.log(`${why}: stopping (at most ${bound_s} s; Ctrl-C again to kill everything at once)…`);
+  // While starting, the abort stops what has started and the start fails.
+  starting.abort();
+  await started.catch(() => undefined);
+  await marketplace?.stop();
+  console.log("stopped");
+  process.exit(code);
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (!stopping) return void stop(0, signal);
+  console.log(`${signal} again: killing every process now (the next npm start stops any left running)`);
+  marketplace?.kill();
+  process.exit(130);
+}
+
 async function main(): Promise<void> {
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  // npm start's own code failing must not leave its children running without it.
+  process.on("uncaughtException", (error) => void stop(1, `npm start failed: ${error.stack ?? error.message}`));
+  process.on("unhandledRejection", (error) => void stop(1, `npm start failed: ${(error as Error)?.stack ?? String(error)}`));
   const data_dir = resolve(process.env.AGENT_MARKET_DATA ?? resolve(REPO_ROOT, ".agent-market"));
-  const marketplace = await startLocalMarketplace({
+  marketplace = await startLocalMarketplace({
     data_dir,
     rpc_port: port("LOCALNET_PORT", 8899),
     relayer_port: port("RELAYER_PORT", 8080),
     agent_port: port("AGENTS_PORT", 8101),
+    postgres_port: port("POSTGRES_PORT", 8432),
+    ...(process.env.DATABASE_URL ? { database_url: process.env.DATABASE_URL } : {}),
     slot_ms: 400,
+    signal: starting.signal,
     log: (line) => console.log(`· ${line}`),
+    on_fatal: (reason) => {
+      console.error(`npm start stopped: ${reason}`);
+      process.exit(1);
+    },
   });
   const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
   const stats = marketplace.agents.find((agent) => agent.slug === "text-stats")!;
@@ -28,6 +66,7 @@ Agent Market is running (data in ${data_dir}).
 
   relayer API     ${marketplace.relayer_url}/v1   (reference: ${marketplace.relayer_url}/v1/reference)
   local chain     ${marketplace.rpc_url}          (devnet for svc_test_ keys)
+  database        ${marketplace.database_url.replace(/:[^:@/]+@/, ":…@")}
   agents          text-stats ${stats.address} at ${stats.url}
                   echo       ${echo.address} at ${echo.url}
   test wallet     ${marketplace.wallet.publicKey.toBase58()} (USDC with a 50 USDC allowance)
@@ -43,22 +82,14 @@ Execute an agent:
     -H "Content-Type: application/json" \\
     -d '${body}'
 
+Logs of each process are in ${data_dir}/logs.
 Ctrl-C stops everything; the next npm start picks up where this one left off.
 `);
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    console.log("stopping…");
-    await marketplace.stop();
-    console.log("stopped");
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop());
-  process.on("SIGTERM", () => void stop());
 }
 
-main().catch((error: unknown) => {
+const started = main();
+started.catch((error: unknown) => {
+  if (stopping) return;
   console.error(`npm start failed: ${(error as Error).message}`);
   process.exit(1);
 });
