@@ -65,11 +65,11 @@ export const EXECUTION_TYPE_DEFS = /* GraphQL */ `
 `;
 
 const REASONS: Record<string, string> = {
-  timeout: "TIMEOUT",
-  creatorError: "CREATOR_ERROR",
-  invalidSignature: "INVALID_SIGNATURE",
-  outputInvalid: "OUTPUT_INVALID",
-  relayerError: "RELAYER_ERROR",
+  Timeout: "TIMEOUT",
+  CreatorError: "CREATOR_ERROR",
+  InvalidSignature: "INVALID_SIGNATURE",
+  OutputInvalid: "OUTPUT_INVALID",
+  RelayerError: "RELAYER_ERROR",
 };
 
 export interface ExecutionFilter {
@@ -98,7 +98,7 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
   if (filter.creator) add("creator = ?", filter.creator);
   const state = filter.state ?? (filter.outcome && filter.outcome !== "AGAINST_CREATOR" ? filter.outcome : null);
   if (state) add("state = ?", state.toLowerCase());
-  if (filter.outcome === "AGAINST_CREATOR") where.push("state = 'refunded' AND refund_reason IN ('timeout', 'creatorError', 'invalidSignature', 'outputInvalid')");
+  if (filter.outcome === "AGAINST_CREATOR") where.push("state = 'refunded' AND refund_reason IN ('Timeout', 'CreatorError', 'InvalidSignature', 'OutputInvalid')");
   if (filter.window) add("activity_at >= ?", windowRange(filter.window, ctx.nowSecs()).from);
   if (extra?.disputed) where.push("dispute_state IS NOT NULL");
   if (extra?.disputeState) add("dispute_state = ?", extra.disputeState.toLowerCase());

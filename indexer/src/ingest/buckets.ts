@@ -10,15 +10,15 @@ export const DAY_SECS = 86_400;
 export type Granularity = "hour" | "day";
 export type Dimension = "agent" | "creator" | "payer" | "api_key" | "shard" | "market";
 
-export const REFUND_REASONS = ["timeout", "creatorError", "invalidSignature", "outputInvalid", "relayerError"] as const;
+export const REFUND_REASONS = ["Timeout", "CreatorError", "InvalidSignature", "OutputInvalid", "RelayerError"] as const;
 export type RefundReasonName = (typeof REFUND_REASONS)[number];
-/** Column of each refund reason (the IDL's camelCase names). */
+/** Column of each refund reason (the IDL's variant names). */
 export const REFUND_COLUMNS: Record<RefundReasonName, string> = {
-  timeout: "refunded_timeout",
-  creatorError: "refunded_creator_error",
-  invalidSignature: "refunded_invalid_signature",
-  outputInvalid: "refunded_output_invalid",
-  relayerError: "refunded_relayer_error",
+  Timeout: "refunded_timeout",
+  CreatorError: "refunded_creator_error",
+  InvalidSignature: "refunded_invalid_signature",
+  OutputInvalid: "refunded_output_invalid",
+  RelayerError: "refunded_relayer_error",
 };
 
 const COUNTERS = [
