@@ -24,6 +24,8 @@ export interface IndexerConfig {
   finality_interval_ms: number;
   /** Whether to subscribe to the program's logs (the live source). */
   live: boolean;
+  /** Transactions the backfill commits together (with its checkpoint). */
+  backfill_batch_size: number;
 }
 
 export class ConfigError extends Error {
@@ -91,6 +93,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
     gap_check_interval_ms: integer(env, "INDEXER_GAP_CHECK_INTERVAL_MS", 30_000, 100, 3_600_000, problems),
     finality_interval_ms: integer(env, "INDEXER_FINALITY_INTERVAL_MS", 2_000, 50, 600_000, problems),
     live: (env.INDEXER_LIVE ?? "true") !== "false",
+    backfill_batch_size: integer(env, "INDEXER_BACKFILL_BATCH_SIZE", 500, 1, 10_000, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

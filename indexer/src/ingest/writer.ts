@@ -94,7 +94,7 @@ export class Writer {
   }
 
   private async runBackfill(): Promise<void> {
-    const result = await backfill(this.rpc, this.store);
+    const result = await backfill(this.rpc, this.store, { batchSize: this.config.backfill_batch_size });
     if (result.events > 0) this.logger.log("info", "backfill stored events", { ...result });
   }
 
