@@ -2,6 +2,8 @@
 // from scratch with getSignaturesForAddress and getTransaction) must be stored once with the same
 // data, nothing else may be stored, and each execution's row must equal the one its chain events
 // give. Compared up to the slot both sides have seen, so an in-flight transaction is no difference.
+import { canonicalJson } from "@agent-market/program";
+
 import type { Pool } from "./db/pool.js";
 import { decodeTransaction, PROGRAM_ADDRESS } from "./ingest/decoder.js";
 import type { StoredEvent } from "./ingest/event-row.js";
@@ -42,7 +44,8 @@ export async function reconcile(rpc: SolanaRpc, pool: Pool, schema: string): Pro
     seen.add(key);
     const event = chain.get(key);
     if (!event) differences.push({ kind: "extra_event", key, detail: `${row.name} is stored but not on the chain` });
-    else if (JSON.stringify(event.data) !== JSON.stringify(row.data) || event.name !== row.name) differences.push({ kind: "event_data", key, detail: `${row.name} differs from the chain's ${event.name}` });
+    // jsonb keeps keys in its own order: compare canonical forms.
+    else if (canonicalJson(event.data) !== canonicalJson(row.data) || event.name !== row.name) differences.push({ kind: "event_data", key, detail: `${row.name} differs from the chain's ${event.name}` });
   }
   for (const [key, event] of chain) if (!seen.has(key)) differences.push({ kind: "missing_event", key, detail: `${event.name} is on the chain but not stored` });
 

@@ -55,7 +55,8 @@ export async function backfill(rpc: SolanaRpc, store: EventStore, options: Backf
     result.fetched += decoded.length;
     const finalizedInBatch = batch.filter((info) => info.slot <= finalizedSlot);
     const last = finalizedInBatch[finalizedInBatch.length - 1];
-    const stored = await store.ingest(decoded, "confirmed", last ? { signature: last.signature, slot: last.slot } : undefined);
+    // What the chain already finalized is stored finalized: no fork can take it away.
+    const stored = await store.ingest(decoded, (tx) => (tx.slot <= finalizedSlot ? "finalized" : "confirmed"), last ? { signature: last.signature, slot: last.slot } : undefined);
     result.events += stored.events;
   }
   return result;

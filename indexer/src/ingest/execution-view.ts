@@ -85,6 +85,9 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
   };
   for (const event of events) {
     const data = event.data;
+    // ReceiptClosed carries no payer: take each field from the events that have it.
+    if (typeof data.payer === "string") row.payer = data.payer;
+    if (typeof data.agent === "string") row.agent = data.agent;
     if (data.apiKeyId !== undefined && data.apiKeyId !== null) row.api_key_id = str(data.apiKeyId);
     row.max_slot = Math.max(row.max_slot, event.slot);
     if (event.commitment === "confirmed") row.commitment = "confirmed";

@@ -59,31 +59,42 @@ export class EventStore {
     readonly schema: string,
   ) {}
 
-  /** Stores the events of `transactions` not stored yet, and updates the views and (if given) the checkpoint. */
-  ingest(transactions: readonly DecodedTransaction[], commitment: Commitment, checkpoint?: CheckpointUpdate): Promise<IngestResult> {
+  /**
+   * Stores the events of `transactions` not stored yet, and updates the views and (if given) the
+   * checkpoint. `commitment` is the one the source read them at, or a choice per transaction.
+   */
+  ingest(transactions: readonly DecodedTransaction[], commitment: Commitment | ((tx: DecodedTransaction) => Commitment), checkpoint?: CheckpointUpdate): Promise<IngestResult> {
     return this.serial.run(() => inTransaction(this.pool, (client) => this.ingestIn(client, transactions, commitment, checkpoint)));
   }
 
-  private async ingestIn(client: Client, transactions: readonly DecodedTransaction[], commitment: Commitment, checkpoint?: CheckpointUpdate): Promise<IngestResult> {
+  private async ingestIn(
+    client: Client,
+    transactions: readonly DecodedTransaction[],
+    commitment: Commitment | ((tx: DecodedTransaction) => Commitment),
+    checkpoint?: CheckpointUpdate,
+  ): Promise<IngestResult> {
     const s = this.schema;
+    const commitmentOf = typeof commitment === "function" ? commitment : () => commitment;
     const withEvents = transactions.filter((tx) => !tx.failed && tx.events.length > 0);
     let stored = { transactions: 0, events: 0 };
     if (withEvents.length > 0) {
       const inserted = await client.query<{ signature: string }>(
         `INSERT INTO ${s}.transactions (signature, slot, block_time, commitment)
-         SELECT signature, slot, block_time, $2 FROM jsonb_to_recordset($1::jsonb) AS r(signature text, slot bigint, block_time bigint)
+         SELECT signature, slot, block_time, commitment FROM jsonb_to_recordset($1::jsonb) AS r(signature text, slot bigint, block_time bigint, commitment text)
          ORDER BY signature
          ON CONFLICT (signature) DO NOTHING RETURNING signature`,
-        [JSON.stringify(withEvents.map((tx) => ({ signature: tx.signature, slot: tx.slot, block_time: tx.blockTime }))), commitment],
+        [JSON.stringify(withEvents.map((tx) => ({ signature: tx.signature, slot: tx.slot, block_time: tx.blockTime, commitment: commitmentOf(tx) })))],
       );
       const fresh = new Set(inserted.rows.map((row) => row.signature));
-      const events = withEvents.filter((tx) => fresh.has(tx.signature)).flatMap((tx) => tx.events);
+      const freshTransactions = withEvents.filter((tx) => fresh.has(tx.signature));
+      const commitments = new Map(freshTransactions.map((tx) => [tx.signature, commitmentOf(tx)]));
+      const events = freshTransactions.flatMap((tx) => tx.events);
       if (events.length > 0) {
         await client.query(
           `INSERT INTO ${s}.events (signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data)
-           SELECT signature, instruction_index, inner_index, slot, block_time, $2, name, execution_id, agent, fee_shard, data
+           SELECT signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data
            FROM jsonb_to_recordset($1::jsonb) AS r(signature text, instruction_index int, inner_index int, slot bigint, block_time bigint,
-             name text, execution_id text, agent text, fee_shard smallint, data jsonb)
+             commitment text, name text, execution_id text, agent text, fee_shard smallint, data jsonb)
            ON CONFLICT DO NOTHING`,
           [
             JSON.stringify(
@@ -93,6 +104,7 @@ export class EventStore {
                 inner_index: event.innerIndex,
                 slot: event.slot,
                 block_time: event.blockTime,
+                commitment: commitments.get(event.signature),
                 name: event.name,
                 execution_id: event.executionId,
                 agent: event.agent,
@@ -100,7 +112,6 @@ export class EventStore {
                 data: event.data,
               })),
             ),
-            commitment,
           ],
         );
         const totals = new TotalDeltas();
@@ -177,10 +188,13 @@ export class EventStore {
     );
   }
 
-  /** Sets the finalized watermark (only forward). */
+  /**
+   * Sets the finalized watermark. It can move back: a transaction read late at `confirmed` below
+   * it makes the figures it touches unfinal again until it is promoted.
+   */
   setFinalizedSlot(slot: number): Promise<void> {
     return this.serial.run(async () => {
-      await this.pool.query(`UPDATE ${this.schema}.checkpoint SET finalized_slot = greatest(finalized_slot, $1)`, [slot]);
+      await this.pool.query(`UPDATE ${this.schema}.checkpoint SET finalized_slot = $1`, [slot]);
     });
   }
 
