@@ -51,15 +51,19 @@ describe("a relayer run, indexed", function () {
       { logger: silentLogger },
     );
     const good = await listAgent(market, relayer);
-    const bad = await listAgent(market, relayer, { behaviour: "invalid_output" });
+    const bad = await listAgent(market, relayer);
     agents.push(good, bad);
+    // Listed while well (the relayer probes at listing), failing since.
+    bad.server.behaviour = "invalid_output";
     const payer = await newPayer(market, relayer, 50_000_000n);
 
     const answers: RelayerExecution[] = [];
     const calls = [...Array(6).fill(good), ...Array(3).fill(bad)] as ListedAgent[];
     for (const agent of calls) {
       const response = await execute(relayer, payer, agent.address);
-      answers.push(response.body as unknown as RelayerExecution);
+      // A failed execution answers in the error shape, with the execution inside.
+      const body = response.body as unknown as RelayerExecution & { error?: { execution: RelayerExecution } };
+      answers.push(body.error ? body.error.execution : body);
     }
     assert.equal(new Set(answers.map((a) => a.id)).size, 9);
 
