@@ -88,7 +88,10 @@ fn drop_transaction(state: &mut NodeState, params: &Value) -> Result<Value, RpcE
     let params = Params::new(params)?;
     let signature: Signature = params.parse(0, "signature")?;
     if state.store.is_some() {
-        return Err(RpcError::new(-32603, "localnet_dropTransaction is not available with --ledger"));
+        return Err(RpcError::new(
+            -32603,
+            "localnet_dropTransaction is not available with --ledger",
+        ));
     }
     match state.ledger.drop_transaction(&signature) {
         Ok(slot) => Ok(json!({ "signature": signature.to_string(), "slot": slot })),

@@ -581,11 +581,9 @@ impl Ledger {
             .expect("a recorded transaction is in the order");
         for later in &self.order[position + 1..] {
             let message = &self.transactions[later].transaction.message;
-            let wrote_same = message
-                .static_account_keys()
-                .iter()
-                .enumerate()
-                .any(|(index, key)| message.is_maybe_writable(index, None) && before.iter().any(|(address, _)| address == key));
+            let wrote_same = message.static_account_keys().iter().enumerate().any(|(index, key)| {
+                message.is_maybe_writable(index, None) && before.iter().any(|(address, _)| address == key)
+            });
             if wrote_same {
                 return Err(DropRefusal::Dependent(*later));
             }
@@ -594,7 +592,10 @@ impl Ledger {
         for (address, account) in before {
             // An account the transaction created goes back to not existing: no lamports.
             let account = account.map(Account::from).unwrap_or_default();
-            self.chain.svm.set_account(address, account).expect("restore an account");
+            self.chain
+                .svm
+                .set_account(address, account)
+                .expect("restore an account");
             self.written.insert(address);
         }
         let record = self.transactions.remove(signature).expect("checked above");
