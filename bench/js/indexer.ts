@@ -119,14 +119,15 @@ async function lagRows(): Promise<void> {
       let blockhash = (await market.connection.getLatestBlockhash()).blockhash;
       const inFlight = new Set<Promise<void>>();
       while (performance.now() - started < SECONDS * 1000) {
-        if (sent % 200 === 0) blockhash = (await market.connection.getLatestBlockhash()).blockhash;
+        if (sent % 20 === 0) blockhash = (await market.connection.getLatestBlockhash()).blockhash;
         const { raw, id } = await openEscrowTransaction(market, agent, payer, blockhash);
+        const sample = sent % 10 === 0;
         const work = sendRaw(market, raw).then(async (signature) => {
           const at = performance.now();
           processedAt.set(signature, at);
           pending.set(signature, id);
           // The chain's own lag, sampled: when getTransaction at `confirmed` first answers.
-          if (sent % 10 === 0) {
+          if (sample) {
             for (let i = 0; i < 200; i++) {
               const tx = await market.localnet.call("getTransaction", [signature, { encoding: "json", commitment: "confirmed" }]);
               if (tx) {
@@ -177,7 +178,7 @@ async function backfillRow(): Promise<void> {
     let blockhash = (await market.connection.getLatestBlockhash()).blockhash;
     const inFlight = new Set<Promise<unknown>>();
     for (let i = 0; i < EVENTS; i++) {
-      if (i % 500 === 0) blockhash = (await market.connection.getLatestBlockhash()).blockhash;
+      if (i % 20 === 0) blockhash = (await market.connection.getLatestBlockhash()).blockhash;
       const { raw } = await openEscrowTransaction(market, agent, payer, blockhash);
       const work = sendRaw(market, raw);
       inFlight.add(work);

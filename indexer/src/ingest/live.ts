@@ -19,32 +19,48 @@ export interface LiveOptions {
 
 const RETRIES = 20;
 const RETRY_MS = 100;
+/** Signatures read and stored together: one getTransaction batch, one database transaction. */
+const MAX_BATCH = 100;
 
 export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, store: EventStore, options: LiveOptions): LiveSource {
   const connection = new Connection(rpcUrl, { commitment: "confirmed", wsEndpoint: websocketUrl });
-  const pending = new Set<Promise<void>>();
+  // Notifications queue up while a batch is being read and stored; the next batch takes them
+  // all, so that under load the work per transaction shrinks instead of the queue growing.
+  const queue = new Map<string, number>(); // signature → attempts so far
+  let draining: Promise<void> | null = null;
   let closed = false;
 
-  const fetchAndIngest = async (signature: string): Promise<void> => {
-    for (let attempt = 0; attempt < RETRIES && !closed; attempt++) {
-      const [raw] = await rpc.getTransactions([signature]);
-      if (raw) {
-        await store.ingest([decodeTransaction(raw)], "confirmed");
-        options.onIngested?.(signature);
-        return;
-      }
-      // The notification can come before the node answers at `confirmed`.
-      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-    }
+  const drainOnce = async (): Promise<void> => {
+    const batch = [...queue.keys()].slice(0, MAX_BATCH);
+    const raws = await rpc.getTransactions(batch);
+    const found = raws.flatMap((raw) => (raw ? [raw] : []));
+    if (found.length > 0) await store.ingest(found.map(decodeTransaction), "confirmed");
+    raws.forEach((raw, i) => {
+      const signature = batch[i]!;
+      const attempts = (queue.get(signature) ?? 0) + 1;
+      // The notification can come before the node answers at `confirmed`: retry a few times.
+      if (raw || attempts >= RETRIES) queue.delete(signature);
+      else queue.set(signature, attempts);
+      if (raw) options.onIngested?.(signature);
+    });
+    if (found.length < batch.length) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  };
+
+  const drain = () => {
+    if (draining || closed) return;
+    draining = (async () => {
+      while (queue.size > 0 && !closed) await drainOnce().catch(options.onError);
+    })().finally(() => {
+      draining = null;
+    });
   };
 
   const subscription = connection.onLogs(
     new PublicKey(PROGRAM_ADDRESS),
     (logs) => {
       if (logs.err !== null || closed) return;
-      const work = fetchAndIngest(logs.signature).catch(options.onError);
-      pending.add(work);
-      void work.finally(() => pending.delete(work));
+      if (!queue.has(logs.signature)) queue.set(logs.signature, 0);
+      drain();
     },
     "confirmed",
   );
@@ -53,7 +69,7 @@ export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, 
     async close() {
       closed = true;
       await connection.removeOnLogsListener(subscription).catch(() => {});
-      await Promise.allSettled([...pending]);
+      await draining;
       const socket = (connection as unknown as { _rpcWebSocket?: { close(code?: number): void; setAutoReconnect?(on: boolean): void } })._rpcWebSocket;
       try {
         socket?.setAutoReconnect?.(false);
