@@ -1,7 +1,7 @@
 // kill -9 while the indexer ingests, then restart: nothing missing, nothing counted twice. The
 // indexer runs as its own process (src/main.ts), as in production.
 import { strict as assert } from "node:assert";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -79,6 +79,11 @@ describe("kill -9 during ingestion", function () {
       assert.equal(keys.n, keys.d);
       last.kill("SIGTERM");
       await exited(last);
+
+      // The reconciliation command, as an operator runs it.
+      const reconciled = spawnSync(process.execPath, ["--import", "tsx", join(HERE, "..", "src", "reconcile-main.ts")], { env: { ...process.env, ...childEnv }, cwd: join(HERE, ".."), encoding: "utf8" });
+      assert.equal(reconciled.status, 0, reconciled.stderr);
+      assert.match(reconciled.stdout, new RegExp(`${executions} executions checked: 0 differences\\n$`));
     } finally {
       await pool.end();
     }
