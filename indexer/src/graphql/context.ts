@@ -4,7 +4,7 @@ import DataLoader from "dataloader";
 
 import type { Pool } from "../db/pool.js";
 import type { Dimension } from "../ingest/buckets.js";
-import { addRow, bucketRows, emptyFigures, windowRange, type Figures, type WindowName } from "./stats.js";
+import { addRow, bucketRows, emptyFigures, windowRange, type BucketRow, type Figures, type WindowName } from "./stats.js";
 
 export interface ServerState {
   pool: Pool;
@@ -55,21 +55,31 @@ export function createContext(state: ServerState): GraphQLContext {
       return byKey(keys, rows, "id", (row) => row);
     }),
     figures: new DataLoader(async (keys) => {
-      // One query per (dimension, window) among the keys.
-      const groups = new Map<string, string[]>();
-      for (const key of keys) {
-        const [dimension, window, subject] = key.split("\u0000") as [Dimension, WindowName, string];
-        const group = `${dimension}\u0000${window}`;
-        groups.set(group, [...(groups.get(group) ?? []), subject]);
-      }
-      const out = new Map<string, Figures>();
+      // One read per (dimension, granularity) for every subject and window asked: H1 and H24
+      // share the hour buckets since H24's start, D7 and D30 the day buckets since D30's.
       const now = state.nowSecs();
-      for (const [group, subjects] of groups) {
-        const [dimension, window] = group.split("\u0000") as [Dimension, WindowName];
+      const wanted = keys.map((key) => key.split("\u0000") as [Dimension, WindowName, string]);
+      const out = new Map<string, Figures>(keys.map((key) => [key, emptyFigures()]));
+      const groups = new Map<string, { dimension: Dimension; granularity: "hour" | "day"; from: number; subjects: Set<string> }>();
+      for (const [dimension, window, subject] of wanted) {
         const range = windowRange(window, now);
-        const rows = await bucketRows(pool, schema, dimension, subjects, range.granularity, range.from);
-        for (const subject of subjects) out.set(figuresKey(dimension, window, subject), emptyFigures());
-        for (const row of rows) addRow(out.get(figuresKey(dimension, window, row.subject))!, row);
+        const id = `${dimension}\u0000${range.granularity}`;
+        const group = groups.get(id) ?? { dimension, granularity: range.granularity, from: range.from, subjects: new Set<string>() };
+        group.from = Math.min(group.from, range.from);
+        group.subjects.add(subject);
+        groups.set(id, group);
+      }
+      for (const group of groups.values()) {
+        const bySubject = new Map<string, BucketRow[]>();
+        for (const row of await bucketRows(pool, schema, group.dimension, [...group.subjects], group.granularity, group.from)) {
+          bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row]);
+        }
+        for (const [dimension, window, subject] of wanted) {
+          const range = windowRange(window, now);
+          if (dimension !== group.dimension || range.granularity !== group.granularity) continue;
+          const figures = out.get(figuresKey(dimension, window, subject))!;
+          for (const row of bySubject.get(subject) ?? []) if (Number(row.bucket_start) >= range.from) addRow(figures, row);
+        }
       }
       return keys.map((key) => out.get(key)!);
     }),
