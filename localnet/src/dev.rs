@@ -1,14 +1,17 @@
 //! Methods that need the node's own keys: `requestAirdrop`, and the development methods,
-//! namespaced `localnet_`: test USDC, the clock, and the market's keys.
+//! namespaced `localnet_`: test USDC, the clock, the market's keys, and dropping a transaction
+//! before finalization (what an abandoned fork does, for clients that must survive one).
 
 use {
     crate::{
+        ledger::DropRefusal,
         market::pda,
         node::NodeState,
         rpc::{Params, RpcError},
     },
     agent_market::FEE_BPS,
     serde_json::{json, Value},
+    solana_signature::Signature,
     solana_signer::Signer,
     spl_associated_token_account_client::{
         address::get_associated_token_address, instruction::create_associated_token_account_idempotent,
@@ -21,6 +24,7 @@ pub fn dispatch(state: &mut NodeState, method: &str, params: &Value) -> Option<R
         "localnet_mintUsdc" => mint_usdc(state, params),
         "localnet_advanceClock" => advance_clock(state, params),
         "localnet_marketConfig" => Ok(market_config(state)),
+        "localnet_dropTransaction" => drop_transaction(state, params),
         _ => return None,
     };
     Some(result)
@@ -76,6 +80,27 @@ fn advance_clock(state: &mut NodeState, params: &Value) -> Result<Value, RpcErro
         _ => return Err(RpcError::invalid_params("expected {\"seconds\": n} or {\"slots\": n}")),
     }
     Ok(json!({ "slot": state.ledger.slot(), "unixTimestamp": state.ledger.now_unix() }))
+}
+
+/// `[signature]`: takes back a transaction that is not finalized (see `Ledger::drop_transaction`).
+/// Only on a chain kept in memory: a saved ledger's history is append-only.
+fn drop_transaction(state: &mut NodeState, params: &Value) -> Result<Value, RpcError> {
+    let params = Params::new(params)?;
+    let signature: Signature = params.parse(0, "signature")?;
+    if state.store.is_some() {
+        return Err(RpcError::new(
+            -32603,
+            "localnet_dropTransaction is not available with --ledger",
+        ));
+    }
+    match state.ledger.drop_transaction(&signature) {
+        Ok(slot) => Ok(json!({ "signature": signature.to_string(), "slot": slot })),
+        Err(DropRefusal::NotFound) => Err(RpcError::invalid_params("no such transaction")),
+        Err(DropRefusal::Finalized) => Err(RpcError::invalid_params("the transaction is finalized")),
+        Err(DropRefusal::Dependent(later)) => Err(RpcError::invalid_params(format!(
+            "a later transaction ({later}) wrote an account this one wrote"
+        ))),
+    }
 }
 
 fn market_config(state: &NodeState) -> Value {

@@ -110,6 +110,22 @@ pub struct Ledger {
     /// The next save must write every account: a new chain, or a transaction that loaded
     /// accounts from lookup tables (the ledger does not resolve those addresses).
     rewrite_all: bool,
+    /// What each transaction not yet finalized found in the accounts it could write, so that
+    /// `drop_transaction` can take it back as an abandoned fork would.
+    undo: HashMap<Signature, Vec<(Pubkey, Option<AccountSharedData>)>>,
+    /// The same transactions with their slots, oldest first, for pruning at finalization.
+    undo_order: VecDeque<(u64, Signature)>,
+}
+
+/// Why `drop_transaction` refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DropRefusal {
+    NotFound,
+    /// Finalized: no fork can take it away any more.
+    Finalized,
+    /// A later transaction wrote an account it wrote: dropping it alone would leave that one
+    /// built on state that never existed.
+    Dependent(Signature),
 }
 
 /// What a ledger saves besides accounts and transactions.
@@ -146,6 +162,8 @@ impl Ledger {
             unsaved: true,
             written: HashSet::new(),
             rewrite_all: true,
+            undo: HashMap::new(),
+            undo_order: VecDeque::new(),
         };
         ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
         ledger.sync_clock();
@@ -186,6 +204,8 @@ impl Ledger {
             unsaved: false,
             written: HashSet::new(),
             rewrite_all: false,
+            undo: HashMap::new(),
+            undo_order: VecDeque::new(),
         };
         for record in records {
             ledger.index(record);
@@ -321,6 +341,13 @@ impl Ledger {
         {
             self.blockhashes.pop_front();
         }
+        while let Some((slot, signature)) = self.undo_order.front().copied() {
+            if slot + FINALIZATION_DEPTH > self.slot {
+                break;
+            }
+            self.undo.remove(&signature);
+            self.undo_order.pop_front();
+        }
         self.sync_clock();
         self.events.push(LedgerEvent::Slot { slot: self.slot });
     }
@@ -436,6 +463,12 @@ impl Ledger {
         let pre_token_balances = self.token_balances(&keys);
         let fee_payer_before = self.chain.svm.get_account(&keys[0]);
         let fee = self.fee_for(&transaction);
+        let before: Vec<(Pubkey, Option<AccountSharedData>)> = keys
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
+            .map(|(_, key)| (*key, self.chain.svm.accounts_db().inner.get(key).cloned()))
+            .collect();
         let (err, meta) = match self.chain.svm.send_transaction(transaction.clone()) {
             Ok(meta) => (None, meta),
             Err(failed) => {
@@ -480,6 +513,8 @@ impl Ledger {
         });
         self.transaction_count += 1;
         self.unsaved = true;
+        self.undo.insert(signature, before);
+        self.undo_order.push_back((self.slot, signature));
         self.index(TransactionRecord {
             slot: self.slot,
             block_time: self.now_unix(),
@@ -525,6 +560,55 @@ impl Ledger {
         spl_token::state::Mint::unpack(&account.data)
             .ok()
             .map(|mint| mint.decimals)
+    }
+
+    /// Takes back a transaction that is not finalized, as a cluster does when the fork that
+    /// included it is abandoned: it leaves the history (getTransaction, statuses and address
+    /// histories no longer know it) and the accounts it could write get back what they held
+    /// before it, its fee included. Refused once finalized, or when a later transaction wrote
+    /// one of those accounts. Answers the slot it had been processed in.
+    pub fn drop_transaction(&mut self, signature: &Signature) -> Result<u64, DropRefusal> {
+        let record = self.transactions.get(signature).ok_or(DropRefusal::NotFound)?;
+        let slot = record.slot;
+        if self.commitment_of(slot) == Commitment::Finalized {
+            return Err(DropRefusal::Finalized);
+        }
+        let before = self.undo.get(signature).ok_or(DropRefusal::Finalized)?;
+        let position = self
+            .order
+            .iter()
+            .rposition(|other| other == signature)
+            .expect("a recorded transaction is in the order");
+        for later in &self.order[position + 1..] {
+            let message = &self.transactions[later].transaction.message;
+            let wrote_same = message.static_account_keys().iter().enumerate().any(|(index, key)| {
+                message.is_maybe_writable(index, None) && before.iter().any(|(address, _)| address == key)
+            });
+            if wrote_same {
+                return Err(DropRefusal::Dependent(*later));
+            }
+        }
+        let before = self.undo.remove(signature).expect("checked above");
+        for (address, account) in before {
+            // An account the transaction created goes back to not existing: no lamports.
+            let account = account.map(Account::from).unwrap_or_default();
+            self.chain
+                .svm
+                .set_account(address, account)
+                .expect("restore an account");
+            self.written.insert(address);
+        }
+        let record = self.transactions.remove(signature).expect("checked above");
+        self.order.remove(position);
+        for key in record.transaction.message.static_account_keys() {
+            if let Some(signatures) = self.by_address.get_mut(key) {
+                signatures.retain(|other| other != signature);
+            }
+        }
+        self.undo_order.retain(|(_, other)| other != signature);
+        self.transaction_count -= 1;
+        self.unsaved = true;
+        Ok(slot)
     }
 
     pub fn transaction(&self, signature: &Signature) -> Option<&TransactionRecord> {

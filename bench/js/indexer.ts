@@ -1,0 +1,342 @@
+// Benchmark of the indexer (indexer/) on this machine, each figure printed with a baseline
+// measured in the same run:
+//   1. ingestion lag, transaction processed → visible in GraphQL, p50/p99, while escrows are
+//      opened at fixed rates and at the most the chain takes; baseline: the chain's own lag,
+//      processed → readable with getTransaction at `confirmed`, for the same transactions;
+//   2. backfill from localnet: events/s; baseline: the same reads without storing anything;
+//   3. GraphQL p50/p99 of the dashboard's queries at 32 concurrent clients over executions
+//      seeded directly in the database; baseline: the smallest query (`{ indexer { network } }`).
+//
+//   npm run indexer --workspace @agent-market/bench -- [--seconds 10] [--rates 100,max]
+//     [--events 100000] [--executions 1000000] [--clients 32]
+import { randomBytes } from "node:crypto";
+
+import { openEscrowInstruction, requestHash, formatExecutionId } from "@agent-market/program";
+import { Transaction } from "@solana/web3.js";
+
+import { TestMarket, type AgentFixture, type Wallet } from "../../tests/src/fixtures.js";
+import { createIndexer, dropDatabase, ensureDatabase, parseConfig, SolanaRpc, type Indexer } from "../../indexer/src/index.js";
+import { backfill } from "../../indexer/src/ingest/backfill.js";
+import { PROGRAM_ADDRESS } from "../../indexer/src/ingest/decoder.js";
+import { silentLogger } from "../../indexer/src/logger.js";
+
+const arg = (name: string, fallback: string) => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index > 0 ? process.argv[index + 1]! : fallback;
+};
+const SECONDS = Number(arg("seconds", "10"));
+const RATES = arg("rates", "100,max").split(",");
+const EVENTS = Number(arg("events", "100000"));
+const EXECUTIONS = Number(arg("executions", "1000000"));
+const CLIENTS = Number(arg("clients", "32"));
+const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
+}
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const sleep = (duration: number) => new Promise((resolve) => setTimeout(resolve, duration));
+
+function databaseUrl(): string {
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/indexer_bench_${randomBytes(4).toString("hex")}`;
+  return url.toString();
+}
+
+async function indexerOver(market: TestMarket, url: string, options: { live: boolean; onIngested?: (signature: string) => void }): Promise<Indexer> {
+  await ensureDatabase(url);
+  const config = parseConfig({
+    INDEXER_NETWORK: "localnet",
+    INDEXER_DATABASE_URL: url,
+    INDEXER_RPC_URL: market.localnet.rpcUrl,
+    INDEXER_WEBSOCKET_URL: market.localnet.websocketUrl,
+    INDEXER_LIVE: String(options.live),
+    INDEXER_GAP_CHECK_INTERVAL_MS: "3600000",
+  });
+  return createIndexer(config, { logger: silentLogger, ingest: options.live, onIngested: options.onIngested });
+}
+
+/** Signs an open_escrow for a new execution; answers the transaction and the execution id. */
+async function openEscrowTransaction(market: TestMarket, agent: AgentFixture, payer: Wallet, blockhash: string) {
+  const executionId = randomBytes(16);
+  const instruction = openEscrowInstruction({
+    relayer: market.relayer.publicKey,
+    usdcMint: market.usdcMint,
+    agent: agent.address,
+    payer: payer.wallet.publicKey,
+    payerTokenAccount: payer.tokenAccount,
+    executionId,
+    apiKeyId: randomBytes(16),
+    requestHash: requestHash("summarize", { text: "bench" }),
+  });
+  const tx = new Transaction({ feePayer: market.relayer.publicKey, recentBlockhash: blockhash }).add(instruction);
+  tx.sign(market.relayer);
+  return { raw: tx.serialize(), id: formatExecutionId(executionId) };
+}
+
+async function sendRaw(market: TestMarket, raw: Buffer): Promise<string> {
+  return market.localnet.call<string>("sendTransaction", [raw.toString("base64"), { encoding: "base64", skipPreflight: true }]);
+}
+
+async function lagRows(): Promise<void> {
+  const market = await TestMarket.start({ slotMs: 400 });
+  const url = databaseUrl();
+  const processedAt = new Map<string, number>();
+  const lags: number[] = [];
+  let indexer: Indexer | undefined;
+  try {
+    const agent = await market.agent();
+    const payer = await market.payer(1_000_000_000_000n);
+    const pending = new Map<string, string>(); // signature → execution id
+    indexer = await indexerOver(market, url, {
+      live: true,
+      onIngested: (signature) => {
+        const id = pending.get(signature);
+        const sentAt = processedAt.get(signature);
+        if (!id || sentAt === undefined) return;
+        // Visible in GraphQL: the execution answers through the server.
+        void Promise.resolve(
+          indexer!.yoga.fetch("http://bench/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: `{ execution(id: "${id}") { id } }` }) }),
+        )
+          .then((response: Response) => response.json() as Promise<{ data?: { execution: unknown } }>)
+          .then((body) => {
+            if (body.data?.execution) lags.push(performance.now() - sentAt);
+          });
+      },
+    });
+    await sleep(1000);
+    console.log("\n## Ingestion lag (processed → visible in GraphQL), 400 ms slots");
+    console.log("| offered rate | sent/s | indexer p50 | indexer p99 | chain p50 | chain p99 | p99 ratio |");
+    console.log("|---|---|---|---|---|---|---|");
+    for (const rate of RATES) {
+      lags.length = 0;
+      const chainLags: number[] = [];
+      const unlimited = rate === "max";
+      const interval = unlimited ? 0 : 1000 / Number(rate);
+      const started = performance.now();
+      let sent = 0;
+      let blockhash = (await market.connection.getLatestBlockhash()).blockhash;
+      const inFlight = new Set<Promise<void>>();
+      while (performance.now() - started < SECONDS * 1000) {
+        if (sent % 20 === 0) blockhash = (await market.connection.getLatestBlockhash()).blockhash;
+        const { raw, id } = await openEscrowTransaction(market, agent, payer, blockhash);
+        const sample = sent % 10 === 0;
+        const work = sendRaw(market, raw).then(async (signature) => {
+          const at = performance.now();
+          processedAt.set(signature, at);
+          pending.set(signature, id);
+          // The chain's own lag, sampled: when getTransaction at `confirmed` first answers.
+          if (sample) {
+            for (let i = 0; i < 200; i++) {
+              const tx = await market.localnet.call("getTransaction", [signature, { encoding: "json", commitment: "confirmed" }]);
+              if (tx) {
+                chainLags.push(performance.now() - at);
+                break;
+              }
+              await sleep(10);
+            }
+          }
+        });
+        sent += 1;
+        inFlight.add(work);
+        void work.finally(() => inFlight.delete(work));
+        if (unlimited) {
+          if (inFlight.size >= 32) await Promise.race(inFlight);
+        } else {
+          const next = started + sent * interval;
+          const wait = next - performance.now();
+          if (wait > 0) await sleep(wait);
+        }
+      }
+      await Promise.allSettled([...inFlight]);
+      const elapsed = (performance.now() - started) / 1000;
+      await sleep(3000);
+      const p99 = quantile(lags, 0.99);
+      const chainP99 = quantile(chainLags, 0.99);
+      console.log(
+        `| ${rate}/s | ${(sent / elapsed).toFixed(0)} | ${ms(quantile(lags, 0.5))} | ${ms(p99)} | ${ms(quantile(chainLags, 0.5))} | ${ms(chainP99)} | ${(p99 / chainP99).toFixed(2)} |`,
+      );
+      console.log(`  (${lags.length} of ${sent} executions seen in GraphQL)`);
+    }
+  } finally {
+    await indexer?.close();
+    await market.stop();
+    await dropDatabase(url).catch(() => {});
+  }
+}
+
+async function backfillRow(): Promise<void> {
+  const market = await TestMarket.start({ slotMs: 50 });
+  const url = databaseUrl();
+  let indexer: Indexer | undefined;
+  try {
+    const agent = await market.agent();
+    const payer = await market.payer(1_000_000_000_000n);
+    console.log(`\n## Backfill (${EVENTS} events from localnet)`);
+    const sendStarted = performance.now();
+    let blockhash = (await market.connection.getLatestBlockhash()).blockhash;
+    const inFlight = new Set<Promise<unknown>>();
+    for (let i = 0; i < EVENTS; i++) {
+      if (i % 20 === 0) blockhash = (await market.connection.getLatestBlockhash()).blockhash;
+      const { raw } = await openEscrowTransaction(market, agent, payer, blockhash);
+      const work = sendRaw(market, raw);
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+      if (inFlight.size >= 64) await Promise.race(inFlight);
+    }
+    await Promise.allSettled([...inFlight]);
+    console.log(`  (sent in ${((performance.now() - sendStarted) / 1000).toFixed(1)} s)`);
+    await sleep(2000);
+    indexer = await indexerOver(market, url, { live: false });
+
+    // Baseline: the same reads, nothing stored.
+    const rpc = new SolanaRpc(market.localnet.rpcUrl);
+    const readStarted = performance.now();
+    let before: string | undefined;
+    const signatures: string[] = [];
+    for (;;) {
+      const page = await rpc.getSignaturesForAddress(PROGRAM_ADDRESS, { before, limit: 1000 });
+      signatures.push(...page.map((info) => info.signature));
+      if (page.length < 1000) break;
+      before = page[page.length - 1]!.signature;
+    }
+    for (let from = 0; from < signatures.length; from += 500) await rpc.getTransactions(signatures.slice(from, from + 500));
+    const readSecs = (performance.now() - readStarted) / 1000;
+
+    const started = performance.now();
+    const result = await backfill(indexer.rpc, indexer.store);
+    const secs = (performance.now() - started) / 1000;
+    console.log("| events | backfill events/s | read-only events/s | ratio |");
+    console.log("|---|---|---|---|");
+    console.log(`| ${result.events} | ${(result.events / secs).toFixed(0)} | ${(signatures.length / readSecs).toFixed(0)} | ${(result.events / secs / (signatures.length / readSecs)).toFixed(2)} |`);
+  } finally {
+    await indexer?.close();
+    await market.stop();
+    await dropDatabase(url).catch(() => {});
+  }
+}
+
+/** Seeds executions and their rollups directly in the database (what ingestion would have built). */
+async function seed(indexer: Indexer, executions: number): Promise<{ agents: string[]; payers: string[]; keys: string[] }> {
+  const s = indexer.config.schema;
+  const now = Math.floor(Date.now() / 1000);
+  const span = 30 * 86_400;
+  await indexer.pool.query(
+    `INSERT INTO ${s}.executions (id, agent, payer, api_key_id, creator, state, refund_reason, amount_usdc, creator_share_usdc, fee_usdc, fee_shard,
+       opened_at, closed_at, open_signature, open_slot, close_signature, close_slot, activity_at, max_slot, commitment)
+     SELECT 'exec_' || i, 'agent' || (i % 1000), 'payer' || (i % 20000), 'key_' || (i % 50000), 'creator' || (i % 300),
+       CASE WHEN i % 20 = 0 THEN 'refunded' ELSE 'settled' END, CASE WHEN i % 20 = 0 THEN 'CreatorError' END,
+       250000, CASE WHEN i % 20 = 0 THEN 0 ELSE 237500 END, CASE WHEN i % 20 = 0 THEN 0 ELSE 12500 END, i % 8,
+       $1 - (i % $2), $1 - (i % $2) + 2, 'sig' || i, i, 'sig' || i || 'c', i + 5, $1 - (i % $2), i + 5, 'finalized'
+     FROM generate_series(1, $3) AS i`,
+    [now, span, executions],
+  );
+  for (const [dimension, column] of [
+    ["agent", "agent"],
+    ["payer", "payer"],
+    ["api_key", "api_key_id"],
+    ["creator", "creator"],
+    ["market", "'all'"],
+  ]) {
+    for (const [granularity, size] of [
+      ["hour", 3600],
+      ["day", 86400],
+    ] as const) {
+      await indexer.pool.query(
+        `INSERT INTO ${s}.buckets (dimension, subject, granularity, bucket_start, executions, settled, refunded_creator_error, spent_usdc, earned_usdc, fee_usdc,
+           latency_count, latency_slots_hist, latency_secs_hist, max_slot)
+         SELECT $1, ${column}, $2, (activity_at / $3) * $3, count(*), count(*) FILTER (WHERE state = 'settled'), count(*) FILTER (WHERE state = 'refunded'),
+           coalesce(sum(amount_usdc) FILTER (WHERE state = 'settled'), 0), sum(creator_share_usdc), sum(fee_usdc), count(*) FILTER (WHERE state = 'settled'),
+           array_fill(0::bigint, ARRAY[5]) || ARRAY[count(*) FILTER (WHERE state = 'settled')] || array_fill(0::bigint, ARRAY[37]),
+           array_fill(0::bigint, ARRAY[2]) || ARRAY[count(*) FILTER (WHERE state = 'settled')] || array_fill(0::bigint, ARRAY[40]),
+           max(max_slot)
+         FROM ${s}.executions GROUP BY 1, 2, 3, 4`,
+        [dimension, granularity, size],
+      );
+    }
+  }
+  await indexer.pool.query(
+    `INSERT INTO ${s}.agents (agent, creator, collateral_usdc, max_slot, commitment) SELECT 'agent' || i, 'creator' || (i % 300), 100000000, 1, 'finalized' FROM generate_series(0, 999) AS i`,
+  );
+  await indexer.pool.query(`UPDATE ${s}.checkpoint SET finalized_slot = $1, latest_slot = $1`, [executions + 10]);
+  await indexer.pool.query(`ANALYZE`);
+  return {
+    agents: Array.from({ length: 1000 }, (_, i) => `agent${i}`),
+    payers: Array.from({ length: 100 }, (_, i) => `payer${i}`),
+    keys: Array.from({ length: 100 }, (_, i) => `key_${i}`),
+  };
+}
+
+const DASHBOARD_QUERIES: [string, (subjects: { agents: string[]; payers: string[]; keys: string[] }, i: number) => { query: string; variables: Record<string, unknown> }][] = [
+  [
+    "agent status, uptime, 90 days",
+    (s, i) => ({
+      query: `query($a: String!) { agent(address: $a) { status collateral { usdc finalized } uptime { window executions successRate latencySlots { p50 p95 } latencySeconds { p50 p95 } spent { usdc } } daily { day executions status } lastExecution { id } } }`,
+      variables: { a: s.agents[i % s.agents.length] },
+    }),
+  ],
+  [
+    "API key usage, 24 hour buckets",
+    (s, i) => ({
+      query: `query($k: String!) { usage(dimension: API_KEY, subject: $k) { totals(window: D30) { executions spent { usdc finalized } } buckets(granularity: HOUR) { start executions spent { usdc } } lastExecution { id openedAt } } }`,
+      variables: { k: s.keys[i % s.keys.length] },
+    }),
+  ],
+  [
+    "payer's executions, a page of 20",
+    (s, i) => ({
+      query: `query($p: String!) { executions(first: 20, filter: { payer: $p }) { edges { cursor node { id state amount { usdc finalized } fee { usdc } commitment openTransaction { signature } } } pageInfo { hasNextPage } } }`,
+      variables: { p: s.payers[i % s.payers.length] },
+    }),
+  ],
+  ["agents list with status", () => ({ query: `{ agents(first: 20) { nodes { address status stats(window: H24) { successRate executions } } } }`, variables: {} })],
+  ["market money", () => ({ query: `{ market { fees { usdc finalized } feeShards { index fees { usdc } } collateral { usdc } disputes { open } } }`, variables: {} })],
+];
+
+async function graphqlRows(): Promise<void> {
+  const url = databaseUrl();
+  await ensureDatabase(url);
+  const config = parseConfig({ INDEXER_NETWORK: "localnet", INDEXER_DATABASE_URL: url, INDEXER_RPC_URL: "http://127.0.0.1:9", INDEXER_LIVE: "false" });
+  const indexer = await createIndexer(config, { logger: silentLogger, ingest: false });
+  try {
+    const seedStarted = performance.now();
+    const subjects = await seed(indexer, EXECUTIONS);
+    console.log(`\n## GraphQL at ${CLIENTS} concurrent clients over ${EXECUTIONS} seeded executions (seeded in ${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
+    const run = async (make: (i: number) => { query: string; variables: Record<string, unknown> }) => {
+      const latencies: number[] = [];
+      let counter = 0;
+      const deadline = performance.now() + SECONDS * 1000;
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (performance.now() < deadline) {
+            const body = JSON.stringify(make(counter++));
+            const started = performance.now();
+            const response = await indexer.yoga.fetch("http://bench/graphql", { method: "POST", headers: { "content-type": "application/json" }, body });
+            const answer = (await response.json()) as { errors?: unknown };
+            if (answer.errors) throw new Error(JSON.stringify(answer.errors));
+            latencies.push(performance.now() - started);
+          }
+        }),
+      );
+      return { p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), rate: latencies.length / SECONDS };
+    };
+    const baseline = await run(() => ({ query: `{ indexer { network } }`, variables: {} }));
+    console.log("| query | p50 | p99 | queries/s | p99 ratio to baseline |");
+    console.log("|---|---|---|---|---|");
+    console.log(`| baseline: { indexer { network } } | ${ms(baseline.p50)} | ${ms(baseline.p99)} | ${baseline.rate.toFixed(0)} | 1.00 |`);
+    for (const [name, make] of DASHBOARD_QUERIES) {
+      const row = await run((i) => make(subjects, i));
+      console.log(`| ${name} | ${ms(row.p50)} | ${ms(row.p99)} | ${row.rate.toFixed(0)} | ${(row.p99 / baseline.p99).toFixed(2)} |`);
+    }
+  } finally {
+    await indexer.close();
+    await dropDatabase(url).catch(() => {});
+  }
+}
+
+const only = arg("only", "lag,backfill,graphql").split(",");
+if (only.includes("lag")) await lagRows();
+if (only.includes("backfill")) await backfillRow();
+if (only.includes("graphql")) await graphqlRows();
+process.exit(0);

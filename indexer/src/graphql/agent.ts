@@ -1,0 +1,177 @@
+// Agents: status and uptime from on-chain records only, daily buckets for a 90-day chart,
+// collateral, and the executions behind every figure.
+import { DAY_SECS } from "../ingest/buckets.js";
+import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
+import { figuresKey, type DbRow, type GraphQLContext } from "./context.js";
+import { graphqlError } from "./errors.js";
+import { listExecutions } from "./execution.js";
+import { isoTime, money } from "./money.js";
+import { addRow, againstCreator, bucketRows, emptyFigures, latency, rateStatus, statusOf, successRate, WINDOWS, type Figures, type WindowName } from "./stats.js";
+
+export const AGENT_TYPE_DEFS = /* GraphQL */ `
+  enum Window { H1 H24 D7 D30 }
+  enum AgentStatus { OPERATIONAL DEGRADED DOWN NO_DATA }
+
+  type RefundCounts {
+    timeout: Int!
+    creatorError: Int!
+    invalidSignature: Int!
+    outputInvalid: Int!
+    relayerError: Int!
+    "Refunds counted against the creator (all but relayer errors)."
+    againstCreator: Int!
+    total: Int!
+  }
+
+  type Latency {
+    p50: Float
+    p95: Float
+    samples: Int!
+  }
+
+  type AgentStats {
+    window: Window!
+    executions: Int!
+    open: Int!
+    settled: Int!
+    refunded: RefundCounts!
+    "Escrows the payer reclaimed after the relayer never closed them; not counted against the creator."
+    reclaimed: Int!
+    "settled / (settled + refunds against the creator); null without any."
+    successRate: Float
+    latencySlots: Latency!
+    latencySeconds: Latency!
+    spent: Money!
+    earned: Money!
+    fees: Money!
+    lastExecution: Execution
+    "The executions behind these figures (all in the window, or those of one outcome)."
+    behind(first: Int = 20, after: String, outcome: Outcome): ExecutionConnection!
+  }
+
+  type DailyBucket {
+    day: String!
+    executions: Int!
+    settled: Int!
+    refundedAgainstCreator: Int!
+    successRate: Float
+    status: AgentStatus!
+  }
+
+  type Agent {
+    address: String!
+    agentId: String
+    creator: String
+    endpoint: String
+    registeredAt: String
+    retiredAt: String
+    collateral: Money!
+    status: AgentStatus!
+    stats(window: Window!): AgentStats!
+    "The four windows: 1 h, 24 h, 7 d, 30 d."
+    uptime: [AgentStats!]!
+    daily(days: Int = 90): [DailyBucket!]!
+    lastExecution: Execution
+    executions(first: Int = 20, after: String, window: Window, outcome: Outcome): ExecutionConnection!
+    commitment: Commitment!
+  }
+  ${connectionTypeDefs("Agent")}
+`;
+
+interface StatsSource {
+  agent: string;
+  window: WindowName;
+  figures: Figures;
+}
+
+async function stats(ctx: GraphQLContext, agent: string, window: WindowName): Promise<StatsSource> {
+  return { agent, window, figures: await ctx.loaders.figures.load(figuresKey("agent", window, agent)) };
+}
+
+const MAX_DAYS = 366;
+
+export const agentResolvers = {
+  Query: {
+    agent: (_: unknown, args: { address: string }, ctx: GraphQLContext) => ctx.loaders.agent.load(args.address),
+    agents: async (_: unknown, args: { first?: number; after?: string; creator?: string }, ctx: GraphQLContext) => {
+      const size = pageSize(args.first);
+      const cursor = decodeCursor(args.after, ["string"]);
+      const params: unknown[] = [cursor ? cursor[0] : "", size + 1];
+      let where = "agent > $1";
+      if (args.creator) {
+        params.push(args.creator);
+        where += ` AND creator = $${params.length}`;
+      }
+      const rows = (await ctx.pool.query(`SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params)).rows;
+      for (const row of rows) ctx.loaders.agent.prime(String(row.agent), row);
+      return connection(rows, size, (row) => [String(row.agent)]);
+    },
+  },
+  Agent: {
+    address: (row: DbRow) => row.agent,
+    agentId: (row: DbRow) => row.agent_id,
+    registeredAt: (row: DbRow) => isoTime(row.registered_at as string | null),
+    retiredAt: (row: DbRow) => isoTime(row.retired_at as string | null),
+    collateral: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String(row.collateral_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
+    status: async (row: DbRow, _: unknown, ctx: GraphQLContext) => {
+      const [hour, day] = await Promise.all([
+        ctx.loaders.figures.load(figuresKey("agent", "H1", String(row.agent))),
+        ctx.loaders.figures.load(figuresKey("agent", "H24", String(row.agent))),
+      ]);
+      return statusOf(hour, day);
+    },
+    stats: (row: DbRow, args: { window: WindowName }, ctx: GraphQLContext) => stats(ctx, String(row.agent), args.window),
+    uptime: (row: DbRow, _: unknown, ctx: GraphQLContext) => Promise.all(WINDOWS.map((window) => stats(ctx, String(row.agent), window))),
+    daily: async (row: DbRow, args: { days: number }, ctx: GraphQLContext) => {
+      if (!Number.isInteger(args.days) || args.days < 1 || args.days > MAX_DAYS) throw graphqlError("BAD_USER_INPUT", `days must be between 1 and ${MAX_DAYS}`, { argument: "days" });
+      const today = Math.floor(ctx.nowSecs() / DAY_SECS) * DAY_SECS;
+      const from = today - (args.days - 1) * DAY_SECS;
+      const rows = await bucketRows(ctx.pool, ctx.schema, "agent", [String(row.agent)], "day", from);
+      const byDay = new Map(rows.map((bucket) => [Number(bucket.bucket_start), addRow(emptyFigures(), bucket)]));
+      return Array.from({ length: args.days }, (_, i) => {
+        const start = from + i * DAY_SECS;
+        const figures = byDay.get(start) ?? emptyFigures();
+        const rate = successRate(figures);
+        return {
+          day: isoTime(start)!.slice(0, 10),
+          executions: figures.executions,
+          settled: figures.settled,
+          refundedAgainstCreator: againstCreator(figures),
+          successRate: rate,
+          status: rateStatus(rate),
+        };
+      });
+    },
+    lastExecution: (row: DbRow, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`agent\u0000${String(row.agent)}`),
+    executions: (row: DbRow, args: { first?: number; after?: string; window?: WindowName; outcome?: "OPEN" }, ctx: GraphQLContext) =>
+      listExecutions(ctx, { agent: String(row.agent), window: args.window, outcome: args.outcome }, args.first, args.after),
+    commitment: (row: DbRow) => String(row.commitment).toUpperCase(),
+  },
+  AgentStats: {
+    executions: (s: StatsSource) => s.figures.executions,
+    open: (s: StatsSource) => s.figures.open,
+    settled: (s: StatsSource) => s.figures.settled,
+    refunded: (s: StatsSource) => {
+      const f = s.figures;
+      return {
+        timeout: f.refundedTimeout,
+        creatorError: f.refundedCreatorError,
+        invalidSignature: f.refundedInvalidSignature,
+        outputInvalid: f.refundedOutputInvalid,
+        relayerError: f.refundedRelayerError,
+        againstCreator: againstCreator(f),
+        total: againstCreator(f) + f.refundedRelayerError,
+      };
+    },
+    reclaimed: (s: StatsSource) => s.figures.reclaimed,
+    successRate: (s: StatsSource) => successRate(s.figures),
+    latencySlots: (s: StatsSource) => latency(s.figures.latencySlots),
+    latencySeconds: (s: StatsSource) => latency(s.figures.latencySecs),
+    spent: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => money(s.figures.spentUsdc, s.figures.maxSlot, await ctx.finalizedSlot()),
+    earned: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => money(s.figures.earnedUsdc, s.figures.maxSlot, await ctx.finalizedSlot()),
+    fees: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => money(s.figures.feeUsdc, s.figures.maxSlot, await ctx.finalizedSlot()),
+    lastExecution: (s: StatsSource, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`agent\u0000${s.agent}`),
+    behind: (s: StatsSource, args: { first?: number; after?: string; outcome?: "OPEN" }, ctx: GraphQLContext) =>
+      listExecutions(ctx, { agent: s.agent, window: s.window, outcome: args.outcome }, args.first, args.after),
+  },
+};

@@ -1,0 +1,99 @@
+// Usage per API key id, payer wallet, agent or creator: totals over a window and hour or day
+// buckets for charts, the last on-chain execution, and the executions themselves.
+import { DAY_SECS, HOUR_SECS, type Dimension } from "../ingest/buckets.js";
+import { figuresKey, type GraphQLContext } from "./context.js";
+import { graphqlError } from "./errors.js";
+import { listExecutions, type ExecutionFilter } from "./execution.js";
+import { isoTime, money, parseTime } from "./money.js";
+import { addRow, againstCreator, bucketRows, emptyFigures, type Figures, type WindowName } from "./stats.js";
+
+export const USAGE_TYPE_DEFS = /* GraphQL */ `
+  enum UsageDimension { API_KEY PAYER AGENT CREATOR }
+  enum Granularity { HOUR DAY }
+
+  type UsageFigures {
+    executions: Int!
+    settled: Int!
+    refunded: Int!
+    reclaimed: Int!
+    "USDC paid for settled executions (payer side)."
+    spent: Money!
+    "The creators' share of it."
+    earned: Money!
+    fees: Money!
+  }
+
+  type UsageBucket {
+    start: String!
+    executions: Int!
+    settled: Int!
+    refunded: Int!
+    reclaimed: Int!
+    spent: Money!
+    earned: Money!
+    fees: Money!
+  }
+
+  type Usage {
+    dimension: UsageDimension!
+    subject: String!
+    totals(window: Window!): UsageFigures!
+    "Buckets from \`from\` (default: 24 hours or 30 days back) to \`to\` (default: now), oldest first, empty ones included."
+    buckets(granularity: Granularity!, from: String, to: String): [UsageBucket!]!
+    lastExecution: Execution
+    executions(first: Int = 20, after: String, window: Window): ExecutionConnection!
+  }
+`;
+
+const DIMENSIONS: Record<string, Dimension> = { API_KEY: "api_key", PAYER: "payer", AGENT: "agent", CREATOR: "creator" };
+const FILTER_OF: Record<string, keyof ExecutionFilter> = { api_key: "apiKeyId", payer: "payer", agent: "agent", creator: "creator" };
+/** Buckets in one answer at most (a 90-day chart by day, or 4 weeks by hour). */
+const MAX_BUCKETS = 744;
+
+interface UsageSource {
+  dimension: Dimension;
+  subject: string;
+}
+
+async function usageFigures(figures: Figures, ctx: GraphQLContext) {
+  const finalized = await ctx.finalizedSlot();
+  return {
+    executions: figures.executions,
+    settled: figures.settled,
+    refunded: againstCreator(figures) + figures.refundedRelayerError,
+    reclaimed: figures.reclaimed,
+    spent: money(figures.spentUsdc, figures.maxSlot, finalized),
+    earned: money(figures.earnedUsdc, figures.maxSlot, finalized),
+    fees: money(figures.feeUsdc, figures.maxSlot, finalized),
+  };
+}
+
+export const usageResolvers = {
+  Query: {
+    usage: (_: unknown, args: { dimension: string; subject: string }): UsageSource => ({ dimension: DIMENSIONS[args.dimension]!, subject: args.subject }),
+  },
+  Usage: {
+    dimension: (u: UsageSource) => Object.keys(DIMENSIONS).find((key) => DIMENSIONS[key] === u.dimension),
+    totals: async (u: UsageSource, args: { window: WindowName }, ctx: GraphQLContext) =>
+      usageFigures(await ctx.loaders.figures.load(figuresKey(u.dimension, args.window, u.subject)), ctx),
+    buckets: async (u: UsageSource, args: { granularity: "HOUR" | "DAY"; from?: string; to?: string }, ctx: GraphQLContext) => {
+      const size = args.granularity === "HOUR" ? HOUR_SECS : DAY_SECS;
+      const now = ctx.nowSecs();
+      const to = Math.floor((args.to ? parseTime(args.to, "to") : now) / size) * size + size;
+      const from = Math.floor((args.from ? parseTime(args.from, "from") : to - (args.granularity === "HOUR" ? 24 : 30) * size) / size) * size;
+      const count = (to - from) / size;
+      if (count < 1 || count > MAX_BUCKETS) throw graphqlError("BAD_USER_INPUT", `from..to must span 1 to ${MAX_BUCKETS} buckets`, { argument: "from" });
+      const rows = await bucketRows(ctx.pool, ctx.schema, u.dimension, [u.subject], args.granularity === "HOUR" ? "hour" : "day", from, to);
+      const byStart = new Map(rows.map((row) => [Number(row.bucket_start), addRow(emptyFigures(), row)]));
+      return Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const start = from + i * size;
+          return { start: isoTime(start), ...(await usageFigures(byStart.get(start) ?? emptyFigures(), ctx)) };
+        }),
+      );
+    },
+    lastExecution: (u: UsageSource, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`${u.dimension}\u0000${u.subject}`),
+    executions: (u: UsageSource, args: { first?: number; after?: string; window?: WindowName }, ctx: GraphQLContext) =>
+      listExecutions(ctx, { [FILTER_OF[u.dimension]!]: u.subject, window: args.window }, args.first, args.after),
+  },
+};

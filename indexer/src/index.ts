@@ -1,0 +1,12 @@
+export { parseConfig, ConfigError, type IndexerConfig, type NetworkName } from "./config.js";
+export { createIndexer, type Indexer, type IndexerOptions } from "./indexer.js";
+export { buildYoga, type IndexerYoga } from "./yoga.js";
+export { createPool, ensureDatabase, dropDatabase } from "./db/pool.js";
+export { migrate } from "./db/migrate.js";
+export { EventStore } from "./ingest/store.js";
+export { SolanaRpc } from "./ingest/rpc.js";
+export { decodeTransaction, type RawTransaction } from "./ingest/decoder.js";
+export { backfill } from "./ingest/backfill.js";
+export { settleFinality } from "./ingest/finality.js";
+export { reconcile } from "./reconcile.js";
+export { formatUsdc } from "./graphql/money.js";

@@ -1,0 +1,58 @@
+// An indexer for one network: migrations applied, the writer (ingestion) started, and the
+// GraphQL server built. main.ts listens; tests use `yoga.fetch` and `store` directly.
+import type { IndexerConfig } from "./config.js";
+import { migrate } from "./db/migrate.js";
+import { createPool, type Pool } from "./db/pool.js";
+import { SolanaRpc } from "./ingest/rpc.js";
+import { EventStore } from "./ingest/store.js";
+import { Writer, type WriterOptions } from "./ingest/writer.js";
+import { stderrLogger, type Logger } from "./logger.js";
+import { buildYoga, type IndexerYoga } from "./yoga.js";
+
+export interface Indexer {
+  config: IndexerConfig;
+  pool: Pool;
+  store: EventStore;
+  rpc: SolanaRpc;
+  writer: Writer;
+  yoga: IndexerYoga;
+  close(): Promise<void>;
+}
+
+export interface IndexerOptions extends WriterOptions {
+  logger?: Logger;
+  /** Start ingesting (the default); off for a server that only answers queries. */
+  ingest?: boolean;
+  nowSecs?: () => number;
+}
+
+export async function createIndexer(config: IndexerConfig, options: IndexerOptions = {}): Promise<Indexer> {
+  const logger = options.logger ?? stderrLogger;
+  const pool = createPool(config.database_url);
+  await migrate(pool, config.schema);
+  const store = new EventStore(pool, config.schema);
+  const rpc = new SolanaRpc(config.rpc_url);
+  const writer = new Writer(config, pool, rpc, store, logger, options);
+  if (options.ingest !== false) writer.start();
+  const yoga = buildYoga({
+    pool,
+    schema: config.schema,
+    network: config.network,
+    production: config.production,
+    store,
+    heliusWebhookAuth: config.helius_webhook_auth,
+    nowSecs: options.nowSecs,
+  });
+  return {
+    config,
+    pool,
+    store,
+    rpc,
+    writer,
+    yoga,
+    async close() {
+      await writer.stop();
+      await pool.end();
+    },
+  };
+}

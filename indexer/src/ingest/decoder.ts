@@ -1,0 +1,127 @@
+// Decodes the program's `emit_cpi!` events from a transaction as JSON-RPC `getTransaction`
+// returns it (encoding "json"), which is also the shape of Helius's raw webhook payloads.
+//
+// An event is an inner instruction whose bytes anyone could reproduce, so the bytes alone prove
+// nothing: another program can invoke ours with the same data. What proves an event is who ran
+// it. It is accepted only when
+//   - the transaction succeeded (a failed one changed nothing, and its events did not happen);
+//   - the inner instruction invokes the program itself, with the event authority PDA as its only
+//     account: the program's event handler requires that account to sign, and only the program
+//     can sign for its own PDA (invoke_signed), so in a successful transaction this pair means
+//     the program emitted it;
+//   - the instruction that invoked it (one stack level up) is the program too, which is the
+//     same signer proof read from the call stack rather than inferred from success;
+//   - the data starts with anchor's event tag and carries a known event discriminator.
+import { decodeCpiEventData, eventAuthorityPda, PROGRAM_ID, coder, formatExecutionId } from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import { PublicKey } from "@solana/web3.js";
+
+import type { DecodedTransaction, JsonValue, StoredEvent } from "./event-row.js";
+
+const bs58 = utils.bytes.bs58;
+
+/** A compiled instruction as getTransaction's "json" encoding writes it. */
+export interface RawInstruction {
+  programIdIndex: number;
+  accounts: number[];
+  data: string;
+  stackHeight?: number | null;
+}
+
+/** getTransaction's result (encoding "json"), the fields read here. */
+export interface RawTransaction {
+  slot: number;
+  blockTime?: number | null;
+  transaction: {
+    signatures: string[];
+    message: { accountKeys: string[]; instructions: RawInstruction[] };
+  };
+  meta: {
+    err: unknown;
+    innerInstructions?: { index: number; instructions: RawInstruction[] }[] | null;
+    loadedAddresses?: { writable: string[]; readonly: string[] } | null;
+  } | null;
+}
+
+const PROGRAM = PROGRAM_ID.toBase58();
+const EVENT_AUTHORITY = eventAuthorityPda().toBase58();
+
+/** Plain JSON from the SDK's decoded values: bigint → string, PublicKey → base58, bytes → hex. */
+function toJson(value: unknown): JsonValue {
+  if (typeof value === "bigint") return value.toString();
+  if (value instanceof PublicKey) return value.toBase58();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("hex");
+  if (Array.isArray(value)) return value.map(toJson);
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, JsonValue> = {};
+    for (const [key, inner] of Object.entries(value)) out[key] = toJson(inner);
+    return out;
+  }
+  return value as JsonValue;
+}
+
+function apiKeyId(bytes: Uint8Array): string | null {
+  // An escrow opened without a key records zeros.
+  return bytes.every((byte) => byte === 0) ? null : `key_${bs58.encode(bytes)}`;
+}
+
+/** The fee shard index a settle or subscribe instruction names, from its arguments. */
+function feeShardOf(instructionData: string): number | null {
+  try {
+    const decoded = coder.instruction.decode(Buffer.from(bs58.decode(instructionData)));
+    const args = decoded?.data as { fee_shard_index?: number } | undefined;
+    return typeof args?.fee_shard_index === "number" ? args.fee_shard_index : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Every event of a successful transaction, in execution order. */
+export function decodeTransaction(raw: RawTransaction): DecodedTransaction {
+  const signature = raw.transaction.signatures[0]!;
+  const base = { signature, slot: raw.slot, blockTime: raw.blockTime ?? null };
+  const meta = raw.meta;
+  if (!meta || (meta.err !== null && meta.err !== undefined)) return { ...base, failed: true, events: [] };
+  const message = raw.transaction.message;
+  const keys = [...message.accountKeys, ...(meta.loadedAddresses?.writable ?? []), ...(meta.loadedAddresses?.readonly ?? [])];
+  const events: StoredEvent[] = [];
+  for (const group of meta.innerInstructions ?? []) {
+    const outer = message.instructions[group.index];
+    if (!outer) continue;
+    // The instruction running at each stack height, the outer one at height 1.
+    const stack: RawInstruction[] = [outer];
+    group.instructions.forEach((ix, innerIndex) => {
+      // Without stackHeight (old transactions), an inner instruction is taken as called by the outer one.
+      const height = ix.stackHeight ?? 2;
+      const caller = stack[height - 2];
+      stack[height - 1] = ix;
+      stack.length = height;
+      if (keys[ix.programIdIndex] !== PROGRAM) return;
+      if (ix.accounts.length !== 1 || keys[ix.accounts[0]!] !== EVENT_AUTHORITY) return;
+      if (!caller || keys[caller.programIdIndex] !== PROGRAM) return;
+      let bytes: Uint8Array;
+      try {
+        bytes = bs58.decode(ix.data);
+      } catch {
+        return;
+      }
+      const event = decodeCpiEventData(bytes);
+      if (!event) return;
+      const fields = event.data as unknown as Record<string, unknown>;
+      const data = toJson(fields) as Record<string, JsonValue>;
+      let executionId: string | null = null;
+      if (fields.executionId instanceof Uint8Array) {
+        executionId = formatExecutionId(fields.executionId);
+        data.executionId = executionId;
+      }
+      if (fields.apiKeyId instanceof Uint8Array) data.apiKeyId = apiKeyId(fields.apiKeyId);
+      const agent = fields.agent instanceof PublicKey ? fields.agent.toBase58() : null;
+      const feeShard = event.name === "EscrowSettled" || event.name === "Subscribed" ? feeShardOf(caller.data) : null;
+      events.push({ ...base, instructionIndex: group.index, innerIndex, name: event.name, data, executionId, agent, feeShard });
+    });
+  }
+  return { ...base, failed: false, events };
+}
+
+export const PROGRAM_ADDRESS = PROGRAM;
+export const EVENT_AUTHORITY_ADDRESS = EVENT_AUTHORITY;

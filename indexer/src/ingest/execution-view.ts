@@ -1,0 +1,142 @@
+// An execution's row, rebuilt from all its stored events: whatever order they arrived in, the
+// row is the same function of the same set, so a duplicate, a late open or a dropped settle
+// all end in the right row.
+import type { Commitment, JsonValue } from "./event-row.js";
+
+export type ExecutionState = "open" | "settled" | "refunded" | "reclaimed";
+export type DisputeState = "open" | "upheld" | "rejected";
+
+/** An event as read back from the events table. */
+export interface EventRecord {
+  signature: string;
+  slot: number;
+  block_time: number | null;
+  commitment: Commitment;
+  name: string;
+  execution_id: string | null;
+  agent: string | null;
+  fee_shard: number | null;
+  data: Record<string, JsonValue>;
+}
+
+export interface ExecutionRow {
+  id: string;
+  agent: string;
+  payer: string;
+  api_key_id: string | null;
+  creator: string | null;
+  state: ExecutionState;
+  refund_reason: string | null;
+  amount_usdc: string;
+  creator_share_usdc: string;
+  fee_usdc: string;
+  fee_shard: number | null;
+  used_included_call: boolean | null;
+  opened_at: number | null;
+  deadline: number | null;
+  closed_at: number | null;
+  open_signature: string | null;
+  open_slot: number | null;
+  close_signature: string | null;
+  close_slot: number | null;
+  dispute_state: DisputeState | null;
+  dispute_opened_at: number | null;
+  dispute_resolved_at: number | null;
+  slashed_usdc: string;
+  activity_at: number;
+  max_slot: number;
+  commitment: Commitment;
+}
+
+const str = (value: JsonValue | undefined): string => String(value ?? "");
+const num = (value: JsonValue | undefined): number => Number(value ?? 0);
+
+/** The row the events describe, or null when none is left (all dropped). */
+export function executionFromEvents(id: string, events: readonly EventRecord[], creatorOf: (agent: string) => string | null): ExecutionRow | null {
+  if (events.length === 0) return null;
+  const first = events[0]!;
+  const row: ExecutionRow = {
+    id,
+    agent: str(first.data.agent),
+    payer: str(first.data.payer),
+    api_key_id: null,
+    creator: null,
+    state: "open",
+    refund_reason: null,
+    amount_usdc: str(first.data.amountUsdc ?? "0"),
+    creator_share_usdc: "0",
+    fee_usdc: "0",
+    fee_shard: null,
+    used_included_call: null,
+    opened_at: null,
+    deadline: null,
+    closed_at: null,
+    open_signature: null,
+    open_slot: null,
+    close_signature: null,
+    close_slot: null,
+    dispute_state: null,
+    dispute_opened_at: null,
+    dispute_resolved_at: null,
+    slashed_usdc: "0",
+    activity_at: 0,
+    max_slot: 0,
+    commitment: "finalized",
+  };
+  for (const event of events) {
+    const data = event.data;
+    // ReceiptClosed carries no payer: take each field from the events that have it.
+    if (typeof data.payer === "string") row.payer = data.payer;
+    if (typeof data.agent === "string") row.agent = data.agent;
+    if (data.apiKeyId !== undefined && data.apiKeyId !== null) row.api_key_id = str(data.apiKeyId);
+    row.max_slot = Math.max(row.max_slot, event.slot);
+    if (event.commitment === "confirmed") row.commitment = "confirmed";
+    switch (event.name) {
+      case "EscrowOpened":
+        row.amount_usdc = str(data.amountUsdc);
+        row.opened_at = num(data.openedAt);
+        row.deadline = num(data.deadline);
+        row.used_included_call = data.usedIncludedCall === true;
+        row.open_signature = event.signature;
+        row.open_slot = event.slot;
+        break;
+      case "EscrowSettled":
+        row.state = "settled";
+        row.amount_usdc = str(data.amountUsdc);
+        row.creator_share_usdc = str(data.creatorShareUsdc);
+        row.fee_usdc = str(data.feeUsdc);
+        row.fee_shard = event.fee_shard;
+        row.closed_at = num(data.settledAt);
+        row.close_signature = event.signature;
+        row.close_slot = event.slot;
+        break;
+      case "EscrowRefunded":
+        row.state = "refunded";
+        row.refund_reason = str(data.reason);
+        row.closed_at = num(data.refundedAt);
+        row.close_signature = event.signature;
+        row.close_slot = event.slot;
+        break;
+      case "EscrowReclaimed":
+        row.state = "reclaimed";
+        row.closed_at = num(data.reclaimedAt);
+        row.close_signature = event.signature;
+        row.close_slot = event.slot;
+        break;
+      case "DisputeOpened":
+        if (row.dispute_state === null) row.dispute_state = "open";
+        row.dispute_opened_at = num(data.openedAt);
+        break;
+      case "DisputeResolved":
+        row.dispute_state = data.upheld === true ? "upheld" : "rejected";
+        row.slashed_usdc = str(data.slashedUsdc);
+        row.dispute_resolved_at = num(data.resolvedAt);
+        break;
+      default:
+        break;
+    }
+  }
+  row.creator = creatorOf(row.agent);
+  row.activity_at = row.opened_at ?? row.closed_at ?? row.dispute_opened_at ?? first.block_time ?? 0;
+  return row;
+}

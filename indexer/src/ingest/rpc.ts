@@ -1,0 +1,92 @@
+// A small JSON-RPC client for the reads the indexer makes, with batches for backfill.
+import type { RawTransaction } from "./decoder.js";
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(`JSON-RPC error ${code}: ${message}`);
+  }
+}
+
+export interface SignatureInfo {
+  signature: string;
+  slot: number;
+  err: unknown;
+  blockTime?: number | null;
+  confirmationStatus?: string | null;
+}
+
+export interface SignatureStatus {
+  slot: number;
+  confirmationStatus: "processed" | "confirmed" | "finalized" | null;
+  err: unknown;
+}
+
+type Answer<T> = { id: number; result?: T; error?: { code: number; message: string } };
+
+/** The largest batch a node takes (localnet and most providers: 100). */
+export const MAX_BATCH = 100;
+
+export class SolanaRpc {
+  private nextId = 1;
+
+  constructor(readonly url: string) {}
+
+  async call<T>(method: string, params: unknown[] = []): Promise<T> {
+    const [answer] = await this.batch<T>([[method, params]]);
+    return answer as T;
+  }
+
+  /** One HTTP request for up to MAX_BATCH calls; answers in the calls' order. */
+  async batch<T>(calls: [string, unknown[]][]): Promise<T[]> {
+    const ids = calls.map(() => this.nextId++);
+    const body = calls.map(([method, params], i) => ({ jsonrpc: "2.0", id: ids[i], method, params }));
+    const response = await fetch(this.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (!response.ok) throw new RpcError(response.status, `HTTP ${response.status} from ${this.url}`);
+    const answers = (await response.json()) as Answer<T>[];
+    const byId = new Map(answers.map((answer) => [answer.id, answer]));
+    return ids.map((id) => {
+      const answer = byId.get(id);
+      if (!answer) throw new RpcError(-32603, "missing answer in batch");
+      if (answer.error) throw new RpcError(answer.error.code, answer.error.message);
+      return answer.result as T;
+    });
+  }
+
+  getSlot(commitment: "confirmed" | "finalized"): Promise<number> {
+    return this.call<number>("getSlot", [{ commitment }]);
+  }
+
+  getSignaturesForAddress(address: string, options: { before?: string; until?: string; limit?: number; commitment?: "confirmed" | "finalized" }): Promise<SignatureInfo[]> {
+    const config: Record<string, unknown> = { commitment: options.commitment ?? "confirmed", limit: options.limit ?? 1000 };
+    if (options.before) config.before = options.before;
+    if (options.until) config.until = options.until;
+    return this.call<SignatureInfo[]>("getSignaturesForAddress", [address, config]);
+  }
+
+  /** Transactions at `commitment`, null for one the node does not have (yet, or any more). */
+  async getTransactions(signatures: readonly string[], commitment: "confirmed" | "finalized" = "confirmed"): Promise<(RawTransaction | null)[]> {
+    const out: (RawTransaction | null)[] = [];
+    for (let from = 0; from < signatures.length; from += MAX_BATCH) {
+      const chunk = signatures.slice(from, from + MAX_BATCH);
+      out.push(
+        ...(await this.batch<RawTransaction | null>(
+          chunk.map((signature) => ["getTransaction", [signature, { encoding: "json", commitment, maxSupportedTransactionVersion: 0 }]]),
+        )),
+      );
+    }
+    return out;
+  }
+
+  async getSignatureStatuses(signatures: readonly string[]): Promise<(SignatureStatus | null)[]> {
+    const out: (SignatureStatus | null)[] = [];
+    for (let from = 0; from < signatures.length; from += 256) {
+      const chunk = signatures.slice(from, from + 256);
+      const answer = await this.call<{ value: (SignatureStatus | null)[] }>("getSignatureStatuses", [chunk, { searchTransactionHistory: true }]);
+      out.push(...answer.value);
+    }
+    return out;
+  }
+}

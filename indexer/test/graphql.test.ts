@@ -1,0 +1,135 @@
+// The GraphQL conventions, through yoga.fetch: Relay connections, limits refused with their
+// codes, introspection off in production, USDC as decimal strings, the finalized flag.
+import { strict as assert } from "node:assert";
+
+import { backfill } from "../src/ingest/backfill.js";
+import { settleFinality } from "../src/ingest/finality.js";
+import type { Indexer } from "../src/indexer.js";
+import { activity, graphql, quietIndexer, query, startEnv, stopEnv, waitFor, type Activity, type IndexerEnv } from "./support.js";
+
+describe("GraphQL", function () {
+  this.timeout(180_000);
+  let env: IndexerEnv | undefined;
+  let indexer: Indexer;
+  let run: Activity;
+
+  before(async () => {
+    env = await startEnv();
+    run = await activity(env.market, { settled: 4, refunded: 1, open: 0 });
+    indexer = await quietIndexer(env);
+    await backfill(indexer.rpc, indexer.store);
+  });
+  after(async () => {
+    await indexer?.close();
+    await stopEnv(env);
+  });
+
+  it("pages executions with opaque cursors, newest first, each once", async () => {
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const data: any = await query(
+        indexer,
+        `query($agent: String!, $after: String) {
+          executions(first: 2, after: $after, filter: { agent: $agent }) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } }
+        }`,
+        { agent: run.agent.address.toBase58(), after },
+      );
+      seen.push(...data.executions.edges.map((edge: any) => edge.node.id));
+      if (!data.executions.pageInfo.hasNextPage) break;
+      after = data.executions.pageInfo.endCursor;
+      assert.doesNotMatch(after!, /exec_/, "cursors are opaque");
+    }
+    assert.equal(seen.length, 5);
+    assert.equal(new Set(seen).size, 5);
+  });
+
+  it("refuses first outside 1–100 and a cursor it did not give, with codes", async () => {
+    for (const first of [0, 101]) {
+      const answer = await graphql(indexer, `query($first: Int) { executions(first: $first) { nodes { id } } }`, { first });
+      assert.equal(answer.errors?.[0]?.extensions?.code, "BAD_USER_INPUT");
+    }
+    const answer = await graphql(indexer, `{ executions(after: "not-a-cursor") { nodes { id } } }`);
+    assert.equal(answer.errors?.[0]?.extensions?.code, "INVALID_CURSOR");
+  });
+
+  it("refuses a query over the cost limit before running it, counting first: $n at n", async () => {
+    const costly = `query($n: Int) {
+      agents(first: $n) { nodes { executions(first: 100) { nodes { id agentDetails { executions(first: 100) { nodes { id } } } } } } }
+    }`;
+    const refused = await graphql(indexer, costly, { n: 100 });
+    assert.equal(refused.errors?.[0]?.extensions?.code, "QUERY_TOO_COSTLY");
+    assert.equal(refused.data, undefined);
+    const small = await graphql(indexer, `query($n: Int) { agents(first: $n) { nodes { address } } }`, { n: 5 });
+    assert.equal(small.errors, undefined);
+  });
+
+  it("refuses too deep a query and too many aliases", async () => {
+    const deep = `{ executions(first: 1) { nodes { agentDetails { lastExecution { agentDetails { lastExecution { agentDetails { lastExecution { agentDetails { lastExecution { id } } } } } } } } } } }`;
+    assert.equal((await graphql(indexer, deep)).errors?.[0]?.extensions?.code, "QUERY_TOO_DEEP");
+    const aliases = `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: indexer { network }`).join(" ")} }`;
+    assert.equal((await graphql(indexer, aliases)).errors?.[0]?.extensions?.code, "TOO_MANY_ALIASES");
+  });
+
+  it("answers introspection in development only", async () => {
+    assert.equal((await graphql(indexer, `{ __schema { queryType { name } } }`)).errors, undefined);
+    const production = await quietIndexer(env!, { production: true });
+    try {
+      const answer = await graphql(production, `{ __schema { queryType { name } } }`);
+      assert.equal(answer.errors?.[0]?.extensions?.code, "INTROSPECTION_DISABLED");
+    } finally {
+      await production.close();
+    }
+  });
+
+  it("writes USDC with 6 decimal places and says when a figure is finalized", async () => {
+    const text = `query($agent: String!) { agent(address: $agent) { stats(window: D30) { spent { usdc finalized } } } market { fees { usdc finalized } feeShards { index fees { usdc } } } }`;
+    const before = await query(indexer, text, { agent: run.agent.address.toBase58() });
+    assert.match(before.agent.stats.spent.usdc, /^\d+\.\d{6}$/);
+    assert.equal(before.agent.stats.spent.usdc, "1.000000", "4 settled × 0.25 USDC");
+    assert.equal(before.agent.stats.spent.finalized, false);
+    // settle alternates shards 0 and 1
+    const shards = before.market.feeShards.filter((shard: any) => shard.fees.usdc !== "0.000000").map((shard: any) => shard.index);
+    assert.deepEqual(shards, [0, 1]);
+    await waitFor("finalization", async () => {
+      await settleFinality(indexer.rpc, indexer.store);
+      const after = await query(indexer, text, { agent: run.agent.address.toBase58() });
+      return after.agent.stats.spent.finalized && after.market.fees.finalized;
+    });
+    const status = await query(indexer, `{ indexer { network finalizedSlot latestSlot } }`);
+    assert.equal(status.indexer.network, "devnet");
+    assert.ok(status.indexer.finalizedSlot >= status.indexer.latestSlot);
+  });
+
+  it("shows status, uptime windows, the 90-day chart and the executions behind a figure", async () => {
+    const data = await query(
+      indexer,
+      `query($agent: String!) { agent(address: $agent) {
+        status uptime { window executions successRate latencySeconds { p50 p95 } }
+        daily { day executions status }
+        stats(window: H1) { behind(outcome: AGAINST_CREATOR) { nodes { id refundReason closeTransaction { signature } } } }
+        lastExecution { id }
+      } }`,
+      { agent: run.agent.address.toBase58() },
+    );
+    // 4 settled, 1 creator error: 80 %, DEGRADED's floor.
+    assert.equal(data.agent.status, "DEGRADED");
+    assert.deepEqual(
+      data.agent.uptime.map((w: any) => [w.window, w.executions, w.successRate]),
+      [
+        ["H1", 5, 0.8],
+        ["H24", 5, 0.8],
+        ["D7", 5, 0.8],
+        ["D30", 5, 0.8],
+      ],
+    );
+    assert.equal(data.agent.daily.length, 90);
+    assert.deepEqual(data.agent.daily.at(-1), { day: new Date().toISOString().slice(0, 10), executions: 5, status: "DEGRADED" });
+    assert.equal(data.agent.daily[0].status, "NO_DATA");
+    const behind = data.agent.stats.behind.nodes;
+    assert.equal(behind.length, 1);
+    assert.equal(behind[0].id, `exec_${(await import("@coral-xyz/anchor")).utils.bytes.bs58.encode(run.refunded[0]!.executionId)}`);
+    assert.equal(behind[0].refundReason, "CREATOR_ERROR");
+    assert.ok(data.agent.lastExecution.id);
+  });
+});
