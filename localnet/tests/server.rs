@@ -402,6 +402,9 @@ fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
                 .to_string(),
         );
     }
+    // History is read at `finalized` by default, as on a cluster: a loaded machine may not have
+    // finalized the transfers yet, so the pages are read once the last one is.
+    node.wait_for(&signatures[2], "finalized");
     let page = |config: Value| -> Vec<String> {
         node.result("getSignaturesForAddress", json!([recipient.to_string(), config]))
             .as_array()
