@@ -58,6 +58,16 @@ export interface RelayerConfig {
   probe_max_response_bytes: number;
   cookie_secure: boolean;
   log_level: string;
+  /** The built dashboard (`app/dist`) this relayer serves on its own origin; off when unset. */
+  dashboard?: DashboardConfig;
+}
+
+export interface DashboardConfig {
+  dir: string;
+  /** The indexer's GraphQL endpoint the dashboard reads usage and status from. */
+  indexer_graphql_url?: string;
+  /** Offers the browser-kept test wallet and localnet explorer links; never for mainnet. */
+  localnet: boolean;
 }
 
 export class ConfigError extends Error {
@@ -203,6 +213,17 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     problems.push(`COOKIE_SECURE must be "true" or "false", got "${cookieSecure}"`);
   }
 
+  const dashboardDir = text("DASHBOARD_DIR");
+  const indexerGraphqlUrl = text("INDEXER_GRAPHQL_URL");
+  if (indexerGraphqlUrl !== undefined) url("INDEXER_GRAPHQL_URL", indexerGraphqlUrl, ["http:", "https:"]);
+  const dashboardLocalnet = text("DASHBOARD_LOCALNET") ?? "false";
+  if (dashboardLocalnet !== "true" && dashboardLocalnet !== "false") {
+    problems.push(`DASHBOARD_LOCALNET must be "true" or "false", got "${dashboardLocalnet}"`);
+  }
+  if (dashboardLocalnet === "true" && networks.mainnet !== undefined) {
+    problems.push("DASHBOARD_LOCALNET offers a browser-kept test wallet: never with MAINNET_RPC_URL");
+  }
+
   const config: RelayerConfig = {
     host,
     port,
@@ -229,6 +250,15 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     probe_max_response_bytes: integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
     log_level: text("LOG_LEVEL") ?? "info",
+    ...(dashboardDir === undefined
+      ? {}
+      : {
+          dashboard: {
+            dir: dashboardDir,
+            ...(indexerGraphqlUrl === undefined ? {} : { indexer_graphql_url: indexerGraphqlUrl }),
+            localnet: dashboardLocalnet === "true",
+          },
+        }),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -1,0 +1,14 @@
+// What the relayer tells the dashboard about its deployment (GET /dashboard-config.json).
+export interface DashboardConfig {
+  indexer_graphql_url: string | null;
+  networks: ("devnet" | "mainnet")[];
+  /** A local chain: the browser-kept test wallet is offered and explorer links use a custom cluster. */
+  localnet: boolean;
+  localnet_rpc_url: string | null;
+}
+
+export async function loadConfig(): Promise<DashboardConfig> {
+  const response = await fetch("/dashboard-config.json", { headers: { accept: "application/json" } });
+  if (!response.ok) throw new Error(`The relayer did not serve its dashboard configuration (HTTP ${response.status}).`);
+  return (await response.json()) as DashboardConfig;
+}
