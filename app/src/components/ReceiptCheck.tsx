@@ -3,6 +3,7 @@ import type { ReceiptVerification } from "@agent-market/client/verify";
 import { useEffect, useState } from "react";
 
 import { useApp } from "../app-context.js";
+import { chainRpcUrl } from "../data/config.js";
 import { verifyInBrowser } from "../data/verify.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 
@@ -27,7 +28,7 @@ export function ReceiptCheck({
     setBusy(true);
     setError(null);
     try {
-      setResult(await verifyInBrowser(execution, { rpcUrl: config.localnet_rpc_url, ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) }));
+      setResult(await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config), ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) }));
     } catch (e) {
       setError(e);
     } finally {

@@ -4,7 +4,15 @@ export interface DashboardConfig {
   networks: ("devnet" | "mainnet")[];
   /** A local chain: the browser-kept test wallet is offered and explorer links use a custom cluster. */
   localnet: boolean;
+  /** The local chain's RPC address, for explorer links. */
   localnet_rpc_url: string | null;
+  /** The local chain's RPC relayed on this origin (a local node answers no CORS). */
+  rpc_path: string | null;
+}
+
+/** Where this page sends JSON-RPC: only on localnet, through the relayer. */
+export function chainRpcUrl(config: DashboardConfig): string | null {
+  return config.rpc_path === null ? null : new URL(config.rpc_path, location.origin).href;
 }
 
 export async function loadConfig(): Promise<DashboardConfig> {

@@ -5,6 +5,7 @@ import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { Loading } from "../components/Status.js";
+import { chainRpcUrl } from "../data/config.js";
 import { useLoad } from "../data/use-load.js";
 import { base64Decode } from "../wallet/base58.js";
 
@@ -25,7 +26,7 @@ export function WalletScreen() {
     setSent(null);
     try {
       const unsigned = await build();
-      const signature = await wallet.signAndSend(base64Decode(unsigned.transaction), network, config.localnet_rpc_url);
+      const signature = await wallet.signAndSend(base64Decode(unsigned.transaction), network, chainRpcUrl(config));
       setSent(signature);
       reload();
     } catch (e) {

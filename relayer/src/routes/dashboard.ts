@@ -22,8 +22,8 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 // A page that only ever talks to its own origin and the indexer: anything else injected is refused.
-function contentSecurityPolicy(graphqlUrl: string | undefined, rpcUrl: string | undefined): string {
-  const connect = ["'self'", ...[graphqlUrl, rpcUrl].filter((u): u is string => u !== undefined).map((u) => new URL(u).origin)];
+function contentSecurityPolicy(graphqlUrl: string | undefined): string {
+  const connect = ["'self'", ...(graphqlUrl === undefined ? [] : [new URL(graphqlUrl).origin])];
   return [
     "default-src 'self'",
     `connect-src ${connect.join(" ")}`,
@@ -40,7 +40,7 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
   const root = resolve(dashboard.dir);
   const devnet = services.config.networks.devnet;
   const rpcUrl = dashboard.localnet ? devnet?.rpc_url : undefined;
-  const csp = contentSecurityPolicy(dashboard.indexer_graphql_url, rpcUrl);
+  const csp = contentSecurityPolicy(dashboard.indexer_graphql_url);
   const served = Object.keys(services.config.networks);
 
   app.get("/dashboard-config.json", { schema: { hide: true } }, async (_request, reply) => {
@@ -49,8 +49,10 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
       indexer_graphql_url: dashboard.indexer_graphql_url ?? null,
       networks: served,
       localnet: dashboard.localnet,
-      // Only a local chain's RPC: a hosted one's URL may carry its provider's key.
+      // Only a local chain's RPC (a hosted one's URL may carry its provider's key): its address for
+      // explorer links, and the relayed path the page itself calls (routes/dashboard-rpc.ts).
       localnet_rpc_url: rpcUrl ?? null,
+      rpc_path: rpcUrl === undefined ? null : "/dashboard-rpc",
     };
   });
 

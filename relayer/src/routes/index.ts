@@ -14,6 +14,7 @@ import { registerAuthSessionCreate } from "./auth-session-create.js";
 import { registerAuthSessionDelete } from "./auth-session-delete.js";
 import { registerAuthSessionGet } from "./auth-session-get.js";
 import { registerDashboard } from "./dashboard.js";
+import { registerDashboardRpc } from "./dashboard-rpc.js";
 import { registerExecutionsCreate } from "./executions-create.js";
 import { registerExecutionsGet } from "./executions-get.js";
 import { registerExecutionsList } from "./executions-list.js";
@@ -59,5 +60,6 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerSubscriptionsCreate(app, services);
   registerOpenApi(app);
   registerReference(app);
+  registerDashboardRpc(app, services);
   registerDashboard(app, services);
 }
