@@ -22,6 +22,7 @@ export function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: A
     <tr data-testid="key-row" data-key-id={apiKey.id}>
       <th scope="row">
         {apiKey.name}
+        <br />
         {hints.map((hint) => (
           <span key={hint} className="hint">
             {hint}

@@ -74,11 +74,11 @@ export function SchemaForm({ schema, onChange }: { schema: Record<string, unknow
         const id = `param-${name}`;
         const set = (v: string | boolean) => setValues((old) => ({ ...old, [name]: v }));
         const label = (
-          <>
+          <span>
             {prop.title ?? name}
             {required.has(name) && <span aria-hidden="true"> *</span>}
             {prop.description && <span className="muted small"> {prop.description}</span>}
-          </>
+          </span>
         );
         switch (kind(prop)) {
           case "boolean":

@@ -66,6 +66,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
               {chain.state === "ready" && chain.value !== null && (
                 <>
                   <UptimeChart daily={chain.value.daily} />
+                  <div className="table-wrap" tabIndex={0} aria-label="Status by window (scrolls sideways)">
                   <table>
                     <thead>
                       <tr>
@@ -88,6 +89,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                       ))}
                     </tbody>
                   </table>
+                  </div>
                   <h3>Recent executions</h3>
                   {chain.value.executions.edges.length === 0 ? (
                     <Empty>None yet.</Empty>
