@@ -6,7 +6,9 @@ import { createRequire } from "node:module";
 
 import type { Browser } from "playwright-core";
 
-import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
+import { PublicKey } from "@solana/web3.js";
+
+import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { api } from "../../tests/src/relayer.js";
 import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
 import { startStack, waitFor, type Stack } from "./stack.js";
@@ -160,6 +162,28 @@ describe("the dashboard in a browser", function () {
     assert.match(text, /insufficient_allowance/);
     assert.match(text, /Raise the allowance on the Wallet screen/);
     await page.screenshot({ path: `${SHOTS}/402.png`, fullPage: true });
+  });
+
+  it("offers the local test wallet on localnet, which signs in and sets the allowance with a transaction it signs", async () => {
+    const dashboard = await dashboardFor(null);
+    const { page } = dashboard;
+    await page.getByRole("button", { name: "Use the local test wallet" }).click();
+    await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    await page.getByText("local test wallet", { exact: true }).waitFor();
+    const address = (await page.locator("header .who .mono").getAttribute("title"))!;
+    const owner = new PublicKey(address);
+    await stack.market.connection.confirmTransaction(await stack.market.connection.requestAirdrop(owner, 1_000_000_000), "confirmed");
+    await stack.market.localnet.mintUsdc(owner, 5_000_000n);
+
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByTestId("balance").filter({ hasText: "5.000000" }).waitFor();
+    await page.getByLabel("Allowance, USDC").fill("3");
+    await page.getByRole("button", { name: "Sign and set the allowance" }).click();
+    await page.getByTestId("allowance-sent").waitFor({ timeout: 60_000 });
+    await page.getByTestId("allowance").filter({ hasText: "3.000000" }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/wallet-local.png`, fullPage: true });
+    const funding = await stack.market.connection.getTokenAccountBalance(tokenAccountOf(stack.market, owner));
+    assert.equal(funding.value.amount, "5000000");
   });
 
   it("has no serious accessibility violations on any screen, at 1280 and 375 px", async () => {
