@@ -61,6 +61,43 @@ describe("the dashboard in a browser", function () {
     }
   });
 
+  it("is served by the relayer on its own origin: files, index.html for app paths, its configuration, JSON errors under /v1", async () => {
+    const base = stack.relayer.url;
+    const page = await fetch(`${base}/some/app/path`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-type")!, /^text\/html/);
+    assert.match(page.headers.get("content-security-policy")!, /default-src 'self'/);
+    const html = await page.text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const asset = await fetch(`${base}${script}`);
+    assert.equal(asset.status, 200);
+    assert.match(asset.headers.get("content-type")!, /^text\/javascript/);
+    assert.match(asset.headers.get("cache-control")!, /immutable/);
+    // Nothing outside DASHBOARD_DIR, however the path is spelled.
+    const escaped = await fetch(`${base}/assets/..%2f..%2f..%2fpackage.json`);
+    assert.equal(await escaped.text(), html);
+    const missing = await api(stack.relayer, "GET", "/v1/no-such-route");
+    assert.equal(missing.status, 404);
+    assert.equal((missing.body as { error: { code: string } }).error.code, "route_not_found");
+    const config = await (await fetch(`${base}/dashboard-config.json`)).json();
+    assert.deepEqual(config, {
+      indexer_graphql_url: stack.graphqlUrl,
+      networks: ["devnet"],
+      localnet: true,
+      localnet_rpc_url: stack.market.localnet.rpcUrl,
+      rpc_path: "/dashboard-rpc",
+    });
+  });
+
+  it("relays the local chain's RPC for the page, and only the methods the page needs", async () => {
+    const slot = await api<{ result: number }>(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "getSlot", params: [] } });
+    assert.equal(slot.status, 200);
+    assert.equal(typeof slot.body.result, "number");
+    const airdrop = await api(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "requestAirdrop", params: [] } });
+    assert.equal(airdrop.status, 400);
+    assert.equal((airdrop.body as { error: { code: string } }).error.code, "validation_failed");
+  });
+
   it("signs in with a Wallet Standard wallet (Sign-In With Solana) and shows the keys screen", async () => {
     const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
     const dashboard = await dashboardFor(payer);

@@ -1,5 +1,5 @@
 import type { ApiKey } from "@agent-market/client";
-import { useState } from "react";
+import { memo, useState } from "react";
 
 const IDLE_MS = 30 * 24 * 3600_000;
 
@@ -14,7 +14,7 @@ export function keyHints(key: ApiKey, now = Date.now()): string[] {
 
 const date = (iso: string | null) => (iso === null ? "never" : new Date(iso).toLocaleString());
 
-export function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: ApiKey) => Promise<void> }) {
+export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: ApiKey) => Promise<void> }) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const hints = keyHints(apiKey);
@@ -66,4 +66,4 @@ export function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: A
       </td>
     </tr>
   );
-}
+});

@@ -1,5 +1,5 @@
 import type { ApiKey, CreatedApiKey } from "@agent-market/client";
-import { useState } from "react";
+import { useCallback, useRef, useState } from "react";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
@@ -22,16 +22,22 @@ export function KeysScreen() {
   const [error, setError] = useState<unknown>(null);
 
   const list = keys.state === "ready" ? keys.value : [];
+  const latest = useRef(list);
+  latest.current = list;
 
-  async function revoke(key: ApiKey) {
-    setError(null);
-    try {
-      const revoked = await session.keys.revoke(key.id);
-      setKeys(list.map((k) => (k.id === revoked.id ? revoked : k)));
-    } catch (e) {
-      setError(e);
-    }
-  }
+  // Stable, so that with a thousand keys a revocation re-renders one row.
+  const revoke = useCallback(
+    async (key: ApiKey) => {
+      setError(null);
+      try {
+        const revoked = await session.keys.revoke(key.id);
+        setKeys(latest.current.map((k) => (k.id === revoked.id ? revoked : k)));
+      } catch (e) {
+        setError(e);
+      }
+    },
+    [session, setKeys],
+  );
 
   return (
     <>
