@@ -58,7 +58,12 @@ export function KeysScreen() {
         {keys.state === "ready" && list.length === 0 && <Empty>No keys yet: generate one above to call agents over the API.</Empty>}
         {list.length > 0 && (
           <div className="table-wrap" tabIndex={0} aria-label="Your keys (scrolls sideways)">
-            <table data-testid="keys-table">
+            <table data-testid="keys-table" className="keys-table">
+              <colgroup>
+                <col className="name" />
+                <col span={7} />
+                <col className="action" />
+              </colgroup>
               <thead>
                 <tr>
                   <th scope="col">Name</th>
