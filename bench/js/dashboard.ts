@@ -121,7 +121,7 @@ async function main() {
           row.querySelector<HTMLButtonElement>("button.danger")!.click();
           while (!row.querySelector(".badge-revoked")) await new Promise((resolve) => requestAnimationFrame(resolve));
           const total = performance.now() - t0;
-          const request = performance.getEntriesByType("resource").find((e) => e.name.includes("/v1/keys/"));
+          const request = (performance.getEntriesByType("resource") as PerformanceResourceTiming[]).find((e) => e.name.includes("/v1/keys/"));
           return { total, request: request?.duration ?? Number.NaN, sent: (request?.startTime ?? Number.NaN) - t0, answered: (request?.responseEnd ?? Number.NaN) - t0 };
         }, i),
       );
