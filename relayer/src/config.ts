@@ -61,6 +61,16 @@ export interface RelayerConfig {
   /** Listing writes (create, update, pause, resume, retire) a minute, per wallet and per client address. */
   rate_limit_listing_writes_per_minute: number;
   log_level: string;
+  /** The built dashboard (`app/dist`) this relayer serves on its own origin; off when unset. */
+  dashboard?: DashboardConfig;
+}
+
+export interface DashboardConfig {
+  dir: string;
+  /** The indexer's GraphQL endpoint the dashboard reads usage and status from. */
+  indexer_graphql_url?: string;
+  /** Offers the browser-kept test wallet and localnet explorer links; never for mainnet. */
+  localnet: boolean;
 }
 
 export class ConfigError extends Error {
@@ -221,6 +231,17 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     problems.push(`COOKIE_SECURE must be "true" or "false", got "${cookieSecure}"`);
   }
 
+  const dashboardDir = text("DASHBOARD_DIR");
+  const indexerGraphqlUrl = text("INDEXER_GRAPHQL_URL");
+  if (indexerGraphqlUrl !== undefined) url("INDEXER_GRAPHQL_URL", indexerGraphqlUrl, ["http:", "https:"]);
+  const dashboardLocalnet = text("DASHBOARD_LOCALNET") ?? "false";
+  if (dashboardLocalnet !== "true" && dashboardLocalnet !== "false") {
+    problems.push(`DASHBOARD_LOCALNET must be "true" or "false", got "${dashboardLocalnet}"`);
+  }
+  if (dashboardLocalnet === "true" && networks.mainnet !== undefined) {
+    problems.push("DASHBOARD_LOCALNET offers a browser-kept test wallet: never with MAINNET_RPC_URL");
+  }
+
   const config: RelayerConfig = {
     host,
     port,
@@ -245,6 +266,15 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     rate_limit_listing_writes_per_minute: integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
     log_level: text("LOG_LEVEL") ?? "info",
+    ...(dashboardDir === undefined
+      ? {}
+      : {
+          dashboard: {
+            dir: dashboardDir,
+            ...(indexerGraphqlUrl === undefined ? {} : { indexer_graphql_url: indexerGraphqlUrl }),
+            localnet: dashboardLocalnet === "true",
+          },
+        }),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -13,6 +13,8 @@ import { registerAuthNonce } from "./auth-nonce.js";
 import { registerAuthSessionCreate } from "./auth-session-create.js";
 import { registerAuthSessionDelete } from "./auth-session-delete.js";
 import { registerAuthSessionGet } from "./auth-session-get.js";
+import { registerDashboard } from "./dashboard.js";
+import { registerDashboardRpc } from "./dashboard-rpc.js";
 import { registerExecutionsCreate } from "./executions-create.js";
 import { registerExecutionsGet } from "./executions-get.js";
 import { registerExecutionsList } from "./executions-list.js";
@@ -58,4 +60,6 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerSubscriptionsCreate(app, services);
   registerOpenApi(app);
   registerReference(app);
+  registerDashboardRpc(app, services);
+  registerDashboard(app, services);
 }

@@ -1,0 +1,120 @@
+import type { WalletSession } from "@agent-market/client";
+import { useEffect, useState } from "react";
+
+import { AppContext, type AppState } from "./app-context.js";
+import { ErrorNotice } from "./components/ErrorNotice.js";
+import { Loading } from "./components/Status.js";
+import { loadConfig, type DashboardConfig } from "./data/config.js";
+import { signOut } from "./data/session.js";
+import { AgentPage } from "./screens/AgentPage.js";
+import { ExecutionsScreen } from "./screens/Executions.js";
+import { KeysScreen } from "./screens/Keys.js";
+import { MarketplaceScreen } from "./screens/Marketplace.js";
+import { SignInScreen } from "./screens/SignIn.js";
+import { UsageScreen } from "./screens/Usage.js";
+import { WalletScreen } from "./screens/Wallet.js";
+import type { ConnectedWallet } from "./wallet/wallet.js";
+
+const SCREENS = [
+  ["keys", "API keys"],
+  ["usage", "Usage"],
+  ["executions", "Executions"],
+  ["wallet", "Wallet"],
+  ["marketplace", "Marketplace"],
+] as const;
+
+function useRoute(): [string, (route: string) => void] {
+  const read = () => location.hash.replace(/^#\/?/, "") || "keys";
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const onHash = () => setRoute(read());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+  return [route, (next) => (location.hash = `#/${next}`)];
+}
+
+function Screen({ route, go }: { route: string; go: (route: string) => void }) {
+  if (route.startsWith("agents/")) return <AgentPage agentId={decodeURIComponent(route.slice(7))} onBack={() => go("marketplace")} />;
+  switch (route) {
+    case "usage":
+      return <UsageScreen />;
+    case "executions":
+      return <ExecutionsScreen />;
+    case "wallet":
+      return <WalletScreen />;
+    case "marketplace":
+      return <MarketplaceScreen onOpen={(id) => go(`agents/${encodeURIComponent(id)}`)} />;
+    default:
+      return <KeysScreen />;
+  }
+}
+
+export function App() {
+  const [config, setConfig] = useState<DashboardConfig | null>(null);
+  const [configError, setConfigError] = useState<unknown>(null);
+  const [signedIn, setSignedIn] = useState<{ wallet: ConnectedWallet; session: WalletSession } | null>(null);
+  const [route, go] = useRoute();
+  useEffect(() => {
+    loadConfig().then(setConfig, setConfigError);
+  }, []);
+  useEffect(() => {
+    const current = SCREENS.find(([id]) => id === route)?.[1] ?? (route.startsWith("agents/") ? "Agent" : "API keys");
+    document.title = signedIn ? `${current} · Agent Market` : "Sign in · Agent Market";
+  }, [route, signedIn]);
+
+  if (configError !== null)
+    return (
+      <main id="main">
+        <ErrorNotice error={configError} />
+      </main>
+    );
+  if (config === null)
+    return (
+      <main id="main">
+        <Loading what="the dashboard" />
+      </main>
+    );
+  if (signedIn === null) return <SignInScreen config={config} onSignedIn={(wallet, session) => setSignedIn({ wallet, session })} />;
+
+  const state: AppState = { config, ...signedIn, network: config.networks.includes("devnet") ? "devnet" : "mainnet" };
+  return (
+    <AppContext.Provider value={state}>
+      <a href="#main" className="skip" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Agent Market</span>
+        <nav aria-label="Dashboard">
+          <ul>
+            {SCREENS.map(([id, label]) => (
+              <li key={id}>
+                <a href={`#/${id}`} aria-current={route === id || (id === "marketplace" && route.startsWith("agents/")) ? "page" : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span className="who">
+          {signedIn.wallet.local && <span className="badge badge-local">local test wallet</span>}
+          <span className="mono" title={signedIn.wallet.address}>
+            {signedIn.wallet.address.slice(0, 4)}…{signedIn.wallet.address.slice(-4)}
+          </span>
+          <button
+            type="button"
+            onClick={() => {
+              void signOut(signedIn.session).then(() => signedIn.wallet.disconnect());
+              setSignedIn(null);
+            }}
+          >
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Screen route={route} go={go} />
+      </main>
+    </AppContext.Provider>
+  );
+}

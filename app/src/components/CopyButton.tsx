@@ -1,0 +1,21 @@
+import { useState } from "react";
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={() => {
+        void navigator.clipboard.writeText(text).then(
+          () => setCopied(true),
+          () => setCopied(false),
+        );
+      }}
+    >
+      {copied ? "Copied" : label}
+      <span className="visually-hidden" aria-live="polite">
+        {copied ? " to the clipboard" : ""}
+      </span>
+    </button>
+  );
+}

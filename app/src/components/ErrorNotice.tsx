@@ -1,0 +1,28 @@
+import { explain } from "../data/errors.js";
+
+/** An error in words, with its fix when there is one (every 402 has one). */
+export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  const e = explain(error);
+  return (
+    <div className="notice notice-error" role="alert">
+      <strong>{e.title}</strong>
+      <p>{e.detail}</p>
+      {e.fix !== null && (
+        <p className="fix">
+          <strong>What to do: </strong>
+          {e.fix}
+        </p>
+      )}
+      {(e.code !== null || e.requestId !== null) && (
+        <p className="muted small">
+          {e.code !== null && <code>{e.code}</code>} {e.requestId !== null && <span>request {e.requestId}</span>}
+        </p>
+      )}
+      {onRetry && (
+        <button type="button" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}

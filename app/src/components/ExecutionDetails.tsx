@@ -1,0 +1,77 @@
+import type { Execution } from "@agent-market/client";
+import { useState } from "react";
+
+import { useApp } from "../app-context.js";
+import type { ChainExecution } from "../data/executions.js";
+import { runClient } from "../data/run-key.js";
+import { ErrorNotice } from "./ErrorNotice.js";
+import { ExplorerLink } from "./ExplorerLink.js";
+import { ReceiptCheck } from "./ReceiptCheck.js";
+
+const REFUND_REASONS: Record<string, string> = {
+  TIMEOUT: "the creator did not answer in time",
+  CREATOR_ERROR: "the creator's service failed",
+  INVALID_SIGNATURE: "the result's signature was not the agent's",
+  OUTPUT_INVALID: "the output did not match the agent's schema",
+  RELAYER_ERROR: "the relayer could not finish it (not the creator's fault)",
+};
+
+/** One on-chain execution: amount and split, refund reason, transactions, finality, receipt. */
+export function ExecutionDetails({ execution }: { execution: ChainExecution }) {
+  const { session, network } = useApp();
+  const [relayed, setRelayed] = useState<Execution | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <div className="details" data-testid="execution-details">
+      <dl className="pairs">
+        <dt>Amount</dt>
+        <dd>{execution.amount.usdc} USDC</dd>
+        <dt>Split</dt>
+        <dd>
+          {execution.creatorShare.usdc} to the creator, {execution.fee.usdc} marketplace fee
+        </dd>
+        {execution.refundReason !== null && (
+          <>
+            <dt>Refunded because</dt>
+            <dd>{REFUND_REASONS[execution.refundReason] ?? execution.refundReason}</dd>
+          </>
+        )}
+        <dt>Finality</dt>
+        <dd>{execution.commitment === "FINALIZED" ? "finalized" : "confirmed (not yet finalized)"}</dd>
+        {execution.openTransaction && (
+          <>
+            <dt>Escrow opened</dt>
+            <dd>
+              <ExplorerLink signature={execution.openTransaction.signature} /> slot {execution.openTransaction.slot}
+            </dd>
+          </>
+        )}
+        {execution.closeTransaction && (
+          <>
+            <dt>{execution.state === "SETTLED" ? "Settled" : "Closed"}</dt>
+            <dd>
+              <ExplorerLink signature={execution.closeTransaction.signature} /> slot {execution.closeTransaction.slot}
+            </dd>
+          </>
+        )}
+      </dl>
+      {execution.state === "SETTLED" &&
+        (relayed === null ? (
+          <button
+            type="button"
+            onClick={() => {
+              setError(null);
+              void runClient(session, network)
+                .then((client) => client.executions.get(execution.id))
+                .then(setRelayed, setError);
+            }}
+          >
+            Fetch and verify the receipt
+          </button>
+        ) : (
+          <ReceiptCheck execution={relayed} auto />
+        ))}
+      {error !== null && <ErrorNotice error={error} />}
+    </div>
+  );
+}

@@ -1,0 +1,69 @@
+import type { ApiKey } from "@agent-market/client";
+import { memo, useState } from "react";
+
+const IDLE_MS = 30 * 24 * 3600_000;
+
+export function keyHints(key: ApiKey, now = Date.now()): string[] {
+  if (key.status !== "active") return [];
+  const hints: string[] = [];
+  if (key.last_used_at === null) hints.push("never used");
+  else if (now - Date.parse(key.last_used_at) > IDLE_MS) hints.push("idle 30 days: revoke it if nothing needs it");
+  if (key.spending_cap_usdc === null) hints.push("no spending cap");
+  return hints;
+}
+
+const date = (iso: string | null) => (iso === null ? "never" : new Date(iso).toLocaleString());
+
+export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: ApiKey) => Promise<void> }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const hints = keyHints(apiKey);
+  return (
+    <tr data-testid="key-row" data-key-id={apiKey.id}>
+      <th scope="row">
+        {apiKey.name}
+        <br />
+        {hints.map((hint) => (
+          <span key={hint} className="hint">
+            {hint}
+          </span>
+        ))}
+      </th>
+      <td className="mono">
+        {apiKey.prefix}…{apiKey.last4}
+      </td>
+      <td>{apiKey.environment}</td>
+      <td>{date(apiKey.created_at)}</td>
+      <td>{date(apiKey.last_used_at)}</td>
+      <td className="num">{apiKey.execution_count}</td>
+      <td className="num">{apiKey.spent_usdc}</td>
+      <td className="num">{apiKey.spending_cap_usdc ?? "none"}</td>
+      <td>
+        {apiKey.status !== "active" ? (
+          <span className={`badge badge-${apiKey.status}`}>{apiKey.status}</span>
+        ) : confirming ? (
+          <span className="confirm">
+            <button
+              type="button"
+              className="danger"
+              disabled={busy}
+              onClick={() => {
+                setBusy(true);
+                void onRevoke(apiKey).finally(() => setBusy(false));
+              }}
+            >
+              Revoke “{apiKey.name}” now
+            </button>
+            <button type="button" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </span>
+        ) : (
+          <button type="button" onClick={() => setConfirming(true)} aria-label={`Revoke ${apiKey.name}`}>
+            Revoke
+          </button>
+        )}
+      </td>
+    </tr>
+  );
+});

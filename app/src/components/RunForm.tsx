@@ -1,0 +1,78 @@
+// Runs an agent from the web: the same execute route and escrow as an API call, charged to the
+// signed-in wallet, with an Idempotency-Key kept until the answer arrives (a retry after a lost
+// answer replays instead of charging twice).
+import { ExecutionFailedError, newIdempotencyKey, type Agent, type Execution } from "@agent-market/client";
+import { useState, type FormEvent } from "react";
+
+import { useApp } from "../app-context.js";
+import { runClient } from "../data/run-key.js";
+import { ErrorNotice } from "./ErrorNotice.js";
+import { ExplorerLink } from "./ExplorerLink.js";
+import { ReceiptCheck } from "./ReceiptCheck.js";
+import { SchemaForm } from "./SchemaForm.js";
+
+export function RunForm({ agent }: { agent: Agent }) {
+  const { session, network } = useApp();
+  const [task, setTask] = useState("");
+  const [parameters, setParameters] = useState<Record<string, unknown> | string>({});
+  const [idempotencyKey, setIdempotencyKey] = useState(newIdempotencyKey);
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<{ execution: Execution; request: { task: string; parameters: Record<string, unknown> } } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  async function run(event: FormEvent) {
+    event.preventDefault();
+    if (typeof parameters === "string") return setError(new Error(parameters));
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    const request = { task, parameters };
+    try {
+      const client = await runClient(session, network);
+      const execution = await client.agents.execute(agent.id, request, { idempotencyKey });
+      setResult({ execution, request });
+      setIdempotencyKey(newIdempotencyKey());
+    } catch (e) {
+      setError(e);
+      // A refused or refunded call is finished: the next submission is a new call.
+      if (e instanceof ExecutionFailedError || (e as { status?: number }).status === 402) setIdempotencyKey(newIdempotencyKey());
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby="run-title">
+      <h2 id="run-title">Run</h2>
+      <form className="form" onSubmit={(e) => void run(e)}>
+        <label>
+          Task
+          <textarea required maxLength={20000} rows={3} value={task} onChange={(e) => setTask(e.target.value)} placeholder="What should the agent do?" />
+        </label>
+        <SchemaForm schema={agent.input_schema} onChange={setParameters} />
+        {typeof parameters === "string" && <p className="bad small">{parameters}</p>}
+        <button type="submit" className="primary" disabled={busy || agent.status !== "active"}>
+          {busy ? "Running…" : "Run and pay from my wallet"}
+        </button>
+      </form>
+      {error !== null && <ErrorNotice error={error} />}
+      {result !== null && (
+        <div className="run-result" data-testid="run-result">
+          <h3>Output</h3>
+          <pre data-testid="run-output">{JSON.stringify(result.execution.output, null, 2)}</pre>
+          <p>
+            Charged <strong data-testid="run-charge">{result.execution.charge.amount_usdc} USDC</strong> ({result.execution.charge.creator_share_usdc} to the creator,{" "}
+            {result.execution.charge.fee_usdc} fee)
+            {result.execution.transactions.settlement && (
+              <>
+                {" "}
+                · settlement <ExplorerLink signature={result.execution.transactions.settlement} />
+              </>
+            )}
+          </p>
+          <ReceiptCheck execution={result.execution} signingKey={agent.signing_key} request={result.request} auto />
+        </div>
+      )}
+    </section>
+  );
+}

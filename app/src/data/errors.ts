@@ -1,0 +1,46 @@
+// Every error the dashboard shows, in words, with what to do about it. A 402 names its fix.
+import { AgentMarketError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
+
+export interface Explained {
+  title: string;
+  detail: string;
+  /** What to do about it, when there is something to do. */
+  fix: string | null;
+  code: string | null;
+  requestId: string | null;
+}
+
+const usdc = (value: bigint | null) => (value === null ? "?" : `${formatUsdc(value)} USDC`);
+
+export function explain(error: unknown): Explained {
+  if (error instanceof PaymentRequiredError) {
+    const base = { title: "Payment required", detail: error.message, code: error.code, requestId: error.requestId ?? null };
+    switch (error.code) {
+      case "insufficient_balance":
+        return { ...base, fix: `The call costs ${usdc(error.required)} and the wallet holds ${usdc(error.balance)}. Add USDC to the wallet, then run it again.` };
+      case "insufficient_allowance":
+        return {
+          ...base,
+          fix: `The call costs ${usdc(error.required)} but the wallet lets the marketplace move only ${usdc(error.allowance)}. Raise the allowance on the Wallet screen, then run it again.`,
+        };
+      case "spending_cap_reached":
+        return { ...base, fix: `This key reached its spending cap of ${usdc(error.spendingCap)}. Generate a key with a higher cap on the API keys screen.` };
+      case "subscription_required":
+        return { ...base, fix: "This agent is sold by subscription: subscribe to it with your API key (POST /v1/agents/:id/subscription), then run it." };
+    }
+    return { ...base, fix: null };
+  }
+  if (error instanceof AgentMarketError) {
+    const fix =
+      error.code === "invalid_session" || error.code === "session_required"
+        ? "Your session ended: sign in again."
+        : error.code === "revoked_api_key"
+          ? "This key was revoked: generate a new one on the API keys screen."
+          : error.status === 503 || error.code === "connection_error"
+            ? "The service is unavailable for a moment: try again."
+            : null;
+    return { title: "The relayer refused", detail: error.message, fix, code: error.code, requestId: error.requestId ?? null };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { title: "Something went wrong", detail: message, fix: null, code: null, requestId: null };
+}

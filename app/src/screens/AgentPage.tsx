@@ -1,0 +1,121 @@
+import { useApp } from "../app-context.js";
+import { ErrorNotice } from "../components/ErrorNotice.js";
+import { ExplorerLink } from "../components/ExplorerLink.js";
+import { priceText } from "../components/price.js";
+import { RunForm } from "../components/RunForm.js";
+import { StatusBadge } from "../components/StatusBadge.js";
+import { Empty, Loading } from "../components/Status.js";
+import { UptimeChart } from "../components/UptimeChart.js";
+import { agentChain, getAgent } from "../data/agents.js";
+import { useLoad } from "../data/use-load.js";
+
+const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } as const;
+
+export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => void }) {
+  const { config } = useApp();
+  const [agent, reload] = useLoad(() => getAgent(agentId), [agentId]);
+  const [chain, reloadChain] = useLoad(() => agentChain(config.indexer_graphql_url, agentId), [agentId]);
+
+  return (
+    <>
+      <p>
+        <a
+          href="#/marketplace"
+          onClick={(e) => {
+            e.preventDefault();
+            onBack();
+          }}
+        >
+          ← Marketplace
+        </a>
+      </p>
+      {agent.state === "loading" && <Loading what="the agent" />}
+      {agent.state === "error" && <ErrorNotice error={agent.error} onRetry={reload} />}
+      {agent.state === "ready" && (
+        <>
+          <h1>
+            {agent.value.name} <StatusBadge status={chain.state === "ready" ? chain.value?.status ?? null : null} />
+          </h1>
+          <p>{agent.value.description}</p>
+          <p className="tags">
+            {agent.value.tags.map((t) => (
+              <span key={t} className="tag">
+                {t}
+              </span>
+            ))}
+          </p>
+          <dl className="pairs">
+            <dt>Price</dt>
+            <dd>{priceText(agent.value.pricing)}</dd>
+            <dt>Listing</dt>
+            <dd>{agent.value.status}</dd>
+            <dt>Longest run</dt>
+            <dd>{agent.value.max_execution_secs} s</dd>
+            <dt>Collateral</dt>
+            <dd>{agent.value.collateral_usdc} USDC</dd>
+            <dt>Agent account</dt>
+            <dd className="mono small">{agent.value.id}</dd>
+          </dl>
+          <div className="two-col">
+            <RunForm agent={agent.value} />
+            <section className="card" aria-labelledby="status-title">
+              <h2 id="status-title">On-chain record</h2>
+              {chain.state === "loading" && <Loading what="the chain's record" />}
+              {chain.state === "error" && <ErrorNotice error={chain.error} onRetry={reloadChain} />}
+              {chain.state === "ready" && chain.value === null && <Empty>The indexer has no execution of this agent yet.</Empty>}
+              {chain.state === "ready" && chain.value !== null && (
+                <>
+                  <UptimeChart daily={chain.value.daily} />
+                  <div className="table-wrap" tabIndex={0} aria-label="Status by window (scrolls sideways)">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Window</th>
+                        <th scope="col">Executions</th>
+                        <th scope="col">Success</th>
+                        <th scope="col">Latency p50 / p95</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {chain.value.uptime.map((w) => (
+                        <tr key={w.window}>
+                          <th scope="row">{WINDOWS[w.window]}</th>
+                          <td className="num">{w.executions}</td>
+                          <td className="num">{w.successRate === null ? "–" : `${(w.successRate * 100).toFixed(1)}%`}</td>
+                          <td className="num">
+                            {w.latencySeconds.p50 ?? "–"} / {w.latencySeconds.p95 ?? "–"} s
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                  </div>
+                  <h3>Recent executions</h3>
+                  {chain.value.executions.edges.length === 0 ? (
+                    <Empty>None yet.</Empty>
+                  ) : (
+                    <ul className="plain">
+                      {chain.value.executions.edges.map(({ node }) => (
+                        <li key={node.id}>
+                          <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span> {node.amount.usdc} USDC{" "}
+                          {node.closeTransaction && <ExplorerLink signature={node.closeTransaction.signature} />}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </>
+              )}
+            </section>
+          </div>
+          <details className="card">
+            <summary>Input and output schemas</summary>
+            <h3>Input</h3>
+            <pre>{JSON.stringify(agent.value.input_schema, null, 2)}</pre>
+            <h3>Output</h3>
+            <pre>{JSON.stringify(agent.value.output_schema, null, 2)}</pre>
+          </details>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,131 @@
+import { Fragment, useState } from "react";
+
+import { useApp } from "../app-context.js";
+import { ErrorNotice } from "../components/ErrorNotice.js";
+import { ExecutionDetails } from "../components/ExecutionDetails.js";
+import { Empty, Loading } from "../components/Status.js";
+import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFilter } from "../data/executions.js";
+import { useLoad } from "../data/use-load.js";
+
+const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
+
+export function ExecutionsScreen() {
+  const { session, config } = useApp();
+  const [filter, setFilter] = useState<ExecutionFilter>({});
+  const [pages, setPages] = useState<ChainExecution[]>([]);
+  const [open, setOpen] = useState<string | null>(null);
+  const [keys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
+  const [page, reload] = useLoad(async () => {
+    setPages([]);
+    return fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address });
+  }, [filter, session]);
+  const [next, setNext] = useState<string | null | undefined>(undefined);
+  const [moreError, setMoreError] = useState<unknown>(null);
+
+  const first = page.state === "ready" ? page.value.executions : [];
+  const rows = [...first, ...pages];
+  const cursor = next === undefined ? (page.state === "ready" ? page.value.next : null) : next;
+
+  return (
+    <>
+      <h1>Executions</h1>
+      <form className="toolbar" aria-label="Filter executions" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Key
+          <select value={filter.apiKeyId ?? ""} onChange={(e) => { setNext(undefined); setFilter({ ...filter, apiKeyId: e.target.value || undefined }); }}>
+            <option value="">all keys</option>
+            {keys.state === "ready" &&
+              keys.value.map((k) => (
+                <option key={k.id} value={k.id}>
+                  {k.name} (…{k.last4})
+                </option>
+              ))}
+          </select>
+        </label>
+        <label>
+          Agent
+          <input
+            placeholder="agent address"
+            value={filter.agent ?? ""}
+            onChange={(e) => { setNext(undefined); setFilter({ ...filter, agent: e.target.value.trim() || undefined }); }}
+          />
+        </label>
+        <label>
+          State
+          <select value={filter.state ?? ""} onChange={(e) => { setNext(undefined); setFilter({ ...filter, state: (e.target.value || undefined) as ChainState | undefined }); }}>
+            <option value="">any</option>
+            <option value="OPEN">open</option>
+            <option value="SETTLED">settled</option>
+            <option value="REFUNDED">refunded</option>
+            <option value="RECLAIMED">reclaimed</option>
+          </select>
+        </label>
+      </form>
+      {page.state === "loading" && <Loading what="executions" />}
+      {page.state === "error" && <ErrorNotice error={page.error} onRetry={reload} />}
+      {page.state === "ready" && rows.length === 0 && <Empty>No executions match. Run an agent from the Marketplace, or call one with an API key.</Empty>}
+      {rows.length > 0 && (
+        <div className="table-wrap" tabIndex={0} aria-label="Executions (scrolls sideways)">
+          <table data-testid="executions-table">
+            <thead>
+              <tr>
+                <th scope="col">Execution</th>
+                <th scope="col">Agent</th>
+                <th scope="col">State</th>
+                <th scope="col">USDC</th>
+                <th scope="col">Opened</th>
+                <th scope="col">
+                  <span className="visually-hidden">Details</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((x) => (
+                <Fragment key={x.id}>
+                  <tr data-testid="execution-row">
+                    <th scope="row" className="mono">
+                      {short(x.id)}
+                    </th>
+                    <td className="mono">{short(x.agent)}</td>
+                    <td>
+                      <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
+                    </td>
+                    <td className="num">{x.amount.usdc}</td>
+                    <td>{x.openedAt === null ? "" : new Date(x.openedAt).toLocaleString()}</td>
+                    <td>
+                      <button type="button" aria-expanded={open === x.id} onClick={() => setOpen(open === x.id ? null : x.id)}>
+                        {open === x.id ? "Hide" : "Details"}
+                      </button>
+                    </td>
+                  </tr>
+                  {open === x.id && (
+                    <tr>
+                      <td colSpan={6}>
+                        <ExecutionDetails execution={x} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {cursor !== null && page.state === "ready" && (
+        <button
+          type="button"
+          onClick={() => {
+            setMoreError(null);
+            void fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address }, cursor).then((more) => {
+              setPages((p) => [...p, ...more.executions]);
+              setNext(more.next);
+            }, setMoreError);
+          }}
+        >
+          Load more
+        </button>
+      )}
+      {moreError !== null && <ErrorNotice error={moreError} />}
+    </>
+  );
+}

@@ -1,0 +1,93 @@
+import type { ApiKey, CreatedApiKey } from "@agent-market/client";
+import { useCallback, useRef, useState } from "react";
+
+import { useApp } from "../app-context.js";
+import { ErrorNotice } from "../components/ErrorNotice.js";
+import { KeyRow } from "../components/KeyRow.js";
+import { NewKeyForm } from "../components/NewKeyForm.js";
+import { NewKeySecret } from "../components/NewKeySecret.js";
+import { Empty, Loading } from "../components/Status.js";
+import { useLoad } from "../data/use-load.js";
+
+async function allKeys(pages: AsyncGenerator<{ data: ApiKey[] }>): Promise<ApiKey[]> {
+  const keys: ApiKey[] = [];
+  for await (const page of pages) keys.push(...page.data);
+  return keys;
+}
+
+export function KeysScreen() {
+  const { session } = useApp();
+  const [keys, reload, setKeys] = useLoad(() => allKeys(session.keys.pages({ limit: 100 })), [session]);
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const list = keys.state === "ready" ? keys.value : [];
+  const latest = useRef(list);
+  latest.current = list;
+
+  // Stable, so that with a thousand keys a revocation re-renders one row.
+  const revoke = useCallback(
+    async (key: ApiKey) => {
+      setError(null);
+      try {
+        const revoked = await session.keys.revoke(key.id);
+        setKeys(latest.current.map((k) => (k.id === revoked.id ? revoked : k)));
+      } catch (e) {
+        setError(e);
+      }
+    },
+    [session, setKeys],
+  );
+
+  return (
+    <>
+      <h1>API keys</h1>
+      {created !== null && <NewKeySecret created={created} onDone={() => setCreated(null)} />}
+      <NewKeyForm
+        onCreated={(key) => {
+          setCreated(key);
+          const { secret: _secret, ...listed } = key;
+          setKeys([listed, ...list]);
+        }}
+      />
+      {error !== null && <ErrorNotice error={error} />}
+      <section aria-labelledby="keys-title">
+        <h2 id="keys-title">Your keys</h2>
+        {keys.state === "loading" && <Loading what="your keys" />}
+        {keys.state === "error" && <ErrorNotice error={keys.error} onRetry={reload} />}
+        {keys.state === "ready" && list.length === 0 && <Empty>No keys yet: generate one above to call agents over the API.</Empty>}
+        {list.length > 0 && (
+          <div className="table-wrap" tabIndex={0} aria-label="Your keys (scrolls sideways)">
+            <table data-testid="keys-table" className="keys-table">
+              <colgroup>
+                <col className="name" />
+                <col span={7} />
+                <col className="action" />
+              </colgroup>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Env</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Executions</th>
+                  <th scope="col">USDC spent</th>
+                  <th scope="col">Cap</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Status</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((key) => (
+                  <KeyRow key={key.id} apiKey={key} onRevoke={revoke} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,260 @@
+// The dashboard in a real browser (Debian's chromium) against a real relayer, indexer and chain,
+// signed in with a Wallet Standard wallet injected into the page.
+import { strict as assert } from "node:assert";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+import type { Browser } from "playwright-core";
+
+import { PublicKey } from "@solana/web3.js";
+
+import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
+import { api } from "../../tests/src/relayer.js";
+import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
+import { startStack, waitFor, type Stack } from "./stack.js";
+
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS ?? "/tmp/dashboard-screenshots";
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+async function indexed(stack: Stack, query: string, variables: Record<string, unknown>): Promise<any> {
+  const response = await fetch(stack.graphqlUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) });
+  const body = (await response.json()) as { data?: unknown; errors?: unknown };
+  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  return body.data;
+}
+
+describe("the dashboard in a browser", function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let chrome: RunningBrowser;
+  let browser: Browser;
+  let agent: ListedAgent;
+  const opened: DashboardPage[] = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    stack = await startStack();
+    agent = await listAgent(stack.market, stack.relayer);
+    chrome = await launchBrowser();
+    browser = chrome.browser;
+  });
+
+  after(async () => {
+    await Promise.all(opened.map((d) => d.context.close()));
+    await chrome?.close();
+    await agent?.server.close();
+    await stack?.close();
+  });
+
+  async function dashboardFor(payer: Payer | null, width = 1280): Promise<DashboardPage> {
+    const dashboard = await openDashboard(browser, stack.relayer.url, payer?.wallet ?? null, width);
+    opened.push(dashboard);
+    return dashboard;
+  }
+
+  afterEach(function () {
+    // No test may leave a console error behind. Chromium itself logs every 4xx answer as one; a 402
+    // the page receives and explains is the behaviour under test, not an error of the app.
+    for (const dashboard of opened) {
+      const errors = dashboard.errors.filter((e) => !e.includes("the server responded with a status of 402"));
+      assert.deepEqual(errors, [], `console errors in "${this.currentTest?.title}"`);
+    }
+  });
+
+  it("is served by the relayer on its own origin: files, index.html for app paths, its configuration, JSON errors under /v1", async () => {
+    const base = stack.relayer.url;
+    const page = await fetch(`${base}/some/app/path`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-type")!, /^text\/html/);
+    assert.match(page.headers.get("content-security-policy")!, /default-src 'self'/);
+    const html = await page.text();
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const asset = await fetch(`${base}${script}`);
+    assert.equal(asset.status, 200);
+    assert.match(asset.headers.get("content-type")!, /^text\/javascript/);
+    assert.match(asset.headers.get("cache-control")!, /immutable/);
+    // Nothing outside DASHBOARD_DIR, however the path is spelled.
+    const escaped = await fetch(`${base}/assets/..%2f..%2f..%2fpackage.json`);
+    assert.equal(await escaped.text(), html);
+    const missing = await api(stack.relayer, "GET", "/v1/no-such-route");
+    assert.equal(missing.status, 404);
+    assert.equal((missing.body as { error: { code: string } }).error.code, "route_not_found");
+    const config = await (await fetch(`${base}/dashboard-config.json`)).json();
+    assert.deepEqual(config, {
+      indexer_graphql_url: stack.graphqlUrl,
+      networks: ["devnet"],
+      localnet: true,
+      localnet_rpc_url: stack.market.localnet.rpcUrl,
+      rpc_path: "/dashboard-rpc",
+    });
+  });
+
+  it("relays the local chain's RPC for the page, and only the methods the page needs", async () => {
+    const slot = await api<{ result: number }>(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "getSlot", params: [] } });
+    assert.equal(slot.status, 200);
+    assert.equal(typeof slot.body.result, "number");
+    const airdrop = await api(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "requestAirdrop", params: [] } });
+    assert.equal(airdrop.status, 400);
+    assert.equal((airdrop.body as { error: { code: string } }).error.code, "validation_failed");
+  });
+
+  it("signs in with a Wallet Standard wallet (Sign-In With Solana) and shows the keys screen", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+    const dashboard = await dashboardFor(payer);
+    await signInWithTestWallet(dashboard);
+    const address = payer.wallet.publicKey.toBase58();
+    await dashboard.page.screenshot({ path: `${SHOTS}/signed-in.png` });
+    await dashboard.page.getByTitle(address).waitFor();
+    // The session the page opened is the wallet's, on the relayer's own origin.
+    const token = await dashboard.page.evaluate(() => JSON.parse(sessionStorage.getItem("agent-market.session")!).token as string);
+    const session = await api<{ wallet: string }>(stack.relayer, "GET", "/v1/auth/session", { token });
+    assert.equal(session.body.wallet, address);
+  });
+
+  it("generates a key shown once, which executes an agent over plain HTTP, and is refused once revoked", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+    const { page } = await dashboardFor(payer);
+    await signInWithTestWallet({ page } as DashboardPage);
+    await page.getByLabel("Name").fill("ci server");
+    await page.getByLabel("Spending cap, USDC (optional)").fill("2");
+    await page.getByRole("button", { name: "Generate key" }).click();
+    const secret = (await page.getByTestId("new-key-secret").textContent())!;
+    assert.match(secret, /^svc_test_[0-9A-Za-z]{36}$/);
+    await page.getByText("This is the only time the key is shown").waitFor();
+    await page.screenshot({ path: `${SHOTS}/keys-new-secret.png`, fullPage: true });
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    assert.equal(await page.getByText(secret).count(), 0, "the secret is gone once acknowledged");
+    const row = page.getByTestId("key-row").filter({ hasText: "ci server" });
+    await row.getByText(secret.slice(-4)).waitFor();
+
+    const ran = await execute(stack.relayer, { apiKey: secret }, agent.address);
+    assert.equal(ran.status, 200, JSON.stringify(ran.body));
+
+    await page.getByRole("button", { name: "Revoke ci server" }).click();
+    await page.getByRole("button", { name: "Revoke “ci server” now" }).click();
+    await row.getByText("revoked").waitFor();
+    const refused = await execute(stack.relayer, { apiKey: secret }, agent.address);
+    assert.equal(refused.status, 401);
+    assert.equal((refused.body as { error: { code: string } }).error.code, "revoked_api_key");
+  });
+
+  it("shows the executions just made on the usage chart, with the chain's numbers", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+    const charges: bigint[] = [];
+    for (let i = 0; i < 3; i++) {
+      const ran = await execute(stack.relayer, payer, agent.address);
+      assert.equal(ran.status, 200, JSON.stringify(ran.body));
+      charges.push(BigInt((ran.body as { charge: { amount_usdc: string } }).charge.amount_usdc.replace(".", "")));
+    }
+    const wallet = payer.wallet.publicKey.toBase58();
+    await waitFor("the three executions, settled, in the indexer", async () => {
+      const data = await indexed(stack, `query($w: String!) { usage(dimension: PAYER, subject: $w) { totals(window: H24) { settled } } }`, { w: wallet });
+      return data.usage.totals.settled === 3;
+    });
+    const chain = await indexed(stack, `query($w: String!) { usage(dimension: PAYER, subject: $w) { totals(window: H24) { executions spent { usdc } } } }`, { w: wallet });
+
+    const { page } = await dashboardFor(payer);
+    await signInWithTestWallet({ page } as DashboardPage);
+    await page.getByRole("link", { name: "Usage" }).click();
+    await page.getByTestId("total-executions").waitFor();
+    assert.equal(await page.getByTestId("total-executions").textContent(), "3");
+    assert.equal(await page.getByTestId("total-spent").textContent(), chain.usage.totals.spent.usdc);
+    assert.equal(chain.usage.totals.spent.usdc, (Number(charges.reduce((a, b) => a + b, 0n)) / 1e6).toFixed(6));
+    // The hour's bar carries all three.
+    const bars = await page.getByTestId("chart-executions").locator("rect title").allTextContents();
+    assert.equal(bars.filter((t) => t.endsWith(": 3 executions")).length, 1, bars.join("\n"));
+    await page.screenshot({ path: `${SHOTS}/usage.png`, fullPage: true });
+  });
+
+  it("runs an agent from the web: output, charge and a receipt verified in the browser", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+    const { page } = await dashboardFor(payer);
+    await signInWithTestWallet({ page } as DashboardPage);
+    await page.getByRole("link", { name: "Marketplace" }).click();
+    await page.getByRole("link", { name: "Echo" }).first().waitFor();
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByLabel("Task").fill("count these four words");
+    await page.getByLabel("language *").selectOption("en");
+    await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
+    await page.getByTestId("run-output").waitFor();
+    const output = JSON.parse((await page.getByTestId("run-output").textContent())!) as { words: number };
+    assert.equal(output.words, 4);
+    assert.equal(await page.getByTestId("run-charge").textContent(), "0.250000 USDC");
+    await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
+    assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);
+    await page.screenshot({ path: `${SHOTS}/agent-run.png`, fullPage: true });
+  });
+
+  it("explains a 402 with its fix", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n, 0n);
+    const { page } = await dashboardFor(payer);
+    await signInWithTestWallet({ page } as DashboardPage);
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByLabel("Task").fill("anything");
+    await page.getByLabel("language *").selectOption("fr");
+    await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    const text = (await alert.textContent())!;
+    assert.match(text, /insufficient_allowance/);
+    assert.match(text, /Raise the allowance on the Wallet screen/);
+    await page.screenshot({ path: `${SHOTS}/402.png`, fullPage: true });
+  });
+
+  it("offers the local test wallet on localnet, which signs in and sets the allowance with a transaction it signs", async () => {
+    const dashboard = await dashboardFor(null);
+    const { page } = dashboard;
+    await page.getByRole("button", { name: "Use the local test wallet" }).click();
+    await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    await page.getByText("local test wallet", { exact: true }).waitFor();
+    const address = (await page.locator("header .who .mono").getAttribute("title"))!;
+    const owner = new PublicKey(address);
+    await stack.market.connection.confirmTransaction(await stack.market.connection.requestAirdrop(owner, 1_000_000_000), "confirmed");
+    await stack.market.localnet.mintUsdc(owner, 5_000_000n);
+
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByTestId("balance").filter({ hasText: "5.000000" }).waitFor();
+    await page.getByLabel("Allowance, USDC").fill("3");
+    await page.getByRole("button", { name: "Sign and set the allowance" }).click();
+    await page.getByTestId("allowance-sent").waitFor({ timeout: 60_000 });
+    await page.getByTestId("allowance").filter({ hasText: "3.000000" }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/wallet-local.png`, fullPage: true });
+    const funding = await stack.market.connection.getTokenAccountBalance(tokenAccountOf(stack.market, owner));
+    assert.equal(funding.value.amount, "5000000");
+  });
+
+  it("has no serious accessibility violations on any screen, at 1280 and 375 px", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+    const ran = await execute(stack.relayer, payer, agent.address);
+    assert.equal(ran.status, 200);
+    for (const width of [1280, 375]) {
+      const dashboard = await dashboardFor(payer, width);
+      const { page } = dashboard;
+      const screens: [string, () => Promise<void>][] = [
+        ["signin", async () => page.getByRole("button", { name: "Test Wallet", exact: true }).waitFor()],
+        ["keys", async () => signInWithTestWallet(dashboard)],
+        ["usage", async () => (await page.getByRole("link", { name: "Usage" }).click(), await page.getByTestId("usage-totals").waitFor())],
+        ["executions", async () => (await page.getByRole("link", { name: "Executions" }).click(), await page.getByTestId("execution-row").first().waitFor())],
+        ["executions-details", async () => (await page.getByRole("button", { name: "Details" }).first().click(), await page.getByTestId("execution-details").waitFor())],
+        ["wallet", async () => (await page.getByRole("link", { name: "Wallet" }).click(), await page.getByTestId("balance").waitFor())],
+        ["marketplace", async () => (await page.getByRole("link", { name: "Marketplace" }).click(), await page.getByTestId("agent-card").first().waitFor())],
+        ["agent", async () => (await page.getByRole("link", { name: "Echo" }).first().click(), await page.getByTestId("uptime-chart").waitFor())],
+      ];
+      for (const [name, open] of screens) {
+        await open();
+        await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
+        await page.evaluate(AXE);
+        const violations = await page.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run(context: Document, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+          const result = await axe.run(document, { resultTypes: ["violations"] });
+          return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+        });
+        assert.deepEqual(violations, [], `${name} at ${width} px`);
+        if (width === 375) {
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          assert.ok(overflow <= 0, `${name} scrolls sideways at 375 px by ${overflow} px`);
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,70 @@
+// The whole marketplace a dashboard test needs: localnet, the indexer's GraphQL over HTTP, and a
+// relayer serving the built dashboard (app/dist) with the indexer's URL.
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { createIndexer, type Indexer } from "../../indexer/src/indexer.js";
+import { parseConfig } from "../../indexer/src/config.js";
+import { dropDatabase, ensureDatabase } from "../../indexer/src/db/pool.js";
+import { silentLogger } from "../../indexer/src/logger.js";
+import { TestMarket } from "../../tests/src/fixtures.js";
+import { startRelayer, type RunningRelayer } from "../../tests/src/relayer.js";
+
+export const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
+
+export interface Stack {
+  market: TestMarket;
+  relayer: RunningRelayer;
+  indexer: Indexer;
+  graphqlUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  if (!existsSync(join(DIST, "index.html"))) throw new Error("build the dashboard first: npm run build -w @agent-market/app");
+  const market = await TestMarket.start();
+  const databaseUrl = `postgres://postgres@127.0.0.1:5432/dashboard_${randomBytes(6).toString("hex")}`;
+  await ensureDatabase(databaseUrl);
+  const indexer = await createIndexer(
+    parseConfig({
+      INDEXER_NETWORK: "localnet",
+      INDEXER_DATABASE_URL: databaseUrl,
+      INDEXER_RPC_URL: market.localnet.rpcUrl,
+      INDEXER_WEBSOCKET_URL: market.localnet.websocketUrl,
+      INDEXER_GAP_CHECK_INTERVAL_MS: "1000",
+      INDEXER_FINALITY_INTERVAL_MS: "200",
+    }),
+    { logger: silentLogger },
+  );
+  const server: Server = createServer(indexer.yoga);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("the indexer has no TCP address");
+  const graphqlUrl = `http://127.0.0.1:${address.port}/graphql`;
+  const relayer = await startRelayer(market.localnet, { DASHBOARD_DIR: DIST, INDEXER_GRAPHQL_URL: graphqlUrl, DASHBOARD_LOCALNET: "true" });
+  return {
+    market,
+    relayer,
+    indexer,
+    graphqlUrl,
+    async close() {
+      await relayer.close();
+      await new Promise((resolve) => server.close(resolve));
+      await indexer.close();
+      await market.stop();
+      await dropDatabase(databaseUrl).catch(() => {});
+    },
+  };
+}
+
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}

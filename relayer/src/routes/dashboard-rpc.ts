@@ -1,0 +1,37 @@
+// POST /dashboard-rpc, on localnet only (DASHBOARD_LOCALNET): the local chain's JSON-RPC relayed
+// for the dashboard on the relayer's origin, because a local node answers no CORS preflight. The
+// browser sends the local test wallet's transactions and checks receipts on chain through it.
+// Only the read and send methods those need pass; a hosted RPC is never exposed this way.
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import { ApiError } from "../errors.js";
+
+const ALLOWED = new Set([
+  "getAccountInfo",
+  "getMultipleAccounts",
+  "getTransaction",
+  "getSignatureStatuses",
+  "getLatestBlockhash",
+  "getBlockHeight",
+  "getSlot",
+  "getTokenAccountBalance",
+  "sendTransaction",
+]);
+
+export function registerDashboardRpc(app: FastifyInstance, services: Services): void {
+  const rpcUrl = services.config.dashboard?.localnet ? services.config.networks.devnet?.rpc_url : undefined;
+  if (rpcUrl === undefined) return;
+  app.post<{ Body: unknown }>("/dashboard-rpc", { schema: { hide: true } }, async (request, reply) => {
+    const calls = Array.isArray(request.body) ? request.body : [request.body];
+    for (const call of calls) {
+      const method = (call as { method?: unknown } | null)?.method;
+      if (typeof method !== "string" || !ALLOWED.has(method)) {
+        throw new ApiError("validation_failed", `The dashboard's RPC relays ${[...ALLOWED].join(", ")} only.`, "method");
+      }
+    }
+    const answer = await fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request.body) }).catch(() => null);
+    if (answer === null) throw new ApiError("chain_unavailable");
+    return reply.code(answer.status).header("content-type", "application/json").send(await answer.text());
+  });
+}

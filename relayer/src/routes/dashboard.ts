@@ -1,0 +1,80 @@
+// The dashboard's built files (DASHBOARD_DIR) served on the relayer's own origin, so its
+// SameSite=Strict session cookie and the API need no CORS; and GET /dashboard-config.json, which
+// tells the app where the indexer's GraphQL is. Any other path outside /v1 answers index.html:
+// the app routes in the browser.
+import { readFile, stat } from "node:fs/promises";
+import { extname, join, normalize, resolve, sep } from "node:path";
+
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app.js";
+import { ApiError } from "../errors.js";
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".json": "application/json; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+};
+
+// A page that only ever talks to its own origin and the indexer: anything else injected is refused.
+function contentSecurityPolicy(graphqlUrl: string | undefined): string {
+  const connect = ["'self'", ...(graphqlUrl === undefined ? [] : [new URL(graphqlUrl).origin])];
+  return [
+    "default-src 'self'",
+    `connect-src ${connect.join(" ")}`,
+    "img-src 'self' data:",
+    "style-src 'self' 'unsafe-inline'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join("; ");
+}
+
+export function registerDashboard(app: FastifyInstance, services: Services): void {
+  const dashboard = services.config.dashboard;
+  if (dashboard === undefined) return;
+  const root = resolve(dashboard.dir);
+  const devnet = services.config.networks.devnet;
+  const rpcUrl = dashboard.localnet ? devnet?.rpc_url : undefined;
+  const csp = contentSecurityPolicy(dashboard.indexer_graphql_url);
+  const served = Object.keys(services.config.networks);
+
+  app.get("/dashboard-config.json", { schema: { hide: true } }, async (_request, reply) => {
+    reply.header("Cache-Control", "no-store");
+    return {
+      indexer_graphql_url: dashboard.indexer_graphql_url ?? null,
+      networks: served,
+      localnet: dashboard.localnet,
+      // Only a local chain's RPC (a hosted one's URL may carry its provider's key): its address for
+      // explorer links, and the relayed path the page itself calls (routes/dashboard-rpc.ts).
+      localnet_rpc_url: rpcUrl ?? null,
+      rpc_path: rpcUrl === undefined ? null : "/dashboard-rpc",
+    };
+  });
+
+  app.get("/*", { schema: { hide: true } }, async (request, reply) => {
+    const path = decodeURIComponent(request.url.split("?")[0]!);
+    if (path === "/v1" || path.startsWith("/v1/")) {
+      throw new ApiError("route_not_found", `No endpoint ${request.method} ${path}.`);
+    }
+    const candidate = normalize(join(root, path));
+    let file = join(root, "index.html");
+    if (candidate.startsWith(root + sep) && extname(candidate) !== "") {
+      const info = await stat(candidate).catch(() => null);
+      if (info?.isFile()) file = candidate;
+    }
+    const body = await readFile(file);
+    const html = file.endsWith(".html");
+    reply
+      .header("Content-Type", CONTENT_TYPES[extname(file)] ?? "application/octet-stream")
+      // Vite names assets by content hash: they never change; the page itself always revalidates.
+      .header("Cache-Control", html ? "no-cache" : "public, max-age=31536000, immutable")
+      .header("X-Content-Type-Options", "nosniff");
+    if (html) reply.header("Content-Security-Policy", csp).header("Referrer-Policy", "no-referrer");
+    return reply.send(body);
+  });
+}
