@@ -4,7 +4,7 @@
 // Only the read and send methods those need pass; a hosted RPC is never exposed this way.
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { ApiError } from "../errors.js";
 
 const ALLOWED = new Set([

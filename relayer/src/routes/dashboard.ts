@@ -7,7 +7,7 @@ import { extname, join, normalize, resolve, sep } from "node:path";
 
 import type { FastifyInstance } from "fastify";
 
-import type { Services } from "../app.js";
+import type { Services } from "../app-services.js";
 import { ApiError } from "../errors.js";
 
 const CONTENT_TYPES: Record<string, string> = {
