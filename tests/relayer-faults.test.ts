@@ -307,6 +307,7 @@ describe("relayer: faults at each step of an execution, the relayer kept running
               relayer: before.relayer,
               arbiter: before.arbiter,
               minCollateralUsdc: before.minCollateralUsdc,
+              minPricePerCallUsdc: before.minPricePerCallUsdc,
               escrowGraceSecs,
               disputeWindowSecs: before.disputeWindowSecs,
               collateralCooldownSecs: before.collateralCooldownSecs,

@@ -125,11 +125,11 @@ describe("what the relayer lets out", () => {
       assert.doesNotMatch(health.database.message, /terminated|connect|Connection/);
       // The operator finds the cause in the log.
       assert.ok(relayed.logs.some((line) => line.includes("health check failed")));
-      // A route whose statement fails answers internal_error in its own words, not the driver's.
+      // A route whose database does not answer says so in its own words, not the driver's.
       const nonce = await relayed.app.inject({ method: "POST", url: "/v1/auth/nonce", payload: { wallet: "11111111111111111111111111111111" } });
-      assert.equal(nonce.statusCode, 500);
-      assert.equal(errorOf(nonce).code, "internal_error");
-      assert.equal(errorOf(nonce).message, "Something went wrong on our side.");
+      assert.equal(nonce.statusCode, 503);
+      assert.equal(errorOf(nonce).code, "database_unavailable");
+      assert.equal(errorOf(nonce).message, "The relayer's database did not answer; no escrow was opened by this request. Retry later.");
       assert.doesNotMatch(nonce.body, INTERNAL);
     } finally {
       await relayed.close().catch(() => undefined);
