@@ -1,4 +1,5 @@
-// `npm start` as a new user runs it: it comes up, the curl it prints executes an agent, Ctrl-C
+// `npm start` as a new user runs it: it comes up, the curl it prints executes an agent (which its
+// indexer then shows over GraphQL with the chain's amount), Ctrl-C
 // stops every process, and the next start finds the same key working. A process that dies and
 // cannot be restarted stops it whole, and a data folder of an earlier version is refused with
 // the way to reset it.
@@ -171,26 +172,28 @@ describe("npm start: the local marketplace", function () {
     }
   });
 
-  it("refuses a port in use, naming the variable that moves it", async () => {
-    const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
-    const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
-    const taken = createServer().listen(Number(env.RELAYER_PORT), "127.0.0.1");
-    try {
-      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
-        env: { ...process.env, ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      assert.equal(await exitOf(child), 1);
-      assert.match(
-        output,
-        new RegExp(`npm start failed: port ${env.RELAYER_PORT} is in use \\(another npm start, or another program\\): stop it, or choose another port with RELAYER_PORT=…`),
-      );
-    } finally {
-      taken.close();
-      rmSync(own, { recursive: true, force: true });
-    }
-  });
+  for (const variable of ["RELAYER_PORT", "INDEXER_PORT"] as const) {
+    it(`refuses a port in use, naming the variable that moves it (${variable})`, async () => {
+      const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+      const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
+      const taken = createServer().listen(Number(env[variable]), "127.0.0.1");
+      try {
+        const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+          env: { ...process.env, ...env },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        assert.equal(await exitOf(child), 1);
+        assert.match(
+          output,
+          new RegExp(`npm start failed: port ${env[variable]} is in use \\(another npm start, or another program\\): stop it, or choose another port with ${variable}=…`),
+        );
+      } finally {
+        taken.close();
+        rmSync(own, { recursive: true, force: true });
+      }
+    });
+  }
 });
