@@ -1,7 +1,8 @@
 // The local marketplace exactly as `npm start` runs it (its own PostgreSQL, in-process jobs),
 // under bursts of concurrent executions: one escrow per Idempotency-Key, every execution without
 // one charged once, the chain and the database in agreement, and no 5xx. Then its supervisor:
-// the relayer killed with SIGKILL comes back on its own.
+// the relayer and the indexer killed with SIGKILL come back on their own, the indexer with what
+// ran while it was down, which discovery then shows.
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -141,7 +142,46 @@ describe("npm start's marketplace under concurrent executions", function () {
     const answer = await execute("after the restart");
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
   });
+
+  it("restarts the indexer when it is killed; it then shows what ran meanwhile, and discovery its figures", async () => {
+    const killed = marketplace.processes.indexer.pid!;
+    process.kill(killed, "SIGKILL");
+    const answer = await execute("while the indexer is down");
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const indexed = await indexedState(marketplace.indexer_url, answer.body.id as string);
+      if (marketplace.processes.indexer.pid !== killed && indexed === "SETTLED") break;
+      if (Date.now() > deadline) assert.fail(`the indexer did not come back with the execution (${indexed}):\n${logs.join("\n")}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(logs.some((line) => line.startsWith("indexer exited unexpectedly (signal SIGKILL); restarting it in 100 ms")));
+    // The relayer's snapshot of the indexer is at most a few seconds old.
+    for (;;) {
+      const listing = (await (await fetch(`${marketplace.relayer_url}/v1/agents/${echo}`)).json()) as { health: { status: string; success_rate_24h: number | null } };
+      if (listing.health.status === "operational") {
+        assert.equal(listing.health.success_rate_24h, 1);
+        break;
+      }
+      if (Date.now() > deadline) assert.fail(`the listing shows ${JSON.stringify(listing.health)}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
 });
+
+/** The execution's state in the indexer's GraphQL; undefined while it does not answer. */
+async function indexedState(url: string, id: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "query($id: ID!) { execution(id: $id) { state } }", variables: { id } }),
+    });
+    return ((await response.json()) as { data?: { execution: { state: string } | null } }).data?.execution?.state;
+  } catch {
+    return undefined;
+  }
+}
 
 async function serving(url: string): Promise<boolean> {
   try {

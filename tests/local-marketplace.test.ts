@@ -1,4 +1,5 @@
-// `npm start` as a new user runs it: it comes up, the curl it prints executes an agent, Ctrl-C
+// `npm start` as a new user runs it: it comes up, the curl it prints executes an agent (which its
+// indexer then shows over GraphQL with the chain's amount), Ctrl-C
 // stops every process, and the next start finds the same key working. A process that dies and
 // cannot be restarted stops it whole, and a data folder of an earlier version is refused with
 // the way to reset it.
@@ -35,6 +36,21 @@ async function start(env: Record<string, string>): Promise<Started> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return { child, output: () => output };
+}
+
+/** The execution as the indexer's GraphQL shows it, once it has ingested its settlement. */
+async function indexedExecution(url: string, id: string): Promise<unknown> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "query($id: ID!) { execution(id: $id) { state amount { usdc } } }", variables: { id } }),
+    });
+    const { data } = (await response.json()) as { data?: { execution: { state: string } | null } };
+    if (data?.execution?.state === "SETTLED" || Date.now() > deadline) return data?.execution;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** The printed curl, run with fetch: URL, headers and body exactly as printed. */
@@ -75,9 +91,10 @@ function running(pid: number): boolean {
   }
 }
 
-async function ports(): Promise<{ RELAYER_PORT: string; LOCALNET_PORT: string; AGENTS_PORT: string; POSTGRES_PORT: string }> {
+async function ports(): Promise<{ RELAYER_PORT: string; INDEXER_PORT: string; LOCALNET_PORT: string; AGENTS_PORT: string; POSTGRES_PORT: string }> {
   return {
     RELAYER_PORT: String(await freePort()),
+    INDEXER_PORT: String(await freePort()),
     LOCALNET_PORT: String(await freePort()),
     AGENTS_PORT: String(await freePort()),
     POSTGRES_PORT: String(await freePort()),
@@ -94,16 +111,20 @@ describe("npm start: the local marketplace", function () {
     const rpc = env.LOCALNET_PORT;
     const first = await start(env);
     const pids = processes(data);
-    assert.deepEqual(Object.keys(pids), ["postgres", "localnet", "relayer"]);
+    assert.deepEqual(Object.keys(pids), ["postgres", "localnet", "relayer", "indexer"]);
     const key = /AGENT_MARKET_API_KEY=(svc_test_\w+)/.exec(first.output())![1];
     const executed = await runPrintedCurl(first.output());
     assert.equal(executed.status, 200, JSON.stringify(executed.body));
     assert.equal(executed.body.status, "succeeded");
     assert.equal((executed.body.charge as { amount_usdc: string }).amount_usdc, "0.050000");
+    const indexerUrl = new RegExp(`indexer +(http://127\\.0\\.0\\.1:${env.INDEXER_PORT}/graphql)`).exec(first.output())![1]!;
+    const indexed = await indexedExecution(indexerUrl, executed.body.id as string);
+    assert.deepEqual(indexed, { state: "SETTLED", amount: { usdc: "0.050000" } }, "the execution, with the chain's amount, in the indexer's GraphQL");
     assert.equal(await stop(first), 0);
     assert.match(first.output(), /stopped/);
     await assert.rejects(fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/marketplace`), "the relayer stopped");
     await assert.rejects(fetch(`http://127.0.0.1:${rpc}`), "localnet stopped");
+    await assert.rejects(fetch(indexerUrl), "the indexer stopped");
     assert.deepEqual(Object.values(pids).filter(running), [], "every process stopped, PostgreSQL included");
 
     const second = await start(env);
@@ -151,26 +172,28 @@ describe("npm start: the local marketplace", function () {
     }
   });
 
-  it("refuses a port in use, naming the variable that moves it", async () => {
-    const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
-    const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
-    const taken = createServer().listen(Number(env.RELAYER_PORT), "127.0.0.1");
-    try {
-      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
-        env: { ...process.env, ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      assert.equal(await exitOf(child), 1);
-      assert.match(
-        output,
-        new RegExp(`npm start failed: port ${env.RELAYER_PORT} is in use \\(another npm start, or another program\\): stop it, or choose another port with RELAYER_PORT=…`),
-      );
-    } finally {
-      taken.close();
-      rmSync(own, { recursive: true, force: true });
-    }
-  });
+  for (const variable of ["RELAYER_PORT", "INDEXER_PORT"] as const) {
+    it(`refuses a port in use, naming the variable that moves it (${variable})`, async () => {
+      const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+      const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
+      const taken = createServer().listen(Number(env[variable]), "127.0.0.1");
+      try {
+        const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+          env: { ...process.env, ...env },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        assert.equal(await exitOf(child), 1);
+        assert.match(
+          output,
+          new RegExp(`npm start failed: port ${env[variable]} is in use \\(another npm start, or another program\\): stop it, or choose another port with ${variable}=…`),
+        );
+      } finally {
+        taken.close();
+        rmSync(own, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -8,6 +8,7 @@ import type { ExecutionReads } from "./executions/execution-reads.js";
 import type { ExecutionService } from "./executions/execution-service.js";
 import type { SubscriptionService } from "./executions/subscription-service.js";
 import type { JobQueue } from "./jobs/job-queue.js";
+import type { Discovery } from "./listings/discovery.js";
 import type { ListingService } from "./listings/listing-service.js";
 
 export interface Services {
@@ -18,6 +19,8 @@ export interface Services {
   signIn: SignInService;
   chain: ChainService;
   listings: ListingService;
+  /** Listings with the indexer's status and figures, for GET /v1/agents and /v1/agents/:agent_id. */
+  discovery: Discovery;
   executions: ExecutionService;
   executionReads: ExecutionReads;
   subscriptions: SubscriptionService;

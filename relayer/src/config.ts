@@ -22,6 +22,11 @@ export interface NetworkConfig {
   marketplace_public_key: Uint8Array;
   /** Signs open_escrow, settle and refund on this network (the market's relayer key) and pays their fees. */
   relayer_keypair: Keypair;
+  /**
+   * This network's indexer GraphQL endpoint (e.g. http://127.0.0.1:8090/graphql); discovery shows
+   * each agent's status and figures from it, and nulls without it.
+   */
+  indexer_url?: string;
 }
 
 export interface RelayerConfig {
@@ -204,6 +209,8 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     if (!rpcUrl) continue;
     const ws = text(`${prefix}_WS_URL`) ?? defaultWebsocketUrl(rpcUrl);
     if (!url(`${prefix}_WS_URL`, ws, ["ws:", "wss:"])) continue;
+    const indexer = text(`${prefix}_INDEXER_URL`);
+    if (indexer !== undefined && !url(`${prefix}_INDEXER_URL`, indexer, ["http:", "https:"])) continue;
     if (!marketplace || !relayer) continue;
     networks[name] = {
       name,
@@ -212,6 +219,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
       marketplace_signing_key: marketplace.secretKey,
       marketplace_public_key: ed25519PublicKey(marketplace.secretKey),
       relayer_keypair: relayer,
+      ...(indexer === undefined ? {} : { indexer_url: indexer }),
     };
   }
   if (text("DEVNET_RPC_URL") === undefined && text("MAINNET_RPC_URL") === undefined) {

@@ -11,6 +11,8 @@ import type { NetworkName, RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { createPool, migrate } from "./db/pool.js";
+import { IndexerClient } from "./indexer/indexer-client.js";
+import { Discovery } from "./listings/discovery.js";
 import { ListingService } from "./listings/listing-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { ExecutionReads } from "./executions/execution-reads.js";
@@ -83,6 +85,14 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       session_ttl_secs: config.session_ttl_secs,
     }),
     listings,
+    discovery: new Discovery(
+      listings,
+      new IndexerClient(config.networks, (network, error) =>
+        process.stderr.write(
+          `${JSON.stringify({ level: 40, time: Date.now(), msg: `the ${network} indexer did not answer; listings show no figures`, err: String(error) })}\n`,
+        ),
+      ),
+    ),
     executions,
     executionReads: new ExecutionReads(db),
     subscriptions,

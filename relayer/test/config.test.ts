@@ -95,6 +95,15 @@ describe("configuration", () => {
     assert.match(problems({ ...valid(), ...mainnet(), MAINNET_RPC_URL: "ftp://rpc" })[0]!, /MAINNET_RPC_URL/);
   });
 
+  it("reads each network's indexer URL, absent unless set, and refuses one that is not http(s)", () => {
+    assert.equal(parseConfig(valid()).networks.devnet?.indexer_url, undefined);
+    assert.equal(parseConfig({ ...valid(), DEVNET_INDEXER_URL: "http://127.0.0.1:8090/graphql" }).networks.devnet?.indexer_url, "http://127.0.0.1:8090/graphql");
+    assert.deepEqual(problems({ ...valid(), DEVNET_INDEXER_URL: "ws://127.0.0.1:8090/graphql" }), [
+      'DEVNET_INDEXER_URL must be a http: or https: URL, got "ws://127.0.0.1:8090/graphql"',
+    ]);
+    assert.deepEqual(problems({ ...valid(), ...mainnet(), MAINNET_INDEXER_URL: "indexer" }), ['MAINNET_INDEXER_URL is not a URL: "indexer"']);
+  });
+
   it("reads each network's relayer and marketplace keypairs, devnet falling back on the unprefixed names", () => {
     const relayer = Keypair.generate();
     const devnetRelayer = Keypair.generate();

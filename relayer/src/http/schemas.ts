@@ -75,6 +75,19 @@ export const pricing = PRICING_SCHEMA;
 /** Any JSON Schema document; kept whole in responses. */
 export const jsonSchemaDocument = { type: "object", additionalProperties: true } as const;
 
+/** An agent's status and figures from the network's indexer (indexer/indexer-client.ts). */
+const agentHealth = {
+  type: "object",
+  required: ["status", "success_rate_24h", "executions_24h", "latency_p50_secs", "latency_p95_secs"],
+  properties: {
+    status: { type: "string", enum: ["operational", "degraded", "down", "no_data", "unknown"] },
+    success_rate_24h: { anyOf: [{ type: "number" }, { type: "null" }] },
+    executions_24h: { anyOf: [{ type: "integer" }, { type: "null" }] },
+    latency_p50_secs: { anyOf: [{ type: "number" }, { type: "null" }] },
+    latency_p95_secs: { anyOf: [{ type: "number" }, { type: "null" }] },
+  },
+} as const;
+
 export const listingObject = {
   type: "object",
   required: ["object", "id", "network", "creator", "name", "status"],
@@ -105,6 +118,13 @@ export const listingObject = {
       ],
     },
   },
+} as const;
+
+/** A listing as discovery shows it: with its `health` from the indexer. */
+export const discoveredListingObject = {
+  ...listingObject,
+  required: [...listingObject.required, "health"],
+  properties: { ...listingObject.properties, health: agentHealth },
 } as const;
 
 export const agentIdParams = {

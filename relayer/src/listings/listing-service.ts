@@ -222,33 +222,32 @@ export class ListingService {
 
   /** Listings newest first, filtered by status, tag and text (name, description). */
   async list(query: ListQuery): Promise<{ data: ListingObject[]; has_more: boolean }> {
-    const where = ["network = $1", "status = $2"];
-    const params: unknown[] = [query.network, query.status];
-    if (query.tag !== undefined) {
-      params.push(query.tag);
-      where.push(`$${params.length} = ANY(tags)`);
-    }
-    if (query.q !== undefined) {
-      params.push(`%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      where.push(`(name ILIKE $${params.length} OR description ILIKE $${params.length})`);
-    }
+    const { where, params } = matching(query);
     if (query.starting_after !== undefined) {
       const cursor = await this.row(query.network, query.starting_after);
       if (!cursor) throw new ApiError("invalid_cursor", undefined, "starting_after");
       params.push(cursor.created_at, cursor.agent);
       where.push(`(created_at, agent) < ($${params.length - 1}, $${params.length})`);
     }
-    params.push(query.limit + 1);
+    const data = await this.newest(query.network, where, params, query.limit + 1);
+    return { data: data.slice(0, query.limit), has_more: data.length > query.limit };
+  }
+
+  /** The `limit` newest listings of a query, for a ranking that pages over them itself. */
+  async newestMatching(query: Omit<ListQuery, "starting_after" | "limit">, limit: number): Promise<ListingObject[]> {
+    const { where, params } = matching(query);
+    return this.newest(query.network, where, params, limit);
+  }
+
+  private async newest(network: NetworkName, where: string[], params: unknown[], limit: number): Promise<ListingObject[]> {
+    params.push(limit);
     const { rows } = await this.db.query<ListingRow>(
       `SELECT ${COLUMNS} FROM agent_listings WHERE ${where.join(" AND ")}
        ORDER BY created_at DESC, agent DESC LIMIT $${params.length}`,
       params,
     );
-    const minimum = await this.minimumCollateral(query.network);
-    return {
-      data: rows.slice(0, query.limit).map((row) => this.toObject(row, minimum)),
-      has_more: rows.length > query.limit,
-    };
+    const minimum = await this.minimumCollateral(network);
+    return rows.map((row) => this.toObject(row, minimum));
   }
 
   private async owned(wallet: string, network: NetworkName, agent: string): Promise<ListingRow> {
@@ -308,6 +307,21 @@ export class ListingService {
           : null,
     };
   }
+}
+
+/** The conditions of a listing query, without its cursor. */
+function matching(query: Omit<ListQuery, "starting_after" | "limit">): { where: string[]; params: unknown[] } {
+  const where = ["network = $1", "status = $2"];
+  const params: unknown[] = [query.network, query.status];
+  if (query.tag !== undefined) {
+    params.push(query.tag);
+    where.push(`$${params.length} = ANY(tags)`);
+  }
+  if (query.q !== undefined) {
+    params.push(`%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    where.push(`(name ILIKE $${params.length} OR description ILIKE $${params.length})`);
+  }
+  return { where, params };
 }
 
 /** The listing's stored columns, name to last_probe_latency_ms, in the order both writes use. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
 import type { NetworkName } from "../config.js";
-import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
+import { agentIdParams, errorResponses, discoveredListingObject, networkQuery } from "../http/schemas.js";
 
 /** GET /v1/agents/:agent_id: one listing, public. */
 export function registerAgentsGet(app: FastifyInstance, services: Services): void {
@@ -11,13 +11,13 @@ export function registerAgentsGet(app: FastifyInstance, services: Services): voi
     {
       schema: {
         summary: "Get an agent",
-        description: "The listing with its schemas, pricing, collateral, minimum collateral and status. The id is the agent account's address.",
+        description: "The listing with its schemas, pricing, collateral, minimum collateral, status, and `health`: its status and 24 h figures from the network's indexer (nulls and `unknown` without one). The id is the agent account's address.",
         tags: ["agents"],
         params: agentIdParams,
         querystring: networkQuery,
-        response: { 200: listingObject, ...errorResponses(400, 404, 503) },
+        response: { 200: discoveredListingObject, ...errorResponses(400, 404, 503) },
       },
     },
-    async (request) => services.listings.get(request.query.network, request.params.agent_id),
+    async (request) => services.discovery.get(request.query.network, request.params.agent_id),
   );
 }

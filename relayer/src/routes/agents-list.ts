@@ -1,17 +1,20 @@
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
-import { errorResponses, listingObject, listOf, network, paginationQuery } from "../http/schemas.js";
-import type { ListQuery } from "../listings/listing-service.js";
+import { errorResponses, discoveredListingObject, listOf, network, paginationQuery } from "../http/schemas.js";
+import type { DiscoveryQuery } from "../listings/discovery.js";
 
 /** GET /v1/agents: discovery, public. */
 export function registerAgentsList(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: ListQuery }>(
+  app.get<{ Querystring: DiscoveryQuery }>(
     "/v1/agents",
     {
       schema: {
         summary: "List agents",
-        description: "Listings newest first; filter by tag, by text in the name or description, and by status (active by default).",
+        description:
+          "Listings newest first; filter by tag, by text in the name or description, and by status (active by default). " +
+          "Each shows `health`, its status and 24 h figures from the network's indexer; `health` and `min_success_rate` filter, " +
+          "and `sort` orders, by them (over the 1,000 newest matching listings).",
         tags: ["agents"],
         querystring: {
           type: "object",
@@ -21,12 +24,15 @@ export function registerAgentsList(app: FastifyInstance, services: Services): vo
             status: { type: "string", enum: ["active", "paused", "retired"], default: "active" },
             tag: { type: "string", minLength: 1, maxLength: 32 },
             q: { type: "string", minLength: 1, maxLength: 100 },
+            health: { type: "string", enum: ["operational", "degraded", "down", "no_data"] },
+            min_success_rate: { type: "number", minimum: 0, maximum: 1 },
+            sort: { type: "string", enum: ["newest", "success_rate", "latency_p50", "price"], default: "newest" },
             ...paginationQuery,
           },
         },
-        response: { 200: listOf(listingObject), ...errorResponses(400, 503) },
+        response: { 200: listOf(discoveredListingObject), ...errorResponses(400, 503) },
       },
     },
-    async (request) => ({ object: "list", ...(await services.listings.list(request.query)) }),
+    async (request) => ({ object: "list", ...(await services.discovery.list(request.query)) }),
   );
 }

@@ -1,5 +1,5 @@
 // The whole marketplace on one machine: PostgreSQL (the embedded server, or one given), localnet
-// (the local chain), the relayer (as its own process), the example agents registered on-chain
+// (the local chain), the indexer and the relayer (each its own process), the example agents registered on-chain
 // with collateral and listed, and a test wallet funded with USDC, an allowance and a `svc_test_`
 // key. The processes run under a supervisor (supervisor.ts); the state is kept in a data folder,
 // so a restart finds the same database, chain, agents and key.
@@ -21,13 +21,15 @@ import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 /** How long each process may take to stop before it is killed; their sum bounds a Ctrl-C. */
-export const STOP_BOUNDS_MS = { relayer: 20_000, localnet: 5_000, postgres: 10_000 } as const;
+export const STOP_BOUNDS_MS = { indexer: 10_000, relayer: 20_000, localnet: 5_000, postgres: 10_000 } as const;
 
 export interface LocalMarketplaceOptions {
   /** Where the chain's ledger, the database, the keys and the demo state live. */
   data_dir: string;
   rpc_port: number;
   relayer_port: number;
+  /** The indexer's GraphQL server's port; a free one when left out. */
+  indexer_port?: number;
   /** First of the ports the example agents listen on (one each, in order). */
   agent_port: number;
   /** The embedded PostgreSQL's port; a free one when left out. Unused with `database_url`. */
@@ -57,15 +59,17 @@ export interface LocalMarketplaceOptions {
 export interface LocalMarketplace {
   rpc_url: string;
   relayer_url: string;
+  /** The indexer's GraphQL endpoint (GraphiQL on GET). */
+  indexer_url: string;
   database_url: string;
   agents: DemoAgent[];
   wallet: Keypair;
   api_key: string;
   /** The processes running now (a restarted one is a new process). */
-  processes: { readonly localnet: ChildProcess; readonly relayer: ChildProcess; readonly postgres?: ChildProcess };
+  processes: { readonly localnet: ChildProcess; readonly relayer: ChildProcess; readonly indexer: ChildProcess; readonly postgres?: ChildProcess };
   /** The relayer's environment, for its other commands (agent-market-reconcile). */
   relayer_env: Record<string, string>;
-  /** Stops the relayer, localnet and PostgreSQL, in that order, then the agents. */
+  /** Stops the indexer, the relayer, localnet and PostgreSQL, in that order, then the agents. */
   stop(): Promise<void>;
   /** Kills every process at once. */
   kill(): void;
@@ -150,7 +154,9 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     [options.rpc_port, "LOCALNET_PORT"],
     [options.rpc_port + 1, "LOCALNET_PORT"],
     [options.relayer_port, "RELAYER_PORT"],
+    ...(options.indexer_port !== undefined ? [[options.indexer_port, "INDEXER_PORT"] as [number, string]] : []),
   ]);
+  const indexer_port = options.indexer_port ?? (await tryPort(0))!;
   const stop = async () => {
     await supervisor.stop();
     await closeAgents();
@@ -203,6 +209,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     const connection = new Connection(rpc_url, { commitment: "confirmed", wsEndpoint: `ws://127.0.0.1:${options.rpc_port + 1}` });
     (connection as unknown as { _disableBlockhashCaching: boolean })._disableBlockhashCaching = true;
 
+    const indexer_url = `http://127.0.0.1:${indexer_port}/graphql`;
     const relayerKeypairPath = join(data_dir, "relayer.json");
     writeFileSync(relayerKeypairPath, JSON.stringify([...devKeypair("relayer").secretKey]), { mode: 0o600 });
     const marketplace_key = keypairAt(join(data_dir, "marketplace.json"));
@@ -217,6 +224,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       MARKETPLACE_KEYPAIR: join(data_dir, "marketplace.json"),
       RELAYER_KEYPAIR: relayerKeypairPath,
       DEVNET_RPC_URL: rpc_url,
+      DEVNET_INDEXER_URL: indexer_url,
       ENDPOINT_POLICY: "development",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       ...options.relayer_env,
@@ -241,6 +249,37 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       echo: true,
     });
 
+    // The indexer keeps its tables in its own schema (indexer_devnet) of the relayer's database,
+    // and resumes from its checkpoint after a restart. It starts after the relayer, which created the
+    // database, and stops before it; until it serves, listings show no figures.
+    log(`starting the indexer on ${indexer_url}`);
+    const indexer = await supervisor.start({
+      name: "indexer",
+      command: process.execPath,
+      args: [join(REPO_ROOT, "indexer", "dist", "main.js")],
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        INDEXER_DATABASE_URL: database_url,
+        INDEXER_RPC_URL: rpc_url,
+        INDEXER_WEBSOCKET_URL: `ws://127.0.0.1:${options.rpc_port + 1}`,
+        INDEXER_NETWORK: "localnet",
+        INDEXER_HOST: "127.0.0.1",
+        INDEXER_PORT: String(indexer_port),
+      },
+      ready: (child) =>
+        until(child, async () => {
+          const response = await fetch(indexer_url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ query: "{ indexer { network } }" }),
+          });
+          return response.ok;
+        }),
+      on_exit: "restart",
+      stop_timeout_ms: STOP_BOUNDS_MS.indexer,
+    });
+
     const demo = await setUpDemo({
       data_dir,
       state,
@@ -256,11 +295,15 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     return {
       rpc_url,
       relayer_url,
+      indexer_url,
       database_url,
       ...demo,
       processes: {
         get localnet() {
           return localnet.process;
+        },
+        get indexer() {
+          return indexer.process;
         },
         get relayer() {
           return relayer.process;

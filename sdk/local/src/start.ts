@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     data_dir,
     rpc_port: port("LOCALNET_PORT", 8899),
     relayer_port: port("RELAYER_PORT", 8080),
+    indexer_port: port("INDEXER_PORT", 8090),
     agent_port: port("AGENTS_PORT", 8101),
     postgres_port: port("POSTGRES_PORT", 8432),
     ...(process.env.DATABASE_URL ? { database_url: process.env.DATABASE_URL } : {}),
@@ -66,6 +67,7 @@ Agent Market is running (data in ${data_dir}).
 
   relayer API     ${marketplace.relayer_url}/v1   (reference: ${marketplace.relayer_url}/v1/reference)
   local chain     ${marketplace.rpc_url}          (devnet for svc_test_ keys)
+  indexer         ${marketplace.indexer_url}   (GraphQL; GraphiQL in a browser)
   database        ${marketplace.database_url.replace(/:[^:@/]+@/, ":…@")}
   agents          text-stats ${stats.address} at ${stats.url}
                   echo       ${echo.address} at ${echo.url}
