@@ -19,6 +19,8 @@ import { legacyDatabaseMessage, preparePostgres, untilAccepting } from "./postgr
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+/** The dashboard's build (`npm run build` in app/). */
+const DASHBOARD_DIR = join(REPO_ROOT, "app", "dist");
 
 /** How long each process may take to stop before it is killed; their sum bounds a Ctrl-C. */
 export const STOP_BOUNDS_MS = { indexer: 10_000, relayer: 20_000, localnet: 5_000, postgres: 10_000 } as const;
@@ -225,6 +227,10 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       RELAYER_KEYPAIR: relayerKeypairPath,
       DEVNET_RPC_URL: rpc_url,
       DEVNET_INDEXER_URL: indexer_url,
+      // The dashboard, served by the relayer on its own origin, with the local test wallet.
+      ...(existsSync(join(DASHBOARD_DIR, "index.html"))
+        ? { DASHBOARD_DIR, INDEXER_GRAPHQL_URL: indexer_url, DASHBOARD_LOCALNET: "true" }
+        : {}),
       ENDPOINT_POLICY: "development",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       ...options.relayer_env,

@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   console.log(`
 Agent Market is running (data in ${data_dir}).
 
+  dashboard       ${marketplace.relayer_url.replace("127.0.0.1", "localhost")}/   (sign in with the local test wallet)
   relayer API     ${marketplace.relayer_url}/v1   (reference: ${marketplace.relayer_url}/v1/reference)
   local chain     ${marketplace.rpc_url}          (devnet for svc_test_ keys)
   indexer         ${marketplace.indexer_url}   (GraphQL; GraphiQL in a browser)
