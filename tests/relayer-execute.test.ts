@@ -396,6 +396,26 @@ describe("relayer: execute", function () {
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
   });
 
+  it("counts a subscription bought with a key against its spending cap, and releases a refused one", async () => {
+    const monthly = await listAgent(market, relayer, { pricing: { kind: "Subscription", periodPriceUsdc: 1_000_000n, periodSecs: 3600 } });
+    agents.push(monthly);
+    const path = `/v1/agents/${monthly.address.toBase58()}/subscription`;
+    const capped = await newPayer(market, relayer, 5_000_000n, 5_000_000n, { spending_cap_usdc: "0.500000" });
+    const over = await api(relayer, "POST", path, { token: capped.apiKey });
+    assert.equal(over.status, 402);
+    assert.equal(errorCode(over), "spending_cap_reached");
+    assert.equal(await market.usdc(capped.tokenAccount), 5_000_000n, "nothing charged");
+
+    const payer = await newPayer(market, relayer, 5_000_000n, 5_000_000n, { spending_cap_usdc: "1.500000" });
+    assert.equal((await api(relayer, "POST", path, { token: payer.apiKey })).status, 200);
+    const key = await api<{ spent_usdc: string }>(relayer, "GET", `/v1/keys/${payer.apiKeyId}`, { token: payer.token });
+    assert.equal(key.body.spent_usdc, "1.000000", JSON.stringify(key.body));
+    const second = await api(relayer, "POST", path, { token: payer.apiKey });
+    assert.equal(second.status, 402, "a second period would pass the cap");
+    assert.equal(errorCode(second), "spending_cap_reached");
+    assert.equal(await market.usdc(payer.tokenAccount), 4_000_000n);
+  });
+
   it("answers network_not_configured for a live key on a relayer without mainnet", async () => {
     const payer = await newPayer(market, relayer, 1_000_000n);
     const { secret } = await relayer.services.keys
