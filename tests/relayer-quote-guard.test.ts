@@ -106,7 +106,7 @@ describe("relayer: a price raised after the quote is refused", function () {
     );
 
     const refused = await execute(relayer, payer, agent.address);
-    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
     assert.equal(errorCode(refused), "price_changed");
     const { error } = refused.body as unknown as ErrorAnswer;
     assert.match(error.message, /PriceAboveMaximum/);
@@ -162,7 +162,7 @@ describe("relayer: a price raised after the quote is refused", function () {
     const refused = await api<ErrorAnswer>(relayer, "POST", `/v1/agents/${agent.address.toBase58()}/subscription`, {
       token: payer.apiKey,
     });
-    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
     assert.equal(errorCode(refused), "price_changed");
     assert.match(refused.body.error.message, /PriceAboveMaximum/);
     assert.deepEqual(await balances(payer, agent), before, "nothing was charged");

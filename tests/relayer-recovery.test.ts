@@ -120,7 +120,7 @@ describe("relayer: crashes and outages", function () {
       assert.equal(tampered.status, 1);
       assert.match(tampered.stdout, /devnet: 1 executions, 0 open escrows on chain, 3 differences/);
       assert.match(tampered.stdout, /settled in the database, but a refund landed too/);
-      assert.match(tampered.stdout, /spent_usdc 0, but its executions add up to 250000/);
+      assert.match(tampered.stdout, /spent_usdc 0, but its executions and subscriptions add up to 250000/);
       assert.ok(tampered.stdout.includes(`"execution":"${id}"`));
       assert.match(tampered.stdout, /settled in the database, but its settle transaction did not land/);
     } finally {

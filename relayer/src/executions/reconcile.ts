@@ -142,22 +142,42 @@ export async function reconcile(
     else if (!unfinished.has(address)) differences.push({ escrow: address, problem: "an escrow is open for a finished execution" });
   }
 
-  const usage = await db.query<{ id: string; execution_count: string; spent_usdc: string; executions: string; settled_usdc: string | null; in_flight_usdc: string | null }>(
-    `SELECT k.id, k.execution_count, k.spent_usdc,
-            count(e.id) FILTER (WHERE e.state <> 'failed') AS executions,
-            sum(e.amount_usdc) FILTER (WHERE e.state = 'settled') AS settled_usdc,
-            sum(e.quoted_usdc) FILTER (WHERE e.state NOT IN ('settled', 'refunded', 'failed')) AS in_flight_usdc
-     FROM api_keys k LEFT JOIN executions e ON e.api_key_id = k.id AND e.network = $1
-     GROUP BY k.id HAVING count(e.id) > 0`,
+  // A key spends on executions and on subscription periods bought with it (a failed purchase
+  // gave its reservation back).
+  const usage = await db.query<{
+    id: string;
+    execution_count: string;
+    spent_usdc: string;
+    executions: string;
+    settled_usdc: string | null;
+    in_flight_usdc: string | null;
+    subscriptions_usdc: string | null;
+  }>(
+    `SELECT k.id, k.execution_count, k.spent_usdc, coalesce(e.executions, 0) AS executions, e.settled_usdc, e.in_flight_usdc,
+            s.subscriptions_usdc
+     FROM api_keys k
+     LEFT JOIN (
+       SELECT api_key_id,
+              count(*) FILTER (WHERE state <> 'failed') AS executions,
+              sum(amount_usdc) FILTER (WHERE state = 'settled') AS settled_usdc,
+              sum(quoted_usdc) FILTER (WHERE state NOT IN ('settled', 'refunded', 'failed')) AS in_flight_usdc
+       FROM executions WHERE network = $1 GROUP BY api_key_id
+     ) e ON e.api_key_id = k.id
+     LEFT JOIN (
+       SELECT api_key_id, sum(price_usdc) FILTER (WHERE state <> 'failed') AS subscriptions_usdc
+       FROM subscription_purchases WHERE network = $1 GROUP BY api_key_id
+     ) s ON s.api_key_id = k.id
+     WHERE e.api_key_id IS NOT NULL OR s.api_key_id IS NOT NULL`,
     [network],
   );
   for (const key of usage.rows) {
     if (key.execution_count !== key.executions) {
       differences.push({ api_key: key.id, problem: `execution_count ${key.execution_count}, but ${key.executions} executions` });
     }
-    const expected = BigInt(key.settled_usdc ?? "0") + BigInt(key.in_flight_usdc ?? "0");
+    const expected =
+      BigInt(key.settled_usdc ?? "0") + BigInt(key.in_flight_usdc ?? "0") + BigInt(key.subscriptions_usdc ?? "0");
     if (BigInt(key.spent_usdc) !== expected) {
-      differences.push({ api_key: key.id, problem: `spent_usdc ${key.spent_usdc}, but its executions add up to ${expected}` });
+      differences.push({ api_key: key.id, problem: `spent_usdc ${key.spent_usdc}, but its executions and subscriptions add up to ${expected}` });
     }
   }
 
