@@ -1,11 +1,15 @@
 //! The local chain's state machine: the SVM, slots that advance with wall time, the recent
-//! blockhashes a transaction may use, and the history of every transaction with its metadata.
+//! blockhashes a transaction may use, and the history of transactions with their metadata
+//! (kept on disk, see `history`).
 //!
 //! One thread owns a `Ledger` (the SVM and natively running programs are single-threaded);
 //! the RPC server hands it work over a channel.
 
 use {
-    crate::chain::Chain,
+    crate::{
+        chain::Chain,
+        history::{History, TransactionSummary},
+    },
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     serde::{Deserialize, Serialize},
     solana_account::{Account, AccountSharedData, ReadableAccount},
@@ -20,7 +24,10 @@ use {
     solana_transaction_context::TransactionReturnData,
     solana_transaction_error::TransactionError,
     spl_token::solana_program::program_pack::Pack,
-    std::collections::{HashMap, HashSet, VecDeque},
+    std::{
+        collections::{HashSet, VecDeque},
+        io,
+    },
 };
 
 /// How many blocks a blockhash stays usable, as on a cluster.
@@ -96,11 +103,7 @@ pub struct Ledger {
     slot_ms: u64,
     /// Recent blockhashes, oldest first, with the last block height at which each is valid.
     blockhashes: VecDeque<(Hash, u64)>,
-    transactions: HashMap<Signature, TransactionRecord>,
-    /// Every signature in the order processed.
-    order: Vec<Signature>,
-    /// Signatures that touched each address, oldest first.
-    by_address: HashMap<Pubkey, Vec<Signature>>,
+    history: History,
     transaction_count: u64,
     events: Vec<LedgerEvent>,
     /// Accounts or the clock changed since the ledger was last saved.
@@ -126,7 +129,7 @@ pub struct LedgerState {
 }
 
 impl Ledger {
-    pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64) -> Self {
+    pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64, history: History) -> Self {
         chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         let genesis_hash = chain.svm.latest_blockhash();
         let mut ledger = Ledger {
@@ -138,9 +141,7 @@ impl Ledger {
             clock_offset_secs: 0,
             slot_ms,
             blockhashes: VecDeque::new(),
-            transactions: HashMap::new(),
-            order: Vec::new(),
-            by_address: HashMap::new(),
+            history,
             transaction_count: 0,
             events: Vec::new(),
             unsaved: true,
@@ -153,18 +154,14 @@ impl Ledger {
     }
 
     /// Blockhash age and duplicate signatures are checked by the ledger, against its recent
-    /// blockhashes and its whole history; LiteSVM only knows its latest blockhash.
+    /// blockhashes and its history (which keeps every transaction whose blockhash may still be
+    /// valid); LiteSVM only knows its latest blockhash.
     fn configure(svm: litesvm::LiteSVM) -> litesvm::LiteSVM {
         svm.with_blockhash_check(false).with_transaction_history(0)
     }
 
-    /// A ledger as it was saved: `accounts` over a fresh chain, then its history.
-    pub fn restore(
-        mut chain: Chain,
-        state: LedgerState,
-        accounts: Vec<(Pubkey, Account)>,
-        records: Vec<TransactionRecord>,
-    ) -> Self {
+    /// A ledger as it was saved: `accounts` over a fresh chain, and its history.
+    pub fn restore(mut chain: Chain, state: LedgerState, accounts: Vec<(Pubkey, Account)>, history: History) -> Self {
         chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         for (address, account) in accounts {
             chain.svm.set_account(address, account).expect("a saved account loads");
@@ -178,18 +175,13 @@ impl Ledger {
             clock_offset_secs: state.clock_offset_secs,
             slot_ms: state.slot_ms,
             blockhashes: state.blockhashes.into(),
-            transactions: HashMap::new(),
-            order: Vec::new(),
-            by_address: HashMap::new(),
+            history,
             transaction_count: state.transaction_count,
             events: Vec::new(),
             unsaved: false,
             written: HashSet::new(),
             rewrite_all: false,
         };
-        for record in records {
-            ledger.index(record);
-        }
         ledger.sync_clock();
         ledger
     }
@@ -235,15 +227,13 @@ impl Ledger {
         self.rewrite_all
     }
 
-    /// Transactions processed after the first `from`, in order.
-    pub fn records_since(&self, from: usize) -> impl Iterator<Item = &TransactionRecord> {
-        self.order[from.min(self.order.len())..]
-            .iter()
-            .map(|signature| &self.transactions[signature])
+    /// Flushes the transactions processed since the last call to disk.
+    pub fn sync_history(&self) -> io::Result<()> {
+        self.history.sync()
     }
 
-    pub fn record_count(&self) -> usize {
-        self.order.len()
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// Whether anything changed since the last `mark_saved`.
@@ -255,15 +245,6 @@ impl Ledger {
         self.unsaved = false;
         self.written.clear();
         self.rewrite_all = false;
-    }
-
-    fn index(&mut self, record: TransactionRecord) {
-        let signature = record.transaction.signatures[0];
-        for key in record.transaction.message.static_account_keys() {
-            self.by_address.entry(*key).or_default().push(signature);
-        }
-        self.order.push(signature);
-        self.transactions.insert(signature, record);
     }
 
     pub fn slot(&self) -> u64 {
@@ -322,6 +303,9 @@ impl Ledger {
             self.blockhashes.pop_front();
         }
         self.sync_clock();
+        if let Err(err) = self.history.advance(self.slot) {
+            history_failed(err);
+        }
         self.events.push(LedgerEvent::Slot { slot: self.slot });
     }
 
@@ -394,7 +378,7 @@ impl Ledger {
     /// the SVM before anything runs), then execution, recorded with its metadata.
     pub fn send(&mut self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, Rejection> {
         let signature = transaction.signatures[0];
-        if self.transactions.contains_key(&signature) {
+        if self.history.summary(&signature).is_some() {
             return Err(Rejection::Refused(TransactionError::AlreadyProcessed));
         }
         if !self.is_blockhash_valid(transaction.message.recent_blockhash()) {
@@ -480,7 +464,7 @@ impl Ledger {
         });
         self.transaction_count += 1;
         self.unsaved = true;
-        self.index(TransactionRecord {
+        let record = TransactionRecord {
             slot: self.slot,
             block_time: self.now_unix(),
             transaction,
@@ -494,7 +478,10 @@ impl Ledger {
             inner_instructions: meta.inner_instructions,
             compute_units_consumed: meta.compute_units_consumed,
             return_data: meta.return_data,
-        });
+        };
+        if let Err(err) = self.history.append(&record, self.slot) {
+            history_failed(err);
+        }
         Ok(signature)
     }
 
@@ -527,8 +514,14 @@ impl Ledger {
             .map(|mint| mint.decimals)
     }
 
-    pub fn transaction(&self, signature: &Signature) -> Option<&TransactionRecord> {
-        self.transactions.get(signature)
+    /// What the history keeps in memory about a transaction: enough for its status.
+    pub fn transaction_summary(&self, signature: &Signature) -> Option<&TransactionSummary> {
+        self.history.summary(signature)
+    }
+
+    /// A transaction's whole record, read from disk.
+    pub fn transaction(&self, signature: &Signature) -> io::Result<Option<TransactionRecord>> {
+        self.history.record(signature)
     }
 
     /// The commitment a transaction processed in `slot` has reached.
@@ -540,7 +533,7 @@ impl Ledger {
         }
     }
 
-    /// Signatures involving `address`, newest first, strictly before `before` and down to
+    /// Transactions involving `address`, newest first, strictly before `before` and down to
     /// (excluding) `until`.
     pub fn signatures_for(
         &self,
@@ -548,25 +541,16 @@ impl Ledger {
         before: Option<&Signature>,
         until: Option<&Signature>,
         limit: usize,
-    ) -> Vec<&TransactionRecord> {
-        let Some(signatures) = self.by_address.get(address) else {
-            return Vec::new();
-        };
-        let newest_first = signatures.iter().rev();
-        let mut started = before.is_none();
-        let mut found = Vec::new();
-        for signature in newest_first {
-            if !started {
-                started = Some(signature) == before;
-                continue;
-            }
-            if Some(signature) == until || found.len() == limit {
-                break;
-            }
-            found.push(&self.transactions[signature]);
-        }
-        found
+    ) -> Vec<&TransactionSummary> {
+        self.history.signatures_for(address, before, until, limit)
     }
+}
+
+/// A history the chain cannot write is state it would lose: the node stops, as it does when
+/// it cannot save.
+fn history_failed(err: io::Error) -> ! {
+    eprintln!("localnet: cannot write the transaction history: {err}");
+    std::process::exit(1);
 }
 
 /// Whether a saved ledger keeps `account`: programs and sysvars come back with a fresh chain,
