@@ -3,12 +3,14 @@
 //! workload, each with its own arguments, so the figures and their ratios come from one run:
 //!
 //! - `--retain-transactions 0`: every record kept on disk, the index of all in memory;
-//! - the default retention (`DEFAULT_RETAIN_TRANSACTIONS` transactions);
+//! - a retention: the default (`DEFAULT_RETAIN_TRANSACTIONS` transactions) or
+//!   `--retain-transactions N`, which lets a short run reach the plateau;
 //! - with `LOCALNET_BASELINE_BIN`, another binary with its default arguments: a build from
 //!   before the history moved to disk keeps every record in memory.
 //!
 //! Run: `sh scripts/cargo.sh run --profile host-release --locked -p agent-market-bench --bin
-//! localnet-memory -- [executions at each checkpoint…] [--ledger]` after building localnet with
+//! localnet-memory -- [executions at each checkpoint…] [--retain-transactions N] [--ledger]`
+//! after building localnet with
 //! the same profile (`LOCALNET_BIN` overrides it). `--ledger` gives each node a ledger
 //! directory in the temporary folder, as `npm start` does; without it the history lives in an
 //! unlinked temporary file.
@@ -75,7 +77,15 @@ fn measure(setup: &Setup, checkpoints: &[usize], ledger: bool) -> Vec<(usize, u6
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let retain_transactions = match args.iter().position(|arg| arg == "--retain-transactions") {
+        Some(at) => {
+            let value = args.get(at + 1).expect("--retain-transactions takes a number").clone();
+            args.drain(at..at + 2);
+            value.parse().expect("--retain-transactions takes a number")
+        }
+        None => DEFAULT_RETAIN_TRANSACTIONS,
+    };
     let ledger = args.iter().any(|arg| arg == "--ledger");
     let mut checkpoints: Vec<usize> = args
         .iter()
@@ -100,9 +110,9 @@ fn main() {
         args: vec!["--retain-transactions".into(), "0".into()],
     });
     setups.push(Setup {
-        name: "retain-default".into(),
+        name: format!("retain-{retain_transactions}"),
         binary: None,
-        args: Vec::new(),
+        args: vec!["--retain-transactions".into(), retain_transactions.to_string()],
     });
     let results: Vec<Vec<(usize, u64, f64)>> = std::thread::scope(|scope| {
         let running: Vec<_> = setups
@@ -116,7 +126,7 @@ fn main() {
     });
 
     println!(
-        "localnet RSS in MiB ({} history; the default retention is {DEFAULT_RETAIN_TRANSACTIONS} transactions, two per execution)",
+        "localnet RSS in MiB ({} history; an execution is two transactions)",
         if ledger { "--ledger" } else { "temporary-file" }
     );
     let names: Vec<&str> = setups.iter().map(|setup| setup.name.as_str()).collect();

@@ -22,8 +22,7 @@ struct Args {
     retain_transactions: usize,
 }
 
-const USAGE: &str =
-    "usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]";
+const USAGE: &str = "usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {

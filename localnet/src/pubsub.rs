@@ -251,7 +251,10 @@ impl Subscriptions {
             Some(Ok(Some(record))) => Some(record),
             Some(Ok(None)) | None => None,
             Some(Err(err)) => {
-                eprintln!("localnet: cannot read transaction {} for logs subscribers: {err}", notice.signature);
+                eprintln!(
+                    "localnet: cannot read transaction {} for logs subscribers: {err}",
+                    notice.signature
+                );
                 None
             }
         };

@@ -93,7 +93,11 @@ fn records_come_back_from_disk_with_their_metadata() {
         json!([signatures[1].to_string(), { "commitment": "confirmed" }]),
     );
     assert_eq!(found["transaction"]["signatures"][0], signatures[1].to_string());
-    let history = call(&mut state.ledger, "getSignaturesForAddress", json!([recipient.to_string()]));
+    let history = call(
+        &mut state.ledger,
+        "getSignaturesForAddress",
+        json!([recipient.to_string()]),
+    );
     let listed: Vec<&str> = history
         .as_array()
         .unwrap()
@@ -129,7 +133,11 @@ fn past_retention_the_oldest_are_answered_as_a_node_without_that_history() {
     );
     assert_eq!(statuses["value"][0], Value::Null);
     assert_eq!(statuses["value"][1]["confirmationStatus"], "finalized");
-    let history = call(&mut state.ledger, "getSignaturesForAddress", json!([recipient.to_string()]));
+    let history = call(
+        &mut state.ledger,
+        "getSignaturesForAddress",
+        json!([recipient.to_string()]),
+    );
     let listed: Vec<&str> = history
         .as_array()
         .unwrap()
@@ -221,7 +229,10 @@ fn a_record_cut_short_by_a_crash_is_dropped_and_later_ones_follow_the_whole_ones
 
     let mut restarted = start(Some(&dir.0), 0);
     assert!(record(&restarted.ledger, &signatures[1]).is_some());
-    assert!(record(&restarted.ledger, &signatures[2]).is_none(), "the record cut short");
+    assert!(
+        record(&restarted.ledger, &signatures[2]).is_none(),
+        "the record cut short"
+    );
     let later = transfers(&mut restarted, &Pubkey::new_unique(), 1);
     restarted.save();
     drop(restarted);
