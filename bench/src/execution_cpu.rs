@@ -11,27 +11,17 @@
 //! localnet with the same profile. `LOCALNET_BIN` overrides the binary (a wrapper script may
 //! run it under a profiler).
 
+mod executions;
 mod localnet_rpc;
 
 use {
-    agent_market::FEE_SHARD_COUNT,
-    anchor_lang::prelude::Pubkey,
-    localnet::market::{pda, result_digest, EscrowRef, MarketKeys},
-    localnet_rpc::{payer, send_params, start_localnet, Connection, Market, PRICE_USDC},
-    serde_json::json,
-    solana_keypair::Keypair,
-    solana_signer::Signer,
-    solana_transaction::Transaction,
-    std::time::{Duration, Instant},
+    executions::{Executions, BATCH},
+    localnet_rpc::{start_localnet, Connection},
+    std::time::Instant,
 };
 
-/// Executions per batch: their two transactions make the 100 signatures of one status poll.
-const BATCH: usize = 50;
-/// Transactions per `sendTransaction` batch, under localnet's 50 KB request limit.
-const SEND_BATCH: usize = 25;
 const WARMUP_EXECUTIONS: usize = 500;
 const DEFAULT_EXECUTIONS: usize = 5_000;
-const PAYERS: usize = 16;
 
 /// Nanoseconds on CPU of one thread, from its schedstat.
 fn thread_cpu_ns(pid: u32, tid: &str) -> u64 {
@@ -57,128 +47,6 @@ fn cpu_ns(pid: u32) -> (u64, u64) {
         }
     }
     (chain, all)
-}
-
-/// The same key in every run, so that runs do the same work: verifying a signature takes
-/// variable time, and finding a PDA's bump depends on its seeds.
-fn keypair(index: u8) -> Keypair {
-    Keypair::new_from_array([index; 32])
-}
-
-struct Executions {
-    keys: MarketKeys,
-    relayer: Keypair,
-    agent: Pubkey,
-    signing: Keypair,
-    payout_account: Pubkey,
-    payers: Vec<(Keypair, Pubkey)>,
-    sequence: u64,
-}
-
-impl Executions {
-    fn setup(connection: &mut Connection) -> Self {
-        let market = Market::development(connection);
-        let mint = market.keys.usdc_mint;
-        let creator = payer(connection, keypair(1), &mint, 1_000_000_000);
-        let signing = keypair(2);
-        let agent = market.register_agent(connection, &creator, &signing);
-        let payers = (0..PAYERS as u8)
-            .map(|index| payer(connection, keypair(3 + index), &mint, 1_000_000_000_000))
-            .collect();
-        Executions {
-            keys: market.keys,
-            relayer: market.relayer,
-            agent,
-            signing,
-            payout_account: creator.1,
-            payers,
-            sequence: 0,
-        }
-    }
-
-    /// Runs `count` executions in batches of `BATCH`, at most `rate` a second.
-    fn execute(&mut self, connection: &mut Connection, count: usize, rate: Option<f64>) {
-        let started = Instant::now();
-        for round in 0..count.div_ceil(BATCH) {
-            if let Some(rate) = rate {
-                let due = started + Duration::from_secs_f64((round * BATCH) as f64 / rate);
-                std::thread::sleep(due.saturating_duration_since(Instant::now()));
-            }
-            let blockhash = connection.blockhash();
-            let mut opens = Vec::with_capacity(BATCH);
-            let mut reads = Vec::with_capacity(BATCH);
-            let mut settles = Vec::with_capacity(BATCH);
-            for index in 0..BATCH {
-                self.sequence += 1;
-                let (wallet, token_account) = &self.payers[index % PAYERS];
-                let mut execution_id = [0u8; 16];
-                execution_id[..8].copy_from_slice(&self.sequence.to_le_bytes());
-                let request_hash = [3; 32];
-                let result_hash = [4; 32];
-                let open = self.keys.open_escrow(
-                    self.agent,
-                    wallet.pubkey(),
-                    *token_account,
-                    execution_id,
-                    [5; 16],
-                    request_hash,
-                    PRICE_USDC,
-                );
-                let escrow = EscrowRef {
-                    execution_id,
-                    agent: self.agent,
-                    payer: wallet.pubkey(),
-                    payer_token_account: *token_account,
-                    rent_payer: self.relayer.pubkey(),
-                };
-                let digest = result_digest(&execution_id, &self.agent, &request_hash, &result_hash);
-                let signature: [u8; 64] = self.signing.sign_message(&digest).into();
-                let settle = [
-                    MarketKeys::verify_result_signature(&self.signing.pubkey().to_bytes(), &signature, &digest),
-                    self.keys.settle(
-                        &escrow,
-                        self.payout_account,
-                        result_hash,
-                        execution_id[0] % FEE_SHARD_COUNT,
-                    ),
-                ];
-                let relayer = &self.relayer;
-                opens.push(send_params(&Transaction::new_signed_with_payer(
-                    &[open],
-                    Some(&relayer.pubkey()),
-                    &[relayer],
-                    blockhash,
-                )));
-                reads.push(json!([
-                    [pda::escrow(&execution_id).to_string()],
-                    { "commitment": "processed", "encoding": "base64" }
-                ]));
-                settles.push(send_params(&Transaction::new_signed_with_payer(
-                    &settle,
-                    Some(&relayer.pubkey()),
-                    &[relayer],
-                    blockhash,
-                )));
-            }
-            let mut signatures = connection.batch("sendTransaction", &opens, SEND_BATCH);
-            let escrows = connection.batch("getMultipleAccounts", &reads, BATCH);
-            assert!(
-                escrows.iter().all(|escrow| !escrow["value"][0].is_null()),
-                "every escrow is open"
-            );
-            signatures.extend(connection.batch("sendTransaction", &settles, SEND_BATCH));
-            let statuses = connection.call(
-                "getSignatureStatuses",
-                json!([signatures, { "searchTransactionHistory": true }]),
-            );
-            assert!(
-                statuses["value"]
-                    .as_array()
-                    .is_some_and(|statuses| statuses.iter().all(|status| status["err"].is_null())),
-                "every transaction succeeded"
-            );
-        }
-    }
 }
 
 fn main() {

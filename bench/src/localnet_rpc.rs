@@ -130,13 +130,22 @@ impl Drop for Node {
     }
 }
 
-/// Starts the host-release `localnet` (or `LOCALNET_BIN`) on a free port with `args`.
-pub fn start_localnet(args: &[String]) -> Node {
-    let binary = std::env::var("LOCALNET_BIN").unwrap_or_else(|_| {
+/// The host-release `localnet`, or `LOCALNET_BIN`.
+pub fn localnet_binary() -> String {
+    std::env::var("LOCALNET_BIN").unwrap_or_else(|_| {
         let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".into());
         format!("{target}/host-release/localnet")
-    });
-    let mut child = Command::new(&binary)
+    })
+}
+
+/// Starts `localnet_binary()` on a free port with `args`.
+pub fn start_localnet(args: &[String]) -> Node {
+    spawn_localnet(&localnet_binary(), args)
+}
+
+/// Starts `binary` on a free port with `args`.
+pub fn spawn_localnet(binary: &str, args: &[String]) -> Node {
+    let mut child = Command::new(binary)
         .args(["--port", "0"])
         .args(args)
         .stdout(Stdio::piped())

@@ -4,6 +4,7 @@
 use {
     crate::{
         chain::{Chain, MarketKeypairs, MarketSetup},
+        history::History,
         ledger::Ledger,
         node::NodeState,
         store::Store,
@@ -82,7 +83,13 @@ pub fn load_config(path: Option<&Path>) -> Result<(MarketKeypairs, Keypair, Mark
 }
 
 /// A fresh chain: the USDC mint, the market and its fee shards, and a funded faucet.
-fn genesis(keypairs: MarketKeypairs, faucet: Keypair, params: MarketParams, slot_ms: u64) -> NodeState {
+fn genesis(
+    keypairs: MarketKeypairs,
+    faucet: Keypair,
+    params: MarketParams,
+    slot_ms: u64,
+    history: History,
+) -> NodeState {
     let mut chain = Chain::new();
     let market = MarketSetup::bootstrap(&mut chain, keypairs, params).unwrap_or_else(|failed| {
         panic!(
@@ -100,7 +107,7 @@ fn genesis(keypairs: MarketKeypairs, faucet: Keypair, params: MarketParams, slot
         .expect("the clock is after 1970")
         .as_secs() as i64;
     NodeState {
-        ledger: Ledger::new(chain, genesis_unix, slot_ms),
+        ledger: Ledger::new(chain, genesis_unix, slot_ms, history),
         market,
         faucet,
         pubsub: Default::default(),
@@ -109,19 +116,27 @@ fn genesis(keypairs: MarketKeypairs, faucet: Keypair, params: MarketParams, slot
 }
 
 /// The node's starting state: the ledger saved in `ledger_dir` if there is one, else a fresh
-/// chain (saved there at once when a directory is given).
-pub fn start(config: Option<&Path>, ledger_dir: Option<&Path>, slot_ms: u64) -> Result<NodeState, String> {
+/// chain (saved there at once when a directory is given). The transaction history keeps at
+/// most `retain_transactions` (0: all), in `ledger_dir` or else in a temporary file.
+pub fn start(
+    config: Option<&Path>,
+    ledger_dir: Option<&Path>,
+    slot_ms: u64,
+    retain_transactions: usize,
+) -> Result<NodeState, String> {
     let (keypairs, faucet, params) = load_config(config)?;
     let Some(dir) = ledger_dir else {
-        return Ok(genesis(keypairs, faucet, params, slot_ms));
+        let history = History::temporary(retain_transactions)
+            .map_err(|err| format!("cannot create the transaction history: {err}"))?;
+        return Ok(genesis(keypairs, faucet, params, slot_ms, history));
     };
     let mut store = Store::open(dir).map_err(|err| format!("cannot open the ledger {}: {err}", dir.display()))?;
     let saved = store
-        .load()
+        .load(retain_transactions)
         .map_err(|err| format!("cannot read the ledger {}: {err}", dir.display()))?;
     let mut state = match saved {
         Some(saved) => {
-            let ledger = Ledger::restore(Chain::new(), saved.state, saved.accounts, saved.records);
+            let ledger = Ledger::restore(Chain::new(), saved.state, saved.accounts, saved.history);
             let market = MarketSetup::existing(keypairs);
             let stored: Option<agent_market::Market> = ledger.chain.anchor_account(&crate::market::pda::market());
             if stored.map(|market| market.usdc_mint) != Some(market.keys.usdc_mint) {
@@ -135,7 +150,12 @@ pub fn start(config: Option<&Path>, ledger_dir: Option<&Path>, slot_ms: u64) -> 
                 store: None,
             }
         }
-        None => genesis(keypairs, faucet, params, slot_ms),
+        None => {
+            let history = store
+                .new_history(retain_transactions)
+                .map_err(|err| format!("cannot create the ledger {}: {err}", dir.display()))?;
+            genesis(keypairs, faucet, params, slot_ms, history)
+        }
     };
     store
         .save(&mut state.ledger)

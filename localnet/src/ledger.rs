@@ -1,11 +1,15 @@
 //! The local chain's state machine: the SVM, slots that advance with wall time, the recent
-//! blockhashes a transaction may use, and the history of every transaction with its metadata.
+//! blockhashes a transaction may use, and the history of transactions with their metadata
+//! (kept on disk, see `history`).
 //!
 //! One thread owns a `Ledger` (the SVM and natively running programs are single-threaded);
 //! the RPC server hands it work over a channel.
 
 use {
-    crate::chain::Chain,
+    crate::{
+        chain::Chain,
+        history::{History, TransactionSummary},
+    },
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     serde::{Deserialize, Serialize},
     solana_account::{Account, AccountSharedData, ReadableAccount},
@@ -20,7 +24,10 @@ use {
     solana_transaction_context::TransactionReturnData,
     solana_transaction_error::TransactionError,
     spl_token::solana_program::program_pack::Pack,
-    std::collections::{HashMap, HashSet, VecDeque},
+    std::{
+        collections::{HashMap, HashSet, VecDeque},
+        io,
+    },
 };
 
 /// How many blocks a blockhash stays usable, as on a cluster.
@@ -96,11 +103,7 @@ pub struct Ledger {
     slot_ms: u64,
     /// Recent blockhashes, oldest first, with the last block height at which each is valid.
     blockhashes: VecDeque<(Hash, u64)>,
-    transactions: HashMap<Signature, TransactionRecord>,
-    /// Every signature in the order processed.
-    order: Vec<Signature>,
-    /// Signatures that touched each address, oldest first.
-    by_address: HashMap<Pubkey, Vec<Signature>>,
+    history: History,
     transaction_count: u64,
     events: Vec<LedgerEvent>,
     /// Accounts or the clock changed since the ledger was last saved.
@@ -142,7 +145,7 @@ pub struct LedgerState {
 }
 
 impl Ledger {
-    pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64) -> Self {
+    pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64, history: History) -> Self {
         chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         let genesis_hash = chain.svm.latest_blockhash();
         let mut ledger = Ledger {
@@ -154,9 +157,7 @@ impl Ledger {
             clock_offset_secs: 0,
             slot_ms,
             blockhashes: VecDeque::new(),
-            transactions: HashMap::new(),
-            order: Vec::new(),
-            by_address: HashMap::new(),
+            history,
             transaction_count: 0,
             events: Vec::new(),
             unsaved: true,
@@ -171,18 +172,14 @@ impl Ledger {
     }
 
     /// Blockhash age and duplicate signatures are checked by the ledger, against its recent
-    /// blockhashes and its whole history; LiteSVM only knows its latest blockhash.
+    /// blockhashes and its history (which keeps every transaction whose blockhash may still be
+    /// valid); LiteSVM only knows its latest blockhash.
     fn configure(svm: litesvm::LiteSVM) -> litesvm::LiteSVM {
         svm.with_blockhash_check(false).with_transaction_history(0)
     }
 
-    /// A ledger as it was saved: `accounts` over a fresh chain, then its history.
-    pub fn restore(
-        mut chain: Chain,
-        state: LedgerState,
-        accounts: Vec<(Pubkey, Account)>,
-        records: Vec<TransactionRecord>,
-    ) -> Self {
+    /// A ledger as it was saved: `accounts` over a fresh chain, and its history.
+    pub fn restore(mut chain: Chain, state: LedgerState, accounts: Vec<(Pubkey, Account)>, history: History) -> Self {
         chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         for (address, account) in accounts {
             chain.svm.set_account(address, account).expect("a saved account loads");
@@ -196,9 +193,7 @@ impl Ledger {
             clock_offset_secs: state.clock_offset_secs,
             slot_ms: state.slot_ms,
             blockhashes: state.blockhashes.into(),
-            transactions: HashMap::new(),
-            order: Vec::new(),
-            by_address: HashMap::new(),
+            history,
             transaction_count: state.transaction_count,
             events: Vec::new(),
             unsaved: false,
@@ -207,9 +202,6 @@ impl Ledger {
             undo: HashMap::new(),
             undo_order: VecDeque::new(),
         };
-        for record in records {
-            ledger.index(record);
-        }
         ledger.sync_clock();
         ledger
     }
@@ -255,15 +247,13 @@ impl Ledger {
         self.rewrite_all
     }
 
-    /// Transactions processed after the first `from`, in order.
-    pub fn records_since(&self, from: usize) -> impl Iterator<Item = &TransactionRecord> {
-        self.order[from.min(self.order.len())..]
-            .iter()
-            .map(|signature| &self.transactions[signature])
+    /// Flushes the transactions processed since the last call to disk.
+    pub fn sync_history(&self) -> io::Result<()> {
+        self.history.sync()
     }
 
-    pub fn record_count(&self) -> usize {
-        self.order.len()
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// Whether anything changed since the last `mark_saved`.
@@ -275,15 +265,6 @@ impl Ledger {
         self.unsaved = false;
         self.written.clear();
         self.rewrite_all = false;
-    }
-
-    fn index(&mut self, record: TransactionRecord) {
-        let signature = record.transaction.signatures[0];
-        for key in record.transaction.message.static_account_keys() {
-            self.by_address.entry(*key).or_default().push(signature);
-        }
-        self.order.push(signature);
-        self.transactions.insert(signature, record);
     }
 
     pub fn slot(&self) -> u64 {
@@ -349,6 +330,9 @@ impl Ledger {
             self.undo_order.pop_front();
         }
         self.sync_clock();
+        if let Err(err) = self.history.advance(self.slot) {
+            history_failed(err);
+        }
         self.events.push(LedgerEvent::Slot { slot: self.slot });
     }
 
@@ -421,7 +405,7 @@ impl Ledger {
     /// the SVM before anything runs), then execution, recorded with its metadata.
     pub fn send(&mut self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, Rejection> {
         let signature = transaction.signatures[0];
-        if self.transactions.contains_key(&signature) {
+        if self.history.summary(&signature).is_some() {
             return Err(Rejection::Refused(TransactionError::AlreadyProcessed));
         }
         if !self.is_blockhash_valid(transaction.message.recent_blockhash()) {
@@ -515,7 +499,7 @@ impl Ledger {
         self.unsaved = true;
         self.undo.insert(signature, before);
         self.undo_order.push_back((self.slot, signature));
-        self.index(TransactionRecord {
+        let record = TransactionRecord {
             slot: self.slot,
             block_time: self.now_unix(),
             transaction,
@@ -529,7 +513,10 @@ impl Ledger {
             inner_instructions: meta.inner_instructions,
             compute_units_consumed: meta.compute_units_consumed,
             return_data: meta.return_data,
-        });
+        };
+        if let Err(err) = self.history.append(&record, self.slot) {
+            history_failed(err);
+        }
         Ok(signature)
     }
 
@@ -568,22 +555,22 @@ impl Ledger {
     /// before it, its fee included. Refused once finalized, or when a later transaction wrote
     /// one of those accounts. Answers the slot it had been processed in.
     pub fn drop_transaction(&mut self, signature: &Signature) -> Result<u64, DropRefusal> {
-        let record = self.transactions.get(signature).ok_or(DropRefusal::NotFound)?;
-        let slot = record.slot;
+        let slot = self.history.summary(signature).ok_or(DropRefusal::NotFound)?.slot;
         if self.commitment_of(slot) == Commitment::Finalized {
             return Err(DropRefusal::Finalized);
         }
-        let before = self.undo.get(signature).ok_or(DropRefusal::Finalized)?;
+        // Every transaction after a not finalized one is not finalized either, so `undo` holds
+        // the accounts each of them could write: no record has to be read from disk.
         let position = self
-            .order
+            .undo_order
             .iter()
-            .rposition(|other| other == signature)
-            .expect("a recorded transaction is in the order");
-        for later in &self.order[position + 1..] {
-            let message = &self.transactions[later].transaction.message;
-            let wrote_same = message.static_account_keys().iter().enumerate().any(|(index, key)| {
-                message.is_maybe_writable(index, None) && before.iter().any(|(address, _)| address == key)
-            });
+            .rposition(|(_, other)| other == signature)
+            .ok_or(DropRefusal::Finalized)?;
+        let before = &self.undo[signature];
+        for (_, later) in self.undo_order.iter().skip(position + 1) {
+            let wrote_same = self.undo[later]
+                .iter()
+                .any(|(key, _)| before.iter().any(|(address, _)| address == key));
             if wrote_same {
                 return Err(DropRefusal::Dependent(*later));
             }
@@ -598,21 +585,24 @@ impl Ledger {
                 .expect("restore an account");
             self.written.insert(address);
         }
-        let record = self.transactions.remove(signature).expect("checked above");
-        self.order.remove(position);
-        for key in record.transaction.message.static_account_keys() {
-            if let Some(signatures) = self.by_address.get_mut(key) {
-                signatures.retain(|other| other != signature);
-            }
+        self.undo_order.remove(position);
+        match self.history.remove(signature) {
+            Ok(removed) => debug_assert!(removed, "a transaction with a summary is kept"),
+            Err(err) => history_failed(err),
         }
-        self.undo_order.retain(|(_, other)| other != signature);
         self.transaction_count -= 1;
         self.unsaved = true;
         Ok(slot)
     }
 
-    pub fn transaction(&self, signature: &Signature) -> Option<&TransactionRecord> {
-        self.transactions.get(signature)
+    /// What the history keeps in memory about a transaction: enough for its status.
+    pub fn transaction_summary(&self, signature: &Signature) -> Option<&TransactionSummary> {
+        self.history.summary(signature)
+    }
+
+    /// A transaction's whole record, read from disk.
+    pub fn transaction(&self, signature: &Signature) -> io::Result<Option<TransactionRecord>> {
+        self.history.record(signature)
     }
 
     /// The commitment a transaction processed in `slot` has reached.
@@ -624,7 +614,7 @@ impl Ledger {
         }
     }
 
-    /// Signatures involving `address`, newest first, strictly before `before` and down to
+    /// Transactions involving `address`, newest first, strictly before `before` and down to
     /// (excluding) `until`.
     pub fn signatures_for(
         &self,
@@ -632,25 +622,16 @@ impl Ledger {
         before: Option<&Signature>,
         until: Option<&Signature>,
         limit: usize,
-    ) -> Vec<&TransactionRecord> {
-        let Some(signatures) = self.by_address.get(address) else {
-            return Vec::new();
-        };
-        let newest_first = signatures.iter().rev();
-        let mut started = before.is_none();
-        let mut found = Vec::new();
-        for signature in newest_first {
-            if !started {
-                started = Some(signature) == before;
-                continue;
-            }
-            if Some(signature) == until || found.len() == limit {
-                break;
-            }
-            found.push(&self.transactions[signature]);
-        }
-        found
+    ) -> Vec<&TransactionSummary> {
+        self.history.signatures_for(address, before, until, limit)
     }
+}
+
+/// A history the chain cannot write is state it would lose: the node stops, as it does when
+/// it cannot save.
+fn history_failed(err: io::Error) -> ! {
+    eprintln!("localnet: cannot write the transaction history: {err}");
+    std::process::exit(1);
 }
 
 /// Whether a saved ledger keeps `account`: programs and sysvars come back with a fresh chain,

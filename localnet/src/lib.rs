@@ -8,6 +8,7 @@
 pub mod chain;
 pub mod dev;
 pub mod genesis;
+pub mod history;
 pub mod ledger;
 pub mod market;
 pub mod native;

@@ -1,13 +1,14 @@
 //! `localnet`: Agent Market's local chain. Serves the native SVM (agent_market, SPL Token,
 //! Associated Token, Ed25519, Memo) over Solana JSON-RPC on 127.0.0.1.
 //!
-//! Usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR]
+//! Usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]
 //!   JSON-RPC on 127.0.0.1:N (default 8899) and PubSub on N+1, as clients expect; --port 0
 //!   picks a free pair. Once serving, one JSON line on stdout gives both URLs and the market's
-//!   addresses. With --ledger, state and history persist in DIR across restarts.
+//!   addresses. With --ledger, state and history persist in DIR across restarts. The history
+//!   keeps the newest N transactions (default 100,000; 0 keeps all).
 
 use {
-    localnet::{genesis, node::Node, pubsub, server},
+    localnet::{genesis, history::DEFAULT_RETAIN_TRANSACTIONS, node::Node, pubsub, server},
     serde_json::json,
     std::{path::PathBuf, process::ExitCode, time::Duration},
     tokio::net::TcpListener,
@@ -18,7 +19,10 @@ struct Args {
     slot_ms: u64,
     config: Option<PathBuf>,
     ledger: Option<PathBuf>,
+    retain_transactions: usize,
 }
+
+const USAGE: &str = "usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -26,6 +30,7 @@ fn parse_args() -> Result<Args, String> {
         slot_ms: 400,
         config: None,
         ledger: None,
+        retain_transactions: DEFAULT_RETAIN_TRANSACTIONS,
     };
     let mut words = std::env::args().skip(1);
     while let Some(flag) = words.next() {
@@ -42,6 +47,11 @@ fn parse_args() -> Result<Args, String> {
             }
             "--config" => args.config = Some(PathBuf::from(value()?)),
             "--ledger" => args.ledger = Some(PathBuf::from(value()?)),
+            "--retain-transactions" => {
+                args.retain_transactions = value()?
+                    .parse()
+                    .map_err(|_| "--retain-transactions takes a number of transactions (0: all)".to_string())?
+            }
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -82,7 +92,7 @@ async fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
-            eprintln!("localnet: {message}\nusage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR]");
+            eprintln!("localnet: {message}\n{USAGE}");
             return ExitCode::from(2);
         }
     };
@@ -100,10 +110,11 @@ async fn main() -> ExitCode {
         slot_ms,
         config,
         ledger,
+        retain_transactions,
         ..
     } = args;
     let node = match Node::start(
-        move || genesis::start(config.as_deref(), ledger.as_deref(), slot_ms),
+        move || genesis::start(config.as_deref(), ledger.as_deref(), slot_ms, retain_transactions),
         Duration::from_millis(slot_ms),
     ) {
         Ok(node) => node,

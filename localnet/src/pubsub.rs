@@ -125,11 +125,11 @@ impl Subscriptions {
         let id = self.next_id;
         // A transaction that already reached the commitment is answered at once.
         if let Kind::Signature(signature) = &kind {
-            if let Some(record) = ledger.transaction(signature) {
-                if record.slot <= ledger.slot_at(commitment) {
+            if let Some(summary) = ledger.transaction_summary(signature) {
+                if summary.slot <= ledger.slot_at(commitment) {
                     let value = context(
-                        record.slot,
-                        json!({ "err": record.err.as_ref().map(rpc::transaction_error) }),
+                        summary.slot,
+                        json!({ "err": summary.err.as_deref().map(rpc::transaction_error) }),
                     );
                     let _ = sink.send(notification("signatureNotification", id, value));
                     return Ok(json!(id));
@@ -235,11 +235,29 @@ impl Subscriptions {
     }
 
     fn notify_transaction(&mut self, ledger: &Ledger, notice: &Notice, commitment: Commitment) {
-        let Some(record) = ledger.transaction(&notice.signature) else {
+        if !self.entries.values().any(|entry| entry.commitment == commitment) {
+            return;
+        }
+        let Some(summary) = ledger.transaction_summary(&notice.signature) else {
             return;
         };
-        let err = record.err.as_ref().map(rpc::transaction_error);
-        let keys = record.transaction.message.static_account_keys();
+        let err = summary.err.as_deref().map(rpc::transaction_error);
+        // Only a logs subscription needs the record, read from disk once for all of them.
+        let wants_record = self
+            .entries
+            .values()
+            .any(|entry| entry.commitment == commitment && matches!(entry.kind, Kind::Logs(_)));
+        let record = match wants_record.then(|| ledger.transaction(&notice.signature)) {
+            Some(Ok(Some(record))) => Some(record),
+            Some(Ok(None)) | None => None,
+            Some(Err(err)) => {
+                eprintln!(
+                    "localnet: cannot read transaction {} for logs subscribers: {err}",
+                    notice.signature
+                );
+                None
+            }
+        };
         let mut ended = Vec::new();
         for (id, entry) in self.entries.iter().filter(|(_, entry)| entry.commitment == commitment) {
             let id = *id;
@@ -254,7 +272,14 @@ impl Subscriptions {
                     ended.push(id);
                     continue;
                 }
-                Kind::Logs(filter) if filter.is_none_or(|address| keys.contains(&address)) => {
+                Kind::Logs(filter) => {
+                    let Some(record) = &record else {
+                        continue;
+                    };
+                    let keys = record.transaction.message.static_account_keys();
+                    if filter.is_some_and(|address| !keys.contains(&address)) {
+                        continue;
+                    }
                     let value = json!({ "signature": notice.signature.to_string(), "err": err, "logs": record.logs });
                     entry
                         .sink

@@ -1,7 +1,10 @@
 //! Solana JSON-RPC methods over the ledger, answering in the shapes a cluster returns.
 
 use {
-    crate::ledger::{Commitment, Ledger, Rejection, TokenBalance, TransactionRecord, SLOTS_PER_EPOCH},
+    crate::{
+        history::TransactionSummary,
+        ledger::{Commitment, Ledger, Rejection, TokenBalance, TransactionRecord, SLOTS_PER_EPOCH},
+    },
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
     serde_json::{json, Value},
     solana_account::Account,
@@ -659,7 +662,7 @@ fn commitment_name(commitment: Commitment) -> &'static str {
     }
 }
 
-fn status_value(ledger: &Ledger, record: &TransactionRecord) -> Value {
+fn status_value(ledger: &Ledger, record: &TransactionSummary) -> Value {
     let commitment = ledger.commitment_of(record.slot);
     let confirmations = match commitment {
         Commitment::Finalized => Value::Null,
@@ -672,7 +675,7 @@ fn status_value(ledger: &Ledger, record: &TransactionRecord) -> Value {
     json!({
         "slot": record.slot,
         "confirmations": confirmations,
-        "err": record.err.as_ref().map(transaction_error),
+        "err": record.err.as_deref().map(transaction_error),
         "status": status,
         "confirmationStatus": commitment_name(commitment),
     })
@@ -684,7 +687,7 @@ fn get_signature_statuses(ledger: &Ledger, params: &Params) -> RpcResult {
         .iter()
         .map(|signature| {
             ledger
-                .transaction(signature)
+                .transaction_summary(signature)
                 .map_or(Value::Null, |record| status_value(ledger, record))
         })
         .collect();
@@ -692,7 +695,7 @@ fn get_signature_statuses(ledger: &Ledger, params: &Params) -> RpcResult {
 }
 
 /// Whether a record is visible at `commitment`.
-fn visible_at(ledger: &Ledger, record: &TransactionRecord, commitment: Commitment) -> bool {
+fn visible_at(ledger: &Ledger, record: &TransactionSummary, commitment: Commitment) -> bool {
     record.slot <= ledger.slot_at(commitment)
 }
 
@@ -820,9 +823,15 @@ fn get_transaction(ledger: &Ledger, params: &Params) -> RpcResult {
             "processed commitment is not supported for getTransaction",
         ));
     }
+    if !ledger
+        .transaction_summary(&signature)
+        .is_some_and(|summary| visible_at(ledger, summary, commitment))
+    {
+        return Ok(Value::Null);
+    }
     let Some(record) = ledger
         .transaction(&signature)
-        .filter(|record| visible_at(ledger, record, commitment))
+        .map_err(|err| RpcError::new(-32603, format!("cannot read the transaction: {err}")))?
     else {
         return Ok(Value::Null);
     };
@@ -834,7 +843,7 @@ fn get_transaction(ledger: &Ledger, params: &Params) -> RpcResult {
             ));
         }
     }
-    Ok(encode_transaction_record(record, base64))
+    Ok(encode_transaction_record(&record, base64))
 }
 
 fn get_signatures_for_address(ledger: &Ledger, params: &Params) -> RpcResult {
@@ -864,9 +873,9 @@ fn get_signatures_for_address(ledger: &Ledger, params: &Params) -> RpcResult {
         .filter(|record| visible_at(ledger, record, commitment))
         .map(|record| {
             json!({
-                "signature": record.transaction.signatures[0].to_string(),
+                "signature": record.signature.to_string(),
                 "slot": record.slot,
-                "err": record.err.as_ref().map(transaction_error),
+                "err": record.err.as_deref().map(transaction_error),
                 "memo": null,
                 "blockTime": record.block_time,
                 "confirmationStatus": commitment_name(ledger.commitment_of(record.slot)),

@@ -5,17 +5,21 @@
 //! `accounts.log`, of the accounts each later save found written: a save costs what changed, not
 //! every account the chain holds. The log names the snapshot it extends (length and CRC-32) and is
 //! folded into a new snapshot once it outgrows it. `state.json` (slots, blockhashes, clock) is
-//! replaced atomically; `transactions.bin` grows by the new records. A crash loses at most the
-//! last slot: a log batch is checksummed, and one cut short is dropped at the next start.
+//! replaced atomically; `transactions.bin` is the transaction history (`history`), which the
+//! chain writes as it processes and a save flushes. A crash loses at most the last slot: a log
+//! batch and a record are checksummed, and one cut short is dropped at the next start.
 
 use {
-    crate::ledger::{Ledger, LedgerState, TransactionRecord},
+    crate::{
+        history::History,
+        ledger::{Ledger, LedgerState},
+    },
     solana_account::Account,
     solana_pubkey::Pubkey,
     std::{
         collections::HashMap,
         fs::{self, File, OpenOptions},
-        io::{self, BufReader, BufWriter, Write},
+        io::{self, Write},
         path::{Path, PathBuf},
     },
 };
@@ -37,7 +41,7 @@ const MIN_COMPACTION_BYTES: u64 = 1 << 20;
 pub struct Saved {
     pub state: LedgerState,
     pub accounts: Vec<(Pubkey, Account)>,
-    pub records: Vec<TransactionRecord>,
+    pub history: History,
 }
 
 /// Which `accounts.bin` a log extends.
@@ -72,8 +76,6 @@ struct AccountLog {
 
 pub struct Store {
     dir: PathBuf,
-    /// Records already in `transactions.bin`.
-    records_written: usize,
     /// `accounts.bin` as last written: each snapshot serializes into the same memory instead of
     /// faulting in a fresh buffer as large as every account.
     accounts: Vec<u8>,
@@ -102,7 +104,6 @@ impl Store {
         fs::create_dir_all(dir)?;
         Ok(Store {
             dir: dir.to_path_buf(),
-            records_written: 0,
             accounts: Vec::new(),
             snapshot: None,
             log: None,
@@ -110,8 +111,14 @@ impl Store {
         })
     }
 
-    /// The saved ledger, or `None` for an empty directory.
-    pub fn load(&mut self) -> io::Result<Option<Saved>> {
+    /// A new, empty history for a fresh chain, replacing any left in the directory.
+    pub fn new_history(&self, retain_transactions: usize) -> io::Result<History> {
+        History::create(&self.dir.join(TRANSACTIONS), retain_transactions)
+    }
+
+    /// The saved ledger, or `None` for an empty directory; its history keeps at most
+    /// `retain_transactions` (0: all).
+    pub fn load(&mut self, retain_transactions: usize) -> io::Result<Option<Saved>> {
         let state_path = self.dir.join(STATE);
         if !state_path.exists() {
             return Ok(None);
@@ -119,25 +126,11 @@ impl Store {
         let state: LedgerState =
             serde_json::from_slice(&fs::read(&state_path)?).map_err(|err| invalid(&state_path, err))?;
         let accounts = self.load_accounts()?;
-        let transactions_path = self.dir.join(TRANSACTIONS);
-        let mut records = Vec::new();
-        if transactions_path.exists() {
-            let mut reader = BufReader::new(File::open(&transactions_path)?);
-            loop {
-                match bincode::deserialize_from::<_, TransactionRecord>(&mut reader) {
-                    Ok(record) => records.push(record),
-                    Err(err) => match *err {
-                        bincode::ErrorKind::Io(ref io) if io.kind() == io::ErrorKind::UnexpectedEof => break,
-                        _ => return Err(invalid(&transactions_path, err)),
-                    },
-                }
-            }
-        }
-        self.records_written = records.len();
+        let history = History::open(&self.dir.join(TRANSACTIONS), retain_transactions, state.slot)?;
         Ok(Some(Saved {
             state,
             accounts,
-            records,
+            history,
         }))
     }
 
@@ -202,16 +195,7 @@ impl Store {
                 &serde_json::to_vec(&ledger.state()).map_err(io::Error::other)?,
             );
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join(TRANSACTIONS))?;
-        let mut appended = BufWriter::new(file);
-        for record in ledger.records_since(self.records_written) {
-            bincode::serialize_into(&mut appended, record).map_err(io::Error::other)?;
-        }
-        appended.into_inner().map_err(|err| err.into_error())?.sync_all()?;
-        self.records_written = ledger.record_count();
+        ledger.sync_history()?;
         let snapshot_due = ledger.rewrites_all()
             || match (&self.snapshot, &self.log) {
                 (None, _) => true,

@@ -1,5 +1,6 @@
 //! `localnet_dropTransaction`: a transaction taken back before finalization, as an abandoned
-//! fork does, leaves the history and its effects; a finalized or depended-on one stays.
+//! fork does, leaves the history and its effects; a finalized or depended-on one stays; a dropped
+//! one can land again.
 
 mod common;
 
@@ -98,4 +99,37 @@ fn a_transaction_a_later_one_built_on_cannot_be_dropped_alone() {
     node.result("localnet_dropTransaction", json!([second]));
     node.result("localnet_dropTransaction", json!([first]));
     assert_eq!(node.result("getBalance", json!([recipient.to_string()]))["value"], 0);
+}
+
+#[test]
+fn a_dropped_transaction_sent_again_is_recorded_once() {
+    let node = TestNode::start();
+    let payer = node.funded(1_000_000_000);
+    let recipient = Pubkey::new_unique();
+    let instruction = solana_system_interface::instruction::transfer(&payer.pubkey(), &recipient, 7_000);
+    let transaction =
+        Transaction::new_signed_with_payer(&[instruction], Some(&payer.pubkey()), &[&payer], node.blockhash());
+    let signature = node.send(&transaction)["result"].as_str().unwrap().to_string();
+    node.wait_for(&signature, "confirmed");
+    node.result("localnet_dropTransaction", json!([signature]));
+
+    // Its blockhash is still valid: the same transaction lands again, as on another fork.
+    assert_eq!(node.send(&transaction)["result"], signature);
+    node.wait_for(&signature, "confirmed");
+    assert_eq!(
+        node.result("getBalance", json!([recipient.to_string()]))["value"],
+        7_000
+    );
+    let history = node.result(
+        "getSignaturesForAddress",
+        json!([recipient.to_string(), { "commitment": "confirmed" }]),
+    );
+    assert_eq!(history.as_array().unwrap().len(), 1, "{history}");
+    assert_eq!(history[0]["signature"], signature);
+    assert!(node
+        .result(
+            "getTransaction",
+            json!([signature, { "encoding": "json", "commitment": "confirmed" }])
+        )
+        .is_object());
 }

@@ -2,7 +2,7 @@
 //! a save writes what changed, and a restart reads back exactly the accounts the chain held.
 
 use {
-    localnet::{genesis, ledger::Ledger, node::NodeState, store::Store},
+    localnet::{genesis, history::DEFAULT_RETAIN_TRANSACTIONS, ledger::Ledger, node::NodeState, store::Store},
     solana_account::Account,
     solana_keypair::Keypair,
     solana_pubkey::Pubkey,
@@ -38,7 +38,7 @@ impl Drop for Dir {
 }
 
 fn start(dir: &Path) -> NodeState {
-    genesis::start(None, Some(dir), SLOT_MS).unwrap()
+    genesis::start(None, Some(dir), SLOT_MS, DEFAULT_RETAIN_TRANSACTIONS).unwrap()
 }
 
 /// The accounts a saved ledger keeps, in address order.
@@ -56,7 +56,7 @@ fn saved(ledger: &Ledger) -> Vec<(Pubkey, Account)> {
 fn loaded(dir: &Path) -> Vec<(Pubkey, Account)> {
     let mut accounts = Store::open(dir)
         .unwrap()
-        .load()
+        .load(DEFAULT_RETAIN_TRANSACTIONS)
         .unwrap()
         .expect("a saved ledger")
         .accounts;

@@ -3,7 +3,7 @@
 
 use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
-    localnet::{genesis, node::Node, pubsub, server::router},
+    localnet::{genesis, history::DEFAULT_RETAIN_TRANSACTIONS, node::Node, pubsub, server::router},
     serde_json::{json, Value},
     solana_hash::Hash,
     solana_keypair::Keypair,
@@ -46,7 +46,7 @@ impl TestNode {
             .build()
             .unwrap();
         let node = Node::start(
-            move || genesis::start(None, None, SLOT_MS),
+            move || genesis::start(None, None, SLOT_MS, DEFAULT_RETAIN_TRANSACTIONS),
             Duration::from_millis(SLOT_MS),
         )
         .unwrap();
