@@ -2,7 +2,7 @@
 // in node stands for each of them, and the tests kill them with SIGKILL.
 import { strict as assert } from "node:assert";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -137,6 +137,16 @@ describe("npm start's supervisor", function () {
     assert.deepEqual(stopped, ["relayer SIGKILL", "postgres"]);
     assert.ok(Date.now() - began >= 500, "the relayer had its bound");
     assert.ok(logs.includes("relayer did not stop within 0.5 s: killing it"));
+  });
+
+  it("signals each child once when a stop is asked again while one is under way", async () => {
+    const { supervisor: s, run } = supervisor();
+    await s.start(server("relayer", await freePort(), "restart", { stop_timeout_ms: 500 }, true));
+    await Promise.all([s.stop(), s.stop()]);
+    const path = join(run, "logs", "relayer.log");
+    await until("the relayer's log", () => readFileSync(path, "utf8").includes("ignoring SIGTERM"));
+    const log = readFileSync(path, "utf8");
+    assert.equal(log.match(/ignoring SIGTERM/g)?.length, 1, log);
   });
 
   it("kills every child at once on a second signal, without waiting for the bound", async () => {

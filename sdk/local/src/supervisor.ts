@@ -115,6 +115,7 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 export class Supervisor {
   private readonly children: Child[] = [];
   private stopping = false;
+  private stopped: Promise<void> | undefined;
   private fatal?: string;
   private readonly backoff_ms: number;
   private readonly max_backoff_ms: number;
@@ -269,8 +270,17 @@ export class Supervisor {
     this.options.on_fatal(reason);
   }
 
-  /** Stops every child, the last started first, each within its bound. */
-  async stop(): Promise<void> {
+  /**
+   * Stops every child, the last started first, each within its bound. Callers that ask while a
+   * stop is under way (a Ctrl-C during start, say) wait for that one: a second stop signal would
+   * tell a relayer to exit at once instead of handing its executions over.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= this.stopChildren();
+    return this.stopped;
+  }
+
+  private async stopChildren(): Promise<void> {
     this.stopping = true;
     for (const child of [...this.children].reverse()) {
       await child.starting?.catch(() => undefined);
