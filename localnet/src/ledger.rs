@@ -9,6 +9,7 @@ use {
     crate::{
         chain::Chain,
         history::{History, TransactionSummary},
+        timing::{Inflight, Timing, RETRY_MS},
     },
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     serde::{Deserialize, Serialize},
@@ -118,6 +119,8 @@ pub struct Ledger {
     undo: HashMap<Signature, Vec<(Pubkey, Option<AccountSharedData>)>>,
     /// The same transactions with their slots, oldest first, for pruning at finalization.
     undo_order: VecDeque<(u64, Signature)>,
+    /// Sent transactions waiting for their slot, with cluster-like timing.
+    inflight: Inflight,
 }
 
 /// Why `drop_transaction` refused.
@@ -145,6 +148,11 @@ pub struct LedgerState {
 }
 
 impl Ledger {
+    /// How sent transactions are treated from now on (today's instant node by default).
+    pub fn set_timing(&mut self, timing: Timing) {
+        self.inflight = Inflight::new(timing);
+    }
+
     pub fn new(mut chain: Chain, genesis_unix: i64, slot_ms: u64, history: History) -> Self {
         chain.svm = Self::configure(std::mem::take(&mut chain.svm));
         let genesis_hash = chain.svm.latest_blockhash();
@@ -165,6 +173,7 @@ impl Ledger {
             rewrite_all: true,
             undo: HashMap::new(),
             undo_order: VecDeque::new(),
+            inflight: Inflight::default(),
         };
         ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
         ledger.sync_clock();
@@ -201,6 +210,7 @@ impl Ledger {
             rewrite_all: false,
             undo: HashMap::new(),
             undo_order: VecDeque::new(),
+            inflight: Inflight::default(),
         };
         ledger.sync_clock();
         ledger
@@ -334,6 +344,29 @@ impl Ledger {
             history_failed(err);
         }
         self.events.push(LedgerEvent::Slot { slot: self.slot });
+        // What the leader of this slot received: a transaction it cannot run (its blockhash
+        // expired meanwhile, its fee payer emptied) is lost without a trace, as on a cluster.
+        for transaction in self.inflight.take(self.slot) {
+            let _ = self.send(transaction, false);
+        }
+        for (transaction, left) in self.inflight.due_retries(self.slot) {
+            if self.history.summary(&transaction.signatures[0]).is_some()
+                || !self.is_blockhash_valid(transaction.message.recent_blockhash())
+            {
+                continue;
+            }
+            if self.inflight.drops(&transaction.signatures[0], self.slot) {
+                let at = self.slot + self.retry_slots();
+                self.inflight.retry(transaction, at, left);
+            } else {
+                let _ = self.send(transaction, false);
+            }
+        }
+    }
+
+    /// `RETRY_MS` in slots.
+    fn retry_slots(&self) -> u64 {
+        (RETRY_MS / self.slot_ms).max(1)
     }
 
     /// What happened since the last call.
@@ -412,6 +445,47 @@ impl Ledger {
             return Err(Rejection::Refused(TransactionError::BlockhashNotFound));
         }
         self.execute(transaction, preflight)
+    }
+
+    /// A transaction from `sendTransaction`. With instant timing, `send`. Otherwise the checks
+    /// an RPC node makes before forwarding it (a replay, the blockhash, and with `preflight` a
+    /// simulation on the current state, signatures included) answer at once; past them it may be
+    /// lost (`Timing::drop_rate`; sent again by the node itself up to `max_retries` times), and
+    /// it runs within the call or, `at_slot_boundary`, at the start of the next slot.
+    pub fn submit(
+        &mut self,
+        transaction: VersionedTransaction,
+        preflight: bool,
+        max_retries: Option<u64>,
+    ) -> Result<Signature, Rejection> {
+        if self.inflight.timing().is_instant() {
+            return self.send(transaction, preflight);
+        }
+        let signature = transaction.signatures[0];
+        if self.history.summary(&signature).is_some() {
+            return Err(Rejection::Refused(TransactionError::AlreadyProcessed));
+        }
+        if !self.is_blockhash_valid(transaction.message.recent_blockhash()) {
+            return Err(Rejection::Refused(TransactionError::BlockhashNotFound));
+        }
+        if preflight {
+            if let Err(failed) = self.chain.svm.simulate_transaction(transaction.clone()) {
+                return Err(match failed.err {
+                    TransactionError::InstructionError(..) => Rejection::Preflight(failed),
+                    err => Rejection::Refused(err),
+                });
+            }
+        }
+        if self.inflight.drops(&signature, self.slot) {
+            let at = self.slot + self.retry_slots();
+            self.inflight.retry(transaction, at, max_retries);
+            return Ok(signature);
+        }
+        if self.inflight.timing().at_slot_boundary {
+            self.inflight.enqueue(transaction);
+            return Ok(signature);
+        }
+        self.send(transaction, false)
     }
 
     /// Signs `instructions` with the newest blockhash and sends them, for transactions the node
@@ -612,18 +686,6 @@ impl Ledger {
             0 => Commitment::Processed,
             _ => Commitment::Confirmed,
         }
-    }
-
-    /// Transactions involving `address`, newest first, strictly before `before` and down to
-    /// (excluding) `until`.
-    pub fn signatures_for(
-        &self,
-        address: &Pubkey,
-        before: Option<&Signature>,
-        until: Option<&Signature>,
-        limit: usize,
-    ) -> Vec<&TransactionSummary> {
-        self.history.signatures_for(address, before, until, limit)
     }
 }
 

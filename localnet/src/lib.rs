@@ -17,5 +17,6 @@ pub mod pubsub;
 pub mod rpc;
 pub mod server;
 pub mod store;
+pub mod timing;
 
 pub use litesvm::LiteSVM;

@@ -2,13 +2,24 @@
 //! Associated Token, Ed25519, Memo) over Solana JSON-RPC on 127.0.0.1.
 //!
 //! Usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]
+//!                 [--profile instant|devnet-like] [--process-at send|slot] [--drop-rate F]
+//!                 [--rpc-latency-ms N] [--rpc-jitter-ms N] [--seed N]
 //!   JSON-RPC on 127.0.0.1:N (default 8899) and PubSub on N+1, as clients expect; --port 0
 //!   picks a free pair. Once serving, one JSON line on stdout gives both URLs and the market's
 //!   addresses. With --ledger, state and history persist in DIR across restarts. The history
 //!   keeps the newest N transactions (default 100,000; 0 keeps all).
+//!   --profile devnet-like gives cluster-like timing (see `timing`): transactions run at the next
+//!   slot, 2% of them are lost, and each RPC exchange takes 80 ± 40 ms. The other flags change one
+//!   setting of the profile, whatever their order; --seed makes drops and jitter reproducible.
 
 use {
-    localnet::{genesis, history::DEFAULT_RETAIN_TRANSACTIONS, node::Node, pubsub, server},
+    localnet::{
+        genesis,
+        history::DEFAULT_RETAIN_TRANSACTIONS,
+        node::Node,
+        pubsub, server,
+        timing::{Timing, PROFILES},
+    },
     serde_json::json,
     std::{path::PathBuf, process::ExitCode, time::Duration},
     tokio::net::TcpListener,
@@ -20,9 +31,26 @@ struct Args {
     config: Option<PathBuf>,
     ledger: Option<PathBuf>,
     retain_transactions: usize,
+    timing: Timing,
 }
 
-const USAGE: &str = "usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]";
+const USAGE: &str = "usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]
+                [--profile instant|devnet-like] [--process-at send|slot] [--drop-rate F]
+                [--rpc-latency-ms N] [--rpc-jitter-ms N] [--seed N]";
+
+/// Settings given one by one, applied over the profile's.
+#[derive(Default)]
+struct TimingFlags {
+    at_slot_boundary: Option<bool>,
+    drop_rate: Option<f64>,
+    seed: Option<u64>,
+    latency_ms: Option<u64>,
+    jitter_ms: Option<u64>,
+}
+
+fn milliseconds(flag: &str, text: String) -> Result<u64, String> {
+    text.parse().map_err(|_| format!("{flag} takes milliseconds"))
+}
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -31,7 +59,9 @@ fn parse_args() -> Result<Args, String> {
         config: None,
         ledger: None,
         retain_transactions: DEFAULT_RETAIN_TRANSACTIONS,
+        timing: Timing::INSTANT,
     };
+    let mut flags = TimingFlags::default();
     let mut words = std::env::args().skip(1);
     while let Some(flag) = words.next() {
         let mut value = || words.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -52,9 +82,54 @@ fn parse_args() -> Result<Args, String> {
                     .parse()
                     .map_err(|_| "--retain-transactions takes a number of transactions (0: all)".to_string())?
             }
+            "--profile" => {
+                let name = value()?;
+                args.timing =
+                    Timing::profile(&name).ok_or_else(|| format!("--profile takes one of {}", PROFILES.join(", ")))?;
+            }
+            "--process-at" => {
+                flags.at_slot_boundary = Some(match value()?.as_str() {
+                    "send" => false,
+                    "slot" => true,
+                    _ => return Err("--process-at takes send or slot".into()),
+                })
+            }
+            "--drop-rate" => {
+                let rate: f64 = value()?
+                    .parse()
+                    .map_err(|_| "--drop-rate takes a fraction from 0 to 1".to_string())?;
+                if !(0.0..=1.0).contains(&rate) {
+                    return Err("--drop-rate takes a fraction from 0 to 1".into());
+                }
+                flags.drop_rate = Some(rate);
+            }
+            "--seed" => {
+                flags.seed = Some(
+                    value()?
+                        .parse()
+                        .map_err(|_| "--seed takes an unsigned integer".to_string())?,
+                )
+            }
+            "--rpc-latency-ms" => flags.latency_ms = Some(milliseconds(&flag, value()?)?),
+            "--rpc-jitter-ms" => flags.jitter_ms = Some(milliseconds(&flag, value()?)?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
+    let timing = &mut args.timing;
+    timing.at_slot_boundary = flags.at_slot_boundary.unwrap_or(timing.at_slot_boundary);
+    timing.drop_rate = flags.drop_rate.unwrap_or(timing.drop_rate);
+    timing.rpc_latency.latency_ms = flags.latency_ms.unwrap_or(timing.rpc_latency.latency_ms);
+    timing.rpc_latency.jitter_ms = flags.jitter_ms.unwrap_or(timing.rpc_latency.jitter_ms);
+    if timing.rpc_latency.jitter_ms > timing.rpc_latency.latency_ms {
+        return Err("--rpc-jitter-ms may not exceed --rpc-latency-ms".into());
+    }
+    // Without --seed, each run loses other transactions.
+    timing.seed = flags.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|since| since.as_nanos() as u64)
+            .unwrap_or_default()
+    });
     Ok(args)
 }
 
@@ -111,10 +186,15 @@ async fn main() -> ExitCode {
         config,
         ledger,
         retain_transactions,
+        timing,
         ..
     } = args;
     let node = match Node::start(
-        move || genesis::start(config.as_deref(), ledger.as_deref(), slot_ms, retain_transactions),
+        move || {
+            let mut state = genesis::start(config.as_deref(), ledger.as_deref(), slot_ms, retain_transactions)?;
+            state.ledger.set_timing(timing);
+            Ok(state)
+        },
         Duration::from_millis(slot_ms),
     ) {
         Ok(node) => node,
@@ -142,12 +222,14 @@ async fn main() -> ExitCode {
             "websocketUrl": format!("ws://127.0.0.1:{}", port + 1),
             "rpcPort": port,
             "market": market,
+            "seed": timing.seed,
         })
     );
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let pubsub = axum::serve(ws_listener, pubsub::router(node.clone())).with_graceful_shutdown(wait(stopped.clone()));
     let node_for_save = node.clone();
-    let rpc = axum::serve(listener, server::router(node)).with_graceful_shutdown(wait(stopped));
+    let rpc = axum::serve(listener, server::router(node, timing.rpc_latency, timing.seed))
+        .with_graceful_shutdown(wait(stopped));
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
         let _ = stop.send(true);

@@ -32,13 +32,18 @@ impl NodeState {
     }
 
     /// Saves the ledger when it has a store; a failure to save stops the node rather than
-    /// letting it run on with state it would lose.
+    /// letting it run on with state it would lose. Without a store the ledger's record of what
+    /// changed since the last save is dropped all the same: it would otherwise grow with every
+    /// account the node ever wrote.
     pub fn save(&mut self) {
-        if let Some(store) = &mut self.store {
-            if let Err(err) = store.save(&mut self.ledger) {
-                eprintln!("localnet: cannot save the ledger: {err}");
-                std::process::exit(1);
+        match &mut self.store {
+            Some(store) => {
+                if let Err(err) = store.save(&mut self.ledger) {
+                    eprintln!("localnet: cannot save the ledger: {err}");
+                    std::process::exit(1);
+                }
             }
+            None => self.ledger.mark_saved(),
         }
     }
 }

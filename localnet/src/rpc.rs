@@ -572,8 +572,10 @@ fn encode_return_data(return_data: &solana_transaction_context::TransactionRetur
 
 fn send_transaction(ledger: &mut Ledger, params: &Params) -> RpcResult {
     let transaction = decode_transaction(params)?;
-    let preflight = !params.config(1)?.bool("skipPreflight")?;
-    match ledger.send(transaction, preflight) {
+    let config = params.config(1)?;
+    let preflight = !config.bool("skipPreflight")?;
+    let max_retries = config.u64("maxRetries")?;
+    match ledger.submit(transaction, preflight, max_retries) {
         Ok(signature) => Ok(json!(signature.to_string())),
         Err(Rejection::Preflight(failed)) => {
             let first_log = failed
@@ -868,6 +870,7 @@ fn get_signatures_for_address(ledger: &Ledger, params: &Params) -> RpcResult {
     }
     let commitment = config.commitment()?;
     let records = ledger
+        .history()
         .signatures_for(&address, before.as_ref(), until.as_ref(), limit)
         .into_iter()
         .filter(|record| visible_at(ledger, record, commitment))

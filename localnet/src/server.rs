@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 over HTTP (single and batch requests) in front of the node.
 
 use {
-    crate::{dev, node::Node, rpc},
+    crate::{dev, node::Node, rpc, timing::RpcLatency},
     axum::{
         body::Bytes,
         extract::{DefaultBodyLimit, State},
@@ -11,6 +11,10 @@ use {
         Router,
     },
     serde_json::{json, Value},
+    std::sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
 };
 
 /// Requests above this size are refused, as a cluster's RPC does.
@@ -18,12 +22,29 @@ pub const MAX_REQUEST_BODY_BYTES: usize = 50 * 1024;
 /// Requests in one batch at most.
 pub const MAX_BATCH_REQUESTS: usize = 100;
 
-pub fn router(node: Node) -> Router {
+/// What the handlers share: the node, and the latency each exchange is given.
+#[derive(Clone)]
+pub struct Served {
+    node: Node,
+    latency: RpcLatency,
+    seed: u64,
+    exchanges: Arc<AtomicU64>,
+}
+
+/// The JSON-RPC endpoint; each exchange takes `latency` (half before the node sees the request,
+/// half after it answers, as the two ways of a network would), its jitter drawn from `seed`.
+pub fn router(node: Node, latency: RpcLatency, seed: u64) -> Router {
+    let served = Served {
+        node,
+        latency,
+        seed,
+        exchanges: Arc::new(AtomicU64::new(0)),
+    };
     Router::new()
         .route("/", post(handle).get(health))
         .route("/health", axum::routing::get(health))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
-        .with_state(node)
+        .with_state(served)
 }
 
 async fn health() -> &'static str {
@@ -82,7 +103,19 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
-async fn handle(State(node): State<Node>, body: Bytes) -> Response {
+async fn handle(State(served): State<Served>, body: Bytes) -> Response {
+    if served.latency.is_zero() {
+        return answer(&served.node, body).await;
+    }
+    let nth = served.exchanges.fetch_add(1, Ordering::Relaxed);
+    let delay = served.latency.delay(served.seed, nth);
+    tokio::time::sleep(delay / 2).await;
+    let response = answer(&served.node, body).await;
+    tokio::time::sleep(delay - delay / 2).await;
+    response
+}
+
+async fn answer(node: &Node, body: Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return json_response(
             StatusCode::OK,

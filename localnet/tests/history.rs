@@ -268,3 +268,14 @@ fn a_history_written_before_framing_is_read_and_rewritten() {
     drop(restarted);
     assert_eq!(start(Some(&dir.0), 0).ledger.history().len(), 4);
 }
+
+#[test]
+fn without_a_ledger_directory_the_accounts_written_are_not_remembered_past_a_save() {
+    let mut state = start(None, 1_000);
+    transfers(&mut state, &Pubkey::new_unique(), 3);
+    assert!(!state.ledger.written_accounts().is_empty());
+    // What the node does at every slot boundary: with no store to write to, it must still let
+    // go of what a save would have written.
+    state.save();
+    assert!(state.ledger.written_accounts().is_empty());
+}

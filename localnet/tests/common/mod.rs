@@ -3,7 +3,7 @@
 
 use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
-    localnet::{genesis, history::DEFAULT_RETAIN_TRANSACTIONS, node::Node, pubsub, server::router},
+    localnet::{genesis, history::DEFAULT_RETAIN_TRANSACTIONS, node::Node, pubsub, server::router, timing::Timing},
     serde_json::{json, Value},
     solana_hash::Hash,
     solana_keypair::Keypair,
@@ -40,14 +40,23 @@ impl std::ops::Deref for TestNode {
 
 impl TestNode {
     pub fn start() -> Self {
+        Self::start_with(Timing::INSTANT, SLOT_MS)
+    }
+
+    /// A node with `timing` and slots of `slot_ms`.
+    pub fn start_with(timing: Timing, slot_ms: u64) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap();
         let node = Node::start(
-            move || genesis::start(None, None, SLOT_MS, DEFAULT_RETAIN_TRANSACTIONS),
-            Duration::from_millis(SLOT_MS),
+            move || {
+                let mut state = genesis::start(None, None, slot_ms, DEFAULT_RETAIN_TRANSACTIONS)?;
+                state.ledger.set_timing(timing);
+                Ok(state)
+            },
+            Duration::from_millis(slot_ms),
         )
         .unwrap();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -55,7 +64,7 @@ impl TestNode {
         let ws_listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let ws_address = ws_listener.local_addr().unwrap();
         let pubsub_node = node.clone();
-        runtime.spawn(async move { axum::serve(listener, router(node)).await });
+        runtime.spawn(async move { axum::serve(listener, router(node, timing.rpc_latency, timing.seed)).await });
         runtime.spawn(async move { axum::serve(ws_listener, pubsub::router(pubsub_node)).await });
         TestNode {
             rpc: Rpc { address },
@@ -110,8 +119,14 @@ impl Rpc {
     }
 
     pub fn send(&self, transaction: &Transaction) -> Value {
+        self.send_with(transaction, json!({}))
+    }
+
+    /// `sendTransaction` with more of its configuration (`maxRetries`, `skipPreflight`).
+    pub fn send_with(&self, transaction: &Transaction, mut config: Value) -> Value {
         let encoded = BASE64.encode(bincode::serialize(transaction).unwrap());
-        self.call("sendTransaction", json!([encoded, { "encoding": "base64" }]))
+        config["encoding"] = json!("base64");
+        self.call("sendTransaction", json!([encoded, config]))
     }
 
     pub fn funded(&self, lamports: u64) -> Keypair {

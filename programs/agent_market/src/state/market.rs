@@ -16,7 +16,7 @@ pub struct Market {
     pub usdc_mint: Pubkey,
     pub min_collateral_usdc: u64,
     /// Floor of every price per call an agent may set, sized to cover the relayer's network cost
-    /// of an execution (README, "Minimum price per call").
+    /// of an execution (docs/program.md, "Minimum price per call").
     pub min_price_per_call_usdc: u64,
     /// Time after an agent's max execution time before the payer may reclaim an escrow.
     pub escrow_grace_secs: u32,

@@ -22,7 +22,7 @@ pub const DISPUTE_WINDOW_SECS: u32 = 3 * 24 * 3600;
 pub const COLLATERAL_COOLDOWN_SECS: u32 = 7 * 24 * 3600;
 pub const MAX_EXECUTION_SECS: u32 = 30;
 pub const PRICE_USDC: u64 = 250_000;
-/// The development market's floor (README, "Minimum price per call").
+/// The development market's floor (docs/program.md, "Minimum price per call").
 pub const MIN_PRICE_PER_CALL_USDC: u64 = 10_000;
 /// The `max_amount_usdc` of calls whose test is not about the maximum.
 pub const NO_MAXIMUM: u64 = u64::MAX;
