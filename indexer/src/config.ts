@@ -1,5 +1,7 @@
 // The indexer's configuration, read from the environment once at start. Every problem is
 // reported together, each naming its variable, so a bad deployment fails before it serves.
+import { PROGRAM_ID } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
 
 export type NetworkName = "devnet" | "mainnet";
 export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
@@ -7,6 +9,11 @@ export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
 export interface IndexerConfig {
   /** One indexer per network; localnet is indexed as devnet. */
   network: NetworkName;
+  /**
+   * The agent_market program's address on this network: `DEVNET_PROGRAM_ID` or
+   * `MAINNET_PROGRAM_ID` (the relayer's variables, so one environment names it once), else the IDL's.
+   */
+  program_id: PublicKey;
   /** PostgreSQL schema of this network's tables, e.g. `indexer_devnet`. */
   schema: string;
   database_url: string;
@@ -60,6 +67,19 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[], problems
   return raw;
 }
 
+/** `<NETWORK>_PROGRAM_ID` of `network`, the IDL's address when unset. */
+export function programIdOf(env: NodeJS.ProcessEnv, network: NetworkName, problems: string[]): PublicKey {
+  const name = `${network.toUpperCase()}_PROGRAM_ID`;
+  const raw = env[name];
+  if (raw === undefined || raw === "") return PROGRAM_ID;
+  try {
+    return new PublicKey(raw);
+  } catch {
+    problems.push(`${name}: not a base58 program address: ${JSON.stringify(raw)}`);
+    return PROGRAM_ID;
+  }
+}
+
 /** The websocket URL a JSON-RPC URL implies when none is given: ws(s), port + 1 as localnet serves it. */
 function websocketFor(rpcUrl: string): string {
   const parsed = new URL(rpcUrl);
@@ -80,8 +100,10 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
   else if (problems.every((p) => !p.startsWith("INDEXER_RPC_URL"))) websocket_url = websocketFor(rpc_url);
   const auth = env.INDEXER_HELIUS_WEBHOOK_AUTH;
   if (auth !== undefined && auth.length > 0 && auth.length < 16) problems.push("INDEXER_HELIUS_WEBHOOK_AUTH: at least 16 characters");
+  const program_id = NETWORK_NAMES.includes(network) ? programIdOf(env, network, problems) : PROGRAM_ID;
   const config: IndexerConfig = {
     network,
+    program_id,
     schema: `indexer_${network}`,
     database_url,
     rpc_url,

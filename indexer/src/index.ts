@@ -1,7 +1,7 @@
 export { parseConfig, ConfigError, type IndexerConfig, type NetworkName } from "./config.js";
 export { createIndexer, type Indexer, type IndexerOptions } from "./indexer.js";
 export { buildYoga, type IndexerYoga } from "./yoga.js";
-export { createPool, ensureDatabase, dropDatabase } from "./db/pool.js";
+export { createPool } from "./db/pool.js";
 export { migrate } from "./db/migrate.js";
 export { EventStore } from "./ingest/store.js";
 export { SolanaRpc } from "./ingest/rpc.js";

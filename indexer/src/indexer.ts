@@ -1,5 +1,6 @@
 // An indexer for one network: migrations applied, the writer (ingestion) started, and the
 // GraphQL server built. main.ts listens; tests use `yoga.fetch` and `store` directly.
+import { ChangeFeed } from "./change-feed.js";
 import type { IndexerConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
 import { createPool, type Pool } from "./db/pool.js";
@@ -12,6 +13,7 @@ import { buildYoga, type IndexerYoga } from "./yoga.js";
 export interface Indexer {
   config: IndexerConfig;
   pool: Pool;
+  feed: ChangeFeed;
   store: EventStore;
   rpc: SolanaRpc;
   writer: Writer;
@@ -30,12 +32,15 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
   const logger = options.logger ?? stderrLogger;
   const pool = createPool(config.database_url);
   await migrate(pool, config.schema);
-  const store = new EventStore(pool, config.schema);
+  const store = new EventStore(pool, config.schema, config.program_id);
+  const feed = new ChangeFeed(config.database_url, config.schema, logger);
+  await feed.start();
   const rpc = new SolanaRpc(config.rpc_url);
   const writer = new Writer(config, pool, rpc, store, logger, options);
   if (options.ingest !== false) writer.start();
   const yoga = buildYoga({
     pool,
+    feed,
     schema: config.schema,
     network: config.network,
     production: config.production,
@@ -46,12 +51,14 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
   return {
     config,
     pool,
+    feed,
     store,
     rpc,
     writer,
     yoga,
     async close() {
       await writer.stop();
+      await feed.close();
       await pool.end();
     },
   };

@@ -2,10 +2,11 @@
 // from scratch with getSignaturesForAddress and getTransaction) must be stored once with the same
 // data, nothing else may be stored, and each execution's row must equal the one its chain events
 // give. Compared up to the slot both sides have seen, so an in-flight transaction is no difference.
-import { canonicalJson } from "@agent-market/program";
+import { canonicalJson, PROGRAM_ID } from "@agent-market/program";
+import type { PublicKey } from "@solana/web3.js";
 
 import type { Pool } from "./db/pool.js";
-import { decodeTransaction, PROGRAM_ADDRESS } from "./ingest/decoder.js";
+import { transactionDecoder } from "./ingest/decoder.js";
 import type { StoredEvent } from "./ingest/event-row.js";
 import { executionFromEvents, type EventRecord } from "./ingest/execution-view.js";
 import type { SolanaRpc } from "./ingest/rpc.js";
@@ -18,12 +19,18 @@ export interface Difference {
 
 const keyOf = (signature: string, instruction: number, inner: number) => `${signature}:${instruction}:${inner}`;
 
-export async function reconcile(rpc: SolanaRpc, pool: Pool, schema: string): Promise<{ events: number; executions: number; differences: Difference[] }> {
+export async function reconcile(
+  rpc: SolanaRpc,
+  pool: Pool,
+  schema: string,
+  programId: PublicKey = PROGRAM_ID,
+): Promise<{ events: number; executions: number; differences: Difference[] }> {
+  const decode = transactionDecoder(programId);
   const upTo = Number((await pool.query(`SELECT latest_slot FROM ${schema}.checkpoint`)).rows[0].latest_slot);
   const signatures: string[] = [];
   let before: string | undefined;
   for (;;) {
-    const page = await rpc.getSignaturesForAddress(PROGRAM_ADDRESS, { before, limit: 1000 });
+    const page = await rpc.getSignaturesForAddress(programId.toBase58(), { before, limit: 1000 });
     for (const info of page) if ((info.err === null || info.err === undefined) && info.slot <= upTo) signatures.push(info.signature);
     if (page.length < 1000) break;
     before = page[page.length - 1]!.signature;
@@ -33,7 +40,7 @@ export async function reconcile(rpc: SolanaRpc, pool: Pool, schema: string): Pro
     const raws = await rpc.getTransactions(signatures.slice(from, from + 500));
     for (const raw of raws) {
       if (!raw) continue;
-      for (const event of decodeTransaction(raw).events) chain.set(keyOf(event.signature, event.instructionIndex, event.innerIndex), event);
+      for (const event of decode(raw).events) chain.set(keyOf(event.signature, event.instructionIndex, event.innerIndex), event);
     }
   }
   const stored = (await pool.query(`SELECT signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data FROM ${schema}.events WHERE slot <= $1`, [upTo])).rows;

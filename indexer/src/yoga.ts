@@ -1,7 +1,8 @@
-// Builds the server: GraphQL (graphql-yoga) on /graphql, GraphiQL in development, and the
-// Helius webhook endpoint. `yoga.fetch` serves a request without a socket (what the tests use).
+// Builds the server: GraphQL (graphql-yoga) on /graphql, subscriptions over server-sent events
+// on the same path, GraphiQL in development, and the Helius webhook endpoint. `yoga.fetch` serves a request without a socket (what the tests use).
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 
+import type { ChangeFeed } from "./change-feed.js";
 import type { Pool } from "./db/pool.js";
 import { createContext, type GraphQLContext, type ServerState } from "./graphql/context.js";
 import { checkQueryLimits, DEFAULT_LIMITS, noIntrospectionRule, type QueryLimits } from "./graphql/limits.js";
@@ -11,6 +12,7 @@ import { handleHeliusWebhook, WEBHOOK_PATH } from "./webhook/helius.js";
 
 export interface YogaOptions {
   pool: Pool;
+  feed: ChangeFeed;
   schema: string;
   network: string;
   production: boolean;
@@ -51,6 +53,7 @@ function webhookPlugin(store: EventStore, auth: string | undefined): Plugin {
 export function buildYoga(options: YogaOptions): IndexerYoga {
   const state: ServerState = {
     pool: options.pool,
+    feed: options.feed,
     schema: options.schema,
     network: options.network,
     production: options.production,

@@ -2,10 +2,17 @@
 // alone are not enough; the program id, the event authority and the caller must be right.
 import { strict as assert } from "node:assert";
 
-import { formatExecutionId } from "@agent-market/program";
+import { eventAuthorityPda, formatExecutionId } from "@agent-market/program";
+import { Keypair } from "@solana/web3.js";
 
 import type { TestMarket } from "../../tests/src/fixtures.js";
-import { decodeTransaction, EVENT_AUTHORITY_ADDRESS, PROGRAM_ADDRESS, type RawTransaction } from "../src/ingest/decoder.js";
+import {
+  decodeTransaction,
+  EVENT_AUTHORITY_ADDRESS,
+  PROGRAM_ADDRESS,
+  transactionDecoder,
+  type RawTransaction,
+} from "../src/ingest/decoder.js";
 import { activity, rawTransaction, startEnv, stopEnv, type Activity, type IndexerEnv } from "./support.js";
 
 function clone(raw: RawTransaction): RawTransaction {
@@ -67,6 +74,23 @@ describe("decoder", function () {
 
     const refunded = decodeTransaction(await rawTransaction(market, run.signatures[4]!));
     assert.equal(refunded.events.find((e) => e.name === "EscrowRefunded")!.data.reason, "CreatorError");
+  });
+
+  it("decodes the events of the program at the configured id, and only those", () => {
+    // The same transaction as the program would run at another address: its id and its event
+    // authority (a PDA of that id) in place of the IDL's.
+    const other = Keypair.generate().publicKey;
+    const moved = clone(settle);
+    moved.transaction.message.accountKeys = moved.transaction.message.accountKeys.map((key) =>
+      key === PROGRAM_ADDRESS ? other.toBase58() : key === EVENT_AUTHORITY_ADDRESS ? eventAuthorityPda(other).toBase58() : key,
+    );
+    const decodeOther = transactionDecoder(other);
+    assert.deepEqual(
+      decodeOther(moved).events.map((e) => [e.name, e.executionId, e.feeShard]),
+      decodeTransaction(settle).events.map((e) => [e.name, e.executionId, e.feeShard]),
+    );
+    assert.equal(decodeTransaction(moved).events.length, 0, "the IDL's decoder ignores another program's events");
+    assert.equal(decodeOther(settle).events.length, 0, "a configured id ignores the IDL program's events");
   });
 
   it("gives no event for a failed transaction", () => {

@@ -101,6 +101,54 @@ describe("GraphQL", function () {
     assert.ok(status.indexer.finalizedSlot >= status.indexer.latestSlot);
   });
 
+  it("answers the dashboard's queries with a few statements each, however many agents and windows", async () => {
+    // Two more agents with an execution each: a list of three must cost what a list of one does.
+    const market = env!.market;
+    for (let i = 0; i < 2; i++) {
+      const agent = await market.agent();
+      const escrow = await market.openEscrow(agent, run.payer);
+      await market.settle(escrow, agent);
+    }
+    await backfill(indexer.rpc, indexer.store);
+    const statements: string[] = [];
+    const real = indexer.pool.query.bind(indexer.pool);
+    indexer.pool.query = ((...args: Parameters<typeof real>) => {
+      const text = args[0] as string | { text: string };
+      statements.push(typeof text === "string" ? text : text.text);
+      return real(...args);
+    }) as typeof indexer.pool.query;
+    const count = async (text: string, variables: Record<string, unknown> = {}) => {
+      statements.length = 0;
+      await query(indexer, text, variables);
+      return statements.length;
+    };
+    try {
+      const agent = run.agent.address.toBase58();
+      assert.equal(await count(`{ agents(first: 20) { nodes { address status stats(window: H24) { successRate executions spent { usdc finalized } } } } }`), 2);
+      assert.equal(
+        await count(
+          `query($a: String!) { agent(address: $a) {
+            status collateral { usdc finalized }
+            uptime { window executions successRate latencySlots { p50 p95 } latencySeconds { p50 p95 } spent { usdc } }
+            daily { day executions status } lastExecution { id } } }`,
+          { a: agent },
+        ),
+        4,
+      );
+      assert.equal(
+        await count(
+          `query($p: String!) { usage(dimension: PAYER, subject: $p) { totals(window: D30) { executions spent { usdc finalized } } buckets(granularity: HOUR) { start executions } lastExecution { id } } }`,
+          { p: run.payer.wallet.publicKey.toBase58() },
+        ),
+        3,
+      );
+      assert.equal(await count(`query($p: String!) { executions(first: 20, filter: { payer: $p }) { nodes { id amount { usdc finalized } } } }`, { p: run.payer.wallet.publicKey.toBase58() }), 1);
+      assert.equal(await count(`{ indexer { network finalizedSlot events } }`), 1);
+    } finally {
+      indexer.pool.query = real;
+    }
+  });
+
   it("shows status, uptime windows, the 90-day chart and the executions behind a figure", async () => {
     const data = await query(
       indexer,

@@ -7,6 +7,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
+import { Keypair } from "@solana/web3.js";
+
 import { PROGRAM_ADDRESS } from "../src/ingest/decoder.js";
 
 const run = promisify(execFile);
@@ -99,6 +101,30 @@ describe("Helius webhook command", function () {
     assert.equal(api.webhooks.get(created.webhookId)!.authHeader, "second-authorization-value");
     assert.equal(api.webhooks.get(created.webhookId)!.webhookType, "raw");
     assert.deepEqual(api.calls, ["GET /v0/webhooks", "POST /v0/webhooks", "GET /v0/webhooks", "GET /v0/webhooks", `PUT /v0/webhooks/${created.webhookId}`]);
+  });
+
+  it("registers the network's configured program id, and refuses one that is not an address", async () => {
+    // Its own stand-in, so that the other test's count of webhooks and calls holds in any order.
+    const own = await standIn();
+    try {
+      const env = {
+        HELIUS_API_KEY: API_KEY,
+        HELIUS_API_URL: own.url,
+        INDEXER_PUBLIC_URL: "https://indexer-program.example",
+        INDEXER_HELIUS_WEBHOOK_AUTH: "program-authorization-value",
+        INDEXER_NETWORK: "mainnet",
+      };
+      const mainnetProgram = Keypair.generate().publicKey.toBase58();
+      const created = await command({ ...env, MAINNET_PROGRAM_ID: mainnetProgram, DEVNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58() });
+      assert.deepEqual(own.webhooks.get(created.webhookId)!.accountAddresses, [mainnetProgram]);
+      await assert.rejects(command({ ...env, MAINNET_PROGRAM_ID: "not-an-address" }), (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 2);
+        assert.match(err.stderr, /MAINNET_PROGRAM_ID: not a base58 program address: "not-an-address"/);
+        return true;
+      });
+    } finally {
+      await new Promise<void>((resolve) => own.server.close(() => resolve()));
+    }
   });
 
   it("refuses to run without its settings, naming each", async () => {

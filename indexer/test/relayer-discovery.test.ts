@@ -9,7 +9,7 @@ import { TestMarket } from "../../tests/src/fixtures.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
 import { freePort, startRelayer, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
 import { parseConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "../src/db/pool.js";
+import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { silentLogger } from "../src/logger.js";
 import { databaseUrl, query, waitFor } from "./support.js";

@@ -8,7 +8,7 @@ import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/
 import { startRelayer, type RunningRelayer } from "../../tests/src/relayer.js";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "../src/db/pool.js";
+import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { silentLogger } from "../src/logger.js";
 import { reconcile } from "../src/reconcile.js";
 import { databaseUrl, query, waitFor } from "./support.js";

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { TestMarket, type AgentFixture, type OpenedEscrow, type Wallet } from "../../tests/src/fixtures.js";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig, type IndexerConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "../src/db/pool.js";
+import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import type { RawTransaction } from "../src/ingest/decoder.js";
 import { silentLogger } from "../src/logger.js";
 

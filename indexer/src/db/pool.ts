@@ -16,6 +16,21 @@ export function createPool(databaseUrl: string, max = 10): Pool {
   return pool;
 }
 
+const statementNames = new Map<string, string>();
+
+/**
+ * A statement prepared once per connection and re-used by its name (the server plans it once):
+ * for the reads GraphQL repeats, whose planning costs as much as their execution.
+ */
+export function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `s${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
 /** Runs `work` in one database transaction on one client. */
 export async function inTransaction<T>(pool: Pool, work: (client: Client) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -29,35 +44,5 @@ export async function inTransaction<T>(pool: Pool, work: (client: Client) => Pro
     throw err;
   } finally {
     client.release();
-  }
-}
-
-/** Creates the database named in `url` if it does not exist (tests and the embedded setup). */
-export async function ensureDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
-  } finally {
-    await client.end();
-  }
-}
-
-export async function dropDatabase(url: string): Promise<void> {
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name.replace(/"/g, '""')}" WITH (FORCE)`);
-  } finally {
-    await client.end();
   }
 }

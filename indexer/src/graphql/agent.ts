@@ -1,12 +1,14 @@
 // Agents: status and uptime from on-chain records only, daily buckets for a 90-day chart,
 // collateral, and the executions behind every figure.
+import { prepared } from "../db/pool.js";
 import { DAY_SECS } from "../ingest/buckets.js";
+import { bucketRows } from "./bucket-reads.js";
 import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
-import { figuresKey, type DbRow, type GraphQLContext } from "./context.js";
+import { windowFigures, windowLatency, type DbRow, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
 import { listExecutions } from "./execution.js";
 import { isoTime, money } from "./money.js";
-import { addRow, againstCreator, bucketRows, emptyFigures, latency, rateStatus, statusOf, successRate, WINDOWS, type Figures, type WindowName } from "./stats.js";
+import { addRow, againstCreator, emptyFigures, latency, rateStatus, statusOf, successRate, WINDOWS, type Figures, type Status, type WindowName } from "./stats.js";
 
 export const AGENT_TYPE_DEFS = /* GraphQL */ `
   enum Window { H1 H24 D7 D30 }
@@ -78,17 +80,30 @@ export const AGENT_TYPE_DEFS = /* GraphQL */ `
   ${connectionTypeDefs("Agent")}
 `;
 
+/** A window of an agent; its sums and its latency histograms are loaded by the fields that need them. */
 interface StatsSource {
   agent: string;
   window: WindowName;
-  figures: Figures;
 }
 
-async function stats(ctx: GraphQLContext, agent: string, window: WindowName): Promise<StatsSource> {
-  return { agent, window, figures: await ctx.loaders.figures.load(figuresKey("agent", window, agent)) };
+const stats = (agent: string, window: WindowName): StatsSource => ({ agent, window });
+const figuresOf = (s: StatsSource, ctx: GraphQLContext): Promise<Figures> => windowFigures(ctx, "agent", s.window, s.agent);
+const latencyOf = (s: StatsSource, ctx: GraphQLContext) => windowLatency(ctx, "agent", s.window, s.agent);
+
+/** A field of AgentStats read from the window's sums. */
+const fromFigures =
+  <T>(read: (figures: Figures) => T) =>
+  async (s: StatsSource, _: unknown, ctx: GraphQLContext): Promise<T> =>
+    read(await figuresOf(s, ctx));
+
+/** The status rule over the last hour and the last 24 hours. */
+export async function agentStatus(ctx: GraphQLContext, agent: string): Promise<Status> {
+  const [hour, day] = await Promise.all([windowFigures(ctx, "agent", "H1", agent), windowFigures(ctx, "agent", "H24", agent)]);
+  return statusOf(hour, day);
 }
 
 const MAX_DAYS = 366;
+const DAILY_COLUMNS = ["executions", "settled", "refunded_timeout", "refunded_creator_error", "refunded_invalid_signature", "refunded_output_invalid"] as const;
 
 export const agentResolvers = {
   Query: {
@@ -102,7 +117,7 @@ export const agentResolvers = {
         params.push(args.creator);
         where += ` AND creator = $${params.length}`;
       }
-      const rows = (await ctx.pool.query(`SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params)).rows;
+      const rows = (await ctx.pool.query(prepared(`SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
       for (const row of rows) ctx.loaders.agent.prime(String(row.agent), row);
       return connection(rows, size, (row) => [String(row.agent)]);
     },
@@ -113,20 +128,14 @@ export const agentResolvers = {
     registeredAt: (row: DbRow) => isoTime(row.registered_at as string | null),
     retiredAt: (row: DbRow) => isoTime(row.retired_at as string | null),
     collateral: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String(row.collateral_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
-    status: async (row: DbRow, _: unknown, ctx: GraphQLContext) => {
-      const [hour, day] = await Promise.all([
-        ctx.loaders.figures.load(figuresKey("agent", "H1", String(row.agent))),
-        ctx.loaders.figures.load(figuresKey("agent", "H24", String(row.agent))),
-      ]);
-      return statusOf(hour, day);
-    },
-    stats: (row: DbRow, args: { window: WindowName }, ctx: GraphQLContext) => stats(ctx, String(row.agent), args.window),
-    uptime: (row: DbRow, _: unknown, ctx: GraphQLContext) => Promise.all(WINDOWS.map((window) => stats(ctx, String(row.agent), window))),
+    status: (row: DbRow, _: unknown, ctx: GraphQLContext) => agentStatus(ctx, String(row.agent)),
+    stats: (row: DbRow, args: { window: WindowName }) => stats(String(row.agent), args.window),
+    uptime: (row: DbRow) => WINDOWS.map((window) => stats(String(row.agent), window)),
     daily: async (row: DbRow, args: { days: number }, ctx: GraphQLContext) => {
       if (!Number.isInteger(args.days) || args.days < 1 || args.days > MAX_DAYS) throw graphqlError("BAD_USER_INPUT", `days must be between 1 and ${MAX_DAYS}`, { argument: "days" });
       const today = Math.floor(ctx.nowSecs() / DAY_SECS) * DAY_SECS;
       const from = today - (args.days - 1) * DAY_SECS;
-      const rows = await bucketRows(ctx.pool, ctx.schema, "agent", [String(row.agent)], "day", from);
+      const rows = await bucketRows(ctx.pool, ctx.schema, "agent", String(row.agent), "day", from, today + DAY_SECS, DAILY_COLUMNS);
       const byDay = new Map(rows.map((bucket) => [Number(bucket.bucket_start), addRow(emptyFigures(), bucket)]));
       return Array.from({ length: args.days }, (_, i) => {
         const start = from + i * DAY_SECS;
@@ -148,28 +157,34 @@ export const agentResolvers = {
     commitment: (row: DbRow) => String(row.commitment).toUpperCase(),
   },
   AgentStats: {
-    executions: (s: StatsSource) => s.figures.executions,
-    open: (s: StatsSource) => s.figures.open,
-    settled: (s: StatsSource) => s.figures.settled,
-    refunded: (s: StatsSource) => {
-      const f = s.figures;
-      return {
-        timeout: f.refundedTimeout,
-        creatorError: f.refundedCreatorError,
-        invalidSignature: f.refundedInvalidSignature,
-        outputInvalid: f.refundedOutputInvalid,
-        relayerError: f.refundedRelayerError,
-        againstCreator: againstCreator(f),
-        total: againstCreator(f) + f.refundedRelayerError,
-      };
+    executions: fromFigures((f) => f.executions),
+    open: fromFigures((f) => f.open),
+    settled: fromFigures((f) => f.settled),
+    refunded: fromFigures((f) => ({
+      timeout: f.refundedTimeout,
+      creatorError: f.refundedCreatorError,
+      invalidSignature: f.refundedInvalidSignature,
+      outputInvalid: f.refundedOutputInvalid,
+      relayerError: f.refundedRelayerError,
+      againstCreator: againstCreator(f),
+      total: againstCreator(f) + f.refundedRelayerError,
+    })),
+    reclaimed: fromFigures((f) => f.reclaimed),
+    successRate: fromFigures(successRate),
+    latencySlots: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => latency((await latencyOf(s, ctx)).slots),
+    latencySeconds: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => latency((await latencyOf(s, ctx)).secs),
+    spent: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => {
+      const f = await figuresOf(s, ctx);
+      return money(f.spentUsdc, f.maxSlot, await ctx.finalizedSlot());
     },
-    reclaimed: (s: StatsSource) => s.figures.reclaimed,
-    successRate: (s: StatsSource) => successRate(s.figures),
-    latencySlots: (s: StatsSource) => latency(s.figures.latencySlots),
-    latencySeconds: (s: StatsSource) => latency(s.figures.latencySecs),
-    spent: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => money(s.figures.spentUsdc, s.figures.maxSlot, await ctx.finalizedSlot()),
-    earned: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => money(s.figures.earnedUsdc, s.figures.maxSlot, await ctx.finalizedSlot()),
-    fees: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => money(s.figures.feeUsdc, s.figures.maxSlot, await ctx.finalizedSlot()),
+    earned: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => {
+      const f = await figuresOf(s, ctx);
+      return money(f.earnedUsdc, f.maxSlot, await ctx.finalizedSlot());
+    },
+    fees: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => {
+      const f = await figuresOf(s, ctx);
+      return money(f.feeUsdc, f.maxSlot, await ctx.finalizedSlot());
+    },
     lastExecution: (s: StatsSource, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`agent\u0000${s.agent}`),
     behind: (s: StatsSource, args: { first?: number; after?: string; outcome?: "OPEN" }, ctx: GraphQLContext) =>
       listExecutions(ctx, { agent: s.agent, window: s.window, outcome: args.outcome }, args.first, args.after),

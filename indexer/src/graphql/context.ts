@@ -2,12 +2,16 @@
 // fresh for each request (so one request batches and caches, and never sees another's data).
 import DataLoader from "dataloader";
 
-import type { Pool } from "../db/pool.js";
+import type { ChangeFeed } from "../change-feed.js";
+import { prepared, type Pool } from "../db/pool.js";
 import type { Dimension } from "../ingest/buckets.js";
-import { addRow, bucketRows, emptyFigures, windowRange, type BucketRow, type Figures, type WindowName } from "./stats.js";
+import { readWindows, type WindowRow } from "./bucket-reads.js";
+import { addRow, emptyFigures, latencyHistograms, type Figures, type LatencyHistograms, type WindowName } from "./stats.js";
 
 export interface ServerState {
   pool: Pool;
+  /** The writer's commits, and the finalized watermark they carry. */
+  feed: ChangeFeed;
   schema: string;
   network: string;
   production: boolean;
@@ -20,15 +24,21 @@ export type DbRow = Record<string, unknown>;
 export interface Loaders {
   agent: DataLoader<string, DbRow | null>;
   execution: DataLoader<string, DbRow | null>;
-  /** Key: `${dimension}\0${window}\0${subject}`. */
-  figures: DataLoader<string, Figures>;
+  /** Key: `${windowKey}\0sums` or `${windowKey}\0latency`; read through `windowFigures` and `windowLatency`. */
+  windows: DataLoader<string, WindowRow | null>;
+  /** Key: `${dimension}\0${subject}`. */
   lastExecution: DataLoader<string, DbRow | null>;
 }
 
 export interface GraphQLContext extends ServerState {
   loaders: Loaders;
-  /** The finalized watermark, read once per request. */
+  /** The finalized watermark: the feed's, else read once per request. */
   finalizedSlot(): Promise<number>;
+  /**
+   * Forgets what this context read: a subscription's context lives across events, and each
+   * event must be answered from the tables as they are after it.
+   */
+  renew(): void;
 }
 
 function byKey<T>(keys: readonly string[], rows: DbRow[], column: string, map: (row: DbRow) => T): (T | null)[] {
@@ -36,73 +46,109 @@ function byKey<T>(keys: readonly string[], rows: DbRow[], column: string, map: (
   return keys.map((key) => found.get(key) ?? null);
 }
 
-export function figuresKey(dimension: Dimension, window: WindowName, subject: string): string {
+export function windowKey(dimension: Dimension, window: WindowName, subject: string): string {
   return `${dimension}\u0000${window}\u0000${subject}`;
+}
+
+/** A window's sums (zero without any bucket). */
+export async function windowFigures(ctx: GraphQLContext, dimension: Dimension, window: WindowName, subject: string): Promise<Figures> {
+  return addRow(emptyFigures(), (await ctx.loaders.windows.load(`${windowKey(dimension, window, subject)}\u0000sums`)) ?? {});
+}
+
+/** A window's latency histograms. */
+export async function windowLatency(ctx: GraphQLContext, dimension: Dimension, window: WindowName, subject: string): Promise<LatencyHistograms> {
+  return latencyHistograms((await ctx.loaders.windows.load(`${windowKey(dimension, window, subject)}\u0000latency`)) ?? undefined);
+}
+
+interface WindowGroup {
+  subjects: Set<string>;
+  windows: Set<WindowName>;
+  latency: boolean;
+}
+
+/** Splits window keys by dimension: one statement per dimension covers its subjects and windows. */
+function byDimension(keys: readonly string[]): Map<Dimension, WindowGroup> {
+  const groups = new Map<Dimension, WindowGroup>();
+  for (const key of keys) {
+    const [dimension, window, subject, part] = key.split("\u0000") as [Dimension, WindowName, string, "sums" | "latency"];
+    const group = groups.get(dimension) ?? { subjects: new Set<string>(), windows: new Set<WindowName>(), latency: false };
+    group.subjects.add(subject);
+    group.windows.add(window);
+    group.latency ||= part === "latency";
+    groups.set(dimension, group);
+  }
+  return groups;
 }
 
 const LAST_EXECUTION_COLUMN: Partial<Record<Dimension, string>> = { agent: "agent", payer: "payer", api_key: "api_key_id", creator: "creator" };
 
-export function createContext(state: ServerState): GraphQLContext {
+function createLoaders(state: ServerState): Loaders {
   const { pool, schema } = state;
-  let finalized: Promise<number> | null = null;
-  const loaders: Loaders = {
+  return {
     agent: new DataLoader(async (keys) => {
-      const rows = (await pool.query(`SELECT * FROM ${schema}.agents WHERE agent = ANY($1)`, [keys])).rows;
+      const rows = (await pool.query(prepared(`SELECT * FROM ${schema}.agents WHERE agent = ANY($1)`, [keys]))).rows;
       return byKey(keys, rows, "agent", (row) => row);
     }),
     execution: new DataLoader(async (keys) => {
-      const rows = (await pool.query(`SELECT * FROM ${schema}.executions WHERE id = ANY($1)`, [keys])).rows;
+      const rows = (await pool.query(prepared(`SELECT * FROM ${schema}.executions WHERE id = ANY($1)`, [keys]))).rows;
       return byKey(keys, rows, "id", (row) => row);
     }),
-    figures: new DataLoader(async (keys) => {
-      // One read per (dimension, granularity) for every subject and window asked: H1 and H24
-      // share the hour buckets since H24's start, D7 and D30 the day buckets since D30's.
+    windows: new DataLoader(async (keys) => {
+      // The sums and, if any field asks, the histograms of every pair: one statement per dimension.
       const now = state.nowSecs();
-      const wanted = keys.map((key) => key.split("\u0000") as [Dimension, WindowName, string]);
-      const out = new Map<string, Figures>(keys.map((key) => [key, emptyFigures()]));
-      const groups = new Map<string, { dimension: Dimension; granularity: "hour" | "day"; from: number; subjects: Set<string> }>();
-      for (const [dimension, window, subject] of wanted) {
-        const range = windowRange(window, now);
-        const id = `${dimension}\u0000${range.granularity}`;
-        const group = groups.get(id) ?? { dimension, granularity: range.granularity, from: range.from, subjects: new Set<string>() };
-        group.from = Math.min(group.from, range.from);
-        group.subjects.add(subject);
-        groups.set(id, group);
-      }
-      for (const group of groups.values()) {
-        const bySubject = new Map<string, BucketRow[]>();
-        for (const row of await bucketRows(pool, schema, group.dimension, [...group.subjects], group.granularity, group.from)) {
-          bySubject.set(row.subject, [...(bySubject.get(row.subject) ?? []), row]);
-        }
-        for (const [dimension, window, subject] of wanted) {
-          const range = windowRange(window, now);
-          if (dimension !== group.dimension || range.granularity !== group.granularity) continue;
-          const figures = out.get(figuresKey(dimension, window, subject))!;
-          for (const row of bySubject.get(subject) ?? []) if (Number(row.bucket_start) >= range.from) addRow(figures, row);
-        }
-      }
-      return keys.map((key) => out.get(key)!);
+      const out = new Map<string, WindowRow>();
+      await Promise.all(
+        [...byDimension(keys)].map(async ([dimension, group]) => {
+          for (const row of await readWindows(pool, schema, dimension, [...group.subjects], [...group.windows], now, group.latency)) {
+            out.set(windowKey(dimension, row.window_name, row.subject), row);
+          }
+        }),
+      );
+      return keys.map((key) => out.get(key.slice(0, key.lastIndexOf("\u0000"))) ?? null);
     }),
-    lastExecution: new DataLoader(
-      async (keys) =>
-        Promise.all(
-          keys.map(async (key) => {
-            const [dimension, subject] = key.split("\u0000") as [Dimension, string];
-            const column = LAST_EXECUTION_COLUMN[dimension];
-            if (!column) return null;
-            const rows = (await pool.query(`SELECT * FROM ${schema}.executions WHERE ${column} = $1 ORDER BY activity_at DESC, id DESC LIMIT 1`, [subject])).rows;
-            return rows[0] ?? null;
-          }),
-        ),
-      { batch: false },
-    ),
+    lastExecution: new DataLoader(async (keys) => {
+      // One statement per dimension: for each subject, the newest row of its index.
+      const out = new Map<string, DbRow>();
+      const subjects = new Map<Dimension, string[]>();
+      for (const key of keys) {
+        const [dimension, subject] = key.split("\u0000") as [Dimension, string];
+        if (LAST_EXECUTION_COLUMN[dimension]) subjects.set(dimension, [...(subjects.get(dimension) ?? []), subject]);
+      }
+      await Promise.all(
+        [...subjects].map(async ([dimension, list]) => {
+          const column = LAST_EXECUTION_COLUMN[dimension]!;
+          const rows = (
+            await pool.query(
+              prepared(
+                `SELECT e.* FROM unnest($1::text[]) AS s(subject)
+                 CROSS JOIN LATERAL (SELECT * FROM ${schema}.executions WHERE ${column} = s.subject ORDER BY activity_at DESC, id DESC LIMIT 1) AS e`,
+                [list],
+              ),
+            )
+          ).rows;
+          for (const row of rows) out.set(`${dimension}\u0000${String(row[column])}`, row);
+        }),
+      );
+      return keys.map((key) => out.get(key) ?? null);
+    }),
   };
+}
+
+export function createContext(state: ServerState): GraphQLContext {
+  let finalized: Promise<number> | null = null;
   return {
     ...state,
-    loaders,
+    loaders: createLoaders(state),
     finalizedSlot() {
-      finalized ??= pool.query(`SELECT finalized_slot FROM ${schema}.checkpoint`).then((result) => Number(result.rows[0]?.finalized_slot ?? 0));
+      const known = state.feed.finalizedSlot();
+      if (known !== null) return Promise.resolve(known);
+      finalized ??= state.pool.query(prepared(`SELECT finalized_slot FROM ${state.schema}.checkpoint`, [])).then((result) => Number(result.rows[0]?.finalized_slot ?? 0));
       return finalized;
+    },
+    // Through `this`: graphql-yoga copies the context into its own object.
+    renew(this: GraphQLContext) {
+      finalized = null;
+      this.loaders = createLoaders(state);
     },
   };
 }

@@ -1,5 +1,6 @@
 // Executions: by id, or listed by payer, agent, API key or creator (newest first), with their
 // state, amounts, transactions and commitment.
+import { prepared } from "../db/pool.js";
 import { connection, connectionTypeDefs, decodeCursor, pageSize, type Connection } from "./connection.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
@@ -109,9 +110,11 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
   params.push(size + 1);
   const rows = (
     await ctx.pool.query(
-      `SELECT * FROM ${ctx.schema}.executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-       ORDER BY activity_at DESC, id DESC LIMIT $${params.length}`,
-      params,
+      prepared(
+        `SELECT * FROM ${ctx.schema}.executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+         ORDER BY activity_at DESC, id DESC LIMIT $${params.length}`,
+        params,
+      ),
     )
   ).rows;
   for (const row of rows) ctx.loaders.execution.prime(String(row.id), row);

@@ -1,4 +1,5 @@
 // The indexer's own state for a network: where ingestion is, and the finalized watermark.
+import { prepared } from "../db/pool.js";
 import type { GraphQLContext } from "./context.js";
 
 export const INDEXER_TYPE_DEFS = /* GraphQL */ `
@@ -18,16 +19,17 @@ export const INDEXER_TYPE_DEFS = /* GraphQL */ `
 export const indexerResolvers = {
   Query: {
     indexer: async (_: unknown, __: unknown, ctx: GraphQLContext) => {
-      const row = (await ctx.pool.query(`SELECT * FROM ${ctx.schema}.checkpoint`)).rows[0];
-      // An estimate from the planner's statistics: exact counts would scan every row.
-      const estimate = await ctx.pool.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE oid = $1::regclass`, [`${ctx.schema}.events`]);
+      // The event count is the planner's estimate: an exact count would scan every row.
+      const row = (
+        await ctx.pool.query(prepared(`SELECT c.*, (SELECT reltuples::bigint FROM pg_class WHERE oid = $1::regclass) AS events FROM ${ctx.schema}.checkpoint c`, [`${ctx.schema}.events`]))
+      ).rows[0];
       return {
         network: ctx.network,
         finalizedSlot: Number(row.finalized_slot),
         latestSlot: Number(row.latest_slot),
         checkpointSignature: row.signature,
         checkpointSlot: Number(row.slot),
-        events: Math.max(0, Number(estimate.rows[0]?.n ?? 0)),
+        events: Math.max(0, Number(row.events ?? 0)),
       };
     },
   },

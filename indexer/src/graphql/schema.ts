@@ -7,6 +7,7 @@ import type { GraphQLContext } from "./context.js";
 import { executionResolvers, EXECUTION_TYPE_DEFS } from "./execution.js";
 import { indexerResolvers, INDEXER_TYPE_DEFS } from "./indexer-status.js";
 import { marketResolvers, MARKET_TYPE_DEFS } from "./market.js";
+import { subscriptionResolvers, SUBSCRIPTION_TYPE_DEFS } from "./subscription.js";
 import { MONEY_TYPE_DEFS } from "./money.js";
 import { usageResolvers, USAGE_TYPE_DEFS } from "./usage.js";
 
@@ -27,13 +28,14 @@ const QUERY_TYPE_DEFS = /* GraphQL */ `
 
 export function buildSchema() {
   return createSchema<GraphQLContext>({
-    typeDefs: [QUERY_TYPE_DEFS, MONEY_TYPE_DEFS, CONNECTION_TYPE_DEFS, INDEXER_TYPE_DEFS, EXECUTION_TYPE_DEFS, AGENT_TYPE_DEFS, USAGE_TYPE_DEFS, MARKET_TYPE_DEFS],
+    typeDefs: [QUERY_TYPE_DEFS, MONEY_TYPE_DEFS, CONNECTION_TYPE_DEFS, INDEXER_TYPE_DEFS, EXECUTION_TYPE_DEFS, AGENT_TYPE_DEFS, USAGE_TYPE_DEFS, MARKET_TYPE_DEFS, SUBSCRIPTION_TYPE_DEFS],
     resolvers: [
       { Query: { ...indexerResolvers.Query, ...agentResolvers.Query, ...executionResolvers.Query, ...usageResolvers.Query, ...marketResolvers.Query } },
       { Agent: agentResolvers.Agent, AgentStats: agentResolvers.AgentStats },
       { Execution: executionResolvers.Execution },
       { Usage: usageResolvers.Usage },
       { AgentSubscription: marketResolvers.AgentSubscription },
+      subscriptionResolvers,
     ],
   });
 }

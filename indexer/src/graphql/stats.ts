@@ -1,8 +1,7 @@
-// Figures over a trailing window, summed from the rollup buckets (at most 26 hour buckets or 31
-// day buckets per subject), and the status rule.
-import { DAY_SECS, HOUR_SECS, type Dimension } from "../ingest/buckets.js";
+// Figures over a trailing window (summed from the rollup buckets by bucket-reads.ts), and the
+// status rule.
+import { DAY_SECS, HOUR_SECS } from "../ingest/buckets.js";
 import { addHistograms, emptyHistogram, LATENCY_EDGES, percentile } from "../ingest/histogram.js";
-import type { Queryable } from "../db/pool.js";
 
 export type WindowName = "H1" | "H24" | "D7" | "D30";
 export const WINDOWS: readonly WindowName[] = ["H1", "H24", "D7", "D30"];
@@ -42,8 +41,6 @@ export interface Figures {
   disputesUpheld: number;
   disputesRejected: number;
   slashedUsdc: bigint;
-  latencySlots: number[];
-  latencySecs: number[];
   latencyCount: number;
   maxSlot: number;
 }
@@ -67,14 +64,20 @@ export function emptyFigures(): Figures {
     disputesUpheld: 0,
     disputesRejected: 0,
     slashedUsdc: 0n,
-    latencySlots: emptyHistogram(),
-    latencySecs: emptyHistogram(),
     latencyCount: 0,
     maxSlot: 0,
   };
 }
 
-export type BucketRow = Record<string, unknown> & { subject: string; bucket_start: string };
+/** Summed latency histograms of a window (read only when a latency is asked). */
+export interface LatencyHistograms {
+  slots: number[];
+  secs: number[];
+}
+
+export function latencyHistograms(row?: { slots?: readonly (number | string | null)[] | null; secs?: readonly (number | string | null)[] | null }): LatencyHistograms {
+  return { slots: addHistograms(emptyHistogram(), row?.slots ?? []), secs: addHistograms(emptyHistogram(), row?.secs ?? []) };
+}
 
 export function addRow(figures: Figures, row: Record<string, unknown>): Figures {
   const n = (name: string) => Number(row[name] ?? 0);
@@ -97,8 +100,6 @@ export function addRow(figures: Figures, row: Record<string, unknown>): Figures 
   figures.disputesRejected += n("disputes_rejected");
   figures.slashedUsdc += b("slashed_usdc");
   figures.latencyCount += n("latency_count");
-  if (Array.isArray(row.latency_slots_hist)) addHistograms(figures.latencySlots, row.latency_slots_hist as string[]);
-  if (Array.isArray(row.latency_secs_hist)) addHistograms(figures.latencySecs, row.latency_secs_hist as string[]);
   figures.maxSlot = Math.max(figures.maxSlot, n("max_slot"));
   return figures;
 }
@@ -140,27 +141,4 @@ export function latency(histogram: readonly number[]): { p50: number | null; p95
   // The open-ended last bin reads as its lower edge: "at least that".
   const finite = (value: number | null) => (value === null ? null : Number.isFinite(value) ? value : LATENCY_EDGES[LATENCY_EDGES.length - 1]!);
   return { p50: finite(percentile(histogram, 0.5)), p95: finite(percentile(histogram, 0.95)), samples: histogram.reduce((sum, count) => sum + count, 0) };
-}
-
-const BUCKET_COLUMNS = `subject, bucket_start, executions, open, settled, refunded_timeout, refunded_creator_error, refunded_invalid_signature,
-  refunded_output_invalid, refunded_relayer_error, reclaimed, spent_usdc, earned_usdc, fee_usdc, refunded_usdc, disputes_open,
-  disputes_upheld, disputes_rejected, slashed_usdc, latency_count, latency_slots_hist, latency_secs_hist, max_slot`;
-
-/** Bucket rows of several subjects of one dimension, from `from` (inclusive) to `to` (exclusive), oldest first. */
-export async function bucketRows(
-  db: Queryable,
-  schema: string,
-  dimension: Dimension,
-  subjects: readonly string[],
-  granularity: "hour" | "day",
-  from: number,
-  to: number = Number.MAX_SAFE_INTEGER,
-): Promise<BucketRow[]> {
-  const result = await db.query(
-    `SELECT ${BUCKET_COLUMNS} FROM ${schema}.buckets
-     WHERE dimension = $1 AND subject = ANY($2) AND granularity = $3 AND bucket_start >= $4 AND bucket_start < $5
-     ORDER BY subject, bucket_start`,
-    [dimension, subjects, granularity, from, to],
-  );
-  return result.rows as BucketRow[];
 }

@@ -1,11 +1,12 @@
 // Usage per API key id, payer wallet, agent or creator: totals over a window and hour or day
 // buckets for charts, the last on-chain execution, and the executions themselves.
 import { DAY_SECS, HOUR_SECS, type Dimension } from "../ingest/buckets.js";
-import { figuresKey, type GraphQLContext } from "./context.js";
+import { bucketRows } from "./bucket-reads.js";
+import { windowFigures, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
 import { listExecutions, type ExecutionFilter } from "./execution.js";
 import { isoTime, money, parseTime } from "./money.js";
-import { addRow, againstCreator, bucketRows, emptyFigures, type Figures, type WindowName } from "./stats.js";
+import { addRow, againstCreator, emptyFigures, type Figures, type WindowName } from "./stats.js";
 
 export const USAGE_TYPE_DEFS = /* GraphQL */ `
   enum UsageDimension { API_KEY PAYER AGENT CREATOR }
@@ -49,6 +50,19 @@ const DIMENSIONS: Record<string, Dimension> = { API_KEY: "api_key", PAYER: "paye
 const FILTER_OF: Record<string, keyof ExecutionFilter> = { api_key: "apiKeyId", payer: "payer", agent: "agent", creator: "creator" };
 /** Buckets in one answer at most (a 90-day chart by day, or 4 weeks by hour). */
 const MAX_BUCKETS = 744;
+const BUCKET_COLUMNS = [
+  "executions",
+  "settled",
+  "refunded_timeout",
+  "refunded_creator_error",
+  "refunded_invalid_signature",
+  "refunded_output_invalid",
+  "refunded_relayer_error",
+  "reclaimed",
+  "spent_usdc",
+  "earned_usdc",
+  "fee_usdc",
+] as const;
 
 interface UsageSource {
   dimension: Dimension;
@@ -75,7 +89,7 @@ export const usageResolvers = {
   Usage: {
     dimension: (u: UsageSource) => Object.keys(DIMENSIONS).find((key) => DIMENSIONS[key] === u.dimension),
     totals: async (u: UsageSource, args: { window: WindowName }, ctx: GraphQLContext) =>
-      usageFigures(await ctx.loaders.figures.load(figuresKey(u.dimension, args.window, u.subject)), ctx),
+      usageFigures(await windowFigures(ctx, u.dimension, args.window, u.subject), ctx),
     buckets: async (u: UsageSource, args: { granularity: "HOUR" | "DAY"; from?: string; to?: string }, ctx: GraphQLContext) => {
       const size = args.granularity === "HOUR" ? HOUR_SECS : DAY_SECS;
       const now = ctx.nowSecs();
@@ -83,7 +97,7 @@ export const usageResolvers = {
       const from = Math.floor((args.from ? parseTime(args.from, "from") : to - (args.granularity === "HOUR" ? 24 : 30) * size) / size) * size;
       const count = (to - from) / size;
       if (count < 1 || count > MAX_BUCKETS) throw graphqlError("BAD_USER_INPUT", `from..to must span 1 to ${MAX_BUCKETS} buckets`, { argument: "from" });
-      const rows = await bucketRows(ctx.pool, ctx.schema, u.dimension, [u.subject], args.granularity === "HOUR" ? "hour" : "day", from, to);
+      const rows = await bucketRows(ctx.pool, ctx.schema, u.dimension, u.subject, args.granularity === "HOUR" ? "hour" : "day", from, to, BUCKET_COLUMNS);
       const byStart = new Map(rows.map((row) => [Number(row.bucket_start), addRow(emptyFigures(), row)]));
       return Promise.all(
         Array.from({ length: count }, async (_, i) => {

@@ -7,7 +7,7 @@
 // The checkpoint only moves to a finalized signature: the next pass re-reads everything above
 // it, which is the scheduled gap check that finds a delivery the live source (or Helius) missed,
 // and never resumes from a signature a dropped fork could take away.
-import { decodeTransaction, PROGRAM_ADDRESS } from "./decoder.js";
+import { transactionDecoder } from "./decoder.js";
 import type { DecodedTransaction } from "./event-row.js";
 import type { SolanaRpc, SignatureInfo } from "./rpc.js";
 import type { EventStore } from "./store.js";
@@ -28,6 +28,8 @@ export interface BackfillOptions {
 export async function backfill(rpc: SolanaRpc, store: EventStore, options: BackfillOptions = {}): Promise<BackfillResult> {
   const batchSize = options.batchSize ?? 500;
   const pageSize = options.pageSize ?? 1000;
+  const program = store.programId.toBase58();
+  const decode = transactionDecoder(store.programId);
   const checkpoint = await store.checkpoint();
   const finalizedSlot = await rpc.getSlot("finalized");
 
@@ -35,7 +37,7 @@ export async function backfill(rpc: SolanaRpc, store: EventStore, options: Backf
   const newestFirst: SignatureInfo[] = [];
   let before: string | undefined;
   for (;;) {
-    const page = await rpc.getSignaturesForAddress(PROGRAM_ADDRESS, { before, until: checkpoint.signature ?? undefined, limit: pageSize });
+    const page = await rpc.getSignaturesForAddress(program, { before, until: checkpoint.signature ?? undefined, limit: pageSize });
     newestFirst.push(...page);
     if (page.length < pageSize) break;
     before = page[page.length - 1]!.signature;
@@ -50,7 +52,7 @@ export async function backfill(rpc: SolanaRpc, store: EventStore, options: Backf
     const raws = await rpc.getTransactions(wanted.map((info) => info.signature));
     const decoded: DecodedTransaction[] = [];
     raws.forEach((raw) => {
-      if (raw) decoded.push(decodeTransaction(raw));
+      if (raw) decoded.push(decode(raw));
     });
     result.fetched += decoded.length;
     const finalizedInBatch = batch.filter((info) => info.slot <= finalizedSlot);

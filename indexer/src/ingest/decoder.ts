@@ -43,8 +43,6 @@ export interface RawTransaction {
   } | null;
 }
 
-const PROGRAM = PROGRAM_ID.toBase58();
-const EVENT_AUTHORITY = eventAuthorityPda().toBase58();
 
 /** Plain JSON from the SDK's decoded values: bigint → string, PublicKey → base58, bytes → hex. */
 function toJson(value: unknown): JsonValue {
@@ -76,8 +74,17 @@ function feeShardOf(instructionData: string): number | null {
   }
 }
 
-/** Every event of a successful transaction, in execution order. */
-export function decodeTransaction(raw: RawTransaction): DecodedTransaction {
+/**
+ * The decoder of the program at `programId`: every event of a successful transaction, in
+ * execution order. Another program id's events are not this program's, however alike.
+ */
+export function transactionDecoder(programId: PublicKey): (raw: RawTransaction) => DecodedTransaction {
+  const program = programId.toBase58();
+  const eventAuthority = eventAuthorityPda(programId).toBase58();
+  return (raw) => decodeWith(raw, program, eventAuthority);
+}
+
+function decodeWith(raw: RawTransaction, program: string, eventAuthority: string): DecodedTransaction {
   const signature = raw.transaction.signatures[0]!;
   const base = { signature, slot: raw.slot, blockTime: raw.blockTime ?? null };
   const meta = raw.meta;
@@ -96,9 +103,9 @@ export function decodeTransaction(raw: RawTransaction): DecodedTransaction {
       const caller = stack[height - 2];
       stack[height - 1] = ix;
       stack.length = height;
-      if (keys[ix.programIdIndex] !== PROGRAM) return;
-      if (ix.accounts.length !== 1 || keys[ix.accounts[0]!] !== EVENT_AUTHORITY) return;
-      if (!caller || keys[caller.programIdIndex] !== PROGRAM) return;
+      if (keys[ix.programIdIndex] !== program) return;
+      if (ix.accounts.length !== 1 || keys[ix.accounts[0]!] !== eventAuthority) return;
+      if (!caller || keys[caller.programIdIndex] !== program) return;
       let bytes: Uint8Array;
       try {
         bytes = bs58.decode(ix.data);
@@ -123,5 +130,8 @@ export function decodeTransaction(raw: RawTransaction): DecodedTransaction {
   return { ...base, failed: false, events };
 }
 
-export const PROGRAM_ADDRESS = PROGRAM;
-export const EVENT_AUTHORITY_ADDRESS = EVENT_AUTHORITY;
+/** The decoder of the program at the IDL's address. */
+export const decodeTransaction = transactionDecoder(PROGRAM_ID);
+/** The IDL's program address and its event authority, the defaults where no id is configured. */
+export const PROGRAM_ADDRESS = PROGRAM_ID.toBase58();
+export const EVENT_AUTHORITY_ADDRESS = eventAuthorityPda().toBase58();

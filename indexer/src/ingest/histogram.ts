@@ -29,7 +29,7 @@ export function percentile(histogram: readonly number[], q: number): number | nu
   return null;
 }
 
-export function addHistograms(into: number[], from: readonly (number | string)[]): number[] {
+export function addHistograms(into: number[], from: readonly (number | string | null)[]): number[] {
   for (let bin = 0; bin < into.length; bin++) into[bin]! += Number(from[bin] ?? 0);
   return into;
 }

@@ -1,9 +1,9 @@
 // The live source: a `logsSubscribe` mentioning the program at `confirmed`; each signature is
 // then read with getTransaction at `confirmed` and ingested. What this misses (a dropped
 // socket, a restart) the gap check finds.
-import { Connection, PublicKey } from "@solana/web3.js";
+import { Connection } from "@solana/web3.js";
 
-import { decodeTransaction, PROGRAM_ADDRESS } from "./decoder.js";
+import { transactionDecoder, type RawTransaction } from "./decoder.js";
 import type { SolanaRpc } from "./rpc.js";
 import type { EventStore } from "./store.js";
 
@@ -24,26 +24,81 @@ const MAX_BATCH = 100;
 
 export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, store: EventStore, options: LiveOptions): LiveSource {
   const connection = new Connection(rpcUrl, { commitment: "confirmed", wsEndpoint: websocketUrl });
+  const decode = transactionDecoder(store.programId);
   // Notifications queue up while a batch is being read and stored; the next batch takes them
-  // all, so that under load the work per transaction shrinks instead of the queue growing.
-  const queue = new Map<string, number>(); // signature → attempts so far
+  // all, so that under load the work per transaction shrinks instead of the queue growing. The
+  // next batch is read from the node while the previous one is stored (batches are stored one
+  // at a time, in order). A signature the node does not answer yet waits RETRY_MS before it is
+  // asked again, without holding back the signatures notified meanwhile.
+  const queue = new Map<string, { attempts: number; readyAt: number }>();
+  let wake: (() => void) | null = null;
   let draining: Promise<void> | null = null;
+  let storing: Promise<void> = Promise.resolve();
+  let stored = true;
   let closed = false;
 
-  const drainOnce = async (): Promise<void> => {
-    const batch = [...queue.keys()].slice(0, MAX_BATCH);
-    const raws = await rpc.getTransactions(batch);
+  /** Leaves the signature to a later batch, or after RETRIES attempts to the gap check. */
+  const retry = (signature: string) => {
+    const attempts = (queue.get(signature)?.attempts ?? 0) + 1;
+    if (attempts >= RETRIES) queue.delete(signature);
+    else queue.set(signature, { attempts, readyAt: Date.now() + RETRY_MS });
+  };
+
+  const storeBatch = async (signatures: string[], raws: (RawTransaction | null)[]): Promise<void> => {
     const found = raws.flatMap((raw) => (raw ? [raw] : []));
-    if (found.length > 0) await store.ingest(found.map(decodeTransaction), "confirmed");
-    raws.forEach((raw, i) => {
-      const signature = batch[i]!;
-      const attempts = (queue.get(signature) ?? 0) + 1;
-      // The notification can come before the node answers at `confirmed`: retry a few times.
-      if (raw || attempts >= RETRIES) queue.delete(signature);
-      else queue.set(signature, attempts);
-      if (raw) options.onIngested?.(signature);
+    try {
+      if (found.length > 0) await store.ingest(found.map(decode), "confirmed");
+    } catch (err) {
+      signatures.forEach((signature, i) => raws[i] && retry(signature));
+      throw err;
+    }
+    signatures.forEach((signature, i) => {
+      if (!raws[i]) return;
+      queue.delete(signature);
+      options.onIngested?.(signature);
     });
-    if (found.length < batch.length) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  };
+
+  const drainOnce = async (): Promise<void> => {
+    const now = Date.now();
+    const batch: string[] = [];
+    let nextReadyAt = Infinity;
+    for (const [signature, entry] of queue) {
+      if (entry.readyAt <= now) {
+        if (batch.length < MAX_BATCH) batch.push(signature);
+      } else nextReadyAt = Math.min(nextReadyAt, entry.readyAt);
+    }
+    if (batch.length === 0) {
+      // Only retries, or signatures being stored, are left: wait for the first retry to be due,
+      // the batch being stored, or a new notification.
+      await new Promise<void>((resolve) => {
+        const timer = Number.isFinite(nextReadyAt) ? setTimeout(resolve, nextReadyAt - now) : undefined;
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (!stored) void storing.then(wake);
+      });
+      wake = null;
+      return;
+    }
+    for (const signature of batch) queue.set(signature, { attempts: queue.get(signature)!.attempts, readyAt: Infinity });
+    let raws: (RawTransaction | null)[];
+    try {
+      raws = await rpc.getTransactions(batch);
+    } catch (err) {
+      batch.forEach(retry);
+      throw err;
+    }
+    // The notification can come before the node answers at `confirmed`: retry a few times.
+    batch.forEach((signature, i) => raws[i] || retry(signature));
+    await storing;
+    stored = false;
+    storing = storeBatch(batch, raws)
+      .catch(options.onError)
+      .finally(() => {
+        stored = true;
+      });
   };
 
   const drain = () => {
@@ -56,10 +111,11 @@ export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, 
   };
 
   const subscription = connection.onLogs(
-    new PublicKey(PROGRAM_ADDRESS),
+    store.programId,
     (logs) => {
       if (logs.err !== null || closed) return;
-      if (!queue.has(logs.signature)) queue.set(logs.signature, 0);
+      if (!queue.has(logs.signature)) queue.set(logs.signature, { attempts: 0, readyAt: 0 });
+      wake?.();
       drain();
     },
     "confirmed",
@@ -68,8 +124,10 @@ export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, 
   return {
     async close() {
       closed = true;
+      wake?.();
       await connection.removeOnLogsListener(subscription).catch(() => {});
       await draining;
+      await storing;
       const socket = (connection as unknown as { _rpcWebSocket?: { close(code?: number): void; setAutoReconnect?(on: boolean): void } })._rpcWebSocket;
       try {
         socket?.setAutoReconnect?.(false);

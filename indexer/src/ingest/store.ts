@@ -2,12 +2,16 @@
 // decoded transactions to `ingest`, which stores each event once, keyed by (signature,
 // instruction index, inner index), and brings the views up to date in the same database
 // transaction. `drop` and `promote` are the finality task's side of the same tables.
+import { PROGRAM_ID } from "@agent-market/program";
+import type { PublicKey } from "@solana/web3.js";
+
 import { inTransaction, type Client, type Pool } from "../db/pool.js";
 import { agentFromEvents, AGENT_EVENTS, type AgentRow } from "./agent-view.js";
 import { BucketDeltas } from "./buckets.js";
+import { ChangeSet, channelOf } from "./change-notice.js";
 import type { Commitment, DecodedTransaction } from "./event-row.js";
 import { executionFromEvents, type EventRecord, type ExecutionRow } from "./execution-view.js";
-import { TotalDeltas } from "./totals.js";
+import { feeShardIndexes, TotalDeltas } from "./totals.js";
 
 export interface CheckpointUpdate {
   signature: string;
@@ -53,11 +57,16 @@ class Serial {
 
 export class EventStore {
   private readonly serial = new Serial();
+  private readonly shardIndexes: ReadonlyMap<string, number>;
 
+  /** `programId`: the program whose events this schema holds, the network's configured id. */
   constructor(
     readonly pool: Pool,
     readonly schema: string,
-  ) {}
+    readonly programId: PublicKey = PROGRAM_ID,
+  ) {
+    this.shardIndexes = feeShardIndexes(programId);
+  }
 
   /**
    * Stores the events of `transactions` not stored yet, and updates the views and (if given) the
@@ -114,14 +123,17 @@ export class EventStore {
             ),
           ],
         );
-        const totals = new TotalDeltas();
+        const totals = new TotalDeltas(this.shardIndexes);
         for (const event of events) totals.add(event, 1);
         await totals.write(client, s);
+        const changes = new ChangeSet();
         await this.refresh(
           client,
           events.filter((event) => event.executionId !== null).map((event) => event.executionId!),
           events.filter((event) => AGENT_EVENTS.includes(event.name) && event.agent !== null).map((event) => event.agent!),
+          changes,
         );
+        await changes.notify(client, s);
       }
       stored = { transactions: fresh.size, events: events.length };
     }
@@ -147,15 +159,18 @@ export class EventStore {
         const events = (
           await client.query(`SELECT ${EVENT_COLUMNS} FROM ${s}.events WHERE signature = ANY($1) ${EVENT_ORDER}`, [signatures])
         ).rows.map(eventFromDb);
-        const totals = new TotalDeltas();
+        const totals = new TotalDeltas(this.shardIndexes);
         for (const event of events) totals.add({ ...event, feeShard: event.fee_shard }, -1);
         await totals.write(client, s);
         const deleted = await client.query(`DELETE FROM ${s}.transactions WHERE signature = ANY($1)`, [signatures]);
+        const changes = new ChangeSet();
         await this.refresh(
           client,
           events.filter((event) => event.execution_id !== null).map((event) => event.execution_id!),
           events.filter((event) => AGENT_EVENTS.includes(event.name) && event.agent !== null).map((event) => event.agent!),
+          changes,
         );
+        await changes.notify(client, s);
         return deleted.rowCount ?? 0;
       }),
     );
@@ -174,16 +189,22 @@ export class EventStore {
         );
         const ids = [...new Set(touched.rows.map((row) => row.execution_id).filter((id): id is string => id !== null))];
         const agents = [...new Set(touched.rows.map((row) => row.agent).filter((agent): agent is string => agent !== null))];
-        await client.query(
+        const executions = await client.query<{ id: string; payer: string; agent: string }>(
           `UPDATE ${s}.executions e SET commitment = 'finalized' WHERE id = ANY($1)
-           AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.execution_id = e.id AND v.commitment = 'confirmed')`,
+           AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.execution_id = e.id AND v.commitment = 'confirmed')
+           RETURNING id, payer, agent`,
           [ids],
         );
-        await client.query(
+        const promotedAgents = await client.query<{ agent: string }>(
           `UPDATE ${s}.agents a SET commitment = 'finalized' WHERE agent = ANY($1)
-           AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.agent = a.agent AND v.execution_id IS NULL AND v.commitment = 'confirmed')`,
+           AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.agent = a.agent AND v.execution_id IS NULL AND v.commitment = 'confirmed')
+           RETURNING agent`,
           [agents],
         );
+        const changes = new ChangeSet();
+        for (const row of executions.rows) changes.execution({ ...row, removed: false });
+        for (const row of promotedAgents.rows) changes.agent(row.agent);
+        await changes.notify(client, s);
       }),
     );
   }
@@ -194,7 +215,12 @@ export class EventStore {
    */
   setFinalizedSlot(slot: number): Promise<void> {
     return this.serial.run(async () => {
-      await this.pool.query(`UPDATE ${this.schema}.checkpoint SET finalized_slot = $1`, [slot]);
+      // Servers are told of a move (they keep the watermark in memory), not of every check.
+      await this.pool.query(
+        `WITH moved AS (UPDATE ${this.schema}.checkpoint SET finalized_slot = $1 WHERE finalized_slot <> $1 RETURNING finalized_slot)
+         SELECT pg_notify($2, json_build_object('finalizedSlot', finalized_slot)::text) FROM moved`,
+        [slot, channelOf(this.schema)],
+      );
     });
   }
 
@@ -216,7 +242,7 @@ export class EventStore {
   }
 
   /** Rebuilds the rows of these agents and executions from their events, and moves their rollup contributions. */
-  private async refresh(client: Client, executionIds: string[], agentAddresses: string[]): Promise<void> {
+  private async refresh(client: Client, executionIds: string[], agentAddresses: string[], changes: ChangeSet): Promise<void> {
     const s = this.schema;
     const ids = new Set(executionIds);
     const agents = [...new Set(agentAddresses)];
@@ -247,6 +273,7 @@ export class EventStore {
           for (const { id } of affected.rows) ids.add(id);
         }
       }
+      for (const agent of agents) changes.agent(agent);
       if (gone.length > 0) await client.query(`DELETE FROM ${s}.agents WHERE agent = ANY($1)`, [gone]);
       if (rows.length > 0) {
         await client.query(
@@ -286,6 +313,8 @@ export class EventStore {
       const before = old.get(id) ?? null;
       const after = executionFromEvents(id, byId.get(id) ?? [], creatorOf);
       if (before && after && sameRow(before, after)) continue;
+      if (after) changes.execution({ id, payer: after.payer, agent: after.agent, removed: false });
+      else if (before) changes.execution({ id, payer: before.payer, agent: before.agent, removed: true });
       if (before) deltas.add(before, -1);
       if (after) {
         deltas.add(after, 1);

@@ -1,11 +1,15 @@
 // Sums over the events that are not part of an execution: subscriptions and fee sweeps. Each
 // event adds its sign × its amounts, so storing then dropping an event leaves the sums as before.
 import { feeShardPda, FEE_SHARD_COUNT } from "@agent-market/program";
+import type { PublicKey } from "@solana/web3.js";
 
 import type { Queryable } from "../db/pool.js";
 import type { StoredEvent } from "./event-row.js";
 
-const SHARD_INDEX = new Map<string, number>(Array.from({ length: FEE_SHARD_COUNT }, (_, index) => [feeShardPda(index).toBase58(), index]));
+/** Each fee shard's index by its address, under the program at `programId`. */
+export function feeShardIndexes(programId: PublicKey): ReadonlyMap<string, number> {
+  return new Map(Array.from({ length: FEE_SHARD_COUNT }, (_, index) => [feeShardPda(index, programId).toBase58(), index]));
+}
 
 export interface TotalDelta {
   amount: bigint;
@@ -17,6 +21,8 @@ export type EventLike = Pick<StoredEvent, "name" | "data" | "agent" | "feeShard"
 
 export class TotalDeltas {
   private readonly deltas = new Map<string, TotalDelta>();
+
+  constructor(private readonly shardIndexes: ReadonlyMap<string, number>) {}
 
   private bump(key: string, amount: bigint, count: number, slot: number): void {
     const delta = this.deltas.get(key) ?? { amount: 0n, count: 0, maxSlot: 0 };
@@ -40,7 +46,7 @@ export class TotalDeltas {
       if (event.feeShard !== null) this.bump(`shard:${event.feeShard}:subscription_fees`, s * fee, sign, event.slot);
     } else if (event.name === "FeesSwept") {
       const amount = BigInt(String(data.amountUsdc));
-      const index = SHARD_INDEX.get(String(data.feeShard));
+      const index = this.shardIndexes.get(String(data.feeShard));
       if (index !== undefined) this.bump(`shard:${index}:swept`, s * amount, sign, event.slot);
       this.bump(`market:swept`, s * amount, sign, event.slot);
     }

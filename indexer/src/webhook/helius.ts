@@ -4,7 +4,7 @@
 // the same ingestion path as the other sources (Helius retries, so duplicates are expected).
 import { createHash, timingSafeEqual } from "node:crypto";
 
-import { decodeTransaction, type RawTransaction } from "../ingest/decoder.js";
+import { transactionDecoder, type RawTransaction } from "../ingest/decoder.js";
 import type { EventStore } from "../ingest/store.js";
 
 export const WEBHOOK_PATH = "/webhooks/helius";
@@ -55,6 +55,6 @@ export async function handleHeliusWebhook(request: Request, store: EventStore, e
   }
   const items = Array.isArray(body) ? body : [body];
   if (!items.every(isRawTransaction)) return error(400, "invalid_payload", "expected an array of raw transactions");
-  const result = await store.ingest(items.map(decodeTransaction), "confirmed");
+  const result = await store.ingest(items.map(transactionDecoder(store.programId)), "confirmed");
   return json(200, { received: items.length, stored_events: result.events });
 }

@@ -5,7 +5,9 @@
 //   INDEXER_PUBLIC_URL             this indexer's public origin (the webhook is <it>/webhooks/helius)
 //   INDEXER_HELIUS_WEBHOOK_AUTH    the Authorization value Helius echoes (16 characters at least)
 //   INDEXER_NETWORK                devnet (or localnet) or mainnet
+//   DEVNET_PROGRAM_ID, MAINNET_PROGRAM_ID   optional: the network's program id (the IDL's by default)
 //   HELIUS_API_URL                 optional: send the SDK's REST calls there instead of Helius
+import { programIdOf } from "../config.js";
 import { heliusClient, rerouteHeliusApi, upsertHeliusWebhook } from "./register.js";
 import { WEBHOOK_PATH } from "./helius.js";
 
@@ -21,6 +23,7 @@ const authHeader = need("INDEXER_HELIUS_WEBHOOK_AUTH");
 const rawNetwork = process.env.INDEXER_NETWORK ?? "devnet";
 const network = rawNetwork === "mainnet" ? "mainnet" : rawNetwork === "devnet" || rawNetwork === "localnet" ? "devnet" : null;
 if (!network) problems.push(`INDEXER_NETWORK: expected devnet, mainnet or localnet`);
+const programId = network ? programIdOf(process.env, network, problems) : null;
 if (authHeader && authHeader.length < 16) problems.push("INDEXER_HELIUS_WEBHOOK_AUTH: at least 16 characters");
 if (problems.length > 0) {
   console.error(`cannot set up the Helius webhook:\n  ${problems.join("\n  ")}`);
@@ -28,5 +31,10 @@ if (problems.length > 0) {
 }
 if (process.env.HELIUS_API_URL) rerouteHeliusApi(process.env.HELIUS_API_URL);
 const webhookUrl = new URL(WEBHOOK_PATH, publicUrl).toString();
-const result = await upsertHeliusWebhook(heliusClient(apiKey), { network: network!, webhookUrl, authHeader });
+const result = await upsertHeliusWebhook(heliusClient(apiKey), {
+  network: network!,
+  programAddress: programId!.toBase58(),
+  webhookUrl,
+  authHeader,
+});
 console.log(JSON.stringify({ ...result, webhookUrl }));

@@ -4,13 +4,14 @@
 import { makeWebhookClient, type WebhookClient } from "helius-sdk/webhooks/client";
 
 import type { NetworkName } from "../config.js";
-import { PROGRAM_ADDRESS } from "../ingest/decoder.js";
 
 /** The REST origin helius-sdk's webhook calls use (fixed in the SDK). */
 export const HELIUS_API_ORIGIN = "https://api-mainnet.helius-rpc.com";
 
 export interface WebhookSettings {
   network: NetworkName;
+  /** The program whose transactions are delivered: the network's configured id. */
+  programAddress: string;
   /** Where Helius delivers: this indexer's public URL + /webhooks/helius. */
   webhookUrl: string;
   authHeader: string;
@@ -22,7 +23,7 @@ export async function upsertHeliusWebhook(client: WebhookClient, settings: Webho
   const wanted = {
     webhookURL: settings.webhookUrl,
     transactionTypes: ["ANY"],
-    accountAddresses: [PROGRAM_ADDRESS],
+    accountAddresses: [settings.programAddress],
     webhookType: settings.network === "devnet" ? "rawDevnet" : "raw",
     authHeader: settings.authHeader,
     txnStatus: "success",
@@ -33,7 +34,7 @@ export async function upsertHeliusWebhook(client: WebhookClient, settings: Webho
     existing.webhookType === wanted.webhookType &&
     existing.authHeader === wanted.authHeader &&
     existing.accountAddresses.length === 1 &&
-    existing.accountAddresses[0] === PROGRAM_ADDRESS &&
+    existing.accountAddresses[0] === settings.programAddress &&
     existing.transactionTypes.length === 1 &&
     existing.transactionTypes[0] === "ANY";
   if (same) return { action: "unchanged", webhookId: existing.webhookID };

@@ -1,0 +1,42 @@
+// The indexer's program id: the network's DEVNET_PROGRAM_ID or MAINNET_PROGRAM_ID, the IDL's
+// address when unset, and every configuration problem reported at once.
+import { strict as assert } from "node:assert";
+
+import { PROGRAM_ID } from "@agent-market/program";
+import { Keypair } from "@solana/web3.js";
+
+import { ConfigError, parseConfig } from "../src/config.js";
+
+const base = {
+  INDEXER_DATABASE_URL: "postgres://127.0.0.1:5432/indexer",
+  INDEXER_RPC_URL: "http://127.0.0.1:8899",
+};
+
+describe("indexer configuration: the program id", () => {
+  it("reads the indexed network's variable, localnet's being devnet's", () => {
+    const devnet = Keypair.generate().publicKey.toBase58();
+    const mainnet = Keypair.generate().publicKey.toBase58();
+    const ids = { DEVNET_PROGRAM_ID: devnet, MAINNET_PROGRAM_ID: mainnet };
+    assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "devnet" }).program_id.toBase58(), devnet);
+    assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "localnet" }).program_id.toBase58(), devnet);
+    assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "mainnet" }).program_id.toBase58(), mainnet);
+  });
+
+  it("is the IDL's address when unset", () => {
+    assert.ok(parseConfig({ ...base, INDEXER_NETWORK: "mainnet" }).program_id.equals(PROGRAM_ID));
+  });
+
+  it("refuses one that is not an address, with the other problems", () => {
+    assert.throws(
+      () => parseConfig({ ...base, INDEXER_NETWORK: "devnet", DEVNET_PROGRAM_ID: "0OIl", INDEXER_PORT: "-1" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.message.split("\n").slice(1).map((line) => line.trim()).sort(), [
+          'DEVNET_PROGRAM_ID: not a base58 program address: "0OIl"',
+          "INDEXER_PORT: expected an integer in [0, 65535], got \"-1\"",
+        ]);
+        return true;
+      },
+    );
+  });
+});
