@@ -1,9 +1,11 @@
 // The services every route is given: a leaf, so routes depend on it and never on the app.
 import type { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import type { SignInService } from "./auth/sign-in.js";
+import type { WebRunKeys } from "./auth/web-run-keys.js";
 import type { ChainService } from "./chain/chain-service.js";
 import type { RelayerConfig } from "./config.js";
 import type { Db } from "./db/pool.js";
+import type { DisputeService } from "./disputes/dispute-service.js";
 import type { ExecutionReads } from "./executions/execution-reads.js";
 import type { ExecutionService } from "./executions/execution-service.js";
 import type { SubscriptionService } from "./executions/subscription-service.js";
@@ -16,6 +18,8 @@ export interface Services {
   db: Db;
   keys: ApiKeyStore;
   authenticator: ApiKeyAuthenticator;
+  /** The keys web runs are charged through, one per wallet and environment, never exposed. */
+  webRunKeys: WebRunKeys;
   signIn: SignInService;
   chain: ChainService;
   listings: ListingService;
@@ -25,4 +29,6 @@ export interface Services {
   executionReads: ExecutionReads;
   subscriptions: SubscriptionService;
   jobs: JobQueue;
+  /** Dispute evidence and state (POST /v1/disputes/evidence, GET /v1/disputes…). */
+  disputes: DisputeService;
 }

@@ -2,8 +2,8 @@
 // reported together, each naming its variable, so a bad deployment fails before it serves.
 import { readFileSync } from "node:fs";
 
-import { ed25519PublicKey } from "@agent-market/program";
-import { Keypair } from "@solana/web3.js";
+import { ed25519PublicKey, PROGRAM_ID } from "@agent-market/program";
+import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { committedDevelopmentKey } from "./dev-keys.js";
 import type { EndpointPolicy } from "./net/ip-policy.js";
@@ -15,6 +15,11 @@ export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
 
 export interface NetworkConfig {
   name: NetworkName;
+  /**
+   * The agent_market program's address on this network (`<NETWORK>_PROGRAM_ID`, the IDL's by
+   * default): devnet and mainnet deployments may each have their own.
+   */
+  program_id: PublicKey;
   rpc_url: string;
   websocket_url: string;
   /** Ed25519 key that signs requests to this network's creators (a Solana keypair file). */
@@ -204,6 +209,13 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
         }
       }
     }
+    const programId = text(`${prefix}_PROGRAM_ID`);
+    let program_id = PROGRAM_ID;
+    if (programId !== undefined) {
+      const parsed = programAddress(programId);
+      if (parsed) program_id = parsed;
+      else problems.push(`${prefix}_PROGRAM_ID must be the program's base58 address (32 bytes), got "${programId}"`);
+    }
     if (rpc === undefined) continue;
     const rpcUrl = url(`${prefix}_RPC_URL`, rpc, ["http:", "https:"]);
     if (!rpcUrl) continue;
@@ -214,6 +226,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     if (!marketplace || !relayer) continue;
     networks[name] = {
       name,
+      program_id,
       rpc_url: rpc,
       websocket_url: ws,
       marketplace_signing_key: marketplace.secretKey,
@@ -293,6 +306,14 @@ export function readKeypair(path: string): Keypair {
   const bytes = JSON.parse(readFileSync(path, "utf8")) as unknown;
   if (!Array.isArray(bytes) || bytes.length !== 64) throw new Error("not a JSON array of 64 bytes");
   return Keypair.fromSecretKey(Uint8Array.from(bytes as number[]));
+}
+
+function programAddress(text: string): PublicKey | undefined {
+  try {
+    return new PublicKey(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Solana's convention, which solana-test-validator and localnet follow: PubSub on the RPC port + 1. */

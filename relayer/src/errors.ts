@@ -88,6 +88,12 @@ export const ERROR_CODES = {
     type: "permission_error",
     description: "API keys cannot manage keys, listings or wallet settings; sign in with the wallet.",
   },
+  cookie_request_not_json: {
+    status: 403,
+    type: "permission_error",
+    description:
+      "A request authenticated by the session cookie must send `Content-Type: application/json` (which a cross-site form cannot), or authenticate with `Authorization: Bearer sess_…`.",
+  },
   api_key_required: {
     status: 401,
     type: "authentication_error",
@@ -291,6 +297,21 @@ export const ERROR_CODES = {
     status: 503,
     type: "api_error",
     description: "The relayer's database did not answer; no escrow was opened by this request. Retry later.",
+  },
+  not_dispute_party: {
+    status: 403,
+    type: "permission_error",
+    description: "Only the execution's payer and the agent's creator (and, to read, the market's arbiter) take part in its dispute.",
+  },
+  execution_not_disputable: {
+    status: 409,
+    type: "conflict_error",
+    description: "Only a settled execution can be disputed: this one was refunded, failed or is still running.",
+  },
+  attachment_too_large: {
+    status: 413,
+    type: "invalid_request_error",
+    description: "An evidence attachment is over 1 MiB once decoded; `param` names it.",
   },
   rate_limited: {
     status: 429,

@@ -10,6 +10,7 @@ export { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "./db
 export { ApiKeyAuthenticator, ApiKeyStore, type AuthenticatedKey } from "./auth/api-keys.js";
 export { generateApiKey, parseApiKey, hashApiKey } from "./auth/api-key-format.js";
 export { signInMessage, SignInService } from "./auth/sign-in.js";
+export { webRunKeyId, WebRunKeys } from "./auth/web-run-keys.js";
 export { ERROR_CODES, ApiError, type ErrorCode } from "./errors.js";
 export { formatUsdc, parseUsdc } from "./usdc.js";
 export { loggerOptions } from "./logger.js";

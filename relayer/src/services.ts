@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
+import { WebRunKeys } from "./auth/web-run-keys.js";
 import { ExpiredSignInPurge, PURGE_INTERVAL_MS } from "./auth/expired-purge.js";
 import { SignInService } from "./auth/sign-in.js";
 import type { Services } from "./app-services.js";
@@ -24,6 +25,7 @@ import { ExecutionWrites } from "./executions/execution-writes.js";
 import { Quoter } from "./executions/quote.js";
 import { SubscriptionService } from "./executions/subscription-service.js";
 import { ReceiptCloser } from "./executions/receipt-closer.js";
+import { DisputeService } from "./disputes/dispute-service.js";
 import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
 import type { JobQueue } from "./jobs/job-queue.js";
 import { LocalJobQueue } from "./jobs/local-queue.js";
@@ -78,6 +80,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     chain,
     authenticator,
     keys: new ApiKeyStore(db, config.api_key_hash_secret),
+    webRunKeys: new WebRunKeys(db),
     signIn: new SignInService(db, {
       domain: config.public_url.host,
       uri: config.public_url.origin,
@@ -97,6 +100,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     executionReads: new ExecutionReads(db),
     subscriptions,
     jobs,
+    disputes: new DisputeService(db, chain),
     reconcile: (network) => reconcile(db, chain, senders, network),
     async startWorkers() {
       workers = true;

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 
 import { readFileSync } from "node:fs";
 
+import { PROGRAM_ID } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 import { Redis } from "ioredis";
 
@@ -102,6 +103,21 @@ describe("configuration", () => {
       'DEVNET_INDEXER_URL must be a http: or https: URL, got "ws://127.0.0.1:8090/graphql"',
     ]);
     assert.deepEqual(problems({ ...valid(), ...mainnet(), MAINNET_INDEXER_URL: "indexer" }), ['MAINNET_INDEXER_URL is not a URL: "indexer"']);
+  });
+
+  it("reads each network's program id, the IDL's unless set, and refuses one that is not an address", () => {
+    const devnetProgram = Keypair.generate().publicKey.toBase58();
+    const mainnetProgram = Keypair.generate().publicKey.toBase58();
+    const both = parseConfig({ ...valid(), ...mainnet(), DEVNET_PROGRAM_ID: devnetProgram, MAINNET_PROGRAM_ID: mainnetProgram });
+    assert.equal(both.networks.devnet?.program_id.toBase58(), devnetProgram);
+    assert.equal(both.networks.mainnet?.program_id.toBase58(), mainnetProgram);
+    const defaults = parseConfig({ ...valid(), ...mainnet() });
+    assert.equal(defaults.networks.devnet?.program_id.toBase58(), PROGRAM_ID.toBase58());
+    assert.equal(defaults.networks.mainnet?.program_id.toBase58(), PROGRAM_ID.toBase58());
+    assert.deepEqual(problems({ ...valid(), ...mainnet(), DEVNET_PROGRAM_ID: "not-an-address", MAINNET_PROGRAM_ID: "111" }), [
+      'DEVNET_PROGRAM_ID must be the program\'s base58 address (32 bytes), got "not-an-address"',
+      'MAINNET_PROGRAM_ID must be the program\'s base58 address (32 bytes), got "111"',
+    ]);
   });
 
   it("reads each network's relayer and marketplace keypairs, devnet falling back on the unprefixed names", () => {

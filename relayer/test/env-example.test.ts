@@ -7,6 +7,8 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { Keypair } from "@solana/web3.js";
+
 import { parseConfig } from "../src/config.js";
 import { keypairFile } from "./support.js";
 
@@ -44,8 +46,9 @@ describe("relayer/.env.devnet.example", () => {
   });
 
   it("parses into a devnet configuration once its placeholders are filled", () => {
+    const programId = Keypair.generate().publicKey.toBase58();
     const filled = Object.fromEntries(
-      Object.entries(env).map(([name, value]) => [name, value.replace(/<password>/, "secret")]),
+      Object.entries(env).map(([name, value]) => [name, value.replace(/<password>/, "secret").replace(/^<program id>$/, programId)]),
     );
     const config = parseConfig({
       ...filled,
@@ -55,6 +58,7 @@ describe("relayer/.env.devnet.example", () => {
     });
     assert.deepEqual(Object.keys(config.networks), ["devnet"]);
     assert.equal(config.networks.devnet?.websocket_url, "wss://api.devnet.solana.com/");
+    assert.equal(config.networks.devnet?.program_id.toBase58(), programId);
     assert.equal(config.public_url.origin, "https://api.devnet.agentmarket.example");
     assert.equal(config.cookie_secure, true);
     assert.equal(config.endpoint_policy, "public");

@@ -136,7 +136,7 @@ export class ApiKeyStore {
     let after = "";
     if (page.starting_after !== undefined) {
       const cursor = await this.db.query<{ created_at: Date }>(
-        "SELECT created_at FROM api_keys WHERE id = $1 AND wallet = $2",
+        "SELECT created_at FROM api_keys WHERE id = $1 AND wallet = $2 AND kind = 'api'",
         [page.starting_after, wallet],
       );
       if (cursor.rowCount === 0) throw new ApiError("invalid_cursor", undefined, "starting_after");
@@ -144,16 +144,19 @@ export class ApiKeyStore {
       after = "AND (created_at, id) < ($3, $4)";
     }
     const { rows } = await this.db.query<ApiKeyRow>(
-      `SELECT ${COLUMNS} FROM api_keys WHERE wallet = $1 ${after} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      `SELECT ${COLUMNS} FROM api_keys WHERE wallet = $1 AND kind = 'api' ${after} ORDER BY created_at DESC, id DESC LIMIT $2`,
       params,
     );
     const now = new Date();
     return { data: rows.slice(0, page.limit).map((row) => toObject(row, now)), has_more: rows.length > page.limit };
   }
 
+  // The wallet's web-run key (auth/web-run-keys.ts) is none of these: it has no secret to show,
+  // revoke or cap, so the key routes never see it.
+
   /** One of the wallet's keys; another wallet's key is as absent as a key that never was. */
   async get(wallet: string, id: string): Promise<ApiKeyObject> {
-    const { rows } = await this.db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND wallet = $2`, [
+    const { rows } = await this.db.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND wallet = $2 AND kind = 'api'`, [
       id,
       wallet,
     ]);
@@ -165,7 +168,7 @@ export class ApiKeyStore {
   async revoke(wallet: string, id: string): Promise<ApiKeyObject> {
     const { rows } = await this.db.query<ApiKeyRow>(
       `UPDATE api_keys SET revoked_at = coalesce(revoked_at, clock_timestamp())
-       WHERE id = $1 AND wallet = $2 RETURNING ${COLUMNS}`,
+       WHERE id = $1 AND wallet = $2 AND kind = 'api' RETURNING ${COLUMNS}`,
       [id, wallet],
     );
     if (rows.length === 0) throw new ApiError("resource_not_found", `No API key ${id}.`, "key_id");
@@ -178,7 +181,7 @@ export class ApiKeyStore {
       `SELECT count(*) AS keys, count(*) FILTER (WHERE spending_cap_usdc IS NULL) AS uncapped,
               sum(spending_cap_usdc) AS total
        FROM api_keys
-       WHERE wallet = $1 AND environment = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+       WHERE wallet = $1 AND environment = $2 AND kind = 'api' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
       [wallet, environment],
     );
     const row = rows[0]!;

@@ -56,6 +56,7 @@ const MARKET_MAX_AGE_MS = 5_000;
 
 export class ChainService {
   private readonly connections = new Map<NetworkName, Connection>();
+  private readonly programIds = new Map<NetworkName, PublicKey>();
   private readonly rpcs = new Map<NetworkName, RpcClient>();
   private readonly markets = new Map<NetworkName, { market: Promise<Market>; at_ms: number }>();
 
@@ -66,6 +67,7 @@ export class ChainService {
         new Connection(network.rpc_url, { commitment: "confirmed", wsEndpoint: network.websocket_url }),
       );
       this.rpcs.set(network.name, new RpcClient(network.rpc_url));
+      this.programIds.set(network.name, network.program_id);
     }
   }
 
@@ -80,6 +82,15 @@ export class ChainService {
       throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
     }
     return rpc;
+  }
+
+  /** The program's address on `network`, which every derivation and instruction for it uses. */
+  programId(network: NetworkName): PublicKey {
+    const programId = this.programIds.get(network);
+    if (!programId) {
+      throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
+    }
+    return programId;
   }
 
   /** Drops the RPC clients' idle keep-alive sockets. */
@@ -104,7 +115,8 @@ export class ChainService {
     const connection = this.connection(network);
     const cached = this.markets.get(network);
     if (cached && Date.now() - cached.at_ms < max_age_ms) return cached.market;
-    const market = rpc(network, () => fetchMarket(connection, marketPda())).then((found) => {
+    const programId = this.programId(network);
+    const market = rpc(network, () => fetchMarket(connection, marketPda(programId), { programId })).then((found) => {
       if (!found) throw new ApiError("chain_unavailable", `The agent_market program has no market on ${network}.`);
       return found;
     });
@@ -115,7 +127,7 @@ export class ChainService {
 
   async agent(network: NetworkName, address: PublicKey): Promise<Agent | null> {
     const connection = this.connection(network);
-    return rpc(network, () => fetchAgent(connection, address));
+    return rpc(network, () => fetchAgent(connection, address, { programId: this.programId(network) }));
   }
 
   async walletFunding(network: NetworkName, wallet: PublicKey): Promise<WalletFunding> {
@@ -135,7 +147,7 @@ export class ChainService {
     if (info) {
       const account = unpackAccount(token_account, info, info.owner);
       funding.balance_usdc = account.amount;
-      funding.allowance_usdc = account.delegate?.equals(delegatePda()) ? account.delegatedAmount : 0n;
+      funding.allowance_usdc = account.delegate?.equals(delegatePda(this.programId(network))) ? account.delegatedAmount : 0n;
     }
     return funding;
   }
@@ -153,7 +165,7 @@ export class ChainService {
       createApproveCheckedInstruction(
         funding.token_account,
         funding.usdc_mint,
-        delegatePda(),
+        delegatePda(this.programId(network)),
         wallet,
         amount_usdc,
         USDC_DECIMALS,

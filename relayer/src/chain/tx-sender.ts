@@ -32,7 +32,14 @@ export type SignatureState =
   | { kind: "expired" }
   | { kind: "pending" };
 
-const BLOCKHASH_MAX_AGE_MS = 2_000;
+/** A blockhash older than this is refreshed, in the background while it is younger than the next. */
+const BLOCKHASH_REFRESH_MS = 2_000;
+/**
+ * Past this a blockhash is awaited anew. 5 s is a small share of a blockhash's life (150 blocks:
+ * 60 s at 400 ms slots, 15 s at 100 ms); the re-signing after expiry relies on the recorded
+ * last valid height, not on this age.
+ */
+const BLOCKHASH_STALE_MS = 5_000;
 
 /** Signs, sends and watches the transactions of one network's relayer key. */
 export class TransactionSender {
@@ -59,10 +66,23 @@ export class TransactionSender {
   /**
    * A recent blockhash, shared by the transactions of the next two seconds: it stays valid for
    * about a minute (150 blocks), and fetching one per transaction would double the RPC calls.
+   * Past two seconds it is refreshed in the background and still used meanwhile, so that signing
+   * waits for no RPC round trip under steady traffic.
    */
   async recentBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
-    if (this.blockhash && Date.now() - this.blockhash.at_ms < BLOCKHASH_MAX_AGE_MS) return this.blockhash.value;
-    this.refreshing ??= this.rpc
+    const age_ms = this.blockhash ? Date.now() - this.blockhash.at_ms : Infinity;
+    if (age_ms < BLOCKHASH_REFRESH_MS) return this.blockhash!.value;
+    const refreshing = this.refresh();
+    if (age_ms < BLOCKHASH_STALE_MS) {
+      // Its failure is seen by the next caller that must await one.
+      refreshing.catch(() => undefined);
+      return this.blockhash!.value;
+    }
+    return refreshing;
+  }
+
+  private refresh(): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    return (this.refreshing ??= this.rpc
       .getLatestBlockhash("confirmed")
       .then((value) => {
         this.blockhash = { value, at_ms: Date.now() };
@@ -70,8 +90,7 @@ export class TransactionSender {
       })
       .finally(() => {
         this.refreshing = undefined;
-      });
-    return this.refreshing;
+      }));
   }
 
   async sign(instructions: TransactionInstruction[]): Promise<SignedTransaction> {

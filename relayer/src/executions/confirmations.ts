@@ -1,11 +1,13 @@
 // Confirming settlements and refunds. An execution answers its caller once its settle (or refund)
 // is processed; it becomes final (settled, refunded) once the transaction is confirmed. The
 // tracker below watches this instance's fresh transactions together, one getSignatureStatuses
-// call and one UPDATE for all of them each round, and hands anything unusual (an error on chain,
-// a transaction that does not land) to the `finish` job, which rebroadcasts and re-signs. If this
-// instance dies first, the sweep gives its executions to the job.
+// call and one UPDATE for all of them each round. A transaction still unseen a while after its
+// last send is sent again (the same bytes: a cluster loses some transactions it accepts); one
+// with an error on chain, or not confirmed long after, goes to the `finish` job, which
+// rebroadcasts and re-signs once its blockhash has expired. If this instance dies first, the
+// sweep gives its executions to the job.
 import { reportBackgroundError } from "../background.js";
-import type { TransactionSender } from "../chain/tx-sender.js";
+import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
 
@@ -56,20 +58,22 @@ export interface Watched {
   id: string;
   network: NetworkName;
   state: "settling" | "refunding";
-  /** The settle or refund transaction's signature. */
-  signature: string;
+  /** The settle or refund transaction, as recorded. */
+  tx: SignedTransaction;
   finished_at: Date;
 }
 
 export interface TrackerOptions {
   /** Time between rounds: about a slot, the time a processed transaction takes to be confirmed. */
   poll_ms: number;
+  /** A transaction without a status this long after it was last sent is sent again. */
+  rebroadcast_ms: number;
   /** A transaction not confirmed by then goes to the finish job. */
   handover_after_ms: number;
 }
 
 export class ConfirmationTracker {
-  private readonly pending = new Map<string, Watched & { since_ms: number }>();
+  private readonly pending = new Map<string, Watched & { since_ms: number; sent_ms: number }>();
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> | undefined;
   private closed = false;
@@ -91,7 +95,8 @@ export class ConfirmationTracker {
       void this.handover(watched.id).catch(() => undefined);
       return;
     }
-    this.pending.set(watched.id, { ...watched, since_ms: Date.now() });
+    const now = Date.now();
+    this.pending.set(watched.id, { ...watched, since_ms: now, sent_ms: now });
     this.schedule();
   }
 
@@ -112,10 +117,11 @@ export class ConfirmationTracker {
     const watched = [...this.pending.values()];
     // Each sender folds concurrent status requests into getSignatureStatuses calls of 256.
     const statuses = await Promise.all(
-      watched.map((w) => this.senders[w.network]!.status(w.signature).catch(() => undefined)),
+      watched.map((w) => this.senders[w.network]!.status(w.tx.signature).catch(() => undefined)),
     );
     const confirmed: Completion[] = [];
     const handovers: string[] = [];
+    const resends: (Watched & { sent_ms: number })[] = [];
     const now = Date.now();
     watched.forEach((w, i) => {
       const status = statuses[i];
@@ -128,8 +134,13 @@ export class ConfirmationTracker {
         });
       } else if ((status && status.err !== null) || now - w.since_ms > this.options.handover_after_ms) {
         handovers.push(w.id);
+      } else if (status === null && now - w.sent_ms > this.options.rebroadcast_ms) {
+        w.sent_ms = now;
+        resends.push(w);
       }
     });
+    // Whatever a resend answers, the next rounds read the status; the finish job judges the rest.
+    await Promise.all(resends.map((w) => this.senders[w.network]!.send(w.tx)));
     try {
       await completeExecutions(this.db, confirmed);
       for (const c of confirmed) this.pending.delete(c.id);

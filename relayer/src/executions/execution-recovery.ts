@@ -126,9 +126,10 @@ export class ExecutionRecovery {
         // near or past becomes a refund; an escrow already closed is done: settled if its receipt
         // (which only a settle writes) is there, else refunded (or reclaimed by its payer).
         const executionId = executionIdBytes(row.id);
+        const programId = this.chain.programId(row.network);
         const [escrow, receipt] = await this.chain
           .connection(row.network)
-          .getMultipleAccountsInfo([escrowPda(executionId), receiptPda(executionId)], "confirmed");
+          .getMultipleAccountsInfo([escrowPda(executionId, programId), receiptPda(executionId, programId)], "confirmed");
         if (receipt) {
           await this.store.complete(row, "settled");
           return;
@@ -138,7 +139,7 @@ export class ExecutionRecovery {
           return;
         }
         if (row.state === "settling" && row.escrow_deadline!.getTime() - SETTLE_MARGIN_MS > Date.now() && state.kind === "expired") {
-          const resigned = await sender.sign(resignSettle(row, (await this.chain.market(row.network)).usdcMint, sender));
+          const resigned = await sender.sign(resignSettle(row, (await this.chain.market(row.network)).usdcMint, sender, this.chain.programId(row.network)));
           const next = await this.store.advance(row, "settling", { settle_tx: resigned });
           await sender.send(next.settle_tx!);
         } else if (row.state === "settling") {

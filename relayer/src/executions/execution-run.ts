@@ -29,7 +29,7 @@ import { ConfirmationTracker } from "./confirmations.js";
 import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
-import { anyFeeShard, errorFromLogs, escrowRef, feePayerShort, senderOf, signRefund, type Senders } from "./transactions.js";
+import { anyFeeShard, errorFromLogs, escrowRef, feePayerShort, REBROADCAST_MS, senderOf, signRefund, type Senders } from "./transactions.js";
 
 const bs58 = utils.bytes.bs58;
 
@@ -39,7 +39,11 @@ export const SETTLE_MARGIN_MS = 5_000;
 export const FINISH_RETRY_MS = 400;
 /** How long a sent open_escrow is awaited before the finish job takes the execution over. */
 const ESCROW_WAIT_MS = 5_000;
-const ESCROW_POLL_MS = 200;
+/**
+ * A tenth of the wait, and a quarter of a cluster's slot: the escrow shows at a slot boundary,
+ * and a poll that just missed it costs up to this much again.
+ */
+const ESCROW_POLL_MS = 100;
 /** About a slot: a processed transaction is confirmed a slot later. */
 const CONFIRMATION_POLL_MS = 100;
 /** A settle or refund not confirmed by then is the finish job's (rebroadcast, re-sign). */
@@ -87,6 +91,7 @@ export class ExecutionRunner {
   ) {
     this.confirmations = new ConfirmationTracker(db, senders, (id) => jobs.add("finish", id), {
       poll_ms: CONFIRMATION_POLL_MS,
+      rebroadcast_ms: REBROADCAST_MS,
       handover_after_ms: CONFIRMATION_HANDOVER_MS,
     });
   }
@@ -151,6 +156,7 @@ export class ExecutionRunner {
     const market = await this.chain.market(row.network);
     const escrow_tx = await sender.sign([
       openEscrowInstruction({
+        programId: this.chain.programId(row.network),
         relayer: sender.signer.publicKey,
         usdcMint: market.usdcMint,
         agent: new PublicKey(row.agent),
@@ -199,14 +205,20 @@ export class ExecutionRunner {
 
   /**
    * The open escrow's facts (the amount the program took, the deadline it set), or null if it
-   * cannot be seen yet. A cluster runs a transaction a little after accepting it: the escrow is
-   * awaited a while, then left to the finish job.
+   * cannot be seen yet. A cluster runs a transaction a little after accepting it, and loses some
+   * it accepted: the escrow is awaited a while, the recorded open_escrow sent again every
+   * `REBROADCAST_MS` (the same bytes: it lands at most once), then left to the finish job.
    */
   async awaitEscrow(row: ExecutionRow, known?: AccountData | null): Promise<EscrowFacts | null> {
     let info = known === undefined ? await this.readEscrow(row) : known;
+    const sender = senderOf(this.senders, row.network);
     for (let waited_ms = 0; !info && waited_ms < ESCROW_WAIT_MS; waited_ms += ESCROW_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, ESCROW_POLL_MS));
+      // Answered with the read, like the first send; an outcome other than "processed" is the
+      // finish job's to judge once the wait is over.
+      const resent = waited_ms % REBROADCAST_MS === REBROADCAST_MS - ESCROW_POLL_MS && row.escrow_tx ? sender.send(row.escrow_tx) : null;
       info = await this.readEscrow(row);
+      await resent;
     }
     if (!info) return null;
     const escrow = decodeEscrow(info.data);
@@ -223,7 +235,7 @@ export class ExecutionRunner {
   private readEscrow(row: ExecutionRow): Promise<AccountData | null> {
     return this.chain
       .rpc(row.network)
-      .getMultipleAccounts([escrowPda(executionIdBytes(row.id))], "processed")
+      .getMultipleAccounts([escrowPda(executionIdBytes(row.id), this.chain.programId(row.network))], "processed")
       .then(([info]) => info ?? null, () => null);
   }
 
@@ -281,6 +293,7 @@ export class ExecutionRunner {
     const fee_shard = anyFeeShard();
     const settle_tx = await sender.sign(
       settleInstructions({
+        programId: this.chain.programId(row.network),
         relayer: sender.signer.publicKey,
         usdcMint: market.usdcMint,
         escrow: escrowRef(row, sender),
@@ -347,7 +360,7 @@ export class ExecutionRunner {
     const finished_at = new Date();
     if (sent.kind === "processed" && (row.state === "settling" || row.state === "refunding")) {
       const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
-      this.confirmations.watch({ id: row.id, network: row.network, state: row.state, signature: tx.signature, finished_at });
+      this.confirmations.watch({ id: row.id, network: row.network, state: row.state, tx, finished_at });
     } else {
       this.handOver(row.id, FINISH_RETRY_MS);
     }

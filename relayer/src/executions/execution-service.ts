@@ -82,6 +82,7 @@ export class ExecutionService {
       input.mode === "sync"
         ? await sender.sign([
             openEscrowInstruction({
+              programId: this.chain.programId(network),
               relayer: sender.signer.publicKey,
               usdcMint: market.usdcMint,
               agent: agentAddress,

@@ -76,11 +76,12 @@ export class Quoter {
     payerTokenAccount: PublicKey,
     usdcMint: PublicKey,
   ): Promise<Quote> {
+    const programId = this.chain.programId(network);
     let infos;
     try {
       infos = await this.chain
         .rpc(network)
-        .getMultipleAccounts([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet)], "processed");
+        .getMultipleAccounts([agentAddress, payerTokenAccount, subscriptionPda(agentAddress, wallet, programId)], "processed");
     } catch (error) {
       throw new ApiError("chain_unavailable", `The ${network} RPC did not answer.`, undefined, undefined, error);
     }
@@ -121,14 +122,14 @@ export class Quoter {
       ? unpackAccount(payerTokenAccount, { ...tokenInfo, owner: new PublicKey(tokenInfo.owner), executable: false })
       : null;
     const balance = token?.amount ?? 0n;
-    const allowance = token?.delegate?.equals(delegatePda()) ? token.delegatedAmount : 0n;
+    const allowance = token?.delegate?.equals(delegatePda(programId)) ? token.delegatedAmount : 0n;
     const shortfall = (code: "insufficient_balance" | "insufficient_allowance") =>
       new ApiError(code, undefined, undefined, {
         network,
         wallet: wallet.toBase58(),
         mint: usdcMint.toBase58(),
         token_account: payerTokenAccount.toBase58(),
-        delegate: delegatePda().toBase58(),
+        delegate: delegatePda(programId).toBase58(),
         required_usdc: formatUsdc(amount_usdc),
         balance_usdc: formatUsdc(balance),
         allowance_usdc: formatUsdc(allowance),

@@ -7,7 +7,11 @@
 // longer holds (close_receipt is open to anyone, so someone else may have been first). A close
 // transaction is recorded before it is sent; until its blockhash expires no second one is sent for
 // the same receipt, so two rounds never pay twice for one close.
-import { closeReceiptInstruction, decodeReceipt, receiptPda } from "@agent-market/program";
+//
+// close_receipt does not look at disputes, but a receipt whose dispute is still open is part of
+// what the arbiter weighs: it stays until the dispute is resolved. Such receipts are read again
+// after the others, so that open disputes never hold up the rest.
+import { closeReceiptInstruction, decodeReceipt, disputePda, receiptPda } from "@agent-market/program";
 import { SYSVAR_CLOCK_PUBKEY, type PublicKey } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
@@ -93,17 +97,18 @@ export class ReceiptCloser {
       `SELECT id FROM executions
        WHERE network = $1 AND state = 'settled' AND receipt_closed_at IS NULL AND confirmed_at < to_timestamp($2)
          AND (receipt_close_signature IS NULL OR receipt_close_last_valid_block_height < $3)
-       ORDER BY confirmed_at LIMIT $4`,
+       ORDER BY receipt_dispute_seen_at NULLS FIRST, confirmed_at LIMIT $4`,
       [network, now.unix_secs - now.dispute_window_secs, now.block_height, RECEIPTS_PER_ROUND],
     );
     if (rows.length === 0) return { candidates: 0, progress: 0 };
 
+    const programId = this.chain.programId(network);
     const receipts = await this.chain.rpc(network).getMultipleAccounts(
-      rows.map((row) => receiptPda(executionIdBytes(row.id))),
+      rows.map((row) => receiptPda(executionIdBytes(row.id), programId)),
       "confirmed",
     );
     const gone: string[] = [];
-    const due: { id: string; rent_payer: PublicKey }[] = [];
+    const due: { id: string; rent_payer: PublicKey; disputed: boolean }[] = [];
     rows.forEach((row, i) => {
       const info = receipts[i];
       if (!info) {
@@ -112,16 +117,20 @@ export class ReceiptCloser {
       }
       const receipt = decodeReceipt(info.data);
       const window_ends_at_secs = Number(receipt.settledAt) + now.dispute_window_secs;
-      if (now.unix_secs > window_ends_at_secs) due.push({ id: row.id, rent_payer: receipt.rentPayer });
+      if (now.unix_secs > window_ends_at_secs) due.push({ id: row.id, rent_payer: receipt.rentPayer, disputed: receipt.disputed });
     });
     if (gone.length > 0) {
       await this.db.query("UPDATE executions SET receipt_closed_at = clock_timestamp() WHERE id = ANY($1::text[])", [gone]);
+    }
+    const held = await this.openDisputes(network, due.filter((receipt) => receipt.disputed).map((receipt) => receipt.id));
+    if (held.size > 0) {
+      await this.db.query("UPDATE executions SET receipt_dispute_seen_at = clock_timestamp() WHERE id = ANY($1::text[])", [[...held]]);
     }
 
     // One transaction per rent payer and batch: the rent goes back to whoever paid it (a former
     // relayer key, say), and a batch of one payer keeps its known size. The fee is ours.
     const by_payer = new Map<string, { rent_payer: PublicKey; ids: string[] }>();
-    for (const { id, rent_payer } of due) {
+    for (const { id, rent_payer } of due.filter((receipt) => !held.has(receipt.id))) {
       const group = by_payer.get(rent_payer.toBase58()) ?? { rent_payer, ids: [] };
       group.ids.push(id);
       by_payer.set(rent_payer.toBase58(), group);
@@ -131,7 +140,7 @@ export class ReceiptCloser {
       for (let i = 0; i < all.length; i += RECEIPTS_PER_TRANSACTION) {
         const ids = all.slice(i, i + RECEIPTS_PER_TRANSACTION);
         const signed = await sender.sign(
-          ids.map((id) => closeReceiptInstruction({ executionId: executionIdBytes(id), rentPayer: rent_payer })),
+          ids.map((id) => closeReceiptInstruction({ programId, executionId: executionIdBytes(id), rentPayer: rent_payer })),
         );
         await this.db.query(
           `UPDATE executions SET receipt_close_signature = $2, receipt_close_last_valid_block_height = $3
@@ -144,6 +153,16 @@ export class ReceiptCloser {
       }
     }
     return { candidates: rows.length, progress: sent + gone.length };
+  }
+
+  /** Which of these disputed executions still have their Dispute account: resolution closes it. */
+  private async openDisputes(network: NetworkName, ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const disputes = await this.chain.rpc(network).getMultipleAccounts(
+      ids.map((id) => disputePda(executionIdBytes(id))),
+      "confirmed",
+    );
+    return new Set(ids.filter((_, i) => disputes[i] !== null));
   }
 }
 

@@ -2,7 +2,7 @@
 // state must match what its transactions did on chain, no escrow may be open on chain that the
 // database does not know as unfinished, no receipt marked closed may still be open, and every
 // key's usage must add up to its executions.
-import { decodeEscrow, escrowPda, IDL, PROGRAM_ID, receiptPda } from "@agent-market/program";
+import { decodeEscrow, escrowPda, IDL, receiptPda } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { AccountInfo } from "@solana/web3.js";
 
@@ -35,6 +35,7 @@ export async function reconcile(
   network: NetworkName,
 ): Promise<ReconcileReport> {
   const connection = chain.connection(network);
+  const programId = chain.programId(network);
   const sender = senders[network]!;
   const differences: Difference[] = [];
   const { rows } = await db.query<ExecutionRow>("SELECT * FROM executions WHERE network = $1 ORDER BY created_at", [network]);
@@ -45,7 +46,7 @@ export async function reconcile(
     return status !== null && status.err === null;
   };
 
-  const escrowAddresses = rows.map((row) => escrowPda(executionIdBytes(row.id)));
+  const escrowAddresses = rows.map((row) => escrowPda(executionIdBytes(row.id), programId));
   const escrowInfos: (AccountInfo<Buffer> | null)[] = [];
   for (let i = 0; i < escrowAddresses.length; i += 100) {
     escrowInfos.push(...(await connection.getMultipleAccountsInfo(escrowAddresses.slice(i, i + 100), "confirmed")));
@@ -97,7 +98,7 @@ export async function reconcile(
   for (let i = 0; i < notSettled.length; i += 100) {
     const batch = notSettled.slice(i, i + 100);
     const receipts = await connection.getMultipleAccountsInfo(
-      batch.map((row) => receiptPda(executionIdBytes(row.id))),
+      batch.map((row) => receiptPda(executionIdBytes(row.id), programId)),
       "confirmed",
     );
     receipts.forEach((receipt, j) => {
@@ -113,7 +114,7 @@ export async function reconcile(
   for (let i = 0; i < markedClosed.length; i += 100) {
     const batch = markedClosed.slice(i, i + 100);
     const receipts = await connection.getMultipleAccountsInfo(
-      batch.map((row) => receiptPda(executionIdBytes(row.id))),
+      batch.map((row) => receiptPda(executionIdBytes(row.id), programId)),
       "confirmed",
     );
     receipts.forEach((receipt, j) => {
@@ -125,9 +126,9 @@ export async function reconcile(
 
   const known = new Set(escrowAddresses.map((address) => address.toBase58()));
   const unfinished = new Set(
-    rows.filter((row) => !["settled", "refunded", "failed"].includes(row.state)).map((row) => escrowPda(executionIdBytes(row.id)).toBase58()),
+    rows.filter((row) => !["settled", "refunded", "failed"].includes(row.state)).map((row) => escrowPda(executionIdBytes(row.id), programId).toBase58()),
   );
-  const onChain = await connection.getProgramAccounts(PROGRAM_ID, {
+  const onChain = await connection.getProgramAccounts(programId, {
     commitment: "confirmed",
     filters: [
       { memcmp: { offset: 0, bytes: utils.bytes.bs58.encode(ESCROW_DISCRIMINATOR) } },

@@ -21,14 +21,18 @@ import { PublicKey } from "@solana/web3.js";
 import type { AuthenticatedKey } from "../auth/api-keys.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
-import type { SignedTransaction } from "../chain/tx-sender.js";
+import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { formatUsdc } from "../usdc.js";
 import type { Quoter } from "./quote.js";
-import { anyFeeShard, errorFromLogs, feePayerShort, senderOf, type Senders } from "./transactions.js";
+import { anyFeeShard, errorFromLogs, feePayerShort, REBROADCAST_MS, senderOf, type Senders } from "./transactions.js";
+
+/** How long a sent purchase is awaited before the finish job takes it over, and how often it is looked for. */
+const SUBSCRIPTION_WAIT_MS = 5_000;
+const SUBSCRIPTION_POLL_MS = 100;
 
 export type PurchaseState = "sending" | "succeeded" | "failed";
 
@@ -116,7 +120,7 @@ export class SubscriptionService {
     const price = onChain.pricing.periodPriceUsdc;
     const token = infos[1] ? unpackAccount(payerTokenAccount, infos[1], infos[1].owner) : null;
     const balance = token?.amount ?? 0n;
-    const allowance = token?.delegate?.equals(delegatePda()) ? token.delegatedAmount : 0n;
+    const allowance = token?.delegate?.equals(delegatePda(this.chain.programId(network))) ? token.delegatedAmount : 0n;
     if (balance < price || allowance < price) {
       throw new ApiError(balance < price ? "insufficient_balance" : "insufficient_allowance", undefined, undefined, {
         network,
@@ -129,6 +133,7 @@ export class SubscriptionService {
     }
     const signed = await sender.sign([
       subscribeInstruction({
+        programId: this.chain.programId(network),
         relayer: sender.signer.publicKey,
         usdcMint: market.usdcMint,
         agent: agentAddress,
@@ -162,7 +167,7 @@ export class SubscriptionService {
           underfunded ? "subscribe was refused: the relayer's SOL ran short" : `subscribe was refused: ${program ?? sent.message}`,
         );
       } else if (sent.kind === "processed") {
-        row = await this.succeed(row, "processed");
+        row = await this.awaitSubscription(row, sender);
       }
     } catch (error) {
       // Sent or not, it is recorded: the finish job ends it.
@@ -222,10 +227,28 @@ export class SubscriptionService {
     for (const { id } of rows) await this.jobs.add("finish", id);
   }
 
+  /**
+   * Succeeds a sent purchase once its subscription shows. A cluster runs it at the next slot and
+   * loses some sends: it is looked for a while, sent again every REBROADCAST_MS meanwhile (the
+   * same bytes), then left to the finish job.
+   */
+  private async awaitSubscription(row: PurchaseRow, sender: TransactionSender): Promise<PurchaseRow> {
+    let current = await this.succeed(row, "processed");
+    for (let waited_ms = 0; current.state === "sending" && waited_ms < SUBSCRIPTION_WAIT_MS; waited_ms += SUBSCRIPTION_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, SUBSCRIPTION_POLL_MS));
+      if (waited_ms % REBROADCAST_MS === REBROADCAST_MS - SUBSCRIPTION_POLL_MS) await sender.send(row.tx);
+      current = await this.succeed(current, "processed");
+    }
+    return current;
+  }
+
   private async succeed(row: PurchaseRow, commitment: "processed" | "confirmed"): Promise<PurchaseRow> {
     const info = await this.chain
       .connection(row.network)
-      .getAccountInfo(subscriptionPda(new PublicKey(row.agent), new PublicKey(row.wallet)), commitment);
+      .getAccountInfo(
+        subscriptionPda(new PublicKey(row.agent), new PublicKey(row.wallet), this.chain.programId(row.network)),
+        commitment,
+      );
     if (!info) return row;
     const subscription = decodeSubscription(info.data);
     const result = {

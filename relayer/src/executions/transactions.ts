@@ -14,6 +14,12 @@ const bs58 = utils.bytes.bs58;
 
 export type Senders = Partial<Record<NetworkName, TransactionSender>>;
 
+/**
+ * A sent transaction not seen after this long is sent again (the same bytes: it lands at most
+ * once): a few slots, about what an RPC node itself waits before it rebroadcasts.
+ */
+export const REBROADCAST_MS = 1_000;
+
 export function senderOf(senders: Senders, network: NetworkName): TransactionSender {
   const sender = senders[network];
   if (!sender) throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
@@ -32,8 +38,9 @@ export function escrowRef(row: ExecutionRow, sender: TransactionSender) {
 }
 
 /** The settle of a recorded result, signed anew (its first signature expired unlanded). */
-export function resignSettle(row: ExecutionRow, usdcMint: PublicKey, sender: TransactionSender) {
+export function resignSettle(row: ExecutionRow, usdcMint: PublicKey, sender: TransactionSender, programId: PublicKey) {
   return settleInstructions({
+    programId,
     relayer: sender.signer.publicKey,
     usdcMint,
     escrow: escrowRef(row, sender),
@@ -52,6 +59,7 @@ export async function signRefund(chain: ChainService, senders: Senders, row: Exe
   const market = await chain.market(row.network);
   return sender.sign([
     refundInstruction({
+      programId: chain.programId(row.network),
       relayer: sender.signer.publicKey,
       usdcMint: market.usdcMint,
       escrow: escrowRef(row, sender),

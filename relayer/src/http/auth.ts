@@ -1,6 +1,7 @@
 // Who is calling: a wallet session (dashboard cookie or `Bearer sess_…`) for everything that
-// manages keys, listings and wallet settings; an API key (`Bearer svc_…`) for executions. An API
-// key is refused on session routes, so a leaked key cannot mint or revoke keys.
+// manages keys, listings and wallet settings; an API key (`Bearer svc_…`) or a wallet session for
+// executions (a session's runs are charged through its wallet's web-run key). An API key is
+// refused on session routes, so a leaked key cannot mint or revoke keys.
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 import type { ApiKeyAuthenticator, AuthenticatedKey } from "../auth/api-keys.js";
@@ -44,4 +45,36 @@ export function requireApiKey(authenticator: ApiKeyAuthenticator) {
     if (credential.startsWith(SESSION_TOKEN_PREFIX)) throw new ApiError("api_key_required");
     request.apiKey = await authenticator.verify(credential);
   };
+}
+
+/**
+ * An API key or a wallet session, for the execution routes. A session here is the wallet itself
+ * paying: the route charges it through the wallet's web-run key (auth/web-run-keys.ts).
+ */
+export function requireApiKeyOrSession(authenticator: ApiKeyAuthenticator, signIn: SignInService) {
+  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+    const credential = bearerCredential(request);
+    const cookie = credential === undefined ? request.cookies[SESSION_COOKIE] : undefined;
+    if (credential?.startsWith(SESSION_TOKEN_PREFIX) || cookie) {
+      request.walletSession = await signIn.session((credential ?? cookie)!);
+      return;
+    }
+    if (credential === undefined) throw new ApiError("missing_authorization");
+    request.apiKey = await authenticator.verify(credential);
+  };
+}
+
+/**
+ * The cross-site request check of a route that spends with the session cookie. The cookie is
+ * SameSite=Strict, so a browser does not attach it to a request from another site; besides, a
+ * request it authenticates must declare `Content-Type: application/json`: a form on any other
+ * origin, even a same-site one (a sibling subdomain), can send only form encodings or text/plain,
+ * and a script there can send JSON only after a CORS preflight this relayer never grants. Runs
+ * before the body is read. Requests carrying `Authorization` are not concerned: a browser never
+ * adds that header by itself.
+ */
+export async function requireJsonWithCookie(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  if (request.headers.authorization !== undefined || !request.cookies[SESSION_COOKIE]) return;
+  const mediaType = String(request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (mediaType !== "application/json") throw new ApiError("cookie_request_not_json");
 }

@@ -37,6 +37,11 @@ export interface ListingInput {
   probe?: { task?: string; parameters?: Record<string, unknown> };
 }
 
+/** What the conformance probe needs: the endpoint, its key and schemas, and the agent's time limit. */
+export type ConformanceInput = Pick<ListingInput, "network" | "agent" | "endpoint" | "signing_key" | "input_schema" | "output_schema" | "probe"> & {
+  max_execution_secs: number;
+};
+
 export interface Verified {
   agent: Agent;
   listing_hash: Uint8Array;
@@ -103,12 +108,26 @@ export class ListingChecks {
         { collateral_usdc: formatUsdc(agent.collateralUsdc), minimum_collateral_usdc: formatUsdc(minimum) },
       );
     }
-    const probe_latency_ms = await this.probe(input, agent);
+    const probe_latency_ms = await this.probe({ ...input, max_execution_secs: agent.maxExecutionSecs });
     return { agent, listing_hash: hash, minimum_collateral_usdc: minimum, probe_latency_ms };
   }
 
+  /**
+   * The endpoint and interface steps alone, before anything is on chain: the same probe a listing
+   * runs, for an agent address the creator is about to register, so a wrong key or an unreachable
+   * service is found before collateral is locked.
+   */
+  async conformance(input: ConformanceInput): Promise<number> {
+    checkSchema(input.input_schema, "input_schema", this.config.schema_limit_bytes, true);
+    checkSchema(input.output_schema, "output_schema", this.config.schema_limit_bytes, false);
+    this.checkEndpointUrl(input.endpoint);
+    parseAddress(input.signing_key, "signing_key");
+    parseAddress(input.agent, "agent");
+    return this.probe(input);
+  }
+
   /** A marketplace-signed test request; the answer must verify exactly as a paid call's would. */
-  private async probe(input: ListingInput, agent: Agent): Promise<number> {
+  private async probe(input: ConformanceInput): Promise<number> {
     const parameters = input.probe?.parameters ?? sampleFor(input.input_schema);
     if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
       throw new ApiError("probe_parameters_unavailable", undefined, "probe.parameters");
@@ -122,7 +141,7 @@ export class ListingChecks {
       );
     }
     const task = input.probe?.task ?? PROBE_TASK;
-    const timeout_ms = Math.min(this.config.probe_timeout_ms, agent.maxExecutionSecs * 1000);
+    const timeout_ms = Math.min(this.config.probe_timeout_ms, input.max_execution_secs * 1000);
     const request: CreatorExecuteRequest = {
       execution_id: formatExecutionId(randomBytes(16)),
       agent: input.agent,

@@ -8,7 +8,7 @@ import type { CreatorClient } from "../creator/creator-client.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
-import { ListingChecks, type ListingInput, type Verified } from "./listing-checks.js";
+import { ListingChecks, type ConformanceInput, type ListingInput, type Verified } from "./listing-checks.js";
 import type { PricingWire } from "./pricing.js";
 
 export type ListingStatus = "active" | "paused" | "retired";
@@ -125,6 +125,12 @@ export class ListingService {
     if (rows.length === 0) throw new ApiError("agent_already_listed", `Agent ${input.agent} is listed on ${input.network}.`, "agent");
     this.forget(input.network, input.agent);
     return this.toObject(rows[0]!, verified.minimum_collateral_usdc);
+  }
+
+  /** The conformance probe alone, for an agent not registered yet; its latency in ms. */
+  async conformance(input: ConformanceInput): Promise<number> {
+    this.chain.connection(input.network);
+    return this.checks.conformance(input);
   }
 
   /** Changes a listing; the whole checklist runs again on the merged listing. */

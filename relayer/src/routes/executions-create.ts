@@ -5,10 +5,11 @@ import { ApiError, errorBody, type ErrorCode } from "../errors.js";
 import type { ExecutionRow } from "../executions/execution-row.js";
 import { MAX_TASK_CHARS } from "../executions/execution-service.js";
 import { renderExecution } from "../executions/execution-view.js";
-import { requireApiKey } from "../http/auth.js";
+import type { NetworkName } from "../config.js";
+import { requireApiKeyOrSession, requireJsonWithCookie } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
-import { agentIdParams, errorResponses } from "../http/schemas.js";
+import { agentIdParams, errorResponses, network } from "../http/schemas.js";
 
 interface Body {
   task: string;
@@ -32,9 +33,17 @@ function answer(row: ExecutionRow): { status: number; body: unknown } {
   return { status: error.status, body: error };
 }
 
+/** The key a session's run is charged through, on a network this relayer serves. */
+function webRunKey(services: Services, wallet: string, network: NetworkName) {
+  if (!services.config.networks[network]) {
+    throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
+  }
+  return services.webRunKeys.forWallet(wallet, network);
+}
+
 /** POST /v1/agents/:agent_id/execute: run an agent, paid through on-chain escrow. */
 export function registerExecutionsCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Params: { agent_id: string }; Body: Body }>(
+  app.post<{ Params: { agent_id: string }; Querystring: { network?: NetworkName }; Body: Body }>(
     "/v1/agents/:agent_id/execute",
     {
       schema: {
@@ -42,7 +51,9 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         description:
           "Debits the agent's price from the key's wallet into an on-chain escrow, forwards the task to the creator's " +
           "service, verifies the Ed25519-signed result and settles 99% to the creator and 1% to the marketplace in one " +
-          "transaction, or refunds. `svc_test_` keys run on devnet, `svc_live_` keys on mainnet. Send an " +
+          "transaction, or refunds. `svc_test_` keys run on devnet, `svc_live_` keys on mainnet. A wallet session " +
+          "(`Bearer sess_…`, or the dashboard's cookie with `Content-Type: application/json`) runs on `network` " +
+          "(default devnet), charged to the signed-in wallet through its web-run key. Send an " +
           "Idempotency-Key to retry safely: a replay returns the first answer and never charges twice (kept 48 h). " +
           "`Prefer: respond-async` answers 202 at once with the execution to poll. 402 (insufficient_balance, " +
           "insufficient_allowance, subscription_required, spending_cap_reached) is only ever answered before any " +
@@ -51,8 +62,12 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           "could not finish within the request (its chain or database failed once the escrow may have opened) " +
           "answers 202 with the execution: it ends settled or refunded by itself; follow it at its URL.",
         tags: ["executions"],
-        security: [{ apiKey: [] }],
+        security: [{ apiKey: [] }, { session: [] }],
         params: agentIdParams,
+        querystring: {
+          type: "object",
+          properties: { network: { ...network, description: "A session's network; an API key's is its own." } },
+        },
         body: {
           type: "object",
           required: ["task", "parameters"],
@@ -65,17 +80,22 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         response: {
           200: executionObject,
           202: executionObject,
-          ...errorResponses(400, 401, 402, 404, 409, 413, 415, 500, 502, 503, 504),
+          ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 500, 502, 503, 504),
         },
       },
-      preHandler: requireApiKey(services.authenticator),
+      onRequest: requireJsonWithCookie,
+      preHandler: requireApiKeyOrSession(services.authenticator, services.signIn),
     },
     async (request, reply) => {
+      const key = request.apiKey ?? (await webRunKey(services, request.walletSession!.wallet, request.query.network ?? "devnet"));
+      if (request.query.network !== undefined && request.query.network !== key.network) {
+        throw new ApiError("validation_failed", `This key runs on ${key.network}, not ${request.query.network}.`, "network");
+      }
       const header = idempotencyKeyOf(request.headers);
       const prefer = String(request.headers.prefer ?? "");
       const mode = /(^|[,;\s])respond-async($|[,;\s])/i.test(prefer) ? "async" : "sync";
       const outcome = await services.executions.execute({
-        key: request.apiKey!,
+        key,
         agent: request.params.agent_id,
         task: request.body.task,
         parameters: request.body.parameters,

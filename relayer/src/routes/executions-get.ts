@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
-import { requireApiKey } from "../http/auth.js";
+import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { errorResponses } from "../http/schemas.js";
 
@@ -12,9 +12,9 @@ export function registerExecutionsGet(app: FastifyInstance, services: Services):
     {
       schema: {
         summary: "Get an execution",
-        description: "Any key of the wallet that paid can read it; other wallets get 404.",
+        description: "Any key of the wallet that paid, or its session, can read it; other wallets get 404.",
         tags: ["executions"],
-        security: [{ apiKey: [] }],
+        security: [{ apiKey: [] }, { session: [] }],
         params: {
           type: "object",
           required: ["execution_id"],
@@ -22,8 +22,8 @@ export function registerExecutionsGet(app: FastifyInstance, services: Services):
         },
         response: { 200: executionObject, ...errorResponses(400, 401, 404) },
       },
-      preHandler: requireApiKey(services.authenticator),
+      preHandler: requireApiKeyOrSession(services.authenticator, services.signIn),
     },
-    async (request) => services.executionReads.get(request.apiKey!.wallet, request.params.execution_id),
+    async (request) => services.executionReads.get(request.apiKey?.wallet ?? request.walletSession!.wallet, request.params.execution_id),
   );
 }

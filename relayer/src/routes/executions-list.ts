@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
-import { requireApiKey } from "../http/auth.js";
+import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { address, errorResponses, listOf, paginationQuery } from "../http/schemas.js";
 
@@ -12,9 +12,9 @@ export function registerExecutionsList(app: FastifyInstance, services: Services)
     {
       schema: {
         summary: "List executions",
-        description: "The executions paid by the calling key's wallet (through any of its keys), newest first.",
+        description: "The executions paid by the calling wallet (through any of its keys or its session), newest first.",
         tags: ["executions"],
-        security: [{ apiKey: [] }],
+        security: [{ apiKey: [] }, { session: [] }],
         querystring: {
           type: "object",
           additionalProperties: false,
@@ -22,8 +22,8 @@ export function registerExecutionsList(app: FastifyInstance, services: Services)
         },
         response: { 200: listOf(executionObject), ...errorResponses(400, 401) },
       },
-      preHandler: requireApiKey(services.authenticator),
+      preHandler: requireApiKeyOrSession(services.authenticator, services.signIn),
     },
-    async (request) => ({ object: "list", ...(await services.executionReads.list(request.apiKey!.wallet, request.query)) }),
+    async (request) => ({ object: "list", ...(await services.executionReads.list(request.apiKey?.wallet ?? request.walletSession!.wallet, request.query)) }),
   );
 }

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
+import { registerAgentsConformance } from "./agents-conformance.js";
 import { registerAgentsCreate } from "./agents-create.js";
 import { registerAgentsGet } from "./agents-get.js";
 import { registerAgentsList } from "./agents-list.js";
@@ -15,6 +16,10 @@ import { registerAuthSessionDelete } from "./auth-session-delete.js";
 import { registerAuthSessionGet } from "./auth-session-get.js";
 import { registerDashboard } from "./dashboard.js";
 import { registerDashboardRpc } from "./dashboard-rpc.js";
+import { registerDisputesAttachment } from "./disputes-attachment.js";
+import { registerDisputesEvidenceCreate } from "./disputes-evidence-create.js";
+import { registerDisputesGet } from "./disputes-get.js";
+import { registerDisputesList } from "./disputes-list.js";
 import { registerExecutionsCreate } from "./executions-create.js";
 import { registerExecutionsGet } from "./executions-get.js";
 import { registerExecutionsList } from "./executions-list.js";
@@ -48,6 +53,7 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerWalletAllowance(app, services);
   registerWalletAllowanceRevoke(app, services);
   registerAgentsCreate(app, services);
+  registerAgentsConformance(app, services);
   registerAgentsList(app, services);
   registerAgentsGet(app, services);
   registerAgentsUpdate(app, services);
@@ -58,6 +64,10 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerExecutionsGet(app, services);
   registerExecutionsList(app, services);
   registerSubscriptionsCreate(app, services);
+  registerDisputesEvidenceCreate(app, services);
+  registerDisputesList(app, services);
+  registerDisputesGet(app, services);
+  registerDisputesAttachment(app, services);
   registerOpenApi(app);
   registerReference(app);
   registerDashboardRpc(app, services);

@@ -1,4 +1,4 @@
-import { FEE_BPS, PROGRAM_ID } from "@agent-market/program";
+import { FEE_BPS } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { FastifyInstance } from "fastify";
 
@@ -16,7 +16,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
       schema: {
         summary: "The marketplace's configuration",
         description:
-          "Networks served, the program, each network's USDC mint and minimum collateral, the fee, and the key that " +
+          "Networks served, each network's program id, USDC mint and minimum collateral, the fee, and the key that " +
           "signs requests to creators (creators check it on every POST /execute).",
         tags: ["marketplace"],
         response: {
@@ -34,6 +34,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
                   type: "object",
                   properties: {
                     name: network,
+                    program_id: address,
                     key_prefix: { type: "string" },
                     usdc_mint: address,
                     treasury: address,
@@ -58,6 +59,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
           const market = await services.chain.market(name);
           return {
             name,
+            program_id: services.chain.programId(name).toBase58(),
             key_prefix: KEY_PREFIX[name],
             usdc_mint: market.usdcMint.toBase58(),
             treasury: market.treasury.toBase58(),
@@ -73,7 +75,8 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
       return {
         object: "marketplace",
         api_version: "v1",
-        program_id: PROGRAM_ID.toBase58(),
+        // Each network has its own (networks[].program_id); this one, the first network's, predates them.
+        program_id: networks[0]!.program_id,
         fee_bps: Number(FEE_BPS),
         // Each network has its own key (networks[].request_signing_key); this one, devnet's when
         // devnet is served, predates them.

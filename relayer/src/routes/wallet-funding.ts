@@ -53,7 +53,7 @@ export function registerWalletFunding(app: FastifyInstance, services: Services):
         usdc_mint: funding.usdc_mint.toBase58(),
         token_account: funding.token_account.toBase58(),
         token_account_exists: funding.token_account_exists,
-        delegate: delegatePda().toBase58(),
+        delegate: delegatePda(services.chain.programId(funding.network)).toBase58(),
         balance_usdc: formatUsdc(funding.balance_usdc),
         allowance_usdc: formatUsdc(funding.allowance_usdc),
       };

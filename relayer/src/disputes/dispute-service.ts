@@ -1,0 +1,384 @@
+// Dispute evidence and dispute state. The relayer keeps what cannot live on chain (the payer's
+// statement and files, the creator's answer) and answers who may see them; the chain decides the
+// dispute itself: an open Dispute account is read as it is, and a closed one's outcome comes from
+// its DisputeResolved event, recorded here because the account is gone once resolved.
+import { randomBytes } from "node:crypto";
+
+import {
+  attachmentDigest,
+  decodeDispute,
+  disputePda,
+  eventsFromInnerInstructions,
+  evidenceHash,
+  fetchDispute,
+  formatExecutionId,
+  IDL,
+  PROGRAM_ID,
+  toHex,
+  type Dispute,
+} from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+import { PublicKey } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { NetworkName } from "../config.js";
+import type { Db } from "../db/pool.js";
+import { ApiError } from "../errors.js";
+import { executionIdBytes } from "../executions/execution-row.js";
+import { formatUsdc } from "../usdc.js";
+
+export const MAX_STATEMENT_CHARS = 10_000;
+export const MAX_ATTACHMENTS = 5;
+export const MAX_ATTACHMENT_BYTES = 1024 * 1024;
+export const MAX_ATTACHMENT_NAME_CHARS = 200;
+/** Five attachments of 1 MiB in base64 (4/3), the statement escaped, and room for the rest. */
+export const EVIDENCE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+export type EvidenceRole = "payer" | "creator";
+export type DisputeRole = EvidenceRole | "arbiter";
+export type DisputeState = "none" | "open" | "upheld" | "rejected";
+
+export interface EvidenceInput {
+  execution_id: string;
+  statement: string;
+  attachments?: { name: string; content_type: string; content_base64: string }[];
+}
+
+interface ExecutionParty {
+  id: string;
+  network: NetworkName;
+  state: string;
+  payer: string;
+  agent: string;
+  creator: string | null;
+  amount_usdc: string | null;
+}
+
+interface EvidenceRow {
+  id: string;
+  execution_id: string;
+  role: EvidenceRole;
+  wallet: string;
+  statement: string;
+  evidence_hash: Buffer;
+  created_at: Date;
+}
+
+interface AttachmentRow {
+  evidence_id: string;
+  position: number;
+  name: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: Buffer;
+}
+
+interface OutcomeRow {
+  execution_id: string;
+  state: "open" | "upheld" | "rejected";
+  amount_usdc: string;
+  evidence_hash: Buffer;
+  opened_at: Date;
+  slashed_usdc: string | null;
+  resolved_at: Date | null;
+  resolve_signature: string | null;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const DISPUTE_DISCRIMINATOR = utils.bytes.bs58.encode(Uint8Array.from(IDL.accounts.find((a) => a.name === "Dispute")!.discriminator));
+/** Offset of Dispute.payer: discriminator, execution id, agent. */
+const DISPUTE_PAYER_OFFSET = 8 + 16 + 32;
+
+export class DisputeService {
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainService,
+  ) {}
+
+  /** Stores a statement of the payer or the creator; the hash is the one open_dispute binds. */
+  async submitEvidence(wallet: string, input: EvidenceInput) {
+    const files = (input.attachments ?? []).map((attachment, i) => {
+      const param = `attachments[${i}].content_base64`;
+      if (!BASE64.test(attachment.content_base64)) throw new ApiError("validation_failed", `${param} is not base64.`, param);
+      const content = Buffer.from(attachment.content_base64, "base64");
+      if (content.length > MAX_ATTACHMENT_BYTES) {
+        throw new ApiError("attachment_too_large", `${param} is ${content.length} bytes once decoded, over ${MAX_ATTACHMENT_BYTES}.`, param);
+      }
+      return { ...attachmentDigest(attachment.name, attachment.content_type, content), content };
+    });
+    const execution = await this.execution(input.execution_id);
+    const role: EvidenceRole | null = execution.payer === wallet ? "payer" : execution.creator === wallet ? "creator" : null;
+    if (role === null) {
+      throw new ApiError("not_dispute_party", `${wallet} is neither the payer of ${execution.id} nor the creator of its agent.`);
+    }
+    if (execution.state !== "settled") {
+      throw new ApiError("execution_not_disputable", `${execution.id} is ${execution.state}; only a settled execution can be disputed.`);
+    }
+    const hash = evidenceHash(input.statement, files);
+    const id = `evd_${utils.bytes.bs58.encode(randomBytes(16))}`;
+    const client = await this.db.connect();
+    let created_at: Date;
+    try {
+      await client.query("BEGIN");
+      const inserted = await client.query<{ created_at: Date }>(
+        `INSERT INTO dispute_evidence (id, execution_id, role, wallet, statement, evidence_hash) VALUES ($1, $2, $3, $4, $5, $6)
+         RETURNING created_at`,
+        [id, execution.id, role, wallet, input.statement, Buffer.from(hash)],
+      );
+      created_at = inserted.rows[0]!.created_at;
+      for (const [position, file] of files.entries()) {
+        await client.query(
+          `INSERT INTO dispute_attachments (evidence_id, position, name, content_type, size_bytes, sha256, content)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [id, position, file.name, file.content_type, file.content.length, Buffer.from(file.sha256), file.content],
+        );
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    return { object: "dispute_evidence", evidence_id: id, execution_id: execution.id, role, evidence_hash: toHex(hash), created_at };
+  }
+
+  /** One execution's dispute, for its payer, its agent's creator or the market's arbiter. */
+  async get(wallet: string, execution_id: string) {
+    const execution = await this.execution(execution_id);
+    await this.requireParty(wallet, execution);
+    return this.view(execution);
+  }
+
+  /** The disputes the wallet takes part in as `role`, newest first. */
+  async list(wallet: string, query: { role: DisputeRole; state?: "open" | "resolved"; limit: number }) {
+    const ids = new Set<string>();
+    for (const network of this.chain.networks) {
+      if (query.role === "arbiter" && (await this.chain.market(network)).arbiter.toBase58() !== wallet) continue;
+      for (const dispute of await this.openOnChain(network, query.role === "payer" ? wallet : undefined)) {
+        ids.add(formatExecutionId(dispute.executionId));
+      }
+    }
+    // A payer's own executions are known by wallet; a creator's or the arbiter's only through the chain.
+    const known = await this.db.query<{ id: string }>(
+      `SELECT k.id FROM (SELECT execution_id AS id FROM dispute_evidence UNION SELECT execution_id AS id FROM dispute_outcomes) k
+       JOIN executions e ON e.id = k.id WHERE $1::text IS NULL OR e.wallet = $1`,
+      [query.role === "payer" ? wallet : null],
+    );
+    for (const row of known.rows) ids.add(row.id);
+    const executions = await this.executions([...ids]);
+    const views = [];
+    for (const execution of executions) {
+      if (!(await this.roles(wallet, execution)).includes(query.role)) continue;
+      const view = await this.view(execution);
+      if (view.state === "none") continue;
+      if (query.state === "open" && view.state !== "open") continue;
+      if (query.state === "resolved" && view.state === "open") continue;
+      views.push(view);
+    }
+    views.sort((a, b) => (b.opened_at ?? "").localeCompare(a.opened_at ?? "") || b.execution_id.localeCompare(a.execution_id));
+    return { object: "list" as const, data: views.slice(0, query.limit), has_more: views.length > query.limit };
+  }
+
+  /** One attachment's bytes, for the parties of the dispute. */
+  async attachment(wallet: string, execution_id: string, evidence_id: string, position: number) {
+    const execution = await this.execution(execution_id);
+    await this.requireParty(wallet, execution);
+    const { rows } = await this.db.query<{ name: string; content_type: string; content: Buffer }>(
+      `SELECT a.name, a.content_type, a.content FROM dispute_attachments a JOIN dispute_evidence e ON e.id = a.evidence_id
+       WHERE e.execution_id = $1 AND a.evidence_id = $2 AND a.position = $3`,
+      [execution.id, evidence_id, position],
+    );
+    if (!rows[0]) throw new ApiError("resource_not_found", `No attachment ${position} of ${evidence_id} on ${execution.id}.`);
+    return rows[0];
+  }
+
+  private async execution(id: string): Promise<ExecutionParty> {
+    const [execution] = await this.executions([id]);
+    if (!execution) throw new ApiError("resource_not_found", `No execution ${id}.`, "execution_id");
+    return execution;
+  }
+
+  private async executions(ids: string[]): Promise<ExecutionParty[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.query<{ id: string; network: NetworkName; state: string; wallet: string; agent: string; amount_usdc: string | null }>(
+      "SELECT id, network, state, wallet, agent, amount_usdc FROM executions WHERE id = ANY($1::text[])",
+      [ids],
+    );
+    const creators = new Map<string, string | null>();
+    const parties: ExecutionParty[] = [];
+    for (const row of rows) {
+      const key = `${row.network}/${row.agent}`;
+      if (!creators.has(key)) {
+        // The chain says who the creator is: a listing could be stale, an agent is never closed.
+        const agent = await this.chain.agent(row.network, new PublicKey(row.agent));
+        creators.set(key, agent ? agent.creator.toBase58() : null);
+      }
+      parties.push({
+        id: row.id,
+        network: row.network,
+        state: row.state,
+        payer: row.wallet,
+        agent: row.agent,
+        creator: creators.get(key)!,
+        amount_usdc: row.amount_usdc,
+      });
+    }
+    return parties;
+  }
+
+  private async roles(wallet: string, execution: ExecutionParty): Promise<DisputeRole[]> {
+    const roles: DisputeRole[] = [];
+    if (execution.payer === wallet) roles.push("payer");
+    if (execution.creator === wallet) roles.push("creator");
+    if ((await this.chain.market(execution.network)).arbiter.toBase58() === wallet) roles.push("arbiter");
+    return roles;
+  }
+
+  private async requireParty(wallet: string, execution: ExecutionParty): Promise<void> {
+    if ((await this.roles(wallet, execution)).length === 0) {
+      throw new ApiError("not_dispute_party", `${wallet} is not the payer, the creator or the arbiter of ${execution.id}.`);
+    }
+  }
+
+  /** Open Dispute accounts on `network`, of one payer when given. */
+  private async openOnChain(network: NetworkName, payer?: string): Promise<Dispute[]> {
+    const filters = [{ memcmp: { offset: 0, bytes: DISPUTE_DISCRIMINATOR } }];
+    if (payer !== undefined) filters.push({ memcmp: { offset: DISPUTE_PAYER_OFFSET, bytes: payer } });
+    const accounts = await this.chain.connection(network).getProgramAccounts(PROGRAM_ID, { commitment: "confirmed", filters });
+    return accounts.map(({ account }) => decodeDispute(account.data));
+  }
+
+  /** The chain's word on the dispute, recorded so that it outlives the closed account. */
+  private async outcome(execution: ExecutionParty): Promise<OutcomeRow | null> {
+    const known = await this.db.query<OutcomeRow>("SELECT * FROM dispute_outcomes WHERE execution_id = $1", [execution.id]);
+    const recorded = known.rows[0] ?? null;
+    if (recorded && recorded.state !== "open") return recorded;
+    const connection = this.chain.connection(execution.network);
+    const address = disputePda(executionIdBytes(execution.id));
+    const open = await fetchDispute(connection, address, "confirmed");
+    if (open) {
+      return this.record(execution.id, {
+        state: "open",
+        amount_usdc: open.amountUsdc.toString(),
+        evidence_hash: Buffer.from(open.evidenceHash),
+        opened_at: new Date(Number(open.openedAt) * 1000),
+        slashed_usdc: null,
+        resolved_at: null,
+        resolve_signature: null,
+      });
+    }
+    // No account: never opened, or resolved (which closes it). Only its transactions can tell.
+    const signatures = await connection.getSignaturesForAddress(address, { limit: 20 }, "confirmed");
+    let opened: OutcomeRow | null = recorded;
+    for (const { signature, err } of [...signatures].reverse()) {
+      if (err !== null) continue;
+      const tx = await connection.getTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
+      if (!tx) continue;
+      for (const event of eventsFromInnerInstructions(tx)) {
+        if (event.name === "DisputeOpened") {
+          const data = event.data as { amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
+          opened = {
+            execution_id: execution.id,
+            state: "open",
+            amount_usdc: data.amountUsdc.toString(),
+            evidence_hash: Buffer.from(data.evidenceHash),
+            opened_at: new Date(Number(data.openedAt) * 1000),
+            slashed_usdc: null,
+            resolved_at: null,
+            resolve_signature: null,
+          };
+        }
+        if (event.name === "DisputeResolved" && opened) {
+          const data = event.data as { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint };
+          return this.record(execution.id, {
+            ...opened,
+            state: data.upheld ? "upheld" : "rejected",
+            slashed_usdc: data.slashedUsdc.toString(),
+            resolved_at: new Date(Number(data.resolvedAt) * 1000),
+            resolve_signature: signature,
+          });
+        }
+      }
+    }
+    return opened;
+  }
+
+  private async record(execution_id: string, outcome: Omit<OutcomeRow, "execution_id">): Promise<OutcomeRow> {
+    await this.db.query(
+      `INSERT INTO dispute_outcomes (execution_id, state, amount_usdc, evidence_hash, opened_at, slashed_usdc, resolved_at, resolve_signature)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (execution_id) DO UPDATE SET state = EXCLUDED.state, amount_usdc = EXCLUDED.amount_usdc,
+         evidence_hash = EXCLUDED.evidence_hash, opened_at = EXCLUDED.opened_at, slashed_usdc = EXCLUDED.slashed_usdc,
+         resolved_at = EXCLUDED.resolved_at, resolve_signature = EXCLUDED.resolve_signature, updated_at = clock_timestamp()`,
+      [
+        execution_id,
+        outcome.state,
+        outcome.amount_usdc,
+        outcome.evidence_hash,
+        outcome.opened_at,
+        outcome.slashed_usdc,
+        outcome.resolved_at,
+        outcome.resolve_signature,
+      ],
+    );
+    return { execution_id, ...outcome };
+  }
+
+  private async view(execution: ExecutionParty) {
+    const outcome = await this.outcome(execution);
+    const evidence = await this.db.query<EvidenceRow>(
+      "SELECT * FROM dispute_evidence WHERE execution_id = $1 ORDER BY created_at, id",
+      [execution.id],
+    );
+    const attachments = await this.db.query<AttachmentRow>(
+      `SELECT evidence_id, position, name, content_type, size_bytes, sha256 FROM dispute_attachments
+       WHERE evidence_id = ANY($1::text[]) ORDER BY evidence_id, position`,
+      [evidence.rows.map((row) => row.id)],
+    );
+    const state: DisputeState = outcome?.state ?? "none";
+    const bound = outcome ? toHex(outcome.evidence_hash) : null;
+    return {
+      object: "dispute" as const,
+      execution_id: execution.id,
+      network: execution.network,
+      agent: execution.agent,
+      payer: execution.payer,
+      creator: execution.creator,
+      state,
+      amount_usdc: formatUsdc(BigInt(outcome?.amount_usdc ?? execution.amount_usdc ?? "0")),
+      slashed_usdc: outcome?.slashed_usdc == null ? null : formatUsdc(BigInt(outcome.slashed_usdc)),
+      evidence_hash: bound,
+      opened_at: outcome?.opened_at.toISOString() ?? null,
+      resolved_at: outcome?.resolved_at?.toISOString() ?? null,
+      resolve_transaction: outcome?.resolve_signature ?? null,
+      evidence: evidence.rows.map((row) => {
+        const hash = toHex(row.evidence_hash);
+        return {
+          evidence_id: row.id,
+          role: row.role,
+          wallet: row.wallet,
+          evidence_hash: hash,
+          bound_on_chain: row.role === "payer" && hash === bound,
+          statement: row.statement,
+          attachments: attachments.rows
+            .filter((a) => a.evidence_id === row.id)
+            .map((a) => ({
+              index: a.position,
+              name: a.name,
+              content_type: a.content_type,
+              size_bytes: a.size_bytes,
+              sha256: toHex(a.sha256),
+            })),
+          created_at: row.created_at.toISOString(),
+        };
+      }),
+    };
+  }
+}
+
+/** `attachment; filename=…` safe for any name: ASCII fallback plus the UTF-8 form (RFC 6266). */
+export function attachmentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}

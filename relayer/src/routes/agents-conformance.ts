@@ -1,0 +1,56 @@
+import { MAX_EXECUTION_SECS } from "@agent-market/program";
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app-services.js";
+import { requireSession } from "../http/auth.js";
+import { address, errorResponses, network } from "../http/schemas.js";
+import type { ConformanceInput } from "../listings/listing-checks.js";
+import { listingFields } from "./agents-create.js";
+
+/**
+ * POST /v1/agents/conformance: the listing's endpoint and interface steps alone, before the agent
+ * is registered, so a creator finds a wrong key or an unreachable service before locking
+ * collateral. Session-only: the probe is a signed request from the marketplace to any address.
+ */
+export function registerAgentsConformance(app: FastifyInstance, services: Services): void {
+  app.post<{ Body: ConformanceInput }>(
+    "/v1/agents/conformance",
+    {
+      schema: {
+        summary: "Probe an endpoint as listing will",
+        description:
+          "Sends the marketplace-signed conformance probe that listing sends, for the agent address about to be registered. " +
+          "Fails with the listing checklist's codes: endpoint_not_allowed, endpoint_unreachable, probe_http_error, " +
+          "probe_invalid_response, probe_bad_signature, probe_output_invalid, probe_parameters_unavailable.",
+        tags: ["agents"],
+        security: [{ session: [] }],
+        body: {
+          type: "object",
+          required: ["agent", "endpoint", "signing_key", "input_schema", "output_schema", "max_execution_secs"],
+          additionalProperties: false,
+          properties: {
+            network: { ...network, default: "devnet" },
+            agent: address,
+            endpoint: listingFields.endpoint,
+            signing_key: listingFields.signing_key,
+            input_schema: listingFields.input_schema,
+            output_schema: listingFields.output_schema,
+            probe: listingFields.probe,
+            max_execution_secs: { type: "integer", minimum: 1, maximum: MAX_EXECUTION_SECS },
+          },
+        },
+        response: {
+          200: {
+            type: "object",
+            required: ["ok", "latency_ms"],
+            additionalProperties: false,
+            properties: { ok: { type: "boolean", const: true }, latency_ms: { type: "integer" } },
+          },
+          ...errorResponses(400, 401, 413, 415, 422, 503),
+        },
+      },
+      preHandler: requireSession(services.signIn),
+    },
+    async (request) => ({ ok: true as const, latency_ms: await services.listings.conformance(request.body) }),
+  );
+}

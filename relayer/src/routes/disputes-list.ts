@@ -1,0 +1,35 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app-services.js";
+import type { DisputeRole } from "../disputes/dispute-service.js";
+import { requireSession } from "../http/auth.js";
+import { disputeObject } from "../http/dispute-schemas.js";
+import { errorResponses, listOf } from "../http/schemas.js";
+
+/** GET /v1/disputes: the disputes the session's wallet takes part in, in one role. */
+export function registerDisputesList(app: FastifyInstance, services: Services): void {
+  app.get<{ Querystring: { role: DisputeRole; state?: "open" | "resolved"; limit: number } }>(
+    "/v1/disputes",
+    {
+      schema: {
+        summary: "List disputes",
+        description: "role payer: executions the wallet paid; creator: of its agents; arbiter: every dispute of the markets it arbitrates.",
+        tags: ["disputes"],
+        security: [{ session: [] }],
+        querystring: {
+          type: "object",
+          required: ["role"],
+          additionalProperties: false,
+          properties: {
+            role: { type: "string", enum: ["payer", "creator", "arbiter"] },
+            state: { type: "string", enum: ["open", "resolved"] },
+            limit: { type: "integer", minimum: 1, maximum: 100, default: 50 },
+          },
+        },
+        response: { 200: listOf(disputeObject), ...errorResponses(400, 401, 403, 503) },
+      },
+      preHandler: requireSession(services.signIn),
+    },
+    async (request) => services.disputes.list(request.walletSession!.wallet, request.query),
+  );
+}
