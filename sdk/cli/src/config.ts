@@ -58,8 +58,14 @@ export function apiUrl(io: Io, option: string | undefined, config: CliConfig): s
   return url;
 }
 
-export function rpcUrl(option: string | undefined, config: CliConfig): string {
-  const url = option ?? config.rpc;
-  if (!url) throw new CliError("no RPC URL", "pass --rpc <url> (login --rpc <url> remembers it)");
+/** The Solana RPC's URL: --rpc, else $AGENT_MARKET_RPC_URL, else the one `login` remembered. */
+export function rpcUrl(io: Io, option: string | undefined, config: CliConfig): string {
+  const url = optionalRpcUrl(io, option, config);
+  if (!url) throw new CliError("no RPC URL", "pass --rpc <url> (or set AGENT_MARKET_RPC_URL, or run agent-market login --rpc <url>)");
   return url;
+}
+
+/** As rpcUrl, for commands that can do without the chain. */
+export function optionalRpcUrl(io: Io, option: string | undefined, config: CliConfig): string | undefined {
+  return option ?? io.env.AGENT_MARKET_RPC_URL ?? config.rpc;
 }

@@ -6,6 +6,14 @@ export interface Io {
   /** A line for stderr: progress, errors and what to do next. */
   err(line: string): void;
   env: Record<string, string | undefined>;
+  /** `--json` was given: results (and errors) as one JSON document on stdout. */
+  json?: boolean;
+}
+
+/** Prints `value` as JSON with --json, else the lines `text` gives. */
+export function output(io: Io, value: unknown, text: () => string[]): void {
+  if (io.json) io.out(JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2));
+  else for (const line of text()) io.out(line);
 }
 
 /** Wrong or missing arguments: exit code 2. */

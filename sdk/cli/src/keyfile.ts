@@ -40,3 +40,10 @@ export async function writeNewKeypair(path: string, keypair: Keypair): Promise<v
     throw new CliError(`cannot write ${path}: ${(error as Error).message}`);
   }
 }
+
+/** The keypair of --keypair, else the wallet given to login. */
+export async function keypairOption(option: string | undefined, remembered: string | undefined): Promise<Keypair> {
+  const path = option ?? remembered;
+  if (path === undefined) throw new CliError("no keypair", "pass --keypair <file> (or login with one)");
+  return readKeypair(path);
+}

@@ -6,13 +6,14 @@ import { delegatePda, ed25519Verify, parseAddress } from "@agent-market/program"
 import {
   createApproveCheckedInstruction,
   createAssociatedTokenAccountIdempotentInstruction,
+  createRevokeInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from "@solana/spl-token";
 import { Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
 import { utils } from "@coral-xyz/anchor";
 
-import { checkAllowanceTransaction } from "../src/commands/allowance.js";
+import { checkAllowanceTransaction, checkRevokeTransaction } from "../src/commands/allowance.js";
 import { compile, sampleFor } from "../src/schema.js";
 import {
   ECHO_INPUT_SCHEMA,
@@ -45,7 +46,22 @@ describe("agent-market", () => {
     it("prints the overview and each command's usage on --help, exit 0", async () => {
       const overview = await cli(["--help"]);
       assert.equal(overview.code, 0);
-      for (const name of ["keygen", "check", "register", "status", "login", "logout", "keys", "allowance", "execute"]) {
+      for (const name of [
+        "keygen",
+        "check",
+        "register",
+        "status",
+        "agents",
+        "login",
+        "logout",
+        "keys",
+        "allowance",
+        "execute",
+        "executions",
+        "subscribe",
+        "reclaim",
+        "dispute",
+      ]) {
         assert.match(overview.out, new RegExp(`^  ${name} `, "m"));
         const usage = await cli([name, "--help"]);
         assert.equal(usage.code, 0);
@@ -262,6 +278,66 @@ describe("agent-market", () => {
       assert.match(ran.err, /^error: no API key\nnext: pass --api-key/);
     });
 
+    it("takes the RPC URL from --rpc, else AGENT_MARKET_RPC_URL, and says where one comes from without either", async () => {
+      const none = await cli(["reclaim", "exec_1111111111111111", "--keypair", join(tempDir(), "missing.json")]);
+      assert.equal(none.code, 1);
+      assert.match(none.err, /^error: cannot read /);
+      const key = join(tempDir(), "k.json");
+      writeFileSync(key, JSON.stringify(Array.from(Keypair.generate().secretKey)));
+      const noRpc = await cli(["reclaim", "exec_1111111111111111", "--keypair", key, "--json"]);
+      assert.equal(noRpc.code, 1);
+      assert.deepEqual(JSON.parse(noRpc.out), {
+        error: { code: "failed", message: "no RPC URL", next: "pass --rpc <url> (or set AGENT_MARKET_RPC_URL, or run agent-market login --rpc <url>)" },
+      });
+      // An address nothing listens on: the command got as far as the RPC named by the environment.
+      const fromEnv = await cli(["reclaim", "exec_1111111111111111", "--keypair", key], { AGENT_MARKET_RPC_URL: "http://127.0.0.1:9" });
+      assert.equal(fromEnv.code, 1);
+      assert.match(fromEnv.err, /127\.0\.0\.1:9|ECONNREFUSED|fetch failed/);
+    });
+
+    it("reports wrong usage as JSON on stdout with --json, exit 2, and checks dispute options", async () => {
+      const cases: [string[], string][] = [
+        [["dispute", "resolve", "exec_1111111111111111", "--keypair", "k"], "give --uphold --slash <usdc> or --reject"],
+        [["dispute", "resolve", "exec_1111111111111111", "--reject", "--slash", "1", "--keypair", "k"], "--reject slashes nothing: leave out --slash"],
+        [["dispute", "resolve", "exec_1111111111111111", "--uphold", "--slash", "0", "--keypair", "k"], "--slash must be more than 0 to uphold"],
+        [["dispute", "open", "exec_1111111111111111"], "give --statement or --statement-file (one of them)"],
+        [["dispute", "list", "--role", "judge"], "--role is payer, creator or arbiter"],
+        [["dispute", "frobnicate"], "unknown dispute command frobnicate"],
+        [["agents", "topup", "not-an-address", "1"], "not-an-address is not an address"],
+        [["reclaim", "exec_0"], "exec_0 is not an execution id (exec_…)"],
+      ];
+      for (const [argv, message] of cases) {
+        const ran = await cli([...argv, "--json"]);
+        assert.equal(ran.code, 2, argv.join(" "));
+        const body = JSON.parse(ran.out) as { error: { code: string; message: string } };
+        assert.equal(body.error.code, "usage");
+        assert.equal(body.error.message, message);
+        assert.equal(ran.err, "");
+      }
+    });
+
+    it("takes the program id from --program-id, else AGENT_MARKET_PROGRAM_ID, in every command that reaches the program", async () => {
+      const commands = [
+        ["agents", "retire", AGENT],
+        ["agents", "withdraw", AGENT],
+        ["agents", "topup", AGENT, "1"],
+        ["dispute", "open", "exec_1111111111111111", "--statement", "late"],
+        ["dispute", "resolve", "exec_1111111111111111", "--reject", "--keypair", "k"],
+        ["reclaim", "exec_1111111111111111"],
+      ];
+      for (const argv of commands) {
+        const option = await cli([...argv, "--program-id", "0OIl", "--json"]);
+        assert.equal(option.code, 2, argv.join(" "));
+        const { error } = JSON.parse(option.out) as { error: { code: string; message: string } };
+        assert.deepEqual([error.code, error.message], ["usage", "--program-id 0OIl is not an address"]);
+        const env = await cli([...argv, "--json"], { AGENT_MARKET_PROGRAM_ID: "0OIl" });
+        assert.equal(env.code, 1, argv.join(" "));
+        assert.deepEqual(JSON.parse(env.out), {
+          error: { code: "failed", message: "AGENT_MARKET_PROGRAM_ID 0OIl is not an address", next: "set it to the program id of the network, or unset it" },
+        });
+      }
+    });
+
     it("session commands ask to sign in first", async () => {
       for (const argv of [["keys", "list"], ["keys", "create", "--name", "x"], ["allowance", "set", "1", "--rpc", "http://x", "--keypair", "k"]]) {
         const ran = await cli(argv);
@@ -287,6 +363,20 @@ describe("agent-market", () => {
       checkAllowanceTransaction(transaction(approve()), wallet.publicKey, funding, 1_000_000n);
       const create = createAssociatedTokenAccountIdempotentInstruction(wallet.publicKey, tokenAccount, wallet.publicKey, mint);
       checkAllowanceTransaction(transaction(create, approve()), wallet.publicKey, funding, 1_000_000n);
+    });
+
+    it("accepts one revoke on the wallet's own USDC account, and nothing else", () => {
+      const stranger = Keypair.generate().publicKey;
+      checkRevokeTransaction(transaction(createRevokeInstruction(tokenAccount, wallet.publicKey)), wallet.publicKey, funding);
+      const cases: [Transaction, RegExp][] = [
+        [transaction(createRevokeInstruction(getAssociatedTokenAddressSync(mint, stranger), wallet.publicKey)), /revokes on another token account/],
+        [transaction(createRevokeInstruction(tokenAccount, stranger)), /another owner signs the revoke/],
+        [transaction(createRevokeInstruction(tokenAccount, wallet.publicKey), approve()), /holds 2 instructions, not one revoke/],
+        [transaction(approve()), /other than revoke/],
+        [transaction(SystemProgram.transfer({ fromPubkey: wallet.publicKey, toPubkey: stranger, lamports: 1 })), /calls 1111/],
+        [new Transaction({ feePayer: stranger, blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1 }).add(createRevokeInstruction(tokenAccount, wallet.publicKey)), /fee/],
+      ];
+      for (const [tx, reason] of cases) assert.throws(() => checkRevokeTransaction(tx, wallet.publicKey, funding), reason);
     });
 
     it("refuses to sign anything else", () => {

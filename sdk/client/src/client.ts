@@ -12,6 +12,7 @@ import type {
   Network,
   Page,
   RequestOptions,
+  SubscriptionPurchase,
   WhoAmI,
 } from "./types.js";
 
@@ -94,6 +95,20 @@ export class Agents {
       path: `/v1/agents/${segment(agentId)}/execute`,
       body: { task: input.task, parameters: input.parameters },
       headers,
+      replayable: true,
+      signal: options.signal,
+    });
+    return body;
+  }
+  /**
+   * Buys one period of the agent's subscription or hybrid plan from the API key's wallet. Pass an
+   * idempotency key to retry safely: a replay returns the first purchase and never pays twice.
+   */
+  async subscribe(agentId: string, options: { idempotencyKey?: string } & RequestOptions = {}): Promise<SubscriptionPurchase> {
+    const { body } = await this.transport.request<SubscriptionPurchase>({
+      method: "POST",
+      path: `/v1/agents/${segment(agentId)}/subscription`,
+      headers: { "idempotency-key": options.idempotencyKey ?? newIdempotencyKey() },
       replayable: true,
       signal: options.signal,
     });

@@ -11,6 +11,15 @@ export {
   type WalletSigner,
 } from "./session.js";
 export {
+  SessionDisputes,
+  type Dispute,
+  type DisputeEvidence,
+  type DisputeRole,
+  type DisputeState,
+  type EvidenceAttachmentInput,
+  type EvidenceCreated,
+} from "./session-disputes.js";
+export {
   AgentMarketError,
   AuthenticationError,
   ConflictError,

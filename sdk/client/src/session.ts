@@ -4,10 +4,13 @@
 import { base58Encode } from "./base58.js";
 import { paginate } from "./client.js";
 import { Transport } from "./http.js";
+import { SessionDisputes } from "./session-disputes.js";
 import type {
   Agent,
   ApiKey,
   ApiKeyCreateParams,
+  ConformanceParams,
+  ConformanceResult,
   CreatedApiKey,
   ListingCreateParams,
   ListingUpdateParams,
@@ -119,6 +122,16 @@ export class SessionListings {
     return body;
   }
 
+  /**
+   * The listing's endpoint and interface checks alone, for an agent not registered yet, so a
+   * creator learns of a dead endpoint or a wrong key before locking collateral; a ListingError's
+   * `code` names the step that failed.
+   */
+  async conformance(params: ConformanceParams): Promise<ConformanceResult> {
+    const { body } = await this.transport.request<ConformanceResult>({ method: "POST", path: "/v1/agents/conformance", body: params, replayable: true });
+    return body;
+  }
+
   /** Fields left out keep their values; the merged listing goes through the checklist again. */
   async update(agentId: string, params: ListingUpdateParams, options: { network?: Network } = {}): Promise<Agent> {
     const { body } = await this.transport.request<Agent>({
@@ -159,6 +172,7 @@ export class WalletSession {
   readonly keys: SessionKeys;
   readonly wallet: SessionWallet;
   readonly listings: SessionListings;
+  readonly disputes: SessionDisputes;
   private readonly transport: Transport;
 
   private constructor(
@@ -172,6 +186,7 @@ export class WalletSession {
     this.keys = new SessionKeys(this.transport);
     this.wallet = new SessionWallet(this.transport);
     this.listings = new SessionListings(this.transport);
+    this.disputes = new SessionDisputes(this.transport);
   }
 
   /** The wallet's address (base58). */

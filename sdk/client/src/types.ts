@@ -153,6 +153,8 @@ export interface WhoAmI {
 
 export interface MarketplaceNetwork {
   name: Network;
+  /** The agent_market program's address on this network; devnet and mainnet may differ. */
+  program_id: string;
   key_prefix: string;
   usdc_mint: string;
   treasury: string;
@@ -168,6 +170,7 @@ export interface MarketplaceNetwork {
 export interface Marketplace {
   object: "marketplace";
   api_version: string;
+  /** The first network's program id (devnet's when served); see each network's own. */
   program_id: string;
   fee_bps: number;
   /** The first network's request signing key (devnet's when served); see each network's own. */
@@ -260,3 +263,30 @@ export interface ListingCreateParams extends ListingFields {
 }
 
 export type ListingUpdateParams = Partial<ListingFields>;
+
+/** POST /v1/agents/conformance: the listing's probe for an agent address not registered yet. */
+export interface ConformanceParams extends Pick<ListingFields, "input_schema" | "output_schema" | "endpoint" | "signing_key" | "probe"> {
+  /** The address register_agent will create. */
+  agent: string;
+  max_execution_secs: number;
+  network?: Network;
+}
+
+export interface ConformanceResult {
+  ok: true;
+  latency_ms: number;
+}
+
+/** POST /v1/agents/:agent_id/subscription: one period bought (`pending` while it lands). */
+export interface SubscriptionPurchase {
+  object: "subscription";
+  id: string;
+  status: "pending" | "succeeded";
+  agent: string;
+  wallet: string;
+  network: Network;
+  expires_at: string | null;
+  included_calls_remaining: number | null;
+  charge: { amount_usdc: string; creator_share_usdc: string; fee_usdc: string; currency: "USDC" };
+  transaction: string;
+}

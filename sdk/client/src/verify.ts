@@ -65,6 +65,12 @@ export interface VerifyReceiptOptions {
    * processed; until `transactions.confirmation` is "confirmed", the on-chain checks can fail.
    */
   commitment?: Finality;
+  /**
+   * The program's address on the execution's network, from a source the caller trusts (its own
+   * configuration; `networks[].program_id` of GET /v1/marketplace names it too). The IDL's address
+   * by default. The on-chain checks accept only this program's settle, events and agent account.
+   */
+  programId?: PublicKey;
 }
 
 const SETTLE = IDL.instructions.find((ix) => ix.name === "settle")!;
@@ -162,6 +168,7 @@ async function onChain(
   digest: Uint8Array | null,
   connection: Connection,
   commitment: Finality,
+  programId: PublicKey,
   checks: Checks,
 ): Promise<void> {
   const signature = execution.transactions.settlement;
@@ -192,10 +199,10 @@ async function onChain(
   const keys = [...message.staticAccountKeys, ...(loaded?.writable ?? []), ...(loaded?.readonly ?? [])];
   const instructions = message.compiledInstructions;
   const executionId = parseExecutionId(receipt.execution_id);
-  const escrow = executionId ? escrowPda(executionId) : null;
+  const escrow = executionId ? escrowPda(executionId, programId) : null;
 
   const settleAt = instructions.findIndex((ix) => {
-    if (!keys[ix.programIdIndex]?.equals(PROGRAM_ID)) return false;
+    if (!keys[ix.programIdIndex]?.equals(programId)) return false;
     const decoded = coder.instruction.decode(Buffer.from(ix.data));
     return decoded?.name === "settle" && escrow !== null && keys[ix.accountKeyIndexes[ESCROW_INDEX]!]?.equals(escrow) === true;
   });
@@ -244,7 +251,7 @@ async function onChain(
     fee: units(execution.charge.fee_usdc),
   };
   checks.try("escrow_settled_event", () => {
-    const events = eventsFromInnerInstructions(tx!).filter(
+    const events = eventsFromInnerInstructions(tx!, programId).filter(
       (event): event is { name: "EscrowSettled"; data: EventData<"EscrowSettled"> } =>
         event.name === "EscrowSettled" && executionId !== null && toHex(event.data.executionId) === toHex(executionId),
     );
@@ -272,7 +279,7 @@ async function onChain(
   });
 
   try {
-    const agent = await fetchAgent(connection, new PublicKey(receipt.agent), commitment);
+    const agent = await fetchAgent(connection, new PublicKey(receipt.agent), { commitment, programId });
     const key = agent ? new PublicKey(agent.signingKey).toBase58() : null;
     checks.add(
       "on_chain_signing_key",
@@ -301,7 +308,8 @@ export async function verifyReceipt(execution: Execution, options: VerifyReceipt
   const digest = offline(execution, receipt!, options, checks);
   if (options.connection) {
     try {
-      await onChain(execution, receipt!, digest, options.connection, options.commitment ?? "confirmed", checks);
+      const commitment = options.commitment ?? "confirmed";
+      await onChain(execution, receipt!, digest, options.connection, commitment, options.programId ?? PROGRAM_ID, checks);
     } catch (error) {
       // Each check catches its own failures; this is a transaction of a shape none expected.
       checks.add("on_chain", false, error instanceof Error ? error.message : String(error));

@@ -42,6 +42,8 @@ export interface LocalMarketplaceOptions {
   /** BullMQ's Redis; in-process jobs when left out. */
   redis_url?: string;
   localnet_binary?: string;
+  /** More flags for localnet (`--profile devnet-like`, say: docs/localnet.md). */
+  localnet_args?: string[];
   /** Extra environment of the relayer process. */
   relayer_env?: Record<string, string>;
   /** Options of the relayer's node process (a profiler's, say). */
@@ -196,7 +198,15 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     const localnet = await supervisor.start({
       name: "localnet",
       command: binary,
-      args: ["--port", String(options.rpc_port), "--slot-ms", String(options.slot_ms), "--ledger", join(data_dir, "ledger")],
+      args: [
+        "--port",
+        String(options.rpc_port),
+        "--slot-ms",
+        String(options.slot_ms),
+        "--ledger",
+        join(data_dir, "ledger"),
+        ...(options.localnet_args ?? []),
+      ],
       cwd: REPO_ROOT,
       ready: (child) => until(child, async () => (await rpc<string>(rpc_url, "getHealth", [])) === "ok"),
       on_exit: {

@@ -27,20 +27,32 @@ export function decodeAccount<A extends AccountName>(name: A, data: Uint8Array):
   return definedFromAnchor(name, raw) as AccountData<A>;
 }
 
+/** How to read an account: the commitment, and the program's address on the cluster (the IDL's by default). */
+export interface FetchOptions {
+  commitment?: Commitment;
+  programId?: PublicKey;
+}
+
+/** A commitment alone is still accepted where FetchOptions are, as before program ids were configurable. */
+function fetchOptions(options: Commitment | FetchOptions | undefined): FetchOptions {
+  return typeof options === "string" ? { commitment: options } : (options ?? {});
+}
+
 /**
  * Fetches and decodes account `address` of type `name`. Null if it does not exist; throws if it
- * exists but is not owned by the program or is another type of account.
+ * exists but is not owned by the program (`options.programId`) or is another type of account.
  */
 export async function fetchAccount<A extends AccountName>(
   connection: Connection,
   name: A,
   address: PublicKey,
-  commitment?: Commitment,
+  options?: Commitment | FetchOptions,
 ): Promise<AccountData<A> | null> {
+  const { commitment, programId = PROGRAM_ID } = fetchOptions(options);
   const info = await connection.getAccountInfo(address, commitment);
   if (!info) return null;
-  if (!info.owner.equals(PROGRAM_ID)) {
-    throw new Error(`account ${address.toBase58()} is owned by ${info.owner.toBase58()}, not the program`);
+  if (!info.owner.equals(programId)) {
+    throw new Error(`account ${address.toBase58()} is owned by ${info.owner.toBase58()}, not the program ${programId.toBase58()}`);
   }
   return decodeAccount(name, info.data);
 }
@@ -52,24 +64,24 @@ export const decodeReceipt = (data: Uint8Array): Receipt => decodeAccount("Recei
 export const decodeSubscription = (data: Uint8Array): Subscription => decodeAccount("Subscription", data);
 export const decodeDispute = (data: Uint8Array): Dispute => decodeAccount("Dispute", data);
 
-/** The market (at its PDA unless `address` is given). */
-export function fetchMarket(connection: Connection, address: PublicKey = marketPda(), commitment?: Commitment) {
-  return fetchAccount(connection, "Market", address, commitment);
+/** The market (at the program's market PDA unless `address` is given). */
+export function fetchMarket(connection: Connection, address?: PublicKey, options?: Commitment | FetchOptions) {
+  return fetchAccount(connection, "Market", address ?? marketPda(fetchOptions(options).programId), options);
 }
-export function fetchAgent(connection: Connection, address: PublicKey, commitment?: Commitment) {
-  return fetchAccount(connection, "Agent", address, commitment);
+export function fetchAgent(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+  return fetchAccount(connection, "Agent", address, options);
 }
-export function fetchEscrow(connection: Connection, address: PublicKey, commitment?: Commitment) {
-  return fetchAccount(connection, "Escrow", address, commitment);
+export function fetchEscrow(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+  return fetchAccount(connection, "Escrow", address, options);
 }
-export function fetchReceipt(connection: Connection, address: PublicKey, commitment?: Commitment) {
-  return fetchAccount(connection, "Receipt", address, commitment);
+export function fetchReceipt(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+  return fetchAccount(connection, "Receipt", address, options);
 }
-export function fetchSubscription(connection: Connection, address: PublicKey, commitment?: Commitment) {
-  return fetchAccount(connection, "Subscription", address, commitment);
+export function fetchSubscription(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+  return fetchAccount(connection, "Subscription", address, options);
 }
-export function fetchDispute(connection: Connection, address: PublicKey, commitment?: Commitment) {
-  return fetchAccount(connection, "Dispute", address, commitment);
+export function fetchDispute(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+  return fetchAccount(connection, "Dispute", address, options);
 }
 
 /** The fields of an Escrow account that settle, refund and reclaim need. */

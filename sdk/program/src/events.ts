@@ -31,9 +31,12 @@ export function decodeEvent(data: Uint8Array): AgentMarketEvent | null {
   return toEvent(coder.events.decode(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64")));
 }
 
-/** The program's events logged as "Program data: …" while the program ran (`emit!`). */
-export function eventsFromLogs(logs: readonly string[]): AgentMarketEvent[] {
-  const parser = new EventParser(PROGRAM_ID, coder);
+/**
+ * The program's events logged as "Program data: …" while the program ran (`emit!`), the program
+ * being the one at `programId` (the IDL's by default).
+ */
+export function eventsFromLogs(logs: readonly string[], programId: PublicKey = PROGRAM_ID): AgentMarketEvent[] {
+  const parser = new EventParser(programId, coder);
   return Array.from(parser.parseLogs([...logs]), (event) => toEvent(event)!);
 }
 
@@ -85,13 +88,17 @@ function accountKeys(tx: TransactionWithInnerInstructions): string[] {
 /**
  * The program's `emit_cpi!` events in a transaction, in execution order: inner instructions to
  * the program itself, with the event authority as their account, whose data starts with the
- * event tag. A failed transaction (meta.err set) has none, since its effects did not happen.
+ * event tag. A failed transaction (meta.err set) has none, since its effects did not happen. The
+ * program is the one at `programId` (the IDL's by default): another id's events are not its own.
  */
-export function eventsFromInnerInstructions(tx: TransactionWithInnerInstructions): AgentMarketEvent[] {
+export function eventsFromInnerInstructions(
+  tx: TransactionWithInnerInstructions,
+  programId: PublicKey = PROGRAM_ID,
+): AgentMarketEvent[] {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return [];
-  const program = PROGRAM_ID.toBase58();
-  const eventAuthority = eventAuthorityPda().toBase58();
+  const program = programId.toBase58();
+  const eventAuthority = eventAuthorityPda(programId).toBase58();
   let keys: string[] | undefined;
   const events: AgentMarketEvent[] = [];
   const groups = [...(meta.innerInstructions ?? [])].sort((a, b) => a.index - b.index);

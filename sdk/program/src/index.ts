@@ -27,5 +27,6 @@ export { LruMap } from "./lru.js";
 export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";
 export { ed25519PublicKey, ed25519Sign, ed25519Verify } from "./ed25519.js";
 export * from "./protocol.js";
+export * from "./evidence.js";
 export * from "./transaction.js";
 export * from "./conformance.js";

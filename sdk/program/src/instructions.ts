@@ -31,10 +31,10 @@ const instructionDefs = new Map<string, IdlInstructionJson>(
 );
 
 /** Accounts every builder fills in itself: fixed addresses, and the two `#[event_cpi]` adds. */
-function implicitAccount(account: IdlAccountJson): PublicKey | undefined {
+function implicitAccount(account: IdlAccountJson, programId: PublicKey): PublicKey | undefined {
   if (account.address) return new PublicKey(account.address);
-  if (account.name === "event_authority") return eventAuthorityPda();
-  if (account.name === "program") return PROGRAM_ID;
+  if (account.name === "event_authority") return eventAuthorityPda(programId);
+  if (account.name === "program") return programId;
   return undefined;
 }
 
@@ -42,23 +42,25 @@ function implicitAccount(account: IdlAccountJson): PublicKey | undefined {
  * Builds instruction `name` from its accounts (camelCase names, `null` for an optional account
  * left out) and arguments (camelCase names, this package's value shapes). Every account the IDL
  * lists must be given, except fixed addresses, `eventAuthority` and `program`; an optional
- * account left out is passed as the program id, read-only, as Anchor expects.
+ * account left out is passed as the program id, read-only, as Anchor expects. `programId` is the
+ * program's address on the cluster (the IDL's by default).
  */
 export function buildInstruction(
   name: InstructionName,
   accounts: Record<string, PublicKey | null>,
   args: Record<string, unknown> = {},
+  programId: PublicKey = PROGRAM_ID,
 ): TransactionInstruction {
   const def = instructionDefs.get(name);
   if (!def) throw new Error(`IDL has no instruction ${name}`);
   const used = new Set<string>();
   const keys: AccountMeta[] = def.accounts.map((account) => {
-    const implicit = implicitAccount(account);
+    const implicit = implicitAccount(account, programId);
     if (implicit) return { pubkey: implicit, isSigner: Boolean(account.signer), isWritable: Boolean(account.writable) };
     const key = idlCamelCase(account.name);
     const pubkey = accounts[key];
     used.add(key);
-    if (pubkey === null && account.optional) return { pubkey: PROGRAM_ID, isSigner: false, isWritable: false };
+    if (pubkey === null && account.optional) return { pubkey: programId, isSigner: false, isWritable: false };
     if (!(pubkey instanceof PublicKey)) throw new TypeError(`${name}: account ${key} must be a PublicKey`);
     return { pubkey, isSigner: Boolean(account.signer), isWritable: Boolean(account.writable) };
   });
@@ -72,7 +74,15 @@ export function buildInstruction(
     anchorArgs[arg.name] = toAnchor(arg.type, args[key], `${name}.${key}`);
   }
   const data = coder.instruction.encode(name, anchorArgs);
-  return new TransactionInstruction({ programId: PROGRAM_ID, keys, data });
+  return new TransactionInstruction({ programId, keys, data });
+}
+
+/**
+ * Every builder takes the program's address on the cluster it targets, since devnet and mainnet
+ * may run the program at different ids; left out, the IDL's (PROGRAM_ID).
+ */
+export interface ProgramOption {
+  programId?: PublicKey;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -83,11 +93,12 @@ export function initializeMarketInstruction(input: {
   usdcMint: PublicKey;
   treasury: PublicKey;
   params: MarketParams;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "initialize_market",
-    { authority: input.authority, market: marketPda(), usdcMint: input.usdcMint, treasury: input.treasury },
+    { authority: input.authority, market: marketPda(input.programId), usdcMint: input.usdcMint, treasury: input.treasury },
     { params: input.params },
+    input.programId,
   );
 }
 
@@ -96,11 +107,12 @@ export function updateMarketInstruction(input: {
   treasury: PublicKey;
   params: MarketParams;
   newAuthority: PublicKey;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "update_market",
-    { authority: input.authority, market: marketPda(), treasury: input.treasury },
+    { authority: input.authority, market: marketPda(input.programId), treasury: input.treasury },
     { params: input.params, newAuthority: input.newAuthority },
+    input.programId,
   );
 }
 
@@ -108,11 +120,17 @@ export function createFeeShardInstruction(input: {
   authority: PublicKey;
   usdcMint: PublicKey;
   index: number;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "create_fee_shard",
-    { authority: input.authority, market: marketPda(), feeShard: feeShardPda(input.index), usdcMint: input.usdcMint },
+    {
+      authority: input.authority,
+      market: marketPda(input.programId),
+      feeShard: feeShardPda(input.index, input.programId),
+      usdcMint: input.usdcMint,
+    },
     { index: input.index },
+    input.programId,
   );
 }
 
@@ -121,11 +139,17 @@ export function sweepFeesInstruction(input: {
   treasury: PublicKey;
   usdcMint: PublicKey;
   index: number;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "sweep_fees",
-    { market: marketPda(), feeShard: feeShardPda(input.index), treasury: input.treasury, usdcMint: input.usdcMint },
+    {
+      market: marketPda(input.programId),
+      feeShard: feeShardPda(input.index, input.programId),
+      treasury: input.treasury,
+      usdcMint: input.usdcMint,
+    },
     { index: input.index },
+    input.programId,
   );
 }
 
@@ -140,21 +164,22 @@ export function registerAgentInstruction(input: {
   usdcMint: PublicKey;
   terms: AgentTerms;
   collateralUsdc: bigint;
-}): TransactionInstruction {
-  const agent = agentPda(input.agentId);
+} & ProgramOption): TransactionInstruction {
+  const agent = agentPda(input.agentId, input.programId);
   return buildInstruction(
     "register_agent",
     {
       creator: input.creator,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent,
-      collateralVault: collateralVaultPda(agent),
-      escrowVault: escrowVaultPda(agent),
+      collateralVault: collateralVaultPda(agent, input.programId),
+      escrowVault: escrowVaultPda(agent, input.programId),
       creatorTokenAccount: input.creatorTokenAccount,
       payoutAccount: input.payoutAccount,
       usdcMint: input.usdcMint,
     },
     { agentId: input.agentId, terms: input.terms, collateralUsdc: input.collateralUsdc },
+    input.programId,
   );
 }
 
@@ -163,11 +188,12 @@ export function updateAgentInstruction(input: {
   agent: PublicKey;
   payoutAccount: PublicKey;
   terms: AgentTerms;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "update_agent",
-    { creator: input.creator, market: marketPda(), agent: input.agent, payoutAccount: input.payoutAccount },
+    { creator: input.creator, market: marketPda(input.programId), agent: input.agent, payoutAccount: input.payoutAccount },
     { terms: input.terms },
+    input.programId,
   );
 }
 
@@ -177,23 +203,24 @@ export function topUpCollateralInstruction(input: {
   creatorTokenAccount: PublicKey;
   usdcMint: PublicKey;
   amountUsdc: bigint;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "top_up_collateral",
     {
       creator: input.creator,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: input.agent,
-      collateralVault: collateralVaultPda(input.agent),
+      collateralVault: collateralVaultPda(input.agent, input.programId),
       creatorTokenAccount: input.creatorTokenAccount,
       usdcMint: input.usdcMint,
     },
     { amountUsdc: input.amountUsdc },
+    input.programId,
   );
 }
 
-export function retireAgentInstruction(input: { creator: PublicKey; agent: PublicKey }): TransactionInstruction {
-  return buildInstruction("retire_agent", { creator: input.creator, agent: input.agent });
+export function retireAgentInstruction(input: { creator: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
+  return buildInstruction("retire_agent", { creator: input.creator, agent: input.agent }, {}, input.programId);
 }
 
 export function withdrawCollateralInstruction(input: {
@@ -201,15 +228,20 @@ export function withdrawCollateralInstruction(input: {
   agent: PublicKey;
   creatorTokenAccount: PublicKey;
   usdcMint: PublicKey;
-}): TransactionInstruction {
-  return buildInstruction("withdraw_collateral", {
-    creator: input.creator,
-    market: marketPda(),
-    agent: input.agent,
-    collateralVault: collateralVaultPda(input.agent),
-    creatorTokenAccount: input.creatorTokenAccount,
-    usdcMint: input.usdcMint,
-  });
+} & ProgramOption): TransactionInstruction {
+  return buildInstruction(
+    "withdraw_collateral",
+    {
+      creator: input.creator,
+      market: marketPda(input.programId),
+      agent: input.agent,
+      collateralVault: collateralVaultPda(input.agent, input.programId),
+      creatorTokenAccount: input.creatorTokenAccount,
+      usdcMint: input.usdcMint,
+    },
+    {},
+    input.programId,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,18 +263,18 @@ export function openEscrowInstruction(input: {
   apiKeyId: Uint8Array;
   requestHash: Uint8Array;
   maxAmountUsdc: bigint;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "open_escrow",
     {
       relayer: input.relayer,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: input.agent,
-      escrowVault: escrowVaultPda(input.agent),
-      escrow: escrowPda(input.executionId),
+      escrowVault: escrowVaultPda(input.agent, input.programId),
+      escrow: escrowPda(input.executionId, input.programId),
       payerTokenAccount: input.payerTokenAccount,
-      subscription: subscriptionPda(input.agent, input.payer),
-      delegate: delegatePda(),
+      subscription: subscriptionPda(input.agent, input.payer, input.programId),
+      delegate: delegatePda(input.programId),
       usdcMint: input.usdcMint,
     },
     {
@@ -251,6 +283,7 @@ export function openEscrowInstruction(input: {
       requestHash: input.requestHash,
       maxAmountUsdc: input.maxAmountUsdc,
     },
+    input.programId,
   );
 }
 
@@ -307,7 +340,7 @@ export function ed25519VerifyInstruction(
   return new TransactionInstruction({ programId: ED25519_PROGRAM_ID, keys: [], data });
 }
 
-export interface SettleInput {
+export interface SettleInput extends ProgramOption {
   relayer: PublicKey;
   usdcMint: PublicKey;
   escrow: EscrowRef;
@@ -326,17 +359,18 @@ export function settleInstruction(input: SettleInput): TransactionInstruction {
     "settle",
     {
       relayer: input.relayer,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: escrow.agent,
-      escrow: escrowPda(escrow.executionId),
+      escrow: escrowPda(escrow.executionId, input.programId),
       rentPayer: escrow.rentPayer,
-      receipt: receiptPda(escrow.executionId),
-      escrowVault: escrowVaultPda(escrow.agent),
+      receipt: receiptPda(escrow.executionId, input.programId),
+      escrowVault: escrowVaultPda(escrow.agent, input.programId),
       payoutAccount: input.payoutAccount,
-      feeShard: feeShardPda(input.feeShardIndex),
+      feeShard: feeShardPda(input.feeShardIndex, input.programId),
       usdcMint: input.usdcMint,
     },
     { resultHash: input.resultHash, feeShardIndex: input.feeShardIndex },
+    input.programId,
   );
 }
 
@@ -369,22 +403,23 @@ export function refundInstruction(input: {
   escrow: EscrowRef;
   reason: RefundReason;
   withSubscription: boolean;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   const { escrow } = input;
   return buildInstruction(
     "refund",
     {
       relayer: input.relayer,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: escrow.agent,
-      escrow: escrowPda(escrow.executionId),
+      escrow: escrowPda(escrow.executionId, input.programId),
       rentPayer: escrow.rentPayer,
-      escrowVault: escrowVaultPda(escrow.agent),
+      escrowVault: escrowVaultPda(escrow.agent, input.programId),
       payerTokenAccount: escrow.payerTokenAccount,
-      subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer) : null,
+      subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer, input.programId) : null,
       usdcMint: input.usdcMint,
     },
     { reason: input.reason },
+    input.programId,
   );
 }
 
@@ -393,19 +428,24 @@ export function reclaimInstruction(input: {
   usdcMint: PublicKey;
   escrow: EscrowRef;
   withSubscription: boolean;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   const { escrow } = input;
-  return buildInstruction("reclaim", {
-    payer: escrow.payer,
-    market: marketPda(),
-    agent: escrow.agent,
-    escrow: escrowPda(escrow.executionId),
-    rentPayer: escrow.rentPayer,
-    escrowVault: escrowVaultPda(escrow.agent),
-    payerTokenAccount: escrow.payerTokenAccount,
-    subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer) : null,
-    usdcMint: input.usdcMint,
-  });
+  return buildInstruction(
+    "reclaim",
+    {
+      payer: escrow.payer,
+      market: marketPda(input.programId),
+      agent: escrow.agent,
+      escrow: escrowPda(escrow.executionId, input.programId),
+      rentPayer: escrow.rentPayer,
+      escrowVault: escrowVaultPda(escrow.agent, input.programId),
+      payerTokenAccount: escrow.payerTokenAccount,
+      subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer, input.programId) : null,
+      usdcMint: input.usdcMint,
+    },
+    {},
+    input.programId,
+  );
 }
 
 /** `maxAmountUsdc` is the period price the payer was shown: the program refuses to charge more. */
@@ -418,21 +458,22 @@ export function subscribeInstruction(input: {
   payoutAccount: PublicKey;
   feeShardIndex: number;
   maxAmountUsdc: bigint;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "subscribe",
     {
       relayer: input.relayer,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: input.agent,
-      subscription: subscriptionPda(input.agent, input.payer),
+      subscription: subscriptionPda(input.agent, input.payer, input.programId),
       payerTokenAccount: input.payerTokenAccount,
-      delegate: delegatePda(),
+      delegate: delegatePda(input.programId),
       payoutAccount: input.payoutAccount,
-      feeShard: feeShardPda(input.feeShardIndex),
+      feeShard: feeShardPda(input.feeShardIndex, input.programId),
       usdcMint: input.usdcMint,
     },
     { feeShardIndex: input.feeShardIndex, maxAmountUsdc: input.maxAmountUsdc },
+    input.programId,
   );
 }
 
@@ -444,17 +485,18 @@ export function openDisputeInstruction(input: {
   agent: PublicKey;
   executionId: Uint8Array;
   evidenceHash: Uint8Array;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "open_dispute",
     {
       payer: input.payer,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: input.agent,
-      receipt: receiptPda(input.executionId),
-      dispute: disputePda(input.executionId),
+      receipt: receiptPda(input.executionId, input.programId),
+      dispute: disputePda(input.executionId, input.programId),
     },
     { evidenceHash: input.evidenceHash },
+    input.programId,
   );
 }
 
@@ -467,28 +509,36 @@ export function resolveDisputeInstruction(input: {
   payerTokenAccount: PublicKey;
   upheld: boolean;
   slashUsdc: bigint;
-}): TransactionInstruction {
+} & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "resolve_dispute",
     {
       arbiter: input.arbiter,
-      market: marketPda(),
+      market: marketPda(input.programId),
       agent: input.agent,
-      dispute: disputePda(input.executionId),
+      dispute: disputePda(input.executionId, input.programId),
       payer: input.payer,
       payerTokenAccount: input.payerTokenAccount,
-      collateralVault: collateralVaultPda(input.agent),
+      collateralVault: collateralVaultPda(input.agent, input.programId),
       usdcMint: input.usdcMint,
     },
     { upheld: input.upheld, slashUsdc: input.slashUsdc },
+    input.programId,
   );
 }
 
 /** Anyone may send it once the dispute window has passed: the rent goes back to `rentPayer`. */
-export function closeReceiptInstruction(input: { executionId: Uint8Array; rentPayer: PublicKey }): TransactionInstruction {
-  return buildInstruction("close_receipt", {
-    market: marketPda(),
-    receipt: receiptPda(input.executionId),
-    rentPayer: input.rentPayer,
-  });
+export function closeReceiptInstruction(
+  input: { executionId: Uint8Array; rentPayer: PublicKey } & ProgramOption,
+): TransactionInstruction {
+  return buildInstruction(
+    "close_receipt",
+    {
+      market: marketPda(input.programId),
+      receipt: receiptPda(input.executionId, input.programId),
+      rentPayer: input.rentPayer,
+    },
+    {},
+    input.programId,
+  );
 }

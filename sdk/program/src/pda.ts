@@ -32,10 +32,6 @@ export const EVENT_AUTHORITY_SEED: Uint8Array = (() => {
   throw new Error("IDL has no event_authority PDA");
 })();
 
-function find(...seeds: Uint8Array[]): PublicKey {
-  return findProgramAddress(seeds, PROGRAM_ID)[0];
-}
-
 // A derivation still costs tens of microseconds (a sha256 and an on-curve test for each candidate
 // bump, two on average), and the relayer derives the same addresses again and again: an agent's
 // vaults and a payer's subscription for every execution, an execution's escrow when it opens and
@@ -44,85 +40,128 @@ function find(...seeds: Uint8Array[]): PublicKey {
 const ACCOUNT_MEMO_SIZE = 10_000;
 /** Derivations from execution ids, wanted for the few seconds an execution lasts. */
 const EXECUTION_MEMO_SIZE = 1_000;
-const accountMemo = new LruMap<string, PublicKey>(ACCOUNT_MEMO_SIZE);
-const executionMemo = new LruMap<string, PublicKey>(EXECUTION_MEMO_SIZE);
 
-function findMemoized(memo: LruMap<string, PublicKey>, ...seeds: Uint8Array[]): PublicKey {
-  return memo.getOrSet(seeds.map(toHex).join("/"), () => find(...seeds));
+/** The derivations of one program id: a deployment reads its id from its configuration. */
+class Derivations {
+  readonly accounts = new LruMap<string, PublicKey>(ACCOUNT_MEMO_SIZE);
+  readonly executions = new LruMap<string, PublicKey>(EXECUTION_MEMO_SIZE);
+  /** The few addresses with constant seeds: the market, the delegate, the event authority, shards. */
+  private readonly fixed = new Map<string, PublicKey>();
+
+  constructor(readonly programId: PublicKey) {}
+
+  find(...seeds: Uint8Array[]): PublicKey {
+    return findProgramAddress(seeds, this.programId)[0];
+  }
+
+  memoized(memo: LruMap<string, PublicKey>, ...seeds: Uint8Array[]): PublicKey {
+    return memo.getOrSet(seeds.map(toHex).join("/"), () => this.find(...seeds));
+  }
+
+  once(key: string, ...seeds: Uint8Array[]): PublicKey {
+    let address = this.fixed.get(key);
+    if (!address) {
+      address = this.find(...seeds);
+      this.fixed.set(key, address);
+    }
+    return address;
+  }
 }
 
-/** Internal, for tests: how many derivations each memo holds, and how many it may. */
+/** Program ids other than the IDL's a process works with at once: a deployment per network. */
+const PROGRAM_MEMO_SIZE = 16;
+const defaultDerivations = new Derivations(PROGRAM_ID);
+// By object first (a deployment passes the same PublicKey from its configuration every time), by
+// address second (the same id parsed twice shares one memo).
+const derivationsByKey = new WeakMap<PublicKey, Derivations>([[PROGRAM_ID, defaultDerivations]]);
+const derivationsByAddress = new LruMap<string, Derivations>(PROGRAM_MEMO_SIZE);
+
+function derivations(programId: PublicKey): Derivations {
+  const known = derivationsByKey.get(programId);
+  if (known) return known;
+  if (!(programId instanceof PublicKey)) throw new TypeError(`programId must be a PublicKey, got ${String(programId)}`);
+  const address = programId.toBase58();
+  const found =
+    address === PROGRAM_ID.toBase58()
+      ? defaultDerivations
+      : derivationsByAddress.getOrSet(address, () => new Derivations(programId));
+  derivationsByKey.set(programId, found);
+  return found;
+}
+
+/** Internal, for tests: how many derivations each memo of the IDL's program id holds, and how many it may. */
 export function pdaMemoSizes(): Record<"accounts" | "executions", { size: number; capacity: number }> {
+  const { accounts, executions } = defaultDerivations;
   return {
-    accounts: { size: accountMemo.size, capacity: accountMemo.capacity },
-    executions: { size: executionMemo.size, capacity: executionMemo.capacity },
+    accounts: { size: accounts.size, capacity: accounts.capacity },
+    executions: { size: executions.size, capacity: executions.capacity },
   };
 }
 
-const memo = new Map<string, PublicKey>();
-function once(key: string, derive: () => PublicKey): PublicKey {
-  let address = memo.get(key);
-  if (!address) {
-    address = derive();
-    memo.set(key, address);
-  }
-  return address;
-}
+// Every function below derives under `programId`, the program's address on the cluster at hand,
+// which defaults to the IDL's (PROGRAM_ID).
 
 /** The market configuration account: `["market"]`. */
-export function marketPda(): PublicKey {
-  return once("market", () => find(MARKET_SEED));
+export function marketPda(programId: PublicKey = PROGRAM_ID): PublicKey {
+  return derivations(programId).once("market", MARKET_SEED);
 }
 
 /** The SPL Token delegate every payer approves: `["delegate"]`. */
-export function delegatePda(): PublicKey {
-  return once("delegate", () => find(DELEGATE_SEED));
+export function delegatePda(programId: PublicKey = PROGRAM_ID): PublicKey {
+  return derivations(programId).once("delegate", DELEGATE_SEED);
 }
 
 /** Signs the program's `emit_cpi!` self-invocations: `["__event_authority"]`. */
-export function eventAuthorityPda(): PublicKey {
-  return once("event_authority", () => find(EVENT_AUTHORITY_SEED));
+export function eventAuthorityPda(programId: PublicKey = PROGRAM_ID): PublicKey {
+  return derivations(programId).once("event_authority", EVENT_AUTHORITY_SEED);
 }
 
 /** Fee shard token account `index` (0 ‥ FEE_SHARD_COUNT - 1): `["fee_shard", index]`. */
-export function feeShardPda(index: number): PublicKey {
+export function feeShardPda(index: number, programId: PublicKey = PROGRAM_ID): PublicKey {
   if (!Number.isInteger(index) || index < 0 || index >= FEE_SHARD_COUNT) {
     throw new RangeError(`fee shard index ${index} is not in 0..${FEE_SHARD_COUNT - 1}`);
   }
-  return once(`fee_shard/${index}`, () => find(FEE_SHARD_SEED, Uint8Array.of(index)));
+  return derivations(programId).once(`fee_shard/${index}`, FEE_SHARD_SEED, Uint8Array.of(index));
 }
 
 /** The agent account: `["agent", agentId]` with the 16-byte agent id. */
-export function agentPda(agentId: Uint8Array): PublicKey {
-  return findMemoized(accountMemo, AGENT_SEED, requireLength("agentId", agentId, 16));
+export function agentPda(agentId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.accounts, AGENT_SEED, requireLength("agentId", agentId, 16));
 }
 
 /** The agent's collateral vault: `["collateral_vault", agent]`. */
-export function collateralVaultPda(agent: PublicKey): PublicKey {
-  return findMemoized(accountMemo, COLLATERAL_VAULT_SEED, agent.toBytes());
+export function collateralVaultPda(agent: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.accounts, COLLATERAL_VAULT_SEED, agent.toBytes());
 }
 
 /** The agent's escrow vault: `["escrow_vault", agent]`. */
-export function escrowVaultPda(agent: PublicKey): PublicKey {
-  return findMemoized(accountMemo, ESCROW_VAULT_SEED, agent.toBytes());
+export function escrowVaultPda(agent: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.accounts, ESCROW_VAULT_SEED, agent.toBytes());
 }
 
 /** One execution's escrow: `["escrow", executionId]` with the 16-byte execution id. */
-export function escrowPda(executionId: Uint8Array): PublicKey {
-  return findMemoized(executionMemo, ESCROW_SEED, requireLength("executionId", executionId, 16));
+export function escrowPda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.executions, ESCROW_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** One execution's receipt: `["receipt", executionId]`. */
-export function receiptPda(executionId: Uint8Array): PublicKey {
-  return findMemoized(executionMemo, RECEIPT_SEED, requireLength("executionId", executionId, 16));
+export function receiptPda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.executions, RECEIPT_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** One execution's dispute: `["dispute", executionId]`. */
-export function disputePda(executionId: Uint8Array): PublicKey {
-  return findMemoized(executionMemo, DISPUTE_SEED, requireLength("executionId", executionId, 16));
+export function disputePda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.executions, DISPUTE_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** A payer's subscription to an agent: `["subscription", agent, payer]` (payer = the wallet). */
-export function subscriptionPda(agent: PublicKey, payer: PublicKey): PublicKey {
-  return findMemoized(accountMemo, SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes());
+export function subscriptionPda(agent: PublicKey, payer: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.accounts, SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes());
 }

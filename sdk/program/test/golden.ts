@@ -155,12 +155,19 @@ const terms = (v: Json): AgentTerms => ({
   maxExecutionSecs: v.max_execution_secs as number,
 });
 
-export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstruction {
+/**
+ * Builds golden case `c`, for the program at `programId` when given: then the agent and the
+ * escrow are that program's too, so that every derived address is the same derivation under it.
+ */
+export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey): TransactionInstruction {
   const a = c.args;
   const usdcMint = key("usdc_mint");
+  const agent = programId ? agentPda(agentId, programId) : goldenInputs.agent;
+  const escrow: EscrowRef = { ...goldenInputs.escrow, agent };
   switch (c.name) {
     case "initialize_market":
       return initializeMarketInstruction({
+        programId,
         authority: key("authority"),
         usdcMint,
         treasury: key("treasury"),
@@ -168,17 +175,19 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "update_market":
       return updateMarketInstruction({
+        programId,
         authority: key("authority"),
         treasury: key("treasury"),
         params: marketParams(a.params as Json),
         newAuthority: key("new_authority"),
       });
     case "create_fee_shard":
-      return createFeeShardInstruction({ authority: key("authority"), usdcMint, index: a.index as number });
+      return createFeeShardInstruction({ programId, authority: key("authority"), usdcMint, index: a.index as number });
     case "sweep_fees":
-      return sweepFeesInstruction({ treasury: key("treasury"), usdcMint, index: a.index as number });
+      return sweepFeesInstruction({ programId, treasury: key("treasury"), usdcMint, index: a.index as number });
     case "register_agent":
       return registerAgentInstruction({
+        programId,
         creator: key("creator"),
         agentId,
         creatorTokenAccount: key("creator_token_account"),
@@ -189,6 +198,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "update_agent":
       return updateAgentInstruction({
+        programId,
         creator: key("creator"),
         agent,
         payoutAccount: key("payout_account"),
@@ -196,6 +206,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "top_up_collateral":
       return topUpCollateralInstruction({
+        programId,
         creator: key("creator"),
         agent,
         creatorTokenAccount: key("creator_token_account"),
@@ -203,9 +214,10 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
         amountUsdc: BigInt(a.amount_usdc as string),
       });
     case "retire_agent":
-      return retireAgentInstruction({ creator: key("creator"), agent });
+      return retireAgentInstruction({ programId, creator: key("creator"), agent });
     case "withdraw_collateral":
       return withdrawCollateralInstruction({
+        programId,
         creator: key("creator"),
         agent,
         creatorTokenAccount: key("creator_token_account"),
@@ -213,6 +225,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "open_escrow":
       return openEscrowInstruction({
+        programId,
         relayer: key("relayer"),
         usdcMint,
         agent,
@@ -225,6 +238,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "settle":
       return settleInstruction({
+        programId,
         relayer: key("relayer"),
         usdcMint,
         escrow,
@@ -234,6 +248,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "refund":
       return refundInstruction({
+        programId,
         relayer: key("relayer"),
         usdcMint,
         escrow,
@@ -241,9 +256,10 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
         withSubscription: a.with_subscription as boolean,
       });
     case "reclaim":
-      return reclaimInstruction({ usdcMint, escrow, withSubscription: a.with_subscription as boolean });
+      return reclaimInstruction({ programId, usdcMint, escrow, withSubscription: a.with_subscription as boolean });
     case "subscribe":
       return subscribeInstruction({
+        programId,
         relayer: key("relayer"),
         usdcMint,
         agent,
@@ -255,6 +271,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "open_dispute":
       return openDisputeInstruction({
+        programId,
         payer: key("payer"),
         agent,
         executionId,
@@ -262,6 +279,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
       });
     case "resolve_dispute":
       return resolveDisputeInstruction({
+        programId,
         arbiter: key("arbiter"),
         usdcMint,
         agent,
@@ -272,7 +290,7 @@ export function buildGoldenCase(c: GoldenInstructionCase): TransactionInstructio
         slashUsdc: BigInt(a.slash_usdc as string),
       });
     case "close_receipt":
-      return closeReceiptInstruction({ executionId, rentPayer: key("relayer") });
+      return closeReceiptInstruction({ programId, executionId, rentPayer: key("relayer") });
     default:
       throw new Error(`no builder for ${c.name}`);
   }

@@ -1,32 +1,46 @@
 import { formatUsdc, parseUsdc, type WalletFunding } from "@agent-market/client";
-import { delegatePda } from "@agent-market/program";
+import { delegatePda, PROGRAM_ID } from "@agent-market/program";
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
   decodeApproveCheckedInstruction,
+  decodeRevokeInstruction,
   getAssociatedTokenAddressSync,
 } from "@solana/spl-token";
 import { Connection, PublicKey, Transaction } from "@solana/web3.js";
 
-import { readConfig, rpcUrl } from "../config.js";
-import { CliError, UsageError, type Command } from "../io.js";
+import { readConfig, rpcUrl, type CliConfig } from "../config.js";
+import { CliError, output, UsageError, type Command, type Io } from "../io.js";
 import { readKeypair } from "../keyfile.js";
 import { networkOption, parse, required, usdcOption } from "../options.js";
+import { programIdOption } from "../program-id.js";
 import { storedSession } from "../session.js";
 
 const usage = `agent-market allowance set <usdc> [--rpc <url>] [--keypair <wallet file>] [--network devnet|mainnet]
+                              [--program-id <address>] [--json]
+agent-market allowance revoke [--rpc <url>] [--keypair <wallet file>] [--network devnet|mainnet]
+                              [--program-id <address>] [--json]
 
-Sets how much USDC the marketplace program may draw from the signed-in wallet for executions
-(an SPL Token approval to the program's delegate; it replaces the current one). The API builds
-the transaction; this command checks it does only that, signs it with the wallet's keypair (the
-one given to login unless --keypair), sends it to the RPC and waits for its confirmation.`;
+set: how much USDC the marketplace program may draw from the signed-in wallet for executions
+(an SPL Token approval to the program's delegate; it replaces the current one). revoke: none at
+all, until the next set. The API builds the transaction; this command checks it does only that,
+signs it with the wallet's keypair (the one given to login unless --keypair), sends it to the RPC
+(--rpc, $AGENT_MARKET_RPC_URL or the one login remembered) and waits for its confirmation.
+--program-id: the program's address on that network, whose delegate the approval must name (else
+$AGENT_MARKET_PROGRAM_ID, else the IDL's).`;
 
 /**
  * Refuses to sign anything but what was asked: an approveChecked of exactly `amount` from the
  * wallet's USDC account to the program's delegate, optionally preceded by the creation of that
- * account, all paid by the wallet.
+ * account, all paid by the wallet. The delegate is that of the program at `programId`.
  */
-export function checkAllowanceTransaction(tx: Transaction, wallet: PublicKey, funding: WalletFunding, amount: bigint): void {
+export function checkAllowanceTransaction(
+  tx: Transaction,
+  wallet: PublicKey,
+  funding: WalletFunding,
+  amount: bigint,
+  programId: PublicKey = PROGRAM_ID,
+): void {
   const refuse = (why: string) => {
     throw new CliError(`refusing to sign the API's transaction: ${why}`, "report it to the marketplace; nothing was signed");
   };
@@ -48,12 +62,54 @@ export function checkAllowanceTransaction(tx: Transaction, wallet: PublicKey, fu
     }
     const { keys, data } = decoded;
     if (!keys.account.pubkey.equals(tokenAccount)) refuse("it approves from another token account");
-    if (!keys.delegate.pubkey.equals(delegatePda())) refuse(`it approves ${keys.delegate.pubkey.toBase58()}, not the program's delegate`);
+    if (!keys.delegate.pubkey.equals(delegatePda(programId))) refuse(`it approves ${keys.delegate.pubkey.toBase58()}, not the program's delegate`);
     if (!keys.owner.pubkey.equals(wallet)) refuse("another owner signs the approval");
     if (data.amount !== amount) refuse(`it approves ${formatUsdc(data.amount)} USDC, not ${formatUsdc(amount)}`);
     approvals += 1;
   }
   if (approvals !== 1) refuse(`it holds ${approvals} approvals`);
+}
+
+/** Refuses to sign anything but one SPL Token revoke on the wallet's own USDC account, paid by it. */
+export function checkRevokeTransaction(tx: Transaction, wallet: PublicKey, funding: WalletFunding): void {
+  const refuse = (why: string) => {
+    throw new CliError(`refusing to sign the API's transaction: ${why}`, "report it to the marketplace; nothing was signed");
+  };
+  if (!tx.feePayer?.equals(wallet)) refuse("another account pays its fee");
+  if (tx.instructions.length !== 1) refuse(`it holds ${tx.instructions.length} instructions, not one revoke`);
+  const ix = tx.instructions[0]!;
+  if (!ix.programId.equals(TOKEN_PROGRAM_ID)) refuse(`it calls ${ix.programId.toBase58()}`);
+  let decoded;
+  try {
+    decoded = decodeRevokeInstruction(ix, TOKEN_PROGRAM_ID);
+  } catch {
+    return refuse("it holds a token instruction other than revoke");
+  }
+  const tokenAccount = getAssociatedTokenAddressSync(new PublicKey(funding.usdc_mint), wallet, true);
+  if (!decoded.keys.account.pubkey.equals(tokenAccount)) refuse("it revokes on another token account");
+  if (!decoded.keys.owner.pubkey.equals(wallet)) refuse("another owner signs the revoke");
+}
+
+/** The wallet's keypair, checked to be the signed-in one, and the session. */
+async function walletAndSession(io: Io, config: CliConfig, values: { keypair?: string; api?: string }) {
+  const keypairPath = values.keypair ?? config.keypair;
+  if (keypairPath === undefined) throw new CliError("no wallet keypair", "pass --keypair <wallet file>");
+  const keypair = await readKeypair(keypairPath);
+  const session = await storedSession(io, config, values.api);
+  if (session.address !== keypair.publicKey.toBase58()) {
+    throw new CliError(`${keypairPath} is ${keypair.publicKey.toBase58()}, but the session is ${session.address}`, "pass the signed-in wallet's --keypair, or login with this one");
+  }
+  return { keypair, session };
+}
+
+async function sendSigned(connection: Connection, tx: Transaction, unsigned: { recent_blockhash: string; last_valid_block_height: number }): Promise<string> {
+  const signature = await connection.sendRawTransaction(tx.serialize());
+  const confirmation = await connection.confirmTransaction(
+    { signature, blockhash: unsigned.recent_blockhash, lastValidBlockHeight: unsigned.last_valid_block_height },
+    "confirmed",
+  );
+  if (confirmation.value.err) throw new CliError(`the transaction failed on-chain: ${JSON.stringify(confirmation.value.err)} (${signature})`);
+  return signature;
 }
 
 export const allowance: Command = {
@@ -62,40 +118,42 @@ export const allowance: Command = {
   usage,
   async run(args, io) {
     const [action, ...rest] = args;
-    if (action !== "set") throw new UsageError(action === undefined ? "allowance needs set" : `unknown allowance command ${action}`, usage);
+    if (action !== "set" && action !== "revoke") {
+      throw new UsageError(action === undefined ? "allowance needs set or revoke" : `unknown allowance command ${action}`, usage);
+    }
     const { values, positionals } = parse(
       rest,
-      { rpc: { type: "string" }, keypair: { type: "string" }, network: { type: "string" }, api: { type: "string" } },
+      { rpc: { type: "string" }, keypair: { type: "string" }, network: { type: "string" }, api: { type: "string" }, "program-id": { type: "string" } },
       usage,
-      1,
+      action === "set" ? 1 : 0,
     );
-    const amount = usdcOption(required(positionals[0], "<usdc>", usage), "<usdc>", usage);
+    const amount = action === "set" ? usdcOption(required(positionals[0], "<usdc>", usage), "<usdc>", usage) : 0n;
     const network = networkOption(values.network, usage);
+    const programId = programIdOption(io, values["program-id"], usage);
     const config = await readConfig(io);
-    const connection = new Connection(rpcUrl(values.rpc, config), "confirmed");
-    const keypairPath = values.keypair ?? config.keypair;
-    if (keypairPath === undefined) throw new CliError("no wallet keypair", "pass --keypair <wallet file>");
-    const keypair = await readKeypair(keypairPath);
-    const session = await storedSession(io, config, values.api);
-    if (session.address !== keypair.publicKey.toBase58()) {
-      throw new CliError(`${keypairPath} is ${keypair.publicKey.toBase58()}, but the session is ${session.address}`, "pass the signed-in wallet's --keypair, or login with this one");
-    }
+    const connection = new Connection(rpcUrl(io, values.rpc, config), "confirmed");
+    const { keypair, session } = await walletAndSession(io, config, values);
 
     const before = await session.wallet.funding(network);
-    const unsigned = await session.wallet.allowanceTransaction({ network, amount_usdc: formatUsdc(amount) });
+    const unsigned =
+      action === "set"
+        ? await session.wallet.allowanceTransaction({ network, amount_usdc: formatUsdc(amount) })
+        : await session.wallet.revokeTransaction({ network });
     const tx = Transaction.from(Buffer.from(unsigned.transaction, "base64"));
-    checkAllowanceTransaction(tx, keypair.publicKey, before, amount);
+    if (action === "set") {
+      checkAllowanceTransaction(tx, keypair.publicKey, before, amount, programId);
+      io.err(`Signing as ${keypair.publicKey.toBase58()}: approve ${formatUsdc(amount)} USDC to the program's delegate ${before.delegate} (was ${before.allowance_usdc})…`);
+    } else {
+      checkRevokeTransaction(tx, keypair.publicKey, before);
+      io.err(`Signing as ${keypair.publicKey.toBase58()}: revoke the allowance of ${before.allowance_usdc} USDC given to ${before.delegate}…`);
+    }
     tx.partialSign(keypair);
-    io.err(`Approving ${formatUsdc(amount)} USDC to the program's delegate ${before.delegate} (was ${before.allowance_usdc})…`);
-    const signature = await connection.sendRawTransaction(tx.serialize());
-    const confirmation = await connection.confirmTransaction(
-      { signature, blockhash: unsigned.recent_blockhash, lastValidBlockHeight: unsigned.last_valid_block_height },
-      "confirmed",
-    );
-    if (confirmation.value.err) throw new CliError(`the approval failed on-chain: ${JSON.stringify(confirmation.value.err)} (${signature})`);
+    const signature = await sendSigned(connection, tx, unsigned);
     const after = await session.wallet.funding(network);
-    io.out(`Allowance ${after.allowance_usdc} USDC on ${network} (balance ${after.balance_usdc} USDC), transaction ${signature}`);
-    if (parseUsdc(after.balance_usdc) < amount) {
+    output(io, { network, allowance_usdc: after.allowance_usdc, balance_usdc: after.balance_usdc, transaction: signature }, () => [
+      `Allowance ${after.allowance_usdc} USDC on ${network} (balance ${after.balance_usdc} USDC), transaction ${signature}`,
+    ]);
+    if (action === "set" && parseUsdc(after.balance_usdc) < amount) {
       io.err(`The wallet holds less than the allowance: fund ${after.token_account} (mint ${after.usdc_mint}) to use it all.`);
     }
   },

@@ -52,7 +52,6 @@ export const check: Command = {
         parameters: { type: "string" },
         task: { type: "string" },
         "max-execution-secs": { type: "string", default: "30" },
-        json: { type: "boolean", default: false },
       },
       usage,
       1,
@@ -88,7 +87,7 @@ export const check: Command = {
       maxExecutionSecs,
     });
     const failed = rows.filter((row) => row.status === "fail").length;
-    if (values.json) {
+    if (io.json) {
       io.out(JSON.stringify({ ok: failed === 0, checks: rows }, null, 2));
     } else {
       for (const line of table(["CHECK", "RESULT", "DETAIL"], rows.map((r) => [r.check, r.status.toUpperCase(), r.detail]))) io.out(line);

@@ -49,7 +49,6 @@ export const execute: Command = {
         "api-key": { type: "string" },
         api: { type: "string" },
         "idempotency-key": { type: "string" },
-        json: { type: "boolean", default: false },
       },
       usage,
       1,
@@ -83,7 +82,7 @@ export const execute: Command = {
       }
       throw error;
     }
-    if (values.json) {
+    if (io.json) {
       io.out(JSON.stringify(execution, null, 2));
       return;
     }

@@ -1,10 +1,10 @@
 import { Keypair } from "@solana/web3.js";
 
-import type { Command } from "../io.js";
+import { output, type Command } from "../io.js";
 import { writeNewKeypair } from "../keyfile.js";
 import { parse, required } from "../options.js";
 
-const usage = `agent-market keygen --out <file>
+const usage = `agent-market keygen --out <file> [--json]
 
 Writes a new Ed25519 keypair file (the Solana CLI's JSON array of 64 bytes, mode 0600) and prints
 its public key. Refuses to overwrite an existing file. Use it for an agent's signing key or a
@@ -19,6 +19,6 @@ export const keygen: Command = {
     const out = required(values.out, "--out", usage);
     const keypair = Keypair.generate();
     await writeNewKeypair(out, keypair);
-    io.out(keypair.publicKey.toBase58());
+    output(io, { public_key: keypair.publicKey.toBase58(), path: out }, () => [keypair.publicKey.toBase58()]);
   },
 };

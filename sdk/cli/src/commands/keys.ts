@@ -1,14 +1,14 @@
 import { formatUsdc } from "@agent-market/client";
 
 import { readConfig } from "../config.js";
-import { UsageError, type Command } from "../io.js";
+import { output, UsageError, type Command } from "../io.js";
 import { parse, required, usdcOption } from "../options.js";
 import { storedSession } from "../session.js";
 import { table } from "../table.js";
 
 const usage = `agent-market keys create --name <name> [--live] [--cap <usdc>] [--json]
 agent-market keys list [--json]
-agent-market keys revoke <key id>
+agent-market keys revoke <key id> [--json]
 
 API keys of the signed-in wallet (agent-market login first). A key is for devnet (svc_test_) unless
 --live (mainnet, svc_live_); --cap sets its spending cap in USDC. The secret is printed once, at
@@ -25,7 +25,7 @@ export const keys: Command = {
       case "create": {
         const { values } = parse(
           rest,
-          { name: { type: "string" }, live: { type: "boolean", default: false }, cap: { type: "string" }, api: { type: "string" }, json: { type: "boolean", default: false } },
+          { name: { type: "string" }, live: { type: "boolean", default: false }, cap: { type: "string" }, api: { type: "string" } },
           usage,
         );
         const name = required(values.name, "--name", usage);
@@ -36,7 +36,7 @@ export const keys: Command = {
           environment: values.live ? "live" : "test",
           ...(cap === undefined ? {} : { spending_cap_usdc: cap }),
         });
-        if (values.json) {
+        if (io.json) {
           io.out(JSON.stringify(key, null, 2));
         } else {
           io.out(key.secret);
@@ -46,11 +46,11 @@ export const keys: Command = {
         return;
       }
       case "list": {
-        const { values } = parse(rest, { api: { type: "string" }, json: { type: "boolean", default: false } }, usage);
+        const { values } = parse(rest, { api: { type: "string" } }, usage);
         const session = await storedSession(io, config, values.api);
         const all = [];
         for await (const page of session.keys.pages({ limit: 100 })) all.push(...page.data);
-        if (values.json) {
+        if (io.json) {
           io.out(JSON.stringify(all, null, 2));
           return;
         }
@@ -63,7 +63,7 @@ export const keys: Command = {
         const id = required(positionals[0], "<key id>", usage);
         const session = await storedSession(io, config, values.api);
         const key = await session.keys.revoke(id);
-        io.out(`Revoked ${key.id} (${key.name})`);
+        output(io, key, () => [`Revoked ${key.id} (${key.name})`]);
         return;
       }
       default:

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { AuthenticationError, WalletSession } from "@agent-market/client";
 
 import { configPath, readConfig, writeConfig } from "../config.js";
-import type { Command } from "../io.js";
+import { output, type Command } from "../io.js";
 import { readKeypair } from "../keyfile.js";
 import { parse, required } from "../options.js";
 import { walletSigner } from "../session.js";
@@ -32,7 +32,9 @@ export const login: Command = {
       keypair: keypairPath,
       session: { token: session.token, wallet: session.address, expires_at: session.session.expires_at },
     });
-    io.out(`Signed in as ${session.address} until ${session.session.expires_at}`);
+    output(io, { wallet: session.address, expires_at: session.session.expires_at, config: configPath(io) }, () => [
+      `Signed in as ${session.address} until ${session.session.expires_at}`,
+    ]);
     io.err(`Session kept in ${configPath(io)}`);
   },
 };
@@ -49,7 +51,7 @@ export const logout: Command = {
     parse(args, {}, logoutUsage);
     const config = await readConfig(io);
     if (!config.session || !config.api) {
-      io.out("Not signed in");
+      output(io, { signed_out: null }, () => ["Not signed in"]);
       return;
     }
     try {
@@ -60,6 +62,6 @@ export const logout: Command = {
     }
     const { session, ...rest } = config;
     await writeConfig(io, rest);
-    io.out(`Signed out ${session.wallet}`);
+    output(io, { signed_out: session.wallet }, () => [`Signed out ${session.wallet}`]);
   },
 };

@@ -11,7 +11,6 @@ import {
 } from "@agent-market/client";
 import {
   MAX_EXECUTION_SECS,
-  PROGRAM_ID,
   agentPda,
   errorFromCode,
   fetchAgent,
@@ -29,12 +28,13 @@ import { readJsonFile } from "../files.js";
 import { CliError, UsageError, type Command, type Io } from "../io.js";
 import { readKeypair } from "../keyfile.js";
 import { integerOption, networkOption, parse, required, usdcOption } from "../options.js";
+import { programIdOption } from "../program-id.js";
 import { walletSigner } from "../session.js";
 
 const usage = `agent-market register --keypair <creator wallet file> --signing-key <keypair file> --endpoint <url>
                       --listing <listing.json> --price <usdc> --api <url> --rpc <url>
                       [--collateral <usdc>] [--max-execution-secs <n>] [--network devnet|mainnet]
-                      [--agent <address>] [--json]
+                      [--agent <address>] [--program-id <address>] [--json]
 
 The whole creator checklist, step by step: reads the listing document (name, description, tags,
 input_schema, output_schema) and hashes it; reads the marketplace (USDC mint, minimum collateral)
@@ -42,6 +42,9 @@ and checks --rpc serves the same market; signs in with the wallet; asks the serv
 which key it signs with; checks the wallet's USDC covers the collateral (default: the minimum); sends register_agent (a random agent id; the collateral is
 locked; pay per use at --price; max execution time default 30 s); then lists the agent, which
 makes the marketplace probe your endpoint. On failure it says what to do next.
+
+--program-id is the program's address on that network (else $AGENT_MARKET_PROGRAM_ID, else the
+IDL's); it must be the one the API names for the network.
 
 --agent <address> lists an agent registered already (after fixing what made listing fail),
 without registering another.`;
@@ -110,7 +113,7 @@ export const register: Command = {
         rpc: { type: "string" },
         network: { type: "string" },
         agent: { type: "string" },
-        json: { type: "boolean", default: false },
+        "program-id": { type: "string" },
       },
       usage,
     );
@@ -124,6 +127,7 @@ export const register: Command = {
     const api = required(values.api, "--api", usage);
     const rpc = required(values.rpc, "--rpc", usage);
     const network = networkOption(values.network, usage);
+    const programId = programIdOption(io, values["program-id"], usage);
     let existing: PublicKey | undefined;
     if (values.agent !== undefined) {
       try {
@@ -152,11 +156,14 @@ export const register: Command = {
     step(`Marketplace on ${network}: USDC mint ${served.usdc_mint}, minimum collateral ${served.minimum_collateral_usdc} USDC`);
 
     const mint = new PublicKey(served.usdc_mint);
-    const market = await fetchMarket(connection).catch((error: unknown) => {
+    const market = await fetchMarket(connection, undefined, { programId }).catch((error: unknown) => {
       throw new CliError(`cannot read the market through --rpc: ${(error as Error).message}`, "check the --rpc URL");
     });
-    if (marketplace.program_id !== PROGRAM_ID.toBase58()) {
-      throw new CliError(`the API runs program ${marketplace.program_id}; this CLI is built for ${PROGRAM_ID.toBase58()}`, "use the CLI of that marketplace's release");
+    if (served.program_id !== programId.toBase58()) {
+      throw new CliError(
+        `the API runs program ${served.program_id} on ${network}; this CLI uses ${programId.toBase58()}`,
+        `pass --program-id ${served.program_id} (or set AGENT_MARKET_PROGRAM_ID) if you trust that program`,
+      );
     }
     if (!market || !market.usdcMint.equals(mint)) {
       throw new CliError(`--rpc does not serve the market the API serves on ${network}`, `point --rpc at the ${network} cluster the API uses`);
@@ -185,7 +192,7 @@ export const register: Command = {
     let agent: PublicKey;
     let registerTransaction: string | null = null;
     if (existing) {
-      const account = await fetchAgent(connection, existing);
+      const account = await fetchAgent(connection, existing, { programId });
       if (!account) throw new CliError(`no agent account ${existing.toBase58()} on ${network}`, "register it: run this command without --agent");
       if (!account.creator.equals(creator.publicKey)) {
         throw new CliError(`agent ${existing.toBase58()} was registered by ${account.creator.toBase58()}`, "pass that wallet's --keypair");
@@ -210,8 +217,9 @@ export const register: Command = {
       step(`The wallet holds ${formatUsdc(balance)} USDC, enough for ${formatUsdc(collateral)} USDC of collateral`);
 
       const agentId = new Uint8Array(randomBytes(16));
-      agent = agentPda(agentId);
+      agent = agentPda(agentId, programId);
       const instruction = registerAgentInstruction({
+        programId,
         creator: creator.publicKey,
         agentId,
         creatorTokenAccount: tokenAccount,
@@ -258,7 +266,7 @@ export const register: Command = {
       throw new CliError(`listing failed: ${error.message} (${error.code})`, `${advice ?? "fix the cause"}${retry}`);
     }
     step(`Listed: ${listing.id} is ${listing.status}${listing.last_probe ? ` (probe answered in ${listing.last_probe.latency_ms} ms)` : ""}`);
-    if (values.json) {
+    if (io.json) {
       io.out(JSON.stringify({ agent: listing.id, register_transaction: registerTransaction, listing }, null, 2));
     } else {
       io.out(listing.id);

@@ -2,15 +2,18 @@ import { AgentMarket, NotFoundError, formatUsdc, type Agent } from "@agent-marke
 import { fetchAgent, type Agent as AgentAccount } from "@agent-market/program";
 import { Connection, PublicKey } from "@solana/web3.js";
 
-import { apiUrl, readConfig } from "../config.js";
+import { apiUrl, optionalRpcUrl, readConfig } from "../config.js";
 import { CliError, UsageError, type Command } from "../io.js";
 import { networkOption, parse, required } from "../options.js";
+import { programIdOption } from "../program-id.js";
 import { table } from "../table.js";
 
-const usage = `agent-market status --agent <address> [--api <url>] [--rpc <url>] [--network devnet|mainnet] [--json]
+const usage = `agent-market status --agent <address> [--api <url>] [--rpc <url>] [--network devnet|mainnet]
+                         [--program-id <address>] [--json]
 
 The agent's listing (status, price, endpoint, last probe) and its account on-chain (status,
-locked collateral, signing key). Without --rpc (or one remembered by login), the listing only.`;
+locked collateral, signing key). Without --rpc (or one remembered by login), the listing only.
+--program-id: the program's address on that network (else $AGENT_MARKET_PROGRAM_ID, else the IDL's).`;
 
 function pricingText(listing: Agent): string {
   const p = listing.pricing;
@@ -24,7 +27,13 @@ export const status: Command = {
   async run(args, io) {
     const { values } = parse(
       args,
-      { agent: { type: "string" }, api: { type: "string" }, rpc: { type: "string" }, network: { type: "string" }, json: { type: "boolean", default: false } },
+      {
+        agent: { type: "string" },
+        api: { type: "string" },
+        rpc: { type: "string" },
+        network: { type: "string" },
+        "program-id": { type: "string" },
+      },
       usage,
     );
     const agentId = required(values.agent, "--agent", usage);
@@ -35,6 +44,7 @@ export const status: Command = {
       throw new UsageError(`--agent ${agentId} is not an address`, usage);
     }
     const network = networkOption(values.network, usage);
+    const programId = programIdOption(io, values["program-id"], usage);
     const config = await readConfig(io);
     const client = new AgentMarket({ baseUrl: apiUrl(io, values.api, config) });
 
@@ -44,11 +54,11 @@ export const status: Command = {
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
     }
-    const rpc = values.rpc ?? config.rpc;
+    const rpc = optionalRpcUrl(io, values.rpc, config);
     let account: AgentAccount | null | undefined;
-    if (rpc !== undefined) account = await fetchAgent(new Connection(rpc, "confirmed"), address);
+    if (rpc !== undefined) account = await fetchAgent(new Connection(rpc, "confirmed"), address, { programId });
 
-    if (values.json) {
+    if (io.json) {
       const onChain =
         account === undefined || account === null
           ? account ?? null

@@ -2926,7 +2926,7 @@ export const IDL_JSON = {
             "name": "min_price_per_call_usdc",
             "docs": [
               "Floor of every price per call an agent may set, sized to cover the relayer's network cost",
-              "of an execution (README, \"Minimum price per call\")."
+              "of an execution (docs/program.md, \"Minimum price per call\")."
             ],
             "type": "u64"
           },

@@ -1,0 +1,298 @@
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
+
+import { formatUsdc, type Dispute, type WalletSession } from "@agent-market/client";
+import {
+  attachmentDigest,
+  collateralVaultPda,
+  disputePda,
+  evidenceHash,
+  fetchAgent,
+  fetchDispute,
+  fetchReceipt,
+  fromHex,
+  openDisputeInstruction,
+  parseExecutionId,
+  receiptPda,
+  resolveDisputeInstruction,
+  toHex,
+} from "@agent-market/program";
+import { getAccount } from "@solana/spl-token";
+
+import { chainNow, connect, duration, market, signAndSend } from "../chain.js";
+import { readConfig } from "../config.js";
+import { CliError, output, UsageError, type Command, type Io } from "../io.js";
+import { keypairOption } from "../keyfile.js";
+import { parse, required, usdcOption } from "../options.js";
+import { programIdOption } from "../program-id.js";
+import { storedSession } from "../session.js";
+import { table } from "../table.js";
+
+const usage = `agent-market dispute open <execution id> (--statement <text> | --statement-file <file>) [--attach <file>]… [--answer]
+                          [--keypair <wallet file>] [--rpc <url>] [--api <url>] [--program-id <address>]
+                          [--json]
+agent-market dispute show <execution id> [--api <url>] [--json]
+agent-market dispute list [--role payer|creator|arbiter] [--state open|resolved] [--api <url>] [--json]
+agent-market dispute resolve <execution id> (--uphold --slash <usdc> | --reject) --keypair <arbiter file> [--rpc <url>]
+                             [--program-id <address>] [--json]
+
+open: the payer contests a settled execution within the market's dispute window. The statement
+and up to 5 files (1 MiB each) go to the relayer with the wallet's session (agent-market login);
+the command checks the evidence hash it answers against the files, then signs open_dispute with
+that hash (the wallet's keypair, the one given to login unless --keypair) and sends it to the RPC.
+A creator answers a dispute on its agent with the same command and --answer: the statement is
+kept and hashed, nothing is signed.
+show, list: the dispute as the chain has it, with the evidence (list: --role payer by default).
+resolve: the market's arbiter rules. --uphold --slash moves up to that much USDC of the agent's
+collateral to the payer; --reject moves nothing. Either way the dispute closes.
+--program-id (open, resolve): the program's address on that network (else
+$AGENT_MARKET_PROGRAM_ID, else the IDL's).`;
+
+/** Media types of the files people attach most, by extension; anything else is octet-stream. */
+const CONTENT_TYPES: Record<string, string> = {
+  ".txt": "text/plain; charset=utf-8",
+  ".log": "text/plain; charset=utf-8",
+  ".md": "text/markdown; charset=utf-8",
+  ".json": "application/json",
+  ".csv": "text/csv; charset=utf-8",
+  ".pdf": "application/pdf",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+};
+
+function executionIdOf(text: string | undefined): { id: string; bytes: Uint8Array } {
+  const id = required(text, "<execution id>", usage);
+  const bytes = parseExecutionId(id);
+  if (!bytes) throw new UsageError(`${id} is not an execution id (exec_…)`, usage);
+  return { id, bytes };
+}
+
+async function readAttachment(path: string) {
+  let content: Buffer;
+  try {
+    content = await readFile(path);
+  } catch (error) {
+    throw new CliError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  const name = basename(path);
+  const content_type = CONTENT_TYPES[extname(path).toLowerCase()] ?? "application/octet-stream";
+  return { name, content_type, content };
+}
+
+function disputeLines(d: Dispute): string[] {
+  const rows: string[][] = [
+    ["execution", d.execution_id],
+    ["state", d.state],
+    ["agent", d.agent],
+    ["payer", d.payer],
+    ["creator", d.creator ?? "unknown"],
+    ["amount", `${d.amount_usdc} USDC`],
+  ];
+  if (d.slashed_usdc !== null) rows.push(["slashed", `${d.slashed_usdc} USDC`]);
+  if (d.evidence_hash !== null) rows.push(["evidence hash", d.evidence_hash]);
+  if (d.opened_at !== null) rows.push(["opened", d.opened_at]);
+  if (d.resolved_at !== null) rows.push(["resolved", `${d.resolved_at} (${d.resolve_transaction ?? "?"})`]);
+  const lines = table(["", ""], rows).slice(1);
+  for (const e of d.evidence) {
+    lines.push("", `${e.role} ${e.wallet} at ${e.created_at}${e.bound_on_chain ? ", bound on chain" : ""}`, `  hash ${e.evidence_hash}`);
+    for (const line of e.statement.split("\n")) lines.push(`  > ${line}`);
+    for (const a of e.attachments) lines.push(`  [${a.index}] ${a.name} (${a.content_type}, ${a.size_bytes} bytes, sha256 ${a.sha256})`);
+  }
+  return lines;
+}
+
+async function open(args: string[], io: Io): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    {
+      statement: { type: "string" },
+      "statement-file": { type: "string" },
+      attach: { type: "string", multiple: true },
+      answer: { type: "boolean", default: false },
+      keypair: { type: "string" },
+      rpc: { type: "string" },
+      api: { type: "string" },
+      "program-id": { type: "string" },
+    },
+    usage,
+    1,
+  );
+  const { id, bytes } = executionIdOf(positionals[0]);
+  if ((values.statement === undefined) === (values["statement-file"] === undefined)) {
+    throw new UsageError("give --statement or --statement-file (one of them)", usage);
+  }
+  const programId = programIdOption(io, values["program-id"], usage);
+  const statement = values.statement ?? (await readFile(values["statement-file"]!, "utf8").catch((error: Error) => {
+    throw new CliError(`cannot read ${values["statement-file"]}: ${error.message}`);
+  }));
+  const files = await Promise.all((values.attach ?? []).map(readAttachment));
+  const config = await readConfig(io);
+  const session: WalletSession = await storedSession(io, config, values.api);
+
+  // The payer's wallet must sign; check it before anything is kept.
+  const keypair = values.answer ? null : await keypairOption(values.keypair, config.keypair);
+  if (keypair && keypair.publicKey.toBase58() !== session.address) {
+    throw new CliError(`the keypair is ${keypair.publicKey.toBase58()}, but the session is ${session.address}`, "pass the signed-in wallet's --keypair");
+  }
+  const connection = keypair ? connect(io, values.rpc, config) : null;
+  const receipt = connection ? await fetchReceipt(connection, receiptPda(bytes, programId), { programId }) : null;
+  if (connection) {
+    if (!receipt) throw new CliError(`${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`);
+    if (receipt.disputed) throw new CliError(`${id} is disputed already`, `agent-market dispute show ${id}`);
+    const window_ends_at = receipt.settledAt + BigInt((await market(connection, programId)).disputeWindowSecs);
+    const now = await chainNow(connection);
+    if (now > window_ends_at) throw new CliError(`the dispute window of ${id} closed ${duration(now - window_ends_at)} ago`);
+  }
+
+  const created = await session.disputes.submitEvidence({
+    execution_id: id,
+    statement,
+    attachments: files.map((f) => ({ name: f.name, content_type: f.content_type, content_base64: f.content.toString("base64") })),
+  });
+  const expected = toHex(evidenceHash(statement, files.map((f) => attachmentDigest(f.name, f.content_type, f.content))));
+  if (created.evidence_hash !== expected) {
+    throw new CliError(`the relayer answered evidence hash ${created.evidence_hash}, but the statement and files hash to ${expected}`, "nothing was signed; report it to the marketplace");
+  }
+  if (!keypair || !connection || !receipt) {
+    output(io, created, () => [`Kept ${created.evidence_id} as the ${created.role}'s evidence on ${id}, hash ${created.evidence_hash}`]);
+    return;
+  }
+  const signature = await signAndSend(
+    io,
+    connection,
+    keypair,
+    [
+      openDisputeInstruction({
+        programId,
+        payer: keypair.publicKey,
+        agent: receipt.agent,
+        executionId: bytes,
+        evidenceHash: fromHex(created.evidence_hash),
+      }),
+    ],
+    [
+      `open_dispute on ${id} (agent ${receipt.agent.toBase58()}, ${formatUsdc(receipt.amountUsdc)} USDC paid)`,
+      `evidence hash ${created.evidence_hash} (${created.evidence_id}: the statement and ${files.length} file(s))`,
+      `the dispute account's rent comes from this wallet and goes back to it when resolved`,
+    ],
+  );
+  output(io, { ...created, transaction: signature }, () => [`Opened the dispute on ${id} with ${created.evidence_id}, transaction ${signature}`]);
+}
+
+async function resolve(args: string[], io: Io): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    {
+      uphold: { type: "boolean", default: false },
+      reject: { type: "boolean", default: false },
+      slash: { type: "string" },
+      keypair: { type: "string" },
+      rpc: { type: "string" },
+      "program-id": { type: "string" },
+    },
+    usage,
+    1,
+  );
+  const { id, bytes } = executionIdOf(positionals[0]);
+  if (values.uphold === values.reject) throw new UsageError("give --uphold --slash <usdc> or --reject", usage);
+  if (values.reject && values.slash !== undefined) throw new UsageError("--reject slashes nothing: leave out --slash", usage);
+  const slash = values.uphold ? usdcOption(required(values.slash, "--slash", usage), "--slash", usage) : 0n;
+  if (values.uphold && slash === 0n) throw new UsageError("--slash must be more than 0 to uphold", usage);
+  const programId = programIdOption(io, values["program-id"], usage);
+  const config = await readConfig(io);
+  const arbiter = await keypairOption(values.keypair, undefined);
+  const connection = connect(io, values.rpc, config);
+  const found = await market(connection, programId);
+  if (!found.arbiter.equals(arbiter.publicKey)) {
+    throw new CliError(`${arbiter.publicKey.toBase58()} is not the market's arbiter (${found.arbiter.toBase58()})`, "pass the arbiter's --keypair");
+  }
+  const open = await fetchDispute(connection, disputePda(bytes, programId), { programId });
+  if (!open) throw new CliError(`no open dispute on ${id}`, `agent-market dispute show ${id}`);
+  const agent = await fetchAgent(connection, open.agent, { programId });
+  if (!agent) throw new CliError(`the agent ${open.agent.toBase58()} has no account`);
+  const collateralVault = collateralVaultPda(open.agent, programId);
+  const collateralBefore = (await getAccount(connection, collateralVault)).amount;
+  const payerBefore = (await getAccount(connection, open.payerTokenAccount)).amount;
+  const slashed = slash < agent.collateralUsdc ? slash : agent.collateralUsdc;
+  const signature = await signAndSend(
+    io,
+    connection,
+    arbiter,
+    [
+      resolveDisputeInstruction({
+        programId,
+        arbiter: arbiter.publicKey,
+        usdcMint: found.usdcMint,
+        agent: open.agent,
+        executionId: bytes,
+        payer: open.payer,
+        payerTokenAccount: open.payerTokenAccount,
+        upheld: values.uphold,
+        slashUsdc: slash,
+      }),
+    ],
+    [
+      `resolve_dispute on ${id}: ${values.uphold ? "uphold" : "reject"} (agent ${open.agent.toBase58()}, payer ${open.payer.toBase58()})`,
+      values.uphold
+        ? `moves ${formatUsdc(slashed)} USDC of the agent's ${formatUsdc(agent.collateralUsdc)} USDC collateral to ${open.payerTokenAccount.toBase58()}`
+        : "moves no USDC",
+    ],
+  );
+  const collateralAfter = (await getAccount(connection, collateralVault)).amount;
+  const payerAfter = (await getAccount(connection, open.payerTokenAccount)).amount;
+  const result = {
+    execution_id: id,
+    state: values.uphold ? "upheld" : "rejected",
+    slashed_usdc: formatUsdc(collateralBefore - collateralAfter),
+    payer_received_usdc: formatUsdc(payerAfter - payerBefore),
+    collateral_usdc: formatUsdc(collateralAfter),
+    transaction: signature,
+  };
+  output(io, result, () => [
+    `${values.uphold ? "Upheld" : "Rejected"} the dispute on ${id}: ${result.slashed_usdc} USDC slashed to the payer, ${result.collateral_usdc} USDC collateral left, transaction ${signature}`,
+  ]);
+}
+
+export const dispute: Command = {
+  name: "dispute",
+  summary: "open, show, list and resolve disputes",
+  usage,
+  async run(args, io) {
+    const [action, ...rest] = args;
+    switch (action) {
+      case "open":
+        return open(rest, io);
+      case "resolve":
+        return resolve(rest, io);
+      case "show": {
+        const { values, positionals } = parse(rest, { api: { type: "string" } }, usage, 1);
+        const { id } = executionIdOf(positionals[0]);
+        const session = await storedSession(io, await readConfig(io), values.api);
+        const found = await session.disputes.get(id);
+        output(io, found, () => disputeLines(found));
+        return;
+      }
+      case "list": {
+        const { values } = parse(rest, { role: { type: "string", default: "payer" }, state: { type: "string" }, api: { type: "string" } }, usage);
+        const role = values.role;
+        if (role !== "payer" && role !== "creator" && role !== "arbiter") throw new UsageError("--role is payer, creator or arbiter", usage);
+        const state = values.state;
+        if (state !== undefined && state !== "open" && state !== "resolved") throw new UsageError("--state is open or resolved", usage);
+        const session = await storedSession(io, await readConfig(io), values.api);
+        const page = await session.disputes.list({ role, ...(state === undefined ? {} : { state }), limit: 100 });
+        output(io, page.data, () =>
+          table(
+            ["EXECUTION", "STATE", "AMOUNT", "SLASHED", "AGENT", "OPENED"],
+            page.data.map((d) => [d.execution_id, d.state, d.amount_usdc, d.slashed_usdc ?? "", d.agent, d.opened_at ?? ""]),
+          ),
+        );
+        return;
+      }
+      default:
+        throw new UsageError(action === undefined ? "dispute needs open, show, list or resolve" : `unknown dispute command ${action}`, usage);
+    }
+  },
+};
