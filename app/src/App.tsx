@@ -1,5 +1,5 @@
 import type { WalletSession } from "@agent-market/client";
-import { useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 
 import { AppContext, type AppState } from "./app-context.js";
 import { ErrorNotice } from "./components/ErrorNotice.js";
@@ -15,11 +15,22 @@ import { UsageScreen } from "./screens/Usage.js";
 import { WalletScreen } from "./screens/Wallet.js";
 import type { ConnectedWallet } from "./wallet/wallet.js";
 
+// The creators' and the arbiter's screens build program transactions in the page: their code
+// (the program's client and web3.js) loads when one is opened, not with the first screen.
+const MyAgentsScreen = lazy(() => import("./screens/MyAgents.js").then((m) => ({ default: m.MyAgentsScreen })));
+const ListAgentScreen = lazy(() => import("./screens/ListAgent.js").then((m) => ({ default: m.ListAgentScreen })));
+const DisputesScreen = lazy(() => import("./screens/Disputes.js").then((m) => ({ default: m.DisputesScreen })));
+const ArbiterScreen = lazy(() => import("./screens/Arbiter.js").then((m) => ({ default: m.ArbiterScreen })));
+
 const SCREENS = [
   ["keys", "API keys"],
   ["usage", "Usage"],
   ["executions", "Executions"],
   ["wallet", "Wallet"],
+  ["disputes", "Disputes"],
+  ["my-agents", "My agents"],
+  ["list-agent", "List an agent"],
+  ["arbiter", "Arbiter"],
   ["marketplace", "Marketplace"],
 ] as const;
 
@@ -43,6 +54,14 @@ function Screen({ route, go }: { route: string; go: (route: string) => void }) {
       return <ExecutionsScreen />;
     case "wallet":
       return <WalletScreen />;
+    case "my-agents":
+      return <MyAgentsScreen />;
+    case "list-agent":
+      return <ListAgentScreen />;
+    case "disputes":
+      return <DisputesScreen />;
+    case "arbiter":
+      return <ArbiterScreen />;
     case "marketplace":
       return <MarketplaceScreen onOpen={(id) => go(`agents/${encodeURIComponent(id)}`)} />;
     default:
@@ -113,7 +132,9 @@ export function App() {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
-        <Screen route={route} go={go} />
+        <Suspense fallback={<Loading what="the screen" />}>
+          <Screen route={route} go={go} />
+        </Suspense>
       </main>
     </AppContext.Provider>
   );

@@ -9,7 +9,7 @@ import type { Browser } from "playwright-core";
 import { PublicKey } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
-import { api } from "../../tests/src/relayer.js";
+import { api, signIn } from "../../tests/src/relayer.js";
 import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
 import { startStack, waitFor, type Stack } from "./stack.js";
 
@@ -46,7 +46,7 @@ describe("the dashboard in a browser", function () {
     await stack?.close();
   });
 
-  async function dashboardFor(payer: Payer | null, width = 1280): Promise<DashboardPage> {
+  async function dashboardFor(payer: Pick<Payer, "wallet"> | null, width = 1280): Promise<DashboardPage> {
     const dashboard = await openDashboard(browser, stack.relayer.url, payer?.wallet ?? null, width);
     opened.push(dashboard);
     return dashboard;
@@ -163,11 +163,27 @@ describe("the dashboard in a browser", function () {
     // The hour's bar carries all three.
     const bars = await page.getByTestId("chart-executions").locator("rect title").allTextContents();
     assert.equal(bars.filter((t) => t.endsWith(": 3 executions")).length, 1, bars.join("\n"));
+    // Axes a reader can use: the top value in its unit, readable hour labels, a spoken summary.
+    const chart = page.getByTestId("chart-executions");
+    assert.equal(await chart.locator(".chart-y span").first().textContent(), "5 executions");
+    const ticks = await chart.locator(".chart-x span").allTextContents();
+    assert.ok(ticks.length >= 4 && ticks.length <= 5 && ticks.every((t) => /^\d{1,2}( [AP]M)?$/.test(t)), ticks.join(","));
+    assert.match((await chart.locator("svg").getAttribute("aria-label"))!, /^Executions per hour, local time, .+: 3 executions in all, most at .+ \(3 executions\)$/);
     await page.screenshot({ path: `${SHOTS}/usage.png`, fullPage: true });
+    // Switching range redraws the chart with that range's day buckets, no hour bar left behind.
+    for (const [range, days] of [["7d", 8], ["30d", 31], ["7d", 8]] as const) {
+      await page.getByRole("radio", { name: range }).check();
+      await page.locator(`[data-testid=usage-totals][data-range="${range}"]`).waitFor();
+      const titles = await chart.locator("rect title").allTextContents();
+      assert.equal(titles.length, days, `${range}: ${titles.join(" | ")}`);
+      assert.equal(titles.filter((t) => t.endsWith(": 3 executions")).length, 1, `${range}: ${titles.join(" | ")}`);
+      assert.match((await chart.locator("svg").getAttribute("aria-label"))!, /^Executions per day, /);
+    }
   });
 
-  it("runs an agent from the web: output, charge and a receipt verified in the browser", async () => {
-    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+  it("runs an agent from the web with the wallet's session and no API key: output, charge, receipt verified in the browser", async () => {
+    const payer = await stack.market.payer(5_000_000n);
+    const wallet = payer.wallet.publicKey.toBase58();
     const { page } = await dashboardFor(payer);
     await signInWithTestWallet({ page } as DashboardPage);
     await page.getByRole("link", { name: "Marketplace" }).click();
@@ -183,6 +199,28 @@ describe("the dashboard in a browser", function () {
     await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
     assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);
     await page.screenshot({ path: `${SHOTS}/agent-run.png`, fullPage: true });
+    assert.equal(await stack.market.usdc(payer.tokenAccount), 5_000_000n - 250_000n, "charged to the signed-in wallet");
+
+    // No key was made for it, and the browser keeps no credential beyond the tab's session.
+    const token = await signIn(stack.relayer, payer.wallet);
+    const keys = await api<{ data: { name: string }[] }>(stack.relayer, "GET", "/v1/keys", { token });
+    assert.deepEqual(keys.body.data, []);
+    const stored = await page.evaluate(() => [...Object.values(localStorage), ...Object.values(sessionStorage)].join("\n"));
+    assert.doesNotMatch(stored, /svc_(test|live)_/, "no API key secret in the browser's storage");
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByText("No keys yet").waitFor();
+
+    // The run shows as a web run, from the chain's records.
+    await waitFor("the web run in the indexer", async () => {
+      const data = await indexed(stack, `query($w: String!) { usage(dimension: PAYER, subject: $w) { totals(window: H24) { settled } } }`, { w: wallet });
+      return data.usage.totals.settled === 1;
+    });
+    await page.getByRole("link", { name: "Executions" }).click();
+    await page.getByTestId("execution-paid-with").filter({ hasText: "Web runs (signed in)" }).waitFor();
+    await page.getByRole("link", { name: "Usage" }).click();
+    await page.getByLabel("Of").selectOption("API_KEY");
+    await page.locator("select").filter({ has: page.getByRole("option", { name: "choose a key" }) }).selectOption({ label: "Web runs (signed in)" });
+    await page.getByTestId("total-executions").filter({ hasText: /^1$/ }).waitFor();
   });
 
   it("explains a 402 with its fix", async () => {
@@ -232,7 +270,7 @@ describe("the dashboard in a browser", function () {
       const { page } = dashboard;
       const screens: [string, () => Promise<void>][] = [
         ["signin", async () => page.getByRole("button", { name: "Test Wallet", exact: true }).waitFor()],
-        ["keys", async () => signInWithTestWallet(dashboard)],
+        ["keys", async () => (await signInWithTestWallet(dashboard), await page.getByTestId("key-row").first().waitFor())],
         ["usage", async () => (await page.getByRole("link", { name: "Usage" }).click(), await page.getByTestId("usage-totals").waitFor())],
         ["executions", async () => (await page.getByRole("link", { name: "Executions" }).click(), await page.getByTestId("execution-row").first().waitFor())],
         ["executions-details", async () => (await page.getByRole("button", { name: "Details" }).first().click(), await page.getByTestId("execution-details").waitFor())],
@@ -250,6 +288,10 @@ describe("the dashboard in a browser", function () {
           return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
         });
         assert.deepEqual(violations, [], `${name} at ${width} px`);
+        if (width === 375 && name === "agent") {
+          const cut = await page.getByTestId("uptime-windows").evaluate((table) => table.parentElement!.scrollWidth - table.parentElement!.clientWidth);
+          assert.ok(cut <= 0, `the window table is cut by ${cut} px at 375 px`);
+        }
         if (width === 375) {
           const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
           assert.ok(overflow <= 0, `${name} scrolls sideways at 375 px by ${overflow} px`);

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 
 import { createIndexer, type Indexer } from "../../indexer/src/indexer.js";
 import { parseConfig } from "../../indexer/src/config.js";
-import { dropDatabase, ensureDatabase } from "../../indexer/src/db/pool.js";
+import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { silentLogger } from "../../indexer/src/logger.js";
 import { TestMarket } from "../../tests/src/fixtures.js";
 import { startRelayer, type RunningRelayer } from "../../tests/src/relayer.js";

@@ -1,12 +1,16 @@
 import type { Execution } from "@agent-market/client";
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 
 import { useApp } from "../app-context.js";
 import type { ChainExecution } from "../data/executions.js";
-import { runClient } from "../data/run-key.js";
+import { webRunClient } from "../data/web-runs.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
+import { Loading } from "./Status.js";
+
+// Opening a dispute signs a program transaction: that code loads with a settled execution's details.
+const DisputePanel = lazy(() => import("./DisputePanel.js").then((m) => ({ default: m.DisputePanel })));
 
 const REFUND_REASONS: Record<string, string> = {
   TIMEOUT: "the creator did not answer in time",
@@ -61,9 +65,7 @@ export function ExecutionDetails({ execution }: { execution: ChainExecution }) {
             type="button"
             onClick={() => {
               setError(null);
-              void runClient(session, network)
-                .then((client) => client.executions.get(execution.id))
-                .then(setRelayed, setError);
+              webRunClient(session, network).executions.get(execution.id).then(setRelayed, setError);
             }}
           >
             Fetch and verify the receipt
@@ -72,6 +74,11 @@ export function ExecutionDetails({ execution }: { execution: ChainExecution }) {
           <ReceiptCheck execution={relayed} auto />
         ))}
       {error !== null && <ErrorNotice error={error} />}
+      {execution.state === "SETTLED" && (
+        <Suspense fallback={<Loading what="the dispute form" />}>
+          <DisputePanel executionId={execution.id} />
+        </Suspense>
+      )}
     </div>
   );
 }

@@ -37,7 +37,7 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
       <td>{date(apiKey.last_used_at)}</td>
       <td className="num">{apiKey.execution_count}</td>
       <td className="num">{apiKey.spent_usdc}</td>
-      <td className="num">{apiKey.spending_cap_usdc ?? "none"}</td>
+      <td className="num">{apiKey.spending_cap_usdc ?? <span className="muted">none</span>}</td>
       <td>
         {apiKey.status !== "active" ? (
           <span className={`badge badge-${apiKey.status}`}>{apiKey.status}</span>

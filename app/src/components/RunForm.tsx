@@ -1,11 +1,11 @@
 // Runs an agent from the web: the same execute route and escrow as an API call, charged to the
-// signed-in wallet, with an Idempotency-Key kept until the answer arrives (a retry after a lost
+// signed-in wallet through its session (no API key), with an Idempotency-Key kept until the answer arrives (a retry after a lost
 // answer replays instead of charging twice).
 import { ExecutionFailedError, newIdempotencyKey, type Agent, type Execution } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
-import { runClient } from "../data/run-key.js";
+import { webRunClient } from "../data/web-runs.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
@@ -28,7 +28,7 @@ export function RunForm({ agent }: { agent: Agent }) {
     setResult(null);
     const request = { task, parameters };
     try {
-      const client = await runClient(session, network);
+      const client = webRunClient(session, network);
       const execution = await client.agents.execute(agent.id, request, { idempotencyKey });
       setResult({ execution, request });
       setIdempotencyKey(newIdempotencyKey());

@@ -11,6 +11,10 @@ import { useLoad } from "../data/use-load.js";
 
 const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } as const;
 
+// Latency comes from block times, whole seconds: a call that settled within its second reads 0,
+// which says less than "< 1".
+const seconds = (value: number | null) => (value === null ? "–" : value === 0 ? "< 1" : String(value));
+
 export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => void }) {
   const { config } = useApp();
   const [agent, reload] = useLoad(() => getAgent(agentId), [agentId]);
@@ -66,24 +70,24 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
               {chain.state === "ready" && chain.value !== null && (
                 <>
                   <UptimeChart daily={chain.value.daily} />
-                  <div className="table-wrap" tabIndex={0} aria-label="Status by window (scrolls sideways)">
-                  <table>
+                  <div className="table-wrap">
+                  <table className="stack-narrow" data-testid="uptime-windows">
                     <thead>
                       <tr>
                         <th scope="col">Window</th>
-                        <th scope="col">Executions</th>
-                        <th scope="col">Success</th>
-                        <th scope="col">Latency p50 / p95</th>
+                        <th scope="col" className="num">Executions</th>
+                        <th scope="col" className="num">Success</th>
+                        <th scope="col" className="num">Latency p50 / p95</th>
                       </tr>
                     </thead>
                     <tbody>
                       {chain.value.uptime.map((w) => (
                         <tr key={w.window}>
                           <th scope="row">{WINDOWS[w.window]}</th>
-                          <td className="num">{w.executions}</td>
-                          <td className="num">{w.successRate === null ? "–" : `${(w.successRate * 100).toFixed(1)}%`}</td>
-                          <td className="num">
-                            {w.latencySeconds.p50 ?? "–"} / {w.latencySeconds.p95 ?? "–"} s
+                          <td className="num" data-label="Executions">{w.executions}</td>
+                          <td className="num" data-label="Success">{w.successRate === null ? "–" : `${(w.successRate * 100).toFixed(1)}%`}</td>
+                          <td className="num" data-label="Latency p50 / p95">
+                            {seconds(w.latencySeconds.p50)} / {seconds(w.latencySeconds.p95)} s
                           </td>
                         </tr>
                       ))}

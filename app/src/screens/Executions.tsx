@@ -6,15 +6,20 @@ import { ExecutionDetails } from "../components/ExecutionDetails.js";
 import { Empty, Loading } from "../components/Status.js";
 import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFilter } from "../data/executions.js";
 import { useLoad } from "../data/use-load.js";
+import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
 
 const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
 export function ExecutionsScreen() {
-  const { session, config } = useApp();
+  const { session, config, network } = useApp();
   const [filter, setFilter] = useState<ExecutionFilter>({});
   const [pages, setPages] = useState<ChainExecution[]>([]);
   const [open, setOpen] = useState<string | null>(null);
   const [keys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
+  const [webKey] = useLoad(() => webRunKeyId(session.address, network), [session, network]);
+  const webKeyId = webKey.state === "ready" ? webKey.value : null;
+  const keyNames = new Map(keys.state === "ready" ? keys.value.map((k) => [k.id, `${k.name} (…${k.last4})`]) : []);
+  const paidWith = (id: string | null) => (id === null ? "" : id === webKeyId ? WEB_RUNS_LABEL : (keyNames.get(id) ?? short(id)));
   const [page, reload] = useLoad(async () => {
     setPages([]);
     return fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address });
@@ -33,7 +38,8 @@ export function ExecutionsScreen() {
         <label>
           Key
           <select value={filter.apiKeyId ?? ""} onChange={(e) => { setNext(undefined); setFilter({ ...filter, apiKeyId: e.target.value || undefined }); }}>
-            <option value="">all keys</option>
+            <option value="">all keys and web runs</option>
+            {webKeyId !== null && <option value={webKeyId}>{WEB_RUNS_LABEL}</option>}
             {keys.state === "ready" &&
               keys.value.map((k) => (
                 <option key={k.id} value={k.id}>
@@ -65,14 +71,15 @@ export function ExecutionsScreen() {
       {page.state === "error" && <ErrorNotice error={page.error} onRetry={reload} />}
       {page.state === "ready" && rows.length === 0 && <Empty>No executions match. Run an agent from the Marketplace, or call one with an API key.</Empty>}
       {rows.length > 0 && (
-        <div className="table-wrap" tabIndex={0} aria-label="Executions (scrolls sideways)">
-          <table data-testid="executions-table">
+        <div className="table-wrap">
+          <table data-testid="executions-table" className="stack-narrow">
             <thead>
               <tr>
                 <th scope="col">Execution</th>
                 <th scope="col">Agent</th>
+                <th scope="col">Paid with</th>
                 <th scope="col">State</th>
-                <th scope="col">USDC</th>
+                <th scope="col" className="num">USDC</th>
                 <th scope="col">Opened</th>
                 <th scope="col">
                   <span className="visually-hidden">Details</span>
@@ -86,12 +93,13 @@ export function ExecutionsScreen() {
                     <th scope="row" className="mono">
                       {short(x.id)}
                     </th>
-                    <td className="mono">{short(x.agent)}</td>
-                    <td>
+                    <td className="mono" data-label="Agent">{short(x.agent)}</td>
+                    <td data-testid="execution-paid-with" data-label="Paid with">{paidWith(x.apiKeyId)}</td>
+                    <td data-label="State">
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
                     </td>
-                    <td className="num">{x.amount.usdc}</td>
-                    <td>{x.openedAt === null ? "" : new Date(x.openedAt).toLocaleString()}</td>
+                    <td className="num" data-label="USDC">{x.amount.usdc}</td>
+                    <td data-label="Opened">{x.openedAt === null ? "" : new Date(x.openedAt).toLocaleString()}</td>
                     <td>
                       <button type="button" aria-expanded={open === x.id} onClick={() => setOpen(open === x.id ? null : x.id)}>
                         {open === x.id ? "Hide" : "Details"}
@@ -100,7 +108,7 @@ export function ExecutionsScreen() {
                   </tr>
                   {open === x.id && (
                     <tr>
-                      <td colSpan={6}>
+                      <td colSpan={7}>
                         <ExecutionDetails execution={x} />
                       </td>
                     </tr>

@@ -55,7 +55,7 @@ export function KeysScreen() {
         <h2 id="keys-title">Your keys</h2>
         {keys.state === "loading" && <Loading what="your keys" />}
         {keys.state === "error" && <ErrorNotice error={keys.error} onRetry={reload} />}
-        {keys.state === "ready" && list.length === 0 && <Empty>No keys yet: generate one above to call agents over the API.</Empty>}
+        {keys.state === "ready" && list.length === 0 && <Empty>No keys yet: generate one above to call agents over the API. Runs from the Marketplace need none: they are charged to your wallet through your signed-in session.</Empty>}
         {list.length > 0 && (
           <div className="table-wrap" tabIndex={0} aria-label="Your keys (scrolls sideways)">
             <table data-testid="keys-table" className="keys-table">
@@ -71,9 +71,9 @@ export function KeysScreen() {
                   <th scope="col">Env</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
-                  <th scope="col">Executions</th>
-                  <th scope="col">USDC spent</th>
-                  <th scope="col">Cap</th>
+                  <th scope="col" className="num">Executions</th>
+                  <th scope="col" className="num">USDC spent</th>
+                  <th scope="col" className="num">Cap</th>
                   <th scope="col">
                     <span className="visually-hidden">Status</span>
                   </th>

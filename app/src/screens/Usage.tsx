@@ -7,6 +7,7 @@ import { ErrorNotice } from "../components/ErrorNotice.js";
 import { Empty, Loading } from "../components/Status.js";
 import { fetchUsage, usageCsv, type Dimension, type Range } from "../data/usage.js";
 import { useLoad } from "../data/use-load.js";
+import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
 
 function download(name: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
@@ -17,39 +18,53 @@ function download(name: string, text: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-function bucketLabel(start: string, range: Range): string {
+/** The bucket in full, and as the time axis shows it. */
+function bucketNames(start: string, range: Range): { label: string; tick: string } {
   const d = new Date(start);
-  return range === "24h" ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : d.toLocaleDateString();
+  const day = d.toLocaleDateString([], { day: "numeric", month: "short" });
+  if (range !== "24h") return { label: day, tick: day };
+  const hour = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  // The axis has room for "10 PM" or "22" five times at 375 px, not for "10:00 PM".
+  return { label: `${day}, ${hour}`, tick: d.toLocaleTimeString([], { hour: "numeric" }) };
 }
 
+const usdcFigure = (value: number) => (value === 0 ? "0" : value.toFixed(6).replace(/\.?0+$/, ""));
+const countFigure = (value: number) => String(value);
+
 export function UsageScreen() {
-  const { session, config } = useApp();
+  const { session, config, network } = useApp();
   const [range, setRange] = useState<Range>("24h");
   const [dimension, setDimension] = useState<Dimension>("PAYER");
   const [subject, setSubject] = useState("");
   const [keys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
+  const [webKey] = useLoad(() => webRunKeyId(session.address, network), [session, network]);
   const effective = dimension === "PAYER" ? session.address : subject;
   const [usage, reload] = useLoad(
-    async () => (effective === "" ? null : fetchUsage(config.indexer_graphql_url, dimension, effective, range)),
+    // The range travels with its figures: while another range loads, the screen keeps showing
+    // these, and says which range they are.
+    async () => (effective === "" ? null : { ...(await fetchUsage(config.indexer_graphql_url, dimension, effective, range)), range }),
     [dimension, effective, range],
   );
 
   const bars = useMemo(
     () =>
       usage.state === "ready" && usage.value !== null
-        ? usage.value.buckets.map((b) => ({ label: bucketLabel(b.start, range), value: Number(b.spent.usdc), text: `${b.executions} executions, ${b.spent.usdc} USDC` }))
+        ? usage.value.buckets.map((b) => ({ key: b.start, ...bucketNames(b.start, usage.value!.range), value: Number(b.spent.usdc), text: `${b.executions} executions, ${b.spent.usdc} USDC` }))
         : [],
-    [usage, range],
+    [usage],
   );
   const countBars = useMemo(
     () =>
       usage.state === "ready" && usage.value !== null
-        ? usage.value.buckets.map((b) => ({ label: bucketLabel(b.start, range), value: b.executions, text: `${b.executions} executions` }))
+        ? usage.value.buckets.map((b) => ({ key: b.start, ...bucketNames(b.start, usage.value!.range), value: b.executions, text: `${b.executions} executions` }))
         : [],
-    [usage, range],
+    [usage],
   );
 
   const keyList: ApiKey[] = keys.state === "ready" ? keys.value : [];
+  // The figures' own range, not the one just chosen: until its figures arrive, the previous ones stay.
+  const shownRange = usage.state === "ready" && usage.value !== null ? usage.value.range : range;
+  const timeAxis = shownRange === "24h" ? "hour, local time" : "day";
   return (
     <>
       <h1>Usage</h1>
@@ -73,7 +88,7 @@ export function UsageScreen() {
             }}
           >
             <option value="PAYER">this wallet</option>
-            <option value="API_KEY">one key</option>
+            <option value="API_KEY">one key, or web runs</option>
             <option value="AGENT">one agent</option>
           </select>
         </label>
@@ -82,6 +97,7 @@ export function UsageScreen() {
             Key
             <select value={subject} onChange={(e) => setSubject(e.target.value)}>
               <option value="">choose a key</option>
+              {webKey.state === "ready" && <option value={webKey.value}>{WEB_RUNS_LABEL}</option>}
               {keyList.map((k) => (
                 <option key={k.id} value={k.id}>
                   {k.name} (…{k.last4})
@@ -102,7 +118,7 @@ export function UsageScreen() {
       {usage.state === "ready" && usage.value === null && <Empty>Choose what to show.</Empty>}
       {usage.state === "ready" && usage.value !== null && (
         <>
-          <dl className="totals" data-testid="usage-totals">
+          <dl className="totals" data-testid="usage-totals" data-range={usage.value.range}>
             <div>
               <dt>Executions</dt>
               <dd data-testid="total-executions">{usage.value.totals.executions}</dd>
@@ -125,11 +141,11 @@ export function UsageScreen() {
             <Empty>No executions in this period.</Empty>
           ) : (
             <div className="charts">
-              <BarChart bars={countBars} title="Executions" testId="chart-executions" />
-              <BarChart bars={bars} title="USDC spent" testId="chart-spent" />
+              <BarChart bars={countBars} title="Executions" unit="executions" unitOfOne="execution" format={countFigure} timeAxis={timeAxis} testId="chart-executions" />
+              <BarChart bars={bars} title="USDC spent" unit="USDC" format={usdcFigure} timeAxis={timeAxis} testId="chart-spent" />
             </div>
           )}
-          <button type="button" onClick={() => download(`usage-${range}.csv`, usageCsv(effective, usage.value!.buckets))}>
+          <button type="button" onClick={() => download(`usage-${usage.value!.range}.csv`, usageCsv(effective, usage.value!.buckets))}>
             Export CSV
           </button>
         </>

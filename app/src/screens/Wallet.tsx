@@ -69,7 +69,7 @@ export function WalletScreen() {
           )}
           <p className="muted small">
             The allowance is what the marketplace's delegate ({funding.value.delegate.slice(0, 8)}…) may move from your USDC account, call by call, into escrow. It never moves
-            more; you can lower or revoke it at any time.
+            more; you can lower or revoke it at any time. Calls with your API keys and runs from the Marketplace both draw on it.
           </p>
         </>
       )}

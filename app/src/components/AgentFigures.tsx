@@ -1,0 +1,61 @@
+import type { CreatorAgent, DailyEarning } from "../data/my-agents.js";
+import { BarChart } from "./BarChart.js";
+import { UptimeChart } from "./UptimeChart.js";
+
+const WINDOW_LABEL: Record<string, string> = { H24: "24 h", D7: "7 d", D30: "30 d" };
+const percent = (rate: number | null) => (rate === null ? "—" : `${(rate * 100).toFixed(1)}%`);
+const secs = (value: number | null) => (value === null ? "—" : `${value.toFixed(1)} s`);
+
+/** An agent's record from the indexer: 90 days of status, success and latency, refunds, earnings. */
+export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earnings: DailyEarning[] | null }) {
+  const windows = agent.uptime.filter((w) => w.window in WINDOW_LABEL);
+  const month = agent.uptime.find((w) => w.window === "D30");
+  const refunds = month?.refunded;
+  return (
+    <div className="details">
+      <UptimeChart daily={agent.daily} />
+      <div className="table-wrap" tabIndex={0} aria-label="Success and latency (scrolls sideways)">
+        <table data-testid="agent-windows">
+          <thead>
+            <tr>
+              <th scope="col">Window</th>
+              <th scope="col">Executions</th>
+              <th scope="col">Success</th>
+              <th scope="col">Latency p50</th>
+              <th scope="col">p95</th>
+            </tr>
+          </thead>
+          <tbody>
+            {windows.map((w) => (
+              <tr key={w.window}>
+                <th scope="row">{WINDOW_LABEL[w.window]}</th>
+                <td className="num">{w.executions}</td>
+                <td className="num">{percent(w.successRate)}</td>
+                <td className="num">{secs(w.latencySeconds.p50)}</td>
+                <td className="num">{secs(w.latencySeconds.p95)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {refunds !== undefined && (
+        <p className="small" data-testid="refunds">
+          Refunds over 30 days: {refunds.total === 0 ? "none" : `${refunds.total} — ${refunds.timeout} timeout, ${refunds.creatorError} service error, ${refunds.invalidSignature} bad signature, ${refunds.outputInvalid} invalid output, ${refunds.relayerError} relayer error (not counted against you)`}
+        </p>
+      )}
+      {earnings !== null && (
+        <BarChart
+          testId="chart-earnings"
+          title="Earnings (30 days)"
+          unit="USDC"
+          timeAxis="day"
+          format={(value) => (value === 0 ? "0" : value.toFixed(6).replace(/\.?0+$/, ""))}
+          bars={earnings.map((b) => {
+            const day = new Date(b.start).toLocaleDateString([], { day: "numeric", month: "short" });
+            return { key: b.start, label: day, tick: day, value: Number(b.earned.usdc), text: `${b.earned.usdc} USDC from ${b.settled} settled` };
+          })}
+        />
+      )}
+    </div>
+  );
+}

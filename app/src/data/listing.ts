@@ -1,0 +1,127 @@
+// Listing an agent from the web: the market's terms read on chain, the creator's USDC checked
+// against the collateral, the relayer's conformance probe run for the agent address about to be
+// registered (so a dead endpoint or a wrong key shows before any collateral is locked),
+// register_agent signed by the wallet (locking the collateral), then the relayer's listing, which
+// probes the endpoint once more. The signing key's secret, when generated here, never leaves the page
+// except as the file the creator downloads.
+import type { Agent as Listing, WalletSession } from "@agent-market/client";
+import type { ListingDocument } from "@agent-market/program";
+
+import type { ConnectedWallet } from "../wallet/wallet.js";
+import { base58Decode, base58Encode } from "../wallet/base58.js";
+import { freshMarket, signAndSendInstructions, tokenBalance, usdcAccountOf, type Chain } from "./chain.js";
+
+export interface MarketTerms {
+  minimumCollateralUsdc: bigint;
+  minimumPriceUsdc: bigint;
+  maxExecutionSecs: number;
+  balanceUsdc: bigint;
+}
+
+export async function marketTerms(chain: Chain, wallet: string): Promise<MarketTerms> {
+  const [market, balanceUsdc] = await Promise.all([freshMarket(chain), tokenBalance(chain, usdcAccountOf(chain, wallet))]);
+  return {
+    minimumCollateralUsdc: market.minCollateralUsdc,
+    minimumPriceUsdc: market.minPricePerCallUsdc,
+    maxExecutionSecs: Number(chain.program.MAX_EXECUTION_SECS),
+    balanceUsdc,
+  };
+}
+
+export interface GeneratedKey {
+  publicKey: string;
+  /** A Solana keypair file: the 32-byte seed then the 32-byte public key, as a JSON array. */
+  keypairFile: string;
+}
+
+/** An Ed25519 key made by this browser (WebCrypto); its secret is only ever offered as a file. */
+export async function generateSigningKey(): Promise<GeneratedKey> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
+  const publicKey = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  // An Ed25519 PKCS#8 key ends with its 32-byte seed.
+  const seed = pkcs8.subarray(pkcs8.length - 32);
+  return { publicKey: base58Encode(publicKey), keypairFile: JSON.stringify([...seed, ...publicKey]) };
+}
+
+/** An Ed25519 public key as base58, or why it is not one. */
+export function signingKeyProblem(text: string): string | null {
+  try {
+    return base58Decode(text.trim()).length === 32 ? null : "A signing key is 32 bytes: an address-like base58 string of 32–44 characters.";
+  } catch {
+    return "A signing key is written in base58 (no 0, O, I or l).";
+  }
+}
+
+export interface ListingInput {
+  document: ListingDocument & { input_schema: Record<string, unknown>; output_schema: Record<string, unknown> };
+  endpoint: string;
+  signingKey: string;
+  priceUsdc: bigint;
+  collateralUsdc: bigint;
+  maxExecutionSecs: number;
+}
+
+/** A fresh agent id and the address register_agent will give it, known before anything is signed. */
+export interface PlannedAgent {
+  agentId: Uint8Array;
+  agent: string;
+}
+
+export function planAgent(chain: Chain): PlannedAgent {
+  const agentId = crypto.getRandomValues(new Uint8Array(16));
+  return { agentId, agent: chain.program.agentPda(agentId, chain.programId).toBase58() };
+}
+
+/** The relayer's conformance probe for the planned agent; resolves with its latency in ms. */
+export async function probeEndpoint(session: WalletSession, chain: Chain, agent: string, input: ListingInput): Promise<number> {
+  const answer = await session.listings.conformance({
+    network: chain.network,
+    agent,
+    endpoint: input.endpoint,
+    signing_key: input.signingKey.trim(),
+    input_schema: input.document.input_schema,
+    output_schema: input.document.output_schema,
+    max_execution_secs: input.maxExecutionSecs,
+  });
+  return answer.latency_ms;
+}
+
+/** register_agent for the planned agent, signed by the wallet; resolves with the agent's address. */
+export async function registerAgent(chain: Chain, wallet: ConnectedWallet, planned: PlannedAgent, input: ListingInput): Promise<{ agent: string; signature: string }> {
+  const { agentPda, listingHash, registerAgentInstruction } = chain.program;
+  const { agentId } = planned;
+  const creator = new chain.web3.PublicKey(wallet.address);
+  const tokenAccount = usdcAccountOf(chain, wallet.address);
+  const signature = await signAndSendInstructions(chain, wallet, [
+    registerAgentInstruction({
+      programId: chain.programId,
+      creator,
+      agentId,
+      creatorTokenAccount: tokenAccount,
+      payoutAccount: tokenAccount,
+      usdcMint: chain.market.usdcMint,
+      terms: {
+        signingKey: base58Decode(input.signingKey.trim()),
+        endpoint: input.endpoint,
+        listingHash: listingHash(input.document),
+        pricing: { kind: "PayPerUse", priceUsdc: input.priceUsdc },
+        maxExecutionSecs: input.maxExecutionSecs,
+      },
+      collateralUsdc: input.collateralUsdc,
+    }),
+  ]);
+  return { agent: agentPda(agentId, chain.programId).toBase58(), signature };
+}
+
+/** The relayer's listing: it reaches the endpoint and probes it before the agent is listed. */
+export function listAgent(session: WalletSession, chain: Chain, agent: string, input: ListingInput, priceText: string): Promise<Listing> {
+  return session.listings.create({
+    network: chain.network,
+    agent,
+    ...input.document,
+    endpoint: input.endpoint,
+    signing_key: input.signingKey.trim(),
+    pricing: { model: "pay_per_use", price_usdc: priceText },
+  });
+}

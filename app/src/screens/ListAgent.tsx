@@ -1,0 +1,328 @@
+import { formatUsdc, parseUsdc, type Agent as Listing } from "@agent-market/client";
+import { useState, type FormEvent } from "react";
+
+import { useApp } from "../app-context.js";
+import { Check } from "../components/Check.js";
+import { ConformanceSteps, failedStep, type ProbeOutcome } from "../components/ConformanceSteps.js";
+import { ErrorNotice } from "../components/ErrorNotice.js";
+import { ExplorerLink } from "../components/ExplorerLink.js";
+import { Loading } from "../components/Status.js";
+import { openChain } from "../data/chain.js";
+import {
+  generateSigningKey,
+  listAgent,
+  marketTerms,
+  planAgent,
+  probeEndpoint,
+  registerAgent,
+  signingKeyProblem,
+  type GeneratedKey,
+  type ListingInput,
+  type PlannedAgent,
+} from "../data/listing.js";
+import { useLoad } from "../data/use-load.js";
+
+const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {}\n}';
+
+function jsonObject(text: string, what: string): { value: Record<string, unknown> } | { problem: string } {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return { problem: `${what} must be a JSON object (a JSON Schema).` };
+    return { value: value as Record<string, unknown> };
+  } catch (error) {
+    return { problem: `${what} is not JSON: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * The creator checklist in the browser: the relayer probes the endpoint for the address the agent
+ * will have, and only once that passes does the wallet sign register_agent (locking collateral);
+ * then the relayer lists it.
+ */
+export function ListAgentScreen() {
+  const { wallet, session, config, network } = useApp();
+  const [terms, reloadTerms] = useLoad(async () => marketTerms(await openChain(config, network), wallet.address), [wallet.address]);
+  const [form, setForm] = useState({ name: "", description: "", tags: "", endpoint: "", price: "", collateral: "", maxSecs: "30", input: DEFAULT_SCHEMA, output: DEFAULT_SCHEMA });
+  const [keyMode, setKeyMode] = useState<"paste" | "generate">("paste");
+  const [pasted, setPasted] = useState("");
+  const [generated, setGenerated] = useState<GeneratedKey | null>(null);
+  const [downloaded, setDownloaded] = useState(false);
+  const [problems, setProblems] = useState<string[]>([]);
+  const [step, setStep] = useState<string | null>(null);
+  const [registered, setRegistered] = useState<{ agent: string; signature: string; input: ListingInput; price: string; latency_ms: number } | null>(null);
+  const [listed, setListed] = useState<Listing | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [planned, setPlanned] = useState<PlannedAgent | null>(null);
+  // A probe's outcome holds only for the endpoint, key, schemas and time limit it was run with.
+  const [probe, setProbe] = useState<{ key: string; outcome: ProbeOutcome } | null>(null);
+  const field = (name: keyof typeof form) => ({ value: form[name], onChange: (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value }) });
+
+  if (terms.state === "loading") return <Loading what="the market's terms" />;
+  if (terms.state === "error") return <ErrorNotice error={terms.error} onRetry={reloadTerms} />;
+  const t = terms.value;
+  const signingKey = keyMode === "paste" ? pasted : (generated?.publicKey ?? "");
+  const probeKey = JSON.stringify([form.endpoint.trim(), signingKey.trim(), form.input, form.output, form.maxSecs]);
+  const outcome = probe?.key === probeKey ? probe.outcome : null;
+  const probePassed = outcome?.state === "passed";
+
+  function validate(): { input: ListingInput; price: string } | string[] {
+    const found: string[] = [];
+    if (form.name.trim() === "" || form.name.length > 100) found.push("Name: 1 to 100 characters.");
+    if (form.description.trim() === "" || form.description.length > 5000) found.push("Description: 1 to 5,000 characters.");
+    const tags = form.tags.split(",").map((s) => s.trim()).filter((s) => s !== "");
+    if (tags.length > 20) found.push("Tags: at most 20.");
+    if (!URL.canParse(form.endpoint) || !/^https?:$/.test(new URL(form.endpoint).protocol)) found.push("Endpoint: an http(s) URL your service answers POST /execute on.");
+    let price = 0n;
+    try {
+      price = parseUsdc(form.price.trim());
+      if (price < t.minimumPriceUsdc) found.push(`Price: at least ${formatUsdc(t.minimumPriceUsdc)} USDC per call.`);
+    } catch {
+      found.push("Price: USDC per call, e.g. 0.25.");
+    }
+    let collateral = t.minimumCollateralUsdc;
+    if (form.collateral.trim() !== "") {
+      try {
+        collateral = parseUsdc(form.collateral.trim());
+      } catch {
+        found.push("Collateral: an amount in USDC.");
+      }
+    }
+    if (collateral < t.minimumCollateralUsdc) found.push(`Collateral: at least the market's minimum, ${formatUsdc(t.minimumCollateralUsdc)} USDC.`);
+    else if (collateral > t.balanceUsdc) found.push(`Collateral: the wallet holds ${formatUsdc(t.balanceUsdc)} USDC, less than ${formatUsdc(collateral)} USDC.`);
+    const maxSecs = Number(form.maxSecs);
+    if (!Number.isInteger(maxSecs) || maxSecs < 1 || maxSecs > t.maxExecutionSecs) found.push(`Maximum execution time: 1 to ${t.maxExecutionSecs} seconds.`);
+    const keyProblem = signingKey === "" ? "Signing key: paste your service's public key, or generate one." : signingKeyProblem(signingKey);
+    if (keyProblem !== null) found.push(keyProblem.startsWith("Signing key") ? keyProblem : `Signing key: ${keyProblem}`);
+    if (keyMode === "generate" && generated !== null && !downloaded) found.push("Signing key: download the keypair file first; it is shown only once.");
+    const input = jsonObject(form.input, "Input schema");
+    const output = jsonObject(form.output, "Output schema");
+    if ("problem" in input) found.push(input.problem);
+    if ("problem" in output) found.push(output.problem);
+    if (found.length > 0 || "problem" in input || "problem" in output) return found;
+    return {
+      price: formatUsdc(price),
+      input: {
+        document: { name: form.name.trim(), description: form.description.trim(), tags, input_schema: input.value, output_schema: output.value },
+        endpoint: form.endpoint.trim(),
+        signingKey,
+        priceUsdc: price,
+        collateralUsdc: collateral,
+        maxExecutionSecs: maxSecs,
+      },
+    };
+  }
+
+  async function list(agent: string, input: ListingInput, price: string) {
+    setStep("The marketplace is probing your endpoint…");
+    setListed(await listAgent(session, await openChain(config, network), agent, input, price));
+  }
+
+  async function checkEndpoint() {
+    const checked = validate();
+    if (Array.isArray(checked)) {
+      setProblems(checked);
+      return;
+    }
+    setProblems([]);
+    setError(null);
+    const key = probeKey;
+    setProbe({ key, outcome: { state: "running" } });
+    try {
+      const chain = await openChain(config, network);
+      const plan = planned ?? planAgent(chain);
+      setPlanned(plan);
+      setProbe({ key, outcome: { state: "passed", latency_ms: await probeEndpoint(session, chain, plan.agent, checked.input) } });
+    } catch (e) {
+      setProbe({ key, outcome: { state: "failed", error: e } });
+      if (failedStep(e) === null) setError(e);
+    }
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const checked = validate();
+    if (Array.isArray(checked)) {
+      setProblems(checked);
+      return;
+    }
+    if (outcome?.state !== "passed" || planned === null) return;
+    setProblems([]);
+    setError(null);
+    try {
+      setStep(`Waiting for the wallet: register_agent locks ${formatUsdc(checked.input.collateralUsdc)} USDC…`);
+      const chain = await openChain(config, network);
+      const done = await registerAgent(chain, wallet, planned, checked.input);
+      setRegistered({ ...done, input: checked.input, price: checked.price, latency_ms: outcome.latency_ms });
+      reloadTerms();
+      await list(done.agent, checked.input, checked.price);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setStep(null);
+    }
+  }
+
+  return (
+    <>
+      <h1>List an agent</h1>
+      <ol className="plain checklist" aria-label="Checklist" data-testid="checklist">
+        <Check ok>
+          Wallet connected: <span className="mono wrap">{wallet.address}</span>
+        </Check>
+        <Check ok={registered !== null || t.balanceUsdc >= t.minimumCollateralUsdc}>
+          Collateral: the market's minimum is <strong data-testid="minimum-collateral">{formatUsdc(t.minimumCollateralUsdc)} USDC</strong>, locked by register_agent until you
+          retire the agent;{" "}
+          {registered !== null ? `${formatUsdc(registered.input.collateralUsdc)} USDC is locked.` : `the wallet holds ${formatUsdc(t.balanceUsdc)} USDC.`}
+        </Check>
+        <Check ok={signingKey === "" ? null : signingKeyProblem(signingKey) === null && (keyMode === "paste" || downloaded)}>Signing key given: the Ed25519 key your service signs its results with</Check>
+        <ConformanceSteps outcome={registered !== null ? { state: "passed", latency_ms: registered.latency_ms } : outcome} />
+        <Check ok={registered === null ? null : true}>
+          Registered on chain{registered !== null ? (
+            <>
+              : <span className="mono wrap" data-testid="registered-agent">{registered.agent}</span> <ExplorerLink signature={registered.signature} />
+            </>
+          ) : (
+            planned !== null && (
+              <>
+                {" "}
+                as <span className="mono wrap" data-testid="planned-agent">{planned.agent}</span>
+              </>
+            )
+          )}
+        </Check>
+        <Check ok={listed === null ? (registered !== null && error !== null ? false : null) : true}>
+          Listed (the marketplace probes your service once more){listed?.last_probe ? `: answered in ${listed.last_probe.latency_ms} ms` : ""}
+        </Check>
+      </ol>
+      {listed !== null ? (
+        <div className="notice notice-ok" role="status" data-testid="listed">
+          <strong>{listed.name} is listed</strong> ({listed.status}). <a href={`#/agents/${encodeURIComponent(listed.id)}`}>Open its page</a> or follow it on <a href="#/my-agents">My agents</a>.
+        </div>
+      ) : registered !== null ? (
+        <>
+          {error !== null && <ErrorNotice error={error} />}
+          <p>The agent is registered with its collateral; fix what the probe reported (your service, not this form), then list it again.</p>
+          <button
+            type="button"
+            className="primary"
+            disabled={step !== null}
+            onClick={() => {
+              setError(null);
+              void list(registered.agent, registered.input, registered.price).catch(setError).finally(() => setStep(null));
+            }}
+          >
+            {step ?? "List it again"}
+          </button>
+        </>
+      ) : (
+        <form className="card form" aria-label="Your agent" onSubmit={(e) => void submit(e)} noValidate>
+          <h2>Your agent</h2>
+          <label>
+            Name
+            <input {...field("name")} maxLength={100} />
+          </label>
+          <label>
+            Tags (comma separated)
+            <input {...field("tags")} />
+          </label>
+          <label>
+            Description
+            <textarea rows={3} {...field("description")} />
+          </label>
+          <label>
+            Endpoint (your service's base URL)
+            <input type="url" inputMode="url" placeholder="https://agent.example.com" {...field("endpoint")} />
+          </label>
+          <label>
+            Price per call, USDC
+            <input inputMode="decimal" placeholder={formatUsdc(t.minimumPriceUsdc)} {...field("price")} />
+          </label>
+          <label>
+            Collateral, USDC
+            <input inputMode="decimal" placeholder={formatUsdc(t.minimumCollateralUsdc)} {...field("collateral")} />
+          </label>
+          <label>
+            Maximum execution time, seconds
+            <input inputMode="numeric" {...field("maxSecs")} />
+          </label>
+          <fieldset>
+            <legend>Signing key (Ed25519)</legend>
+            <div className="segmented">
+              <label>
+                <input type="radio" name="key-mode" checked={keyMode === "paste"} onChange={() => setKeyMode("paste")} />
+                Paste my service's public key
+              </label>
+              <label>
+                <input type="radio" name="key-mode" checked={keyMode === "generate"} onChange={() => setKeyMode("generate")} />
+                Generate one here
+              </label>
+            </div>
+            {keyMode === "paste" ? (
+              <label>
+                Public key (base58)
+                <input className="mono" value={pasted} onChange={(e) => setPasted(e.target.value)} />
+              </label>
+            ) : generated === null ? (
+              <button type="button" onClick={() => void generateSigningKey().then(setGenerated, setError)}>
+                Generate a signing key
+              </button>
+            ) : (
+              <div data-testid="generated-key">
+                <p className="small">
+                  Public key <span className="mono wrap">{generated.publicKey}</span>
+                </p>
+                {downloaded ? (
+                  <p className="small ok">Downloaded. This page forgets the secret when you leave it; start your service with that file.</p>
+                ) : (
+                  <a
+                    className="button"
+                    href={`data:application/json;charset=utf-8,${encodeURIComponent(generated.keypairFile)}`}
+                    download="agent-signing-key.json"
+                    onClick={() => setDownloaded(true)}
+                  >
+                    Download the keypair file (shown once)
+                  </a>
+                )}
+              </div>
+            )}
+          </fieldset>
+          <label>
+            Input schema (JSON Schema)
+            <textarea rows={6} className="mono" {...field("input")} />
+          </label>
+          <label>
+            Output schema (JSON Schema)
+            <textarea rows={6} className="mono" {...field("output")} />
+          </label>
+          {problems.length > 0 && (
+            <div className="notice notice-error" role="alert" data-testid="listing-problems">
+              <ul>
+                {problems.map((p) => (
+                  <li key={p}>{p}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+          {error !== null && <ErrorNotice error={error} />}
+          <p className="small" id="register-gate" role="status">
+            {outcome?.state === "running"
+              ? "The marketplace is probing your endpoint…"
+              : probePassed
+                ? "Your endpoint is reachable and conforms: registering is open."
+                : outcome?.state === "failed" && failedStep(outcome.error) !== null
+                  ? "The endpoint check failed (the checklist above says why): fix your service, then check again. Nothing was signed and no collateral is locked."
+                  : "Registering locks your collateral, so check your endpoint first: registering opens once it is reachable and conforms."}
+          </p>
+          <div className="row">
+            <button type="button" disabled={outcome?.state === "running" || step !== null} onClick={() => void checkEndpoint()}>
+              Check my endpoint
+            </button>
+            <button type="submit" className="primary" disabled={step !== null || !probePassed} aria-describedby="register-gate">
+              {step ?? "Sign, register and list"}
+            </button>
+          </div>
+        </form>
+      )}
+    </>
+  );
+}

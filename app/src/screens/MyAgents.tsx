@@ -1,0 +1,110 @@
+import { useState } from "react";
+
+import { useApp } from "../app-context.js";
+import { AgentFigures } from "../components/AgentFigures.js";
+import { CollateralPanel } from "../components/CollateralPanel.js";
+import { ErrorNotice } from "../components/ErrorNotice.js";
+import { Empty, Loading } from "../components/Status.js";
+import { StatusBadge } from "../components/StatusBadge.js";
+import { creatorFigures, dailyEarnings, listingOf, type CreatorAgent } from "../data/my-agents.js";
+import { useLoad } from "../data/use-load.js";
+
+/** About how long the indexer takes to show a confirmed transaction on localnet or a cluster. */
+const INDEXER_CATCH_UP_MS = 2_000;
+
+const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
+
+function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollateralChanged(): void }) {
+  const { session, config } = useApp();
+  const [listing, reloadListing, setListing] = useLoad(() => listingOf(agent.address), [agent.address]);
+  const [earnings] = useLoad(() => dailyEarnings(config.indexer_graphql_url, agent.address), [agent.address]);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const name = listing.state === "ready" && listing.value !== null ? listing.value.name : short(agent.address);
+
+  async function transition(action: "pause" | "resume") {
+    setBusy(true);
+    setError(null);
+    try {
+      setListing(await session.listings[action](agent.address));
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const status = listing.state === "ready" && listing.value !== null ? listing.value.status : null;
+  return (
+    <li className="card" data-testid="my-agent">
+      <h2>
+        {name} <StatusBadge status={agent.status} />{" "}
+        {status !== null && (
+          <span className={`badge badge-listing-${status}`} data-testid="listing-status">
+            listing {status}
+          </span>
+        )}
+      </h2>
+      <p className="mono small muted wrap">{agent.address}</p>
+      {listing.state === "error" && <ErrorNotice error={listing.error} onRetry={reloadListing} />}
+      {listing.state === "ready" && listing.value === null && <p className="muted small">Registered on chain but not listed on this marketplace.</p>}
+      {(status === "active" || status === "paused") && (
+        <div className="row">
+          <button type="button" disabled={busy} onClick={() => void transition(status === "active" ? "pause" : "resume")}>
+            {status === "active" ? `Pause ${name}` : `Resume ${name}`}
+          </button>
+          <span className="muted small">{status === "active" ? "Pausing hides it and refuses new executions; nothing changes on chain." : "Paused: hidden and refusing new executions."}</span>
+        </div>
+      )}
+      {error !== null && <ErrorNotice error={error} />}
+      <div className="two-col">
+        <AgentFigures agent={agent} earnings={earnings.state === "ready" ? earnings.value : null} />
+        <CollateralPanel address={agent.address} name={name} onRetired={reloadListing} onChanged={onCollateralChanged} />
+      </div>
+    </li>
+  );
+}
+
+/** The signed-in creator's agents: their record, listing and collateral. */
+export function MyAgentsScreen() {
+  const { session, config } = useApp();
+  const [figures, reload] = useLoad(() => creatorFigures(config.indexer_graphql_url, session.address), [session]);
+  // The totals come from the indexer, which follows the chain a moment behind the wallet's
+  // confirmation: read them at once, and again once it has caught up.
+  const refreshTotals = () => {
+    reload();
+    setTimeout(reload, INDEXER_CATCH_UP_MS);
+  };
+  return (
+    <>
+      <h1>My agents</h1>
+      {figures.state === "loading" && <Loading what="your agents" />}
+      {figures.state === "error" && <ErrorNotice error={figures.error} onRetry={reload} />}
+      {figures.state === "ready" && (
+        <>
+          <dl className="totals">
+            <div>
+              <dt>Earned, all time</dt>
+              <dd data-testid="earnings">{figures.value.earnings.usdc}</dd>
+            </div>
+            <div>
+              <dt>Collateral held</dt>
+              <dd data-testid="collateral-held">{figures.value.collateral.usdc}</dd>
+            </div>
+          </dl>
+          {figures.value.agents.length === 0 ? (
+            <Empty>
+              This wallet has registered no agent. <a href="#/list-agent">List an agent</a> (or run agent-market register), then it shows here.
+            </Empty>
+          ) : (
+            <ul className="plain">
+              {figures.value.agents.map((a) => (
+                <MyAgent key={a.address} agent={a} onCollateralChanged={refreshTotals} />
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,168 @@
+// Listing an agent from the web, in a real browser against a real relayer, indexer and localnet,
+// with a real creator service: the checklist, the form's validation, a signing key generated in
+// the browser and downloaded once, the relayer's probe before anything is signed (a dead endpoint
+// and a wrong key stop there), register_agent signed by the wallet, then the listing.
+import { strict as assert } from "node:assert";
+import { mkdirSync, readFileSync } from "node:fs";
+
+import { collateralVaultPda, fetchAgent } from "@agent-market/program";
+import { Keypair, PublicKey } from "@solana/web3.js";
+import type { Browser } from "playwright-core";
+
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
+import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
+import { api } from "../../tests/src/relayer.js";
+import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
+import { checkScreen, SHOTS } from "./page-checks.js";
+import { startStack, type Stack } from "./stack.js";
+
+describe("listing an agent from the dashboard", function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let chrome: RunningBrowser;
+  let browser: Browser;
+  let server: CreatorServer;
+  const opened: DashboardPage[] = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    stack = await startStack();
+    server = await startCreator(stack.relayer.marketplaceKey.publicKey.toBase58());
+    chrome = await launchBrowser();
+    browser = chrome.browser;
+  });
+
+  after(async () => {
+    await Promise.all(opened.map((d) => d.context.close()));
+    await chrome?.close();
+    await server?.close();
+    await stack?.close();
+  });
+
+  afterEach(function () {
+    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+  });
+
+  it("checks the form, offers a generated key once, probes the endpoint before any collateral is locked, then registers and lists", async () => {
+    const creator = await stack.market.walletWithUsdc(MIN_COLLATERAL_USDC);
+    for (const width of [375, 1280]) {
+      const dashboard = await openDashboard(browser, stack.relayer.url, creator.wallet, width);
+      opened.push(dashboard);
+      await signInWithTestWallet(dashboard);
+      // A wallet that registered nothing yet: My agents says so and where to start.
+      await dashboard.page.getByRole("link", { name: "My agents" }).click();
+      await dashboard.page.getByText("This wallet has registered no agent.").waitFor();
+      await checkScreen(dashboard.page, "my-agents-empty");
+      await dashboard.page.getByRole("navigation").getByRole("link", { name: "List an agent" }).click();
+      await dashboard.page.getByTestId("minimum-collateral").waitFor();
+      await checkScreen(dashboard.page, "list-agent");
+    }
+    // The rest runs on the phone-sized page.
+    const { page } = opened[0]!;
+    assert.equal(await page.getByTestId("minimum-collateral").textContent(), "100.000000 USDC");
+    const register = page.getByRole("button", { name: "Sign, register and list" });
+    assert.equal(await register.isDisabled(), true, "nothing to sign before the endpoint is checked");
+    assert.equal(
+      await page.locator("#register-gate").textContent(),
+      "Registering locks your collateral, so check your endpoint first: registering opens once it is reachable and conforms.",
+    );
+
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    const problems = await page.getByTestId("listing-problems").locator("li").allTextContents();
+    assert.deepEqual(problems, [
+      "Name: 1 to 100 characters.",
+      "Description: 1 to 5,000 characters.",
+      "Endpoint: an http(s) URL your service answers POST /execute on.",
+      "Price: USDC per call, e.g. 0.25.",
+      "Signing key: paste your service's public key, or generate one.",
+    ]);
+
+    // A key made here: its secret is offered once, as a Solana keypair file.
+    await page.getByLabel("Generate one here").check();
+    await page.getByRole("button", { name: "Generate a signing key" }).click();
+    const shown = (await page.getByTestId("generated-key").locator(".mono").textContent())!;
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download the keypair file (shown once)" }).click()]);
+    const file = JSON.parse(readFileSync((await download.path())!, "utf8")) as number[];
+    assert.equal(file.length, 64);
+    assert.equal(Keypair.fromSecretKey(Uint8Array.from(file)).publicKey.toBase58(), shown, "the file holds the key shown");
+    assert.equal(await page.getByRole("link", { name: /Download the keypair file/ }).count(), 0, "offered once");
+
+    // This test's service signs with its own key: paste that one.
+    await page.getByLabel("Paste my service's public key").check();
+    await page.getByLabel("Public key (base58)").fill("0OIl");
+    await page.getByLabel("Name").fill("Echo from the web");
+    await page.getByLabel("Description").fill("Echoes the task and counts its words.");
+    await page.getByLabel("Tags (comma separated)").fill("test, web");
+    await page.getByLabel("Endpoint (your service's base URL)").fill(server.url);
+    await page.getByLabel("Price per call, USDC").fill("0.25");
+    await page.getByLabel("Input schema (JSON Schema)").fill("{ not json");
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    const second = await page.getByTestId("listing-problems").locator("li").allTextContents();
+    assert.equal(second[0], "Signing key: A signing key is written in base58 (no 0, O, I or l).");
+    assert.match(second[1]!, /^Input schema is not JSON: /);
+
+    await page.getByLabel("Public key (base58)").fill(server.signing.publicKey.toBase58());
+    await page.getByLabel("Input schema (JSON Schema)").fill(JSON.stringify(ECHO_INPUT_SCHEMA, null, 2));
+    await page.getByLabel("Output schema (JSON Schema)").fill(JSON.stringify(ECHO_OUTPUT_SCHEMA, null, 2));
+
+    // A service nobody answers at: the reachability step fails with the relayer's advice, and
+    // the wallet is never asked to sign.
+    const reachable = page.getByTestId("step-reachable");
+    const conformance = page.getByTestId("step-conformance");
+    await page.getByLabel("Endpoint (your service's base URL)").fill("http://127.0.0.1:9");
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    await page.locator('[data-testid="step-reachable"].bad').waitFor({ timeout: 60_000 });
+    assert.match((await reachable.textContent())!, /^✗ not yet: Endpoint publicly reachable: Conformance probe: .+\. endpoint_unreachable$/);
+    assert.equal(await conformance.getAttribute("class"), "", "conformance not tried");
+    assert.equal(await register.isDisabled(), true);
+    assert.equal(
+      await page.locator("#register-gate").textContent(),
+      "The endpoint check failed (the checklist above says why): fix your service, then check again. Nothing was signed and no collateral is locked.",
+    );
+    await checkScreen(page, "list-agent-unreachable");
+    const planned = new PublicKey((await page.getByTestId("planned-agent").textContent())!);
+    assert.equal(await fetchAgent(stack.market.connection, planned), null, "no agent account");
+    assert.equal(await stack.market.connection.getAccountInfo(collateralVaultPda(planned)), null, "no collateral vault");
+    assert.equal(await stack.market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "the collateral stays in the wallet");
+
+    // The service answers but signs with another key than the one entered: conformance fails with
+    // its exact code; still nothing signed.
+    await page.getByLabel("Endpoint (your service's base URL)").fill(server.url);
+    assert.equal(await reachable.getAttribute("class"), "", "a changed endpoint is checked again");
+    await page.getByLabel("Public key (base58)").fill(Keypair.generate().publicKey.toBase58());
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    await page.locator('[data-testid="step-conformance"].bad').waitFor({ timeout: 60_000 });
+    assert.equal(await reachable.getAttribute("class"), "ok");
+    assert.match((await conformance.textContent())!, /: Conformance probe: .+\. probe_bad_signature$/);
+    assert.equal(await register.isDisabled(), true);
+    await checkScreen(page, "list-agent-bad-signature");
+    assert.equal(await fetchAgent(stack.market.connection, planned), null, "still no agent account");
+    assert.equal(await stack.market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC);
+    // The browser logs each refused probe; those two, and nothing else, are expected here.
+    const phone = opened[0]!;
+    assert.deepEqual(phone.errors, Array(2).fill("Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"));
+    phone.errors.length = 0;
+
+    // The right key: both steps pass and registering opens.
+    await page.getByLabel("Public key (base58)").fill(server.signing.publicKey.toBase58());
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    await page.locator('[data-testid="step-conformance"].ok').waitFor({ timeout: 60_000 });
+    assert.match((await conformance.textContent())!, /: answered in \d+ ms$/);
+    assert.equal(await page.locator("#register-gate").textContent(), "Your endpoint is reachable and conforms: registering is open.");
+    await checkScreen(page, "list-agent-checked");
+    await register.click();
+    await page.getByTestId("listed").waitFor({ timeout: 60_000 });
+    await checkScreen(page, "list-agent-listed");
+
+    const agent = (await page.getByTestId("registered-agent").textContent())!;
+    assert.equal(agent, planned.toBase58(), "registered at the address the probe was run for");
+    const account = (await fetchAgent(stack.market.connection, new PublicKey(agent)))!;
+    assert.ok(account.creator.equals(creator.wallet.publicKey));
+    assert.equal(account.collateralUsdc, MIN_COLLATERAL_USDC);
+    assert.equal(await stack.market.usdc(collateralVaultPda(new PublicKey(agent))), MIN_COLLATERAL_USDC, "the minimum collateral is locked");
+    assert.equal(await stack.market.usdc(creator.tokenAccount), 0n);
+    assert.deepEqual([...account.signingKey], [...server.signing.publicKey.toBytes()]);
+    const listing = await api<{ status: string; name: string; tags: string[]; pricing: { price_usdc: string } }>(stack.relayer, "GET", `/v1/agents/${agent}`);
+    assert.deepEqual([listing.body.status, listing.body.name, listing.body.tags, listing.body.pricing.price_usdc], ["active", "Echo from the web", ["test", "web"], "0.250000"]);
+  });
+});

@@ -1,0 +1,152 @@
+// The creator's side of the dashboard, in a real browser against a real relayer, indexer and
+// localnet: its agent's record and listing, pause and resume, a collateral top-up, retirement, and
+// a withdrawal refused while a dispute is open, counted down through the cooldown, then made.
+import { strict as assert } from "node:assert";
+import { mkdirSync } from "node:fs";
+
+import { collateralVaultPda, disputePda, evidenceHash, fetchDispute, fromHex, openDisputeInstruction, parseExecutionId, resolveDisputeInstruction, toHex } from "@agent-market/program";
+import type { Browser } from "playwright-core";
+
+import { COLLATERAL_COOLDOWN_SECS, MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
+import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
+import { api } from "../../tests/src/relayer.js";
+import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
+import { checkScreen, SHOTS } from "./page-checks.js";
+import { startStack, waitFor, type Stack } from "./stack.js";
+
+describe("my agents in the dashboard", function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let chrome: RunningBrowser;
+  let browser: Browser;
+  let agent: ListedAgent;
+  const opened: DashboardPage[] = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    stack = await startStack();
+    agent = await listAgent(stack.market, stack.relayer);
+    chrome = await launchBrowser();
+    browser = chrome.browser;
+  });
+
+  after(async () => {
+    await Promise.all(opened.map((d) => d.context.close()));
+    await chrome?.close();
+    await agent?.server.close();
+    await stack?.close();
+  });
+
+  afterEach(function () {
+    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+  });
+
+  it("shows the agent's record; pauses, resumes, tops up, retires; refuses to withdraw while a dispute is open, counts the cooldown down, then withdraws", async () => {
+    const { market, relayer } = stack;
+    const creator = agent.creator;
+    await market.localnet.mintUsdc(creator.wallet.publicKey, 5_000_000n);
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const ran = await execute(relayer, payer, agent.address);
+    assert.equal(ran.status, 200, JSON.stringify(ran.body));
+    const id = (ran.body as { id: string }).id;
+    const executionId = parseExecutionId(id)!;
+
+    // The payer disputes it (the Executions screen's path is covered by disputes.test.ts).
+    // The relayer answers before it records the settlement: it takes evidence once it has.
+    let evidence = await api<{ evidence_hash: string }>(relayer, "POST", "/v1/disputes/evidence", { token: payer.token, body: { execution_id: id, statement: "Wrong language." } });
+    await waitFor("the relayer to record the settlement", async () => {
+      if (evidence.status === 201) return true;
+      assert.equal((evidence.body as unknown as { error: { code: string } }).error.code, "execution_not_disputable");
+      evidence = await api(relayer, "POST", "/v1/disputes/evidence", { token: payer.token, body: { execution_id: id, statement: "Wrong language." } });
+      return false;
+    });
+    assert.equal(evidence.body.evidence_hash, toHex(evidenceHash("Wrong language.", [])));
+    await market.send([openDisputeInstruction({ payer: payer.wallet.publicKey, agent: agent.address, executionId, evidenceHash: fromHex(evidence.body.evidence_hash) })], [payer.wallet]);
+
+    const address = agent.address.toBase58();
+    await waitFor("the settled execution in the indexer", async () => {
+      const response = await fetch(stack.graphqlUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `query($a: String!) { agent(address: $a) { stats(window: H24) { settled } } }`, variables: { a: address } }),
+      });
+      return ((await response.json()) as { data: { agent: { stats: { settled: number } } | null } }).data.agent?.stats.settled === 1;
+    });
+
+    const dashboard = await openDashboard(browser, relayer.url, creator.wallet, 1280);
+    opened.push(dashboard);
+    await signInWithTestWallet(dashboard);
+    const { page } = dashboard;
+    await page.getByRole("link", { name: "My agents" }).click();
+    const card = page.getByTestId("my-agent").filter({ hasText: address });
+    await card.getByRole("heading", { name: /^Echo/ }).waitFor();
+    assert.equal(await card.getByTestId("listing-status").textContent(), "listing active");
+    const day = await card.getByTestId("agent-windows").locator("tbody tr").first().locator("td").allTextContents();
+    assert.deepEqual(day.slice(0, 2), ["1", "100.0%"], "24 h: one execution, settled");
+    assert.match((await card.getByTestId("refunds").textContent())!, /Refunds over 30 days: none/);
+    await card.getByTestId("uptime-chart").waitFor();
+    const bars = await card.getByTestId("chart-earnings").locator("rect title").allTextContents();
+    assert.equal(bars.filter((t) => t.endsWith(": 0.247500 USDC from 1 settled")).length, 1, bars.join("\n"));
+    assert.equal(await card.getByTestId("open-disputes").textContent(), "1 see them");
+    await checkScreen(page, "my-agents");
+
+    await card.getByRole("button", { name: "Pause Echo" }).click();
+    await card.getByTestId("listing-status").filter({ hasText: "listing paused" }).waitFor();
+    assert.equal((await api<{ status: string }>(relayer, "GET", `/v1/agents/${address}`)).body.status, "paused");
+    await card.getByRole("button", { name: "Resume Echo" }).click();
+    await card.getByTestId("listing-status").filter({ hasText: "listing active" }).waitFor();
+
+    const vault = collateralVaultPda(agent.address);
+    await card.getByLabel("Top up, USDC").fill("two");
+    await card.getByRole("button", { name: "Sign and top up" }).click();
+    assert.equal(await card.getByRole("alert").textContent(), "Give an amount in USDC, e.g. 10 (up to 6 decimals).");
+    await card.getByLabel("Top up, USDC").fill("2");
+    await card.getByRole("button", { name: "Sign and top up" }).click();
+    await card.getByTestId("collateral-usdc").filter({ hasText: "102.000000 USDC" }).waitFor({ timeout: 60_000 });
+    assert.equal(await market.usdc(vault), MIN_COLLATERAL_USDC + 2_000_000n);
+
+    await card.getByRole("button", { name: "Retire Echo" }).click();
+    await card.getByRole("button", { name: "Sign: retire “Echo” for good" }).click();
+    await card.getByTestId("collateral-done").filter({ hasText: "Retired" }).waitFor({ timeout: 60_000 });
+    await card.getByTestId("listing-status").filter({ hasText: "listing retired" }).waitFor();
+    const withdraw = card.getByRole("button", { name: "Sign and withdraw" });
+    await card.getByTestId("withdraw-lock").filter({ hasText: "Locked: 1 open dispute on this agent. The collateral stays until the arbiter resolves it." }).waitFor();
+    assert.equal(await withdraw.isDisabled(), true, "refused while the dispute is open");
+    await checkScreen(page, "my-agents-retired");
+
+    const open = (await fetchDispute(market.connection, disputePda(executionId)))!;
+    await market.send(
+      [
+        resolveDisputeInstruction({
+          arbiter: market.arbiter.publicKey,
+          usdcMint: market.usdcMint,
+          agent: agent.address,
+          executionId,
+          payer: open.payer,
+          payerTokenAccount: open.payerTokenAccount,
+          upheld: false,
+          slashUsdc: 0n,
+        }),
+      ],
+      [market.arbiter],
+    );
+    await card.getByRole("button", { name: "Refresh" }).click();
+    await card.getByTestId("withdraw-lock").filter({ hasText: "Cooling down after retirement:" }).waitFor();
+    assert.match((await card.getByTestId("countdown").textContent())!, /^(7d 0h 0m 0s|6d 23h 5\dm \d+s) left \(until /, "the 7-day cooldown, just begun");
+    assert.equal(await withdraw.isDisabled(), true, "refused during the cooldown");
+
+    await market.localnet.advanceClock({ seconds: COLLATERAL_COOLDOWN_SECS });
+    await card.getByRole("button", { name: "Refresh" }).click();
+    await card.getByTestId("withdraw-lock").filter({ hasText: "Unlocked: the collateral can be withdrawn." }).waitFor();
+    const before = await market.usdc(creator.tokenAccount);
+    await withdraw.click();
+    await card.getByTestId("collateral-done").filter({ hasText: "Withdrew 102.000000 USDC of collateral" }).waitFor({ timeout: 60_000 });
+    assert.equal(await market.usdc(creator.tokenAccount), before + MIN_COLLATERAL_USDC + 2_000_000n);
+    assert.equal(await market.usdc(vault), 0n);
+    // The totals follow once the indexer has the withdrawal, without reloading the page.
+    await page.getByTestId("collateral-held").filter({ hasText: /^0\.000000$/ }).waitFor({ timeout: 15_000 });
+
+    await page.setViewportSize({ width: 375, height: 900 });
+    await checkScreen(page, "my-agents");
+  });
+});
