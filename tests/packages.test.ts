@@ -332,7 +332,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
     mkdirSync(src, { recursive: true });
     writeFileSync(join(src, "creator.ts"), creator);
     // Type-checked only: it initialises a market, which localnet has already.
-    writeFileSync(join(src, "deploy.ts"), codeBlock(DEPLOY_DOC, "Initialising the market", "ts"));
+    writeFileSync(join(src, "deploy.ts"), codeBlock(DEPLOY_DOC, "From a script", "ts"));
     writeFileSync(
       join(src, "client.ts"),
       `const text = "hello, agents";\n${client}\n` +

@@ -85,6 +85,8 @@ describe("relayer: execute", function () {
       currency: "USDC",
       covered_by_subscription: false,
     });
+    // The answer comes once the settle is accepted; on a cluster it runs at the next slot.
+    await market.waitForConfirmed(execution.transactions.settlement!);
     assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - PRICE);
     assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + creatorShareUsdc);
     assert.equal(await feeShardsTotal(market), feesBefore + feeUsdc);
@@ -100,7 +102,6 @@ describe("relayer: execute", function () {
     assert.equal(receipt.creator_public_key, agent.server.signing.publicKey.toBase58());
     assert.ok(ed25519Verify(fromHex(receipt.creator_signature!), digest, agent.server.signing.publicKey.toBytes()));
 
-    await market.waitForConfirmed(execution.transactions.settlement!);
     const settlement = await market.connection.getTransaction(execution.transactions.settlement!, {
       commitment: "confirmed",
       maxSupportedTransactionVersion: 0,
@@ -190,6 +191,8 @@ describe("relayer: execute", function () {
     const response = await execute(relayer, payer, gone.address);
     assert.equal(response.status, 502);
     assert.equal(errorCode(response), "creator_error");
+    // The answer comes once the refund is accepted; on a cluster it runs at the next slot.
+    await market.waitForConfirmed((response.body as { error: { refund_transaction: string } }).error.refund_transaction);
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
   });
 

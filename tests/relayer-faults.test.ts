@@ -179,9 +179,10 @@ describe("relayer: faults at each step of an execution, the relayer kept running
     it(`RPC: the blockhash read for the settle ${fault === "error" ? "fails" : "times out"} → 202, then refunded`, async function () {
       this.timeout(90_000);
       const payer = await newPayer(market, relayer, FUNDS);
-      // Past the sender's blockhash cache (2 s), the settle needs a fresh one.
+      // Past the age up to which the sender signs with its cached blockhash (5 s), the settle
+      // needs a fresh one.
       agent.server.behaviour = "slow";
-      agent.server.delay_ms = 2_500;
+      agent.server.delay_ms = 5_500;
       const before = agent.server.received.length;
       const pending = execute(relayer, payer, agent.address);
       await creatorCalled(before);

@@ -11,9 +11,9 @@ import { createInterface } from "node:readline";
 
 import { AgentMarket, PaymentRequiredError, WalletSession, type Execution } from "@agent-market/client";
 import { verifyReceipt } from "@agent-market/client/verify";
-import { delegatePda, ed25519Sign, splitPayment } from "@agent-market/program";
+import { delegatePda, ed25519Sign, PROGRAM_ID, splitPayment } from "@agent-market/program";
 import { getAccount } from "@solana/spl-token";
-import type { Keypair } from "@solana/web3.js";
+import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { MIN_COLLATERAL_USDC, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
@@ -139,6 +139,16 @@ describe("SDK: CLI and client end to end", function () {
     assert.equal(cheap.code, 2, cheap.stderr);
     assert.match(cheap.stderr, /--price 0\.009999 is below the market's minimum price per call, 0\.010000 USDC/);
     assert.equal(await market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "nothing was locked");
+    // The CLI's program id (--program-id, else AGENT_MARKET_PROGRAM_ID, else the IDL's) must be
+    // the one the API runs on the network.
+    const elsewhere = Keypair.generate().publicKey.toBase58();
+    const otherProgram = await agentMarket(
+      "register", "--keypair", files.creator, "--signing-key", files.signing!, "--endpoint", echo.url, "--listing", files.listing!,
+      "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl, "--program-id", elsewhere,
+    );
+    assert.equal(otherProgram.code, 1, otherProgram.stderr);
+    assert.match(otherProgram.stderr, new RegExp(`^error: the API runs program ${PROGRAM_ID.toBase58()} on devnet; this CLI uses ${elsewhere}$`, "m"));
+    assert.equal(await market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "nothing was locked");
     const registered = await agentMarket(
       "register", "--keypair", files.creator, "--signing-key", files.signing!, "--endpoint", echo.url, "--listing", files.listing!,
       "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl, "--json",
@@ -159,6 +169,15 @@ describe("SDK: CLI and client end to end", function () {
     const table = await agentMarket("status", "--agent", agent, "--api", relayer.url, "--rpc", market.localnet.rpcUrl);
     assert.match(table.stdout, /^listing\s+active$/m);
     assert.match(table.stdout, /^collateral\s+100\.000000 USDC \(minimum 100\.000000\)$/m);
+    const foreign = await node(CLI, ["status", "--agent", agent, "--api", relayer.url, "--rpc", market.localnet.rpcUrl], {
+      AGENT_MARKET_HOME: home,
+      AGENT_MARKET_PROGRAM_ID: elsewhere,
+    });
+    assert.equal(foreign.code, 1);
+    assert.match(foreign.stderr, new RegExp(`^error: account ${agent} is owned by ${PROGRAM_ID.toBase58()}, not the program ${elsewhere}$`, "m"));
+    const malformed = await node(CLI, ["status", "--agent", agent, "--api", relayer.url], { AGENT_MARKET_HOME: home, AGENT_MARKET_PROGRAM_ID: "0OIl" });
+    assert.equal(malformed.code, 1);
+    assert.match(malformed.stderr, /^error: AGENT_MARKET_PROGRAM_ID 0OIl is not an address$/m);
 
     const again = await agentMarket(
       "register", "--keypair", files.creator, "--signing-key", files.signing!, "--endpoint", echo.url, "--listing", files.listing!,
@@ -242,6 +261,14 @@ describe("SDK: CLI and client end to end", function () {
       ["creator_signature", "ed25519_instruction", "expected_signing_key", "on_chain_signing_key"],
     );
     assert.deepEqual(await failing((e) => void (e.transactions.settlement = e.transactions.escrow)), ["settle_instruction"]);
+
+    // The program id the API names for the network is the one that settled; checked against
+    // another program's id, the settlement is not that program's.
+    const served = (await client.marketplace()).networks.find((n) => n.name === "devnet")!;
+    const atServedId = await verifyReceipt(settled, { ...options, programId: new PublicKey(served.program_id) });
+    assert.equal(atServedId.ok, true, JSON.stringify(atServedId.checks, null, 2));
+    const elsewhere = await verifyReceipt(settled, { ...options, programId: Keypair.generate().publicKey });
+    assert.deepEqual(elsewhere.checks.filter((c) => !c.ok).map((c) => c.name), ["settle_instruction"]);
 
     const ids: string[] = [];
     for await (const page of client.executions.pages({ limit: 1, agent })) ids.push(...page.data.map((e) => e.id));

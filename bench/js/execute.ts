@@ -13,14 +13,15 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { rpc, startLocalMarketplace, REPO_ROOT } from "@agent-market/local";
 import { formatExecutionId, requestHash, signRequest, toHex, REQUEST_SIGNATURE_HEADER } from "@agent-market/program";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
-import { Keypair, Transaction } from "@solana/web3.js";
+import { Keypair } from "@solana/web3.js";
+
+import { freePair, freePort, raiseAllowance } from "./setup.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
@@ -34,30 +35,6 @@ const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").ma
 const WARM_UP_SECONDS = 10;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Two free consecutive ports (localnet's JSON-RPC and PubSub). */
-async function freePair(): Promise<number> {
-  for (;;) {
-    const port = await freePort();
-    const probe = createServer();
-    const nextFree = await new Promise<boolean>((resolve) => {
-      probe.once("error", () => resolve(false));
-      probe.listen(port + 1, "127.0.0.1", () => probe.close(() => resolve(true)));
-    });
-    if (nextFree) return port;
-  }
-}
 
 // node:http on kept-alive connections: fetch (undici) costs the load generator about twice the
 // CPU a call, and every cycle it spends is taken from the processes under test on this machine.
@@ -323,28 +300,6 @@ async function unfinishedExecutions(database_url: string): Promise<number> {
   } finally {
     await client.end();
   }
-}
-
-async function raiseAllowance(relayer_url: string, rpc_url: string, wallet: Keypair, amount_usdc: string): Promise<void> {
-  const { ed25519Sign } = await import("@agent-market/program");
-  const { utils } = await import("@coral-xyz/anchor");
-  const { Connection } = await import("@solana/web3.js");
-  const post = async (path: string, body: unknown, token?: string) =>
-    (await fetch(`${relayer_url}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    }).then((r) => r.json())) as Record<string, string>;
-  const challenge = await post("/v1/auth/nonce", { wallet: wallet.publicKey.toBase58() });
-  const signature = utils.bytes.bs58.encode(ed25519Sign(wallet.secretKey, new TextEncoder().encode(challenge.message!)));
-  const session = await post("/v1/auth/session", { message: challenge.message, signature });
-  const unsigned = await post("/v1/wallet/allowance", { network: "devnet", amount_usdc }, session.token);
-  const transaction = Transaction.from(Buffer.from(unsigned.transaction!, "base64"));
-  transaction.partialSign(wallet);
-  const connection = new Connection(rpc_url, "confirmed");
-  const sent = await connection.sendRawTransaction(transaction.serialize());
-  const latest = await connection.getLatestBlockhash();
-  await connection.confirmTransaction({ signature: sent, ...latest }, "confirmed");
 }
 
 main().catch((error: unknown) => {

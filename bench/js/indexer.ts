@@ -8,17 +8,23 @@
 //      seeded directly in the database; baseline: the smallest query (`{ indexer { network } }`).
 //
 //   npm run indexer --workspace @agent-market/bench -- [--seconds 10] [--rates 100,max]
-//     [--events 100000] [--executions 1000000] [--clients 32]
+//     [--events 100000] [--executions 1000000] [--clients 32] [--database NAME]
+//
+// `--database NAME` keeps the GraphQL run's seeded database under that name: a later run with the
+// same name and the same `--executions` re-uses it instead of seeding again (minutes at 1,000,000).
 import { randomBytes } from "node:crypto";
 
 import { openEscrowInstruction, requestHash, formatExecutionId } from "@agent-market/program";
+import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { Transaction } from "@solana/web3.js";
 
 import { TestMarket, type AgentFixture, type Wallet } from "../../tests/src/fixtures.js";
-import { createIndexer, dropDatabase, ensureDatabase, parseConfig, SolanaRpc, type Indexer } from "../../indexer/src/index.js";
+
+import { createIndexer, parseConfig, SolanaRpc, type Indexer } from "../../indexer/src/index.js";
 import { backfill } from "../../indexer/src/ingest/backfill.js";
 import { PROGRAM_ADDRESS } from "../../indexer/src/ingest/decoder.js";
 import { silentLogger } from "../../indexer/src/logger.js";
+import { SEEDED_AGENTS, seedExecutions, seededSubjects, type SeededSubjects } from "./seed-executions.js";
 
 const arg = (name: string, fallback: string) => {
   const index = process.argv.indexOf(`--${name}`);
@@ -27,9 +33,12 @@ const arg = (name: string, fallback: string) => {
 const SECONDS = Number(arg("seconds", "10"));
 const RATES = arg("rates", "100,max").split(",");
 const EVENTS = Number(arg("events", "100000"));
+/** An escrow and its token vault, about what one open_escrow leaves in rent (a generous bound). */
+const ESCROW_ACCOUNTS_BYTES = 1_000;
 const EXECUTIONS = Number(arg("executions", "1000000"));
 const CLIENTS = Number(arg("clients", "32"));
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const KEPT_DATABASE = arg("database", "");
 
 function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -38,9 +47,9 @@ function quantile(values: number[], q: number): number {
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const sleep = (duration: number) => new Promise((resolve) => setTimeout(resolve, duration));
 
-function databaseUrl(): string {
+function databaseUrl(name = `indexer_bench_${randomBytes(4).toString("hex")}`): string {
   const url = new URL(POSTGRES_URL);
-  url.pathname = `/indexer_bench_${randomBytes(4).toString("hex")}`;
+  url.pathname = `/${name}`;
   return url.toString();
 }
 
@@ -176,6 +185,12 @@ async function backfillRow(): Promise<void> {
     const agent = await market.agent();
     const payer = await market.payer(1_000_000_000_000n);
     console.log(`\n## Backfill (${EVENTS} events from localnet)`);
+    // Each escrow's rent comes from the relayer's SOL, which localnet funds for a test run, not
+    // for a hundred thousand escrows left open: the faucet tops it up first.
+    const latest = await market.connection.getLatestBlockhash();
+    const rentLamports = await market.connection.getMinimumBalanceForRentExemption(ESCROW_ACCOUNTS_BYTES);
+    const topUp = await market.connection.requestAirdrop(market.relayer.publicKey, Math.ceil(EVENTS * rentLamports * 1.5));
+    await market.connection.confirmTransaction({ signature: topUp, ...latest });
     const sendStarted = performance.now();
     let blockhash = (await market.connection.getLatestBlockhash()).blockhash;
     const inFlight = new Set<Promise<unknown>>();
@@ -219,58 +234,16 @@ async function backfillRow(): Promise<void> {
   }
 }
 
-/** Seeds executions and their rollups directly in the database (what ingestion would have built). */
-async function seed(indexer: Indexer, executions: number): Promise<{ agents: string[]; payers: string[]; keys: string[] }> {
+/** Whether a kept database already holds this many seeded executions (and their rollups). */
+async function seeded(indexer: Indexer, executions: number): Promise<boolean> {
   const s = indexer.config.schema;
-  const now = Math.floor(Date.now() / 1000);
-  const span = 30 * 86_400;
-  await indexer.pool.query(
-    `INSERT INTO ${s}.executions (id, agent, payer, api_key_id, creator, state, refund_reason, amount_usdc, creator_share_usdc, fee_usdc, fee_shard,
-       opened_at, closed_at, open_signature, open_slot, close_signature, close_slot, activity_at, max_slot, commitment)
-     SELECT 'exec_' || i, 'agent' || (i % 1000), 'payer' || (i % 20000), 'key_' || (i % 50000), 'creator' || (i % 300),
-       CASE WHEN i % 20 = 0 THEN 'refunded' ELSE 'settled' END, CASE WHEN i % 20 = 0 THEN 'CreatorError' END,
-       250000, CASE WHEN i % 20 = 0 THEN 0 ELSE 237500 END, CASE WHEN i % 20 = 0 THEN 0 ELSE 12500 END, i % 8,
-       $1 - (i % $2), $1 - (i % $2) + 2, 'sig' || i, i, 'sig' || i || 'c', i + 5, $1 - (i % $2), i + 5, 'finalized'
-     FROM generate_series(1, $3) AS i`,
-    [now, span, executions],
-  );
-  for (const [dimension, column] of [
-    ["agent", "agent"],
-    ["payer", "payer"],
-    ["api_key", "api_key_id"],
-    ["creator", "creator"],
-    ["market", "'all'"],
-  ]) {
-    for (const [granularity, size] of [
-      ["hour", 3600],
-      ["day", 86400],
-    ] as const) {
-      await indexer.pool.query(
-        `INSERT INTO ${s}.buckets (dimension, subject, granularity, bucket_start, executions, settled, refunded_creator_error, spent_usdc, earned_usdc, fee_usdc,
-           latency_count, latency_slots_hist, latency_secs_hist, max_slot)
-         SELECT $1, ${column}, $2, (activity_at / $3) * $3, count(*), count(*) FILTER (WHERE state = 'settled'), count(*) FILTER (WHERE state = 'refunded'),
-           coalesce(sum(amount_usdc) FILTER (WHERE state = 'settled'), 0), sum(creator_share_usdc), sum(fee_usdc), count(*) FILTER (WHERE state = 'settled'),
-           array_fill(0::bigint, ARRAY[5]) || ARRAY[count(*) FILTER (WHERE state = 'settled')] || array_fill(0::bigint, ARRAY[37]),
-           array_fill(0::bigint, ARRAY[2]) || ARRAY[count(*) FILTER (WHERE state = 'settled')] || array_fill(0::bigint, ARRAY[40]),
-           max(max_slot)
-         FROM ${s}.executions GROUP BY 1, 2, 3, 4`,
-        [dimension, granularity, size],
-      );
-    }
-  }
-  await indexer.pool.query(
-    `INSERT INTO ${s}.agents (agent, creator, collateral_usdc, max_slot, commitment) SELECT 'agent' || i, 'creator' || (i % 300), 100000000, 1, 'finalized' FROM generate_series(0, 999) AS i`,
-  );
-  await indexer.pool.query(`UPDATE ${s}.checkpoint SET finalized_slot = $1, latest_slot = $1`, [executions + 10]);
-  await indexer.pool.query(`ANALYZE`);
-  return {
-    agents: Array.from({ length: 1000 }, (_, i) => `agent${i}`),
-    payers: Array.from({ length: 100 }, (_, i) => `payer${i}`),
-    keys: Array.from({ length: 100 }, (_, i) => `key_${i}`),
-  };
+  const row = (await indexer.pool.query(`SELECT (SELECT count(*) FROM ${s}.executions) AS executions, (SELECT count(*) FROM ${s}.agents) AS agents`)).rows[0];
+  if (Number(row.executions) === executions && Number(row.agents) === SEEDED_AGENTS) return true;
+  await indexer.pool.query(`TRUNCATE ${s}.executions, ${s}.buckets, ${s}.agents`);
+  return false;
 }
 
-const DASHBOARD_QUERIES: [string, (subjects: { agents: string[]; payers: string[]; keys: string[] }, i: number) => { query: string; variables: Record<string, unknown> }][] = [
+const DASHBOARD_QUERIES: [string, (subjects: SeededSubjects, i: number) => { query: string; variables: Record<string, unknown> }][] = [
   [
     "agent status, uptime, 90 days",
     (s, i) => ({
@@ -297,14 +270,16 @@ const DASHBOARD_QUERIES: [string, (subjects: { agents: string[]; payers: string[
 ];
 
 async function graphqlRows(): Promise<void> {
-  const url = databaseUrl();
+  const url = databaseUrl(KEPT_DATABASE || undefined);
   await ensureDatabase(url);
   const config = parseConfig({ INDEXER_NETWORK: "localnet", INDEXER_DATABASE_URL: url, INDEXER_RPC_URL: "http://127.0.0.1:9", INDEXER_LIVE: "false" });
   const indexer = await createIndexer(config, { logger: silentLogger, ingest: false });
   try {
     const seedStarted = performance.now();
-    const subjects = await seed(indexer, EXECUTIONS);
-    console.log(`\n## GraphQL at ${CLIENTS} concurrent clients over ${EXECUTIONS} seeded executions (seeded in ${((performance.now() - seedStarted) / 1000).toFixed(0)} s)`);
+    const reused = KEPT_DATABASE !== "" && (await seeded(indexer, EXECUTIONS));
+    const subjects = reused ? seededSubjects() : await seedExecutions(indexer, { executions: EXECUTIONS });
+    const how = reused ? `re-used from ${KEPT_DATABASE}` : `seeded in ${((performance.now() - seedStarted) / 1000).toFixed(0)} s`;
+    console.log(`\n## GraphQL at ${CLIENTS} concurrent clients over ${EXECUTIONS} seeded executions (${how})`);
     const run = async (make: (i: number) => { query: string; variables: Record<string, unknown> }) => {
       const latencies: number[] = [];
       let counter = 0;
@@ -333,7 +308,7 @@ async function graphqlRows(): Promise<void> {
     }
   } finally {
     await indexer.close();
-    await dropDatabase(url).catch(() => {});
+    if (!KEPT_DATABASE) await dropDatabase(url).catch(() => {});
   }
 }
 

@@ -20,6 +20,11 @@ pub const BATCH: usize = 50;
 /// Transactions per `sendTransaction` batch, under localnet's 50 KB request limit.
 const SEND_BATCH: usize = 25;
 const PAYERS: usize = 16;
+/// The relayer pays the rent of every receipt, which stays until its dispute window has passed
+/// and the receipts here are never closed: its SOL is topped up from the faucet every so many
+/// rounds, so a run of a million executions does not run dry.
+const TOP_UP_EVERY_ROUNDS: usize = 100;
+const TOP_UP_LAMPORTS: u64 = 50 * 1_000_000_000;
 
 /// The same key in every run, so that runs do the same work: verifying a signature takes
 /// variable time, and finding a PDA's bump depends on its seeds.
@@ -65,6 +70,12 @@ impl Executions {
             if let Some(rate) = rate {
                 let due = started + Duration::from_secs_f64((round * BATCH) as f64 / rate);
                 std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            }
+            if round % TOP_UP_EVERY_ROUNDS == 0 {
+                connection.call(
+                    "requestAirdrop",
+                    json!([self.relayer.pubkey().to_string(), TOP_UP_LAMPORTS]),
+                );
             }
             let blockhash = connection.blockhash();
             let mut opens = Vec::with_capacity(BATCH);

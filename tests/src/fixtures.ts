@@ -35,7 +35,7 @@ import {
   type Pricing,
   type RefundReason,
 } from "@agent-market/program";
-import { approve, getAssociatedTokenAddressSync } from "@solana/spl-token";
+import { createApproveInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token";
 import {
   Connection,
   Keypair,
@@ -44,7 +44,6 @@ import {
   SendTransactionError,
   SYSVAR_CLOCK_PUBKEY,
   Transaction,
-  sendAndConfirmTransaction,
   type Signer,
   type TransactionInstruction,
 } from "@solana/web3.js";
@@ -122,6 +121,9 @@ export function payPerUse(priceUsdc: bigint = PRICE_USDC): Pricing {
   return { kind: "PayPerUse", priceUsdc };
 }
 
+/** Slots a sent transaction is given to show up before it is sent again. */
+const REBROADCAST_SLOTS = 4;
+
 /** A market on a localnet of its own, with the development keys that run it. */
 export class TestMarket {
   private constructor(
@@ -170,9 +172,30 @@ export class TestMarket {
   // -------------------------------------------------------------------------------------------
   // Sending
 
-  /** Signs with `signers` (the first pays the fee), sends with preflight and waits for `confirmed`. */
-  send(instructions: TransactionInstruction[], signers: Signer[]): Promise<string> {
-    return sendAndConfirmTransaction(this.connection, new Transaction().add(...instructions), signers);
+  /**
+   * Signs with `signers` (the first pays the fee), sends with preflight and waits for `confirmed`.
+   * Like a client of a cluster, it sends the same bytes again every few slots until they land:
+   * a devnet-like localnet loses some transactions (tests/src/localnet.ts, PROFILE).
+   */
+  async send(instructions: TransactionInstruction[], signers: Signer[]): Promise<string> {
+    const latest = await this.connection.getLatestBlockhash();
+    const transaction = new Transaction({ feePayer: signers[0]!.publicKey, ...latest }).add(...instructions);
+    transaction.sign(...signers);
+    const bytes = transaction.serialize();
+    const signature = await this.connection.sendRawTransaction(bytes);
+    for (let polls = 1; ; polls += 1) {
+      await sleep(SLOT_MS);
+      const status = (await this.connection.getSignatureStatus(signature)).value;
+      if (status?.err) throw new Error(`Transaction ${signature} failed (${JSON.stringify(status)})`);
+      if (status && status.confirmationStatus !== "processed") return signature;
+      if (status) continue;
+      if ((await this.connection.getBlockHeight("confirmed")) > latest.lastValidBlockHeight) {
+        throw new Error(`Transaction ${signature} expired unlanded`);
+      }
+      // A resend may meet the first send landing meanwhile ("already been processed"): the next
+      // poll reads the status either way.
+      if (polls % REBROADCAST_SLOTS === 0) await this.connection.sendRawTransaction(bytes, { skipPreflight: true }).catch(() => undefined);
+    }
   }
 
   sendAsRelayer(instructions: TransactionInstruction[]): Promise<string> {
@@ -327,9 +350,9 @@ export class TestMarket {
     return { wallet: wallet, tokenAccount };
   }
 
-  /** The wallet approves the market's delegate PDA for `allowance`, with @solana/spl-token. */
+  /** The wallet approves the market's delegate PDA for `allowance`, with @solana/spl-token's instruction. */
   async approveMarket(owner: Wallet, allowance: bigint): Promise<string> {
-    return approve(this.connection, owner.wallet, owner.tokenAccount, delegatePda(), owner.wallet, allowance);
+    return this.send([createApproveInstruction(owner.tokenAccount, delegatePda(), owner.wallet.publicKey, allowance)], [owner.wallet]);
   }
 
   /** A payer holding `usdc` that approved the market for `allowance`. */

@@ -13,8 +13,22 @@ import { Connection, Keypair, PublicKey, type Commitment } from "@solana/web3.js
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-/** Slot time the tests run the chain at: confirmed ≈ 50 ms, finalized ≈ 1.6 s. */
-export const SLOT_MS = 50;
+/**
+ * `$LOCALNET_PROFILE`: the localnet profile every test's chain runs with. Unset, the instant
+ * node (a sent transaction runs within the call); `devnet-like` gives cluster-like timing
+ * (processed at the next slot, some transactions lost, RPC latency: docs/localnet.md), which
+ * scripts/test.sh uses for a second run of the relayer's execution tests.
+ */
+export const PROFILE = process.env.LOCALNET_PROFILE ?? "";
+
+/**
+ * Slot time the tests run the chain at: `$LOCALNET_SLOT_MS`, else 50 ms (confirmed ≈ 50 ms,
+ * finalized ≈ 1.6 s).
+ */
+export const SLOT_MS = Number(process.env.LOCALNET_SLOT_MS ?? 50);
+
+/** `$LOCALNET_SEED`: which transactions a devnet-like chain loses; fixed so a failure replays. */
+export const SEED = process.env.LOCALNET_SEED ?? "1";
 
 /** `$LOCALNET_BIN`, else the debug build in the shared cargo target directory. */
 export function localnetBinary(): string {
@@ -29,6 +43,8 @@ export interface ReadyLine {
   websocketUrl: string;
   rpcPort: number;
   market: { programId: string; usdcMint: string; treasury: string; relayer: string };
+  /** What decides which transactions are lost and the RPC jitter. */
+  seed: number;
 }
 
 /** `localnet_marketConfig`. */
@@ -95,6 +111,8 @@ export interface StartOptions {
   /** `--port N`: JSON-RPC on N and PubSub on N + 1; free ports when left out. */
   port?: number;
   slotMs?: number;
+  /** More flags, after those above and the profile's (they override the profile's settings). */
+  args?: string[];
   /** How long to wait for the ready line. */
   timeoutMs?: number;
 }
@@ -122,6 +140,8 @@ export class Localnet {
     }
     installExitHook();
     const args = ["--port", String(options.port ?? 0), "--slot-ms", String(options.slotMs ?? SLOT_MS)];
+    if (PROFILE) args.push("--profile", PROFILE, "--seed", SEED);
+    args.push(...(options.args ?? []));
     if (options.ledger) args.push("--ledger", options.ledger);
     const child = spawn(binary, args, { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
     running.add(child);

@@ -1,0 +1,52 @@
+// What the benchmarks that run a whole local marketplace share: free ports for its processes, and
+// the payer's allowance raised through the relayer as the dashboard does it.
+import { createServer } from "node:net";
+
+import { Keypair, Transaction } from "@solana/web3.js";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Two free consecutive ports (localnet's JSON-RPC and PubSub). */
+export async function freePair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const probe = createServer();
+    const nextFree = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.listen(port + 1, "127.0.0.1", () => probe.close(() => resolve(true)));
+    });
+    if (nextFree) return port;
+  }
+}
+
+/** Sets the wallet's allowance for the market to `amount_usdc`: signed in, built by the relayer, signed here. */
+export async function raiseAllowance(relayer_url: string, rpc_url: string, wallet: Keypair, amount_usdc: string): Promise<void> {
+  const { ed25519Sign } = await import("@agent-market/program");
+  const { utils } = await import("@coral-xyz/anchor");
+  const { Connection } = await import("@solana/web3.js");
+  const post = async (path: string, body: unknown, token?: string) =>
+    (await fetch(`${relayer_url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    }).then((r) => r.json())) as Record<string, string>;
+  const challenge = await post("/v1/auth/nonce", { wallet: wallet.publicKey.toBase58() });
+  const signature = utils.bytes.bs58.encode(ed25519Sign(wallet.secretKey, new TextEncoder().encode(challenge.message!)));
+  const session = await post("/v1/auth/session", { message: challenge.message, signature });
+  const unsigned = await post("/v1/wallet/allowance", { network: "devnet", amount_usdc }, session.token);
+  const transaction = Transaction.from(Buffer.from(unsigned.transaction!, "base64"));
+  transaction.partialSign(wallet);
+  const connection = new Connection(rpc_url, "confirmed");
+  const sent = await connection.sendRawTransaction(transaction.serialize());
+  const latest = await connection.getLatestBlockhash();
+  await connection.confirmTransaction({ signature: sent, ...latest }, "confirmed");
+}

@@ -1,0 +1,369 @@
+// Dispute evidence kept by the relayer, end to end: the payer's statement and files behind the
+// hash open_dispute binds on chain, the creator's answer, who may read what, the dispute's state
+// as the chain has it (open, then upheld with its slash), and receipts and evidence that the
+// receipt closer leaves alone while a dispute still needs them.
+import { strict as assert } from "node:assert";
+import { createHash } from "node:crypto";
+
+import { collateralVaultPda, openDisputeInstruction, parseExecutionId, receiptPda, resolveDisputeInstruction } from "@agent-market/program";
+
+import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
+import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
+
+const MIB = 1024 * 1024;
+/** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
+const ONE_SWEEP_MS = 2_500;
+
+interface Evidence {
+  evidence_id: string;
+  execution_id: string;
+  role: string;
+  evidence_hash: string;
+  created_at: string;
+}
+
+interface DisputeView {
+  state: string;
+  amount_usdc: string;
+  slashed_usdc: string | null;
+  evidence_hash: string | null;
+  creator: string;
+  evidence: {
+    evidence_id: string;
+    role: string;
+    evidence_hash: string;
+    bound_on_chain: boolean;
+    statement: string;
+    attachments: { index: number; name: string; content_type: string; size_bytes: number; sha256: string }[];
+  }[];
+}
+
+const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
+
+/**
+ * The documented encoding, written out independently of the program client: SHA-256 of the
+ * canonical JSON (keys sorted, no spaces) of the domain, the statement and the attachments' names,
+ * types and SHA-256s. JSON.stringify escapes strings as RFC 8785 does.
+ */
+function expectedHash(statement: string, files: { name: string; content_type: string; bytes: Buffer }[]): string {
+  const attachments = files.map((f) => `{"content_type":${JSON.stringify(f.content_type)},"name":${JSON.stringify(f.name)},"sha256":"${sha256(f.bytes)}"}`);
+  return sha256(`{"attachments":[${attachments.join(",")}],"domain":"agentmarket/evidence/v1","statement":${JSON.stringify(statement)}}`);
+}
+
+const attachment = (name: string, bytes: Buffer, content_type = "application/octet-stream") => ({
+  name,
+  content_type,
+  content_base64: bytes.toString("base64"),
+});
+
+describe("relayer: dispute evidence", function () {
+  this.timeout(180_000);
+  let market: TestMarket;
+  let relayer: RunningRelayer;
+  const agents: ListedAgent[] = [];
+  let agent: ListedAgent;
+  let payer: Payer;
+  let settled: string;
+
+  before(async () => {
+    market = await TestMarket.start();
+    relayer = await startRelayer(market.localnet);
+    agent = await newAgent();
+    payer = await newPayer(market, relayer, 10_000_000n);
+    settled = await executed(agent);
+  });
+  after(async () => {
+    await Promise.all(agents.map((a) => a.server.close()));
+    try {
+      await relayer?.close();
+    } finally {
+      await market?.stop();
+    }
+  });
+
+  async function newAgent(): Promise<ListedAgent> {
+    const listed = await listAgent(market, relayer);
+    agents.push(listed);
+    return listed;
+  }
+
+  async function executed(by: ListedAgent): Promise<string> {
+    const response = await execute(relayer, payer, by.address);
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    const id = response.body.id as string;
+    await waitUntil(`${id} is confirmed`, async () => (await executionRow(id)).state === "settled");
+    return id;
+  }
+
+  async function executionRow(id: string): Promise<{ state: string; receipt_closed_at: Date | null }> {
+    const { rows } = await relayer.services.db.query<{ state: string; receipt_closed_at: Date | null }>(
+      "SELECT state, receipt_closed_at FROM executions WHERE id = $1",
+      [id],
+    );
+    return rows[0]!;
+  }
+
+  async function waitUntil(what: string, done: () => Promise<boolean>, timeout_ms = 20_000): Promise<void> {
+    const deadline = Date.now() + timeout_ms;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+      await sleep(100);
+    }
+  }
+
+  const submit = (token: string | undefined, body: unknown) => api<Evidence>(relayer, "POST", "/v1/disputes/evidence", { token, body });
+  const dispute = (token: string, id: string) => api<DisputeView>(relayer, "GET", `/v1/disputes/${id}`, { token });
+
+  async function submitError(token: string | undefined, body: unknown, status: number, code: string, param?: string): Promise<void> {
+    const response = await submit(token, body);
+    assert.equal(response.status, status, JSON.stringify(response.body));
+    assert.equal(errorCode(response as never), code);
+    assert.equal((response.body as unknown as { error: { param?: string } }).error.param, param);
+  }
+
+  describe("refuses bad evidence with its exact error", () => {
+    it("without a session: 401 session_required", async () => {
+      await submitError(undefined, { execution_id: settled, statement: "wrong output" }, 401, "session_required");
+    });
+
+    it("with an API key: 403 api_key_not_allowed", async () => {
+      await submitError(payer.apiKey, { execution_id: settled, statement: "wrong output" }, 403, "api_key_not_allowed");
+    });
+
+    it("an unknown execution: 404 resource_not_found", async () => {
+      await submitError(payer.token, { execution_id: "exec_1111111111111111111111", statement: "x" }, 404, "resource_not_found", "execution_id");
+    });
+
+    it("from a wallet that is neither the payer nor the creator: 403 not_dispute_party", async () => {
+      const stranger = await market.fundedWallet();
+      await submitError(await signIn(relayer, stranger), { execution_id: settled, statement: "x" }, 403, "not_dispute_party");
+    });
+
+    it("an empty statement, or one over 10,000 characters: 400 validation_failed", async () => {
+      await submitError(payer.token, { execution_id: settled, statement: "" }, 400, "validation_failed", "statement");
+      await submitError(payer.token, { execution_id: settled, statement: "é".repeat(10_001) }, 400, "validation_failed", "statement");
+      const exactly = await submit(payer.token, { execution_id: settled, statement: "é".repeat(10_000) });
+      assert.equal(exactly.status, 201, "10,000 characters are accepted");
+    });
+
+    it("more than 5 attachments: 400 validation_failed", async () => {
+      const six = Array.from({ length: 6 }, (_, i) => attachment(`f${i}.txt`, Buffer.from("x")));
+      await submitError(payer.token, { execution_id: settled, statement: "x", attachments: six }, 400, "validation_failed", "attachments");
+    });
+
+    it("an attachment over 1 MiB once decoded: 413 attachment_too_large", async () => {
+      const big = [attachment("small.txt", Buffer.from("ok")), attachment("big.bin", Buffer.alloc(MIB + 1, 1))];
+      await submitError(payer.token, { execution_id: settled, statement: "x", attachments: big }, 413, "attachment_too_large", "attachments[1].content_base64");
+      const exactly = await submit(payer.token, { execution_id: settled, statement: "x", attachments: [attachment("max.bin", Buffer.alloc(MIB, 2))] });
+      assert.equal(exactly.status, 201, "1 MiB exactly is accepted");
+    });
+
+    it("a name over 200 characters, a bad content type or bad base64: 400 validation_failed", async () => {
+      const long = attachment("n".repeat(201), Buffer.from("x"));
+      await submitError(payer.token, { execution_id: settled, statement: "x", attachments: [long] }, 400, "validation_failed", "attachments[0].name");
+      const type = attachment("a.txt", Buffer.from("x"), "text");
+      await submitError(payer.token, { execution_id: settled, statement: "x", attachments: [type] }, 400, "validation_failed", "attachments[0].content_type");
+      const bad = { name: "a.txt", content_type: "text/plain", content_base64: "not base64!" };
+      await submitError(payer.token, { execution_id: settled, statement: "x", attachments: [bad] }, 400, "validation_failed", "attachments[0].content_base64");
+    });
+
+    it("on an execution that was refunded: 409 execution_not_disputable", async () => {
+      agent.server.behaviour = "status_500";
+      const failed = await execute(relayer, payer, agent.address);
+      agent.server.behaviour = "echo";
+      assert.equal(failed.status, 502);
+      const id = (failed.body.error as { execution_id: string }).execution_id;
+      await waitUntil(`${id} is refunded`, async () => (await executionRow(id)).state === "refunded");
+      await submitError(payer.token, { execution_id: id, statement: "x" }, 409, "execution_not_disputable");
+    });
+  });
+
+  it("keeps the payer's evidence, binds it on chain, and shows the dispute to its parties only", async () => {
+    const agent = await newAgent();
+    const creatorToken = await signIn(relayer, agent.creator.wallet);
+    const id = await executed(agent);
+    const untouched = await executed(agent);
+    const log = Buffer.from("the output was empty\n");
+    const screenshot = Buffer.alloc(4096, 7);
+    const statement = "The agent answered with an empty summary; « rien ».";
+    const files = [
+      { name: "log.txt", content_type: "text/plain; charset=utf-8", bytes: log },
+      { name: "écran.png", content_type: "image/png", bytes: screenshot },
+    ];
+    const created = await submit(payer.token, {
+      execution_id: id,
+      statement,
+      attachments: files.map((f) => attachment(f.name, f.bytes, f.content_type)),
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.role, "payer");
+    assert.equal(created.body.execution_id, id);
+    assert.match(created.body.evidence_id, /^evd_/);
+    assert.equal(created.body.evidence_hash, expectedHash(statement, files));
+
+    // Before open_dispute: the evidence is kept, the dispute does not exist.
+    const before = await dispute(payer.token, id);
+    assert.equal(before.status, 200);
+    assert.equal(before.body.state, "none");
+    assert.equal(before.body.evidence[0]!.bound_on_chain, false);
+
+    await market.send(
+      [
+        openDisputeInstruction({
+          payer: payer.wallet.publicKey,
+          agent: agent.address,
+          executionId: parseExecutionId(id)!,
+          evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
+        }),
+      ],
+      [payer.wallet],
+    );
+    const answer = await submit(creatorToken, { execution_id: id, statement: "The task asked for nothing to summarize." });
+    assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    assert.equal(answer.body.role, "creator");
+
+    const arbiterToken = await signIn(relayer, market.arbiter);
+    for (const token of [payer.token, creatorToken, arbiterToken]) {
+      const open = await dispute(token, id);
+      assert.equal(open.status, 200, JSON.stringify(open.body));
+      assert.equal(open.body.state, "open");
+      assert.equal(open.body.amount_usdc, "0.250000");
+      assert.equal(open.body.slashed_usdc, null);
+      assert.equal(open.body.evidence_hash, created.body.evidence_hash);
+      assert.equal(open.body.creator, agent.creator.wallet.publicKey.toBase58());
+      assert.deepEqual(
+        open.body.evidence.map((e) => [e.role, e.bound_on_chain]),
+        [
+          ["payer", true],
+          ["creator", false],
+        ],
+      );
+      assert.equal(open.body.evidence[0]!.statement, statement);
+      assert.deepEqual(open.body.evidence[0]!.attachments, [
+        { index: 0, name: "log.txt", content_type: "text/plain; charset=utf-8", size_bytes: log.length, sha256: sha256(log) },
+        { index: 1, name: "écran.png", content_type: "image/png", size_bytes: screenshot.length, sha256: sha256(screenshot) },
+      ]);
+    }
+    const stranger = await signIn(relayer, await market.fundedWallet());
+    const refused = await dispute(stranger, id);
+    assert.equal(refused.status, 403);
+    assert.equal(errorCode(refused as never), "not_dispute_party");
+    const unknown = await dispute(payer.token, "exec_1111111111111111111111");
+    assert.equal(unknown.status, 404);
+    assert.equal(errorCode(unknown as never), "resource_not_found");
+
+    // The file as uploaded, as a download that is never sniffed.
+    const path = `/v1/disputes/${id}/evidence/${created.body.evidence_id}/attachments/1`;
+    const download = await fetch(`${relayer.url}${path}`, { headers: { authorization: `Bearer ${arbiterToken}` } });
+    assert.equal(download.status, 200);
+    assert.deepEqual(Buffer.from(await download.arrayBuffer()), screenshot);
+    assert.equal(download.headers.get("content-type"), "image/png");
+    assert.equal(download.headers.get("x-content-type-options"), "nosniff");
+    assert.equal(download.headers.get("content-disposition"), `attachment; filename="_cran.png"; filename*=UTF-8''%C3%A9cran.png`);
+    const forbidden = await api(relayer, "GET", path, { token: stranger });
+    assert.equal(forbidden.status, 403);
+    assert.equal(errorCode(forbidden), "not_dispute_party");
+    const missing = await api(relayer, "GET", path.replace(/1$/, "2"), { token: payer.token });
+    assert.equal(missing.status, 404);
+    assert.equal(errorCode(missing), "resource_not_found");
+    const anonymous = await api(relayer, "GET", path);
+    assert.equal(anonymous.status, 401);
+    assert.equal(errorCode(anonymous), "session_required");
+
+    // Lists, by role and state.
+    const ids = async (token: string, query: string) =>
+      (await api<{ data: { execution_id: string }[] }>(relayer, "GET", `/v1/disputes?${query}`, { token })).body.data.map((d) => d.execution_id);
+    assert.ok((await ids(payer.token, "role=payer&state=open")).includes(id));
+    assert.ok((await ids(creatorToken, "role=creator")).includes(id));
+    assert.ok((await ids(arbiterToken, "role=arbiter&state=open")).includes(id));
+    assert.ok(!(await ids(payer.token, "role=payer&state=resolved")).includes(id));
+    assert.deepEqual(await ids(payer.token, "role=creator"), [], "the payer created no agent");
+    assert.deepEqual(await ids(stranger, "role=arbiter"), [], "a stranger arbitrates nothing");
+    const badRole = await api(relayer, "GET", "/v1/disputes?role=judge", { token: payer.token });
+    assert.equal(badRole.status, 400);
+    assert.equal(errorCode(badRole), "validation_failed");
+
+    // Past the window, the undisputed receipt is closed; the disputed one stays while its
+    // dispute is open, and so does its evidence.
+    await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
+    await waitUntil("the undisputed receipt is closed", async () => (await executionRow(untouched)).receipt_closed_at !== null);
+    await sleep(ONE_SWEEP_MS);
+    assert.equal(await market.exists(receiptPda(parseExecutionId(id)!)), true, "the disputed receipt stays");
+    assert.equal((await executionRow(id)).receipt_closed_at, null);
+
+    // The arbiter upholds it: the slash goes from the collateral to the payer, and then the
+    // receipt can go, but the evidence stays.
+    const vaultBefore = await market.usdc(collateralVaultPda(agent.address));
+    const payerBefore = await market.usdc(payer.tokenAccount);
+    await market.send(
+      [
+        resolveDisputeInstruction({
+          arbiter: market.arbiter.publicKey,
+          usdcMint: market.usdcMint,
+          agent: agent.address,
+          executionId: parseExecutionId(id)!,
+          payer: payer.wallet.publicKey,
+          payerTokenAccount: payer.tokenAccount,
+          upheld: true,
+          slashUsdc: 1_500_000n,
+        }),
+      ],
+      [market.arbiter],
+    );
+    assert.equal(await market.usdc(collateralVaultPda(agent.address)), vaultBefore - 1_500_000n);
+    assert.equal(await market.usdc(payer.tokenAccount), payerBefore + 1_500_000n);
+    await waitUntil("the disputed receipt is closed once resolved", async () => (await executionRow(id)).receipt_closed_at !== null);
+    const resolved = await dispute(payer.token, id);
+    assert.equal(resolved.body.state, "upheld");
+    assert.equal(resolved.body.slashed_usdc, "1.500000");
+    assert.equal(resolved.body.evidence.length, 2, "the evidence outlives the receipt");
+    assert.equal(resolved.body.evidence[0]!.bound_on_chain, true);
+    assert.ok((await ids(payer.token, "role=payer&state=resolved")).includes(id));
+    assert.ok(!(await ids(arbiterToken, "role=arbiter&state=open")).includes(id));
+
+    // Nothing can delete an execution that has evidence.
+    await assert.rejects(relayer.services.db.query("DELETE FROM executions WHERE id = $1", [id]), /foreign key/);
+  });
+
+  it("reports a dispute rejected when the arbiter rejects it, with nothing slashed", async () => {
+    const agent = await newAgent();
+    const id = await executed(agent);
+    const created = await submit(payer.token, { execution_id: id, statement: "too slow" });
+    assert.equal(created.status, 201);
+    await market.send(
+      [
+        openDisputeInstruction({
+          payer: payer.wallet.publicKey,
+          agent: agent.address,
+          executionId: parseExecutionId(id)!,
+          evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
+        }),
+      ],
+      [payer.wallet],
+    );
+    const vaultBefore = await market.usdc(collateralVaultPda(agent.address));
+    await market.send(
+      [
+        resolveDisputeInstruction({
+          arbiter: market.arbiter.publicKey,
+          usdcMint: market.usdcMint,
+          agent: agent.address,
+          executionId: parseExecutionId(id)!,
+          payer: payer.wallet.publicKey,
+          payerTokenAccount: payer.tokenAccount,
+          upheld: false,
+          slashUsdc: 0n,
+        }),
+      ],
+      [market.arbiter],
+    );
+    assert.equal(await market.usdc(collateralVaultPda(agent.address)), vaultBefore);
+    // Resolved before the relayer ever saw it open: the outcome comes from the transactions.
+    const rejected = await dispute(payer.token, id);
+    assert.equal(rejected.body.state, "rejected");
+    assert.equal(rejected.body.slashed_usdc, "0.000000");
+    assert.equal(rejected.body.evidence[0]!.bound_on_chain, true);
+  });
+});

@@ -1,0 +1,191 @@
+// Web runs: POST /v1/agents/:agent_id/execute authenticated by a wallet session (the dashboard's
+// way to run an agent), charged to the session's wallet through its web-run key, on localnet with
+// the relayer on PostgreSQL and a creator as a real HTTP server. API-key calls are unchanged.
+import { strict as assert } from "node:assert";
+
+import { webRunKeyId } from "@agent-market/relayer";
+import { PublicKey } from "@solana/web3.js";
+
+import { TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
+import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
+import { api, errorCode, signIn, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
+
+const PRICE = 250_000n;
+const BODY = { task: "summarize this please", parameters: { language: "en" } };
+
+describe("relayer: web runs with a wallet session", function () {
+  this.timeout(120_000);
+  let market: TestMarket;
+  let relayer: RunningRelayer;
+  let agent: ListedAgent;
+
+  before(async () => {
+    market = await TestMarket.start();
+    relayer = await startRelayer(market.localnet);
+    agent = await listAgent(market, relayer);
+  });
+  after(async () => {
+    await agent?.server.close();
+    try {
+      if (relayer) {
+        // The web-run keys' reservations agree with the chain like any key's.
+        const deadline = Date.now() + 20_000;
+        let report = await relayer.services.reconcile("devnet");
+        while (report.differences.length > 0 && Date.now() < deadline) {
+          await sleep(250);
+          report = await relayer.services.reconcile("devnet");
+        }
+        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        assert.ok(report.executions > 0);
+        await relayer.close();
+      }
+    } finally {
+      await market?.stop();
+    }
+  });
+
+  const runPath = () => `/v1/agents/${agent.address.toBase58()}/execute`;
+
+  /** A POST carrying only the session cookie, with the content type a page of another site could send. */
+  async function cookiePost(token: string, contentType: string, body: string, headers: Record<string, string> = {}): Promise<ApiResponse> {
+    const response = await fetch(`${relayer.url}${runPath()}`, {
+      method: "POST",
+      headers: { cookie: `am_session=${token}`, "content-type": contentType, ...headers },
+      body,
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+  }
+
+  async function signedInWallet(usdc: bigint, allowance = usdc) {
+    const wallet = await market.payer(usdc, allowance);
+    return { ...wallet, token: await signIn(relayer, wallet.wallet) };
+  }
+
+  it("charges the session's wallet through its web-run key, never listed among its keys", async () => {
+    const payer = await signedInWallet(1_000_000n);
+    const address = payer.wallet.publicKey.toBase58();
+    const response = await api<{ id: string; status: string; output: unknown; charge: { amount_usdc: string }; receipt: unknown; api_key_id: string }>(
+      relayer,
+      "POST",
+      runPath(),
+      { token: payer.token, body: BODY, headers: { "idempotency-key": "web-1" } },
+    );
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    assert.equal(response.body.status, "succeeded");
+    assert.deepEqual(response.body.output, { echoed: "summarize this please", words: 3 });
+    assert.equal(response.body.charge.amount_usdc, "0.250000");
+    assert.ok(response.body.receipt, "a receipt like any execution's");
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE, "the signed-in wallet paid");
+
+    const webKey = webRunKeyId(address, "test");
+    assert.equal(response.body.api_key_id, webKey);
+    const { rows } = await relayer.services.db.query<{ wallet: string; kind: string; key_hash: Buffer | null; execution_count: string; spent_usdc: string }>(
+      "SELECT wallet, kind, key_hash, execution_count, spent_usdc FROM api_keys WHERE id = $1",
+      [webKey],
+    );
+    assert.deepEqual(rows, [{ wallet: address, kind: "web", key_hash: null, execution_count: "1", spent_usdc: String(PRICE) }]);
+
+    const keys = await api<{ data: unknown[] }>(relayer, "GET", "/v1/keys", { token: payer.token });
+    assert.deepEqual(keys.body.data, [], "no API key was created");
+    for (const method of ["GET", "DELETE"]) {
+      const direct = await api(relayer, method, `/v1/keys/${webKey}`, { token: payer.token });
+      assert.equal(direct.status, 404);
+      assert.equal(errorCode(direct), "resource_not_found");
+    }
+    const read = await api<{ id: string }>(relayer, "GET", `/v1/executions/${response.body.id}`, { token: payer.token });
+    assert.equal(read.status, 200);
+    const listed = await api<{ data: { id: string }[] }>(relayer, "GET", "/v1/executions", { token: payer.token });
+    assert.deepEqual(listed.body.data.map((e) => e.id), [response.body.id]);
+  });
+
+  it("replays an Idempotency-Key through the cookie with JSON, charging once", async () => {
+    const payer = await signedInWallet(1_000_000n);
+    const headers = { "idempotency-key": "web-replay" };
+    const first = await cookiePost(payer.token, "application/json", JSON.stringify(BODY), headers);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const again = await cookiePost(payer.token, "application/json; charset=utf-8", JSON.stringify(BODY), headers);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get("idempotent-replayed"), "true");
+    assert.equal((again.body as { id: string }).id, (first.body as { id: string }).id);
+    // The same Idempotency-Key with the Bearer session is the same wallet's: a replay too.
+    const bearer = await api<{ id: string }>(relayer, "POST", runPath(), { token: payer.token, body: BODY, headers });
+    assert.equal(bearer.body.id, (first.body as { id: string }).id);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - PRICE, "charged once");
+  });
+
+  it("refuses a cookie-only request that is not JSON (what a cross-site form sends): 403 cookie_request_not_json, nothing charged", async () => {
+    const payer = await signedInWallet(1_000_000n);
+    const forms: [string, string][] = [
+      ["text/plain", JSON.stringify(BODY)],
+      ["application/x-www-form-urlencoded", "task=x&parameters=%7B%7D"],
+      ["multipart/form-data; boundary=x", "--x--"],
+      ["", JSON.stringify(BODY)],
+    ];
+    for (const [type, body] of forms) {
+      const response = await cookiePost(payer.token, type, body);
+      assert.equal(response.status, 403, type);
+      assert.equal(errorCode(response), "cookie_request_not_json", type);
+    }
+    const { rows } = await relayer.services.db.query("SELECT id FROM executions WHERE wallet = $1", [payer.wallet.publicKey.toBase58()]);
+    assert.deepEqual(rows, []);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("refuses without a session, or with one signed out, each with its code", async () => {
+    const payer = await signedInWallet(1_000_000n);
+    const none = await api(relayer, "POST", runPath(), { body: BODY });
+    assert.equal(none.status, 401);
+    assert.equal(errorCode(none), "missing_authorization");
+    assert.equal((await api(relayer, "DELETE", "/v1/auth/session", { token: payer.token })).status, 200);
+    const ended = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(ended.status, 401);
+    assert.equal(errorCode(ended), "invalid_session");
+    const cookie = await cookiePost(payer.token, "application/json", JSON.stringify(BODY));
+    assert.equal(errorCode(cookie), "invalid_session");
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("holds a web run to the wallet's own limits: 402 insufficient_allowance before any escrow", async () => {
+    const payer = await signedInWallet(1_000_000n, 100_000n);
+    const response = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(response.status, 402);
+    assert.equal(errorCode(response), "insufficient_allowance");
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
+  });
+
+  it("runs a session on the network asked for, and refuses one this relayer does not serve", async () => {
+    const payer = await signedInWallet(1_000_000n);
+    const mainnet = await api(relayer, "POST", `${runPath()}?network=mainnet`, { token: payer.token, body: BODY });
+    assert.equal(mainnet.status, 400);
+    assert.equal(errorCode(mainnet), "network_not_configured");
+    const bogus = await api(relayer, "POST", `${runPath()}?network=testnet`, { token: payer.token, body: BODY });
+    assert.equal(errorCode(bogus), "validation_failed");
+    const devnet = await api(relayer, "POST", `${runPath()}?network=devnet`, { token: payer.token, body: BODY });
+    assert.equal(devnet.status, 200, JSON.stringify(devnet.body));
+    const { rows } = await relayer.services.db.query("SELECT id FROM api_keys WHERE wallet = $1", [payer.wallet.publicKey.toBase58()]);
+    assert.deepEqual(rows, [{ id: webRunKeyId(payer.wallet.publicKey.toBase58(), "test") }], "no key for the refused network");
+  });
+
+  it("leaves API-key calls as they were: charged to the key, its network its own", async () => {
+    const payer = await newPayer(market, relayer, 1_000_000n);
+    const response = await execute(relayer, payer, agent.address);
+    assert.equal(response.status, 200);
+    assert.equal((response.body as { api_key_id: string }).api_key_id, payer.apiKeyId);
+    const other = await api(relayer, "POST", `${runPath()}?network=mainnet`, { token: payer.apiKey, body: BODY });
+    assert.equal(other.status, 400);
+    assert.equal(errorCode(other), "validation_failed");
+    const unknown = await execute(relayer, payer, PublicKey.unique());
+    assert.equal(unknown.status, 404);
+    // The cookie does not stand in for a key's Authorization, nor change what it pays from.
+    const withCookie = await api<{ api_key_id: string }>(relayer, "POST", runPath(), {
+      token: payer.apiKey,
+      body: BODY,
+      headers: { cookie: `am_session=${payer.token}` },
+    });
+    assert.equal(withCookie.body.api_key_id, payer.apiKeyId);
+    const keys = await api<{ data: { id: string; execution_count: number }[] }>(relayer, "GET", "/v1/keys", { token: payer.token });
+    assert.deepEqual(keys.body.data.map((k) => [k.id, k.execution_count]), [[payer.apiKeyId, 2]]);
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n - 2n * PRICE);
+  });
+});
