@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs every test suite (Rust tests, the IDL check, then the npm workspaces' builds and mocha
-# tests) and ends with one line totalling them: "tests: N passed, M failed". Exits non-zero if
+# tests, and the relayer's execution tests again on a devnet-like localnet) and ends with one
+# line totalling them: "tests: N passed, M failed". Exits non-zero if
 # anything failed.
 set -u
 here=$(dirname "$0")
@@ -24,6 +25,18 @@ npm_build_status=$?
 # features for nothing.
 { (cd "$here/.." && npm test --workspaces --if-present --ignore-scripts) 2>&1; echo $? >"$npm_log.status"; } | tee "$npm_log"
 npm_test_status=$(cat "$npm_log.status")
+
+# The relayer's execution tests once more against a devnet-like localnet (docs/localnet.md):
+# transactions processed at the next slot, some lost, RPC latency. Slots of 100 ms rather than a
+# cluster's 400 keep this run to about three minutes: the cases that wait for a blockhash to
+# expire wait 15 s instead of 60. The relayer's own waits are in milliseconds, not slots, so they
+# are tried against a chain 4 times as fast; bench/ measures the 400 ms profile.
+# Each file in a mocha process of its own: run together in one, the faults file's termination of
+# database connections once raised an uncaught error in that process.
+for file in relayer-execute.test.ts relayer-faults.test.ts; do
+  { (cd "$here/../tests" && LOCALNET_PROFILE=devnet-like LOCALNET_SLOT_MS=100 npx mocha --no-config --import=tsx --reporter spec --timeout 60000 --exit "$file") 2>&1; echo $? >"$npm_log.status"; } | tee -a "$npm_log"
+  [ "$(cat "$npm_log.status")" -eq 0 ] || npm_test_status=1
+done
 
 # cargo: "test result: ok. N passed; M failed; ..."; mocha's spec reporter: "N passing", "M failing".
 # A failed step that reported no failing test (the IDL check, a build, a type check) counts as one.
