@@ -86,6 +86,7 @@ describe("the dashboard in a browser", function () {
       localnet: true,
       localnet_rpc_url: stack.market.localnet.rpcUrl,
       rpc_path: "/dashboard-rpc",
+      rpc_urls: { devnet: null, mainnet: null },
     });
   });
 

@@ -23,7 +23,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+/**
+ * `dashboard` replaces the relayer's dashboard settings; by default the page is told it runs on a
+ * local chain (DASHBOARD_LOCALNET), as `npm start` serves it.
+ */
+export async function startStack(dashboard: (localnetRpcUrl: string) => Record<string, string> = () => ({ DASHBOARD_LOCALNET: "true" })): Promise<Stack> {
   if (!existsSync(join(DIST, "index.html"))) throw new Error("build the dashboard first: npm run build -w @agent-market/app");
   const market = await TestMarket.start();
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/dashboard_${randomBytes(6).toString("hex")}`;
@@ -44,7 +48,7 @@ export async function startStack(): Promise<Stack> {
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("the indexer has no TCP address");
   const graphqlUrl = `http://127.0.0.1:${address.port}/graphql`;
-  const relayer = await startRelayer(market.localnet, { DASHBOARD_DIR: DIST, INDEXER_GRAPHQL_URL: graphqlUrl, DASHBOARD_LOCALNET: "true" });
+  const relayer = await startRelayer(market.localnet, { DASHBOARD_DIR: DIST, INDEXER_GRAPHQL_URL: graphqlUrl, ...dashboard(market.localnet.rpcUrl) });
   return {
     market,
     relayer,

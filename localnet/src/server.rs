@@ -4,8 +4,9 @@ use {
     crate::{dev, node::Node, rpc, timing::RpcLatency},
     axum::{
         body::Bytes,
-        extract::{DefaultBodyLimit, State},
-        http::{header, StatusCode},
+        extract::{DefaultBodyLimit, Request, State},
+        http::{header, HeaderValue, Method, StatusCode},
+        middleware::{self, Next},
         response::{IntoResponse, Response},
         routing::post,
         Router,
@@ -44,7 +45,35 @@ pub fn router(node: Node, latency: RpcLatency, seed: u64) -> Router {
         .route("/", post(handle).get(health))
         .route("/health", axum::routing::get(health))
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
+        .layer(middleware::from_fn(cors))
         .with_state(served)
+}
+
+/// Any web page may call the node, as a cluster's public RPC allows: a dashboard reads accounts
+/// and sends the transactions its wallet signed straight to the chain. The preflight allows
+/// whatever headers it is asked for (web3.js adds its own `solana-client`).
+async fn cors(request: Request, next: Next) -> Response {
+    let any = HeaderValue::from_static("*");
+    if request.method() == Method::OPTIONS {
+        let asked = request
+            .headers()
+            .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+            .cloned()
+            .unwrap_or_else(|| HeaderValue::from_static("content-type"));
+        return (
+            StatusCode::NO_CONTENT,
+            [
+                (header::ACCESS_CONTROL_ALLOW_ORIGIN, any),
+                (header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS")),
+                (header::ACCESS_CONTROL_ALLOW_HEADERS, asked),
+                (header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400")),
+            ],
+        )
+            .into_response();
+    }
+    let mut response = next.run(request).await;
+    response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, any);
+    response
 }
 
 async fn health() -> &'static str {

@@ -339,6 +339,32 @@ fn bad_requests_get_standard_errors_and_the_server_keeps_serving() {
 }
 
 #[test]
+fn a_web_page_may_call_the_node_as_a_clusters_public_rpc_allows() {
+    let node = TestNode::start();
+    let preflight = node.raw(&format!(
+        "OPTIONS / HTTP/1.1\r\nHost: {}\r\nOrigin: https://market.example\r\n\
+         Access-Control-Request-Method: POST\r\n\
+         Access-Control-Request-Headers: content-type, solana-client\r\nConnection: close\r\n\r\n",
+        node.address
+    ));
+    let head = preflight.to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 204"), "{preflight}");
+    assert!(head.contains("access-control-allow-origin: *\r\n"), "{preflight}");
+    assert!(head.contains("access-control-allow-methods: get, post, options\r\n"), "{preflight}");
+    assert!(head.contains("access-control-allow-headers: content-type, solana-client\r\n"), "{preflight}");
+
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"getHealth"}"#;
+    let answer = node.raw(&format!(
+        "POST / HTTP/1.1\r\nHost: {}\r\nOrigin: https://market.example\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        node.address,
+        body.len()
+    ));
+    assert!(answer.to_ascii_lowercase().contains("access-control-allow-origin: *\r\n"), "{answer}");
+    assert!(answer.contains(r#""result":"ok""#), "{answer}");
+}
+
+#[test]
 fn simulation_fees_multiple_accounts_encodings_and_history_paging() {
     let node = TestNode::start();
     let payer = node.funded(1_000_000_000);

@@ -81,6 +81,12 @@ export interface DashboardConfig {
   indexer_graphql_url?: string;
   /** Offers the browser-kept test wallet and localnet explorer links; never for mainnet. */
   localnet: boolean;
+  /**
+   * Per hosted network, an RPC address the page itself may call (it answers CORS and is fine to
+   * publish): the creators' and the arbiter's screens read accounts and send the transactions
+   * their wallets sign through it.
+   */
+  rpc_urls: Partial<Record<NetworkName, string>>;
 }
 
 export class ConfigError extends Error {
@@ -262,6 +268,26 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   if (dashboardLocalnet === "true" && networks.mainnet !== undefined) {
     problems.push("DASHBOARD_LOCALNET offers a browser-kept test wallet: never with MAINNET_RPC_URL");
   }
+  const dashboardRpcUrls: Partial<Record<NetworkName, string>> = {};
+  const dashboardRpcVariables = [
+    ["devnet", "DASHBOARD_DEVNET_RPC_URL"],
+    ["mainnet", "DASHBOARD_MAINNET_RPC_URL"],
+  ] as const;
+  for (const [name, variable] of dashboardRpcVariables) {
+    const value = text(variable);
+    if (value === undefined) continue;
+    // A mainnet page is served over https, and a browser refuses its calls to plain http.
+    if (url(variable, value, name === "mainnet" ? ["https:"] : ["http:", "https:"]) === undefined) continue;
+    if (dashboardDir === undefined) {
+      problems.push(`${variable} is for the dashboard: set DASHBOARD_DIR too`);
+    } else if (networks[name] === undefined) {
+      problems.push(`${variable} is set but ${name} is not served: set ${name.toUpperCase()}_RPC_URL too`);
+    } else if (dashboardLocalnet === "true") {
+      problems.push(`${variable} is for a hosted chain: with DASHBOARD_LOCALNET the page reaches the local chain through the relayer`);
+    } else {
+      dashboardRpcUrls[name] = value;
+    }
+  }
 
   const config: RelayerConfig = {
     host,
@@ -294,6 +320,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
             dir: dashboardDir,
             ...(indexerGraphqlUrl === undefined ? {} : { indexer_graphql_url: indexerGraphqlUrl }),
             localnet: dashboardLocalnet === "true",
+            rpc_urls: dashboardRpcUrls,
           },
         }),
   };

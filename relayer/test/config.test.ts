@@ -158,6 +158,31 @@ describe("configuration", () => {
     );
   });
 
+  it("gives the dashboard each hosted network's public RPC address, and refuses one it cannot use", () => {
+    const dashboard = { DASHBOARD_DIR: "/srv/dashboard" };
+    assert.deepEqual(parseConfig({ ...valid(), ...dashboard }).dashboard?.rpc_urls, {});
+    const both = parseConfig({
+      ...valid(),
+      ...mainnet(),
+      ...dashboard,
+      DASHBOARD_DEVNET_RPC_URL: "https://api.devnet.solana.com",
+      DASHBOARD_MAINNET_RPC_URL: "https://rpc.example/browser",
+    });
+    assert.deepEqual(both.dashboard?.rpc_urls, { devnet: "https://api.devnet.solana.com", mainnet: "https://rpc.example/browser" });
+    assert.deepEqual(problems({ ...valid(), ...dashboard, DASHBOARD_MAINNET_RPC_URL: "https://rpc.example/browser" }), [
+      "DASHBOARD_MAINNET_RPC_URL is set but mainnet is not served: set MAINNET_RPC_URL too",
+    ]);
+    assert.deepEqual(problems({ ...valid(), ...mainnet(), ...dashboard, DASHBOARD_MAINNET_RPC_URL: "http://rpc.example" }), [
+      'DASHBOARD_MAINNET_RPC_URL must be a https: URL, got "http://rpc.example"',
+    ]);
+    assert.deepEqual(problems({ ...valid(), DASHBOARD_DEVNET_RPC_URL: "https://api.devnet.solana.com" }), [
+      "DASHBOARD_DEVNET_RPC_URL is for the dashboard: set DASHBOARD_DIR too",
+    ]);
+    assert.deepEqual(problems({ ...valid(), ...dashboard, DASHBOARD_LOCALNET: "true", DASHBOARD_DEVNET_RPC_URL: "http://127.0.0.1:8899" }), [
+      "DASHBOARD_DEVNET_RPC_URL is for a hosted chain: with DASHBOARD_LOCALNET the page reaches the local chain through the relayer",
+    ]);
+  });
+
   it("refuses ENDPOINT_POLICY=development with a mainnet RPC", () => {
     assert.deepEqual(problems({ ...valid(), ...mainnet(), ENDPOINT_POLICY: "development" }), [
       "ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints",

@@ -28,7 +28,7 @@ export function ReceiptCheck({
     setBusy(true);
     setError(null);
     try {
-      setResult(await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config), ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) }));
+      setResult(await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config, execution.network), ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) }));
     } catch (e) {
       setError(e);
     } finally {

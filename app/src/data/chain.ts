@@ -1,7 +1,8 @@
 // The chain as this page reads it and writes to it itself: the program's accounts decoded with
 // @agent-market/program, and transactions the page builds from the program's instruction builders
-// for the wallet to sign. Both need the chain's RPC, which the dashboard has on localnet (relayed
-// by the relayer, config.rpc_path). Loaded on demand: the decoders are heavy.
+// for the wallet to sign. Both need the chain's RPC: on localnet relayed by the relayer
+// (config.rpc_path), on a hosted network the address its operator publishes (config.rpc_urls).
+// Loaded on demand: the decoders are heavy.
 import { AgentMarket } from "@agent-market/client";
 import type { Market } from "@agent-market/program";
 import type { Connection, PublicKey, TransactionInstruction } from "@solana/web3.js";
@@ -25,9 +26,11 @@ export interface Chain {
 let loaded: Promise<Chain> | null = null;
 
 async function load(config: DashboardConfig, network: "devnet" | "mainnet"): Promise<Chain> {
-  const rpcUrl = chainRpcUrl(config);
+  const rpcUrl = chainRpcUrl(config, network);
   if (rpcUrl === null) {
-    throw new Error("This dashboard reaches the chain only on a local marketplace: use the agent-market CLI to sign this transaction on devnet or mainnet.");
+    throw new Error(
+      `This marketplace gives its dashboard no RPC address for ${network} (its operator sets DASHBOARD_${network.toUpperCase()}_RPC_URL): use the agent-market CLI to sign this transaction.`,
+    );
   }
   await import("./buffer-shim.js");
   const [program, web3] = await Promise.all([import("@agent-market/program"), import("@solana/web3.js")]);

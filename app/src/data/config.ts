@@ -6,13 +6,19 @@ export interface DashboardConfig {
   localnet: boolean;
   /** The local chain's RPC address, for explorer links. */
   localnet_rpc_url: string | null;
-  /** The local chain's RPC relayed on this origin (a local node answers no CORS). */
+  /** The local chain's RPC relayed on this origin, the one address sure to reach this page. */
   rpc_path: string | null;
+  /** A hosted network's RPC address the page may call itself, where the operator gave one. */
+  rpc_urls: Record<"devnet" | "mainnet", string | null>;
 }
 
-/** Where this page sends JSON-RPC: only on localnet, through the relayer. */
-export function chainRpcUrl(config: DashboardConfig): string | null {
-  return config.rpc_path === null ? null : new URL(config.rpc_path, location.origin).href;
+/**
+ * Where this page sends JSON-RPC for `network`: the relayed local chain, or the hosted network's
+ * public address; null when it has none (then only the wallet can send, and nothing is read).
+ */
+export function chainRpcUrl(config: DashboardConfig, network: "devnet" | "mainnet"): string | null {
+  if (config.rpc_path !== null) return new URL(config.rpc_path, location.origin).href;
+  return config.rpc_urls[network];
 }
 
 export async function loadConfig(): Promise<DashboardConfig> {

@@ -1,7 +1,8 @@
 // A receipt checked in this browser with @agent-market/client/verify: offline (hashes, the
-// creator's signature, the listed signing key) and, on localnet, against the chain as well.
+// creator's signature, the listed signing key) and, where the page has an RPC address for the
+// execution's network, against the chain as well, under that network's program id.
 // Loaded on demand: the program's decoders are most of its weight.
-import type { Execution } from "@agent-market/client";
+import { AgentMarket, type Execution } from "@agent-market/client";
 import type { ReceiptVerification } from "@agent-market/client/verify";
 
 export async function verifyInBrowser(
@@ -9,10 +10,17 @@ export async function verifyInBrowser(
   options: { rpcUrl: string | null; signingKey?: string; request?: { task: string; parameters: Record<string, unknown> } },
 ): Promise<ReceiptVerification> {
   await import("./buffer-shim.js");
-  const [{ verifyReceipt }, { Connection }] = await Promise.all([import("@agent-market/client/verify"), import("@solana/web3.js")]);
+  const [{ verifyReceipt }, { Connection, PublicKey }] = await Promise.all([import("@agent-market/client/verify"), import("@solana/web3.js")]);
+  let onChain = {};
+  if (options.rpcUrl !== null) {
+    const described = await new AgentMarket({ baseUrl: location.origin }).marketplace();
+    const programId = described.networks.find((n) => n.name === execution.network)?.program_id;
+    if (programId === undefined) throw new Error(`The relayer does not serve ${execution.network}.`);
+    onChain = { connection: new Connection(options.rpcUrl, "confirmed"), programId: new PublicKey(programId) };
+  }
   return verifyReceipt(execution, {
     ...(options.request ? { request: options.request } : {}),
     ...(options.signingKey ? { expectedSigningKey: options.signingKey } : {}),
-    ...(options.rpcUrl !== null ? { connection: new Connection(options.rpcUrl, "confirmed") } : {}),
+    ...onChain,
   });
 }

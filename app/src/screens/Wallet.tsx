@@ -26,7 +26,7 @@ export function WalletScreen() {
     setSent(null);
     try {
       const unsigned = await build();
-      const signature = await wallet.signAndSend(base64Decode(unsigned.transaction), network, chainRpcUrl(config));
+      const signature = await wallet.signAndSend(base64Decode(unsigned.transaction), network, chainRpcUrl(config, network));
       setSent(signature);
       reload();
     } catch (e) {

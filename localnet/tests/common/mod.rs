@@ -96,6 +96,15 @@ impl Rpc {
         (status, body)
     }
 
+    /// Sends `request` (a whole HTTP/1.1 request) as it is and returns the whole response.
+    pub fn raw(&self, request: &str) -> String {
+        let mut stream = TcpStream::connect(self.address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    }
+
     pub fn call(&self, method: &str, params: Value) -> Value {
         let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
         let (status, body) = self.post(request.to_string().as_bytes());

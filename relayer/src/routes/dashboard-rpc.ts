@@ -1,7 +1,9 @@
 // POST /dashboard-rpc, on localnet only (DASHBOARD_LOCALNET): the local chain's JSON-RPC relayed
-// for the dashboard on the relayer's origin, because a local node answers no CORS preflight. The
+// for the dashboard on the relayer's origin, the one address sure to reach the page (a local node
+// listens on the loopback of the machine running it, which is not always the browser's). The
 // browser sends the local test wallet's transactions and checks receipts on chain through it.
-// Only the read and send methods those need pass; a hosted RPC is never exposed this way.
+// Only the read and send methods those need pass; a hosted RPC is never exposed this way (the page
+// calls DASHBOARD_<NETWORK>_RPC_URL itself).
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";

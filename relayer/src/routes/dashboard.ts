@@ -21,9 +21,11 @@ const CONTENT_TYPES: Record<string, string> = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-// A page that only ever talks to its own origin and the indexer: anything else injected is refused.
-function contentSecurityPolicy(graphqlUrl: string | undefined): string {
-  const connect = ["'self'", ...(graphqlUrl === undefined ? [] : [new URL(graphqlUrl).origin])];
+// A page that only ever talks to its own origin, the indexer and the RPC addresses it is given:
+// anything else injected is refused.
+function contentSecurityPolicy(graphqlUrl: string | undefined, rpcUrls: string[]): string {
+  const origins = [...(graphqlUrl === undefined ? [] : [graphqlUrl]), ...rpcUrls].map((url) => new URL(url).origin);
+  const connect = ["'self'", ...new Set(origins)];
   return [
     "default-src 'self'",
     `connect-src ${connect.join(" ")}`,
@@ -40,7 +42,7 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
   const root = resolve(dashboard.dir);
   const devnet = services.config.networks.devnet;
   const rpcUrl = dashboard.localnet ? devnet?.rpc_url : undefined;
-  const csp = contentSecurityPolicy(dashboard.indexer_graphql_url);
+  const csp = contentSecurityPolicy(dashboard.indexer_graphql_url, Object.values(dashboard.rpc_urls));
   const served = Object.keys(services.config.networks);
 
   app.get("/dashboard-config.json", { schema: { hide: true } }, async (_request, reply) => {
@@ -49,10 +51,12 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
       indexer_graphql_url: dashboard.indexer_graphql_url ?? null,
       networks: served,
       localnet: dashboard.localnet,
-      // Only a local chain's RPC (a hosted one's URL may carry its provider's key): its address for
-      // explorer links, and the relayed path the page itself calls (routes/dashboard-rpc.ts).
+      // A local chain's RPC: its address for explorer links, and the relayed path the page itself
+      // calls (routes/dashboard-rpc.ts). A hosted chain's only as DASHBOARD_<NETWORK>_RPC_URL names
+      // it (the relayer's own RPC URL may carry its provider's key).
       localnet_rpc_url: rpcUrl ?? null,
       rpc_path: rpcUrl === undefined ? null : "/dashboard-rpc",
+      rpc_urls: { devnet: dashboard.rpc_urls.devnet ?? null, mainnet: dashboard.rpc_urls.mainnet ?? null },
     };
   });
 

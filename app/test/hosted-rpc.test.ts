@@ -1,0 +1,126 @@
+// The dashboard of a marketplace on a hosted network, where the relayer relays no chain for the
+// page: with DASHBOARD_DEVNET_RPC_URL the creator's screens read the chain and send what the
+// wallet signs to that address themselves (a cluster's public RPC answers CORS, and so does
+// localnet, which stands in for it here); without it they say how to proceed instead.
+import { strict as assert } from "node:assert";
+import { mkdirSync } from "node:fs";
+
+import { collateralVaultPda } from "@agent-market/program";
+import type { Browser } from "playwright-core";
+
+import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
+import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
+import { api, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
+import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
+import { SHOTS } from "./page-checks.js";
+import { startStack, waitFor, type Stack } from "./stack.js";
+
+describe("the dashboard on a hosted network", function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let bare: RunningRelayer;
+  let chrome: RunningBrowser;
+  let browser: Browser;
+  let agent: ListedAgent;
+  const opened: DashboardPage[] = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    stack = await startStack((rpcUrl) => ({ DASHBOARD_DEVNET_RPC_URL: rpcUrl }));
+    // A second instance of the same marketplace (its database, queue and keys), whose page is
+    // given no RPC address.
+    const env = { ...stack.relayer.env };
+    delete env.DASHBOARD_DEVNET_RPC_URL;
+    bare = await startRelayerWith(env, { dropDatabase: false });
+    agent = await listAgent(stack.market, stack.relayer);
+    chrome = await launchBrowser();
+    browser = chrome.browser;
+  });
+
+  after(async () => {
+    await Promise.all(opened.map((d) => d.context.close()));
+    await chrome?.close();
+    await agent?.server.close();
+    await bare?.close();
+    await stack?.close();
+  });
+
+  afterEach(function () {
+    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+  });
+
+  it("tells the page the network's public RPC address, allows it in the page's policy, and relays no chain itself", async () => {
+    const rpcUrl = stack.market.localnet.rpcUrl;
+    const config = await (await fetch(`${stack.relayer.url}/dashboard-config.json`)).json();
+    assert.deepEqual(config, {
+      indexer_graphql_url: stack.graphqlUrl,
+      networks: ["devnet"],
+      localnet: false,
+      localnet_rpc_url: null,
+      rpc_path: null,
+      rpc_urls: { devnet: rpcUrl, mainnet: null },
+    });
+    const page = await fetch(`${stack.relayer.url}/`);
+    const connect = /connect-src ([^;]+)/.exec(page.headers.get("content-security-policy")!)![1]!.split(" ");
+    assert.deepEqual(connect, ["'self'", new URL(stack.graphqlUrl).origin, new URL(rpcUrl).origin]);
+    const relayed = await api(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "getSlot", params: [] } });
+    assert.equal(relayed.status, 404);
+  });
+
+  it("lets a creator top up collateral, the wallet's transaction sent to that address by the page", async () => {
+    const rpcUrl = new URL(stack.market.localnet.rpcUrl).href;
+    const creator = agent.creator;
+    await stack.market.localnet.mintUsdc(creator.wallet.publicKey, 5_000_000n);
+    const address = agent.address.toBase58();
+    await waitFor("the agent in the indexer", async () => {
+      const response = await fetch(stack.graphqlUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `query($a: String!) { creator(address: $a) { agents { address } } }`, variables: { a: creator.wallet.publicKey.toBase58() } }),
+      });
+      const body = (await response.json()) as { data: { creator: { agents: { address: string }[] } } };
+      return body.data.creator.agents.some((a) => a.address === address);
+    });
+
+    const dashboard = await openDashboard(browser, stack.relayer.url, creator.wallet, 1280);
+    opened.push(dashboard);
+    const { page } = dashboard;
+    const chainCalls: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST" && (request.url().startsWith(rpcUrl) || new URL(request.url()).pathname === "/dashboard-rpc")) {
+        chainCalls.push(`${request.url()} ${(JSON.parse(request.postData() ?? "{}") as { method?: string }).method}`);
+      }
+    });
+    // No local chain: the browser-kept test wallet is not offered.
+    await page.getByRole("button", { name: "Test Wallet", exact: true }).waitFor();
+    assert.equal(await page.getByRole("button", { name: "Use the local test wallet" }).count(), 0);
+    await signInWithTestWallet(dashboard);
+    await page.getByRole("link", { name: "My agents" }).click();
+    const card = page.getByTestId("my-agent").filter({ hasText: address });
+    await card.getByLabel("Top up, USDC").fill("2");
+    await card.getByRole("button", { name: "Sign and top up" }).click();
+    await card.getByTestId("collateral-usdc").filter({ hasText: "102.000000 USDC" }).waitFor({ timeout: 60_000 });
+    assert.equal(await stack.market.usdc(collateralVaultPda(agent.address)), MIN_COLLATERAL_USDC + 2_000_000n);
+    assert.ok(chainCalls.includes(`${rpcUrl} sendTransaction`), chainCalls.join("\n"));
+    assert.deepEqual(
+      chainCalls.filter((call) => !call.startsWith(rpcUrl)),
+      [],
+      "every chain call went to the public address",
+    );
+  });
+
+  it("says how to sign instead when the marketplace gives its page no RPC address", async () => {
+    const dashboard = await openDashboard(browser, bare.url, agent.creator.wallet, 375);
+    opened.push(dashboard);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.getByRole("link", { name: "My agents" }).click();
+    const card = page.getByTestId("my-agent").filter({ hasText: agent.address.toBase58() });
+    await card
+      .getByText(
+        "This marketplace gives its dashboard no RPC address for devnet (its operator sets DASHBOARD_DEVNET_RPC_URL): use the agent-market CLI to sign this transaction.",
+      )
+      .waitFor();
+    assert.equal(await card.getByRole("button", { name: "Sign and top up" }).count(), 0);
+  });
+});
