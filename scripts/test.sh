@@ -38,6 +38,17 @@ for file in relayer-execute.test.ts relayer-faults.test.ts; do
   [ "$(cat "$npm_log.status")" -eq 0 ] || npm_test_status=1
 done
 
+# What failed, once more at the end, where the tail of a CI log shows it: cargo's "test … FAILED"
+# lines, and the numbered titles of mocha's failures (a test, or a hook with the test it served).
+grep -E '^test .* FAILED$' "$log" | sed 's/^/failed (rust): /'
+awk '/^ *[0-9]+ failing/ { listing = 1; next }
+  listing && /^ *[0-9]+ passing/ { listing = 0 }
+  listing && /^  [0-9]+\) / { title = $0; getline; sub(/^ +/, "", title); sub(/^ +/, ""); print "failed (mocha): " title " " $0 }' "$npm_log"
+[ "$idl_status" -eq 0 ] || echo "failed: the IDL check"
+[ "$npm_build_status" -eq 0 ] || echo "failed: npm run build --workspaces"
+# npm names each workspace whose test script exited non-zero, a crash after the tests included.
+grep -E '^npm (error|ERR!) workspace ' "$npm_log" | sort -u | sed 's/^npm [a-zER!]* workspace /failed (workspace): /'
+
 # cargo: "test result: ok. N passed; M failed; ..."; mocha's spec reporter: "N passing", "M failing".
 # A failed step that reported no failing test (the IDL check, a build, a type check) counts as one.
 awk -v idl="$idl_status" -v npm_build="$npm_build_status" -v npm_test="$npm_test_status" '
