@@ -80,6 +80,8 @@ export function App() {
   useEffect(() => {
     const current = SCREENS.find(([id]) => id === route)?.[1] ?? (route.startsWith("agents/") ? "Agent" : "API keys");
     document.title = signedIn ? `${current} · Agent Market` : "Sign in · Agent Market";
+    // On a phone the links scroll sideways in one row: keep the current one in sight.
+    document.querySelector('.top nav a[aria-current="page"]')?.scrollIntoView({ block: "nearest", inline: "nearest" });
   }, [route, signedIn]);
 
   if (configError !== null)

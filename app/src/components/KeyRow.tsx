@@ -29,15 +29,15 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
           </span>
         ))}
       </th>
-      <td className="mono">
+      <td className="mono" data-label="Key">
         {apiKey.prefix}…{apiKey.last4}
       </td>
-      <td>{apiKey.environment}</td>
-      <td>{date(apiKey.created_at)}</td>
-      <td>{date(apiKey.last_used_at)}</td>
-      <td className="num">{apiKey.execution_count}</td>
-      <td className="num">{apiKey.spent_usdc}</td>
-      <td className="num">{apiKey.spending_cap_usdc ?? <span className="muted">none</span>}</td>
+      <td data-label="Environment">{apiKey.environment}</td>
+      <td data-label="Created">{date(apiKey.created_at)}</td>
+      <td data-label="Last used">{date(apiKey.last_used_at)}</td>
+      <td className="num" data-label="Executions">{apiKey.execution_count}</td>
+      <td className="num" data-label="USDC spent">{apiKey.spent_usdc}</td>
+      <td className="num" data-label="Cap">{apiKey.spending_cap_usdc ?? <span className="muted">none</span>}</td>
       <td>
         {apiKey.status !== "active" ? (
           <span className={`badge badge-${apiKey.status}`}>{apiKey.status}</span>

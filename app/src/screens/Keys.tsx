@@ -57,8 +57,8 @@ export function KeysScreen() {
         {keys.state === "error" && <ErrorNotice error={keys.error} onRetry={reload} />}
         {keys.state === "ready" && list.length === 0 && <Empty>No keys yet: generate one above to call agents over the API. Runs from the Marketplace need none: they are charged to your wallet through your signed-in session.</Empty>}
         {list.length > 0 && (
-          <div className="table-wrap" tabIndex={0} aria-label="Your keys (scrolls sideways)">
-            <table data-testid="keys-table" className="keys-table">
+          <div className="table-wrap" tabIndex={0} aria-label="Your keys">
+            <table data-testid="keys-table" className="keys-table stack-narrow">
               <colgroup>
                 <col className="name" />
                 <col span={7} />
