@@ -9,7 +9,9 @@
 //!   before the history moved to disk keeps every record in memory.
 //!
 //! Run: `sh scripts/cargo.sh run --profile host-release --locked -p agent-market-bench --bin
-//! localnet-memory -- [executions at each checkpoint…] [--retain-transactions N] [--ledger]`
+//! localnet-memory -- [executions at each checkpoint…] [--retain-transactions N] [--ledger]
+//! [--without-keep-all]`; the last leaves out the keep-all node, whose growth a shorter run
+//! already shows, so a long run to a million executions has the machine to the retained node.
 //! after building localnet with
 //! the same profile (`LOCALNET_BIN` overrides it). `--ledger` gives each node a ledger
 //! directory in the temporary folder, as `npm start` does; without it the history lives in an
@@ -87,9 +89,10 @@ fn main() {
         None => DEFAULT_RETAIN_TRANSACTIONS,
     };
     let ledger = args.iter().any(|arg| arg == "--ledger");
+    let keep_all = !args.iter().any(|arg| arg == "--without-keep-all");
     let mut checkpoints: Vec<usize> = args
         .iter()
-        .filter(|arg| *arg != "--ledger")
+        .filter(|arg| *arg != "--ledger" && *arg != "--without-keep-all")
         .map(|arg| arg.parse().expect("checkpoints are numbers of executions"))
         .collect();
     if checkpoints.is_empty() {
@@ -104,11 +107,13 @@ fn main() {
             args: Vec::new(),
         });
     }
-    setups.push(Setup {
-        name: "keep-all".into(),
-        binary: None,
-        args: vec!["--retain-transactions".into(), "0".into()],
-    });
+    if keep_all {
+        setups.push(Setup {
+            name: "keep-all".into(),
+            binary: None,
+            args: vec!["--retain-transactions".into(), "0".into()],
+        });
+    }
     setups.push(Setup {
         name: format!("retain-{retain_transactions}"),
         binary: None,
