@@ -217,6 +217,15 @@ impl MarketSetup {
         keypairs: MarketKeypairs,
         params: MarketParams,
     ) -> Result<Self, FailedTransactionMetadata> {
+        let setup = MarketSetup::mint_only(chain, keypairs);
+        setup.initialize(chain, params)?;
+        Ok(setup)
+    }
+
+    /// What a market needs before it exists: its keys funded, the USDC mint and the treasury (the
+    /// authority's associated USDC account). The market itself is left for `initialize`, or for
+    /// `agent-market admin init` as on a cluster the program was just deployed to.
+    pub fn mint_only(chain: &mut Chain, keypairs: MarketKeypairs) -> Self {
         for keypair in [
             &keypairs.authority,
             &keypairs.relayer,
@@ -228,18 +237,23 @@ impl MarketSetup {
         let authority = &keypairs.authority;
         let usdc_mint = chain.create_mint_at(authority, &keypairs.usdc_mint, &keypairs.mint_authority.pubkey());
         chain.token_account(authority, &authority.pubkey(), &usdc_mint);
-        let setup = MarketSetup::existing(keypairs);
+        MarketSetup::existing(keypairs)
+    }
+
+    /// initialize_market with `params` (its relayer and arbiter replaced by this setup's), then
+    /// every fee shard.
+    pub fn initialize(&self, chain: &mut Chain, params: MarketParams) -> Result<(), FailedTransactionMetadata> {
         let params = MarketParams {
-            relayer: setup.relayer.pubkey(),
-            arbiter: setup.arbiter.pubkey(),
+            relayer: self.relayer.pubkey(),
+            arbiter: self.arbiter.pubkey(),
             ..params
         };
-        chain.send(&[setup.keys.initialize_market(params)], &setup.authority, &[])?;
+        chain.send(&[self.keys.initialize_market(params)], &self.authority, &[])?;
         let shards: Vec<Instruction> = (0..FEE_SHARD_COUNT)
-            .map(|index| setup.keys.create_fee_shard(index))
+            .map(|index| self.keys.create_fee_shard(index))
             .collect();
-        chain.send(&shards, &setup.authority, &[])?;
-        Ok(setup)
+        chain.send(&shards, &self.authority, &[])?;
+        Ok(())
     }
 
     /// The setup of a market bootstrapped with these keypairs; its treasury is the authority's

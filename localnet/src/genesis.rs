@@ -82,16 +82,32 @@ pub fn load_config(path: Option<&Path>) -> Result<(MarketKeypairs, Keypair, Mark
     Ok((keypairs, faucet, params))
 }
 
-/// A fresh chain: the USDC mint, the market and its fee shards, and a funded faucet.
+/// Whether a fresh chain starts with the market initialized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenesisMarket {
+    /// The market and its fee shards, with the config's parameters: ready for agents.
+    Initialized,
+    /// Only the program, the USDC mint and the funded keys, as a cluster is once the program is
+    /// deployed: the market is for `agent-market admin init` and `admin shards` to create.
+    Absent,
+}
+
+/// A fresh chain: the USDC mint, the market and its fee shards (unless `market` says otherwise),
+/// and a funded faucet.
 fn genesis(
     keypairs: MarketKeypairs,
     faucet: Keypair,
     params: MarketParams,
     slot_ms: u64,
     history: History,
+    market: GenesisMarket,
 ) -> NodeState {
     let mut chain = Chain::new();
-    let market = MarketSetup::bootstrap(&mut chain, keypairs, params).unwrap_or_else(|failed| {
+    let market = match market {
+        GenesisMarket::Initialized => MarketSetup::bootstrap(&mut chain, keypairs, params),
+        GenesisMarket::Absent => Ok(MarketSetup::mint_only(&mut chain, keypairs)),
+    }
+    .unwrap_or_else(|failed| {
         panic!(
             "initializing the market failed: {:?}\n{}",
             failed.err,
@@ -116,19 +132,21 @@ fn genesis(
 }
 
 /// The node's starting state: the ledger saved in `ledger_dir` if there is one, else a fresh
-/// chain (saved there at once when a directory is given). The transaction history keeps at
-/// most `retain_transactions` (0: all), in `ledger_dir` or else in a temporary file.
+/// chain (saved there at once when a directory is given) with or without its market. The
+/// transaction history keeps at most `retain_transactions` (0: all), in `ledger_dir` or else in
+/// a temporary file.
 pub fn start(
     config: Option<&Path>,
     ledger_dir: Option<&Path>,
     slot_ms: u64,
     retain_transactions: usize,
+    market: GenesisMarket,
 ) -> Result<NodeState, String> {
     let (keypairs, faucet, params) = load_config(config)?;
     let Some(dir) = ledger_dir else {
         let history = History::temporary(retain_transactions)
             .map_err(|err| format!("cannot create the transaction history: {err}"))?;
-        return Ok(genesis(keypairs, faucet, params, slot_ms, history));
+        return Ok(genesis(keypairs, faucet, params, slot_ms, history, market));
     };
     let mut store = Store::open(dir).map_err(|err| format!("cannot open the ledger {}: {err}", dir.display()))?;
     let saved = store
@@ -139,7 +157,9 @@ pub fn start(
             let ledger = Ledger::restore(Chain::new(), saved.state, saved.accounts, saved.history);
             let market = MarketSetup::existing(keypairs);
             let stored: Option<agent_market::Market> = ledger.chain.anchor_account(&crate::market::pda::market());
-            if stored.map(|market| market.usdc_mint) != Some(market.keys.usdc_mint) {
+            // A chain saved before its market was initialized has none yet, whatever `market`
+            // says now; one that has a market must have this config's mint.
+            if stored.is_some_and(|stored| stored.usdc_mint != market.keys.usdc_mint) {
                 return Err(format!("the ledger in {} was made with another config", dir.display()));
             }
             NodeState {
@@ -154,7 +174,7 @@ pub fn start(
             let history = store
                 .new_history(retain_transactions)
                 .map_err(|err| format!("cannot create the ledger {}: {err}", dir.display()))?;
-            genesis(keypairs, faucet, params, slot_ms, history)
+            genesis(keypairs, faucet, params, slot_ms, history, market)
         }
     };
     store

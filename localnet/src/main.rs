@@ -2,19 +2,21 @@
 //! Associated Token, Ed25519, Memo) over Solana JSON-RPC on 127.0.0.1.
 //!
 //! Usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]
-//!                 [--profile instant|devnet-like] [--process-at send|slot] [--drop-rate F]
+//!                 [--without-market] [--profile instant|devnet-like] [--process-at send|slot] [--drop-rate F]
 //!                 [--rpc-latency-ms N] [--rpc-jitter-ms N] [--seed N]
 //!   JSON-RPC on 127.0.0.1:N (default 8899) and PubSub on N+1, as clients expect; --port 0
 //!   picks a free pair. Once serving, one JSON line on stdout gives both URLs and the market's
 //!   addresses. With --ledger, state and history persist in DIR across restarts. The history
-//!   keeps the newest N transactions (default 100,000; 0 keeps all).
+//!   keeps the newest N transactions (default 100,000; 0 keeps all). --without-market starts a
+//!   fresh chain with the program, the USDC mint and funded keys but no market, for
+//!   `agent-market admin init` to create as on a cluster.
 //!   --profile devnet-like gives cluster-like timing (see `timing`): transactions run at the next
 //!   slot, 2% of them are lost, and each RPC exchange takes 80 ± 40 ms. The other flags change one
 //!   setting of the profile, whatever their order; --seed makes drops and jitter reproducible.
 
 use {
     localnet::{
-        genesis,
+        genesis::{self, GenesisMarket},
         history::DEFAULT_RETAIN_TRANSACTIONS,
         node::Node,
         pubsub, server,
@@ -32,10 +34,11 @@ struct Args {
     ledger: Option<PathBuf>,
     retain_transactions: usize,
     timing: Timing,
+    market: GenesisMarket,
 }
 
 const USAGE: &str = "usage: localnet [--port N] [--slot-ms N] [--config FILE] [--ledger DIR] [--retain-transactions N]
-                [--profile instant|devnet-like] [--process-at send|slot] [--drop-rate F]
+                [--without-market] [--profile instant|devnet-like] [--process-at send|slot] [--drop-rate F]
                 [--rpc-latency-ms N] [--rpc-jitter-ms N] [--seed N]";
 
 /// Settings given one by one, applied over the profile's.
@@ -60,6 +63,7 @@ fn parse_args() -> Result<Args, String> {
         ledger: None,
         retain_transactions: DEFAULT_RETAIN_TRANSACTIONS,
         timing: Timing::INSTANT,
+        market: GenesisMarket::Initialized,
     };
     let mut flags = TimingFlags::default();
     let mut words = std::env::args().skip(1);
@@ -76,6 +80,7 @@ fn parse_args() -> Result<Args, String> {
                 }
             }
             "--config" => args.config = Some(PathBuf::from(value()?)),
+            "--without-market" => args.market = GenesisMarket::Absent,
             "--ledger" => args.ledger = Some(PathBuf::from(value()?)),
             "--retain-transactions" => {
                 args.retain_transactions = value()?
@@ -187,11 +192,18 @@ async fn main() -> ExitCode {
         ledger,
         retain_transactions,
         timing,
+        market,
         ..
     } = args;
     let node = match Node::start(
         move || {
-            let mut state = genesis::start(config.as_deref(), ledger.as_deref(), slot_ms, retain_transactions)?;
+            let mut state = genesis::start(
+                config.as_deref(),
+                ledger.as_deref(),
+                slot_ms,
+                retain_transactions,
+                market,
+            )?;
             state.ledger.set_timing(timing);
             Ok(state)
         },

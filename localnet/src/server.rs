@@ -64,7 +64,10 @@ async fn cors(request: Request, next: Next) -> Response {
             StatusCode::NO_CONTENT,
             [
                 (header::ACCESS_CONTROL_ALLOW_ORIGIN, any),
-                (header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS")),
+                (
+                    header::ACCESS_CONTROL_ALLOW_METHODS,
+                    HeaderValue::from_static("GET, POST, OPTIONS"),
+                ),
                 (header::ACCESS_CONTROL_ALLOW_HEADERS, asked),
                 (header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400")),
             ],

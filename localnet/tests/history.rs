@@ -42,7 +42,14 @@ impl Drop for Dir {
 }
 
 fn start(dir: Option<&Path>, retain_transactions: usize) -> NodeState {
-    genesis::start(None, dir, SLOT_MS, retain_transactions).unwrap()
+    genesis::start(
+        None,
+        dir,
+        SLOT_MS,
+        retain_transactions,
+        genesis::GenesisMarket::Initialized,
+    )
+    .unwrap()
 }
 
 /// `count` transfers from the faucet, each to `to` with a different amount; their signatures.

@@ -350,8 +350,14 @@ fn a_web_page_may_call_the_node_as_a_clusters_public_rpc_allows() {
     let head = preflight.to_ascii_lowercase();
     assert!(head.starts_with("http/1.1 204"), "{preflight}");
     assert!(head.contains("access-control-allow-origin: *\r\n"), "{preflight}");
-    assert!(head.contains("access-control-allow-methods: get, post, options\r\n"), "{preflight}");
-    assert!(head.contains("access-control-allow-headers: content-type, solana-client\r\n"), "{preflight}");
+    assert!(
+        head.contains("access-control-allow-methods: get, post, options\r\n"),
+        "{preflight}"
+    );
+    assert!(
+        head.contains("access-control-allow-headers: content-type, solana-client\r\n"),
+        "{preflight}"
+    );
 
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"getHealth"}"#;
     let answer = node.raw(&format!(
@@ -360,7 +366,12 @@ fn a_web_page_may_call_the_node_as_a_clusters_public_rpc_allows() {
         node.address,
         body.len()
     ));
-    assert!(answer.to_ascii_lowercase().contains("access-control-allow-origin: *\r\n"), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("access-control-allow-origin: *\r\n"),
+        "{answer}"
+    );
     assert!(answer.contains(r#""result":"ok""#), "{answer}");
 }
 

@@ -38,7 +38,14 @@ impl Drop for Dir {
 }
 
 fn start(dir: &Path) -> NodeState {
-    genesis::start(None, Some(dir), SLOT_MS, DEFAULT_RETAIN_TRANSACTIONS).unwrap()
+    genesis::start(
+        None,
+        Some(dir),
+        SLOT_MS,
+        DEFAULT_RETAIN_TRANSACTIONS,
+        genesis::GenesisMarket::Initialized,
+    )
+    .unwrap()
 }
 
 /// The accounts a saved ledger keeps, in address order.
@@ -277,4 +284,38 @@ fn a_ledger_saved_as_a_snapshot_alone_still_loads() {
     );
     assert_eq!(loaded(&dir.0), saved_now(&restarted.ledger));
     assert_eq!(start(&dir.0).ledger.chain.lamports(&recipient), 1_000_005);
+}
+
+#[test]
+fn a_chain_saved_before_its_market_existed_restarts_without_one() {
+    let dir = Dir::new();
+    let mut fresh = genesis::start(
+        None,
+        Some(&dir.0),
+        SLOT_MS,
+        DEFAULT_RETAIN_TRANSACTIONS,
+        genesis::GenesisMarket::Absent,
+    )
+    .unwrap();
+    let market = localnet::market::pda::market();
+    assert!(fresh
+        .ledger
+        .chain
+        .anchor_account::<agent_market::Market>(&market)
+        .is_none());
+    let mint = fresh.market.keys.usdc_mint;
+    assert!(
+        fresh.ledger.chain.account(&mint).is_some(),
+        "the USDC mint exists without the market"
+    );
+    fresh.save();
+    drop(fresh);
+    // Restarted with the default (a market at genesis), the saved chain is what it was.
+    let restarted = start(&dir.0);
+    assert!(restarted
+        .ledger
+        .chain
+        .anchor_account::<agent_market::Market>(&market)
+        .is_none());
+    assert!(restarted.ledger.chain.account(&mint).is_some());
 }

@@ -52,7 +52,13 @@ impl TestNode {
             .unwrap();
         let node = Node::start(
             move || {
-                let mut state = genesis::start(None, None, slot_ms, DEFAULT_RETAIN_TRANSACTIONS)?;
+                let mut state = genesis::start(
+                    None,
+                    None,
+                    slot_ms,
+                    DEFAULT_RETAIN_TRANSACTIONS,
+                    genesis::GenesisMarket::Initialized,
+                )?;
                 state.ledger.set_timing(timing);
                 Ok(state)
             },
