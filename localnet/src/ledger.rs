@@ -512,6 +512,27 @@ impl Ledger {
         self.send(VersionedTransaction::from(transaction), true)
     }
 
+    /// Replaces the accounts a transaction wrote with compact copies (see `compact`). Programs
+    /// and sysvars are left alone: storing them again would reload them.
+    fn compact_written(&mut self, writable: &[Pubkey]) {
+        for key in writable {
+            let Some(account) = self.chain.svm.accounts_db().inner.get(key) else {
+                continue;
+            };
+            if account.capacity() == account.data().len()
+                || account.executable()
+                || solana_sdk_ids::sysvar::check_id(account.owner())
+            {
+                continue;
+            }
+            let compacted = Account::from(compact(account));
+            self.chain
+                .svm
+                .set_account(*key, compacted)
+                .expect("a data account stores as it is");
+        }
+    }
+
     /// Runs a transaction once. A failed one is either undone (preflight: on a cluster the
     /// simulation would have stopped it, and a failure changes nothing but the fee payer's
     /// balance) or recorded with its error and fee.
@@ -525,7 +546,7 @@ impl Ledger {
             .iter()
             .enumerate()
             .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
-            .map(|(_, key)| (*key, self.chain.svm.accounts_db().inner.get(key).cloned()))
+            .map(|(_, key)| (*key, self.chain.svm.accounts_db().inner.get(key).map(compact)))
             .collect();
         let (err, meta) = match self.chain.svm.send_transaction(transaction.clone()) {
             Ok(meta) => (None, meta),
@@ -555,6 +576,7 @@ impl Ledger {
             .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
             .map(|(_, key)| *key)
             .collect();
+        self.compact_written(&writable);
         if transaction
             .message
             .address_table_lookups()
@@ -698,6 +720,23 @@ fn history_failed(err: io::Error) -> ! {
 
 /// Whether a saved ledger keeps `account`: programs and sysvars come back with a fresh chain,
 /// and an account without lamports no longer exists.
+/// `account` with its data in a buffer of its own size. When a program in the VM writes an
+/// account's data, the runtime gives the buffer 10 KiB of spare capacity (room to grow in place);
+/// kept as is, every such account would hold that much more, and so would each of the 32 slots of
+/// undo snapshots sharing the buffers, growing with the transaction rate.
+fn compact(account: &AccountSharedData) -> AccountSharedData {
+    if account.capacity() == account.data().len() {
+        return account.clone();
+    }
+    AccountSharedData::from(Account {
+        lamports: account.lamports(),
+        data: account.data().to_vec(),
+        owner: *account.owner(),
+        executable: account.executable(),
+        rent_epoch: account.rent_epoch(),
+    })
+}
+
 fn is_saved(account: &AccountSharedData) -> bool {
     account.lamports() > 0 && !account.executable() && account.owner() != &solana_sdk_ids::sysvar::ID
 }
