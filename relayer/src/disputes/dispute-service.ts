@@ -13,7 +13,6 @@ import {
   fetchDispute,
   formatExecutionId,
   IDL,
-  PROGRAM_ID,
   toHex,
   type Dispute,
 } from "@agent-market/program";
@@ -245,7 +244,7 @@ export class DisputeService {
   private async openOnChain(network: NetworkName, payer?: string): Promise<Dispute[]> {
     const filters = [{ memcmp: { offset: 0, bytes: DISPUTE_DISCRIMINATOR } }];
     if (payer !== undefined) filters.push({ memcmp: { offset: DISPUTE_PAYER_OFFSET, bytes: payer } });
-    const accounts = await this.chain.connection(network).getProgramAccounts(PROGRAM_ID, { commitment: "confirmed", filters });
+    const accounts = await this.chain.connection(network).getProgramAccounts(this.chain.programId(network), { commitment: "confirmed", filters });
     return accounts.map(({ account }) => decodeDispute(account.data));
   }
 
@@ -255,8 +254,9 @@ export class DisputeService {
     const recorded = known.rows[0] ?? null;
     if (recorded && recorded.state !== "open") return recorded;
     const connection = this.chain.connection(execution.network);
-    const address = disputePda(executionIdBytes(execution.id));
-    const open = await fetchDispute(connection, address, "confirmed");
+    const programId = this.chain.programId(execution.network);
+    const address = disputePda(executionIdBytes(execution.id), programId);
+    const open = await fetchDispute(connection, address, { commitment: "confirmed", programId });
     if (open) {
       return this.record(execution.id, {
         state: "open",
@@ -275,7 +275,7 @@ export class DisputeService {
       if (err !== null) continue;
       const tx = await connection.getTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
       if (!tx) continue;
-      for (const event of eventsFromInnerInstructions(tx)) {
+      for (const event of eventsFromInnerInstructions(tx, programId)) {
         if (event.name === "DisputeOpened") {
           const data = event.data as { amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
           opened = {

@@ -159,7 +159,7 @@ export class ReceiptCloser {
   private async openDisputes(network: NetworkName, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
     const disputes = await this.chain.rpc(network).getMultipleAccounts(
-      ids.map((id) => disputePda(executionIdBytes(id))),
+      ids.map((id) => disputePda(executionIdBytes(id), this.chain.programId(network))),
       "confirmed",
     );
     return new Set(ids.filter((_, i) => disputes[i] !== null));
