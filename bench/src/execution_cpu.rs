@@ -69,7 +69,7 @@ fn main() {
     let node = start_localnet(&args);
     let pid = node.child.id();
     let mut connection = Connection::open(&node.host);
-    let mut market = Executions::setup(&mut connection);
+    let mut market = Executions::setup(&mut connection, false);
     market.execute(&mut connection, WARMUP_EXECUTIONS, None);
 
     let (chain_before, all_before) = cpu_ns(pid);

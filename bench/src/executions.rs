@@ -25,6 +25,12 @@ const PAYERS: usize = 16;
 /// rounds, so a run of a million executions does not run dry.
 const TOP_UP_EVERY_ROUNDS: usize = 100;
 const TOP_UP_LAMPORTS: u64 = 50 * 1_000_000_000;
+/// With `close_receipts`, the settled receipts are closed every so many rounds, after the chain's
+/// clock is moved past the development market's 3-day dispute window.
+const CLOSE_EVERY_ROUNDS: usize = 20;
+const PAST_DISPUTE_WINDOW_SECS: u64 = 4 * 24 * 3600;
+/// close_receipt instructions per transaction.
+const CLOSES_PER_TRANSACTION: usize = 16;
 
 /// The same key in every run, so that runs do the same work: verifying a signature takes
 /// variable time, and finding a PDA's bump depends on its seeds.
@@ -40,10 +46,16 @@ pub struct Executions {
     payout_account: Pubkey,
     payers: Vec<(Keypair, Pubkey)>,
     sequence: u64,
+    /// Settled receipts waiting to be closed; `None`: they are left open.
+    unclosed: Option<Vec<[u8; 16]>>,
 }
 
 impl Executions {
-    pub fn setup(connection: &mut Connection) -> Self {
+    /// With `close_receipts`, the receipts are closed as the relayer's closer does once their
+    /// dispute window has passed, so that a long run keeps the chain state of a marketplace in its
+    /// steady state instead of every receipt it ever settled; the chain's clock jumps days ahead
+    /// at each closing. Without, they stay open.
+    pub fn setup(connection: &mut Connection, close_receipts: bool) -> Self {
         let market = Market::development(connection);
         let mint = market.keys.usdc_mint;
         let creator = payer(connection, keypair(1), &mint, 1_000_000_000);
@@ -60,7 +72,47 @@ impl Executions {
             payout_account: creator.1,
             payers,
             sequence: 0,
+            unclosed: close_receipts.then(Vec::new),
         }
+    }
+
+    fn close_receipts(&mut self, connection: &mut Connection) {
+        let Some(unclosed) = self.unclosed.as_mut() else {
+            return;
+        };
+        let ids = std::mem::take(unclosed);
+        connection.call(
+            "localnet_advanceClock",
+            json!([{ "seconds": PAST_DISPUTE_WINDOW_SECS }]),
+        );
+        let blockhash = connection.blockhash();
+        let relayer = &self.relayer;
+        let closes: Vec<_> = ids
+            .chunks(CLOSES_PER_TRANSACTION)
+            .map(|chunk| {
+                let instructions: Vec<_> = chunk
+                    .iter()
+                    .map(|id| self.keys.close_receipt(*id, relayer.pubkey()))
+                    .collect();
+                send_params(&Transaction::new_signed_with_payer(
+                    &instructions,
+                    Some(&relayer.pubkey()),
+                    &[relayer],
+                    blockhash,
+                ))
+            })
+            .collect();
+        let signatures = connection.batch("sendTransaction", &closes, SEND_BATCH);
+        let statuses = connection.call(
+            "getSignatureStatuses",
+            json!([signatures, { "searchTransactionHistory": true }]),
+        );
+        assert!(
+            statuses["value"]
+                .as_array()
+                .is_some_and(|statuses| statuses.iter().all(|status| status["err"].is_null())),
+            "every receipt closed"
+        );
     }
 
     /// Runs `count` executions in batches of `BATCH`, at most `rate` a second.
@@ -115,6 +167,9 @@ impl Executions {
                         execution_id[0] % FEE_SHARD_COUNT,
                     ),
                 ];
+                if let Some(unclosed) = self.unclosed.as_mut() {
+                    unclosed.push(execution_id);
+                }
                 let relayer = &self.relayer;
                 opens.push(send_params(&Transaction::new_signed_with_payer(
                     &[open],
@@ -150,6 +205,9 @@ impl Executions {
                     .is_some_and(|statuses| statuses.iter().all(|status| status["err"].is_null())),
                 "every transaction succeeded"
             );
+            if round % CLOSE_EVERY_ROUNDS == CLOSE_EVERY_ROUNDS - 1 {
+                self.close_receipts(connection);
+            }
         }
     }
 }
