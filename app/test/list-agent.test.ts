@@ -73,7 +73,7 @@ describe("listing an agent from the dashboard", function () {
       "Name: 1 to 100 characters.",
       "Description: 1 to 5,000 characters.",
       "Endpoint: an http(s) URL your service answers POST /execute on.",
-      "Price: USDC per call, e.g. 0.25.",
+      "Price per call: an amount in USDC above 0, e.g. 0.25.",
       "Signing key: paste your service's public key, or generate one.",
     ]);
 
@@ -98,8 +98,8 @@ describe("listing an agent from the dashboard", function () {
     await page.getByLabel("Input schema (JSON Schema)").fill("{ not json");
     await page.getByRole("button", { name: "Check my endpoint" }).click();
     const second = await page.getByTestId("listing-problems").locator("li").allTextContents();
-    assert.equal(second[0], "Signing key: A signing key is written in base58 (no 0, O, I or l).");
-    assert.match(second[1]!, /^Input schema is not JSON: /);
+    assert.match(second[0]!, /^Input schema is not JSON: /);
+    assert.equal(second[1], "Signing key: A signing key is written in base58 (no 0, O, I or l).");
 
     await page.getByLabel("Public key (base58)").fill(server.signing.publicKey.toBase58());
     await page.getByLabel("Input schema (JSON Schema)").fill(JSON.stringify(ECHO_INPUT_SCHEMA, null, 2));

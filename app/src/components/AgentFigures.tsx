@@ -14,8 +14,8 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
   return (
     <div className="details">
       <UptimeChart daily={agent.daily} />
-      <div className="table-wrap" tabIndex={0} aria-label="Success and latency (scrolls sideways)">
-        <table data-testid="agent-windows">
+      <div className="table-wrap" tabIndex={0} aria-label="Success and latency">
+        <table data-testid="agent-windows" className="stack-narrow">
           <thead>
             <tr>
               <th scope="col">Window</th>
@@ -29,10 +29,10 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
             {windows.map((w) => (
               <tr key={w.window}>
                 <th scope="row">{WINDOW_LABEL[w.window]}</th>
-                <td className="num">{w.executions}</td>
-                <td className="num">{percent(w.successRate)}</td>
-                <td className="num">{secs(w.latencySeconds.p50)}</td>
-                <td className="num">{secs(w.latencySeconds.p95)}</td>
+                <td className="num" data-label="Executions">{w.executions}</td>
+                <td className="num" data-label="Success">{percent(w.successRate)}</td>
+                <td className="num" data-label="Latency p50">{secs(w.latencySeconds.p50)}</td>
+                <td className="num" data-label="Latency p95">{secs(w.latencySeconds.p95)}</td>
               </tr>
             ))}
           </tbody>

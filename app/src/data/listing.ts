@@ -4,12 +4,13 @@
 // register_agent signed by the wallet (locking the collateral), then the relayer's listing, which
 // probes the endpoint once more. The signing key's secret, when generated here, never leaves the page
 // except as the file the creator downloads.
-import type { Agent as Listing, WalletSession } from "@agent-market/client";
-import type { ListingDocument } from "@agent-market/program";
+import type { Agent as Listing, Pricing as WirePricing, WalletSession } from "@agent-market/client";
+import type { Pricing } from "@agent-market/program";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
 import { base58Decode, base58Encode } from "../wallet/base58.js";
 import { freshMarket, signAndSendInstructions, tokenBalance, usdcAccountOf, type Chain } from "./chain.js";
+import type { CheckedDocument } from "./listing-document.js";
 
 export interface MarketTerms {
   minimumCollateralUsdc: bigint;
@@ -54,10 +55,10 @@ export function signingKeyProblem(text: string): string | null {
 }
 
 export interface ListingInput {
-  document: ListingDocument & { input_schema: Record<string, unknown>; output_schema: Record<string, unknown> };
+  document: CheckedDocument;
   endpoint: string;
   signingKey: string;
-  priceUsdc: bigint;
+  pricing: Pricing;
   collateralUsdc: bigint;
   maxExecutionSecs: number;
 }
@@ -105,7 +106,7 @@ export async function registerAgent(chain: Chain, wallet: ConnectedWallet, plann
         signingKey: base58Decode(input.signingKey.trim()),
         endpoint: input.endpoint,
         listingHash: listingHash(input.document),
-        pricing: { kind: "PayPerUse", priceUsdc: input.priceUsdc },
+        pricing: input.pricing,
         maxExecutionSecs: input.maxExecutionSecs,
       },
       collateralUsdc: input.collateralUsdc,
@@ -115,13 +116,13 @@ export async function registerAgent(chain: Chain, wallet: ConnectedWallet, plann
 }
 
 /** The relayer's listing: it reaches the endpoint and probes it before the agent is listed. */
-export function listAgent(session: WalletSession, chain: Chain, agent: string, input: ListingInput, priceText: string): Promise<Listing> {
+export function listAgent(session: WalletSession, chain: Chain, agent: string, input: ListingInput, pricing: WirePricing): Promise<Listing> {
   return session.listings.create({
     network: chain.network,
     agent,
     ...input.document,
     endpoint: input.endpoint,
     signing_key: input.signingKey.trim(),
-    pricing: { model: "pay_per_use", price_usdc: priceText },
+    pricing,
   });
 }

@@ -1,4 +1,4 @@
-import { formatUsdc, parseUsdc, type Agent as Listing } from "@agent-market/client";
+import { formatUsdc, parseUsdc, type Agent as Listing, type Pricing } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
@@ -6,8 +6,10 @@ import { Check } from "../components/Check.js";
 import { ConformanceSteps, failedStep, type ProbeOutcome } from "../components/ConformanceSteps.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
+import { PricingFields } from "../components/PricingFields.js";
 import { Loading } from "../components/Status.js";
 import { openChain } from "../data/chain.js";
+import { checkDocument, NEW_SCHEMA } from "../data/listing-document.js";
 import {
   generateSigningKey,
   listAgent,
@@ -20,19 +22,8 @@ import {
   type ListingInput,
   type PlannedAgent,
 } from "../data/listing.js";
+import { checkPricing, NEW_PRICING } from "../data/pricing.js";
 import { useLoad } from "../data/use-load.js";
-
-const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {}\n}';
-
-function jsonObject(text: string, what: string): { value: Record<string, unknown> } | { problem: string } {
-  try {
-    const value = JSON.parse(text) as unknown;
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return { problem: `${what} must be a JSON object (a JSON Schema).` };
-    return { value: value as Record<string, unknown> };
-  } catch (error) {
-    return { problem: `${what} is not JSON: ${(error as Error).message}` };
-  }
-}
 
 /**
  * The creator checklist in the browser: the relayer probes the endpoint for the address the agent
@@ -42,14 +33,15 @@ function jsonObject(text: string, what: string): { value: Record<string, unknown
 export function ListAgentScreen() {
   const { wallet, session, config, network } = useApp();
   const [terms, reloadTerms] = useLoad(async () => marketTerms(await openChain(config, network), wallet.address), [wallet.address]);
-  const [form, setForm] = useState({ name: "", description: "", tags: "", endpoint: "", price: "", collateral: "", maxSecs: "30", input: DEFAULT_SCHEMA, output: DEFAULT_SCHEMA });
+  const [form, setForm] = useState({ name: "", description: "", tags: "", endpoint: "", collateral: "", maxSecs: "30", input: NEW_SCHEMA, output: NEW_SCHEMA });
+  const [pricing, setPricing] = useState(NEW_PRICING);
   const [keyMode, setKeyMode] = useState<"paste" | "generate">("paste");
   const [pasted, setPasted] = useState("");
   const [generated, setGenerated] = useState<GeneratedKey | null>(null);
   const [downloaded, setDownloaded] = useState(false);
   const [problems, setProblems] = useState<string[]>([]);
   const [step, setStep] = useState<string | null>(null);
-  const [registered, setRegistered] = useState<{ agent: string; signature: string; input: ListingInput; price: string; latency_ms: number } | null>(null);
+  const [registered, setRegistered] = useState<{ agent: string; signature: string; input: ListingInput; pricing: Pricing; latency_ms: number } | null>(null);
   const [listed, setListed] = useState<Listing | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [planned, setPlanned] = useState<PlannedAgent | null>(null);
@@ -65,20 +57,12 @@ export function ListAgentScreen() {
   const outcome = probe?.key === probeKey ? probe.outcome : null;
   const probePassed = outcome?.state === "passed";
 
-  function validate(): { input: ListingInput; price: string } | string[] {
-    const found: string[] = [];
-    if (form.name.trim() === "" || form.name.length > 100) found.push("Name: 1 to 100 characters.");
-    if (form.description.trim() === "" || form.description.length > 5000) found.push("Description: 1 to 5,000 characters.");
-    const tags = form.tags.split(",").map((s) => s.trim()).filter((s) => s !== "");
-    if (tags.length > 20) found.push("Tags: at most 20.");
+  function validate(): { input: ListingInput; pricing: Pricing } | string[] {
+    const document = checkDocument(form);
+    const found: string[] = Array.isArray(document) ? [...document] : [];
     if (!URL.canParse(form.endpoint) || !/^https?:$/.test(new URL(form.endpoint).protocol)) found.push("Endpoint: an http(s) URL your service answers POST /execute on.");
-    let price = 0n;
-    try {
-      price = parseUsdc(form.price.trim());
-      if (price < t.minimumPriceUsdc) found.push(`Price: at least ${formatUsdc(t.minimumPriceUsdc)} USDC per call.`);
-    } catch {
-      found.push("Price: USDC per call, e.g. 0.25.");
-    }
+    const priced = checkPricing(pricing, t.minimumPriceUsdc);
+    if (Array.isArray(priced)) found.push(...priced);
     let collateral = t.minimumCollateralUsdc;
     if (form.collateral.trim() !== "") {
       try {
@@ -94,27 +78,23 @@ export function ListAgentScreen() {
     const keyProblem = signingKey === "" ? "Signing key: paste your service's public key, or generate one." : signingKeyProblem(signingKey);
     if (keyProblem !== null) found.push(keyProblem.startsWith("Signing key") ? keyProblem : `Signing key: ${keyProblem}`);
     if (keyMode === "generate" && generated !== null && !downloaded) found.push("Signing key: download the keypair file first; it is shown only once.");
-    const input = jsonObject(form.input, "Input schema");
-    const output = jsonObject(form.output, "Output schema");
-    if ("problem" in input) found.push(input.problem);
-    if ("problem" in output) found.push(output.problem);
-    if (found.length > 0 || "problem" in input || "problem" in output) return found;
+    if (found.length > 0 || Array.isArray(document) || Array.isArray(priced)) return found;
     return {
-      price: formatUsdc(price),
+      pricing: priced.wire,
       input: {
-        document: { name: form.name.trim(), description: form.description.trim(), tags, input_schema: input.value, output_schema: output.value },
+        document,
         endpoint: form.endpoint.trim(),
         signingKey,
-        priceUsdc: price,
+        pricing: priced.chain,
         collateralUsdc: collateral,
         maxExecutionSecs: maxSecs,
       },
     };
   }
 
-  async function list(agent: string, input: ListingInput, price: string) {
+  async function list(agent: string, input: ListingInput, wirePricing: Pricing) {
     setStep("The marketplace is probing your endpoint…");
-    setListed(await listAgent(session, await openChain(config, network), agent, input, price));
+    setListed(await listAgent(session, await openChain(config, network), agent, input, wirePricing));
   }
 
   async function checkEndpoint() {
@@ -152,9 +132,9 @@ export function ListAgentScreen() {
       setStep(`Waiting for the wallet: register_agent locks ${formatUsdc(checked.input.collateralUsdc)} USDC…`);
       const chain = await openChain(config, network);
       const done = await registerAgent(chain, wallet, planned, checked.input);
-      setRegistered({ ...done, input: checked.input, price: checked.price, latency_ms: outcome.latency_ms });
+      setRegistered({ ...done, input: checked.input, pricing: checked.pricing, latency_ms: outcome.latency_ms });
       reloadTerms();
-      await list(done.agent, checked.input, checked.price);
+      await list(done.agent, checked.input, checked.pricing);
     } catch (e) {
       setError(e);
     } finally {
@@ -208,7 +188,7 @@ export function ListAgentScreen() {
             disabled={step !== null}
             onClick={() => {
               setError(null);
-              void list(registered.agent, registered.input, registered.price).catch(setError).finally(() => setStep(null));
+              void list(registered.agent, registered.input, registered.pricing).catch(setError).finally(() => setStep(null));
             }}
           >
             {step ?? "List it again"}
@@ -233,10 +213,7 @@ export function ListAgentScreen() {
             Endpoint (your service's base URL)
             <input type="url" inputMode="url" placeholder="https://agent.example.com" {...field("endpoint")} />
           </label>
-          <label>
-            Price per call, USDC
-            <input inputMode="decimal" placeholder={formatUsdc(t.minimumPriceUsdc)} {...field("price")} />
-          </label>
+          <PricingFields name="listing" value={pricing} onChange={setPricing} minimumUsdc={t.minimumPriceUsdc} />
           <label>
             Collateral, USDC
             <input inputMode="decimal" placeholder={formatUsdc(t.minimumCollateralUsdc)} {...field("collateral")} />

@@ -1,11 +1,15 @@
+import type { Agent as Listing } from "@agent-market/client";
 import { useState } from "react";
 
 import { useApp } from "../app-context.js";
 import { AgentFigures } from "../components/AgentFigures.js";
 import { CollateralPanel } from "../components/CollateralPanel.js";
+import { EditListing } from "../components/EditListing.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { Empty, Loading } from "../components/Status.js";
 import { StatusBadge } from "../components/StatusBadge.js";
+import { priceText } from "../components/price.js";
+import { freshMarket, openChain } from "../data/chain.js";
 import { creatorFigures, dailyEarnings, listingOf, type CreatorAgent } from "../data/my-agents.js";
 import { useLoad } from "../data/use-load.js";
 
@@ -14,11 +18,21 @@ const INDEXER_CATCH_UP_MS = 2_000;
 
 const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
+/** The editor, once the market's minimum price (which its pricing must meet) is read. */
+function ListingEditor({ listing, onSaved }: { listing: Listing; onSaved(listing: Listing): void }) {
+  const { config, network } = useApp();
+  const [minimum, reload] = useLoad(async () => (await freshMarket(await openChain(config, network))).minPricePerCallUsdc, []);
+  if (minimum.state === "loading") return <Loading what="the market's minimum price" />;
+  if (minimum.state === "error") return <ErrorNotice error={minimum.error} onRetry={reload} />;
+  return <EditListing listing={listing} minimumPriceUsdc={minimum.value} onSaved={onSaved} />;
+}
+
 function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollateralChanged(): void }) {
   const { session, config } = useApp();
   const [listing, reloadListing, setListing] = useLoad(() => listingOf(agent.address), [agent.address]);
   const [earnings] = useLoad(() => dailyEarnings(config.indexer_graphql_url, agent.address), [agent.address]);
   const [busy, setBusy] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const name = listing.state === "ready" && listing.value !== null ? listing.value.name : short(agent.address);
 
@@ -46,6 +60,11 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
         )}
       </h2>
       <p className="mono small muted wrap">{agent.address}</p>
+      {listing.state === "ready" && listing.value !== null && (
+        <p className="small">
+          Pricing: <span data-testid="listing-pricing">{priceText(listing.value.pricing)}</span>
+        </p>
+      )}
       {listing.state === "error" && <ErrorNotice error={listing.error} onRetry={reloadListing} />}
       {listing.state === "ready" && listing.value === null && <p className="muted small">Registered on chain but not listed on this marketplace.</p>}
       {(status === "active" || status === "paused") && (
@@ -54,7 +73,13 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
             {status === "active" ? `Pause ${name}` : `Resume ${name}`}
           </button>
           <span className="muted small">{status === "active" ? "Pausing hides it and refuses new executions; nothing changes on chain." : "Paused: hidden and refusing new executions."}</span>
+          <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)}>
+            {editing ? "Close the editor" : `Edit the listing of ${name}`}
+          </button>
         </div>
+      )}
+      {editing && listing.state === "ready" && listing.value !== null && listing.value.status !== "retired" && (
+        <ListingEditor listing={listing.value} onSaved={setListing} />
       )}
       {error !== null && <ErrorNotice error={error} />}
       <div className="two-col">

@@ -1,0 +1,72 @@
+import { formatUsdc } from "@agent-market/client";
+
+import { MAX_PERIOD_DAYS, type PricingForm, type PricingModel } from "../data/pricing.js";
+
+const MODELS: [PricingModel, string, string][] = [
+  ["pay_per_use", "Pay per use", "Each call pays its price"],
+  ["subscription", "Subscription", "A period's price covers every call in it"],
+  ["hybrid", "Hybrid", "A period's price covers some calls, the rest pay per call"],
+];
+
+/** The three pricing models the program knows, and the fields of the one chosen. */
+export function PricingFields({
+  value,
+  onChange,
+  minimumUsdc,
+  name,
+}: {
+  value: PricingForm;
+  onChange(next: PricingForm): void;
+  /** The market's minimum price per call. */
+  minimumUsdc: bigint;
+  /** Distinguishes this form's radio group from another on the same page. */
+  name: string;
+}) {
+  const field = (key: Exclude<keyof PricingForm, "model">) => ({ value: value[key], onChange: (e: { target: { value: string } }) => onChange({ ...value, [key]: e.target.value }) });
+  const minimum = formatUsdc(minimumUsdc);
+  return (
+    <fieldset data-testid="pricing">
+      <legend>Pricing</legend>
+      <div className="segmented">
+        {MODELS.map(([model, label, hint]) => (
+          <label key={model} title={hint}>
+            <input type="radio" name={`${name}-pricing`} value={model} checked={value.model === model} onChange={() => onChange({ ...value, model })} />
+            {label}
+          </label>
+        ))}
+      </div>
+      <p className="small muted">{MODELS.find(([model]) => model === value.model)![2]}; the market's minimum is {minimum} USDC a call.</p>
+      {value.model === "pay_per_use" ? (
+        <label>
+          Price per call, USDC
+          <input inputMode="decimal" placeholder={minimum} {...field("price")} />
+        </label>
+      ) : (
+        <>
+          <div className="field-pair">
+            <label>
+              Price per period, USDC
+              <input inputMode="decimal" {...field("periodPrice")} />
+            </label>
+            <label>
+              Period, days (up to {MAX_PERIOD_DAYS})
+              <input inputMode="numeric" {...field("periodDays")} />
+            </label>
+          </div>
+          {value.model === "hybrid" && (
+            <div className="field-pair">
+              <label>
+                Calls included per period
+                <input inputMode="numeric" {...field("includedCalls")} />
+              </label>
+              <label>
+                Price per call beyond them, USDC
+                <input inputMode="decimal" placeholder={minimum} {...field("overagePrice")} />
+              </label>
+            </div>
+          )}
+        </>
+      )}
+    </fieldset>
+  );
+}

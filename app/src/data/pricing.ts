@@ -1,0 +1,111 @@
+// A listing's price as the creator types it, checked against the market's minimum as the program
+// checks it (require_min_price), and turned into both forms that must agree: the Pricing the
+// wallet signs into register_agent or update_agent, and the listing's pricing on the wire.
+import { formatUsdc, parseUsdc, type Pricing as WirePricing } from "@agent-market/client";
+import type { Pricing as ChainPricing } from "@agent-market/program";
+
+export type PricingModel = WirePricing["model"];
+
+export interface PricingForm {
+  model: PricingModel;
+  /** Pay-per-use: USDC per call. */
+  price: string;
+  /** Subscription and hybrid: USDC per period, the period in days. */
+  periodPrice: string;
+  periodDays: string;
+  /** Hybrid: calls the period covers, then USDC per call beyond them. */
+  includedCalls: string;
+  overagePrice: string;
+}
+
+export const NEW_PRICING: PricingForm = { model: "pay_per_use", price: "", periodPrice: "", periodDays: "30", includedCalls: "", overagePrice: "" };
+
+const SECS_PER_DAY = 86_400;
+/** The program stores a period in a u32 of seconds: about 136 years; a year is plenty. */
+export const MAX_PERIOD_DAYS = 365;
+const MAX_U32 = 4_294_967_295;
+
+export interface CheckedPricing {
+  chain: ChainPricing;
+  wire: WirePricing;
+}
+
+function amount(text: string, label: string, example: string, found: string[]): bigint | null {
+  try {
+    const value = parseUsdc(text.trim());
+    if (value > 0n) return value;
+  } catch {
+    // reported below
+  }
+  found.push(`${label}: an amount in USDC above 0, e.g. ${example}.`);
+  return null;
+}
+
+function wholeNumber(text: string, label: string, max: number, found: string[]): number | null {
+  const value = Number(text.trim());
+  if (/^[0-9]+$/.test(text.trim()) && value >= 1 && value <= max) return value;
+  found.push(`${label}: a whole number from 1 to ${max.toLocaleString("en")}.`);
+  return null;
+}
+
+/** The pricing, or what is wrong with it; `minimumUsdc` is the market's minimum price per call. */
+export function checkPricing(form: PricingForm, minimumUsdc: bigint): CheckedPricing | string[] {
+  const found: string[] = [];
+  const minimum = formatUsdc(minimumUsdc);
+  if (form.model === "pay_per_use") {
+    const price = amount(form.price, "Price per call", "0.25", found);
+    if (price !== null && price < minimumUsdc) found.push(`Price per call: at least the market's minimum, ${minimum} USDC.`);
+    if (found.length > 0 || price === null) return found;
+    return { chain: { kind: "PayPerUse", priceUsdc: price }, wire: { model: "pay_per_use", price_usdc: formatUsdc(price) } };
+  }
+  const periodPrice = amount(form.periodPrice, "Price per period", "20", found);
+  const days = wholeNumber(form.periodDays, "Period, days", MAX_PERIOD_DAYS, found);
+  if (form.model === "subscription") {
+    // An unlimited period has no call count to divide by: it must cover at least one call.
+    if (periodPrice !== null && periodPrice < minimumUsdc) found.push(`Price per period: at least the market's minimum price of one call, ${minimum} USDC.`);
+    if (found.length > 0 || periodPrice === null || days === null) return found;
+    const periodSecs = days * SECS_PER_DAY;
+    return {
+      chain: { kind: "Subscription", periodPriceUsdc: periodPrice, periodSecs },
+      wire: { model: "subscription", period_price_usdc: formatUsdc(periodPrice), period_secs: periodSecs },
+    };
+  }
+  const included = wholeNumber(form.includedCalls, "Calls included", MAX_U32, found);
+  const overage = amount(form.overagePrice, "Price per call beyond them", "0.30", found);
+  // Each included call must pay the minimum through its share of the period price.
+  if (periodPrice !== null && included !== null && periodPrice < minimumUsdc * BigInt(included)) {
+    found.push(`Price per period: at least ${formatUsdc(minimumUsdc * BigInt(included))} USDC, the market's minimum (${minimum} USDC) for each of the ${included.toLocaleString("en")} calls included.`);
+  }
+  if (overage !== null && overage < minimumUsdc) found.push(`Price per call beyond them: at least the market's minimum, ${minimum} USDC.`);
+  if (found.length > 0 || periodPrice === null || days === null || included === null || overage === null) return found;
+  const periodSecs = days * SECS_PER_DAY;
+  return {
+    chain: { kind: "Hybrid", periodPriceUsdc: periodPrice, periodSecs, includedCalls: included, overagePriceUsdc: overage },
+    wire: {
+      model: "hybrid",
+      period_price_usdc: formatUsdc(periodPrice),
+      period_secs: periodSecs,
+      included_calls: included,
+      overage_price_usdc: formatUsdc(overage),
+    },
+  };
+}
+
+/** A listing's current pricing in the form's terms, to edit it. */
+export function pricingForm(pricing: WirePricing): PricingForm {
+  switch (pricing.model) {
+    case "pay_per_use":
+      return { ...NEW_PRICING, price: pricing.price_usdc };
+    case "subscription":
+      return { ...NEW_PRICING, model: "subscription", periodPrice: pricing.period_price_usdc, periodDays: String(pricing.period_secs / SECS_PER_DAY) };
+    case "hybrid":
+      return {
+        ...NEW_PRICING,
+        model: "hybrid",
+        periodPrice: pricing.period_price_usdc,
+        periodDays: String(pricing.period_secs / SECS_PER_DAY),
+        includedCalls: String(pricing.included_calls),
+        overagePrice: pricing.overage_price_usdc,
+      };
+  }
+}
