@@ -3,7 +3,6 @@
 // collateral retired, withdrawn and topped up, the allowance revoked. Every effect is checked on
 // chain to the unit; every refusal by its exit code and message, and in --json by its error.
 import { strict as assert } from "node:assert";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,14 +31,10 @@ import { COLLATERAL_COOLDOWN_SECS, ESCROW_GRACE_SECS, MAX_EXECUTION_SECS, MIN_CO
 import { REPO_ROOT } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
 import { startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { run, type Run } from "./src/run.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe("agent-market: commands that move money", function () {
   this.timeout(300_000);
@@ -66,17 +61,8 @@ describe("agent-market: commands that move money", function () {
 
   /** `agent-market …` as its own process, the API and RPC URLs from the environment. */
   function agentMarket(home: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { ...process.env, AGENT_MARKET_HOME: home, AGENT_MARKET_API_URL: relayer.url, AGENT_MARKET_RPC_URL: market.localnet.rpcUrl, ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-      child.once("error", reject);
-      child.once("close", (code) => resolve({ code, stdout, stderr }));
+    return run(process.execPath, [CLI, ...args], {
+      env: { ...process.env, AGENT_MARKET_HOME: home, AGENT_MARKET_API_URL: relayer.url, AGENT_MARKET_RPC_URL: market.localnet.rpcUrl, ...env },
     });
   }
 

@@ -19,6 +19,7 @@ import { MIN_COLLATERAL_USDC, TestMarket, USDC } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { codeBlock, substitute } from "./src/markdown-blocks.js";
 import { freePort, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { run, type Run } from "./src/run.js";
 
 const PACKAGES = ["program", "client", "creator", "cli"].map((name) => ({
   name: `@agent-market/${name}`,
@@ -34,11 +35,6 @@ const NODE_TYPE_ROOT = dirname(dirname(require.resolve("@types/node/package.json
 /** What the examples' own code needs beside the packages, from the registry as a newcomer gets it. */
 const EXAMPLE_DEPENDENCIES = ["@solana/web3.js@1.99.0"];
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** The environment of a child npm: what `npm test -w …` set for this process is not for it. */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -50,16 +46,8 @@ function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: childEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function runIn(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> {
+  return run(command, args, { cwd: options.cwd, env: childEnv(options.env) });
 }
 
 function succeeded(result: Run, what: string): Run {
@@ -99,7 +87,7 @@ function manifest(dir: string): Manifest {
 async function pack(destination?: string): Promise<Packed[]> {
   const args = ["pack", "--json", ...(destination ? ["--pack-destination", destination] : ["--dry-run"])];
   for (const { name } of PACKAGES) args.push("--workspace", name);
-  const result = succeeded(await run("npm", args, { cwd: REPO_ROOT }), "npm pack");
+  const result = succeeded(await runIn("npm", args, { cwd: REPO_ROOT }), "npm pack");
   const packed = JSON.parse(result.stdout) as Packed[];
   assert.deepEqual(packed.map((p) => p.name), PACKAGES.map((p) => p.name));
   return packed;
@@ -190,7 +178,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
 
   /** The installed `agent-market`, run in the app folder with a home of its own. */
   const agentMarket = (args: string[], env: Record<string, string> = {}) =>
-    run(join(app, "node_modules", ".bin", "agent-market"), args, { cwd: app, env: { AGENT_MARKET_HOME: join(work, "home"), ...env } });
+    runIn(join(app, "node_modules", ".bin", "agent-market"), args, { cwd: app, env: { AGENT_MARKET_HOME: join(work, "home"), ...env } });
 
   before(async function () {
     work = mkdtempSync(join(tmpdir(), "sdk-packages-"));
@@ -199,7 +187,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
     mkdirSync(join(work, "home"));
     const tarballs = (await pack(work)).map((p) => join(work, p.filename));
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "newcomer", private: true, type: "module" }, null, 2));
-    const install = run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs, ...EXAMPLE_DEPENDENCIES], { cwd: app });
+    const install = runIn("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs, ...EXAMPLE_DEPENDENCIES], { cwd: app });
     market = await TestMarket.start();
     relayer = await startRelayer(market.localnet);
     succeeded(await install, "npm install of the tarballs");
@@ -228,7 +216,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
 
   it("the examples type-check against the installed typings, docs/deploy.md's market set-up too", async () => {
     writeExamples();
-    const result = await run(process.execPath, [TSC, "-p", join(app, "tsconfig.json")], { cwd: app });
+    const result = await runIn(process.execPath, [TSC, "-p", join(app, "tsconfig.json")], { cwd: app });
     assert.equal(result.code, 0, `tsc:\n${result.stdout}${result.stderr}`);
     for (const name of ["creator", "client", "verify", "deploy"]) assert.ok(existsSync(join(app, "out", `${name}.js`)));
   });
@@ -282,7 +270,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
       ["<agent>", agent],
       ['{"text": "…"}', '{"text": "hello from the docs"}'],
     ]);
-    const result = await run("sh", ["-ec", script], {
+    const result = await runIn("sh", ["-ec", script], {
       cwd: app,
       env: { AGENT_MARKET_HOME: join(work, "home"), PATH: `${join(app, "node_modules", ".bin")}:${process.env.PATH}` },
     });
@@ -298,7 +286,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
 
   it("the client's quick start finds the agent by its tag and runs it", async () => {
     const result = succeeded(
-      await run(process.execPath, [join(app, "out", "client.js")], { cwd: app, env: { AGENT_MARKET_API_KEY: apiKey, API_URL: relayer.url } }),
+      await runIn(process.execPath, [join(app, "out", "client.js")], { cwd: app, env: { AGENT_MARKET_API_KEY: apiKey, API_URL: relayer.url } }),
       "the client's quick start",
     );
     const last = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { id: string; agent: string; output: unknown; amount_usdc: string };
@@ -308,7 +296,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
 
   it("verifyReceipt, from the installed client/verify entry, checks the execution against the chain", async () => {
     const result = succeeded(
-      await run(process.execPath, [join(app, "out", "verify.js")], {
+      await runIn(process.execPath, [join(app, "out", "verify.js")], {
         cwd: app,
         env: { AGENT_MARKET_API_KEY: apiKey, API_URL: relayer.url, RPC_URL: market.localnet.rpcUrl, EXECUTION_ID: executionId },
       }),

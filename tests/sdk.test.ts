@@ -18,28 +18,16 @@ import { Keypair, PublicKey } from "@solana/web3.js";
 import { MIN_COLLATERAL_USDC, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { run, type Run } from "./src/run.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
 const ECHO = join(REPO_ROOT, "sdk", "examples", "dist", "echo.js");
 const PRICE_USDC = 250_000n;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs `node <file> ...args` to its end. */
 function node(file: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [file, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return run(process.execPath, [file, ...args], { env: { ...process.env, ...env } });
 }
 
 function writeKeypairFile(dir: string, name: string, keypair: Keypair): string {

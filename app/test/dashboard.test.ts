@@ -1,20 +1,15 @@
 // The dashboard in a real browser (Debian's chromium) against a real relayer, indexer and chain,
 // signed in with a Wallet Standard wallet injected into the page.
 import { strict as assert } from "node:assert";
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-
-import type { Browser } from "playwright-core";
 
 import { PublicKey } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { api, signIn } from "../../tests/src/relayer.js";
-import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
-import { startStack, waitFor, type Stack } from "./stack.js";
-
-const SHOTS = process.env.DASHBOARD_SCREENSHOTS ?? "/tmp/dashboard-screenshots";
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+import { signInWithTestWallet, type DashboardPage } from "./browser.js";
+import { checkScreen, SHOTS } from "./page-checks.js";
+import { waitFor, type Stack } from "./stack.js";
+import { dashboardSuite } from "./suite.js";
 
 async function indexed(stack: Stack, query: string, variables: Record<string, unknown>): Promise<any> {
   const response = await fetch(stack.graphqlUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) });
@@ -25,41 +20,21 @@ async function indexed(stack: Stack, query: string, variables: Record<string, un
 
 describe("the dashboard in a browser", function () {
   this.timeout(300_000);
+  // Chromium logs every 4xx answer as a console error; a 402 the page receives and explains is the
+  // behaviour under test, not an error of the app.
+  const suite = dashboardSuite({ expectedError: (error) => error.includes("the server responded with a status of 402") });
   let stack: Stack;
-  let chrome: RunningBrowser;
-  let browser: Browser;
   let agent: ListedAgent;
-  const opened: DashboardPage[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack();
+    stack = suite.stack;
     agent = await listAgent(stack.market, stack.relayer);
-    chrome = await launchBrowser();
-    browser = chrome.browser;
+    suite.defer(() => agent.server.close());
   });
 
-  after(async () => {
-    await Promise.all(opened.map((d) => d.context.close()));
-    await chrome?.close();
-    await agent?.server.close();
-    await stack?.close();
-  });
-
-  async function dashboardFor(payer: Pick<Payer, "wallet"> | null, width = 1280): Promise<DashboardPage> {
-    const dashboard = await openDashboard(browser, stack.relayer.url, payer?.wallet ?? null, width);
-    opened.push(dashboard);
-    return dashboard;
+  function dashboardFor(payer: Pick<Payer, "wallet"> | null, width = 1280): Promise<DashboardPage> {
+    return suite.open(payer?.wallet ?? null, width);
   }
-
-  afterEach(function () {
-    // No test may leave a console error behind. Chromium itself logs every 4xx answer as one; a 402
-    // the page receives and explains is the behaviour under test, not an error of the app.
-    for (const dashboard of opened) {
-      const errors = dashboard.errors.filter((e) => !e.includes("the server responded with a status of 402"));
-      assert.deepEqual(errors, [], `console errors in "${this.currentTest?.title}"`);
-    }
-  });
 
   it("is served by the relayer on its own origin: files, index.html for app paths, its configuration, JSON errors under /v1", async () => {
     const base = stack.relayer.url;
@@ -281,21 +256,10 @@ describe("the dashboard in a browser", function () {
       ];
       for (const [name, open] of screens) {
         await open();
-        await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
-        await page.evaluate(AXE);
-        const violations = await page.evaluate(async () => {
-          const axe = (window as unknown as { axe: { run(context: Document, options: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-          const result = await axe.run(document, { resultTypes: ["violations"] });
-          return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-        });
-        assert.deepEqual(violations, [], `${name} at ${width} px`);
+        await checkScreen(page, name);
         if (width === 375 && name === "agent") {
           const cut = await page.getByTestId("uptime-windows").evaluate((table) => table.parentElement!.scrollWidth - table.parentElement!.clientWidth);
           assert.ok(cut <= 0, `the window table is cut by ${cut} px at 375 px`);
-        }
-        if (width === 375) {
-          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-          assert.ok(overflow <= 0, `${name} scrolls sideways at 375 px by ${overflow} px`);
         }
       }
     }

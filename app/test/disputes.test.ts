@@ -2,49 +2,32 @@
 // opens one with a statement and a file, the creator answers, the market's arbiter (a second
 // injected wallet, the localnet's development arbiter) rules, and the chain moves exactly that.
 import { strict as assert } from "node:assert";
-import { mkdirSync } from "node:fs";
 
 import { collateralVaultPda, disputePda, fetchDispute, parseExecutionId, toHex, evidenceHash, attachmentDigest } from "@agent-market/program";
 import type { Keypair } from "@solana/web3.js";
-import type { Browser } from "playwright-core";
 
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
-import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
-import { checkScreen, SHOTS } from "./page-checks.js";
-import { startStack, waitFor, type Stack } from "./stack.js";
+import { signInWithTestWallet, type DashboardPage } from "./browser.js";
+import { checkScreen } from "./page-checks.js";
+import { waitFor, type Stack } from "./stack.js";
+import { dashboardSuite } from "./suite.js";
 
 const STATEMENT = "The summary came back in French; I asked for English.";
 const ATTACHMENT = { name: "output.txt", mimeType: "text/plain", buffer: Buffer.from("Résumé : …\n") };
 
 describe("disputes in the dashboard", function () {
   this.timeout(300_000);
+  const suite = dashboardSuite();
   let stack: Stack;
-  let chrome: RunningBrowser;
-  let browser: Browser;
   const agents: ListedAgent[] = [];
-  const opened: DashboardPage[] = [];
 
-  before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack();
-    chrome = await launchBrowser();
-    browser = chrome.browser;
-  });
-
-  after(async () => {
-    await Promise.all(opened.map((d) => d.context.close()));
-    await chrome?.close();
-    await Promise.all(agents.map((a) => a.server.close()));
-    await stack?.close();
-  });
-
-  afterEach(function () {
-    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+  before(() => {
+    stack = suite.stack;
+    suite.defer(() => Promise.all(agents.map((a) => a.server.close())));
   });
 
   async function signedIn(wallet: Keypair, width = 1280): Promise<DashboardPage> {
-    const dashboard = await openDashboard(browser, stack.relayer.url, wallet, width);
-    opened.push(dashboard);
+    const dashboard = await suite.open(wallet, width);
     await signInWithTestWallet(dashboard);
     return dashboard;
   }

@@ -3,53 +3,35 @@
 // wallet signs to that address themselves (a cluster's public RPC answers CORS, and so does
 // localnet, which stands in for it here); without it they say how to proceed instead.
 import { strict as assert } from "node:assert";
-import { mkdirSync } from "node:fs";
 
 import { collateralVaultPda } from "@agent-market/program";
-import type { Browser } from "playwright-core";
 
 import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
 import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
 import { api, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
-import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
-import { SHOTS } from "./page-checks.js";
-import { startStack, waitFor, type Stack } from "./stack.js";
+import { signInWithTestWallet } from "./browser.js";
+import { waitFor } from "./stack.js";
+import { dashboardSuite } from "./suite.js";
 
 describe("the dashboard on a hosted network", function () {
   this.timeout(300_000);
-  let stack: Stack;
+  const suite = dashboardSuite({ dashboard: (rpcUrl) => ({ DASHBOARD_DEVNET_RPC_URL: rpcUrl }) });
   let bare: RunningRelayer;
-  let chrome: RunningBrowser;
-  let browser: Browser;
   let agent: ListedAgent;
-  const opened: DashboardPage[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack((rpcUrl) => ({ DASHBOARD_DEVNET_RPC_URL: rpcUrl }));
     // A second instance of the same marketplace (its database, queue and keys), whose page is
     // given no RPC address.
-    const env = { ...stack.relayer.env };
+    const env = { ...suite.stack.relayer.env };
     delete env.DASHBOARD_DEVNET_RPC_URL;
     bare = await startRelayerWith(env, { dropDatabase: false });
-    agent = await listAgent(stack.market, stack.relayer);
-    chrome = await launchBrowser();
-    browser = chrome.browser;
-  });
-
-  after(async () => {
-    await Promise.all(opened.map((d) => d.context.close()));
-    await chrome?.close();
-    await agent?.server.close();
-    await bare?.close();
-    await stack?.close();
-  });
-
-  afterEach(function () {
-    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+    suite.defer(() => bare.close());
+    agent = await listAgent(suite.stack.market, suite.stack.relayer);
+    suite.defer(() => agent.server.close());
   });
 
   it("tells the page the network's public RPC address, allows it in the page's policy, and relays no chain itself", async () => {
+    const { stack } = suite;
     const rpcUrl = stack.market.localnet.rpcUrl;
     const config = await (await fetch(`${stack.relayer.url}/dashboard-config.json`)).json();
     assert.deepEqual(config, {
@@ -68,6 +50,7 @@ describe("the dashboard on a hosted network", function () {
   });
 
   it("lets a creator top up collateral, the wallet's transaction sent to that address by the page", async () => {
+    const { stack } = suite;
     const rpcUrl = new URL(stack.market.localnet.rpcUrl).href;
     const creator = agent.creator;
     await stack.market.localnet.mintUsdc(creator.wallet.publicKey, 5_000_000n);
@@ -82,8 +65,7 @@ describe("the dashboard on a hosted network", function () {
       return body.data.creator.agents.some((a) => a.address === address);
     });
 
-    const dashboard = await openDashboard(browser, stack.relayer.url, creator.wallet, 1280);
-    opened.push(dashboard);
+    const dashboard = await suite.open(creator.wallet);
     const { page } = dashboard;
     const chainCalls: string[] = [];
     page.on("request", (request) => {
@@ -110,8 +92,7 @@ describe("the dashboard on a hosted network", function () {
   });
 
   it("says how to sign instead when the marketplace gives its page no RPC address", async () => {
-    const dashboard = await openDashboard(browser, bare.url, agent.creator.wallet, 375);
-    opened.push(dashboard);
+    const dashboard = await suite.open(agent.creator.wallet, 375, bare.url);
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
     await page.getByRole("link", { name: "My agents" }).click();

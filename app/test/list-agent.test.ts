@@ -3,51 +3,33 @@
 // the browser and downloaded once, the relayer's probe before anything is signed (a dead endpoint
 // and a wrong key stop there), register_agent signed by the wallet, then the listing.
 import { strict as assert } from "node:assert";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 
 import { collateralVaultPda, fetchAgent } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
-import type { Browser } from "playwright-core";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
 import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
 import { api } from "../../tests/src/relayer.js";
-import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
-import { checkScreen, SHOTS } from "./page-checks.js";
-import { startStack, type Stack } from "./stack.js";
+import { signInWithTestWallet } from "./browser.js";
+import { checkScreen } from "./page-checks.js";
+import { dashboardSuite } from "./suite.js";
 
 describe("listing an agent from the dashboard", function () {
   this.timeout(300_000);
-  let stack: Stack;
-  let chrome: RunningBrowser;
-  let browser: Browser;
+  const suite = dashboardSuite();
   let server: CreatorServer;
-  const opened: DashboardPage[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack();
-    server = await startCreator(stack.relayer.marketplaceKey.publicKey.toBase58());
-    chrome = await launchBrowser();
-    browser = chrome.browser;
-  });
-
-  after(async () => {
-    await Promise.all(opened.map((d) => d.context.close()));
-    await chrome?.close();
-    await server?.close();
-    await stack?.close();
-  });
-
-  afterEach(function () {
-    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+    server = await startCreator(suite.stack.relayer.marketplaceKey.publicKey.toBase58());
+    suite.defer(() => server.close());
   });
 
   it("checks the form, offers a generated key once, probes the endpoint before any collateral is locked, then registers and lists", async () => {
+    const { stack, opened } = suite;
     const creator = await stack.market.walletWithUsdc(MIN_COLLATERAL_USDC);
     for (const width of [375, 1280]) {
-      const dashboard = await openDashboard(browser, stack.relayer.url, creator.wallet, width);
-      opened.push(dashboard);
+      const dashboard = await suite.open(creator.wallet, width);
       await signInWithTestWallet(dashboard);
       // A wallet that registered nothing yet: My agents says so and where to start.
       await dashboard.page.getByRole("link", { name: "My agents" }).click();

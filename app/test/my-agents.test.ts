@@ -2,46 +2,29 @@
 // localnet: its agent's record and listing, pause and resume, a collateral top-up, retirement, and
 // a withdrawal refused while a dispute is open, counted down through the cooldown, then made.
 import { strict as assert } from "node:assert";
-import { mkdirSync } from "node:fs";
 
 import { collateralVaultPda, disputePda, evidenceHash, fetchDispute, fromHex, openDisputeInstruction, parseExecutionId, resolveDisputeInstruction, toHex } from "@agent-market/program";
-import type { Browser } from "playwright-core";
 
 import { COLLATERAL_COOLDOWN_SECS, MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
 import { api } from "../../tests/src/relayer.js";
-import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
-import { checkScreen, SHOTS } from "./page-checks.js";
-import { startStack, waitFor, type Stack } from "./stack.js";
+import { signInWithTestWallet } from "./browser.js";
+import { checkScreen } from "./page-checks.js";
+import { waitFor } from "./stack.js";
+import { dashboardSuite } from "./suite.js";
 
 describe("my agents in the dashboard", function () {
   this.timeout(300_000);
-  let stack: Stack;
-  let chrome: RunningBrowser;
-  let browser: Browser;
+  const suite = dashboardSuite();
   let agent: ListedAgent;
-  const opened: DashboardPage[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack();
-    agent = await listAgent(stack.market, stack.relayer);
-    chrome = await launchBrowser();
-    browser = chrome.browser;
-  });
-
-  after(async () => {
-    await Promise.all(opened.map((d) => d.context.close()));
-    await chrome?.close();
-    await agent?.server.close();
-    await stack?.close();
-  });
-
-  afterEach(function () {
-    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+    agent = await listAgent(suite.stack.market, suite.stack.relayer);
+    suite.defer(() => agent.server.close());
   });
 
   it("shows the agent's record; pauses, resumes, tops up, retires; refuses to withdraw while a dispute is open, counts the cooldown down, then withdraws", async () => {
+    const { stack } = suite;
     const { market, relayer } = stack;
     const creator = agent.creator;
     await market.localnet.mintUsdc(creator.wallet.publicKey, 5_000_000n);
@@ -73,8 +56,7 @@ describe("my agents in the dashboard", function () {
       return ((await response.json()) as { data: { agent: { stats: { settled: number } } | null } }).data.agent?.stats.settled === 1;
     });
 
-    const dashboard = await openDashboard(browser, relayer.url, creator.wallet, 1280);
-    opened.push(dashboard);
+    const dashboard = await suite.open(creator.wallet);
     await signInWithTestWallet(dashboard);
     const { page } = dashboard;
     await page.getByRole("link", { name: "My agents" }).click();

@@ -3,19 +3,18 @@
 // the program would), and later changes a listed agent's pricing and input schema from My agents,
 // the wallet signing update_agent before the relayer's listing follows.
 import { strict as assert } from "node:assert";
-import { mkdirSync } from "node:fs";
 
 import { fetchAgent, listingHash } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
-import type { Browser } from "playwright-core";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
 import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
-import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
+import { listAgent } from "../../tests/src/marketplace.js";
 import { api } from "../../tests/src/relayer.js";
-import { launchBrowser, openDashboard, signInWithTestWallet, type DashboardPage, type RunningBrowser } from "./browser.js";
-import { checkScreen, SHOTS } from "./page-checks.js";
-import { startStack, waitFor, type Stack } from "./stack.js";
+import { signInWithTestWallet } from "./browser.js";
+import { checkScreen } from "./page-checks.js";
+import { waitFor } from "./stack.js";
+import { dashboardSuite } from "./suite.js";
 
 interface ListingBody {
   pricing: Record<string, unknown>;
@@ -24,37 +23,18 @@ interface ListingBody {
 
 describe("pricing in the dashboard", function () {
   this.timeout(300_000);
-  let stack: Stack;
-  let chrome: RunningBrowser;
-  let browser: Browser;
+  const suite = dashboardSuite();
   let server: CreatorServer;
-  let listed: ListedAgent | undefined;
-  const opened: DashboardPage[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack();
-    server = await startCreator(stack.relayer.marketplaceKey.publicKey.toBase58());
-    chrome = await launchBrowser();
-    browser = chrome.browser;
-  });
-
-  after(async () => {
-    await Promise.all(opened.map((d) => d.context.close()));
-    await chrome?.close();
-    await server?.close();
-    await listed?.server.close();
-    await stack?.close();
-  });
-
-  afterEach(function () {
-    for (const dashboard of opened) assert.deepEqual(dashboard.errors, [], `console errors in "${this.currentTest?.title}"`);
+    server = await startCreator(suite.stack.relayer.marketplaceKey.publicKey.toBase58());
+    suite.defer(() => server.close());
   });
 
   it("refuses plans below the market's minimum, then lists an agent on a hybrid plan, the chain and the listing agreeing", async () => {
+    const { stack } = suite;
     const creator = await stack.market.walletWithUsdc(MIN_COLLATERAL_USDC);
-    const dashboard = await openDashboard(browser, stack.relayer.url, creator.wallet, 375);
-    opened.push(dashboard);
+    const dashboard = await suite.open(creator.wallet, 375);
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
     await page.getByRole("navigation").getByRole("link", { name: "List an agent" }).click();
@@ -111,20 +91,21 @@ describe("pricing in the dashboard", function () {
   });
 
   it("changes a listed agent's pricing and input schema from My agents: update_agent, then the listing", async () => {
-    listed = await listAgent(stack.market, stack.relayer);
+    const { stack } = suite;
+    const listed = await listAgent(stack.market, stack.relayer);
+    suite.defer(() => listed.server.close());
     const address = listed.address.toBase58();
     await waitFor("the agent in the indexer", async () => {
       const response = await fetch(stack.graphqlUrl, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query: `query($a: String!) { creator(address: $a) { agents { address } } }`, variables: { a: listed!.creator.wallet.publicKey.toBase58() } }),
+        body: JSON.stringify({ query: `query($a: String!) { creator(address: $a) { agents { address } } }`, variables: { a: listed.creator.wallet.publicKey.toBase58() } }),
       });
       const body = (await response.json()) as { data: { creator: { agents: { address: string }[] } } };
       return body.data.creator.agents.some((a) => a.address === address);
     });
 
-    const dashboard = await openDashboard(browser, stack.relayer.url, listed.creator.wallet, 1280);
-    opened.push(dashboard);
+    const dashboard = await suite.open(listed.creator.wallet);
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
     await page.getByRole("link", { name: "My agents" }).click();

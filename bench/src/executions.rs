@@ -103,16 +103,7 @@ impl Executions {
             })
             .collect();
         let signatures = connection.batch("sendTransaction", &closes, SEND_BATCH);
-        let statuses = connection.call(
-            "getSignatureStatuses",
-            json!([signatures, { "searchTransactionHistory": true }]),
-        );
-        assert!(
-            statuses["value"]
-                .as_array()
-                .is_some_and(|statuses| statuses.iter().all(|status| status["err"].is_null())),
-            "every receipt closed"
-        );
+        assert_succeeded(connection, signatures, "every receipt closed");
     }
 
     /// Runs `count` executions in batches of `BATCH`, at most `rate` a second.
@@ -195,19 +186,24 @@ impl Executions {
                 "every escrow is open"
             );
             signatures.extend(connection.batch("sendTransaction", &settles, SEND_BATCH));
-            let statuses = connection.call(
-                "getSignatureStatuses",
-                json!([signatures, { "searchTransactionHistory": true }]),
-            );
-            assert!(
-                statuses["value"]
-                    .as_array()
-                    .is_some_and(|statuses| statuses.iter().all(|status| status["err"].is_null())),
-                "every transaction succeeded"
-            );
+            assert_succeeded(connection, signatures, "every transaction succeeded");
             if round % CLOSE_EVERY_ROUNDS == CLOSE_EVERY_ROUNDS - 1 {
                 self.close_receipts(connection);
             }
         }
     }
+}
+
+/// One status poll of `signatures`, as the relayer polls a batch: none may have failed.
+fn assert_succeeded(connection: &mut Connection, signatures: Vec<serde_json::Value>, what: &str) {
+    let statuses = connection.call(
+        "getSignatureStatuses",
+        json!([signatures, { "searchTransactionHistory": true }]),
+    );
+    assert!(
+        statuses["value"]
+            .as_array()
+            .is_some_and(|statuses| statuses.iter().all(|status| status["err"].is_null())),
+        "{what}"
+    );
 }

@@ -1,6 +1,5 @@
 // Running the built `agent-market admin` against localnet in tests: the command as a process,
 // keypair files, the market's fields as the actions change them, and a stand-in for a mainnet RPC.
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,29 +11,18 @@ import type { Keypair } from "@solana/web3.js";
 
 import { TestMarket } from "./fixtures.js";
 import { REPO_ROOT } from "./localnet.js";
+import { run, type Run } from "./run.js";
+
+export type { Run };
 
 export const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
 const MAINNET_GENESIS = "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d";
 /** A transaction signature in base58. */
 export const SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
 
-export interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `agent-market ...args`, run to its end. */
 export function agentMarket(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return run(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
 }
 
 export function keypairFile(dir: string, name: string, keypair: Keypair): string {

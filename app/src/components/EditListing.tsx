@@ -6,9 +6,12 @@ import { openChain } from "../data/chain.js";
 import { checkDocument, documentForm } from "../data/listing-document.js";
 import { updateListing } from "../data/listing-update.js";
 import { checkPricing, pricingForm } from "../data/pricing.js";
+import { DocumentFields } from "./DocumentFields.js";
 import { ErrorNotice } from "./ErrorNotice.js";
+import { FormProblems } from "./FormProblems.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { PricingFields } from "./PricingFields.js";
+import { SchemaFields } from "./SchemaFields.js";
 
 /**
  * A listed agent's name, description, tags, pricing and schemas, changed with update_agent (the
@@ -49,36 +52,10 @@ export function EditListing({ listing, minimumPriceUsdc, onSaved }: { listing: L
 
   return (
     <form className="form edit-listing" aria-label={`Edit the listing of ${listing.name}`} onSubmit={(e) => void save(e)} noValidate data-testid="edit-listing">
-      <label>
-        Name
-        <input {...field("name")} maxLength={100} />
-      </label>
-      <label>
-        Tags (comma separated)
-        <input {...field("tags")} />
-      </label>
-      <label>
-        Description
-        <textarea rows={3} {...field("description")} />
-      </label>
+      <DocumentFields name={field("name")} tags={field("tags")} description={field("description")} />
       <PricingFields name={id} value={pricing} onChange={setPricing} minimumUsdc={minimumPriceUsdc} />
-      <label>
-        Input schema (JSON Schema)
-        <textarea rows={6} className="mono" {...field("input")} />
-      </label>
-      <label>
-        Output schema (JSON Schema)
-        <textarea rows={6} className="mono" {...field("output")} />
-      </label>
-      {problems.length > 0 && (
-        <div className="notice notice-error" role="alert" data-testid="edit-problems">
-          <ul>
-            {problems.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <SchemaFields input={field("input")} output={field("output")} />
+      <FormProblems problems={problems} testId="edit-problems" />
       {error !== null && <ErrorNotice error={error} />}
       {saved !== null && (
         <div className="notice notice-ok" role="status" data-testid="edit-saved">

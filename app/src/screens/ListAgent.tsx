@@ -4,9 +4,12 @@ import { useState, type FormEvent } from "react";
 import { useApp } from "../app-context.js";
 import { Check } from "../components/Check.js";
 import { ConformanceSteps, failedStep, type ProbeOutcome } from "../components/ConformanceSteps.js";
+import { DocumentFields } from "../components/DocumentFields.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
+import { FormProblems } from "../components/FormProblems.js";
 import { PricingFields } from "../components/PricingFields.js";
+import { SchemaFields } from "../components/SchemaFields.js";
 import { Loading } from "../components/Status.js";
 import { openChain } from "../data/chain.js";
 import { checkDocument, NEW_SCHEMA } from "../data/listing-document.js";
@@ -197,18 +200,7 @@ export function ListAgentScreen() {
       ) : (
         <form className="card form" aria-label="Your agent" onSubmit={(e) => void submit(e)} noValidate>
           <h2>Your agent</h2>
-          <label>
-            Name
-            <input {...field("name")} maxLength={100} />
-          </label>
-          <label>
-            Tags (comma separated)
-            <input {...field("tags")} />
-          </label>
-          <label>
-            Description
-            <textarea rows={3} {...field("description")} />
-          </label>
+          <DocumentFields name={field("name")} tags={field("tags")} description={field("description")} />
           <label>
             Endpoint (your service's base URL)
             <input type="url" inputMode="url" placeholder="https://agent.example.com" {...field("endpoint")} />
@@ -263,23 +255,8 @@ export function ListAgentScreen() {
               </div>
             )}
           </fieldset>
-          <label>
-            Input schema (JSON Schema)
-            <textarea rows={6} className="mono" {...field("input")} />
-          </label>
-          <label>
-            Output schema (JSON Schema)
-            <textarea rows={6} className="mono" {...field("output")} />
-          </label>
-          {problems.length > 0 && (
-            <div className="notice notice-error" role="alert" data-testid="listing-problems">
-              <ul>
-                {problems.map((p) => (
-                  <li key={p}>{p}</li>
-                ))}
-              </ul>
-            </div>
-          )}
+          <SchemaFields input={field("input")} output={field("output")} />
+          <FormProblems problems={problems} testId="listing-problems" />
           {error !== null && <ErrorNotice error={error} />}
           <p className="small" id="register-gate" role="status">
             {outcome?.state === "running"
