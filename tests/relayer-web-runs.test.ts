@@ -132,6 +132,57 @@ describe("relayer: web runs with a wallet session", function () {
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
   });
 
+  it("refuses a cookie-only request that is not JSON on every state-changing route, enumerated from the app: 403 cookie_request_not_json, nothing changed", async () => {
+    // The creator's own session: pause and retire would act on its listing if the check let them through.
+    const creatorToken = await signIn(relayer, agent.creator.wallet);
+    const payer = await signedInWallet(1_000_000n);
+    // Every documented route (the OpenAPI document is built from all of them), and the hidden one.
+    const document = relayer.app.swagger() as { paths: Record<string, Record<string, unknown>> };
+    const routes: [string, string][] = [["POST", "/dashboard-rpc"]];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const method of Object.keys(operations)) {
+        if (["post", "put", "patch", "delete"].includes(method)) routes.push([method.toUpperCase(), path]);
+      }
+    }
+    const names = routes.map(([method, path]) => `${method} ${path}`);
+    for (const expected of ["POST /v1/agents/{agent_id}/pause", "POST /v1/agents/{agent_id}/retire", "POST /v1/keys", "DELETE /v1/keys/{key_id}"]) {
+      assert.ok(names.includes(expected), `${expected} is enumerated: ${names.join(", ")}`);
+    }
+    for (const [method, path] of routes) {
+      const url = path.replace(/\{agent_id\}/g, agent.address.toBase58()).replace(/\{[a-z_]+\}/g, "x");
+      for (const [type, body] of [
+        ["text/plain", "{}"],
+        ["application/x-www-form-urlencoded", "a=b"],
+        [undefined, undefined],
+      ] as const) {
+        for (const token of [creatorToken, payer.token]) {
+          const response = await fetch(`${relayer.url}${url}`, {
+            method,
+            headers: { cookie: `am_session=${token}`, ...(type === undefined ? {} : { "content-type": type }) },
+            ...(body === undefined ? {} : { body }),
+          });
+          const answer = { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+          assert.equal(answer.status, 403, `${method} ${url} (${type}): ${JSON.stringify(answer.body)}`);
+          assert.equal(errorCode(answer), "cookie_request_not_json", `${method} ${url} (${type})`);
+        }
+      }
+    }
+    const listing = await api<{ status: string }>(relayer, "GET", `/v1/agents/${agent.address.toBase58()}`);
+    assert.equal(listing.body.status, "active", "neither paused nor retired");
+    const keys = await api<{ data: unknown[] }>(relayer, "GET", "/v1/keys", { token: payer.token });
+    assert.deepEqual(keys.body.data, [], "no key created");
+    assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "nothing charged");
+    // With JSON the cookie works on a body-less route too (an empty object as the body).
+    const paused = await fetch(`${relayer.url}/v1/agents/${agent.address.toBase58()}/pause`, {
+      method: "POST",
+      headers: { cookie: `am_session=${creatorToken}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    assert.equal(paused.status, 200, await paused.text());
+    const resumed = await api(relayer, "POST", `/v1/agents/${agent.address.toBase58()}/resume`, { token: creatorToken });
+    assert.equal(resumed.status, 200);
+  });
+
   it("refuses without a session, or with one signed out, each with its code", async () => {
     const payer = await signedInWallet(1_000_000n);
     const none = await api(relayer, "POST", runPath(), { body: BODY });

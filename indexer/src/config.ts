@@ -101,6 +101,11 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
   const auth = env.INDEXER_HELIUS_WEBHOOK_AUTH;
   if (auth !== undefined && auth.length > 0 && auth.length < 16) problems.push("INDEXER_HELIUS_WEBHOOK_AUTH: at least 16 characters");
   const program_id = NETWORK_NAMES.includes(network) ? programIdOf(env, network, problems) : PROGRAM_ID;
+  const nodeEnv = env.NODE_ENV ?? "development";
+  // GraphiQL and introspection are off only in production; a mainnet indexer never serves them.
+  if (network === "mainnet" && nodeEnv !== "production") {
+    problems.push(`NODE_ENV: must be "production" with INDEXER_NETWORK=mainnet (no GraphiQL, no introspection), got ${JSON.stringify(nodeEnv)}`);
+  }
   const config: IndexerConfig = {
     network,
     program_id,
@@ -110,7 +115,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
     websocket_url,
     host: env.INDEXER_HOST ?? "127.0.0.1",
     port: integer(env, "INDEXER_PORT", 8090, 0, 65535, problems),
-    production: (env.NODE_ENV ?? "development") === "production",
+    production: nodeEnv === "production",
     helius_webhook_auth: auth ? auth : undefined,
     gap_check_interval_ms: integer(env, "INDEXER_GAP_CHECK_INTERVAL_MS", 30_000, 100, 3_600_000, problems),
     finality_interval_ms: integer(env, "INDEXER_FINALITY_INTERVAL_MS", 2_000, 50, 600_000, problems),

@@ -19,11 +19,11 @@ describe("indexer configuration: the program id", () => {
     const ids = { DEVNET_PROGRAM_ID: devnet, MAINNET_PROGRAM_ID: mainnet };
     assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "devnet" }).program_id.toBase58(), devnet);
     assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "localnet" }).program_id.toBase58(), devnet);
-    assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "mainnet" }).program_id.toBase58(), mainnet);
+    assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).program_id.toBase58(), mainnet);
   });
 
   it("is the IDL's address when unset", () => {
-    assert.ok(parseConfig({ ...base, INDEXER_NETWORK: "mainnet" }).program_id.equals(PROGRAM_ID));
+    assert.ok(parseConfig({ ...base, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).program_id.equals(PROGRAM_ID));
   });
 
   it("refuses one that is not an address, with the other problems", () => {
@@ -38,5 +38,25 @@ describe("indexer configuration: the program id", () => {
         return true;
       },
     );
+  });
+});
+
+describe("indexer configuration: mainnet", () => {
+  it("turns GraphiQL and introspection off, and refuses to start outside production, naming NODE_ENV", () => {
+    assert.equal(parseConfig({ ...base, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).production, true);
+    for (const NODE_ENV of [undefined, "development", "test"]) {
+      assert.throws(
+        () => parseConfig({ ...base, INDEXER_NETWORK: "mainnet", ...(NODE_ENV === undefined ? {} : { NODE_ENV }) }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.deepEqual(error.message.split("\n").slice(1).map((line) => line.trim()), [
+            `NODE_ENV: must be "production" with INDEXER_NETWORK=mainnet (no GraphiQL, no introspection), got "${NODE_ENV ?? "development"}"`,
+          ]);
+          return true;
+        },
+      );
+    }
+    // Devnet and localnet keep GraphiQL for development.
+    assert.equal(parseConfig({ ...base, INDEXER_NETWORK: "localnet" }).production, false);
   });
 });

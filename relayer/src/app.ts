@@ -16,6 +16,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOpt
 import type { Services } from "./app-services.js";
 import { isDatabaseError } from "./db/errors.js";
 import { ApiError, errorBody } from "./errors.js";
+import { requireJsonWithCookie } from "./http/auth.js";
 import { refuseCredentialInQuery } from "./http/credential-in-query.js";
 import { registerRateLimits } from "./http/rate-limit.js";
 import { registerRoutes } from "./routes/index.js";
@@ -131,6 +132,8 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   // Security (see http/credential-in-query.ts and http/rate-limit.ts): before the routes, which
   // the limits attach to as they are declared.
   app.addHook("onRequest", refuseCredentialInQuery);
+  // Every route, present and future: app-wide hooks run before a route's own.
+  app.addHook("onRequest", requireJsonWithCookie);
   await registerRateLimits(app, config);
 
   registerRoutes(app, services);

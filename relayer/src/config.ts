@@ -257,6 +257,17 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   if (cookieSecure !== undefined && cookieSecure !== "true" && cookieSecure !== "false") {
     problems.push(`COOKIE_SECURE must be "true" or "false", got "${cookieSecure}"`);
   }
+  // Real funds: the session cookie, the sign-in messages' origin and the queue's Redis (which
+  // carries its password and the jobs) never travel in clear.
+  if (text("MAINNET_RPC_URL") !== undefined) {
+    if (public_url !== undefined && public_url.protocol !== "https:") {
+      problems.push(`PUBLIC_URL must be an https: URL with MAINNET_RPC_URL, got "${public_url.href}"`);
+    }
+    if (cookieSecure === "false") problems.push("COOKIE_SECURE=false is refused with MAINNET_RPC_URL: session cookies must be Secure");
+    if (redis_url !== undefined && URL.canParse(redis_url) && new URL(redis_url).protocol !== "rediss:") {
+      problems.push("REDIS_URL must be a rediss:// (TLS) URL with MAINNET_RPC_URL");
+    }
+  }
 
   const dashboardDir = text("DASHBOARD_DIR");
   const indexerGraphqlUrl = text("INDEXER_GRAPHQL_URL");

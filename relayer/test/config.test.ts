@@ -17,6 +17,7 @@ const devConfig = JSON.parse(readFileSync(new URL("../../localnet/dev-config.jso
 };
 const devKeypair = (name: string) => Keypair.fromSecretKey(Uint8Array.from(devConfig.keypairs[name]!));
 const mainnet = () => ({
+  PUBLIC_URL: "https://market.example",
   MAINNET_RPC_URL: "https://rpc.mainnet.example",
   MAINNET_RELAYER_KEYPAIR: keypairFile(),
   MAINNET_MARKETPLACE_KEYPAIR: keypairFile(),
@@ -132,7 +133,7 @@ describe("configuration", () => {
   });
 
   it("never lends mainnet the unprefixed keypairs: MAINNET_RELAYER_KEYPAIR and MAINNET_MARKETPLACE_KEYPAIR are required", () => {
-    assert.deepEqual(problems({ ...valid(), MAINNET_RPC_URL: "https://rpc.mainnet.example" }), [
+    assert.deepEqual(problems({ ...valid(), PUBLIC_URL: "https://market.example", MAINNET_RPC_URL: "https://rpc.mainnet.example" }), [
       "MAINNET_MARKETPLACE_KEYPAIR is required: path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to mainnet creators",
       "MAINNET_RELAYER_KEYPAIR is required: path of the Solana keypair file of the mainnet market's relayer (signs open_escrow, settle and refund, pays their fees)",
     ]);
@@ -181,6 +182,27 @@ describe("configuration", () => {
     assert.deepEqual(problems({ ...valid(), ...dashboard, DASHBOARD_LOCALNET: "true", DASHBOARD_DEVNET_RPC_URL: "http://127.0.0.1:8899" }), [
       "DASHBOARD_DEVNET_RPC_URL is for a hosted chain: with DASHBOARD_LOCALNET the page reaches the local chain through the relayer",
     ]);
+  });
+
+  it("serves mainnet only over https, with Secure cookies and Redis over TLS, naming each variable", () => {
+    const config = parseConfig({ ...valid(), ...mainnet(), REDIS_URL: "rediss://redis.example:6380/0" });
+    assert.equal(config.public_url.protocol, "https:");
+    assert.equal(config.cookie_secure, true);
+    assert.deepEqual(
+      problems({ ...valid(), ...mainnet(), PUBLIC_URL: "http://market.example", COOKIE_SECURE: "false", REDIS_URL: "redis://redis.example:6379/0" }),
+      [
+        'PUBLIC_URL must be an https: URL with MAINNET_RPC_URL, got "http://market.example/"',
+        "COOKIE_SECURE=false is refused with MAINNET_RPC_URL: session cookies must be Secure",
+        "REDIS_URL must be a rediss:// (TLS) URL with MAINNET_RPC_URL",
+      ],
+    );
+    const withoutPublicUrl: Record<string, string> = { ...valid(), ...mainnet() };
+    delete withoutPublicUrl.PUBLIC_URL;
+    assert.deepEqual(problems(withoutPublicUrl), [
+      'PUBLIC_URL must be an https: URL with MAINNET_RPC_URL, got "http://localhost:8080/"',
+    ]);
+    // Devnet alone keeps its local defaults.
+    assert.equal(parseConfig({ ...valid(), PUBLIC_URL: "http://localhost:8080", REDIS_URL: "redis://127.0.0.1:6379" }).cookie_secure, false);
   });
 
   it("refuses ENDPOINT_POLICY=development with a mainnet RPC", () => {

@@ -64,16 +64,21 @@ export function requireApiKeyOrSession(authenticator: ApiKeyAuthenticator, signI
   };
 }
 
+/** Methods that change state; GET, HEAD and OPTIONS never do here. */
+const STATE_CHANGING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
 /**
- * The cross-site request check of a route that spends with the session cookie. The cookie is
- * SameSite=Strict, so a browser does not attach it to a request from another site; besides, a
- * request it authenticates must declare `Content-Type: application/json`: a form on any other
- * origin, even a same-site one (a sibling subdomain), can send only form encodings or text/plain,
- * and a script there can send JSON only after a CORS preflight this relayer never grants. Runs
- * before the body is read. Requests carrying `Authorization` are not concerned: a browser never
- * adds that header by itself.
+ * The cross-site request check, an app-wide hook so that every state-changing route has it,
+ * whatever it does and whether it takes a body or not. The cookie is SameSite=Strict, so a
+ * browser does not attach it to a request from another site; besides, a state-changing request
+ * it authenticates must declare `Content-Type: application/json`: a form on any other origin,
+ * even a same-site one (a sibling subdomain), can send only form encodings or text/plain, and a
+ * script there can send JSON only after a CORS preflight this relayer never grants. Runs before
+ * the route's own hooks and before the body is read. Requests carrying `Authorization` are not
+ * concerned: a browser never adds that header by itself.
  */
 export async function requireJsonWithCookie(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  if (!STATE_CHANGING_METHODS.has(request.method)) return;
   if (request.headers.authorization !== undefined || !request.cookies[SESSION_COOKIE]) return;
   const mediaType = String(request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (mediaType !== "application/json") throw new ApiError("cookie_request_not_json");

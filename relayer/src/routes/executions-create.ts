@@ -6,7 +6,7 @@ import type { ExecutionRow } from "../executions/execution-row.js";
 import { MAX_TASK_CHARS } from "../executions/execution-service.js";
 import { renderExecution } from "../executions/execution-view.js";
 import type { NetworkName } from "../config.js";
-import { requireApiKeyOrSession, requireJsonWithCookie } from "../http/auth.js";
+import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { agentIdParams, errorResponses, network } from "../http/schemas.js";
@@ -83,7 +83,6 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 500, 502, 503, 504),
         },
       },
-      onRequest: requireJsonWithCookie,
       preHandler: requireApiKeyOrSession(services.authenticator, services.signIn),
     },
     async (request, reply) => {
