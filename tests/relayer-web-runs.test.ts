@@ -137,7 +137,7 @@ describe("relayer: web runs with a wallet session", function () {
     const creatorToken = await signIn(relayer, agent.creator.wallet);
     const payer = await signedInWallet(1_000_000n);
     // Every documented route (the OpenAPI document is built from all of them), and the hidden one.
-    const document = relayer.app.swagger() as { paths: Record<string, Record<string, unknown>> };
+    const document = (await api<{ paths: Record<string, Record<string, unknown>> }>(relayer, "GET", "/v1/openapi.json")).body;
     const routes: [string, string][] = [["POST", "/dashboard-rpc"]];
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const method of Object.keys(operations)) {
