@@ -5,7 +5,15 @@
 import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
 
-import { collateralVaultPda, openDisputeInstruction, parseExecutionId, receiptPda, resolveDisputeInstruction } from "@agent-market/program";
+import {
+  collateralVaultPda,
+  disputePda,
+  openDisputeInstruction,
+  parseExecutionId,
+  receiptPda,
+  resolveDisputeInstruction,
+} from "@agent-market/program";
+import { Keypair, SystemProgram } from "@solana/web3.js";
 
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
@@ -365,5 +373,62 @@ describe("relayer: dispute evidence", function () {
     assert.equal(rejected.body.state, "rejected");
     assert.equal(rejected.body.slashed_usdc, "0.000000");
     assert.equal(rejected.body.evidence[0]!.bound_on_chain, true);
+  });
+  it("finds a dispute's outcome by its own execution id, past another dispute's resolution and 25 junk transactions on its address", async () => {
+    const agent = await newAgent();
+    const id = await executed(agent);
+    const other = await executed(agent);
+    const open = async (execution: string) => {
+      const created = await submit(payer.token, { execution_id: execution, statement: `about ${execution}` });
+      assert.equal(created.status, 201);
+      await market.send(
+        [
+          openDisputeInstruction({
+            payer: payer.wallet.publicKey,
+            agent: agent.address,
+            executionId: parseExecutionId(execution)!,
+            evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
+          }),
+        ],
+        [payer.wallet],
+      );
+    };
+    const resolve = (execution: string, upheld: boolean, slashUsdc: bigint) =>
+      resolveDisputeInstruction({
+        arbiter: market.arbiter.publicKey,
+        usdcMint: market.usdcMint,
+        agent: agent.address,
+        executionId: parseExecutionId(execution)!,
+        payer: payer.wallet.publicKey,
+        payerTokenAccount: payer.tokenAccount,
+        upheld,
+        slashUsdc,
+      });
+    await open(id);
+    await open(other);
+    const address = disputePda(parseExecutionId(id)!);
+    // The other dispute's resolution (upheld, 0.7 USDC) mentions this dispute's address.
+    const misleading = resolve(other, true, 700_000n);
+    misleading.keys.push({ pubkey: address, isSigner: false, isWritable: false });
+    await market.send([misleading], [market.arbiter]);
+    const payerBefore = await market.usdc(payer.tokenAccount);
+    const resolveSignature = await market.send([resolve(id, false, 0n)], [market.arbiter]);
+    assert.equal(await market.usdc(payer.tokenAccount), payerBefore, "a rejected dispute moves nothing");
+    // Anyone may send transactions that mention the closed dispute's address: 25 of them.
+    const junk = await market.fundedWallet();
+    const sink = Keypair.generate().publicKey;
+    for (let i = 0; i < 25; i += 1) {
+      const transfer = SystemProgram.transfer({ fromPubkey: junk.publicKey, toPubkey: sink, lamports: 1_000_000 + i });
+      transfer.keys.push({ pubkey: address, isSigner: false, isWritable: false });
+      await market.send([transfer], [junk]);
+    }
+    const seen = await dispute(payer.token, id);
+    assert.equal(seen.status, 200, JSON.stringify(seen.body));
+    assert.equal(seen.body.state, "rejected", "its own resolution, not the other dispute's, and not hidden by the junk");
+    assert.equal(seen.body.slashed_usdc, "0.000000");
+    assert.equal((seen.body as unknown as { resolve_transaction: string }).resolve_transaction, resolveSignature);
+    const theOther = await dispute(payer.token, other);
+    assert.equal(theOther.body.state, "upheld");
+    assert.equal(theOther.body.slashed_usdc, "0.700000");
   });
 });

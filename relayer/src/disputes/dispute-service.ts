@@ -85,6 +85,13 @@ interface OutcomeRow {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DISPUTE_DISCRIMINATOR = utils.bytes.bs58.encode(Uint8Array.from(IDL.accounts.find((a) => a.name === "Dispute")!.discriminator));
+/**
+ * The dispute address's history read to find a closed dispute's outcome: pages of this many
+ * signatures, at most this many pages (the transactions that mention the address, the program's
+ * and anyone else's, newest first). Once found, the outcome is recorded and never looked up again.
+ */
+export const OUTCOME_PAGE_SIZE = 100;
+export const OUTCOME_MAX_PAGES = 10;
 /** Offset of Dispute.payer: discriminator, execution id, agent. */
 const DISPUTE_PAYER_OFFSET = 8 + 16 + 32;
 
@@ -268,40 +275,52 @@ export class DisputeService {
         resolve_signature: null,
       });
     }
-    // No account: never opened, or resolved (which closes it). Only its transactions can tell.
-    const signatures = await connection.getSignaturesForAddress(address, { limit: 20 }, "confirmed");
-    let opened: OutcomeRow | null = recorded;
-    for (const { signature, err } of [...signatures].reverse()) {
-      if (err !== null) continue;
-      const tx = await connection.getTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
-      if (!tx) continue;
-      for (const event of eventsFromInnerInstructions(tx, programId)) {
-        if (event.name === "DisputeOpened") {
-          const data = event.data as { amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
-          opened = {
-            execution_id: execution.id,
-            state: "open",
-            amount_usdc: data.amountUsdc.toString(),
-            evidence_hash: Buffer.from(data.evidenceHash),
-            opened_at: new Date(Number(data.openedAt) * 1000),
-            slashed_usdc: null,
-            resolved_at: null,
-            resolve_signature: null,
-          };
-        }
-        if (event.name === "DisputeResolved" && opened) {
-          const data = event.data as { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint };
-          return this.record(execution.id, {
-            ...opened,
-            state: data.upheld ? "upheld" : "rejected",
-            slashed_usdc: data.slashedUsdc.toString(),
-            resolved_at: new Date(Number(data.resolvedAt) * 1000),
-            resolve_signature: signature,
-          });
+    // No account: never opened, or resolved (which closes it). Only its transactions can tell,
+    // and anyone can add transactions that mention the address: each event must name this very
+    // execution, and the history is paged past the others, newest first, up to a bound.
+    const wanted = Buffer.from(executionIdBytes(execution.id));
+    const ours = (data: { executionId: Uint8Array | number[] }) => wanted.equals(Buffer.from(data.executionId));
+    let resolved: { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint; signature: string } | null = null;
+    let before: string | undefined;
+    for (let page = 0; page < OUTCOME_MAX_PAGES; page += 1) {
+      const signatures = await connection.getSignaturesForAddress(address, { limit: OUTCOME_PAGE_SIZE, ...(before ? { before } : {}) }, "confirmed");
+      for (const { signature, err } of signatures) {
+        if (err !== null) continue;
+        const tx = await connection.getTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
+        if (!tx) continue;
+        for (const event of eventsFromInnerInstructions(tx, programId)) {
+          if (event.name === "DisputeResolved" && resolved === null) {
+            const data = event.data as { executionId: Uint8Array | number[]; upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint };
+            if (ours(data)) resolved = { ...data, signature };
+          }
+          if (event.name === "DisputeOpened") {
+            const data = event.data as { executionId: Uint8Array | number[]; amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
+            if (!ours(data)) continue;
+            const opened: Omit<OutcomeRow, "execution_id"> = {
+              state: "open",
+              amount_usdc: data.amountUsdc.toString(),
+              evidence_hash: Buffer.from(data.evidenceHash),
+              opened_at: new Date(Number(data.openedAt) * 1000),
+              slashed_usdc: null,
+              resolved_at: null,
+              resolve_signature: null,
+            };
+            // The newest opening: resolved after it, or still open as far as history tells.
+            if (resolved === null) return { execution_id: execution.id, ...opened };
+            return this.record(execution.id, {
+              ...opened,
+              state: resolved.upheld ? "upheld" : "rejected",
+              slashed_usdc: resolved.slashedUsdc.toString(),
+              resolved_at: new Date(Number(resolved.resolvedAt) * 1000),
+              resolve_signature: resolved.signature,
+            });
+          }
         }
       }
+      if (signatures.length < OUTCOME_PAGE_SIZE) break;
+      before = signatures[signatures.length - 1]!.signature;
     }
-    return opened;
+    return recorded;
   }
 
   private async record(execution_id: string, outcome: Omit<OutcomeRow, "execution_id">): Promise<OutcomeRow> {
