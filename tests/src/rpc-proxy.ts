@@ -6,9 +6,11 @@ import type { AddressInfo, Socket } from "node:net";
 /**
  * error: answered 503 without reaching the node (nothing happens on chain);
  * lose: forwarded (it takes effect on chain) but its answer is replaced by a 502;
- * stall: never answered (the client's timeout decides).
+ * stall: never answered (the client's timeout decides);
+ * drop (sendTransaction): forwarded and answered, then taken back with `localnet_dropTransaction`
+ * as a cluster abandons the fork that held it: the client has its signature, the chain has nothing.
  */
-export type Fault = "error" | "lose" | "stall";
+export type Fault = "error" | "lose" | "stall" | "drop";
 
 interface Rule {
   method: string;
@@ -36,6 +38,14 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       status: response.status,
       body: Buffer.from(await response.arrayBuffer()),
     }));
+  /** Takes back the transaction a sendTransaction answer names (a refused send names none). */
+  const takeBack = async (answer: Buffer): Promise<void> => {
+    const { result } = JSON.parse(answer.toString()) as { result?: unknown };
+    if (typeof result !== "string") return;
+    const call = { jsonrpc: "2.0", id: 1, method: "localnet_dropTransaction", params: [result] };
+    const dropped = JSON.parse((await forward(Buffer.from(JSON.stringify(call)))).body.toString()) as { error?: unknown };
+    if (dropped.error) throw new Error(`localnet_dropTransaction refused: ${JSON.stringify(dropped.error)}`);
+  };
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -63,13 +73,18 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
         response.writeHead(503).end("injected fault");
         return;
       }
-      forward(body).then(
-        (answer) => {
-          if (fault === "lose") response.writeHead(502).end("injected fault: answer lost");
-          else response.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
-        },
-        () => response.writeHead(502).end("node unreachable"),
-      );
+      forward(body)
+        .then(async (answer) => {
+          if (fault === "drop") await takeBack(answer.body);
+          return answer;
+        })
+        .then(
+          (answer) => {
+            if (fault === "lose") response.writeHead(502).end("injected fault: answer lost");
+            else response.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
+          },
+          () => response.writeHead(502).end("node unreachable"),
+        );
     });
   });
   server.on("connection", (socket: Socket) => {

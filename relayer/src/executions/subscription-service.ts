@@ -204,7 +204,8 @@ export class SubscriptionService {
     const sender = senderOf(this.senders, row.network);
     const state = await sender.state(row.tx);
     if (state.kind === "landed" && state.err === null) {
-      if ((await this.succeed(row, "confirmed")).state === "sending") throw new Error("subscription not visible yet");
+      if (state.confirmation === "processed") throw new Error("subscribe processed, not confirmed yet");
+      if ((await this.succeed(row)).state === "sending") throw new Error("subscription not visible yet");
       return;
     }
     if (state.kind === "landed") {
@@ -228,27 +229,39 @@ export class SubscriptionService {
   }
 
   /**
-   * Succeeds a sent purchase once its subscription shows. A cluster runs it at the next slot and
-   * loses some sends: it is looked for a while, sent again every REBROADCAST_MS meanwhile (the
-   * same bytes), then left to the finish job.
+   * Ends a sent purchase by its transaction's status, never by the subscription account alone: a
+   * renewal's account exists before its transaction lands, so only the signature tells that this
+   * period was paid. Succeeded once confirmed; failed (its reservation released) once it landed
+   * with an error or its blockhash expired unlanded. A cluster loses some sends: the same bytes
+   * are sent again every REBROADCAST_MS meanwhile. Past SUBSCRIPTION_WAIT_MS it is left to the
+   * finish job, which goes on the same way (and survives a restart: the row is `sending`).
    */
   private async awaitSubscription(row: PurchaseRow, sender: TransactionSender): Promise<PurchaseRow> {
-    let current = await this.succeed(row, "processed");
-    for (let waited_ms = 0; current.state === "sending" && waited_ms < SUBSCRIPTION_WAIT_MS; waited_ms += SUBSCRIPTION_POLL_MS) {
+    let sent_ms = Date.now();
+    for (const start_ms = Date.now(); Date.now() - start_ms < SUBSCRIPTION_WAIT_MS; ) {
       await new Promise((resolve) => setTimeout(resolve, SUBSCRIPTION_POLL_MS));
-      if (waited_ms % REBROADCAST_MS === REBROADCAST_MS - SUBSCRIPTION_POLL_MS) await sender.send(row.tx);
-      current = await this.succeed(current, "processed");
+      const state = await sender.state(row.tx);
+      if (state.kind === "landed" && state.err !== null) {
+        return this.fail(row, "escrow_rejected", `subscribe failed on chain: ${JSON.stringify(state.err)}`);
+      }
+      if (state.kind === "landed" && state.confirmation !== "processed") {
+        const current = await this.succeed(row);
+        if (current.state !== "sending") return current;
+      }
+      if (state.kind === "expired") return this.fail(row, "chain_unavailable", "subscribe never landed; nothing was charged");
+      if (state.kind === "pending" && Date.now() - sent_ms >= REBROADCAST_MS) {
+        sent_ms = Date.now();
+        await sender.send(row.tx);
+      }
     }
-    return current;
+    return row;
   }
 
-  private async succeed(row: PurchaseRow, commitment: "processed" | "confirmed"): Promise<PurchaseRow> {
+  /** Records the subscription as its confirmed transaction left it. */
+  private async succeed(row: PurchaseRow): Promise<PurchaseRow> {
     const info = await this.chain
       .connection(row.network)
-      .getAccountInfo(
-        subscriptionPda(new PublicKey(row.agent), new PublicKey(row.wallet), this.chain.programId(row.network)),
-        commitment,
-      );
+      .getAccountInfo(subscriptionPda(new PublicKey(row.agent), new PublicKey(row.wallet), this.chain.programId(row.network)), "confirmed");
     if (!info) return row;
     const subscription = decodeSubscription(info.data);
     const result = {
