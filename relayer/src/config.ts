@@ -70,6 +70,8 @@ export interface RelayerConfig {
   rate_limit_anonymous_per_minute: number;
   /** Listing writes (create, update, pause, resume, retire) a minute, per wallet and per client address. */
   rate_limit_listing_writes_per_minute: number;
+  /** Dispute evidence submissions a minute, per wallet and per client address. */
+  rate_limit_dispute_evidence_per_minute: number;
   log_level: string;
   /** The built dashboard (`app/dist`) this relayer serves on its own origin; off when unset. */
   dashboard?: DashboardConfig;
@@ -322,6 +324,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     probe_max_response_bytes: integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     rate_limit_anonymous_per_minute: integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
     rate_limit_listing_writes_per_minute: integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
+    rate_limit_dispute_evidence_per_minute: integer("RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE", 10, 1, 1_000_000),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
     log_level: text("LOG_LEVEL") ?? "info",
     ...(dashboardDir === undefined

@@ -313,6 +313,16 @@ export const ERROR_CODES = {
     type: "invalid_request_error",
     description: "An evidence attachment is over 1 MiB once decoded; `param` names it.",
   },
+  evidence_limit_reached: {
+    status: 409,
+    type: "conflict_error",
+    description: "This party has already submitted the most evidence items one execution may have (10).",
+  },
+  dispute_window_closed: {
+    status: 409,
+    type: "conflict_error",
+    description: "The execution's dispute window has closed on chain and no dispute of it is open: evidence is no longer taken.",
+  },
   rate_limited: {
     status: 429,
     type: "rate_limit_error",

@@ -119,6 +119,38 @@ describe("rate limits", () => {
     });
   });
 
+  describe("dispute evidence", () => {
+    let relayer: TestRelayer;
+    before(async () => {
+      relayer = await startTestRelayer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000", RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "3" });
+    });
+    after(async () => {
+      await relayer.close();
+    });
+    const evidence = (token: string, address: string) =>
+      relayer.app.inject({
+        method: "POST",
+        url: "/v1/disputes/evidence",
+        headers: bearer(token),
+        remoteAddress: address,
+        payload: { execution_id: "exec_1111111111111111111111", statement: "it answered nothing" },
+      });
+
+    it("limits evidence per wallet, whatever the address, and stores nothing past the limit", async () => {
+      const token = await signIn(relayer.app);
+      for (let i = 0; i < 3; i += 1) assert.equal(errorOf(await evidence(token, `192.0.2.${i + 10}`)).code, "resource_not_found");
+      assertRateLimited(await evidence(token, "192.0.2.60"));
+      assert.equal(errorOf(await evidence(await signIn(relayer.app), "192.0.2.61")).code, "resource_not_found", "another wallet submits on");
+      const { rows } = await relayer.services.db.query("SELECT id FROM dispute_evidence");
+      assert.deepEqual(rows, []);
+    });
+
+    it("limits evidence per address, whatever the wallet", async () => {
+      for (let i = 0; i < 3; i += 1) assert.equal(errorOf(await evidence(await signIn(relayer.app), "192.0.2.202")).code, "resource_not_found");
+      assertRateLimited(await evidence(await signIn(relayer.app), "192.0.2.202"));
+    });
+  });
+
   describe("shared through Redis", () => {
     it("counts the requests of every relayer of a deployment together", async () => {
       const shared = { REDIS_URL, QUEUE_NAME: `rate-${randomBytes(6).toString("hex")}`, RATE_LIMIT_ANONYMOUS_PER_MINUTE: "4" };

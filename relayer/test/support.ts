@@ -56,6 +56,7 @@ export function testEnv(database_url: string, overrides: Record<string, string> 
     // the limits themselves set them low.
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
+    RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "1000000",
     ...overrides,
   };
 }

@@ -79,6 +79,7 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     // The tests sign in and list from one address far faster than any client should.
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
+    RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "1000000",
     ...env,
   };
 }

@@ -7,17 +7,18 @@ import { randomBytes } from "node:crypto";
 import {
   attachmentDigest,
   decodeDispute,
+  decodeReceipt,
   disputePda,
   eventsFromInnerInstructions,
   evidenceHash,
   fetchDispute,
   formatExecutionId,
   IDL,
+  receiptPda,
   toHex,
-  type Dispute,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
-import { PublicKey } from "@solana/web3.js";
+import { PublicKey, SYSVAR_CLOCK_PUBKEY } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { NetworkName } from "../config.js";
@@ -32,6 +33,8 @@ export const MAX_ATTACHMENT_BYTES = 1024 * 1024;
 export const MAX_ATTACHMENT_NAME_CHARS = 200;
 /** Five attachments of 1 MiB in base64 (4/3), the statement escaped, and room for the rest. */
 export const EVIDENCE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+/** Evidence items one party (payer or creator) may submit on one execution: 80 MiB at most. */
+export const MAX_EVIDENCE_PER_PARTY = 10;
 
 export type EvidenceRole = "payer" | "creator";
 export type DisputeRole = EvidenceRole | "arbiter";
@@ -84,7 +87,13 @@ interface OutcomeRow {
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const DISPUTE_DISCRIMINATOR = utils.bytes.bs58.encode(Uint8Array.from(IDL.accounts.find((a) => a.name === "Dispute")!.discriminator));
+const discriminator = (name: string) => utils.bytes.bs58.encode(Uint8Array.from(IDL.accounts.find((a) => a.name === name)!.discriminator));
+const DISPUTE_DISCRIMINATOR = discriminator("Dispute");
+const AGENT_DISCRIMINATOR = discriminator("Agent");
+/** Offset of Agent.creator: right after the discriminator. */
+const AGENT_CREATOR_OFFSET = 8;
+/** Offset of Dispute.agent: discriminator, execution id. */
+const DISPUTE_AGENT_OFFSET = 8 + 16;
 /**
  * The dispute address's history read to find a closed dispute's outcome: pages of this many
  * signatures, at most this many pages (the transactions that mention the address, the program's
@@ -92,6 +101,8 @@ const DISPUTE_DISCRIMINATOR = utils.bytes.bs58.encode(Uint8Array.from(IDL.accoun
  */
 export const OUTCOME_PAGE_SIZE = 100;
 export const OUTCOME_MAX_PAGES = 10;
+/** Executions read at a time while a page of disputes fills. */
+const LIST_BATCH = 100;
 /** Offset of Dispute.payer: discriminator, execution id, agent. */
 const DISPUTE_PAYER_OFFSET = 8 + 16 + 32;
 
@@ -120,12 +131,25 @@ export class DisputeService {
     if (execution.state !== "settled") {
       throw new ApiError("execution_not_disputable", `${execution.id} is ${execution.state}; only a settled execution can be disputed.`);
     }
+    await this.requireWindowOpen(execution);
     const hash = evidenceHash(input.statement, files);
     const id = `evd_${utils.bytes.bs58.encode(randomBytes(16))}`;
     const client = await this.db.connect();
     let created_at: Date;
     try {
       await client.query("BEGIN");
+      // One party's submissions on one execution are counted one at a time.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('dispute_evidence:' || $1 || ':' || $2))", [execution.id, role]);
+      const count = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM dispute_evidence WHERE execution_id = $1 AND role = $2",
+        [execution.id, role],
+      );
+      if (count.rows[0]!.n >= MAX_EVIDENCE_PER_PARTY) {
+        throw new ApiError(
+          "evidence_limit_reached",
+          `The ${role} has submitted ${MAX_EVIDENCE_PER_PARTY} evidence items on ${execution.id}, the most one execution takes.`,
+        );
+      }
       const inserted = await client.query<{ created_at: Date }>(
         `INSERT INTO dispute_evidence (id, execution_id, role, wallet, statement, evidence_hash) VALUES ($1, $2, $3, $4, $5, $6)
          RETURNING created_at`,
@@ -156,33 +180,66 @@ export class DisputeService {
     return this.view(execution);
   }
 
-  /** The disputes the wallet takes part in as `role`, newest first. */
-  async list(wallet: string, query: { role: DisputeRole; state?: "open" | "resolved"; limit: number }) {
-    const ids = new Set<string>();
+  /**
+   * The disputes the wallet takes part in as `role`, newest execution first, a page at a time.
+   * Only the caller's own are read: a payer's open Dispute accounts by their payer field, a
+   * creator's by the agent field of each of its agents (found by their creator field), and the
+   * executions of those with evidence or a recorded outcome; the arbiter's are every dispute of
+   * the markets it arbitrates. Another wallet's disputes cost a payer or a creator nothing.
+   */
+  async list(wallet: string, query: { role: DisputeRole; state?: "open" | "resolved"; limit: number; starting_after?: string }) {
+    const open: string[] = [];
+    const agents: string[] = [];
+    const networks: NetworkName[] = [];
     for (const network of this.chain.networks) {
       if (query.role === "arbiter" && (await this.chain.market(network)).arbiter.toBase58() !== wallet) continue;
-      for (const dispute of await this.openOnChain(network, query.role === "payer" ? wallet : undefined)) {
-        ids.add(formatExecutionId(dispute.executionId));
+      networks.push(network);
+      if (query.role === "payer") open.push(...(await this.openOnChain(network, { offset: DISPUTE_PAYER_OFFSET, bytes: wallet })));
+      if (query.role === "arbiter") open.push(...(await this.openOnChain(network)));
+      if (query.role === "creator") {
+        for (const agent of await this.agentsOf(network, wallet)) {
+          agents.push(agent);
+          open.push(...(await this.openOnChain(network, { offset: DISPUTE_AGENT_OFFSET, bytes: agent })));
+        }
       }
     }
-    // A payer's own executions are known by wallet; a creator's or the arbiter's only through the chain.
-    const known = await this.db.query<{ id: string }>(
-      `SELECT k.id FROM (SELECT execution_id AS id FROM dispute_evidence UNION SELECT execution_id AS id FROM dispute_outcomes) k
-       JOIN executions e ON e.id = k.id WHERE $1::text IS NULL OR e.wallet = $1`,
-      [query.role === "payer" ? wallet : null],
-    );
-    for (const row of known.rows) ids.add(row.id);
-    const executions = await this.executions([...ids]);
-    const views = [];
-    for (const execution of executions) {
-      if (!(await this.roles(wallet, execution)).includes(query.role)) continue;
-      const view = await this.view(execution);
-      if (view.state === "none") continue;
-      if (query.state === "open" && view.state !== "open") continue;
-      if (query.state === "resolved" && view.state === "open") continue;
-      views.push(view);
+    const params: unknown[] = [networks, open, query.state === "open"];
+    const where = [
+      "e.network = ANY($1::text[])",
+      `(e.id = ANY($2::text[]) OR (NOT $3 AND (EXISTS (SELECT 1 FROM dispute_evidence d WHERE d.execution_id = e.id)
+         OR EXISTS (SELECT 1 FROM dispute_outcomes o WHERE o.execution_id = e.id))))`,
+    ];
+    if (query.role === "payer") where.push(`e.wallet = $${params.push(wallet)}`);
+    if (query.role === "creator") where.push(`e.agent = ANY($${params.push(agents)}::text[])`);
+    if (query.starting_after !== undefined) {
+      const cursor = await this.db.query<{ created_at: Date }>("SELECT created_at FROM executions WHERE id = $1", [query.starting_after]);
+      if (!cursor.rows[0]) throw new ApiError("invalid_cursor", undefined, "starting_after");
+      where.push(`(e.created_at, e.id) < ($${params.push(cursor.rows[0].created_at)}, $${params.push(query.starting_after)})`);
     }
-    views.sort((a, b) => (b.opened_at ?? "").localeCompare(a.opened_at ?? "") || b.execution_id.localeCompare(a.execution_id));
+    const views = [];
+    let after: { created_at: Date; id: string } | undefined;
+    // Executions with evidence but no dispute are skipped: read a batch at a time until a page is full.
+    for (;;) {
+      const batchWhere = after ? [...where, `(e.created_at, e.id) < ($${params.length + 1}, $${params.length + 2})`] : where;
+      const { rows } = await this.db.query<{ id: string; created_at: Date }>(
+        `SELECT e.id, e.created_at FROM executions e WHERE ${batchWhere.join(" AND ")}
+         ORDER BY e.created_at DESC, e.id DESC LIMIT ${LIST_BATCH}`,
+        after ? [...params, after.created_at, after.id] : params,
+      );
+      const parties = new Map((await this.executions(rows.map((row) => row.id))).map((party) => [party.id, party]));
+      for (const row of rows) {
+        const execution = parties.get(row.id)!;
+        if (!(await this.roles(wallet, execution)).includes(query.role)) continue;
+        const view = await this.view(execution);
+        if (view.state === "none") continue;
+        if (query.state === "open" && view.state !== "open") continue;
+        if (query.state === "resolved" && view.state === "open") continue;
+        views.push(view);
+        if (views.length > query.limit) break;
+      }
+      if (views.length > query.limit || rows.length < LIST_BATCH) break;
+      after = rows[rows.length - 1]!;
+    }
     return { object: "list" as const, data: views.slice(0, query.limit), has_more: views.length > query.limit };
   }
 
@@ -247,12 +304,53 @@ export class DisputeService {
     }
   }
 
-  /** Open Dispute accounts on `network`, of one payer when given. */
-  private async openOnChain(network: NetworkName, payer?: string): Promise<Dispute[]> {
+  /** The execution ids of the open Dispute accounts on `network` whose field at `field.offset` is `field.bytes` (all without). */
+  private async openOnChain(network: NetworkName, field?: { offset: number; bytes: string }): Promise<string[]> {
     const filters = [{ memcmp: { offset: 0, bytes: DISPUTE_DISCRIMINATOR } }];
-    if (payer !== undefined) filters.push({ memcmp: { offset: DISPUTE_PAYER_OFFSET, bytes: payer } });
+    if (field !== undefined) filters.push({ memcmp: field });
     const accounts = await this.chain.connection(network).getProgramAccounts(this.chain.programId(network), { commitment: "confirmed", filters });
-    return accounts.map(({ account }) => decodeDispute(account.data));
+    return accounts.map(({ account }) => formatExecutionId(decodeDispute(account.data).executionId));
+  }
+
+  /** The agents `creator` registered on `network`, found by the Agent account's creator field. */
+  private async agentsOf(network: NetworkName, creator: string): Promise<string[]> {
+    const accounts = await this.chain.connection(network).getProgramAccounts(this.chain.programId(network), {
+      commitment: "confirmed",
+      filters: [{ memcmp: { offset: 0, bytes: AGENT_DISCRIMINATOR } }, { memcmp: { offset: AGENT_CREATOR_OFFSET, bytes: creator } }],
+    });
+    return accounts.map(({ pubkey }) => pubkey.toBase58());
+  }
+
+  /**
+   * Evidence is taken while the dispute window is open by the chain's clock (the receipt's
+   * settlement time plus the market's window, as open_dispute checks it), and after it while a
+   * dispute of the execution is open, so that both parties can still speak to the arbiter.
+   */
+  private async requireWindowOpen(execution: ExecutionParty): Promise<void> {
+    const programId = this.chain.programId(execution.network);
+    const executionId = executionIdBytes(execution.id);
+    let accounts;
+    try {
+      accounts = await this.chain
+        .rpc(execution.network)
+        .getMultipleAccounts([SYSVAR_CLOCK_PUBKEY, receiptPda(executionId, programId), disputePda(executionId, programId)], "confirmed");
+    } catch (error) {
+      throw new ApiError("chain_unavailable", `The ${execution.network} RPC did not answer.`, undefined, undefined, error);
+    }
+    const [clock, receipt, dispute] = accounts;
+    if (dispute) return;
+    // Clock: slot, epoch start timestamp, epoch, leader schedule epoch, then unix_timestamp.
+    const now_secs = clock!.data.readBigInt64LE(32);
+    const window_secs = BigInt((await this.chain.market(execution.network)).disputeWindowSecs);
+    const ends_secs = receipt ? decodeReceipt(receipt.data).settledAt + window_secs : null;
+    if (ends_secs === null || now_secs > ends_secs) {
+      throw new ApiError(
+        "dispute_window_closed",
+        ends_secs === null
+          ? `${execution.id}'s receipt is closed: its dispute window has passed.`
+          : `${execution.id}'s dispute window closed at ${new Date(Number(ends_secs) * 1000).toISOString()} (chain time).`,
+      );
+    }
   }
 
   /** The chain's word on the dispute, recorded so that it outlives the closed account. */

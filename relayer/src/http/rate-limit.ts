@@ -41,6 +41,12 @@ const LISTING_WRITES = new Set([
   "POST /v1/agents/:agent_id/retire",
 ]);
 
+/**
+ * Routes that store dispute evidence (up to 8 MiB each, kept for good), as "METHOD url". Counted
+ * in onRequest, after the route's own session check and before its body is read.
+ */
+const DISPUTE_EVIDENCE = new Set(["POST /v1/disputes/evidence"]);
+
 type Limiter = (request: FastifyRequest) => Promise<{ isAllowed: true } | { isAllowed: false; isExceeded: boolean; ttlInSeconds: number }>;
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -65,7 +71,10 @@ function append(route: RouteOptions, hook: "onRequest" | "preHandler", handler: 
 /** Registers the limits; call before the routes, which they attach to as they are declared. */
 export async function registerRateLimits(
   app: FastifyInstance,
-  config: Pick<RelayerConfig, "redis_url" | "queue_name" | "rate_limit_anonymous_per_minute" | "rate_limit_listing_writes_per_minute">,
+  config: Pick<
+    RelayerConfig,
+    "redis_url" | "queue_name" | "rate_limit_anonymous_per_minute" | "rate_limit_listing_writes_per_minute" | "rate_limit_dispute_evidence_per_minute"
+  >,
 ): Promise<void> {
   // A count Redis has not answered within REDIS_COMMAND_TIMEOUT_MS lets the request pass.
   const redis = config.redis_url
@@ -107,6 +116,13 @@ export async function registerRateLimits(
     writes,
     "for one wallet",
   );
+  const evidence = config.rate_limit_dispute_evidence_per_minute;
+  const evidenceByAddress = enforce(limiter("dispute-evidence:address", evidence, (r) => r.ip), evidence, "from one address");
+  const evidenceByWallet = enforce(
+    limiter("dispute-evidence:wallet", evidence, (r) => r.walletSession?.wallet),
+    evidence,
+    "for one wallet",
+  );
 
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) {
@@ -118,6 +134,9 @@ export async function registerRateLimits(
         append(route, "onRequest", writesByAddress);
         // After the route's own preHandler, which finds the session's wallet.
         append(route, "preHandler", writesByWallet);
+      } else if (DISPUTE_EVIDENCE.has(name)) {
+        append(route, "onRequest", evidenceByAddress);
+        append(route, "onRequest", evidenceByWallet);
       }
     }
   });

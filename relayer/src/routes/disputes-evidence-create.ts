@@ -20,7 +20,7 @@ export function registerDisputesEvidenceCreate(app: FastifyInstance, services: S
         tags: ["disputes"],
         security: [{ session: [] }],
         body: evidenceBody,
-        response: { 201: evidenceCreated, ...errorResponses(400, 401, 403, 404, 409, 413, 415) },
+        response: { 201: evidenceCreated, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 503) },
       },
       // Before the body is read: only a signed-in wallet gets to send up to 8 MiB.
       onRequest: requireSession(services.signIn),

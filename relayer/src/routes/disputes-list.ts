@@ -3,17 +3,19 @@ import type { FastifyInstance } from "fastify";
 import type { Services } from "../app-services.js";
 import type { DisputeRole } from "../disputes/dispute-service.js";
 import { requireSession } from "../http/auth.js";
-import { disputeObject } from "../http/dispute-schemas.js";
+import { disputeObject, executionId } from "../http/dispute-schemas.js";
 import { errorResponses, listOf } from "../http/schemas.js";
 
 /** GET /v1/disputes: the disputes the session's wallet takes part in, in one role. */
 export function registerDisputesList(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: { role: DisputeRole; state?: "open" | "resolved"; limit: number } }>(
+  app.get<{ Querystring: { role: DisputeRole; state?: "open" | "resolved"; limit: number; starting_after?: string } }>(
     "/v1/disputes",
     {
       schema: {
         summary: "List disputes",
-        description: "role payer: executions the wallet paid; creator: of its agents; arbiter: every dispute of the markets it arbitrates.",
+        description:
+          "role payer: executions the wallet paid; creator: of its agents; arbiter: every dispute of the markets it arbitrates. " +
+          "Newest execution first; page with starting_after (the last execution_id seen).",
         tags: ["disputes"],
         security: [{ session: [] }],
         querystring: {
@@ -24,6 +26,7 @@ export function registerDisputesList(app: FastifyInstance, services: Services): 
             role: { type: "string", enum: ["payer", "creator", "arbiter"] },
             state: { type: "string", enum: ["open", "resolved"] },
             limit: { type: "integer", minimum: 1, maximum: 100, default: 50 },
+            starting_after: executionId,
           },
         },
         response: { 200: listOf(disputeObject), ...errorResponses(400, 401, 403, 503) },

@@ -72,7 +72,7 @@ export class SessionDisputes {
     return body;
   }
 
-  async list(params: { role: DisputeRole; state?: "open" | "resolved"; limit?: number }): Promise<{ object: "list"; data: Dispute[]; has_more: boolean }> {
+  async list(params: { role: DisputeRole; state?: "open" | "resolved"; limit?: number; starting_after?: string }): Promise<{ object: "list"; data: Dispute[]; has_more: boolean }> {
     const { body } = await this.transport.request<{ object: "list"; data: Dispute[]; has_more: boolean }>({
       method: "GET",
       path: "/v1/disputes",
