@@ -22,8 +22,16 @@ interface Rule {
   hits: number;
 }
 
+/** A forwarded call, as the proxy saw it: for getProgramAccounts, how many accounts it answered. */
+export interface ObservedCall {
+  method: string;
+  accounts: number | null;
+}
+
 export interface RpcProxy {
   url: string;
+  /** Every call forwarded since the last clear(), in order. */
+  calls: ObservedCall[];
   /** Fails the next `times` requests carrying a call to `method`, after letting `skip` through. */
   fail(method: string, fault: Fault, options?: { skip?: number; times?: number }): Rule;
   clear(): void;
@@ -32,6 +40,19 @@ export interface RpcProxy {
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const rules: Rule[] = [];
+  const calls: ObservedCall[] = [];
+  const observe = (request: Buffer, answer: Buffer): void => {
+    try {
+      const asked = [JSON.parse(request.toString()) as { method?: string } | { method?: string }[]].flat();
+      const answered = [JSON.parse(answer.toString()) as { result?: unknown } | { result?: unknown }[]].flat();
+      asked.forEach((call, i) => {
+        const result = answered[i]?.result;
+        calls.push({ method: String(call.method), accounts: call.method === "getProgramAccounts" && Array.isArray(result) ? result.length : null });
+      });
+    } catch {
+      // not JSON-RPC: not observed
+    }
+  };
   const sockets = new Set<Socket>();
   const forward = (body: Buffer): Promise<{ status: number; body: Buffer }> =>
     fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (response) => ({
@@ -76,6 +97,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       forward(body)
         .then(async (answer) => {
           if (fault === "drop") await takeBack(answer.body);
+          observe(body, answer.body);
           return answer;
         })
         .then(
@@ -95,6 +117,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    calls,
     fail(method, fault, options = {}) {
       const rule = { method, fault, skip: options.skip ?? 0, times: options.times ?? 1, hits: 0 };
       rules.push(rule);
@@ -102,6 +125,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     },
     clear() {
       rules.length = 0;
+      calls.length = 0;
     },
     async close() {
       for (const socket of sockets) socket.destroy();
