@@ -132,6 +132,11 @@ describe("relayer: dispute evidence", function () {
   }
 
   describe("refuses bad evidence with its exact error", () => {
+    // Evidence is taken within the dispute window: an execution settled now, after the clock
+    // moves of the tests above.
+    before(async () => {
+      settled = await executed(agent);
+    });
     it("without a session: 401 session_required", async () => {
       await submitError(undefined, { execution_id: settled, statement: "wrong output" }, 401, "session_required");
     });
