@@ -38,6 +38,10 @@ export interface RpcProxy {
   close(): Promise<void>;
 }
 
+/** How long "drop" waits for the transaction to run before deciding it was lost anyway: 2 s. */
+const DROP_ATTEMPTS = 40;
+const DROP_RETRY_MS = 50;
+
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const rules: Rule[] = [];
   const calls: ObservedCall[] = [];
@@ -63,9 +67,15 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const takeBack = async (answer: Buffer): Promise<void> => {
     const { result } = JSON.parse(answer.toString()) as { result?: unknown };
     if (typeof result !== "string") return;
-    const call = { jsonrpc: "2.0", id: 1, method: "localnet_dropTransaction", params: [result] };
-    const dropped = JSON.parse((await forward(Buffer.from(JSON.stringify(call)))).body.toString()) as { error?: unknown };
-    if (dropped.error) throw new Error(`localnet_dropTransaction refused: ${JSON.stringify(dropped.error)}`);
+    const call = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "localnet_dropTransaction", params: [result] }));
+    // The instant profile has run it by now; a devnet-like one runs it at the next slot boundary
+    // (or loses it, and then there is nothing to take back).
+    for (let attempt = 0; attempt < DROP_ATTEMPTS; attempt += 1) {
+      const dropped = JSON.parse((await forward(call)).body.toString()) as { error?: { message?: string } };
+      if (!dropped.error) return;
+      if (!/no such transaction/.test(dropped.error.message ?? "")) throw new Error(`localnet_dropTransaction refused: ${JSON.stringify(dropped.error)}`);
+      await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_MS));
+    }
   };
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];

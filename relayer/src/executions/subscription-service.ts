@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import {
   canonicalJson,
   decodeAgent,
+  FEE_SHARD_COUNT,
   decodeSubscription,
   delegatePda,
   splitPayment,
@@ -131,25 +132,37 @@ export class SubscriptionService {
         allowance_usdc: formatUsdc(allowance),
       });
     }
-    const signed = await sender.sign([
-      subscribeInstruction({
-        programId: this.chain.programId(network),
-        relayer: sender.signer.publicKey,
-        usdcMint: market.usdcMint,
-        agent: agentAddress,
-        payer: wallet,
-        payerTokenAccount,
-        payoutAccount: onChain.payoutAccount,
-        feeShardIndex: anyFeeShard(),
-        maxAmountUsdc: price,
-      }),
-    ]);
     const id = `${PURCHASE_PREFIX}${utils.bytes.bs58.encode(randomBytes(16))}`;
-    // The intent, written before the send: from here on the purchase is the finish job's if
-    // this request cannot end it.
-    const inserted = await this.insertWithinCap(key, [
-      id, key.id, key.wallet, network, agent, price.toString(), signed, idempotency_key ?? null, fingerprint,
-    ]);
+    // Two purchases of one subscription signed with the same blockhash and fee shard would be one
+    // transaction: the second a replay that never lands, though its signature shows as landed.
+    // Each purchase takes a fee shard no recorded purchase of the same bytes has.
+    const firstShard = anyFeeShard();
+    let inserted: { rows: PurchaseRow[] } | "duplicate" = "duplicate";
+    for (let i = 0; i < FEE_SHARD_COUNT && inserted === "duplicate"; i += 1) {
+      const signed = await sender.sign([
+        subscribeInstruction({
+          programId: this.chain.programId(network),
+          relayer: sender.signer.publicKey,
+          usdcMint: market.usdcMint,
+          agent: agentAddress,
+          payer: wallet,
+          payerTokenAccount,
+          payoutAccount: onChain.payoutAccount,
+          feeShardIndex: (firstShard + i) % FEE_SHARD_COUNT,
+          maxAmountUsdc: price,
+        }),
+      ]);
+      // The intent, written before the send: from here on the purchase is the finish job's if
+      // this request cannot end it.
+      inserted = await this.insertWithinCap(key, [
+        id, key.id, key.wallet, network, agent, price.toString(), signed, idempotency_key ?? null, fingerprint,
+      ]);
+    }
+    if (inserted === "duplicate") {
+      throw new ApiError("rate_limited", `${FEE_SHARD_COUNT} purchases of this subscription signed with one blockhash; retry in 2 s.`, undefined, {
+        retry_after_secs: 2,
+      });
+    }
     if (!inserted.rows[0]) {
       const replay = await this.replay(key.id, idempotency_key!, fingerprint);
       if (!replay) throw new ApiError("idempotency_request_in_progress", undefined, "Idempotency-Key");
@@ -157,7 +170,7 @@ export class SubscriptionService {
     }
     let row = inserted.rows[0];
     try {
-      const sent = await sender.send(signed);
+      const sent = await sender.send(row.tx);
       if (sent.kind === "rejected") {
         const underfunded = feePayerShort(sent);
         const program = errorFromLogs(sent.message);
@@ -281,10 +294,21 @@ export class SubscriptionService {
    * transaction: a period bought with a key counts toward its cap like the calls it pays for.
    * No row when the Idempotency-Key is already taken; spending_cap_reached when the cap refuses.
    */
-  private async insertWithinCap(key: AuthenticatedKey, values: unknown[]): Promise<{ rows: PurchaseRow[] }> {
+  private async insertWithinCap(key: AuthenticatedKey, values: unknown[]): Promise<{ rows: PurchaseRow[] } | "duplicate"> {
+    const [, , wallet, network, agent, , signed] = values as [string, string, string, NetworkName, string, string, SignedTransaction];
     const client = await this.db.connect();
     try {
       await client.query("BEGIN");
+      // Identical transactions can only be the same wallet's purchases of the same agent.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('subscribe:' || $1 || ':' || $2 || ':' || $3))", [network, wallet, agent]);
+      const same = await client.query(
+        "SELECT 1 FROM subscription_purchases WHERE wallet = $1 AND agent = $2 AND network = $3 AND tx->>'signature' = $4",
+        [wallet, agent, network, signed.signature],
+      );
+      if (same.rows.length > 0) {
+        await client.query("ROLLBACK");
+        return "duplicate";
+      }
       const inserted = await client.query<PurchaseRow>(
         `INSERT INTO subscription_purchases (id, api_key_id, wallet, network, agent, state, price_usdc, tx, idempotency_key, fingerprint)
          VALUES ($1, $2, $3, $4, $5, 'sending', $6, $7, $8, $9)

@@ -28,7 +28,7 @@ export function registerSubscriptionsCreate(app: FastifyInstance, services: Serv
         response: {
           200: subscriptionObject,
           202: subscriptionObject,
-          ...errorResponses(400, 401, 402, 404, 409, 502, 503),
+          ...errorResponses(400, 401, 402, 404, 409, 429, 502, 503),
         },
       },
       preHandler: requireApiKey(services.authenticator),
