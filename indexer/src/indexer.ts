@@ -45,6 +45,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
     network: config.network,
     production: config.production,
     store,
+    rpc,
     heliusWebhookAuth: config.helius_webhook_auth,
     nowSecs: options.nowSecs,
   });

@@ -7,8 +7,9 @@ import type { Pool } from "./db/pool.js";
 import { createContext, type GraphQLContext, type ServerState } from "./graphql/context.js";
 import { checkQueryLimits, DEFAULT_LIMITS, noIntrospectionRule, type QueryLimits } from "./graphql/limits.js";
 import { buildSchema } from "./graphql/schema.js";
+import type { SolanaRpc } from "./ingest/rpc.js";
 import type { EventStore } from "./ingest/store.js";
-import { handleHeliusWebhook, WEBHOOK_PATH } from "./webhook/helius.js";
+import { handleHeliusWebhook, WEBHOOK_PATH, type WebhookTarget } from "./webhook/helius.js";
 
 export interface YogaOptions {
   pool: Pool;
@@ -17,6 +18,7 @@ export interface YogaOptions {
   network: string;
   production: boolean;
   store: EventStore;
+  rpc: SolanaRpc;
   heliusWebhookAuth?: string;
   limits?: QueryLimits;
   nowSecs?: () => number;
@@ -41,11 +43,11 @@ function introspectionPlugin(): Plugin {
   };
 }
 
-function webhookPlugin(store: EventStore, auth: string | undefined): Plugin {
+function webhookPlugin(target: WebhookTarget, auth: string | undefined): Plugin {
   return {
     async onRequest({ url, request, endResponse }) {
       if (url.pathname !== WEBHOOK_PATH) return;
-      endResponse(await handleHeliusWebhook(request, store, auth));
+      endResponse(await handleHeliusWebhook(request, target, auth));
     },
   };
 }
@@ -59,7 +61,7 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
     production: options.production,
     nowSecs: options.nowSecs ?? (() => Math.floor(Date.now() / 1000)),
   };
-  const plugins: Plugin[] = [webhookPlugin(options.store, options.heliusWebhookAuth), limitsPlugin(options.limits ?? DEFAULT_LIMITS)];
+  const plugins: Plugin[] = [webhookPlugin({ store: options.store, rpc: options.rpc }, options.heliusWebhookAuth), limitsPlugin(options.limits ?? DEFAULT_LIMITS)];
   if (options.production) plugins.push(introspectionPlugin());
   return createYoga<object, GraphQLContext>({
     schema: buildSchema(),

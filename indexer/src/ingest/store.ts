@@ -88,11 +88,11 @@ export class EventStore {
     let stored = { transactions: 0, events: 0 };
     if (withEvents.length > 0) {
       const inserted = await client.query<{ signature: string }>(
-        `INSERT INTO ${s}.transactions (signature, slot, block_time, commitment)
-         SELECT signature, slot, block_time, commitment FROM jsonb_to_recordset($1::jsonb) AS r(signature text, slot bigint, block_time bigint, commitment text)
+        `INSERT INTO ${s}.transactions (signature, slot, block_time, commitment, blockhash)
+         SELECT signature, slot, block_time, commitment, blockhash FROM jsonb_to_recordset($1::jsonb) AS r(signature text, slot bigint, block_time bigint, commitment text, blockhash text)
          ORDER BY signature
          ON CONFLICT (signature) DO NOTHING RETURNING signature`,
-        [JSON.stringify(withEvents.map((tx) => ({ signature: tx.signature, slot: tx.slot, block_time: tx.blockTime, commitment: commitmentOf(tx) })))],
+        [JSON.stringify(withEvents.map((tx) => ({ signature: tx.signature, slot: tx.slot, block_time: tx.blockTime, commitment: commitmentOf(tx), blockhash: tx.blockhash })))],
       );
       const fresh = new Set(inserted.rows.map((row) => row.signature));
       const freshTransactions = withEvents.filter((tx) => fresh.has(tx.signature));
