@@ -15,6 +15,7 @@ export const CHANGE_FEED_APPLICATION = "agent-market-indexer-changes";
 export class ChangeFeed {
   private client: pg.Client | null = null;
   private watermark: number | null = null;
+  private changes = 0;
   private stopped = false;
   private reconnect: NodeJS.Timeout | null = null;
   private readonly executionListeners = new Set<(change: ExecutionChange) => void>();
@@ -43,10 +44,19 @@ export class ChangeFeed {
       }
       this.client = client;
       this.watermark = Number(row?.finalized_slot ?? 0);
+      this.changes += 1;
       for (const listeners of this.agentListeners.values()) for (const listener of listeners) listener();
     } catch (err) {
       this.lost(client, err);
     }
+  }
+
+  /**
+   * A number that moves with every change received (and every reconnection): reads made for one
+   * value may be shared by every subscriber answering the same change.
+   */
+  generation(): number {
+    return this.changes;
   }
 
   /** The finalized watermark, or null while not listening (the caller reads the table). */
@@ -87,6 +97,7 @@ export class ChangeFeed {
       return;
     }
     if (notice.finalizedSlot !== undefined) this.watermark = notice.finalizedSlot;
+    this.changes += 1;
     for (const [id, payer, agent, removed] of notice.executions ?? []) {
       for (const listener of this.executionListeners) listener({ id, payer, agent, removed });
     }

@@ -3,6 +3,8 @@
 import { PROGRAM_ID } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
+import { DEFAULT_SUBSCRIPTION_BOUNDS } from "./graphql/subscription-slots.js";
+
 export type NetworkName = "devnet" | "mainnet";
 export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
 
@@ -33,6 +35,9 @@ export interface IndexerConfig {
   live: boolean;
   /** Transactions the backfill commits together (with its checkpoint). */
   backfill_batch_size: number;
+  /** Open GraphQL subscriptions served at once, in all and from one client address. */
+  max_subscriptions: number;
+  max_subscriptions_per_client: number;
 }
 
 export class ConfigError extends Error {
@@ -121,6 +126,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
     finality_interval_ms: integer(env, "INDEXER_FINALITY_INTERVAL_MS", 2_000, 50, 600_000, problems),
     live: (env.INDEXER_LIVE ?? "true") !== "false",
     backfill_batch_size: integer(env, "INDEXER_BACKFILL_BATCH_SIZE", 500, 1, 10_000, problems),
+    max_subscriptions: integer(env, "INDEXER_MAX_SUBSCRIPTIONS", DEFAULT_SUBSCRIPTION_BOUNDS.total, 1, 1_000_000, problems),
+    max_subscriptions_per_client: integer(env, "INDEXER_MAX_SUBSCRIPTIONS_PER_CLIENT", DEFAULT_SUBSCRIPTION_BOUNDS.perClient, 1, 100_000, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -8,6 +8,7 @@ import { SolanaRpc } from "./ingest/rpc.js";
 import { EventStore } from "./ingest/store.js";
 import { Writer, type WriterOptions } from "./ingest/writer.js";
 import { stderrLogger, type Logger } from "./logger.js";
+import { SubscriptionSlots } from "./graphql/subscription-slots.js";
 import { buildYoga, type IndexerYoga } from "./yoga.js";
 
 export interface Indexer {
@@ -18,6 +19,8 @@ export interface Indexer {
   rpc: SolanaRpc;
   writer: Writer;
   yoga: IndexerYoga;
+  /** Open GraphQL subscriptions, bounded by the configuration. */
+  subscriptions: SubscriptionSlots;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
   const rpc = new SolanaRpc(config.rpc_url);
   const writer = new Writer(config, pool, rpc, store, logger, options);
   if (options.ingest !== false) writer.start();
+  const subscriptions = new SubscriptionSlots({ total: config.max_subscriptions, perClient: config.max_subscriptions_per_client });
   const yoga = buildYoga({
     pool,
     feed,
@@ -45,6 +49,8 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
     network: config.network,
     production: config.production,
     store,
+    rpc,
+    subscriptions,
     heliusWebhookAuth: config.helius_webhook_auth,
     nowSecs: options.nowSecs,
   });
@@ -56,6 +62,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
     rpc,
     writer,
     yoga,
+    subscriptions,
     async close() {
       await writer.stop();
       await feed.close();

@@ -1,20 +1,25 @@
 // Finality: events are promoted as the chain finalizes them, and a transaction dropped before
-// finalization (localnet_dropTransaction) leaves no trace in any view.
+// finalization (localnet_dropTransaction) leaves no trace in any view, but only once it is
+// provably gone: a node that merely has not seen it yet deletes nothing.
 import { strict as assert } from "node:assert";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 
 import { formatExecutionId } from "@agent-market/program";
 
 import { decodeTransaction } from "../src/ingest/decoder.js";
 import { settleFinality } from "../src/ingest/finality.js";
+import { SolanaRpc } from "../src/ingest/rpc.js";
 import { activity, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 describe("finality", function () {
   this.timeout(120_000);
   let env: IndexerEnv | undefined;
 
-  // Slow slots leave time to act between confirmed and finalized (32 slots).
+  // Slots slow enough to act between confirmed and finalized (32 slots, 6.4 s), fast enough that
+  // a blockhash expires (150 blocks) within the test.
   before(async () => {
-    env = await startEnv({ slotMs: 400 });
+    env = await startEnv({ slotMs: 200 });
   });
   after(() => stopEnv(env));
 
@@ -41,11 +46,18 @@ describe("finality", function () {
       assert.deepEqual(before.agent.stats, { executions: 2, settled: 2, open: 0, spent: { usdc: "0.500000" }, latencySlots: { samples: 2 } });
 
       await market.localnet.call("localnet_dropTransaction", [settle]);
-      // The settle is found gone once the chain finalizes past its slot.
+      // Gone from the status read at once, but its blockhash could still land it: kept.
+      const first = await waitFor("a pass past the settle's slot", async () => {
+        const result = await settleFinality(indexer.rpc, indexer.store);
+        return result.pending > 0 ? result : null;
+      }, 30_000);
+      assert.equal(first.dropped, 0);
+      assert.equal((await query(indexer, text, vars)).execution.state, "SETTLED");
+      // The settle is found gone once its blockhash has expired and a finalized read misses it.
       await waitFor("the drop", async () => {
         await settleFinality(indexer.rpc, indexer.store);
         return (await query(indexer, text, vars)).execution.state === "OPEN";
-      }, 30_000);
+      }, 60_000);
       const after = await query(indexer, text, vars);
       assert.equal(after.execution.state, "OPEN");
       assert.equal(after.execution.closeTransaction, null);
@@ -63,6 +75,52 @@ describe("finality", function () {
       const remaining = await indexer.pool.query(`SELECT count(*) AS n FROM ${indexer.config.schema}.transactions WHERE signature = $1`, [settle]);
       assert.equal(Number(remaining.rows[0].n), 0);
     } finally {
+      await indexer.close();
+    }
+  });
+
+  it("keeps what a lagging node answers null for: nothing is deleted while the configured RPC still has it", async () => {
+    const market = env!.market;
+    const run = await activity(market, { settled: 1, refunded: 0, open: 0 });
+    const indexer = await quietIndexer(env!);
+    // A node behind a load balancer that has not seen these transactions: null for every status.
+    const lagging = http.createServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", async () => {
+        const calls = JSON.parse(body) as { id: number; method: string; params: unknown[] }[];
+        const answers = await Promise.all(
+          calls.map(async (call) =>
+            call.method === "getSignatureStatuses"
+              ? { jsonrpc: "2.0", id: call.id, result: { context: { slot: 0 }, value: (call.params[0] as string[]).map(() => null) } }
+              : { jsonrpc: "2.0", id: call.id, result: await market.localnet.call(call.method, call.params) },
+          ),
+        );
+        response.setHeader("content-type", "application/json");
+        response.end(JSON.stringify(answers));
+      });
+    });
+    await new Promise<void>((resolve) => lagging.listen(0, "127.0.0.1", resolve));
+    try {
+      const raws = await Promise.all(run.signatures.map((s) => rawTransaction(market, s)));
+      await indexer.store.ingest(raws.map(decodeTransaction), "confirmed");
+      const rpc = new SolanaRpc(`http://127.0.0.1:${(lagging.address() as AddressInfo).port}`);
+      const text = `query($agent: String!) { agent(address: $agent) { stats(window: H24) { executions settled } } }`;
+      const vars = { agent: run.agent.address.toBase58() };
+      // Well past finalization and past every blockhash's expiry, the lagging node still says null.
+      await waitFor("the blockhashes to expire", async () => {
+        const result = await settleFinality(rpc, indexer.store);
+        const expired = await indexer.rpc.areBlockhashesValid([raws[raws.length - 1]!.transaction.message.recentBlockhash!]);
+        return expired[0] === false ? result : null;
+      }, 60_000);
+      const result = await settleFinality(rpc, indexer.store);
+      assert.equal(result.dropped, 0);
+      assert.ok(result.pending > 0);
+      assert.deepEqual((await query(indexer, text, vars)).agent.stats, { executions: 1, settled: 1 });
+      const stored = await indexer.pool.query(`SELECT count(*) AS n FROM ${indexer.config.schema}.transactions WHERE signature = ANY($1)`, [run.signatures]);
+      assert.equal(Number(stored.rows[0].n), run.signatures.length);
+    } finally {
+      await new Promise<void>((resolve) => lagging.close(() => resolve()));
       await indexer.close();
     }
   });

@@ -71,6 +71,55 @@ describe("GraphQL", function () {
     assert.equal((await graphql(indexer, aliases)).errors?.[0]?.extensions?.code, "TOO_MANY_ALIASES");
   });
 
+  it("counts aliases of __typename toward the alias limit", async () => {
+    const aliases = `{ ${Array.from({ length: 16 }, (_, i) => `t${i}: __typename`).join(" ")} }`;
+    const answer = await graphql(indexer, aliases);
+    assert.equal(answer.errors?.[0]?.extensions?.code, "TOO_MANY_ALIASES");
+    assert.equal(answer.data, undefined);
+  });
+
+  it("refuses a body over its size before parsing it, with or without Content-Length", async () => {
+    const big = JSON.stringify({ query: `{ indexer { network } }`, variables: { pad: "x".repeat(70 * 1024) } });
+    const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+      indexer.yoga.fetch("http://indexer.test/graphql", { method: "POST", headers: { "content-type": "application/json", ...headers }, body, duplex: "half" } as RequestInit);
+    for (const response of [
+      await post(big),
+      // A streamed body carries no Content-Length: it is read only up to the limit.
+      await post(new Blob([big]).stream()),
+    ]) {
+      assert.equal(response.status, 413);
+      const answer = (await response.json()) as { errors: { extensions: { code: string; maxBytes: number } }[] };
+      assert.equal(answer.errors[0]!.extensions.code, "BODY_TOO_LARGE");
+      assert.equal(answer.errors[0]!.extensions.maxBytes, 65_536);
+    }
+    assert.equal((await post(JSON.stringify({ query: `{ indexer { network } }` }))).status, 200);
+  });
+
+  it("stops parsing a document past its token limit", async () => {
+    // Small in bytes, but thousands of tokens for the parser.
+    const tokens = `{ indexer { network ${"__typename ".repeat(3_000)}} }`;
+    const answer = await graphql(indexer, tokens);
+    assert.match(answer.errors?.[0]?.message ?? "", /Document contains more tha[nt] 3000 tokens/);
+    assert.equal(answer.errors?.[0]?.extensions?.code, "GRAPHQL_PARSE_FAILED");
+    assert.equal(answer.data, undefined);
+  });
+
+  it("answers the server library's codes for requests refused before the schema (docs/indexer.md)", async () => {
+    assert.equal((await graphql(indexer, `{ indexer { network `)).errors?.[0]?.extensions?.code, "GRAPHQL_PARSE_FAILED");
+    assert.equal((await graphql(indexer, `{ indexer { noSuchField } }`)).errors?.[0]?.extensions?.code, "GRAPHQL_VALIDATION_FAILED");
+    const noQuery = await indexer.yoga.fetch("http://indexer.test/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ variables: {} }) });
+    assert.equal(((await noQuery.json()) as any).errors?.[0]?.extensions?.code, "BAD_REQUEST");
+    const notJson = await indexer.yoga.fetch("http://indexer.test/graphql", { method: "POST", headers: { "content-type": "application/json" }, body: "{nope" });
+    assert.equal(notJson.status, 400);
+    assert.equal(((await notJson.json()) as any).errors?.[0]?.extensions?.code, "BAD_REQUEST");
+  });
+
+  it("counts the events it holds exactly", async () => {
+    const stored = Number((await indexer.pool.query(`SELECT count(*) AS n FROM ${indexer.config.schema}.events`)).rows[0].n);
+    assert.ok(stored > 10, `the run's events: ${stored}`);
+    assert.equal((await query(indexer, `{ indexer { events } }`)).indexer.events, stored);
+  });
+
   it("answers introspection in development only", async () => {
     assert.equal((await graphql(indexer, `{ __schema { queryType { name } } }`)).errors, undefined);
     const production = await quietIndexer(env!, { production: true });

@@ -68,7 +68,9 @@ class EventStream {
     }
   }
 
+  /** As a client going away: the stream is cancelled (which ends the subscription) and the request aborted. */
   close(): void {
+    void this.reader.cancel().catch(() => {});
     this.abort.abort();
   }
 }
@@ -78,9 +80,10 @@ describe("subscriptions over server-sent events", function () {
   let env: IndexerEnv | undefined;
   let indexer: Indexer | undefined;
 
-  // Slow slots leave time to drop a transaction before the chain finalizes it.
+  // Slots slow enough to drop a transaction before the chain finalizes it (32 slots, 6.4 s), fast
+  // enough that its blockhash expires (150 blocks, 30 s), which the indexer waits for to remove it.
   before(async () => {
-    env = await startEnv({ slotMs: 400 });
+    env = await startEnv({ slotMs: 200 });
     indexer = await createIndexer(env.config, { logger: silentLogger });
   });
   after(async () => {
@@ -131,7 +134,7 @@ describe("subscriptions over server-sent events", function () {
         const update = data.data.executionUpdated;
         if (update.id === settledId && update.execution?.commitment === "FINALIZED") finalized = update.execution;
         return update.id === droppedId && update.removed;
-      });
+      }, 120_000);
       assert.deepEqual(removed.data.executionUpdated, { id: droppedId, removed: true, execution: null });
       const corrected = await updates.until((data) => data.data.agentUpdated.stats.open === 0);
       assert.deepEqual(corrected.data.agentUpdated.stats, { executions: 2, settled: 1, open: 0 });
@@ -183,6 +186,109 @@ describe("subscriptions over server-sent events", function () {
       await updates.until((data) => data.data.agentUpdated.stats.executions === 1);
     } finally {
       updates.close();
+    }
+  });
+
+  /** The whole SSE answer of a subscription refused before it starts: its `next` events' data. */
+  async function refusedSubscription(target: Indexer, text: string, variables: Record<string, unknown> = {}, client = "192.0.2.1"): Promise<any[]> {
+    const response = await target.yoga.fetch(
+      "http://indexer.test/graphql",
+      { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ query: text, variables }) },
+      { req: { socket: { remoteAddress: client } } },
+    );
+    const body = await response.text();
+    return body
+      .split("\n\n")
+      .filter((block) => block.split("\n").includes("event: next"))
+      .map((block) => JSON.parse(block.split("\n").find((line) => line.startsWith("data: "))!.slice(6)));
+  }
+
+  it("applies the query limits to subscriptions: depth, aliases (__typename too) and cost", async () => {
+    const address = (await env!.market.agent()).address.toBase58();
+    const deep = `subscription($a: String!) { agentUpdated(address: $a) { lastExecution { agentDetails { lastExecution { agentDetails { lastExecution { agentDetails { lastExecution { agentDetails { lastExecution { id } } } } } } } } } } }`;
+    const aliases = `subscription($a: String!) { agentUpdated(address: $a) { ${Array.from({ length: 16 }, (_, i) => `t${i}: __typename`).join(" ")} } }`;
+    const costly = `subscription($a: String!) { agentUpdated(address: $a) { executions(first: 100) { nodes { agentDetails { executions(first: 100) { nodes { id } } } } } } }`;
+    for (const [text, code] of [
+      [deep, "QUERY_TOO_DEEP"],
+      [aliases, "TOO_MANY_ALIASES"],
+      [costly, "QUERY_TOO_COSTLY"],
+    ] as const) {
+      const events = await refusedSubscription(indexer!, text, { a: address });
+      assert.equal(events.length, 1, text);
+      assert.equal(events[0].errors?.[0]?.extensions?.code, code);
+      assert.equal(events[0].data, undefined);
+    }
+    assert.equal(indexer!.subscriptions.count(), 0);
+  });
+
+  it("bounds open subscriptions per client address and in all, and frees a slot when one closes", async () => {
+    const bounded = await createIndexer({ ...env!.config, max_subscriptions: 3, max_subscriptions_per_client: 2 }, { logger: silentLogger, ingest: false });
+    const address = (await env!.market.agent()).address.toBase58();
+    const text = `subscription($a: String!) { agentUpdated(address: $a) { address } }`;
+    const open = async (client: string) => {
+      const abort = new AbortController();
+      const response = await bounded.yoga.fetch(
+        "http://indexer.test/graphql",
+        { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream" }, body: JSON.stringify({ query: text, variables: { a: address } }), signal: abort.signal },
+        { req: { socket: { remoteAddress: client } } },
+      );
+      assert.equal(response.status, 200);
+      const reader = response.body!.getReader();
+      // The first ping, as a socket would take it: the server then starts the stream.
+      await reader.read();
+      return () => {
+        void reader.cancel().catch(() => {});
+        abort.abort();
+      };
+    };
+    const closers: (() => void)[] = [];
+    try {
+      closers.push(await open("198.51.100.1"), await open("198.51.100.1"));
+      await waitFor("two open", async () => bounded.subscriptions.count("198.51.100.1") === 2);
+      const third = await refusedSubscription(bounded, text, { a: address }, "198.51.100.1");
+      assert.equal(third[0].errors?.[0]?.extensions?.code, "TOO_MANY_SUBSCRIPTIONS");
+      assert.equal(third[0].errors?.[0]?.extensions?.scope, "client");
+      closers.push(await open("198.51.100.2"));
+      await waitFor("three open", async () => bounded.subscriptions.count() === 3);
+      const full = await refusedSubscription(bounded, text, { a: address }, "198.51.100.3");
+      assert.equal(full[0].errors?.[0]?.extensions?.code, "TOO_MANY_SUBSCRIPTIONS");
+      assert.equal(full[0].errors?.[0]?.extensions?.scope, "server");
+      closers.shift()!();
+      await waitFor("a slot freed", async () => bounded.subscriptions.count() === 2);
+      closers.push(await open("198.51.100.3"));
+      await waitFor("taken again", async () => bounded.subscriptions.count() === 3);
+    } finally {
+      closers.forEach((close) => close());
+      await bounded.close();
+    }
+  });
+
+  it("reads once per change for every subscriber that asked the same thing", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(100_000_000n);
+    const address = agent.address.toBase58();
+    const text = `subscription($a: String!) { agentUpdated(address: $a) { address status stats(window: H24) { executions settled } } }`;
+    const streams = await Promise.all(Array.from({ length: 10 }, () => EventStream.open(indexer!, text, { a: address })));
+    const real = indexer!.pool.query.bind(indexer!.pool);
+    // The agent loader's statement: what each subscriber's answer starts with.
+    let reads = 0;
+    (indexer!.pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      const first = args[0] as string | { text?: string };
+      const text = typeof first === "string" ? first : (first.text ?? "");
+      if (/\.agents WHERE agent = ANY/.test(text)) reads += 1;
+      return (real as (...a: unknown[]) => unknown)(...args);
+    };
+    try {
+      const escrow = await market.openEscrow(agent, payer);
+      await market.settle(escrow, agent);
+      await Promise.all(streams.map((stream) => stream.until((data) => data.data?.agentUpdated?.stats?.settled === 1)));
+      // Unshared, each of the ten would read the agent once per change (open, settle: 20 and more);
+      // shared, one read serves them all for each change.
+      assert.ok(reads >= 1 && reads <= 4, `agent reads for ten subscribers: ${reads}`);
+    } finally {
+      indexer!.pool.query = real;
+      streams.forEach((stream) => stream.close());
     }
   });
 

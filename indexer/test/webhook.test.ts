@@ -1,6 +1,9 @@
 // The Helius webhook endpoint: raw-transaction payloads in Helius's shape, the echoed
 // Authorization value checked, bad bodies refused, and deliveries fed to the one ingestion path.
 import { strict as assert } from "node:assert";
+import { randomBytes } from "node:crypto";
+
+import { utils } from "@coral-xyz/anchor";
 
 import { authorizationMatches } from "../src/webhook/helius.js";
 import type { Indexer } from "../src/indexer.js";
@@ -18,11 +21,13 @@ describe("Helius webhook", function () {
   let env: IndexerEnv | undefined;
   let indexer: Indexer;
   let payload: string;
+  let raws: unknown[];
 
   before(async () => {
     env = await startEnv();
     const run = await activity(env.market, { settled: 1, refunded: 0, open: 0 });
-    payload = heliusPayload(await Promise.all(run.signatures.map((s) => rawTransaction(env!.market, s))));
+    raws = await Promise.all(run.signatures.map((s) => rawTransaction(env!.market, s)));
+    payload = heliusPayload(raws);
     indexer = await quietIndexer(env);
   });
   after(async () => {
@@ -50,6 +55,30 @@ describe("Helius webhook", function () {
     assert.equal(invalid.status, 400);
     assert.equal(((await invalid.json()) as any).error.code, "invalid_payload");
     assert.equal((await post("", { authorization: AUTH }, "GET")).status, 405);
+  });
+
+  it("stores nothing the configured RPC does not hold: a forged delivery with the right secret adds no event", async () => {
+    // Real events under signatures the chain never saw, then real signatures whose events were
+    // rewritten away: only what the node answers for the signatures counts.
+    const fresh = await quietIndexer(env!, { schema: "indexer_webhook_reread" });
+    try {
+      const deliver = (body: string) =>
+        fresh.yoga.fetch("http://indexer.test/webhooks/helius", { method: "POST", headers: { "content-type": "application/json", authorization: AUTH }, body });
+      const count = async () => Number((await fresh.pool.query(`SELECT count(*) AS n FROM indexer_webhook_reread.events`)).rows[0].n);
+      const forged = structuredClone(raws) as { transaction: { signatures: string[] } }[];
+      forged.forEach((tx) => (tx.transaction.signatures[0] = utils.bytes.bs58.encode(randomBytes(64))));
+      const response = await deliver(heliusPayload(forged));
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), { received: forged.length, read: 0, stored_events: 0 });
+      assert.equal(await count(), 0);
+
+      const tampered = structuredClone(raws) as { meta: { innerInstructions: unknown } }[];
+      tampered.forEach((tx) => (tx.meta.innerInstructions = []));
+      assert.equal((await deliver(heliusPayload(tampered))).status, 200);
+      assert.ok((await count()) >= 3, "the chain's own events for those signatures");
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("stores a delivery's events once, however many times Helius retries it", async () => {

@@ -17,6 +17,11 @@ export interface ServerState {
   production: boolean;
   /** Seconds since the epoch: the windows end now. */
   nowSecs(): number;
+  /**
+   * The loaders subscribers share while answering one change of the feed: a thousand
+   * subscribers of one agent read it once per change, not a thousand times.
+   */
+  sharedReads: { generation: number; loaders: Loaders | null };
 }
 
 export type DbRow = Record<string, unknown>;
@@ -148,7 +153,13 @@ export function createContext(state: ServerState): GraphQLContext {
     // Through `this`: graphql-yoga copies the context into its own object.
     renew(this: GraphQLContext) {
       finalized = null;
-      this.loaders = createLoaders(state);
+      const shared = state.sharedReads;
+      const generation = state.feed.generation();
+      if (shared.loaders === null || shared.generation !== generation) {
+        shared.generation = generation;
+        shared.loaders = createLoaders(state);
+      }
+      this.loaders = shared.loaders;
     },
   };
 }

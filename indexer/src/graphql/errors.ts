@@ -8,6 +8,7 @@ export type ErrorCode =
   | "QUERY_TOO_COSTLY"
   | "TOO_MANY_ALIASES"
   | "INTROSPECTION_DISABLED"
+  | "TOO_MANY_SUBSCRIPTIONS"
   | "INTERNAL_SERVER_ERROR";
 
 export function graphqlError(code: ErrorCode, message: string, extra: Record<string, unknown> = {}): GraphQLError {

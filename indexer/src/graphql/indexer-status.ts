@@ -12,6 +12,7 @@ export const INDEXER_TYPE_DEFS = /* GraphQL */ `
     "The backfill resumes after this signature."
     checkpointSignature: String
     checkpointSlot: Int!
+    "Events stored, exactly: counted by the writer as it stores and removes them."
     events: Int!
   }
 `;
@@ -19,17 +20,14 @@ export const INDEXER_TYPE_DEFS = /* GraphQL */ `
 export const indexerResolvers = {
   Query: {
     indexer: async (_: unknown, __: unknown, ctx: GraphQLContext) => {
-      // The event count is the planner's estimate: an exact count would scan every row.
-      const row = (
-        await ctx.pool.query(prepared(`SELECT c.*, (SELECT reltuples::bigint FROM pg_class WHERE oid = $1::regclass) AS events FROM ${ctx.schema}.checkpoint c`, [`${ctx.schema}.events`]))
-      ).rows[0];
+      const row = (await ctx.pool.query(prepared(`SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
       return {
         network: ctx.network,
         finalizedSlot: Number(row.finalized_slot),
         latestSlot: Number(row.latest_slot),
         checkpointSignature: row.signature,
         checkpointSlot: Number(row.slot),
-        events: Math.max(0, Number(row.events ?? 0)),
+        events: Number(row.events),
       };
     },
   },

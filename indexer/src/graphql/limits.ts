@@ -49,8 +49,9 @@ function walk(
   let cost = 0;
   for (const selection of set.selections) {
     if (selection.kind === Kind.FIELD) {
-      if (selection.name.value.startsWith("__")) continue;
+      // `__typename` costs nothing to resolve, but 500 aliases of it are still 500 answers.
       if (selection.alias) totals.aliases += 1;
+      if (selection.name.value.startsWith("__")) continue;
       totals.depth = Math.max(totals.depth, depth);
       const inner = selection.selectionSet ? walk(selection.selectionSet, fragments, variables, depth + 1, seen, totals) : 0;
       cost += 1 + multiplier(selection, variables) * inner;

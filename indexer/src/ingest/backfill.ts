@@ -44,16 +44,25 @@ export async function backfill(rpc: SolanaRpc, store: EventStore, options: Backf
   }
   const oldestFirst = newestFirst.reverse();
   const result: BackfillResult = { signatures: oldestFirst.length, fetched: 0, events: 0 };
-  for (let from = 0; from < oldestFirst.length; from += batchSize) {
-    const batch = oldestFirst.slice(from, from + batchSize);
+  const batches: SignatureInfo[][] = [];
+  for (let from = 0; from < oldestFirst.length; from += batchSize) batches.push(oldestFirst.slice(from, from + batchSize));
+  // The node answers the next batch while this one is stored: reading and storing overlap
+  // instead of taking turns. Batches are still stored one at a time, in order, so the
+  // checkpoint only ever moves forward over what is committed.
+  const read = async (batch: SignatureInfo[]): Promise<DecodedTransaction[]> => {
     // Failed transactions have no events, and stored ones are not read again.
     const known = await store.known(batch.map((info) => info.signature));
     const wanted = batch.filter((info) => (info.err === null || info.err === undefined) && !known.has(info.signature));
     const raws = await rpc.getTransactions(wanted.map((info) => info.signature));
-    const decoded: DecodedTransaction[] = [];
-    raws.forEach((raw) => {
-      if (raw) decoded.push(decode(raw));
-    });
+    return raws.flatMap((raw) => (raw ? [decode(raw)] : []));
+  };
+  let next = batches.length > 0 ? read(batches[0]!) : null;
+  for (let i = 0; i < batches.length; i += 1) {
+    const batch = batches[i]!;
+    const decoded = await next!;
+    next = i + 1 < batches.length ? read(batches[i + 1]!) : null;
+    // A failed read of the next batch surfaces when it is awaited; keep it from being unhandled meanwhile.
+    next?.catch(() => {});
     result.fetched += decoded.length;
     const finalizedInBatch = batch.filter((info) => info.slot <= finalizedSlot);
     const last = finalizedInBatch[finalizedInBatch.length - 1];

@@ -34,7 +34,7 @@ export interface RawTransaction {
   blockTime?: number | null;
   transaction: {
     signatures: string[];
-    message: { accountKeys: string[]; instructions: RawInstruction[] };
+    message: { accountKeys: string[]; instructions: RawInstruction[]; recentBlockhash?: string };
   };
   meta: {
     err: unknown;
@@ -87,8 +87,9 @@ export function transactionDecoder(programId: PublicKey): (raw: RawTransaction) 
 function decodeWith(raw: RawTransaction, program: string, eventAuthority: string): DecodedTransaction {
   const signature = raw.transaction.signatures[0]!;
   const base = { signature, slot: raw.slot, blockTime: raw.blockTime ?? null };
+  const blockhash = raw.transaction.message.recentBlockhash ?? null;
   const meta = raw.meta;
-  if (!meta || (meta.err !== null && meta.err !== undefined)) return { ...base, failed: true, events: [] };
+  if (!meta || (meta.err !== null && meta.err !== undefined)) return { ...base, blockhash, failed: true, events: [] };
   const message = raw.transaction.message;
   const keys = [...message.accountKeys, ...(meta.loadedAddresses?.writable ?? []), ...(meta.loadedAddresses?.readonly ?? [])];
   const events: StoredEvent[] = [];
@@ -127,7 +128,7 @@ function decodeWith(raw: RawTransaction, program: string, eventAuthority: string
       events.push({ ...base, instructionIndex: group.index, innerIndex, name: event.name, data, executionId, agent, feeShard });
     });
   }
-  return { ...base, failed: false, events };
+  return { ...base, blockhash, failed: false, events };
 }
 
 /** The decoder of the program at the IDL's address. */

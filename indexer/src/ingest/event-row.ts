@@ -25,6 +25,8 @@ export interface DecodedTransaction {
   signature: string;
   slot: number;
   blockTime: number | null;
+  /** The transaction's recent blockhash: until it expires, a transaction missing from one read may still land. */
+  blockhash: string | null;
   /** The transaction failed: it is kept out of the views (it has no events). */
   failed: boolean;
   events: StoredEvent[];

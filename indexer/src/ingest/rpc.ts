@@ -80,6 +80,17 @@ export class SolanaRpc {
     return out;
   }
 
+  /** For each blockhash, whether a transaction carrying it could still land (read at `finalized`). */
+  async areBlockhashesValid(blockhashes: readonly string[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (let from = 0; from < blockhashes.length; from += MAX_BATCH) {
+      const chunk = blockhashes.slice(from, from + MAX_BATCH);
+      const answers = await this.batch<{ value: boolean }>(chunk.map((blockhash) => ["isBlockhashValid", [blockhash, { commitment: "finalized" }]]));
+      out.push(...answers.map((answer) => answer.value));
+    }
+    return out;
+  }
+
   async getSignatureStatuses(signatures: readonly string[]): Promise<(SignatureStatus | null)[]> {
     const out: (SignatureStatus | null)[] = [];
     for (let from = 0; from < signatures.length; from += 256) {

@@ -88,18 +88,18 @@ export class EventStore {
     let stored = { transactions: 0, events: 0 };
     if (withEvents.length > 0) {
       const inserted = await client.query<{ signature: string }>(
-        `INSERT INTO ${s}.transactions (signature, slot, block_time, commitment)
-         SELECT signature, slot, block_time, commitment FROM jsonb_to_recordset($1::jsonb) AS r(signature text, slot bigint, block_time bigint, commitment text)
+        `INSERT INTO ${s}.transactions (signature, slot, block_time, commitment, blockhash)
+         SELECT signature, slot, block_time, commitment, blockhash FROM jsonb_to_recordset($1::jsonb) AS r(signature text, slot bigint, block_time bigint, commitment text, blockhash text)
          ORDER BY signature
          ON CONFLICT (signature) DO NOTHING RETURNING signature`,
-        [JSON.stringify(withEvents.map((tx) => ({ signature: tx.signature, slot: tx.slot, block_time: tx.blockTime, commitment: commitmentOf(tx) })))],
+        [JSON.stringify(withEvents.map((tx) => ({ signature: tx.signature, slot: tx.slot, block_time: tx.blockTime, commitment: commitmentOf(tx), blockhash: tx.blockhash })))],
       );
       const fresh = new Set(inserted.rows.map((row) => row.signature));
       const freshTransactions = withEvents.filter((tx) => fresh.has(tx.signature));
       const commitments = new Map(freshTransactions.map((tx) => [tx.signature, commitmentOf(tx)]));
       const events = freshTransactions.flatMap((tx) => tx.events);
       if (events.length > 0) {
-        await client.query(
+        const insertedEvents = await client.query(
           `INSERT INTO ${s}.events (signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data)
            SELECT signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data
            FROM jsonb_to_recordset($1::jsonb) AS r(signature text, instruction_index int, inner_index int, slot bigint, block_time bigint,
@@ -123,6 +123,7 @@ export class EventStore {
             ),
           ],
         );
+        await client.query(`UPDATE ${s}.checkpoint SET events = events + $1`, [insertedEvents.rowCount ?? 0]);
         const totals = new TotalDeltas(this.shardIndexes);
         for (const event of events) totals.add(event, 1);
         await totals.write(client, s);
@@ -163,6 +164,7 @@ export class EventStore {
         for (const event of events) totals.add({ ...event, feeShard: event.fee_shard }, -1);
         await totals.write(client, s);
         const deleted = await client.query(`DELETE FROM ${s}.transactions WHERE signature = ANY($1)`, [signatures]);
+        await client.query(`UPDATE ${s}.checkpoint SET events = events - $1`, [events.length]);
         const changes = new ChangeSet();
         await this.refresh(
           client,
