@@ -59,6 +59,11 @@ export class ChangeFeed {
     return this.changes;
   }
 
+  /** A commit made by this process: what was read before it may no longer hold. */
+  noteCommit(): void {
+    this.changes += 1;
+  }
+
   /** The finalized watermark, or null while not listening (the caller reads the table). */
   finalizedSlot(): number | null {
     return this.watermark;

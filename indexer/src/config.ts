@@ -38,6 +38,8 @@ export interface IndexerConfig {
   /** Open GraphQL subscriptions served at once, in all and from one client address. */
   max_subscriptions: number;
   max_subscriptions_per_client: number;
+  /** How long a query's answer is served again while no change arrives; 0 turns the cache off. */
+  response_cache_ms: number;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +130,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
     backfill_batch_size: integer(env, "INDEXER_BACKFILL_BATCH_SIZE", 500, 1, 10_000, problems),
     max_subscriptions: integer(env, "INDEXER_MAX_SUBSCRIPTIONS", DEFAULT_SUBSCRIPTION_BOUNDS.total, 1, 1_000_000, problems),
     max_subscriptions_per_client: integer(env, "INDEXER_MAX_SUBSCRIPTIONS_PER_CLIENT", DEFAULT_SUBSCRIPTION_BOUNDS.perClient, 1, 100_000, problems),
+    response_cache_ms: integer(env, "INDEXER_RESPONSE_CACHE_MS", 1_000, 0, 60_000, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

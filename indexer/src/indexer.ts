@@ -38,6 +38,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
   const store = new EventStore(pool, config.schema, config.program_id);
   const feed = new ChangeFeed(config.database_url, config.schema, logger);
   await feed.start();
+  store.onCommit(() => feed.noteCommit());
   const rpc = new SolanaRpc(config.rpc_url);
   const writer = new Writer(config, pool, rpc, store, logger, options);
   if (options.ingest !== false) writer.start();
@@ -51,6 +52,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
     store,
     rpc,
     subscriptions,
+    responseCacheMs: config.response_cache_ms,
     heliusWebhookAuth: config.helius_webhook_auth,
     nowSecs: options.nowSecs,
   });

@@ -8,6 +8,7 @@ import type { Pool } from "./db/pool.js";
 import { createContext, type GraphQLContext, type ServerState } from "./graphql/context.js";
 import { checkQueryLimits, DEFAULT_LIMITS, noIntrospectionRule, type QueryLimits } from "./graphql/limits.js";
 import { DEFAULT_REQUEST_BOUNDS, requestBoundsPlugin, type RequestBounds } from "./graphql/request-limits.js";
+import { responseCachePlugin } from "./graphql/response-cache.js";
 import { buildSchema } from "./graphql/schema.js";
 import type { SubscriptionSlots } from "./graphql/subscription-slots.js";
 import type { SolanaRpc } from "./ingest/rpc.js";
@@ -25,6 +26,8 @@ export interface YogaOptions {
   heliusWebhookAuth?: string;
   limits?: QueryLimits;
   requestBounds?: RequestBounds;
+  /** How long a query's answer may be served again while nothing changed; 0: never. */
+  responseCacheMs: number;
   /** The open subscriptions' bounds and counts: one per server. */
   subscriptions: SubscriptionSlots;
   nowSecs?: () => number;
@@ -134,6 +137,8 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
     requestBoundsPlugin(options.requestBounds ?? DEFAULT_REQUEST_BOUNDS),
     limitsPlugin(options.limits ?? DEFAULT_LIMITS, options.subscriptions),
   ];
+  // After the limits: a refused query is refused whether or not an answer is kept.
+  if (options.responseCacheMs > 0) plugins.push(responseCachePlugin(options.feed, { maxEntries: 2_000, ttlMs: options.responseCacheMs }));
   if (options.production) plugins.push(introspectionPlugin());
   return createYoga<object, GraphQLContext>({
     schema: buildSchema(),

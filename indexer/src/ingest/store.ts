@@ -57,6 +57,7 @@ class Serial {
 
 export class EventStore {
   private readonly serial = new Serial();
+  private readonly commitListeners = new Set<() => void>();
   private readonly shardIndexes: ReadonlyMap<string, number>;
 
   /** `programId`: the program whose events this schema holds, the network's configured id. */
@@ -69,11 +70,28 @@ export class EventStore {
   }
 
   /**
+   * `listener` runs after each write this store commits: a server in the same process learns of
+   * it at once, before the change feed's notice comes back from PostgreSQL.
+   */
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  /** Writes one at a time, in order, and tells the commit listeners after each. */
+  private write<T>(work: () => Promise<T>): Promise<T> {
+    return this.serial.run(work).then((result) => {
+      for (const listener of this.commitListeners) listener();
+      return result;
+    });
+  }
+
+  /**
    * Stores the events of `transactions` not stored yet, and updates the views and (if given) the
    * checkpoint. `commitment` is the one the source read them at, or a choice per transaction.
    */
   ingest(transactions: readonly DecodedTransaction[], commitment: Commitment | ((tx: DecodedTransaction) => Commitment), checkpoint?: CheckpointUpdate): Promise<IngestResult> {
-    return this.serial.run(() => inTransaction(this.pool, (client) => this.ingestIn(client, transactions, commitment, checkpoint)));
+    return this.write(() => inTransaction(this.pool, (client) => this.ingestIn(client, transactions, commitment, checkpoint)));
   }
 
   private async ingestIn(
@@ -154,7 +172,7 @@ export class EventStore {
   /** Removes the transactions (gone from the chain before finalization) and corrects every view. */
   drop(signatures: readonly string[]): Promise<number> {
     if (signatures.length === 0) return Promise.resolve(0);
-    return this.serial.run(() =>
+    return this.write(() =>
       inTransaction(this.pool, async (client) => {
         const s = this.schema;
         const events = (
@@ -181,7 +199,7 @@ export class EventStore {
   /** Marks the transactions finalized, and the executions and agents all of whose events now are. */
   promote(signatures: readonly string[]): Promise<void> {
     if (signatures.length === 0) return Promise.resolve();
-    return this.serial.run(() =>
+    return this.write(() =>
       inTransaction(this.pool, async (client) => {
         const s = this.schema;
         await client.query(`UPDATE ${s}.transactions SET commitment = 'finalized' WHERE signature = ANY($1)`, [signatures]);
@@ -216,7 +234,7 @@ export class EventStore {
    * it makes the figures it touches unfinal again until it is promoted.
    */
   setFinalizedSlot(slot: number): Promise<void> {
-    return this.serial.run(async () => {
+    return this.write(async () => {
       // Servers are told of a move (they keep the watermark in memory), not of every check.
       await this.pool.query(
         `WITH moved AS (UPDATE ${this.schema}.checkpoint SET finalized_slot = $1 WHERE finalized_slot <> $1 RETURNING finalized_slot)
