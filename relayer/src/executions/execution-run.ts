@@ -23,9 +23,11 @@ import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js
 import type { Db } from "../db/pool.js";
 import type { ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
+import type { CircuitBreaker } from "../listings/circuit-breaker.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { ConfirmationTracker } from "./confirmations.js";
+import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
@@ -56,6 +58,10 @@ const HANDOVER_RETRY_MS = 1_000;
 export interface RunOptions {
   instance_id: string;
   creator_max_response_bytes: number;
+  /** Counts the refunds creators cause, and closes a circuit whose probe succeeded. */
+  breaker: CircuitBreaker;
+  /** The in-flight leases an async execution's job takes over from its request. */
+  leases: ExecutionLeases;
 }
 
 /** What an execution already read, handed on so it is not read twice. */
@@ -146,6 +152,18 @@ export class ExecutionRunner {
 
   /** An async execution's job: takes it over, then runs it like a sync one; false if it was taken already. */
   async runAsync(id: string): Promise<boolean> {
+    await this.options.leases.adopt(id);
+    try {
+      return await this.takeAndRun(id);
+    } finally {
+      await this.options.leases.release(id);
+      await this.options.breaker
+        .endProbe(id)
+        .catch((error: unknown) => reportBackgroundError("circuit probe release", error, { execution_id: id }));
+    }
+  }
+
+  private async takeAndRun(id: string): Promise<boolean> {
     const taken = await this.db.query(
       "UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' AND escrow_tx IS NULL",
       [id, this.options.instance_id],
@@ -284,6 +302,9 @@ export class ExecutionRunner {
       max_response_bytes: this.options.creator_max_response_bytes,
     });
     const finished = { ...unrecorded, creator_finished_at: new Date() };
+    // Before the refund is sent: the next call must meet an open circuit (one write, and only an
+    // agent with a circuit pays it on success).
+    await this.recordVerdict(row, outcome.ok, listing);
     if (!outcome.ok) {
       const failure = FAILURES[outcome.failure];
       return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);
@@ -318,6 +339,22 @@ export class ExecutionRunner {
     };
     if (await this.writes.settle(row.id, row.state, record)) return { ...row, ...record, state: "settling" };
     return this.store.row(row.id);
+  }
+
+  /** The creator's result for the agent's circuit breaker (every FAILURES entry is the creator's doing). */
+  private async recordVerdict(row: ExecutionRow, ok: boolean, listing: ListingForExecution): Promise<void> {
+    try {
+      if (ok) {
+        // Only a probe's success changes a circuit, and only an agent with one can have a probe.
+        if (listing.circuit && (await this.options.breaker.succeeded(row.network, row.agent, row.id))) {
+          this.listings.forget(row.network, row.agent);
+        }
+      } else if (await this.options.breaker.creatorFailed(row.network, row.agent, row.id)) {
+        this.listings.forget(row.network, row.agent);
+      }
+    } catch (error) {
+      reportBackgroundError("circuit breaker", error, { execution_id: row.id });
+    }
   }
 
   async startRefund(
