@@ -9,8 +9,7 @@ const usage = `agent-market execute <agent> --task <text> [--params '<json objec
 
 Runs an agent, paid from the API key's wallet (--api-key, else $AGENT_MARKET_API_KEY), and prints
 its output, then what it cost. The call is never charged more than --max-price, by default the
-price its listing shows now (read first and printed): a higher price is refused before anything is
-sent. --json prints the whole execution. When the wallet cannot pay, it says by how much and how
+price its listing shows now (read first): a higher price is refused before anything is sent. --json prints the whole execution. When the wallet cannot pay, it says by how much and how
 to raise the allowance.`;
 
 function paymentAdvice(error: PaymentRequiredError): { message: string; next: string } {
@@ -68,7 +67,6 @@ export const execute: Command = {
     if (maxPriceUsdc === undefined) {
       const listing = await client.agents.get(agent, { network: apiKey.startsWith("svc_live_") ? "mainnet" : "devnet" });
       maxPriceUsdc = callPriceUsdc(listing.pricing);
-      if (!io.json) io.err(`${listing.name}: at most ${maxPriceUsdc} USDC a call`);
     } else if (!/^(0|[1-9][0-9]{0,13})\.[0-9]{6}$/.test(maxPriceUsdc)) {
       throw new CliError(`--max-price must be USDC with six decimals, like 0.250000, got "${maxPriceUsdc}"`, usage);
     }
