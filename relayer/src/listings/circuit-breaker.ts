@@ -29,6 +29,30 @@ export interface CircuitRow {
   probe_until: Date | null;
 }
 
+/** agent_circuits' columns as JSON: timestamps come as text. */
+export interface CircuitJson {
+  opened_until: string | null;
+  opened_at: string | null;
+  probe_execution: string | null;
+  probe_until: string | null;
+}
+
+// The listing's circuit, read with it (in a RETURNING too) rather than by a second query.
+export const CIRCUIT_COLUMN =
+  "(SELECT json_build_object('opened_until', c.opened_until, 'opened_at', c.opened_at, 'probe_execution', c.probe_execution, " +
+  "'probe_until', c.probe_until) FROM agent_circuits c WHERE c.network = agent_listings.network AND c.agent = agent_listings.agent) AS circuit";
+
+export function circuitRow(json: CircuitJson | null): CircuitRow | null {
+  if (!json) return null;
+  const date = (text: string | null) => (text === null ? null : new Date(text));
+  return {
+    opened_until: date(json.opened_until),
+    opened_at: date(json.opened_at),
+    probe_execution: json.probe_execution,
+    probe_until: date(json.probe_until),
+  };
+}
+
 export type CircuitState = "closed" | "open" | "half_open";
 
 /** The circuit as the API shows it on a listing. */

@@ -8,7 +8,7 @@ import type { CreatorClient } from "../creator/creator-client.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
-import { circuitView, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
+import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
 import { ListingChecks, type ConformanceInput, type ListingInput, type Verified } from "./listing-checks.js";
 import type { PricingWire } from "./pricing.js";
 
@@ -91,34 +91,11 @@ interface ListingRow {
   last_probe_latency_ms: number | null;
 }
 
-/** agent_circuits' columns as JSON: timestamps come as text. */
-interface CircuitJson {
-  opened_until: string | null;
-  opened_at: string | null;
-  probe_execution: string | null;
-  probe_until: string | null;
-}
-
-// The listing's circuit, read with it (in a RETURNING too) rather than by a second query.
-const CIRCUIT =
-  "(SELECT json_build_object('opened_until', c.opened_until, 'opened_at', c.opened_at, 'probe_execution', c.probe_execution, " +
-  "'probe_until', c.probe_until) FROM agent_circuits c WHERE c.network = agent_listings.network AND c.agent = agent_listings.agent) AS circuit";
-
 const COLUMNS =
   "network, agent, creator, name, description, tags, input_schema, output_schema, endpoint, signing_key, pricing, " +
   "max_execution_secs, collateral_usdc, listing_hash, status, pause_reason, created_at, updated_at, last_probe_at, " +
-  `last_probe_latency_ms, ${CIRCUIT}`;
+  `last_probe_latency_ms, ${CIRCUIT_COLUMN}`;
 
-function circuitRow(json: CircuitJson | null): CircuitRow | null {
-  if (!json) return null;
-  const date = (text: string | null) => (text === null ? null : new Date(text));
-  return {
-    opened_until: date(json.opened_until),
-    opened_at: date(json.opened_at),
-    probe_execution: json.probe_execution,
-    probe_until: date(json.probe_until),
-  };
-}
 
 
 export interface ListQuery {
@@ -233,7 +210,7 @@ export class ListingService {
     if (cached && Date.now() - cached.at_ms < LISTING_CACHE_MS) return cached.listing;
     const listing = this.db
       .query<Omit<ListingForExecution, "circuit"> & { circuit: CircuitJson | null }>(
-        `SELECT input_schema, output_schema, status, endpoint, pricing, listing_hash, ${CIRCUIT}
+        `SELECT input_schema, output_schema, status, endpoint, pricing, listing_hash, ${CIRCUIT_COLUMN}
          FROM agent_listings WHERE network = $1 AND agent = $2`,
         [network, agent],
       )
