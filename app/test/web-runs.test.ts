@@ -106,7 +106,9 @@ describe("the limits of web runs in the dashboard", function () {
     assert.match((await alert.textContent())!, /agent_terms_changed/);
     assert.equal(await market.usdc(payer.tokenAccount), before, "nothing charged");
 
-    await page.reload();
+    // The agent page reads the listing again when it is opened again.
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
     await page.getByTestId("listing-status").filter({ hasText: "paused: its on-chain price is not its listing's" }).waitFor();
     assert.equal(await page.getByRole("button", { name: "Run and pay from my wallet" }).isDisabled(), true);
     await page.screenshot({ path: `${SHOTS}/agent-terms-changed.png`, fullPage: true });
