@@ -21,8 +21,11 @@ export interface LeaseLimits {
 }
 
 export class ExecutionLeases {
-  /** Holders this process runs, renewed together. */
-  private readonly held = new Set<string>();
+  /**
+   * Holders this process runs, renewed together, each with how many of its parts here hold it
+   * (the request that queued an async execution, and its job, may briefly overlap).
+   */
+  private readonly held = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -49,12 +52,16 @@ export class ExecutionLeases {
     if (full === 2) {
       throw new ApiError("agent_concurrency_limit", undefined, undefined, { limit: this.limits.per_agent, retry_after_secs: 1 });
     }
-    this.held.add(holder);
+    this.hold(holder);
+  }
+
+  private hold(holder: string): void {
+    this.held.set(holder, (this.held.get(holder) ?? 0) + 1);
   }
 
   /** This process runs `holder`'s execution now (an async execution's job): it renews its leases. */
   async adopt(holder: string): Promise<void> {
-    this.held.add(holder);
+    this.hold(holder);
     await this.db.query(
       "UPDATE execution_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE holder = $1",
       [holder, LEASE_TTL_MS],
@@ -63,7 +70,9 @@ export class ExecutionLeases {
 
   /** This process no longer runs `holder`'s execution, which still holds its leases (queued for a job). */
   handOff(holder: string): void {
-    this.held.delete(holder);
+    const parts = (this.held.get(holder) ?? 1) - 1;
+    if (parts > 0) this.held.set(holder, parts);
+    else this.held.delete(holder);
   }
 
   /** The execution ended (or never started): its leases are free for the next. */
@@ -78,7 +87,7 @@ export class ExecutionLeases {
     if (this.held.size === 0) return;
     await this.db
       .query("UPDATE execution_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE holder = ANY($1)", [
-        [...this.held],
+        [...this.held.keys()],
         LEASE_TTL_MS,
       ])
       .catch((error: unknown) => reportBackgroundError("lease renewal", error, { leases: this.held.size }));

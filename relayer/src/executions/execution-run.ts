@@ -153,13 +153,19 @@ export class ExecutionRunner {
   /** An async execution's job: takes it over, then runs it like a sync one; false if it was taken already. */
   async runAsync(id: string): Promise<boolean> {
     await this.options.leases.adopt(id);
+    let taken: boolean | undefined;
     try {
-      return await this.takeAndRun(id);
+      taken = await this.takeAndRun(id);
+      return taken;
     } finally {
-      await this.options.leases.release(id);
-      await this.options.breaker
-        .endProbe(id)
-        .catch((error: unknown) => reportBackgroundError("circuit probe release", error, { execution_id: id }));
+      // Not taken: another job runs it, and holds its leases and probe.
+      if (taken === false) this.options.leases.handOff(id);
+      else {
+        await this.options.leases.release(id);
+        await this.options.breaker
+          .endProbe(id)
+          .catch((error: unknown) => reportBackgroundError("circuit probe release", error, { execution_id: id }));
+      }
     }
   }
 
