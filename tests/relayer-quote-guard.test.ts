@@ -187,6 +187,39 @@ describe("relayer: a price raised after the quote is refused", function () {
     assert.equal(await market.usdc(payer.tokenAccount), before[0]! - raised);
   });
 
+  it("a listing hash changed on chain: agent_terms_changed with both hashes, nothing sent, the listing paused", async () => {
+    const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const onChain = await fetchAgent(market.connection, agent.address);
+    await market.send(
+      [
+        updateAgentInstruction({
+          creator: agent.creator.wallet.publicKey,
+          agent: agent.address,
+          payoutAccount: onChain!.payoutAccount,
+          terms: {
+            signingKey: onChain!.signingKey,
+            endpoint: onChain!.endpoint,
+            listingHash: new Uint8Array(32).fill(7),
+            pricing: onChain!.pricing,
+            maxExecutionSecs: onChain!.maxExecutionSecs,
+          },
+        }),
+      ],
+      [agent.creator.wallet],
+    );
+    const before = await balances(payer, agent);
+    const sol = await relayerSol();
+    const refused = await execute(relayer, payer, agent.address);
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "agent_terms_changed");
+    assert.equal((refused.body as { error: { on_chain_listing_hash: string } }).error.on_chain_listing_hash, "07".repeat(32));
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await relayerSol(), sol, "no transaction was sent");
+    const shown = await api<{ status: string; pause_reason: string | null }>(relayer, "GET", `/v1/agents/${agent.address.toBase58()}`);
+    assert.deepEqual([shown.body.status, shown.body.pause_reason], ["paused", "terms_changed"]);
+  });
+
   it("max_price_usdc below the price: 409 price_above_maximum before any row or transaction; malformed, 400", async () => {
     const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
     const payer = await newPayer(market, relayer, 10_000_000n);
