@@ -84,6 +84,29 @@ describe("relayer: in-flight limits and the circuit breaker", function () {
       assert.equal(next.status, 200, JSON.stringify(next.body));
     });
 
+    it("an async execution holds its key's lease until its job has run it: the third is 429 key_concurrency_limit at once", async () => {
+      const payer = await newPayer(market, relayer, 1_000_000n);
+      const headers = { prefer: "respond-async" };
+      const body = { task: "summarize this please", parameters: { language: "en" } };
+      const answers = await Promise.all([0, 1, 2].map(() => execute(relayer, payer, agent.address, body, headers)));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [202, 202, 429], JSON.stringify(answers.map((a) => a.body)));
+      assert.equal(errorCode(answers.find((a) => a.status === 429)!), "key_concurrency_limit");
+      // Once the jobs have run them, the key has room again.
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const { rows } = await relayer.services.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM executions WHERE api_key_id = $1 AND state IN ('settled', 'settling')",
+          [payer.apiKeyId],
+        );
+        if (rows[0]!.n === 2) break;
+        assert.ok(Date.now() < deadline, "the async executions settled");
+        await sleep(100);
+      }
+      await sleep(200);
+      const next = await execute(relayer, payer, agent.address);
+      assert.equal(next.status, 200, JSON.stringify(next.body));
+    });
+
     it("an agent at its limit (3) refuses the fourth concurrent call from other keys: 429 agent_concurrency_limit, nothing sent", async () => {
       const payers = [await newPayer(market, relayer, 1_000_000n), await newPayer(market, relayer, 1_000_000n)];
       const answers = await Promise.all([0, 1, 0, 1].map((i) => execute(relayer, payers[i]!, agent.address)));
