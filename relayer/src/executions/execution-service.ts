@@ -102,7 +102,11 @@ export class ExecutionService {
       if (kept) this.admission.leases.handOff(id);
       else {
         if (leased) await this.admission.leases.release(id);
-        if (probe) await this.admission.breaker.endProbe(id);
+        if (probe) {
+          await this.admission.breaker
+            .endProbe(id)
+            .catch((error: unknown) => reportBackgroundError("circuit probe release", error, { execution_id: id }));
+        }
       }
     }
   }
