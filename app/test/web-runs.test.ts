@@ -6,6 +6,7 @@ import { strict as assert } from "node:assert";
 import { fetchAgent, updateAgentInstruction } from "@agent-market/program";
 
 import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
+import { api, signIn } from "../../tests/src/relayer.js";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
 import { SHOTS } from "./page-checks.js";
 import { dashboardSuite } from "./suite.js";
@@ -112,5 +113,22 @@ describe("the limits of web runs in the dashboard", function () {
     await page.getByTestId("listing-status").filter({ hasText: "paused: its on-chain price is not its listing's" }).waitFor();
     assert.equal(await page.getByRole("button", { name: "Run and pay from my wallet" }).isDisabled(), true);
     await page.screenshot({ path: `${SHOTS}/agent-terms-changed.png`, fullPage: true });
+
+    // Its creator is told why, and listing the new price brings it back.
+    const creator = await suite.open(agent.creator.wallet);
+    await signInWithTestWallet(creator);
+    await creator.page.getByRole("link", { name: "My agents" }).click();
+    const card = creator.page.getByTestId("my-agent").filter({ hasText: agent.address.toBase58() });
+    await card.getByTestId("listing-pause-reason").filter({ hasText: "the agent's price (or listing hash) on chain is not its listing's" }).waitFor();
+    const token = await signIn(suite.stack.relayer, agent.creator.wallet);
+    const patched = await api<{ status: string }>(suite.stack.relayer, "PATCH", `/v1/agents/${agent.address.toBase58()}?network=devnet`, {
+      token,
+      body: { pricing: { model: "pay_per_use", price_usdc: "0.500000" } },
+    });
+    assert.equal(patched.body.status, "active", JSON.stringify(patched.body));
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.500000 USDC" }).waitFor();
+    await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();
   });
 });
