@@ -194,7 +194,7 @@ describe("relayer: in-flight limits and the circuit breaker", function () {
       assert.equal(next.status, 200, JSON.stringify(next.body));
     });
 
-    it("refunds the payer caused do not count: calls refused for the payer's balance leave the circuit closed", async () => {
+    it("only the creator's failures count: calls the payer could not pay (402, no escrow) leave the circuit closed", async () => {
       const poor = await newPayer(market, relayer, 1n);
       for (let i = 0; i < FAILURES + 1; i += 1) {
         const refused = await execute(relayer, poor, agent.address);
