@@ -19,11 +19,12 @@ import { PublicKey } from "@solana/web3.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
-import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
+import type { CreatorClient } from "../creator/creator-client.js";
 import type { Db } from "../db/pool.js";
 import type { ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { CircuitBreaker } from "../listings/circuit-breaker.js";
+import { FAILURES, recordVerdict } from "./creator-verdict.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { ConfirmationTracker } from "./confirmations.js";
@@ -70,16 +71,6 @@ export interface ExecutionContext {
   listing: ListingForExecution;
 }
 
-const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }> = {
-  timeout: { reason: "Timeout", code: "creator_timeout" },
-  unreachable: { reason: "CreatorError", code: "creator_error" },
-  endpoint_not_allowed: { reason: "CreatorError", code: "creator_error" },
-  http_error: { reason: "CreatorError", code: "creator_error" },
-  response_too_large: { reason: "CreatorError", code: "creator_error" },
-  invalid_response: { reason: "OutputInvalid", code: "invalid_result" },
-  bad_signature: { reason: "InvalidSignature", code: "invalid_result" },
-  output_invalid: { reason: "OutputInvalid", code: "invalid_result" },
-};
 
 export class ExecutionRunner {
   private readonly confirmations: ConfirmationTracker;
@@ -310,7 +301,7 @@ export class ExecutionRunner {
     const finished = { ...unrecorded, creator_finished_at: new Date() };
     // Before the refund is sent: the next call must meet an open circuit (one write, and only an
     // agent with a circuit pays it on success).
-    await this.recordVerdict(row, outcome.ok, listing);
+    await recordVerdict(this.options.breaker, this.listings, row, outcome.ok, listing);
     if (!outcome.ok) {
       const failure = FAILURES[outcome.failure];
       return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);
@@ -345,22 +336,6 @@ export class ExecutionRunner {
     };
     if (await this.writes.settle(row.id, row.state, record)) return { ...row, ...record, state: "settling" };
     return this.store.row(row.id);
-  }
-
-  /** The creator's result for the agent's circuit breaker (every FAILURES entry is the creator's doing). */
-  private async recordVerdict(row: ExecutionRow, ok: boolean, listing: ListingForExecution): Promise<void> {
-    try {
-      if (ok) {
-        // Only a probe's success changes a circuit, and only an agent with one can have a probe.
-        if (listing.circuit && (await this.options.breaker.succeeded(row.network, row.agent, row.id))) {
-          this.listings.forget(row.network, row.agent);
-        }
-      } else if (await this.options.breaker.creatorFailed(row.network, row.agent, row.id)) {
-        this.listings.forget(row.network, row.agent);
-      }
-    } catch (error) {
-      reportBackgroundError("circuit breaker", error, { execution_id: row.id });
-    }
   }
 
   async startRefund(
