@@ -1,7 +1,10 @@
 // The quote is the most a call or a subscription period charges: the relayer passes it to
 // open_escrow and subscribe as `max_amount_usdc`, and the program refuses (PriceAboveMaximum) when
-// the creator raised the price with update_agent between the quote and the transaction. Nothing
-// is charged; balances are checked on chain to the unit.
+// the creator raised the price with update_agent between the quote and the transaction. A price
+// raised before the quote is not charged either: the agent's account no longer holds its
+// listing's pricing, so the call is refused (agent_terms_changed) and the listing paused until the
+// creator lists the new price; and a caller's `max_price_usdc` below the price is refused before
+// anything is sent. Nothing is charged; balances are checked on chain to the unit.
 import { strict as assert } from "node:assert";
 
 import {
@@ -16,8 +19,8 @@ import type { PublicKey } from "@solana/web3.js";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
-import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { execute, feeShardsTotal, listAgent, newPayer, pricingWire, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 
@@ -115,10 +118,147 @@ describe("relayer: a price raised after the quote is refused", function () {
     assert.ok(executionId);
     assert.equal(await market.connection.getAccountInfo(escrowPda(executionId), "confirmed"), null, "no escrow opened");
 
-    // The next call is quoted at the new price and goes through.
+    // The next call is not charged the new price either: the listing still shows the old one.
     const next = await execute(relayer, payer, agent.address);
-    assert.equal(next.status, 200, JSON.stringify(next.body));
-    assert.equal(await market.usdc(payer.tokenAccount), before[0]! - 2n * PRICE);
+    assert.equal(next.status, 409, JSON.stringify(next.body));
+    assert.equal(errorCode(next), "agent_terms_changed");
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+  });
+
+  /** The relayer's SOL: what any transaction it sends costs. */
+  const relayerSol = () => market.lamports(market.relayer.publicKey);
+
+  async function executionsOf(payer: Payer): Promise<number> {
+    const { rows } = await relayer.services.db.query<{ n: number }>("SELECT count(*)::int AS n FROM executions WHERE api_key_id = $1", [
+      payer.apiKeyId,
+    ]);
+    return rows[0]!.n;
+  }
+
+  it("a price raised on chain before the call (0.01 to 0.05): agent_terms_changed, nothing sent; paused until the creator lists it, then charged only within max_price_usdc", async () => {
+    const shown = 10_000n;
+    const raised = 50_000n;
+    const agent = await listed({ kind: "PayPerUse", priceUsdc: shown });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const ok = await execute(relayer, payer, agent.address, { task: "first call", parameters: { language: "en" }, max_price_usdc: "0.010000" });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    await reprice(agent, { kind: "PayPerUse", priceUsdc: raised });
+
+    const before = await balances(payer, agent);
+    const sol = await relayerSol();
+    const refused = await execute(relayer, payer, agent.address);
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "agent_terms_changed");
+    const error = (refused.body as { error: { listed_pricing: unknown; on_chain_pricing: unknown } }).error;
+    assert.deepEqual(error.listed_pricing, { model: "pay_per_use", price_usdc: "0.010000" });
+    assert.deepEqual(error.on_chain_pricing, { model: "pay_per_use", price_usdc: "0.050000" });
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await relayerSol(), sol, "no transaction was sent");
+
+    const path = `/v1/agents/${agent.address.toBase58()}`;
+    const shownListing = await api<{ status: string; pause_reason: string | null }>(relayer, "GET", path);
+    assert.deepEqual([shownListing.body.status, shownListing.body.pause_reason], ["paused", "terms_changed"]);
+    const whilePaused = await execute(relayer, payer, agent.address);
+    assert.equal(errorCode(whilePaused), "agent_unavailable");
+
+    // The creator lists the new price: the listing is active again, and shows it.
+    const token = await signIn(relayer, agent.creator.wallet);
+    const patched = await api<{ status: string; pause_reason: string | null; pricing: unknown }>(relayer, "PATCH", `${path}?network=devnet`, {
+      token,
+      body: { pricing: pricingWire({ kind: "PayPerUse", priceUsdc: raised }) },
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.deepEqual([patched.body.status, patched.body.pause_reason], ["active", null]);
+
+    // A caller still holding the old price is refused before anything is sent.
+    const stale = await execute(relayer, payer, agent.address, { task: "t", parameters: { language: "en" }, max_price_usdc: "0.010000" });
+    assert.equal(stale.status, 409, JSON.stringify(stale.body));
+    assert.equal(errorCode(stale), "price_above_maximum");
+    assert.deepEqual((stale.body as { error: { price_usdc: string; max_price_usdc: string } }).error, {
+      ...(stale.body as { error: object }).error,
+      price_usdc: "0.050000",
+      max_price_usdc: "0.010000",
+    });
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await relayerSol(), sol, "no transaction was sent");
+
+    const agreed = await execute(relayer, payer, agent.address, { task: "t", parameters: { language: "en" }, max_price_usdc: "0.050000" });
+    assert.equal(agreed.status, 200, JSON.stringify(agreed.body));
+    assert.equal(await market.usdc(payer.tokenAccount), before[0]! - raised);
+  });
+
+  it("a listing hash changed on chain: agent_terms_changed with both hashes, nothing sent, the listing paused", async () => {
+    const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const onChain = await fetchAgent(market.connection, agent.address);
+    await market.send(
+      [
+        updateAgentInstruction({
+          creator: agent.creator.wallet.publicKey,
+          agent: agent.address,
+          payoutAccount: onChain!.payoutAccount,
+          terms: {
+            signingKey: onChain!.signingKey,
+            endpoint: onChain!.endpoint,
+            listingHash: new Uint8Array(32).fill(7),
+            pricing: onChain!.pricing,
+            maxExecutionSecs: onChain!.maxExecutionSecs,
+          },
+        }),
+      ],
+      [agent.creator.wallet],
+    );
+    const before = await balances(payer, agent);
+    const sol = await relayerSol();
+    const refused = await execute(relayer, payer, agent.address);
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "agent_terms_changed");
+    assert.equal((refused.body as { error: { on_chain_listing_hash: string } }).error.on_chain_listing_hash, "07".repeat(32));
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await relayerSol(), sol, "no transaction was sent");
+    const shown = await api<{ status: string; pause_reason: string | null }>(relayer, "GET", `/v1/agents/${agent.address.toBase58()}`);
+    assert.deepEqual([shown.body.status, shown.body.pause_reason], ["paused", "terms_changed"]);
+  });
+
+  it("max_price_usdc below the price: 409 price_above_maximum before any row or transaction; malformed, 400", async () => {
+    const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const before = await balances(payer, agent);
+    const sol = await relayerSol();
+    const refused = await execute(relayer, payer, agent.address, { task: "t", parameters: { language: "en" }, max_price_usdc: "0.249999" });
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "price_above_maximum");
+    assert.equal((refused.body as { error: { param: string } }).error.param, "max_price_usdc");
+    for (const bad of ["0.25", "-1.000000", "1e3", 0.25]) {
+      const malformed = await execute(relayer, payer, agent.address, { task: "t", parameters: { language: "en" }, max_price_usdc: bad });
+      assert.equal(malformed.status, 400, JSON.stringify(malformed.body));
+      assert.equal(errorCode(malformed), "validation_failed");
+    }
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await relayerSol(), sol, "no transaction was sent");
+    assert.equal(await executionsOf(payer), 0, "no execution was recorded");
+    const exact = await execute(relayer, payer, agent.address, { task: "t", parameters: { language: "en" }, max_price_usdc: "0.250000" });
+    assert.equal(exact.status, 200, JSON.stringify(exact.body));
+  });
+
+  it("a subscription period above max_price_usdc: 409 price_above_maximum, nothing sent", async () => {
+    const agent = await listed({ kind: "Subscription", periodPriceUsdc: 1_000_000n, periodSecs: 3600 });
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const before = await balances(payer, agent);
+    const sol = await relayerSol();
+    const refused = await api(relayer, "POST", `/v1/agents/${agent.address.toBase58()}/subscription`, {
+      token: payer.apiKey,
+      body: { max_price_usdc: "0.999999" },
+    });
+    assert.equal(refused.status, 409, JSON.stringify(refused.body));
+    assert.equal(errorCode(refused), "price_above_maximum");
+    assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
+    assert.equal(await relayerSol(), sol, "no transaction was sent");
+    const bought = await api(relayer, "POST", `/v1/agents/${agent.address.toBase58()}/subscription`, {
+      token: payer.apiKey,
+      body: { max_price_usdc: "1.000000" },
+    });
+    assert.equal(bought.status, 200, JSON.stringify(bought.body));
   });
 
   it("an async execution keeps its quote to the job that opens the escrow: failed with price_changed, nothing charged", async () => {

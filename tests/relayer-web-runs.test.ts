@@ -1,6 +1,7 @@
 // Web runs: POST /v1/agents/:agent_id/execute authenticated by a wallet session (the dashboard's
 // way to run an agent), charged to the session's wallet through its web-run key, on localnet with
-// the relayer on PostgreSQL and a creator as a real HTTP server. API-key calls are unchanged.
+// the relayer on PostgreSQL and a creator as a real HTTP server. API-key calls are unchanged. A
+// web-run key has a cap (10 USDC until the wallet sets its own) and the wallet can revoke web runs.
 import { strict as assert } from "node:assert";
 
 import { webRunKeyId } from "@agent-market/relayer";
@@ -216,6 +217,104 @@ describe("relayer: web runs with a wallet session", function () {
     assert.equal(devnet.status, 200, JSON.stringify(devnet.body));
     const { rows } = await relayer.services.db.query("SELECT id FROM api_keys WHERE wallet = $1", [payer.wallet.publicKey.toBase58()]);
     assert.deepEqual(rows, [{ id: webRunKeyId(payer.wallet.publicKey.toBase58(), "test") }], "no key for the refused network");
+  });
+
+  interface WebRuns {
+    enabled: boolean;
+    spending_cap_usdc: string;
+    spent_usdc: string;
+    execution_count: number;
+    revoked_at: string | null;
+  }
+
+  it("caps a wallet's web runs (10 USDC until it sets its own): past the cap 402 spending_cap_reached, nothing charged, no SOL spent", async () => {
+    const payer = await signedInWallet(2_000_000n);
+    const initial = await api<WebRuns>(relayer, "GET", "/v1/wallet/web-runs", { token: payer.token });
+    assert.equal(initial.status, 200, JSON.stringify(initial.body));
+    assert.equal(initial.body.spending_cap_usdc, "10.000000", "a new wallet's web runs start capped");
+    assert.equal(initial.body.enabled, true);
+
+    // An API key cannot change it: only the wallet's session.
+    const apiPayer = await newPayer(market, relayer, 1_000n);
+    const byKey = await api(relayer, "PATCH", "/v1/wallet/web-runs", {
+      token: apiPayer.apiKey,
+      body: { network: "devnet", spending_cap_usdc: "100.000000" },
+    });
+    assert.equal(errorCode(byKey), "api_key_not_allowed");
+
+    const set = await api<WebRuns>(relayer, "PATCH", "/v1/wallet/web-runs", {
+      token: payer.token,
+      body: { network: "devnet", spending_cap_usdc: "0.300000" },
+    });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.equal(set.body.spending_cap_usdc, "0.300000");
+
+    const first = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const usdc = await market.usdc(payer.tokenAccount);
+    const sol = await market.lamports(market.relayer.publicKey);
+    const over = await api<{ error: { spending_cap_usdc: string; required_usdc: string } }>(relayer, "POST", runPath(), {
+      token: payer.token,
+      body: BODY,
+    });
+    assert.equal(over.status, 402, JSON.stringify(over.body));
+    assert.equal(errorCode(over), "spending_cap_reached");
+    assert.equal(over.body.error.spending_cap_usdc, "0.300000");
+    assert.equal(await market.usdc(payer.tokenAccount), usdc, "nothing charged");
+    assert.equal(await market.lamports(market.relayer.publicKey), sol, "no transaction sent");
+    const after = await api<WebRuns>(relayer, "GET", "/v1/wallet/web-runs", { token: payer.token });
+    assert.deepEqual([after.body.spent_usdc, after.body.execution_count], ["0.250000", 1]);
+
+    // Raising the cap lets the next run through.
+    await api(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", spending_cap_usdc: "0.500000" } });
+    const raised = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+  });
+
+  it("revokes a wallet's web runs at once (403 web_runs_revoked, nothing charged) until it enables them again", async () => {
+    const payer = await signedInWallet(1_000_000n);
+    const first = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+
+    const revoked = await api<WebRuns>(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", enabled: false } });
+    assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
+    assert.equal(revoked.body.enabled, false);
+    assert.ok(revoked.body.revoked_at);
+    const usdc = await market.usdc(payer.tokenAccount);
+    const sol = await market.lamports(market.relayer.publicKey);
+    for (const refused of [
+      await api(relayer, "POST", runPath(), { token: payer.token, body: BODY }),
+      await cookiePost(payer.token, "application/json", JSON.stringify(BODY)),
+    ]) {
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal(errorCode(refused), "web_runs_revoked");
+    }
+    assert.equal(await market.usdc(payer.tokenAccount), usdc, "nothing charged");
+    assert.equal(await market.lamports(market.relayer.publicKey), sol, "no transaction sent");
+
+    // The wallet's API keys are not web runs: they still work.
+    const key = await api<{ secret: string }>(relayer, "POST", "/v1/keys", { token: payer.token, body: { name: "k", environment: "test" } });
+    const byKey = await execute(relayer, { apiKey: key.body.secret }, agent.address);
+    assert.equal(byKey.status, 200, JSON.stringify(byKey.body));
+
+    const enabled = await api<WebRuns>(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", enabled: true } });
+    assert.equal(enabled.body.enabled, true);
+    const again = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+  });
+
+  it("refuses a web-run change without a session, or with an empty or over-large body, each with its code", async () => {
+    const payer = await signedInWallet(1_000n);
+    const none = await api(relayer, "PATCH", "/v1/wallet/web-runs", { body: { network: "devnet", enabled: false } });
+    assert.equal(none.status, 401);
+    const empty = await api(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet" } });
+    assert.equal(errorCode(empty), "validation_failed");
+    const huge = await api(relayer, "PATCH", "/v1/wallet/web-runs", {
+      token: payer.token,
+      body: { network: "devnet", spending_cap_usdc: "1000000.000001" },
+    });
+    assert.equal(errorCode(huge), "validation_failed");
+    assert.equal((huge.body as { error: { param: string } }).error.param, "spending_cap_usdc");
   });
 
   it("leaves API-key calls as they were: charged to the key, its network its own", async () => {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
-import { AgentMarket, PaymentRequiredError, WalletSession, type Execution } from "@agent-market/client";
+import { AgentMarket, callPriceUsdc, ConflictError, PaymentRequiredError, WalletSession, type Execution } from "@agent-market/client";
 import { verifyReceipt } from "@agent-market/client/verify";
 import { delegatePda, ed25519Sign, PROGRAM_ID, splitPayment } from "@agent-market/program";
 import { getAccount } from "@solana/spl-token";
@@ -291,6 +291,37 @@ describe("SDK: CLI and client end to end", function () {
       return true;
     });
     assert.equal(await market.usdc(unapproved.tokenAccount), 5n * USDC, "nothing was charged");
+  });
+
+  it("the CLI and the client send a maximum price: the listing's by default, and a lower one is refused before anything is sent", async () => {
+    const before = await node(CLI, ["execute", agent, "--task", "cheap", "--max-price", "0.249999", "--api", relayer.url], {
+      AGENT_MARKET_HOME: home,
+      AGENT_MARKET_API_KEY: apiKey,
+    });
+    assert.equal(before.code, 1);
+    assert.match(before.stderr, /price_above_maximum: The call costs 0\.250000 USDC, more than max_price_usdc 0\.249999/);
+    assert.match(before.stderr, /next: pass --max-price 0\.250000 to agree to the new price/);
+    const malformed = await node(CLI, ["execute", agent, "--task", "x", "--max-price", "0.25", "--api", relayer.url], {
+      AGENT_MARKET_HOME: home,
+      AGENT_MARKET_API_KEY: apiKey,
+    });
+    assert.equal(malformed.code, 1);
+    assert.match(malformed.stderr, /--max-price must be USDC with six decimals/);
+
+    const client = new AgentMarket({ apiKey, baseUrl: relayer.url });
+    const listing = await client.agents.get(agent);
+    assert.equal(callPriceUsdc(listing.pricing), "0.250000");
+    assert.deepEqual([listing.pause_reason, listing.circuit.state], [null, "closed"]);
+    await assert.rejects(
+      client.agents.execute(agent, { task: "x", parameters: {} }, { maxPriceUsdc: "0.100000" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConflictError);
+        assert.deepEqual([error.code, error.details.price_usdc], ["price_above_maximum", "0.250000"]);
+        return true;
+      },
+    );
+    const paid = await client.agents.execute(agent, { task: "x", parameters: {} }, { maxPriceUsdc: callPriceUsdc(listing.pricing) });
+    assert.equal(paid.charge.amount_usdc, "0.250000");
   });
 
   it("logout ends the session, after which session commands ask to sign in", async () => {

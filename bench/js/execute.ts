@@ -181,6 +181,9 @@ async function main(): Promise<void> {
     redis_url: REDIS_URL,
     relayer_env: {
       QUEUE_NAME: `bench-${randomBytes(4).toString("hex")}`,
+      // 128 clients share one key and one agent: the bench measures throughput, not the limits.
+      EXECUTIONS_IN_FLIGHT_PER_KEY: "100000",
+      EXECUTIONS_IN_FLIGHT_PER_AGENT: "100000",
     },
     // BENCH_PROFILE_DIR=dir writes a CPU profile of the relayer there (open it in Chrome's DevTools).
     ...(process.env.BENCH_PROFILE_DIR ? { relayer_node_options: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] } : {}),

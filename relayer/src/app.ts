@@ -122,6 +122,8 @@ export async function buildApp(services: Services, logger: FastifyServerOptions[
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, "request failed");
+    const retry_after_secs = apiError.details?.retry_after_secs;
+    if (typeof retry_after_secs === "number") reply.header("Retry-After", String(retry_after_secs));
     reply.header("Request-Id", request.id).code(apiError.status).send(errorBody(apiError, request.id));
   });
   app.setNotFoundHandler((request, reply) => {

@@ -72,6 +72,15 @@ export interface RelayerConfig {
   rate_limit_listing_writes_per_minute: number;
   /** Dispute evidence submissions a minute, per wallet and per client address. */
   rate_limit_dispute_evidence_per_minute: number;
+  /** Executions one key may have in flight at once, across every relayer. */
+  executions_in_flight_per_key: number;
+  /** Executions one agent may have in flight at once, across every caller and relayer. */
+  executions_in_flight_per_agent: number;
+  /** Refunds an agent's creator may cause within the window before its circuit opens. */
+  circuit_breaker_failures: number;
+  circuit_breaker_window_secs: number;
+  /** How long an open circuit refuses executions before one probe call is let through. */
+  circuit_breaker_cooloff_secs: number;
   log_level: string;
   /** The built dashboard (`app/dist`) this relayer serves on its own origin; off when unset. */
   dashboard?: DashboardConfig;
@@ -325,6 +334,11 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     rate_limit_anonymous_per_minute: integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
     rate_limit_listing_writes_per_minute: integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
     rate_limit_dispute_evidence_per_minute: integer("RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE", 10, 1, 1_000_000),
+    executions_in_flight_per_key: integer("EXECUTIONS_IN_FLIGHT_PER_KEY", 64, 1, 100_000),
+    executions_in_flight_per_agent: integer("EXECUTIONS_IN_FLIGHT_PER_AGENT", 128, 1, 100_000),
+    circuit_breaker_failures: integer("CIRCUIT_BREAKER_FAILURES", 20, 1, 1_000_000),
+    circuit_breaker_window_secs: integer("CIRCUIT_BREAKER_WINDOW_SECS", 60, 1, 86_400),
+    circuit_breaker_cooloff_secs: integer("CIRCUIT_BREAKER_COOLOFF_SECS", 60, 1, 86_400),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
     log_level: text("LOG_LEVEL") ?? "info",
     ...(dashboardDir === undefined

@@ -232,6 +232,42 @@ export const ERROR_CODES = {
     description:
       "The agent's account names an endpoint its listing never probed (changed by update_agent): the call was not sent there and the escrow, if any, was refunded. The listing is paused until its creator lists the new endpoint and resumes it.",
   },
+  price_above_maximum: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The call costs more than the request's `max_price_usdc`; nothing was sent and nothing was charged. `price_usdc` is what it costs now.",
+  },
+  agent_terms_changed: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The agent's account holds pricing (or a listing hash) other than its verified listing's, changed by update_agent: nothing was sent and nothing was charged. The listing is paused until its creator lists the new terms (PATCH).",
+  },
+  agent_circuit_open: {
+    status: 503,
+    type: "api_error",
+    description:
+      "The agent's circuit breaker is open: its creator caused too many refunds lately, and it takes no executions until `retry_at` (then one probe call decides); nothing was sent and nothing was charged.",
+  },
+  key_concurrency_limit: {
+    status: 429,
+    type: "rate_limit_error",
+    description:
+      "This key has as many executions in flight as it may (`limit`); nothing was sent and nothing was charged. Retry when one ends.",
+  },
+  agent_concurrency_limit: {
+    status: 429,
+    type: "rate_limit_error",
+    description:
+      "The agent has as many executions in flight as it may take (`limit`); nothing was sent and nothing was charged. Retry when one ends.",
+  },
+  web_runs_revoked: {
+    status: 403,
+    type: "permission_error",
+    description:
+      "The wallet revoked its web runs on this network: sessions cannot run agents until the wallet enables them again (PATCH /v1/wallet/web-runs).",
+  },
   subscription_not_offered: {
     status: 409,
     type: "conflict_error",

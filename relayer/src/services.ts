@@ -13,12 +13,14 @@ import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { createPool, migrate } from "./db/pool.js";
 import { IndexerClient } from "./indexer/indexer-client.js";
+import { CircuitBreaker } from "./listings/circuit-breaker.js";
 import { Discovery } from "./listings/discovery.js";
 import { ListingService } from "./listings/listing-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { ExecutionReads } from "./executions/execution-reads.js";
 import { ExecutionRecovery } from "./executions/execution-recovery.js";
 import { ExecutionRunner } from "./executions/execution-run.js";
+import { ExecutionLeases } from "./executions/execution-leases.js";
 import { ExecutionService } from "./executions/execution-service.js";
 import { ExecutionStore } from "./executions/execution-store.js";
 import { ExecutionWrites } from "./executions/execution-writes.js";
@@ -55,12 +57,27 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   const store = new ExecutionStore(db);
   const writes = new ExecutionWrites(db);
   const quoter = new Quoter(chain, listings);
+  const leases = new ExecutionLeases(db, {
+    per_key: config.executions_in_flight_per_key,
+    per_agent: config.executions_in_flight_per_agent,
+  });
+  const breaker = new CircuitBreaker(db, {
+    failures: config.circuit_breaker_failures,
+    window_secs: config.circuit_breaker_window_secs,
+    cooloff_secs: config.circuit_breaker_cooloff_secs,
+  });
   const runner = new ExecutionRunner(db, store, writes, chain, senders, listings, creators, jobs, {
     instance_id,
     creator_max_response_bytes: config.creator_max_response_bytes,
+    breaker,
+    leases,
   });
-  const executions = new ExecutionService(db, chain, senders, quoter, store, writes, runner, jobs, instance_id);
-  const subscriptions = new SubscriptionService(db, chain, senders, quoter, jobs);
+  const executions = new ExecutionService(db, chain, senders, quoter, store, writes, runner, jobs, instance_id, {
+    leases,
+    breaker,
+    listings,
+  });
+  const subscriptions = new SubscriptionService(db, chain, senders, quoter, jobs, listings);
   const recovery = new ExecutionRecovery(db, store, runner, subscriptions, chain, senders, jobs, {
     instance_id,
     instance_timeout_secs: config.instance_timeout_secs,
@@ -117,6 +134,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     handOverExecutions: () => recovery.handOverOwned(),
     async close() {
       purge.stop();
+      leases.close();
       await runner.close();
       await jobs.close();
       if (workers) recovery.stopInstance();

@@ -54,6 +54,24 @@ describe("configuration", () => {
     assert.equal(config.database_prepared_statements, true);
   });
 
+  it("reads the in-flight limits and the circuit breaker, with their documented defaults and bounds", () => {
+    const config = parseConfig(valid());
+    assert.deepEqual(
+      [
+        config.executions_in_flight_per_key,
+        config.executions_in_flight_per_agent,
+        config.circuit_breaker_failures,
+        config.circuit_breaker_window_secs,
+        config.circuit_breaker_cooloff_secs,
+      ],
+      [64, 128, 20, 60, 60],
+    );
+    const set = parseConfig({ ...valid(), EXECUTIONS_IN_FLIGHT_PER_KEY: "2", CIRCUIT_BREAKER_COOLOFF_SECS: "5" });
+    assert.deepEqual([set.executions_in_flight_per_key, set.circuit_breaker_cooloff_secs], [2, 5]);
+    assert.match(problems({ ...valid(), EXECUTIONS_IN_FLIGHT_PER_AGENT: "0" })[0]!, /EXECUTIONS_IN_FLIGHT_PER_AGENT must be an integer from 1/);
+    assert.match(problems({ ...valid(), CIRCUIT_BREAKER_FAILURES: "many" })[0]!, /CIRCUIT_BREAKER_FAILURES must be an integer/);
+  });
+
   it("prepares statements unless told not to", () => {
     assert.equal(parseConfig({ ...valid(), DATABASE_PREPARED_STATEMENTS: "false" }).database_prepared_statements, false);
     assert.match(problems({ ...valid(), DATABASE_PREPARED_STATEMENTS: "yes" })[0]!, /DATABASE_PREPARED_STATEMENTS must be "true" or "false"/);

@@ -1,7 +1,7 @@
 // Runs an agent from the web: the same execute route and escrow as an API call, charged to the
 // signed-in wallet through its session (no API key), with an Idempotency-Key kept until the answer arrives (a retry after a lost
 // answer replays instead of charging twice).
-import { ExecutionFailedError, newIdempotencyKey, type Agent, type Execution } from "@agent-market/client";
+import { callPriceUsdc, ExecutionFailedError, newIdempotencyKey, type Agent, type Execution } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
@@ -29,13 +29,15 @@ export function RunForm({ agent }: { agent: Agent }) {
     const request = { task, parameters };
     try {
       const client = webRunClient(session, network);
-      const execution = await client.agents.execute(agent.id, request, { idempotencyKey });
+      // The price shown here is the most the call may cost: a price raised on chain since is refused.
+      const execution = await client.agents.execute(agent.id, request, { idempotencyKey, maxPriceUsdc: callPriceUsdc(agent.pricing) });
       setResult({ execution, request });
       setIdempotencyKey(newIdempotencyKey());
     } catch (e) {
       setError(e);
       // A refused or refunded call is finished: the next submission is a new call.
-      if (e instanceof ExecutionFailedError || (e as { status?: number }).status === 402) setIdempotencyKey(newIdempotencyKey());
+      const status = (e as { status?: number }).status;
+      if (e instanceof ExecutionFailedError || status === 402 || status === 409 || status === 429 || status === 503) setIdempotencyKey(newIdempotencyKey());
     } finally {
       setBusy(false);
     }
@@ -51,7 +53,10 @@ export function RunForm({ agent }: { agent: Agent }) {
         </label>
         <SchemaForm schema={agent.input_schema} onChange={setParameters} />
         {typeof parameters === "string" && <p className="bad small">{parameters}</p>}
-        <button type="submit" className="primary" disabled={busy || agent.status !== "active"}>
+        <p className="muted small" data-testid="run-max-price">
+          At most {callPriceUsdc(agent.pricing)} USDC for this call: a higher price is refused, never charged.
+        </p>
+        <button type="submit" className="primary" disabled={busy || agent.status !== "active" || agent.circuit.state === "open"}>
           {busy ? "Running…" : "Run and pay from my wallet"}
         </button>
       </form>

@@ -10,6 +10,16 @@ export interface Explained {
   requestId: string | null;
 }
 
+/** What to do about the refusals that protect the payer and the relayer (nothing was charged). */
+const RELAYER_FIXES: Record<string, string> = {
+  price_above_maximum: "The agent now costs more than the price shown here; nothing was charged. Reload the page to see its price, then run it again if you agree.",
+  agent_terms_changed: "The creator changed the agent's price on chain; nothing was charged. The listing is paused until the creator lists the new price.",
+  agent_circuit_open: "The agent failed too many calls lately; nothing was charged. It takes calls again after a pause: try later.",
+  key_concurrency_limit: "Too many of your calls are running at once; nothing was charged. Wait for one to finish, then run it again.",
+  agent_concurrency_limit: "The agent is running as many calls as it may; nothing was charged. Try again in a moment.",
+  web_runs_revoked: "Runs from this dashboard are revoked for this wallet. Allow them again on the Wallet screen.",
+};
+
 const usdc = (value: bigint | null) => (value === null ? "?" : `${formatUsdc(value)} USDC`);
 
 export function explain(error: unknown): Explained {
@@ -24,7 +34,10 @@ export function explain(error: unknown): Explained {
           fix: `The call costs ${usdc(error.required)} but the wallet lets the marketplace move only ${usdc(error.allowance)}. Raise the allowance on the Wallet screen, then run it again.`,
         };
       case "spending_cap_reached":
-        return { ...base, fix: `This key reached its spending cap of ${usdc(error.spendingCap)}. Generate a key with a higher cap on the API keys screen.` };
+        return {
+          ...base,
+          fix: `This call would pass the spending cap of ${usdc(error.spendingCap)}. For runs from this dashboard, raise the cap on the Wallet screen; for an API key, generate one with a higher cap on the API keys screen.`,
+        };
       case "subscription_required":
         return { ...base, fix: "This agent is sold by subscription: subscribe to it with your API key (POST /v1/agents/:id/subscription), then run it." };
     }
@@ -32,13 +45,14 @@ export function explain(error: unknown): Explained {
   }
   if (error instanceof AgentMarketError) {
     const fix =
-      error.code === "invalid_session" || error.code === "session_required"
+      RELAYER_FIXES[error.code] ??
+      (error.code === "invalid_session" || error.code === "session_required"
         ? "Your session ended: sign in again."
         : error.code === "revoked_api_key"
           ? "This key was revoked: generate a new one on the API keys screen."
           : error.status === 503 || error.code === "connection_error"
             ? "The service is unavailable for a moment: try again."
-            : null;
+            : null);
     return { title: "The relayer refused", detail: error.message, fix, code: error.code, requestId: error.requestId ?? null };
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -1,3 +1,5 @@
+import type { Agent, AgentCircuit } from "@agent-market/client";
+
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
@@ -8,6 +10,28 @@ import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
 import { agentChain, getAgent } from "../data/agents.js";
 import { useLoad } from "../data/use-load.js";
+
+const PAUSE_REASONS: Record<NonNullable<Agent["pause_reason"]>, string> = {
+  creator: "paused by its creator",
+  endpoint_changed: "paused: its on-chain endpoint is not the one its listing probed, until its creator lists it",
+  terms_changed: "paused: its on-chain price is not its listing's, until its creator lists the new price",
+};
+
+function listingText(agent: Agent): string {
+  return agent.status === "paused" && agent.pause_reason !== null ? PAUSE_REASONS[agent.pause_reason] : agent.status;
+}
+
+// An open circuit is the relayer refusing calls its creator keeps failing, before anyone pays.
+function circuitText(circuit: AgentCircuit): string {
+  switch (circuit.state) {
+    case "closed":
+      return "closed: taking calls";
+    case "open":
+      return `open: too many failed calls lately; no calls until ${new Date(circuit.retry_at!).toLocaleTimeString()}`;
+    case "half_open":
+      return "half-open: the next call decides whether it takes calls again";
+  }
+}
 
 const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } as const;
 
@@ -52,7 +76,9 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
             <dt>Price</dt>
             <dd>{priceText(agent.value.pricing)}</dd>
             <dt>Listing</dt>
-            <dd>{agent.value.status}</dd>
+            <dd data-testid="listing-status">{listingText(agent.value)}</dd>
+            <dt>Circuit breaker</dt>
+            <dd data-testid="circuit">{circuitText(agent.value.circuit)}</dd>
             <dt>Longest run</dt>
             <dd>{agent.value.max_execution_secs} s</dd>
             <dt>Collateral</dt>

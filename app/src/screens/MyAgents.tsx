@@ -65,6 +65,19 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
           Pricing: <span data-testid="listing-pricing">{priceText(listing.value.pricing)}</span>
         </p>
       )}
+      {listing.state === "ready" && listing.value !== null && listing.value.status === "paused" && listing.value.pause_reason !== null && listing.value.pause_reason !== "creator" && (
+        <p className="notice notice-warn small" role="status" data-testid="listing-pause-reason">
+          {listing.value.pause_reason === "terms_changed"
+            ? "Paused by the marketplace: the agent's price (or listing hash) on chain is not its listing's, so no call is charged. Edit the listing to list the new price; it runs again at once."
+            : "Paused by the marketplace: the agent's endpoint on chain is not the one its listing probed. Edit the listing to list the new endpoint, then resume it."}
+        </p>
+      )}
+      {listing.state === "ready" && listing.value !== null && listing.value.circuit.state !== "closed" && (
+        <p className="notice notice-warn small" role="status" data-testid="listing-circuit">
+          Your service failed too many calls lately: the marketplace refuses its calls
+          {listing.value.circuit.retry_at === null ? " until one test call succeeds" : ` until ${new Date(listing.value.circuit.retry_at).toLocaleTimeString()}, then lets one test call decide`}.
+        </p>
+      )}
       {listing.state === "error" && <ErrorNotice error={listing.error} onRetry={reloadListing} />}
       {listing.state === "ready" && listing.value === null && <p className="muted small">Registered on chain but not listed on this marketplace.</p>}
       {(status === "active" || status === "paused") && (

@@ -5,6 +5,7 @@ import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { Loading } from "../components/Status.js";
+import { WebRunsPanel } from "../components/WebRunsPanel.js";
 import { chainRpcUrl } from "../data/config.js";
 import { useLoad } from "../data/use-load.js";
 import { base64Decode } from "../wallet/base58.js";
@@ -95,6 +96,7 @@ export function WalletScreen() {
         </p>
       )}
       {error !== null && <ErrorNotice error={error} />}
+      <WebRunsPanel />
     </>
   );
 }

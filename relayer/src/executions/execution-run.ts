@@ -19,13 +19,16 @@ import { PublicKey } from "@solana/web3.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
-import type { CreatorClient, CreatorFailure } from "../creator/creator-client.js";
+import type { CreatorClient } from "../creator/creator-client.js";
 import type { Db } from "../db/pool.js";
 import type { ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
+import type { CircuitBreaker } from "../listings/circuit-breaker.js";
+import { FAILURES, recordVerdict } from "./creator-verdict.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { ConfirmationTracker } from "./confirmations.js";
+import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
@@ -56,6 +59,10 @@ const HANDOVER_RETRY_MS = 1_000;
 export interface RunOptions {
   instance_id: string;
   creator_max_response_bytes: number;
+  /** Counts the refunds creators cause, and closes a circuit whose probe succeeded. */
+  breaker: CircuitBreaker;
+  /** The in-flight leases an async execution's job takes over from its request. */
+  leases: ExecutionLeases;
 }
 
 /** What an execution already read, handed on so it is not read twice. */
@@ -64,16 +71,6 @@ export interface ExecutionContext {
   listing: ListingForExecution;
 }
 
-const FAILURES: Record<CreatorFailure, { reason: RefundReason; code: ErrorCode }> = {
-  timeout: { reason: "Timeout", code: "creator_timeout" },
-  unreachable: { reason: "CreatorError", code: "creator_error" },
-  endpoint_not_allowed: { reason: "CreatorError", code: "creator_error" },
-  http_error: { reason: "CreatorError", code: "creator_error" },
-  response_too_large: { reason: "CreatorError", code: "creator_error" },
-  invalid_response: { reason: "OutputInvalid", code: "invalid_result" },
-  bad_signature: { reason: "InvalidSignature", code: "invalid_result" },
-  output_invalid: { reason: "OutputInvalid", code: "invalid_result" },
-};
 
 export class ExecutionRunner {
   private readonly confirmations: ConfirmationTracker;
@@ -146,6 +143,24 @@ export class ExecutionRunner {
 
   /** An async execution's job: takes it over, then runs it like a sync one; false if it was taken already. */
   async runAsync(id: string): Promise<boolean> {
+    await this.options.leases.adopt(id);
+    let taken: boolean | undefined;
+    try {
+      taken = await this.takeAndRun(id);
+      return taken;
+    } finally {
+      // Not taken: another job runs it, and holds its leases and probe.
+      if (taken === false) this.options.leases.handOff(id);
+      else {
+        await this.options.leases.release(id);
+        await this.options.breaker
+          .endProbe(id)
+          .catch((error: unknown) => reportBackgroundError("circuit probe release", error, { execution_id: id }));
+      }
+    }
+  }
+
+  private async takeAndRun(id: string): Promise<boolean> {
     const taken = await this.db.query(
       "UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' AND escrow_tx IS NULL",
       [id, this.options.instance_id],
@@ -284,6 +299,9 @@ export class ExecutionRunner {
       max_response_bytes: this.options.creator_max_response_bytes,
     });
     const finished = { ...unrecorded, creator_finished_at: new Date() };
+    // Before the refund is sent: the next call must meet an open circuit (one write, and only an
+    // agent with a circuit pays it on success).
+    await recordVerdict(this.options.breaker, this.listings, row, outcome.ok, listing);
     if (!outcome.ok) {
       const failure = FAILURES[outcome.failure];
       return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);

@@ -9,11 +9,15 @@ import { PublicKey } from "@solana/web3.js";
 import type { AuthenticatedKey } from "../auth/api-keys.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
+import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
+import { circuitState, type CircuitBreaker } from "../listings/circuit-breaker.js";
+import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
 import { EMPTY_ROW, keyIdBytes, type ExecutionRow } from "./execution-row.js";
+import type { ExecutionLeases } from "./execution-leases.js";
 import type { ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore } from "./execution-store.js";
 import { insertValues, RESERVE_AND_INSERT, type ExecutionWrites, type NewExecution } from "./execution-writes.js";
@@ -30,6 +34,15 @@ export interface ExecuteInput {
   parameters: Record<string, unknown>;
   idempotency_key?: string;
   mode: "sync" | "async";
+  /** The most the caller agreed to pay for this call, in USDC base units (the price it was shown). */
+  max_price_usdc?: bigint;
+}
+
+/** What limits admission: the in-flight leases and the agents' circuit breakers. */
+export interface AdmissionServices {
+  leases: ExecutionLeases;
+  breaker: CircuitBreaker;
+  listings: ListingService;
 }
 
 /** The execution as it stands when its request is answered. */
@@ -49,12 +62,14 @@ export class ExecutionService {
     private readonly runner: ExecutionRunner,
     private readonly jobs: JobQueue,
     private readonly instance_id: string,
+    private readonly admission: AdmissionServices,
   ) {}
 
   async execute(input: ExecuteInput): Promise<ExecuteOutcome> {
     const { key } = input;
     const network = key.network;
-    const sender = senderOf(this.senders, network);
+    // A network this relayer does not serve is refused before anything else.
+    senderOf(this.senders, network);
     const fingerprint =
       input.idempotency_key === undefined
         ? null
@@ -69,14 +84,84 @@ export class ExecutionService {
     const listing = await this.quoter.listing(network, input.agent);
     this.quoter.validate(listing, input.parameters);
 
+    const executionId = randomBytes(16);
+    const id = formatExecutionId(executionId);
+    // Before anything is sent, and in this order: the agent's circuit (its probe claimed if it is
+    // half-open), then a lease in the key's and the agent's in-flight limits.
+    const probe = await this.admitThroughCircuit(network, input.agent, listing, id);
+    let leased = false;
+    let kept = false;
+    try {
+      await this.admission.leases.acquire(id, key.id, network, input.agent);
+      leased = true;
+      const outcome = await this.start(input, listing, executionId, id, fingerprint);
+      // An async execution's leases (and probe) stay with it until its job has run it.
+      kept = input.mode === "async" && !outcome.replayed && outcome.row.state === "opening";
+      return outcome;
+    } finally {
+      if (kept) this.admission.leases.handOff(id);
+      else {
+        if (leased) await this.admission.leases.release(id);
+        if (probe) {
+          await this.admission.breaker
+            .endProbe(id)
+            .catch((error: unknown) => reportBackgroundError("circuit probe release", error, { execution_id: id }));
+        }
+      }
+    }
+  }
+
+  /**
+   * Refuses an agent whose circuit is open (`agent_circuit_open`); lets a half-open one through
+   * for one probe call, this one if it claims it. True when this execution is the probe.
+   */
+  private async admitThroughCircuit(
+    network: NetworkName,
+    agent: string,
+    listing: ListingForExecution,
+    id: string,
+  ): Promise<boolean> {
+    const state = circuitState(listing.circuit);
+    if (state === "closed") return false;
+    if (state === "half_open" && (await this.admission.breaker.claimProbe(network, agent, id))) {
+      this.admission.listings.forget(network, agent);
+      return true;
+    }
+    const retry_at = state === "open" ? listing.circuit!.opened_until! : new Date(Date.now() + 1_000);
+    throw new ApiError(
+      "agent_circuit_open",
+      state === "open"
+        ? `The agent's creator caused too many refunds lately: it takes no executions until ${retry_at.toISOString()}.`
+        : "The agent's circuit is half-open and its probe call is under way; retry in a moment.",
+      undefined,
+      { retry_at: retry_at.toISOString(), retry_after_secs: Math.max(1, Math.ceil((retry_at.getTime() - Date.now()) / 1000)) },
+    );
+  }
+
+  private async start(
+    input: ExecuteInput,
+    listing: ListingForExecution,
+    executionId: Buffer,
+    id: string,
+    fingerprint: Buffer | null,
+  ): Promise<ExecuteOutcome> {
+    const { key } = input;
+    const network = key.network;
+    const sender = senderOf(this.senders, network);
     const agentAddress = new PublicKey(input.agent);
     const wallet = new PublicKey(key.wallet);
     const market = await this.chain.market(network);
     const payerTokenAccount = this.quoter.tokenAccount(market.usdcMint, wallet);
-    const quote = await this.quoter.quote(network, agentAddress, wallet, payerTokenAccount, market.usdcMint);
+    const quote = await this.quoter.quote(
+      network,
+      listing,
+      agentAddress,
+      wallet,
+      payerTokenAccount,
+      market.usdcMint,
+      input.max_price_usdc,
+    );
 
-    const executionId = randomBytes(16);
-    const id = formatExecutionId(executionId);
     const hash = requestHash(input.task, input.parameters);
     const escrow_tx =
       input.mode === "sync"
@@ -91,7 +176,9 @@ export class ExecutionService {
               executionId,
               apiKeyId: keyIdBytes(key.id),
               requestHash: hash,
-              // The program charges at most the quote: a price raised since is refused, not taken.
+              // The program charges at most the quote, which is the listing's verified price and
+              // no more than the caller's max_price_usdc or what the key's cap leaves (the
+              // reservation below): a price raised since is refused by the program, not taken.
               maxAmountUsdc: quote.amount_usdc,
             }),
           ])

@@ -16,6 +16,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { validateAgainst } from "../listings/json-schema.js";
+import { requireListedTerms } from "../listings/listed-terms.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
 
@@ -67,14 +68,18 @@ export class Quoter {
 
   /**
    * What the program will charge for the call, from the same accounts it reads, and a 402 when
-   * the wallet cannot cover it. One getMultipleAccounts call; nothing is sent.
+   * the wallet cannot cover it. One getMultipleAccounts call; nothing is sent. Refused first when
+   * the account's terms are not the listing's (listed-terms.ts), then when the call costs more
+   * than the caller's `max_price_usdc`.
    */
   async quote(
     network: NetworkName,
+    listing: ListingForExecution,
     agentAddress: PublicKey,
     wallet: PublicKey,
     payerTokenAccount: PublicKey,
     usdcMint: PublicKey,
+    max_price_usdc?: bigint,
   ): Promise<Quote> {
     const programId = this.chain.programId(network);
     let infos;
@@ -89,6 +94,7 @@ export class Quoter {
     if (!agentInfo) throw new ApiError("resource_not_found", `No agent account ${agentAddress.toBase58()} on ${network}.`, "agent_id");
     const agent = decodeAgent(agentInfo.data);
     if (agent.status !== "Active") throw new ApiError("agent_unavailable", "The agent is retired on-chain.");
+    await requireListedTerms(this.listings, network, agentAddress.toBase58(), listing, agent);
     const now = Math.floor(Date.now() / 1000);
     const subscription = subscriptionInfo ? decodeSubscription(subscriptionInfo.data) : null;
     const active = subscription !== null && now < Number(subscription.expiresAt);
@@ -118,6 +124,7 @@ export class Quoter {
         }
         break;
     }
+    if (max_price_usdc !== undefined && amount_usdc > max_price_usdc) throw priceAboveMaximum(amount_usdc, max_price_usdc);
     const token = tokenInfo
       ? unpackAccount(payerTokenAccount, { ...tokenInfo, owner: new PublicKey(tokenInfo.owner), executable: false })
       : null;
@@ -140,4 +147,14 @@ export class Quoter {
     if (allowance < amount_usdc) throw shortfall("insufficient_allowance");
     return { amount_usdc, uses_subscription, agent };
   }
+}
+
+/** The refusal of a call (or a subscription period) that costs more than its caller agreed to pay. */
+export function priceAboveMaximum(price_usdc: bigint, max_price_usdc: bigint): ApiError {
+  return new ApiError(
+    "price_above_maximum",
+    `The call costs ${formatUsdc(price_usdc)} USDC, more than max_price_usdc ${formatUsdc(max_price_usdc)}: nothing was sent.`,
+    "max_price_usdc",
+    { price_usdc: formatUsdc(price_usdc), max_price_usdc: formatUsdc(max_price_usdc) },
+  );
 }

@@ -27,8 +27,10 @@ import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
+import { requireListedTerms } from "../listings/listed-terms.js";
+import type { ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
-import type { Quoter } from "./quote.js";
+import { priceAboveMaximum, type Quoter } from "./quote.js";
 import { anyFeeShard, errorFromLogs, feePayerShort, REBROADCAST_MS, senderOf, type Senders } from "./transactions.js";
 
 /** How long a sent purchase is awaited before the finish job takes it over, and how often it is looked for. */
@@ -89,13 +91,14 @@ export class SubscriptionService {
     private readonly senders: Senders,
     private readonly quoter: Quoter,
     private readonly jobs: JobQueue,
+    private readonly listings: ListingService,
   ) {}
 
   /**
    * Buys the wallet a period of the agent's subscription: `subscribe`, signed by the relayer,
    * pays the period price through the wallet's delegate approval, split 99/1 at once.
    */
-  async subscribe(key: AuthenticatedKey, agent: string, idempotency_key?: string): Promise<PurchaseOutcome> {
+  async subscribe(key: AuthenticatedKey, agent: string, idempotency_key?: string, max_price_usdc?: bigint): Promise<PurchaseOutcome> {
     const network = key.network;
     const sender = senderOf(this.senders, network);
     const fingerprint = createHash("sha256").update(canonicalJson({ network, agent })).digest();
@@ -103,7 +106,7 @@ export class SubscriptionService {
       const replay = await this.replay(key.id, idempotency_key, fingerprint);
       if (replay) return replay;
     }
-    await this.quoter.listing(network, agent);
+    const listing = await this.quoter.listing(network, agent);
     const agentAddress = new PublicKey(agent);
     const wallet = new PublicKey(key.wallet);
     const market = await this.chain.market(network);
@@ -117,8 +120,10 @@ export class SubscriptionService {
     }
     if (!infos[0]) throw new ApiError("resource_not_found", `No agent account ${agent} on ${network}.`, "agent_id");
     const onChain = decodeAgent(infos[0].data);
+    await requireListedTerms(this.listings, network, agent, listing, onChain);
     if (onChain.pricing.kind === "PayPerUse") throw new ApiError("subscription_not_offered");
     const price = onChain.pricing.periodPriceUsdc;
+    if (max_price_usdc !== undefined && price > max_price_usdc) throw priceAboveMaximum(price, max_price_usdc);
     const token = infos[1] ? unpackAccount(payerTokenAccount, infos[1], infos[1].owner) : null;
     const balance = token?.amount ?? 0n;
     const allowance = token?.delegate?.equals(delegatePda(this.chain.programId(network))) ? token.delegatedAmount : 0n;

@@ -109,6 +109,22 @@ export const listingObject = {
     minimum_collateral_usdc: usdcAmount,
     listing_hash: { type: "string" },
     status: { type: "string", enum: ["active", "paused", "retired"] },
+    pause_reason: {
+      type: ["string", "null"],
+      enum: ["creator", "endpoint_changed", "terms_changed", null],
+      description:
+        "Why a paused listing is paused: by its creator, or by the relayer because the agent's account names an endpoint the listing never probed (endpoint_changed) or pricing or a listing hash other than the verified listing's (terms_changed: a PATCH listing the new terms brings it back).",
+    },
+    circuit: {
+      type: "object",
+      description:
+        "The agent's circuit breaker over the refunds its creator caused: open refuses executions until retry_at, half_open lets one probe call through.",
+      properties: {
+        state: { type: "string", enum: ["closed", "open", "half_open"] },
+        opened_at: nullableTimestamp,
+        retry_at: nullableTimestamp,
+      },
+    },
     created_at: timestamp,
     updated_at: timestamp,
     last_probe: {

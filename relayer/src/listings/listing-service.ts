@@ -8,10 +8,13 @@ import type { CreatorClient } from "../creator/creator-client.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
+import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
 import { ListingChecks, type ConformanceInput, type ListingInput, type Verified } from "./listing-checks.js";
 import type { PricingWire } from "./pricing.js";
 
 export type ListingStatus = "active" | "paused" | "retired";
+/** Who paused a paused listing: its creator, or the relayer failing closed (probed-endpoint.ts, listed-terms.ts). */
+export type PauseReason = "creator" | "endpoint_changed" | "terms_changed";
 
 /** What a creator lists (see listing-checks.ts, where the checks read it). */
 export type { ListingInput };
@@ -25,6 +28,11 @@ export interface ListingForExecution {
   status: ListingStatus;
   /** The endpoint the listing's probe checked, the only one executions may call (probed-endpoint.ts). */
   endpoint: string;
+  /** The pricing and listing hash verified against the agent account (listed-terms.ts). */
+  pricing: PricingWire;
+  listing_hash: Buffer;
+  /** The agent's circuit breaker, null while it has none (circuit-breaker.ts). */
+  circuit: CircuitRow | null;
 }
 
 /**
@@ -52,6 +60,8 @@ export interface ListingObject {
   minimum_collateral_usdc: string;
   listing_hash: string;
   status: ListingStatus;
+  pause_reason: PauseReason | null;
+  circuit: CircuitView;
   created_at: string;
   updated_at: string;
   last_probe: { at: string; latency_ms: number } | null;
@@ -73,6 +83,8 @@ interface ListingRow {
   collateral_usdc: string;
   listing_hash: Buffer;
   status: ListingStatus;
+  pause_reason: PauseReason | null;
+  circuit: CircuitJson | null;
   created_at: Date;
   updated_at: Date;
   last_probe_at: Date | null;
@@ -81,7 +93,9 @@ interface ListingRow {
 
 const COLUMNS =
   "network, agent, creator, name, description, tags, input_schema, output_schema, endpoint, signing_key, pricing, " +
-  "max_execution_secs, collateral_usdc, listing_hash, status, created_at, updated_at, last_probe_at, last_probe_latency_ms";
+  "max_execution_secs, collateral_usdc, listing_hash, status, pause_reason, created_at, updated_at, last_probe_at, " +
+  `last_probe_latency_ms, ${CIRCUIT_COLUMN}`;
+
 
 
 export interface ListQuery {
@@ -154,7 +168,9 @@ export class ListingService {
     const { rows } = await this.db.query<ListingRow>(
       `UPDATE agent_listings SET name = $3, description = $4, tags = $5, input_schema = $6, output_schema = $7,
          endpoint = $8, signing_key = $9, pricing = $10, max_execution_secs = $11, collateral_usdc = $12,
-         listing_hash = $13, updated_at = clock_timestamp(), last_probe_at = clock_timestamp(), last_probe_latency_ms = $14
+         listing_hash = $13, updated_at = clock_timestamp(), last_probe_at = clock_timestamp(), last_probe_latency_ms = $14,
+         status = CASE WHEN pause_reason = 'terms_changed' THEN 'active' ELSE status END,
+         pause_reason = CASE WHEN pause_reason = 'terms_changed' THEN NULL ELSE pause_reason END
        WHERE network = $1 AND agent = $2 AND status <> 'retired' RETURNING ${COLUMNS}`,
       [network, agent, ...listingValues(merged, verified)],
     );
@@ -166,7 +182,7 @@ export class ListingService {
   async pause(wallet: string, network: NetworkName, agent: string): Promise<ListingObject> {
     const current = await this.owned(wallet, network, agent);
     if (current.status === "retired") throw new ApiError("listing_retired");
-    return this.setStatus(network, agent, "paused");
+    return this.setStatus(network, agent, "paused", "creator");
   }
 
   /** Back to active, once the chain and the endpoint still pass the checklist. */
@@ -174,13 +190,13 @@ export class ListingService {
     const current = await this.owned(wallet, network, agent);
     if (current.status === "retired") throw new ApiError("listing_retired");
     await this.checks.verify(wallet, { ...current, network, agent });
-    return this.setStatus(network, agent, "active");
+    return this.setStatus(network, agent, "active", null);
   }
 
   /** Retires the listing for good (the on-chain agent is retired by the creator's own transaction). */
   async retire(wallet: string, network: NetworkName, agent: string): Promise<ListingObject> {
     await this.owned(wallet, network, agent);
-    return this.setStatus(network, agent, "retired");
+    return this.setStatus(network, agent, "retired", null);
   }
 
   /**
@@ -193,11 +209,12 @@ export class ListingService {
     const cached = this.forExecutions.get(key);
     if (cached && Date.now() - cached.at_ms < LISTING_CACHE_MS) return cached.listing;
     const listing = this.db
-      .query<ListingForExecution>(
-        "SELECT input_schema, output_schema, status, endpoint FROM agent_listings WHERE network = $1 AND agent = $2",
+      .query<Omit<ListingForExecution, "circuit"> & { circuit: CircuitJson | null }>(
+        `SELECT input_schema, output_schema, status, endpoint, pricing, listing_hash, ${CIRCUIT_COLUMN}
+         FROM agent_listings WHERE network = $1 AND agent = $2`,
         [network, agent],
       )
-      .then(({ rows }) => rows[0] ?? null);
+      .then(({ rows }) => (rows[0] ? { ...rows[0], circuit: circuitRow(rows[0].circuit) } : null));
     this.forExecutions.set(key, { listing, at_ms: Date.now() });
     listing.catch(() => this.forExecutions.delete(key));
     return listing;
@@ -209,14 +226,28 @@ export class ListingService {
    */
   async pauseUnprobed(network: NetworkName, agent: string, probed_endpoint: string): Promise<void> {
     await this.db.query(
-      `UPDATE agent_listings SET status = 'paused', updated_at = clock_timestamp()
+      `UPDATE agent_listings SET status = 'paused', pause_reason = 'endpoint_changed', updated_at = clock_timestamp()
        WHERE network = $1 AND agent = $2 AND status = 'active' AND endpoint = $3`,
       [network, agent, probed_endpoint],
     );
     this.forget(network, agent);
   }
 
-  private forget(network: NetworkName, agent: string): void {
+  /**
+   * Pauses an active listing whose agent account no longer holds the pricing or listing hash it
+   * verified (see listed-terms.ts); one updated meanwhile (other terms verified) is left alone.
+   */
+  async pauseChangedTerms(network: NetworkName, agent: string, listed: Pick<ListingForExecution, "pricing" | "listing_hash">): Promise<void> {
+    await this.db.query(
+      `UPDATE agent_listings SET status = 'paused', pause_reason = 'terms_changed', updated_at = clock_timestamp()
+       WHERE network = $1 AND agent = $2 AND status = 'active' AND listing_hash = $3 AND pricing = $4::jsonb`,
+      [network, agent, listed.listing_hash, JSON.stringify(listed.pricing)],
+    );
+    this.forget(network, agent);
+  }
+
+  /** Drops the cached listing: its circuit or status changed through this relayer. */
+  forget(network: NetworkName, agent: string): void {
     this.forExecutions.delete(`${network}/${agent}`);
   }
 
@@ -264,11 +295,16 @@ export class ListingService {
     return row;
   }
 
-  private async setStatus(network: NetworkName, agent: string, status: ListingStatus): Promise<ListingObject> {
+  private async setStatus(
+    network: NetworkName,
+    agent: string,
+    status: ListingStatus,
+    pause_reason: PauseReason | null,
+  ): Promise<ListingObject> {
     const { rows } = await this.db.query<ListingRow>(
-      `UPDATE agent_listings SET status = $3, updated_at = clock_timestamp()
+      `UPDATE agent_listings SET status = $3, pause_reason = $4, updated_at = clock_timestamp()
        WHERE network = $1 AND agent = $2 RETURNING ${COLUMNS}`,
-      [network, agent, status],
+      [network, agent, status, pause_reason],
     );
     this.forget(network, agent);
     return this.toObject(rows[0]!, await this.minimumCollateral(network));
@@ -305,6 +341,8 @@ export class ListingService {
       minimum_collateral_usdc: formatUsdc(minimum),
       listing_hash: row.listing_hash.toString("hex"),
       status: row.status,
+      pause_reason: row.status === "paused" ? row.pause_reason : null,
+      circuit: circuitView(circuitRow(row.circuit)),
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
       last_probe:

@@ -9,11 +9,14 @@ import type { NetworkName } from "../config.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
-import { agentIdParams, errorResponses, network } from "../http/schemas.js";
+import { servedNetwork } from "../http/web-runs.js";
+import { agentIdParams, errorResponses, network, usdcAmount } from "../http/schemas.js";
+import { parseUsdc } from "../usdc.js";
 
 interface Body {
   task: string;
   parameters: Record<string, unknown>;
+  max_price_usdc?: string;
 }
 
 /** The HTTP answer an execution's row gives: its status, and the execution or the error that carries it. */
@@ -33,12 +36,16 @@ function answer(row: ExecutionRow): { status: number; body: unknown } {
   return { status: error.status, body: error };
 }
 
+/** Base units of the caller's `max_price_usdc`; the schema's pattern admits amounts above u64 only. */
+function maxPrice(text: string): bigint {
+  const amount = parseUsdc(text);
+  if (amount === null) throw new ApiError("validation_failed", "max_price_usdc is above the largest amount.", "max_price_usdc");
+  return amount;
+}
+
 /** The key a session's run is charged through, on a network this relayer serves. */
 function webRunKey(services: Services, wallet: string, network: NetworkName) {
-  if (!services.config.networks[network]) {
-    throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
-  }
-  return services.webRunKeys.forWallet(wallet, network);
+  return services.webRunKeys.forWallet(wallet, servedNetwork(services, network));
 }
 
 /** POST /v1/agents/:agent_id/execute: run an agent, paid through on-chain escrow. */
@@ -60,7 +67,12 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           "funds move. A refunded execution answers creator_error (502), creator_timeout (504), invalid_result " +
           "(502) or relayer_error (500) with the execution and its refund transaction. An execution the relayer " +
           "could not finish within the request (its chain or database failed once the escrow may have opened) " +
-          "answers 202 with the execution: it ends settled or refunded by itself; follow it at its URL.",
+          "answers 202 with the execution: it ends settled or refunded by itself; follow it at its URL. `max_price_usdc` is " +
+          "the most the caller agrees to pay (send the price you showed): a call that costs more is refused before " +
+          "anything is sent (409 price_above_maximum), and the program never charges more than it. An agent whose " +
+          "account no longer holds its listing's pricing is refused (409 agent_terms_changed); an agent whose circuit " +
+          "breaker is open, 503 agent_circuit_open; a key or agent at its in-flight limit, 429 key_concurrency_limit " +
+          "or agent_concurrency_limit: all before anything is sent.",
         tags: ["executions"],
         security: [{ apiKey: [] }, { session: [] }],
         params: agentIdParams,
@@ -75,12 +87,16 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           properties: {
             task: { type: "string", minLength: 1, maxLength: MAX_TASK_CHARS },
             parameters: { type: "object", additionalProperties: true },
+            max_price_usdc: {
+              ...usdcAmount,
+              description: "The most this call may cost, as shown to the caller (e.g. the listing's price_usdc).",
+            },
           },
         },
         response: {
           200: executionObject,
           202: executionObject,
-          ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 500, 502, 503, 504),
+          ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504),
         },
       },
       preHandler: requireApiKeyOrSession(services.authenticator, services.signIn),
@@ -99,6 +115,7 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         task: request.body.task,
         parameters: request.body.parameters,
         ...(header === undefined ? {} : { idempotency_key: header }),
+        ...(request.body.max_price_usdc === undefined ? {} : { max_price_usdc: maxPrice(request.body.max_price_usdc) }),
         mode,
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");

@@ -35,6 +35,8 @@ import { registerSubscriptionsCreate } from "./subscriptions-create.js";
 import { registerWalletAllowance } from "./wallet-allowance.js";
 import { registerWalletAllowanceRevoke } from "./wallet-allowance-revoke.js";
 import { registerWalletFunding } from "./wallet-funding.js";
+import { registerWalletWebRuns } from "./wallet-web-runs.js";
+import { registerWalletWebRunsUpdate } from "./wallet-web-runs-update.js";
 import { registerWhoami } from "./whoami.js";
 
 export function registerRoutes(app: FastifyInstance, services: Services): void {
@@ -52,6 +54,8 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerWalletFunding(app, services);
   registerWalletAllowance(app, services);
   registerWalletAllowanceRevoke(app, services);
+  registerWalletWebRuns(app, services);
+  registerWalletWebRunsUpdate(app, services);
   registerAgentsCreate(app, services);
   registerAgentsConformance(app, services);
   registerAgentsList(app, services);

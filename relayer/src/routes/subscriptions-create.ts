@@ -6,11 +6,19 @@ import { renderPurchase } from "../executions/subscription-service.js";
 import { requireApiKey } from "../http/auth.js";
 import { subscriptionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
-import { agentIdParams, errorResponses } from "../http/schemas.js";
+import { agentIdParams, errorResponses, usdcAmount } from "../http/schemas.js";
+import { parseUsdc } from "../usdc.js";
+
+function maxPrice(text: string | undefined): bigint | undefined {
+  if (text === undefined) return undefined;
+  const amount = parseUsdc(text);
+  if (amount === null) throw new ApiError("validation_failed", "max_price_usdc is above the largest amount.", "max_price_usdc");
+  return amount;
+}
 
 /** POST /v1/agents/:agent_id/subscription: buy a period of a subscription or hybrid plan. */
 export function registerSubscriptionsCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Params: { agent_id: string } }>(
+  app.post<{ Params: { agent_id: string }; Body: { max_price_usdc?: string } | undefined }>(
     "/v1/agents/:agent_id/subscription",
     {
       schema: {
@@ -21,10 +29,17 @@ export function registerSubscriptionsCreate(app: FastifyInstance, services: Serv
           "included quota pay the overage price. Subscribing again starts a new period. Send an Idempotency-Key to " +
           "retry safely: a replay returns the first answer and never pays twice; the same key for another agent is " +
           "409 idempotency_key_reused. 202: the payment was sent but its outcome is not known yet; the purchase " +
-          "ends by itself (`status` pending, then succeeded or failed) and a replay with the key shows where it stands.",
+          "ends by itself (`status` pending, then succeeded or failed) and a replay with the key shows where it stands. " +
+          "`max_price_usdc` (optional body) is the most the period may cost, as shown: a higher period price is 409 " +
+          "price_above_maximum before anything is sent.",
         tags: ["executions"],
         security: [{ apiKey: [] }],
         params: agentIdParams,
+        body: {
+          type: ["object", "null"],
+          additionalProperties: false,
+          properties: { max_price_usdc: { ...usdcAmount, description: "The most the period may cost, as shown to the caller." } },
+        },
         response: {
           200: subscriptionObject,
           202: subscriptionObject,
@@ -38,6 +53,7 @@ export function registerSubscriptionsCreate(app: FastifyInstance, services: Serv
         request.apiKey!,
         request.params.agent_id,
         idempotencyKeyOf(request.headers),
+        maxPrice(request.body?.max_price_usdc),
       );
       if (replayed) reply.header("Idempotent-Replayed", "true");
       const body = renderPurchase(row);

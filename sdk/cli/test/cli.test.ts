@@ -216,8 +216,11 @@ describe("agent-market", () => {
       assert.equal((JSON.parse(readFileSync(path, "utf8")) as { session?: unknown }).session, undefined);
     });
 
-    it("execute prints the output on stdout and the charge on stderr", async () => {
+    const listing = () => [200, { object: "agent", id: AGENT, name: "Echo", pricing: { model: "pay_per_use", price_usdc: "0.250000" } }] as [number, unknown];
+
+    it("execute prints the output on stdout and the charge on stderr, sending the listing's price as the maximum", async () => {
       await fakeApi({
+        [`GET /v1/agents/${AGENT}?network=devnet`]: listing,
         [`POST /v1/agents/${AGENT}/execute`]: () => [
           200,
           {
@@ -233,8 +236,32 @@ describe("agent-market", () => {
       assert.equal(ran.code, 0, ran.err);
       assert.deepEqual(JSON.parse(ran.out), { echoed: "hi" });
       assert.equal(ran.err, "Charged 0.250000 USDC (0.247500 to the creator, 0.002500 fee) for exec_1, settled in sig");
-      assert.equal(api.requests[0]!.headers.authorization, "Bearer svc_test_k");
-      assert.deepEqual(api.requests[0]!.body, { task: "hi", parameters: { language: "en" } });
+      assert.equal(api.requests[1]!.headers.authorization, "Bearer svc_test_k");
+      assert.deepEqual(api.requests[1]!.body, { task: "hi", parameters: { language: "en" }, max_price_usdc: "0.250000" });
+    });
+
+    it("execute sends --max-price as given, and explains price_above_maximum with the --max-price that agrees to it", async () => {
+      await fakeApi({
+        [`POST /v1/agents/${AGENT}/execute`]: () => [
+          409,
+          {
+            error: {
+              type: "conflict_error",
+              code: "price_above_maximum",
+              message: "The call costs 0.500000 USDC, more than max_price_usdc 0.250000: nothing was sent.",
+              request_id: "r",
+              price_usdc: "0.500000",
+              max_price_usdc: "0.250000",
+            },
+          },
+        ],
+      });
+      const ran = await cli(["execute", AGENT, "--task", "hi", "--max-price", "0.250000", "--api-key", "svc_test_k", "--api", api.url]);
+      assert.equal(ran.code, 1);
+      assert.equal(api.requests.length, 1, "no listing read with --max-price");
+      assert.deepEqual(api.requests[0]!.body, { task: "hi", parameters: {}, max_price_usdc: "0.250000" });
+      assert.match(ran.err, /^error: price_above_maximum: The call costs 0\.500000 USDC/);
+      assert.match(ran.err, /next: pass --max-price 0\.500000 to agree to the new price/);
     });
 
     it("execute explains a 402: the shortfall and the command that fixes it, exit 1", async () => {
@@ -262,7 +289,7 @@ describe("agent-market", () => {
         ["spending_cap_reached", [/past the key's spending cap/, /next: use a key with a higher cap/]],
       ];
       for (const [code, patterns] of cases) {
-        await fakeApi({ "POST /v1/agents": shortfall(code) });
+        await fakeApi({ [`GET /v1/agents/${AGENT}`]: listing, "POST /v1/agents": shortfall(code) });
         const ran = await cli(["execute", AGENT, "--task", "hi", "--api-key", "svc_test_k", "--api", api.url]);
         assert.equal(ran.code, 1, code);
         assert.equal(ran.out, "");

@@ -93,7 +93,11 @@ export class Agents {
     const { body } = await this.transport.request<Execution>({
       method: "POST",
       path: `/v1/agents/${segment(agentId)}/execute`,
-      body: { task: input.task, parameters: input.parameters },
+      body: {
+        task: input.task,
+        parameters: input.parameters,
+        ...(options.maxPriceUsdc === undefined ? {} : { max_price_usdc: options.maxPriceUsdc }),
+      },
       headers,
       replayable: true,
       signal: options.signal,
@@ -103,11 +107,16 @@ export class Agents {
   /**
    * Buys one period of the agent's subscription or hybrid plan from the API key's wallet. Pass an
    * idempotency key to retry safely: a replay returns the first purchase and never pays twice.
+   * `maxPriceUsdc`, the period price shown: a higher one is refused before anything is sent.
    */
-  async subscribe(agentId: string, options: { idempotencyKey?: string } & RequestOptions = {}): Promise<SubscriptionPurchase> {
+  async subscribe(
+    agentId: string,
+    options: { idempotencyKey?: string; maxPriceUsdc?: string } & RequestOptions = {},
+  ): Promise<SubscriptionPurchase> {
     const { body } = await this.transport.request<SubscriptionPurchase>({
       method: "POST",
       path: `/v1/agents/${segment(agentId)}/subscription`,
+      ...(options.maxPriceUsdc === undefined ? {} : { body: { max_price_usdc: options.maxPriceUsdc } }),
       headers: { "idempotency-key": options.idempotencyKey ?? newIdempotencyKey() },
       replayable: true,
       signal: options.signal,

@@ -6,7 +6,9 @@
 //   idempotency_request_in_progress, and 502/504 that carry no execution (a gateway's failure:
 //   the relayer may never have seen the call).
 // - Never retried: 502/504 with an execution (the creator failed and the escrow was refunded: a
-//   final outcome, which a replay would only repeat), and every other 4xx and 5xx.
+//   final outcome, which a replay would only repeat), 503 agent_circuit_open (the agent failed
+//   too often: its cool-off is a minute, and the caller decides whether to wait), 429 (the
+//   caller's own calls in flight, or the agent's), and every other 4xx and 5xx.
 //
 // The wait before retry n (0, 1, …) is Retry-After when the answer has one, else 500 ms × 2^n
 // (at most 8 s) scaled by a random 50–100 %, so clients that failed together do not come back
@@ -61,7 +63,7 @@ export function isRetryable(outcome: AttemptOutcome, replayable: boolean): boole
   if (!replayable) return false;
   if (outcome.kind === "no_answer") return true;
   if (outcome.status === 409) return outcome.code === "idempotency_request_in_progress";
-  if (outcome.status === 503) return true;
+  if (outcome.status === 503) return outcome.code !== "agent_circuit_open";
   if (outcome.status === 502 || outcome.status === 504) return !outcome.hasExecution;
   return false;
 }

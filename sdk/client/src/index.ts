@@ -42,5 +42,6 @@ export {
   retryAfterMs,
   type AttemptOutcome,
 } from "./http.js";
+export { callPriceUsdc } from "./pricing.js";
 export { formatUsdc, parseUsdc, USDC_DECIMALS } from "./usdc.js";
 export type * from "./types.js";

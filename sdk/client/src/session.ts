@@ -21,6 +21,7 @@ import type {
   Session,
   UnsignedTransaction,
   WalletFunding,
+  WebRuns,
 } from "./types.js";
 
 export interface WalletSigner {
@@ -92,6 +93,31 @@ export class SessionWallet {
     const { body } = await this.transport.request<UnsignedTransaction>({
       method: "POST",
       path: "/v1/wallet/allowance",
+      body: params,
+      replayable: true,
+    });
+    return body;
+  }
+
+  /** Whether the wallet's session may run agents on `network`, and the cap of those web runs. */
+  async webRuns(network: Network = "devnet"): Promise<WebRuns> {
+    const { body } = await this.transport.request<WebRuns>({
+      method: "GET",
+      path: "/v1/wallet/web-runs",
+      query: { network },
+      replayable: true,
+    });
+    return body;
+  }
+
+  /**
+   * Sets the web-run cap (`spending_cap_usdc`, counted from the first web run), or revokes web
+   * runs (`enabled: false`, refused from the next request on) and enables them again.
+   */
+  async updateWebRuns(params: { network: Network; spending_cap_usdc?: string; enabled?: boolean }): Promise<WebRuns> {
+    const { body } = await this.transport.request<WebRuns>({
+      method: "PATCH",
+      path: "/v1/wallet/web-runs",
       body: params,
       replayable: true,
     });

@@ -48,9 +48,27 @@ export interface Agent {
   minimum_collateral_usdc: string;
   listing_hash: string;
   status: ListingStatus;
+  /**
+   * Why a paused listing is paused: by its creator, or by the relayer because the agent's account
+   * no longer holds the endpoint (`endpoint_changed`) or the pricing and listing hash
+   * (`terms_changed`) the listing verified. Null unless paused.
+   */
+  pause_reason: "creator" | "endpoint_changed" | "terms_changed" | null;
+  /** The agent's circuit breaker over the refunds its creator caused. */
+  circuit: AgentCircuit;
   created_at: string;
   updated_at: string;
   last_probe: { at: string; latency_ms: number } | null;
+}
+
+/**
+ * `open`: the agent's creator caused too many refunds lately, and it takes no executions until
+ * `retry_at`; `half_open`: one probe call decides; `closed`: it runs as usual.
+ */
+export interface AgentCircuit {
+  state: "closed" | "open" | "half_open";
+  opened_at: string | null;
+  retry_at: string | null;
 }
 
 export interface AgentListParams extends PageParams {
@@ -135,6 +153,12 @@ export interface ExecuteOptions {
   idempotencyKey?: string;
   /** `Prefer: respond-async`: answer at once with the pending execution, to poll with executions.get. */
   async?: boolean;
+  /**
+   * The most this call may cost ("0.250000"), the price the caller was shown (callPriceUsdc of
+   * the listing's pricing): a call that costs more is refused before anything is sent (409
+   * price_above_maximum), and the program never charges more than it.
+   */
+  maxPriceUsdc?: string;
   signal?: AbortSignal;
 }
 
@@ -216,6 +240,18 @@ export interface Session {
   wallet: string;
   created_at: string;
   expires_at: string;
+}
+
+/** A wallet's web runs on a network: whether its session may run agents, and their cap. */
+export interface WebRuns {
+  object: "web_runs";
+  network: Network;
+  key_id: string;
+  enabled: boolean;
+  spending_cap_usdc: string;
+  spent_usdc: string;
+  execution_count: number;
+  revoked_at: string | null;
 }
 
 export interface WalletFunding {

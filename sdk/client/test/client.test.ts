@@ -390,6 +390,8 @@ describe("retry rule", () => {
     assert.equal(isRetryable(answer(504, "creator_timeout", true), true), false);
     assert.equal(isRetryable(answer(500, "internal_error"), true), false);
     assert.equal(isRetryable(answer(402, "insufficient_balance"), true), false);
+    assert.equal(isRetryable(answer(503, "agent_circuit_open"), true), false);
+    assert.equal(isRetryable(answer(429, "key_concurrency_limit"), true), false);
   });
 
   it("backs off 500 ms × 2^n, at most 8 s, jittered to 50–100 %", () => {

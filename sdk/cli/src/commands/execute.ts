@@ -1,15 +1,16 @@
-import { AgentMarket, ExecutionFailedError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
+import { AgentMarket, ConflictError, ExecutionFailedError, PaymentRequiredError, callPriceUsdc, formatUsdc } from "@agent-market/client";
 
 import { apiUrl, readConfig } from "../config.js";
 import { CliError, type Command } from "../io.js";
 import { jsonObjectOption, parse, required } from "../options.js";
 
-const usage = `agent-market execute <agent> --task <text> [--params '<json object>'] [--api-key <key>] [--api <url>]
-                     [--idempotency-key <key>] [--json]
+const usage = `agent-market execute <agent> --task <text> [--params '<json object>'] [--max-price <usdc>] [--api-key <key>]
+                     [--api <url>] [--idempotency-key <key>] [--json]
 
 Runs an agent, paid from the API key's wallet (--api-key, else $AGENT_MARKET_API_KEY), and prints
-its output, then what it cost. --json prints the whole execution. When the wallet cannot pay, it
-says by how much and how to raise the allowance.`;
+its output, then what it cost. The call is never charged more than --max-price, by default the
+price its listing shows now (read first): a higher price is refused before anything is sent. --json prints the whole execution. When the wallet cannot pay, it says by how much and how
+to raise the allowance.`;
 
 function paymentAdvice(error: PaymentRequiredError): { message: string; next: string } {
   const usdc = (value: bigint | null) => (value === null ? "?" : formatUsdc(value));
@@ -49,6 +50,7 @@ export const execute: Command = {
         "api-key": { type: "string" },
         api: { type: "string" },
         "idempotency-key": { type: "string" },
+        "max-price": { type: "string" },
       },
       usage,
       1,
@@ -61,14 +63,30 @@ export const execute: Command = {
     const config = await readConfig(io);
     const client = new AgentMarket({ apiKey, baseUrl: apiUrl(io, values.api, config) });
 
+    let maxPriceUsdc = values["max-price"];
+    if (maxPriceUsdc === undefined) {
+      const listing = await client.agents.get(agent, { network: apiKey.startsWith("svc_live_") ? "mainnet" : "devnet" });
+      maxPriceUsdc = callPriceUsdc(listing.pricing);
+    } else if (!/^(0|[1-9][0-9]{0,13})\.[0-9]{6}$/.test(maxPriceUsdc)) {
+      throw new CliError(`--max-price must be USDC with six decimals, like 0.250000, got "${maxPriceUsdc}"`, usage);
+    }
+
     let execution;
     try {
       execution = await client.agents.execute(
         agent,
         { task, parameters },
-        values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] },
+        { maxPriceUsdc, ...(values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] }) },
       );
     } catch (error) {
+      if (error instanceof ConflictError && (error.code === "price_above_maximum" || error.code === "agent_terms_changed")) {
+        throw new CliError(
+          `${error.code}: ${error.message}`,
+          error.code === "price_above_maximum"
+            ? `pass --max-price ${String(error.details.price_usdc ?? "<usdc>")} to agree to the new price`
+            : "the creator changed the agent's price on chain; wait until its listing shows the new terms",
+        );
+      }
       if (error instanceof PaymentRequiredError) {
         const { message, next } = paymentAdvice(error);
         throw new CliError(`${error.code}: ${message}; nothing was charged`, next);

@@ -4,11 +4,12 @@ import { apiUrl, readConfig } from "../config.js";
 import { CliError, output, type Command } from "../io.js";
 import { parse, required } from "../options.js";
 
-const usage = `agent-market subscribe <agent> [--api-key <key>] [--api <url>] [--idempotency-key <key>] [--json]
+const usage = `agent-market subscribe <agent> [--max-price <usdc>] [--api-key <key>] [--api <url>] [--idempotency-key <key>] [--json]
 
 Buys one period of the agent's subscription (or hybrid plan) from the API key's wallet
 (--api-key, else $AGENT_MARKET_API_KEY), through its allowance, split 99/1 by the program.
-Subscribing again while a period runs adds a period. Pass --idempotency-key to retry safely.`;
+Subscribing again while a period runs adds a period. Pass --idempotency-key to retry safely.
+The period is never charged more than --max-price, by default the period price its listing shows.`;
 
 export const subscribe: Command = {
   name: "subscribe",
@@ -17,7 +18,7 @@ export const subscribe: Command = {
   async run(args, io) {
     const { values, positionals } = parse(
       args,
-      { "api-key": { type: "string" }, api: { type: "string" }, "idempotency-key": { type: "string" } },
+      { "api-key": { type: "string" }, api: { type: "string" }, "idempotency-key": { type: "string" }, "max-price": { type: "string" } },
       usage,
       1,
     );
@@ -25,10 +26,15 @@ export const subscribe: Command = {
     const apiKey = values["api-key"] ?? io.env.AGENT_MARKET_API_KEY;
     if (!apiKey) throw new CliError("no API key", "pass --api-key <key> or set AGENT_MARKET_API_KEY (agent-market keys create makes one)");
     const client = new AgentMarket({ apiKey, baseUrl: apiUrl(io, values.api, await readConfig(io)) });
-    const purchase = await client.agents.subscribe(
-      agent,
-      values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] },
-    );
+    let maxPriceUsdc = values["max-price"];
+    if (maxPriceUsdc === undefined) {
+      const { pricing } = await client.agents.get(agent, { network: apiKey.startsWith("svc_live_") ? "mainnet" : "devnet" });
+      if (pricing.model !== "pay_per_use") maxPriceUsdc = pricing.period_price_usdc;
+    }
+    const purchase = await client.agents.subscribe(agent, {
+      ...(maxPriceUsdc === undefined ? {} : { maxPriceUsdc }),
+      ...(values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] }),
+    });
     output(io, purchase, () => {
       const calls = purchase.included_calls_remaining === null ? "" : `, ${purchase.included_calls_remaining} included calls left`;
       return purchase.status === "pending"

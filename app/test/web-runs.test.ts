@@ -1,0 +1,134 @@
+// What bounds a run from the dashboard, in a real browser against a real relayer and localnet: the
+// run form's maximum price (a price raised on chain is refused, never charged), the agent page's
+// listing state and circuit breaker, and the Wallet screen's web-run cap and revocation.
+import { strict as assert } from "node:assert";
+
+import { fetchAgent, updateAgentInstruction } from "@agent-market/program";
+
+import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
+import { api, signIn } from "../../tests/src/relayer.js";
+import { signInWithTestWallet, type DashboardPage } from "./browser.js";
+import { SHOTS } from "./page-checks.js";
+import { dashboardSuite } from "./suite.js";
+
+describe("the limits of web runs in the dashboard", function () {
+  this.timeout(300_000);
+  // Chromium logs every 4xx answer as a console error; the refusals are the behaviour under test.
+  const suite = dashboardSuite({ expectedError: (error) => /the server responded with a status of (402|403|409)/.test(error) });
+  let agent: ListedAgent;
+
+  before(async () => {
+    agent = await listAgent(suite.stack.market, suite.stack.relayer);
+    suite.defer(() => agent.server.close());
+  });
+
+  async function run(page: DashboardPage["page"], task: string): Promise<void> {
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByLabel("Task").fill(task);
+    await page.getByLabel("language *").selectOption("en");
+    await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
+  }
+
+  it("sets the web-run cap on the Wallet screen; a run past it is refused with nothing charged; revoked web runs are refused at once", async () => {
+    const { market } = suite.stack;
+    const payer = await market.payer(5_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByTestId("web-runs-state").filter({ hasText: "Allowed: 0.000000 of 10.000000 USDC spent in 0 runs." }).waitFor();
+    await page.getByLabel("Cap, USDC").fill("0.3");
+    await page.getByRole("button", { name: "Set the cap" }).click();
+    await page.getByTestId("web-runs-state").filter({ hasText: "of 0.300000 USDC" }).waitFor();
+
+    await run(page, "first run");
+    await page.getByTestId("run-output").waitFor();
+    assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - 250_000n);
+    await run(page, "second run");
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    assert.match((await alert.textContent())!, /spending_cap_reached/);
+    assert.match((await alert.textContent())!, /raise the cap on the Wallet screen/);
+    assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - 250_000n, "nothing charged past the cap");
+
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByLabel("Cap, USDC").fill("5");
+    await page.getByRole("button", { name: "Set the cap" }).click();
+    await page.getByTestId("web-runs-state").filter({ hasText: "of 5.000000 USDC" }).waitFor();
+    await page.getByRole("button", { name: "Revoke web runs" }).click();
+    await page.getByTestId("web-runs-state").filter({ hasText: /^Revoked/ }).waitFor();
+    await page.screenshot({ path: `${SHOTS}/wallet-web-runs-revoked.png`, fullPage: true });
+    await run(page, "revoked run");
+    await page.getByRole("alert").filter({ hasText: "web_runs_revoked" }).waitFor();
+    assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - 250_000n, "nothing charged once revoked");
+
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("button", { name: "Allow web runs again" }).click();
+    await page.getByTestId("web-runs-state").filter({ hasText: /^Allowed/ }).waitFor();
+    await run(page, "allowed again");
+    await page.getByTestId("run-output").waitFor();
+  });
+
+  it("sends the price it shows as the maximum: a price raised on chain is refused, and the agent page says why the listing is paused", async () => {
+    const { market } = suite.stack;
+    const payer = await market.payer(5_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.250000 USDC" }).waitFor();
+    await page.getByTestId("circuit").filter({ hasText: "closed" }).waitFor();
+
+    // The creator raises the price on chain while the page shows the old one.
+    const onChain = (await fetchAgent(market.connection, agent.address))!;
+    await market.send(
+      [
+        updateAgentInstruction({
+          creator: agent.creator.wallet.publicKey,
+          agent: agent.address,
+          payoutAccount: onChain.payoutAccount,
+          terms: {
+            signingKey: onChain.signingKey,
+            endpoint: onChain.endpoint,
+            listingHash: onChain.listingHash,
+            pricing: { kind: "PayPerUse", priceUsdc: 500_000n },
+            maxExecutionSecs: onChain.maxExecutionSecs,
+          },
+        }),
+      ],
+      [agent.creator.wallet],
+    );
+    const before = await market.usdc(payer.tokenAccount);
+    await page.getByLabel("Task").fill("after the raise");
+    await page.getByLabel("language *").selectOption("en");
+    await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    assert.match((await alert.textContent())!, /agent_terms_changed/);
+    assert.equal(await market.usdc(payer.tokenAccount), before, "nothing charged");
+
+    // The agent page reads the listing again when it is opened again.
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByTestId("listing-status").filter({ hasText: "paused: its on-chain price is not its listing's" }).waitFor();
+    assert.equal(await page.getByRole("button", { name: "Run and pay from my wallet" }).isDisabled(), true);
+    await page.screenshot({ path: `${SHOTS}/agent-terms-changed.png`, fullPage: true });
+
+    // Its creator is told why, and listing the new price brings it back.
+    const creator = await suite.open(agent.creator.wallet);
+    await signInWithTestWallet(creator);
+    await creator.page.getByRole("link", { name: "My agents" }).click();
+    const card = creator.page.getByTestId("my-agent").filter({ hasText: agent.address.toBase58() });
+    await card.getByTestId("listing-pause-reason").filter({ hasText: "the agent's price (or listing hash) on chain is not its listing's" }).waitFor();
+    const token = await signIn(suite.stack.relayer, agent.creator.wallet);
+    const patched = await api<{ status: string }>(suite.stack.relayer, "PATCH", `/v1/agents/${agent.address.toBase58()}?network=devnet`, {
+      token,
+      body: { pricing: { model: "pay_per_use", price_usdc: "0.500000" } },
+    });
+    assert.equal(patched.body.status, "active", JSON.stringify(patched.body));
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.500000 USDC" }).waitFor();
+    await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();
+  });
+});

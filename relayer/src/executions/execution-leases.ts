@@ -1,0 +1,99 @@
+// In-flight limits: an execution holds a lease in its key's scope and its agent's while it runs,
+// taken before anything is sent, so a caller (or a creator calling its own agent) cannot make the
+// relayer pay for more open escrows at once than the limits allow. Leases live in PostgreSQL,
+// which every relayer of a deployment shares; the process running an execution renews its leases,
+// and a process that dies stops renewing, so its leases lapse within LEASE_TTL_MS on their own.
+import { reportBackgroundError } from "../background.js";
+import type { NetworkName } from "../config.js";
+import type { Db } from "../db/pool.js";
+import { ApiError } from "../errors.js";
+
+/** A lease not renewed for this long is gone: what a crashed relayer holds, it holds no longer. */
+export const LEASE_TTL_MS = 30_000;
+/** A third of the time to live: two renewals may fail before a live execution loses its lease. */
+export const LEASE_RENEW_MS = 10_000;
+
+export interface LeaseLimits {
+  /** Executions one API key (or web-run key) may have in flight at once. */
+  per_key: number;
+  /** Executions one agent may have in flight at once, across every caller. */
+  per_agent: number;
+}
+
+export class ExecutionLeases {
+  /**
+   * Holders this process runs, renewed together, each with how many of its parts here hold it
+   * (the request that queued an async execution, and its job, may briefly overlap).
+   */
+  private readonly held = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Db,
+    private readonly limits: LeaseLimits,
+  ) {
+    this.timer = setInterval(() => void this.renew(), LEASE_RENEW_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Takes the leases of execution `holder` in the key's and the agent's scopes, or refuses with
+   * 429 (`key_concurrency_limit`, `agent_concurrency_limit`) having taken none.
+   */
+  async acquire(holder: string, api_key_id: string, network: NetworkName, agent: string): Promise<void> {
+    const { rows } = await this.db.query<{ full: number }>(
+      "SELECT acquire_execution_leases($1::text[], $2::int[], $3, $4) AS full",
+      [[`key/${api_key_id}`, `agent/${network}/${agent}`], [this.limits.per_key, this.limits.per_agent], holder, LEASE_TTL_MS],
+    );
+    const full = rows[0]!.full;
+    if (full === 1) {
+      throw new ApiError("key_concurrency_limit", undefined, undefined, { limit: this.limits.per_key, retry_after_secs: 1 });
+    }
+    if (full === 2) {
+      throw new ApiError("agent_concurrency_limit", undefined, undefined, { limit: this.limits.per_agent, retry_after_secs: 1 });
+    }
+    this.hold(holder);
+  }
+
+  private hold(holder: string): void {
+    this.held.set(holder, (this.held.get(holder) ?? 0) + 1);
+  }
+
+  /** This process runs `holder`'s execution now (an async execution's job): it renews its leases. */
+  async adopt(holder: string): Promise<void> {
+    this.hold(holder);
+    await this.db.query(
+      "UPDATE execution_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE holder = $1",
+      [holder, LEASE_TTL_MS],
+    );
+  }
+
+  /** This process no longer runs `holder`'s execution, which still holds its leases (queued for a job). */
+  handOff(holder: string): void {
+    const parts = (this.held.get(holder) ?? 1) - 1;
+    if (parts > 0) this.held.set(holder, parts);
+    else this.held.delete(holder);
+  }
+
+  /** The execution ended (or never started): its leases are free for the next. */
+  async release(holder: string): Promise<void> {
+    this.held.delete(holder);
+    await this.db
+      .query("DELETE FROM execution_leases WHERE holder = $1", [holder])
+      .catch((error: unknown) => reportBackgroundError("lease release", error, { execution_id: holder }));
+  }
+
+  private async renew(): Promise<void> {
+    if (this.held.size === 0) return;
+    await this.db
+      .query("UPDATE execution_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE holder = ANY($1)", [
+        [...this.held.keys()],
+        LEASE_TTL_MS,
+      ])
+      .catch((error: unknown) => reportBackgroundError("lease renewal", error, { leases: this.held.size }));
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

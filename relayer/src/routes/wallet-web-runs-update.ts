@@ -1,0 +1,62 @@
+import type { FastifyInstance } from "fastify";
+
+import type { Services } from "../app-services.js";
+import { WEB_RUN_MAX_CAP_USDC } from "../auth/web-run-keys.js";
+import type { NetworkName } from "../config.js";
+import { ApiError } from "../errors.js";
+import { requireJsonWithCookie, requireSession } from "../http/auth.js";
+import { errorResponses, network, usdcAmount } from "../http/schemas.js";
+import { servedNetwork, webRunSettings } from "../http/web-runs.js";
+import { formatUsdc, parseUsdc } from "../usdc.js";
+
+interface Body {
+  network: NetworkName;
+  spending_cap_usdc?: string;
+  enabled?: boolean;
+}
+
+/** PATCH /v1/wallet/web-runs: set the web-run cap, revoke web runs or enable them again. */
+export function registerWalletWebRunsUpdate(app: FastifyInstance, services: Services): void {
+  app.patch<{ Body: Body }>(
+    "/v1/wallet/web-runs",
+    {
+      schema: {
+        summary: "Set the wallet's web-run cap, or revoke web runs",
+        description:
+          "`spending_cap_usdc` bounds everything the wallet's web runs on `network` spend, counted from the first " +
+          "(402 spending_cap_reached past it, nothing charged). `enabled: false` revokes web runs: from the next " +
+          "request on, on every relayer, a session's execute is 403 web_runs_revoked; `enabled: true` allows them again.",
+        tags: ["wallet"],
+        security: [{ session: [] }],
+        body: {
+          type: "object",
+          required: ["network"],
+          additionalProperties: false,
+          minProperties: 2,
+          properties: { network, spending_cap_usdc: usdcAmount, enabled: { type: "boolean" } },
+        },
+        response: { 200: webRunSettings, ...errorResponses(400, 401, 403, 413, 415, 503) },
+      },
+      onRequest: requireJsonWithCookie,
+      preHandler: requireSession(services.signIn),
+    },
+    async (request) => {
+      const { spending_cap_usdc, enabled } = request.body;
+      let cap: bigint | undefined;
+      if (spending_cap_usdc !== undefined) {
+        cap = parseUsdc(spending_cap_usdc) ?? undefined;
+        if (cap === undefined || cap > WEB_RUN_MAX_CAP_USDC) {
+          throw new ApiError(
+            "validation_failed",
+            `spending_cap_usdc must be at most ${formatUsdc(WEB_RUN_MAX_CAP_USDC)}.`,
+            "spending_cap_usdc",
+          );
+        }
+      }
+      return services.webRunKeys.update(request.walletSession!.wallet, servedNetwork(services, request.body.network), {
+        ...(cap === undefined ? {} : { spending_cap_usdc: cap }),
+        ...(enabled === undefined ? {} : { enabled }),
+      });
+    },
+  );
+}

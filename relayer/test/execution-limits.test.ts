@@ -1,0 +1,143 @@
+// The in-flight leases and the circuit breaker on a real PostgreSQL, as several relayers share
+// them: two pools stand for two relayer processes.
+import { strict as assert } from "node:assert";
+import { randomBytes } from "node:crypto";
+
+import { createPool, type Db } from "../src/db/pool.js";
+import { ApiError } from "../src/errors.js";
+import { ExecutionLeases } from "../src/executions/execution-leases.js";
+import { CircuitBreaker, circuitState } from "../src/listings/circuit-breaker.js";
+import { startTestRelayer, type TestRelayer } from "./support.js";
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ApiError, String(error));
+    return error.code;
+  }
+  assert.fail("expected a refusal");
+}
+
+describe("execution limits shared through PostgreSQL", () => {
+  let relayer: TestRelayer;
+  let other: Db;
+  before(async () => {
+    relayer = await startTestRelayer();
+    other = createPool(String(relayer.services.config.database_url), 4);
+  });
+  after(async () => {
+    await other.end();
+    await relayer.close();
+  });
+
+  const id = () => `exec_${randomBytes(8).toString("hex")}`;
+
+  it("leases: the key's limit and the agent's hold across processes, refused all or nothing, freed on release", async () => {
+    const limits = { per_key: 2, per_agent: 3 };
+    const first = new ExecutionLeases(relayer.services.db, limits);
+    const second = new ExecutionLeases(other, limits);
+    try {
+      const [a, b, c, d] = [id(), id(), id(), id()];
+      await first.acquire(a, "key_1", "devnet", "agentA");
+      await second.acquire(b, "key_1", "devnet", "agentA");
+      assert.equal(await refusal(second.acquire(c, "key_1", "devnet", "agentA")), "key_concurrency_limit");
+      await first.acquire(c, "key_2", "devnet", "agentA");
+      assert.equal(await refusal(second.acquire(d, "key_3", "devnet", "agentA")), "agent_concurrency_limit");
+      // The refusals took nothing: a third key still has its own room on another agent.
+      const { rows } = await relayer.services.db.query<{ scope: string; n: number }>(
+        "SELECT scope, count(*)::int AS n FROM execution_leases GROUP BY scope ORDER BY scope",
+      );
+      assert.deepEqual(rows, [
+        { scope: "agent/devnet/agentA", n: 3 },
+        { scope: "key/key_1", n: 2 },
+        { scope: "key/key_2", n: 1 },
+      ]);
+      await first.release(a);
+      await second.acquire(d, "key_3", "devnet", "agentA");
+      for (const holder of [b, c, d]) await first.release(holder);
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it("leases: a crashed process's leases lapse on their own; a live process's are renewed", async () => {
+    const leases = new ExecutionLeases(relayer.services.db, { per_key: 1, per_agent: 10 });
+    try {
+      const crashed = id();
+      await leases.acquire(crashed, "key_crash", "devnet", "agentB");
+      assert.equal(await refusal(leases.acquire(id(), "key_crash", "devnet", "agentB")), "key_concurrency_limit");
+      // The process that held it died: nobody renews it, and its time runs out.
+      leases.handOff(crashed);
+      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [
+        crashed,
+      ]);
+      const next = id();
+      await leases.acquire(next, "key_crash", "devnet", "agentB");
+      const { rows } = await relayer.services.db.query<{ holder: string }>("SELECT holder FROM execution_leases WHERE scope = 'key/key_crash'");
+      assert.deepEqual(rows, [{ holder: next }]);
+      // A job on another process adopts an async execution's leases: renewed from now.
+      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() + interval '1 second' WHERE holder = $1", [next]);
+      const job = new ExecutionLeases(other, { per_key: 1, per_agent: 10 });
+      await job.adopt(next);
+      job.close();
+      const renewed = await relayer.services.db.query<{ left_ms: number }>(
+        "SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left_ms FROM execution_leases WHERE holder = $1",
+        [next],
+      );
+      assert.ok(Number(renewed.rows[0]!.left_ms) > 20_000);
+      await leases.release(next);
+    } finally {
+      leases.close();
+    }
+  });
+
+  it("circuit breaker: opens at the threshold within the window, one probe at a time once half-open, closed by a probe's success", async () => {
+    const breaker = new CircuitBreaker(relayer.services.db, { failures: 3, window_secs: 60, cooloff_secs: 60 });
+    const elsewhere = new CircuitBreaker(other, breaker.config);
+    const read = async () =>
+      (
+        await relayer.services.db.query<{ opened_until: Date | null; opened_at: Date | null; probe_execution: string | null; probe_until: Date | null }>(
+          "SELECT opened_until, opened_at, probe_execution, probe_until FROM agent_circuits WHERE network = 'devnet' AND agent = 'agentC'",
+        )
+      ).rows[0] ?? null;
+    assert.equal(await breaker.creatorFailed("devnet", "agentC", id()), false);
+    assert.equal(await elsewhere.creatorFailed("devnet", "agentC", id()), false);
+    assert.equal(circuitState(await read()), "closed");
+    assert.equal(await breaker.creatorFailed("devnet", "agentC", id()), true, "the third failure, counted across processes, opens it");
+    assert.equal(circuitState(await read()), "open");
+    assert.equal(await breaker.claimProbe("devnet", "agentC", id()), false, "no probe while open");
+
+    // The cool-off ends.
+    await relayer.services.db.query("UPDATE agent_circuits SET opened_until = clock_timestamp() WHERE agent = 'agentC'");
+    assert.equal(circuitState(await read()), "half_open");
+    const probe = id();
+    const [mine, theirs] = await Promise.all([breaker.claimProbe("devnet", "agentC", probe), elsewhere.claimProbe("devnet", "agentC", id())]);
+    assert.equal(Number(mine) + Number(theirs), 1, "exactly one probe");
+    const holder = (await read())!.probe_execution!;
+    // A probe that ends without a verdict (refused before its escrow) gives the probe back.
+    await breaker.endProbe(holder);
+    assert.equal((await read())!.probe_execution, null);
+    assert.equal(await breaker.claimProbe("devnet", "agentC", probe), true);
+    assert.equal(await breaker.succeeded("devnet", "agentC", id()), false, "only the probe's success closes it");
+    assert.equal(await breaker.succeeded("devnet", "agentC", probe), true);
+    assert.equal(await read(), null, "closed");
+  });
+
+  it("circuit breaker: a failed probe opens it again; failures older than the window start a new count", async () => {
+    const breaker = new CircuitBreaker(relayer.services.db, { failures: 2, window_secs: 60, cooloff_secs: 60 });
+    await breaker.creatorFailed("devnet", "agentD", id());
+    await relayer.services.db.query("UPDATE agent_circuits SET window_started_at = clock_timestamp() - interval '61 seconds' WHERE agent = 'agentD'");
+    assert.equal(await breaker.creatorFailed("devnet", "agentD", id()), false, "the old window's failure no longer counts");
+    assert.equal(await breaker.creatorFailed("devnet", "agentD", id()), true);
+    await relayer.services.db.query("UPDATE agent_circuits SET opened_until = clock_timestamp() WHERE agent = 'agentD'");
+    const probe = id();
+    assert.equal(await breaker.claimProbe("devnet", "agentD", probe), true);
+    assert.equal(await breaker.creatorFailed("devnet", "agentD", probe), true, "the failed probe opens it again");
+    const { rows } = await relayer.services.db.query<{ open: boolean; probe_execution: string | null }>(
+      "SELECT opened_until > clock_timestamp() + interval '50 seconds' AS open, probe_execution FROM agent_circuits WHERE agent = 'agentD'",
+    );
+    assert.deepEqual(rows, [{ open: true, probe_execution: null }]);
+  });
+});
