@@ -66,14 +66,21 @@ export class ExecutionService {
       if (replay) return replay;
     }
 
-    const listing = await this.quoter.listing(network, input.agent);
+    const listing = await this.quoter.listing(network, input.agent, true);
     this.quoter.validate(listing, input.parameters);
 
     const agentAddress = new PublicKey(input.agent);
     const wallet = new PublicKey(key.wallet);
     const market = await this.chain.market(network);
     const payerTokenAccount = this.quoter.tokenAccount(market.usdcMint, wallet);
-    const quote = await this.quoter.quote(network, agentAddress, wallet, payerTokenAccount, market.usdcMint);
+    const quote = await this.quoter.quote(
+      network,
+      agentAddress,
+      wallet,
+      payerTokenAccount,
+      market.usdcMint,
+      listing.status === "retired",
+    );
 
     const executionId = randomBytes(16);
     const id = formatExecutionId(executionId);
