@@ -97,10 +97,10 @@ fn the_last_dispute_finds_the_collateral_at_the_shortest_cooldown() {
     ok(t.settle(&escrow, &agent));
     t.chain.advance_clock(i64::from(DISPUTE_WINDOW_SECS));
 
-    let withdraw = t
-        .market
-        .keys
-        .withdraw_collateral(creator_wallet.pubkey(), agent.address, agent.creator.token_account);
+    let withdraw =
+        t.market
+            .keys
+            .withdraw_collateral(creator_wallet.pubkey(), agent.address, agent.creator.token_account);
     let watched = [pda::collateral_vault(&agent.address), agent.creator.token_account];
     let before = t.balances(&watched);
     assert_program_error(

@@ -115,17 +115,21 @@ fn update_market_proposes_and_only_the_proposed_key_accepts() {
     assert_eq!(updated[0].pending_authority, proposed.pubkey());
 
     // Nobody but the proposed key accepts.
-    let result = t
-        .chain
-        .send(&[t.market.keys.accept_market_authority(outsider.pubkey())], &outsider, &[]);
+    let result = t.chain.send(
+        &[t.market.keys.accept_market_authority(outsider.pubkey())],
+        &outsider,
+        &[],
+    );
     assert_program_error(&result, AgentMarketError::NotProposedAuthority);
     let unchanged: Market = t.chain.anchor_account(&pda::market()).unwrap();
     assert_eq!(unchanged.authority, authority.pubkey());
     assert_eq!(unchanged.pending_authority, proposed.pubkey());
 
-    let meta = ok(t
-        .chain
-        .send(&[t.market.keys.accept_market_authority(proposed.pubkey())], &proposed, &[]));
+    let meta = ok(t.chain.send(
+        &[t.market.keys.accept_market_authority(proposed.pubkey())],
+        &proposed,
+        &[],
+    ));
     let market: Market = t.chain.anchor_account(&pda::market()).unwrap();
     assert_eq!(market.authority, proposed.pubkey());
     assert_eq!(market.pending_authority, Default::default());
@@ -141,9 +145,11 @@ fn update_market_proposes_and_only_the_proposed_key_accepts() {
         &[],
     );
     assert_program_error(&result, AgentMarketError::NotMarketAuthority);
-    let result = t
-        .chain
-        .send(&[t.market.keys.accept_market_authority(proposed.pubkey())], &proposed, &[]);
+    let result = t.chain.send(
+        &[t.market.keys.accept_market_authority(proposed.pubkey())],
+        &proposed,
+        &[],
+    );
     assert_program_error(&result, AgentMarketError::NotProposedAuthority);
 }
 
@@ -166,9 +172,11 @@ fn proposing_the_current_authority_withdraws_a_proposal() {
     }
     let market: Market = t.chain.anchor_account(&pda::market()).unwrap();
     assert_eq!(market.pending_authority, Default::default());
-    let result = t
-        .chain
-        .send(&[t.market.keys.accept_market_authority(proposed.pubkey())], &proposed, &[]);
+    let result = t.chain.send(
+        &[t.market.keys.accept_market_authority(proposed.pubkey())],
+        &proposed,
+        &[],
+    );
     assert_program_error(&result, AgentMarketError::NotProposedAuthority);
     let market: Market = t.chain.anchor_account(&pda::market()).unwrap();
     assert_eq!(market.authority, authority.pubkey());

@@ -44,10 +44,12 @@ fn subscribe(t: &mut TestMarket, agent: &AgentFixture, payer: &Payer) -> Transac
 
 fn set_pricing(t: &mut TestMarket, agent: &AgentFixture, pricing: Pricing) {
     let creator = agent.creator.wallet.insecure_clone();
-    let update = t
-        .market
-        .keys
-        .update_agent(creator.pubkey(), agent.address, agent.payout_account, terms(&agent.signing, pricing));
+    let update = t.market.keys.update_agent(
+        creator.pubkey(),
+        agent.address,
+        agent.payout_account,
+        terms(&agent.signing, pricing),
+    );
     ok(t.chain.send(&[update], &creator, &[]));
 }
 
@@ -121,7 +123,10 @@ fn unlimited_subscription_is_honoured_after_a_switch_to_hybrid_beyond_its_includ
     assert_eq!(t.balance(&payer.token_account), paid);
     // Its period is not renewed on the new terms while it still covers every call.
     let before = t.balances(&[payer.token_account, agent.payout_account]);
-    assert_program_error(&subscribe(&mut t, &agent, &payer), AgentMarketError::SubscriptionTermsChanged);
+    assert_program_error(
+        &subscribe(&mut t, &agent, &payer),
+        AgentMarketError::SubscriptionTermsChanged,
+    );
     assert_eq!(t.balances(&[payer.token_account, agent.payout_account]), before);
 
     t.chain.advance_clock(i64::from(PERIOD_SECS));
@@ -141,7 +146,10 @@ fn hybrid_subscription_after_a_switch_to_unlimited_covers_only_its_included_call
     ok(subscribe(&mut t, &agent, &payer));
     set_pricing(&mut t, &agent, unlimited());
 
-    assert_program_error(&subscribe(&mut t, &agent, &payer), AgentMarketError::SubscriptionTermsChanged);
+    assert_program_error(
+        &subscribe(&mut t, &agent, &payer),
+        AgentMarketError::SubscriptionTermsChanged,
+    );
     for _ in 0..2 {
         assert_eq!(call(&mut t, &agent, &payer), 0);
     }
@@ -181,7 +189,11 @@ fn a_retired_agent_honours_live_subscriptions_until_they_expire_and_no_other_cal
     assert_eq!(t.balances(&[stranger.token_account, agent.payout_account]), before);
 
     t.chain.advance_clock(expires_at - t.chain.now() - 1);
-    assert_eq!(call(&mut t, &agent, &payer), 0, "the subscription's last second is covered");
+    assert_eq!(
+        call(&mut t, &agent, &payer),
+        0,
+        "the subscription's last second is covered"
+    );
     t.chain.advance_clock(1);
     refused_call(&mut t, &agent, &payer, AgentMarketError::AgentRetired);
 }
@@ -241,7 +253,10 @@ fn a_subscription_is_bought_at_most_one_period_ahead() {
     ok(subscribe(&mut t, &agent, &payer));
     let watched = [payer.token_account, agent.payout_account, pda::fee_shard(0)];
     let before = t.balances(&watched);
-    assert_program_error(&subscribe(&mut t, &agent, &payer), AgentMarketError::SubscriptionPaidAhead);
+    assert_program_error(
+        &subscribe(&mut t, &agent, &payer),
+        AgentMarketError::SubscriptionPaidAhead,
+    );
     assert_eq!(t.balances(&watched), before);
     // Once no more than a period is left, the next one can be bought.
     t.chain.advance_clock(i64::from(PERIOD_SECS));
@@ -284,10 +299,12 @@ fn subscription_periods_longer_than_a_year_are_refused() {
         period_price_usdc: PERIOD_PRICE_USDC,
         period_secs: MAX_SUBSCRIPTION_PERIOD_SECS + 1,
     };
-    let update = t
-        .market
-        .keys
-        .update_agent(creator.pubkey(), agent.address, agent.payout_account, terms(&agent.signing, too_long));
+    let update = t.market.keys.update_agent(
+        creator.pubkey(),
+        agent.address,
+        agent.payout_account,
+        terms(&agent.signing, too_long),
+    );
     assert_program_error(
         &t.chain.send(&[update], &creator, &[]),
         AgentMarketError::SubscriptionPeriodTooLong,

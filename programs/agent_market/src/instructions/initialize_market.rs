@@ -1,8 +1,8 @@
+use anchor_lang::prelude::*;
 // The loader's id is all that is used; solana-program marks the module deprecated in favour of a
 // crate Anchor does not depend on.
 #[allow(deprecated)]
 use anchor_lang::solana_program::bpf_loader_upgradeable;
-use anchor_lang::prelude::*;
 use anchor_spl::token::{Mint, TokenAccount};
 
 use crate::{

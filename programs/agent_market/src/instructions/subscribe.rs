@@ -88,7 +88,10 @@ pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amoun
         let left_secs = subscription.expires_at.saturating_sub(now);
         require_gte!(period_secs, left_secs, AgentMarketError::SubscriptionPaidAhead);
     } else {
-        require!(!subscription.covers_call(now), AgentMarketError::SubscriptionTermsChanged);
+        require!(
+            !subscription.covers_call(now),
+            AgentMarketError::SubscriptionTermsChanged
+        );
     }
     require_funds(
         &ctx.accounts.payer_token_account,
