@@ -62,7 +62,7 @@ export class Quoter {
     if (!listing || (listing.status === "retired" && !retired_allowed)) {
       throw retiredListing(network, agent);
     }
-    if (listing.status !== "active") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
+    if (listing.status === "paused") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
     return listing;
   }
 
