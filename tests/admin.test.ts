@@ -100,7 +100,7 @@ describe("agent-market admin", function () {
     const treasury = (await market.walletWithUsdc(0n)).tokenAccount;
     const proposed = await admin("update", "--treasury", treasury.toBase58(), "--new-authority", next.publicKey.toBase58());
     assert.equal(proposed.code, 0, proposed.stderr);
-    assert.match(proposed.stderr, new RegExp(`^ {2}pending_authority\\s+null\\s+→\\s+${next.publicKey.toBase58()}$`, "m"));
+    assert.match(proposed.stderr, new RegExp(`^ {2}pending_authority\\s+\\(none\\)\\s+→\\s+${next.publicKey.toBase58()}$`, "m"));
     assert.deepEqual(marketFields(await read()), { ...marketFields(before), treasury, pendingAuthority: next.publicKey });
 
     // Only the proposed key accepts; the market stays as it is until it does.
