@@ -66,7 +66,8 @@ export async function adminInit(args: string[], io: Io): Promise<void> {
       "change its parameters with agent-market admin update",
     );
   }
-  await requireUpgradeAuthority(ctx);
+  // A dry run shows the summary and the program's own answer (NotUpgradeAuthority) instead.
+  if (!ctx.dryRun) await requireUpgradeAuthority(ctx);
   const after = settingsView({ params, treasury, authority: ctx.signer.publicKey, pendingAuthority: PublicKey.default });
   await carryOut(ctx, {
     action: "init",
