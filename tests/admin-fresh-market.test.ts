@@ -6,7 +6,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { FEE_SHARD_COUNT, fetchMarket, marketPda, PROGRAM_ID } from "@agent-market/program";
+import { errorCode, FEE_SHARD_COUNT, fetchMarket, initializeMarketInstruction, marketPda, PROGRAM_ID } from "@agent-market/program";
+import { PublicKey, sendAndConfirmTransaction, Transaction } from "@solana/web3.js";
 
 import { agentMarket, keypairFile, SIGNATURE } from "./src/admin-cli.js";
 import { TestMarket } from "./src/fixtures.js";
@@ -44,6 +45,45 @@ describe("agent-market admin on a chain without a market", function () {
 
     const usdcMint = keys.usdcMint.publicKey.toBase58();
     const treasury = localnet.ready.market.treasury;
+    // Only the key that deployed the program (its upgrade authority) may create the market, so no
+    // one can take it between the deploy and this init.
+    const roles = ["--usdc-mint", usdcMint, "--treasury", treasury, "--relayer", keys.relayer.publicKey.toBase58(), "--arbiter", keys.arbiter.publicKey.toBase58()];
+    const frontRunnerFile = keypairFile(mkdtempSync(join(tmpdir(), "admin-fresh-")), "relayer.json", keys.relayer);
+    const frontRun = await agentMarket(["admin", "init", "--keypair", frontRunnerFile, "--rpc", localnet.rpcUrl, ...roles]);
+    assert.equal(frontRun.code, 1);
+    assert.equal(
+      frontRun.stderr.trim(),
+      `error: ${frontRunnerFile} is ${keys.relayer.publicKey.toBase58()}, not the program's upgrade authority ${keys.authority.publicKey.toBase58()}\n` +
+        "next: pass the keypair that deployed the program as --keypair",
+    );
+    assert.equal(await fetchMarket(localnet.connection()), null);
+    const relayerLamports = await localnet.connection().getBalance(keys.relayer.publicKey);
+    // Sent anyway (the CLI's check skipped), the program refuses it and nothing is spent.
+    const direct = new Transaction().add(
+      initializeMarketInstruction({
+        authority: keys.relayer.publicKey,
+        usdcMint: keys.usdcMint.publicKey,
+        treasury: new PublicKey(treasury),
+        params: {
+          relayer: keys.relayer.publicKey,
+          arbiter: keys.arbiter.publicKey,
+          minCollateralUsdc: 100_000_000n,
+          minPricePerCallUsdc: 10_000n,
+          escrowGraceSecs: 60,
+          disputeWindowSecs: 259_200,
+          collateralCooldownSecs: 604_800,
+          escrowsPaused: false,
+        },
+      }),
+    );
+    const refused = await sendAndConfirmTransaction(localnet.connection(), direct, [keys.relayer]).then(
+      () => null,
+      (error: unknown) => String(error),
+    );
+    assert.match(refused ?? "succeeded", new RegExp(`custom program error: 0x${errorCode("NotUpgradeAuthority").toString(16)}`));
+    assert.equal(await fetchMarket(localnet.connection()), null);
+    assert.equal(await localnet.connection().getBalance(keys.relayer.publicKey), relayerLamports);
+
     const init = await admin(
       "init",
       ...["--usdc-mint", usdcMint, "--treasury", treasury, "--relayer", keys.relayer.publicKey.toBase58(), "--arbiter", keys.arbiter.publicKey.toBase58()],

@@ -93,13 +93,24 @@ describe("agent-market admin", function () {
     assert.deepEqual(marketFields(await read()), marketFields(before));
   });
 
-  it("update moves the treasury and hands the market to a new authority, which alone can then administer it", async () => {
+  it("update moves the treasury and proposes a new authority, which takes the market only by accepting it, and alone can then administer it", async () => {
     const before = await read();
     const next = await market.fundedWallet();
     const nextFile = keypairFile(dir, "next-authority.json", next);
     const treasury = (await market.walletWithUsdc(0n)).tokenAccount;
-    const handed = await admin("update", "--treasury", treasury.toBase58(), "--new-authority", next.publicKey.toBase58());
-    assert.equal(handed.code, 0, handed.stderr);
+    const proposed = await admin("update", "--treasury", treasury.toBase58(), "--new-authority", next.publicKey.toBase58());
+    assert.equal(proposed.code, 0, proposed.stderr);
+    assert.match(proposed.stderr, new RegExp(`^ {2}pending_authority\\s+\\(none\\)\\s+→\\s+${next.publicKey.toBase58()}$`, "m"));
+    assert.deepEqual(marketFields(await read()), { ...marketFields(before), treasury, pendingAuthority: next.publicKey });
+
+    // Only the proposed key accepts; the market stays as it is until it does.
+    const strangerAccepts = await agentMarket(["admin", "accept", "--keypair", stranger, "--rpc", market.localnet.rpcUrl]);
+    assert.equal(strangerAccepts.code, 1);
+    assert.match(strangerAccepts.stderr, new RegExp(`^error: ${stranger} is \\S+, not the proposed authority ${next.publicKey.toBase58()}$`, "m"));
+    assert.deepEqual(marketFields(await read()), { ...marketFields(before), treasury, pendingAuthority: next.publicKey });
+    const accepted = await agentMarket(["admin", "accept", "--keypair", nextFile, "--rpc", market.localnet.rpcUrl]);
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.match(accepted.stdout.trim(), SIGNATURE);
     assert.deepEqual(marketFields(await read()), { ...marketFields(before), treasury, authority: next.publicKey });
 
     const refused = await admin("pause");
@@ -114,6 +125,8 @@ describe("agent-market admin", function () {
       "--treasury", before.treasury.toBase58(), "--new-authority", before.authority.toBase58(),
     ]);
     assert.equal(back.code, 0, back.stderr);
+    const returned = await admin("accept");
+    assert.equal(returned.code, 0, returned.stderr);
     assert.deepEqual(marketFields(await read()), marketFields(before));
   });
 
@@ -229,7 +242,7 @@ describe("agent-market admin", function () {
     const help = await agentMarket(["admin", "--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /^agent-market admin <action>/);
-    for (const action of ["show", "init", "shards", "update", "rotate", "pause", "sweep"]) {
+    for (const action of ["show", "init", "shards", "update", "accept", "rotate", "pause", "sweep"]) {
       assert.match(help.stdout, new RegExp(`^agent-market admin ${action}`, "m"));
     }
   });

@@ -51,15 +51,22 @@ describe("pricing in the dashboard", function () {
 
     await page.getByLabel("Subscription").check();
     await page.getByLabel("Price per period, USDC").fill("0.001");
-    await page.getByLabel("Period, days (up to 365)").fill("0");
+    await page.getByLabel("Period, days (up to 366)").fill("0");
     await check.click();
     assert.deepEqual(await problems(), [
-      "Period, days: a whole number from 1 to 365.",
+      "Period, days: a whole number from 1 to 366.",
+      "Price per period: at least the market's minimum price of one call, 0.010000 USDC.",
+    ]);
+    // The program's longest period (MAX_SUBSCRIPTION_PERIOD_SECS) is a leap year.
+    await page.getByLabel("Period, days (up to 366)").fill("367");
+    await check.click();
+    assert.deepEqual(await problems(), [
+      "Period, days: a whole number from 1 to 366.",
       "Price per period: at least the market's minimum price of one call, 0.010000 USDC.",
     ]);
 
     await page.getByLabel("Hybrid").check();
-    await page.getByLabel("Period, days (up to 365)").fill("30");
+    await page.getByLabel("Period, days (up to 366)").fill("30");
     await page.getByLabel("Price per period, USDC").fill("0.5");
     await page.getByLabel("Calls included per period").fill("100");
     await page.getByLabel("Price per call beyond them, USDC").fill("0.001");
@@ -117,7 +124,7 @@ describe("pricing in the dashboard", function () {
 
     await editor.getByLabel("Subscription").check();
     await editor.getByLabel("Price per period, USDC").fill("5");
-    await editor.getByLabel("Period, days (up to 365)").fill("7");
+    await editor.getByLabel("Period, days (up to 366)").fill("7");
     await editor.getByLabel("Output schema (JSON Schema)").fill("[]");
     await editor.getByRole("button", { name: "Sign and save" }).click();
     assert.deepEqual(await editor.getByTestId("edit-problems").locator("li").allTextContents(), ["Output schema must be a JSON object (a JSON Schema)."]);

@@ -7,7 +7,10 @@ use {
         native::add_native_program,
     },
     agent_market::{MarketParams, FEE_SHARD_COUNT},
-    anchor_lang::{AccountDeserialize, AnchorDeserialize, Discriminator},
+    anchor_lang::{
+        solana_program::bpf_loader_upgradeable::UpgradeableLoaderState, AccountDeserialize, AnchorDeserialize,
+        Discriminator,
+    },
     litesvm::{
         types::{FailedTransactionMetadata, TransactionMetadata, TransactionResult},
         LiteSVM,
@@ -71,6 +74,27 @@ impl Chain {
         let result = self.svm.send_transaction(transaction);
         self.svm.expire_blockhash();
         result
+    }
+
+    /// Writes the program's ProgramData account naming `upgrade_authority` (none: immutable), as
+    /// deploying the program with the upgradeable loader would. The program itself runs natively,
+    /// so the account carries no ELF after its header.
+    pub fn set_upgrade_authority(&mut self, upgrade_authority: Option<Pubkey>) {
+        let state = UpgradeableLoaderState::ProgramData {
+            slot: 0,
+            upgrade_authority_address: upgrade_authority,
+        };
+        let data = bincode::serialize(&state).expect("ProgramData serializes");
+        let account = Account {
+            lamports: self.svm.minimum_balance_for_rent_exemption(data.len()),
+            data,
+            owner: solana_sdk_ids::bpf_loader_upgradeable::ID,
+            executable: false,
+            rent_epoch: 0,
+        };
+        self.svm
+            .set_account(pda::program_data(), account)
+            .expect("write ProgramData");
     }
 
     pub fn funded_keypair(&mut self, lamports: u64) -> Keypair {
@@ -222,10 +246,12 @@ impl MarketSetup {
         Ok(setup)
     }
 
-    /// What a market needs before it exists: its keys funded, the USDC mint and the treasury (the
-    /// authority's associated USDC account). The market itself is left for `initialize`, or for
+    /// What a market needs before it exists: the program deployed with the authority as its
+    /// upgrade authority, its keys funded, the USDC mint and the treasury (the authority's
+    /// associated USDC account). The market itself is left for `initialize`, or for
     /// `agent-market admin init` as on a cluster the program was just deployed to.
     pub fn mint_only(chain: &mut Chain, keypairs: MarketKeypairs) -> Self {
+        chain.set_upgrade_authority(Some(keypairs.authority.pubkey()));
         for keypair in [
             &keypairs.authority,
             &keypairs.relayer,

@@ -51,6 +51,11 @@ pub mod pda {
     pub fn subscription(agent: &Pubkey, payer: &Pubkey) -> Pubkey {
         find(&[SUBSCRIPTION_SEED, agent.as_ref(), payer.as_ref()])
     }
+    /// The upgradeable loader's ProgramData account of the program, which names its upgrade
+    /// authority.
+    pub fn program_data() -> Pubkey {
+        Pubkey::find_program_address(&[PROGRAM_ID.as_ref()], &solana_sdk_ids::bpf_loader_upgradeable::ID).0
+    }
 }
 
 fn program_ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
@@ -86,6 +91,7 @@ impl MarketKeys {
         program_ix(
             accounts::InitializeMarket {
                 authority: self.authority,
+                program_data: pda::program_data(),
                 market: pda::market(),
                 usdc_mint: self.usdc_mint,
                 treasury: self.treasury,
@@ -107,6 +113,19 @@ impl MarketKeys {
                 program: PROGRAM_ID,
             },
             instruction::UpdateMarket { params, new_authority },
+        )
+    }
+
+    /// The proposed authority's acceptance of the market.
+    pub fn accept_market_authority(&self, new_authority: Pubkey) -> Instruction {
+        program_ix(
+            accounts::AcceptMarketAuthority {
+                new_authority,
+                market: pda::market(),
+                event_authority: pda::event_authority(),
+                program: PROGRAM_ID,
+            },
+            instruction::AcceptMarketAuthority {},
         )
     }
 

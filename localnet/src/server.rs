@@ -5,7 +5,7 @@ use {
     axum::{
         body::Bytes,
         extract::{DefaultBodyLimit, Request, State},
-        http::{header, HeaderValue, Method, StatusCode},
+        http::{header, HeaderMap, HeaderValue, Method, StatusCode},
         middleware::{self, Next},
         response::{IntoResponse, Response},
         routing::post,
@@ -22,6 +22,9 @@ use {
 pub const MAX_REQUEST_BODY_BYTES: usize = 50 * 1024;
 /// Requests in one batch at most.
 pub const MAX_BATCH_REQUESTS: usize = 100;
+/// The JSON-RPC error code of a development method (`localnet_*`) asked for by a web page.
+pub const DEV_METHOD_FROM_BROWSER: i64 = -32090;
+const DEV_METHOD_PREFIX: &str = "localnet_";
 
 /// What the handlers share: the node, and the latency each exchange is given.
 #[derive(Clone)]
@@ -49,9 +52,10 @@ pub fn router(node: Node, latency: RpcLatency, seed: u64) -> Router {
         .with_state(served)
 }
 
-/// Any web page may call the node, as a cluster's public RPC allows: a dashboard reads accounts
-/// and sends the transactions its wallet signed straight to the chain. The preflight allows
-/// whatever headers it is asked for (web3.js adds its own `solana-client`).
+/// Any web page may call the node's standard methods, as a cluster's public RPC allows: a
+/// dashboard reads accounts and sends the transactions its wallet signed straight to the chain.
+/// The preflight allows whatever headers it is asked for (web3.js adds its own `solana-client`).
+/// The `localnet_*` development methods are refused to pages (`answer`).
 async fn cors(request: Request, next: Next) -> Response {
     let any = HeaderValue::from_static("*");
     if request.method() == Method::OPTIONS {
@@ -135,19 +139,35 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
-async fn handle(State(served): State<Served>, body: Bytes) -> Response {
+async fn handle(State(served): State<Served>, headers: HeaderMap, body: Bytes) -> Response {
+    // Browsers send `Origin` with every POST, and no page is served from the node's own origin;
+    // scripts, the CLI and the relayer send none.
+    let from_browser = headers.contains_key(header::ORIGIN);
     if served.latency.is_zero() {
-        return answer(&served.node, body).await;
+        return answer(&served.node, body, from_browser).await;
     }
     let nth = served.exchanges.fetch_add(1, Ordering::Relaxed);
     let delay = served.latency.delay(served.seed, nth);
     tokio::time::sleep(delay / 2).await;
-    let response = answer(&served.node, body).await;
+    let response = answer(&served.node, body, from_browser).await;
     tokio::time::sleep(delay - delay / 2).await;
     response
 }
 
-async fn answer(node: &Node, body: Bytes) -> Response {
+/// The development methods mint USDC, move the clock and drop transactions for every user of the
+/// node; the dashboard calls none of them (its relayer relays standard methods only), so no web
+/// page, which any site a developer visits could be, may call them.
+fn refuse_dev_method_from_browser(method: &str) -> rpc::RpcError {
+    rpc::RpcError::new(
+        DEV_METHOD_FROM_BROWSER,
+        format!(
+            "{method} is a development method and is not served to web pages (the request has an Origin \
+             header); call it from a script or the CLI"
+        ),
+    )
+}
+
+async fn answer(node: &Node, body: Bytes, from_browser: bool) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return json_response(
             StatusCode::OK,
@@ -173,8 +193,12 @@ async fn answer(node: &Node, body: Bytes) -> Response {
                 .filter_map(|call| match call {
                     Call::Invalid { id, error } => Some(error_response(id, &error)),
                     Call::Method { id, method, params } => {
-                        let result = dev::dispatch(state, &method, &params)
-                            .unwrap_or_else(|| rpc::dispatch(&mut state.ledger, &method, &params));
+                        let result = if from_browser && method.starts_with(DEV_METHOD_PREFIX) {
+                            Err(refuse_dev_method_from_browser(&method))
+                        } else {
+                            dev::dispatch(state, &method, &params)
+                                .unwrap_or_else(|| rpc::dispatch(&mut state.ledger, &method, &params))
+                        };
                         // A request without an id is a notification: it gets no answer.
                         let id = id?;
                         Some(match result {

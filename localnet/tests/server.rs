@@ -5,7 +5,7 @@ mod common;
 use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
     common::{error_code, TestNode, SLOT_MS},
-    localnet::server::MAX_REQUEST_BODY_BYTES,
+    localnet::server::{DEV_METHOD_FROM_BROWSER, MAX_REQUEST_BODY_BYTES},
     serde_json::{json, Value},
     solana_hash::Hash,
     solana_keypair::Keypair,
@@ -373,6 +373,61 @@ fn a_web_page_may_call_the_node_as_a_clusters_public_rpc_allows() {
         "{answer}"
     );
     assert!(answer.contains(r#""result":"ok""#), "{answer}");
+}
+
+/// A POST from a web page at `origin`, answered as JSON.
+fn post_from_page(node: &TestNode, origin: &str, body: &str) -> Value {
+    let answer = node.raw(&format!(
+        "POST / HTTP/1.1\r\nHost: {}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        node.address,
+        body.len()
+    ));
+    let (_, json) = answer.split_once("\r\n\r\n").expect("a body");
+    serde_json::from_str(json).unwrap_or_else(|_| panic!("{answer}"))
+}
+
+#[test]
+fn a_web_page_is_refused_the_development_methods_and_served_the_standard_ones() {
+    let node = TestNode::start();
+    let wallet = Pubkey::new_unique();
+    for origin in ["https://evil.example", "http://127.0.0.1:5173"] {
+        for (method, params) in [
+            ("localnet_mintUsdc", json!([wallet.to_string(), 1_000_000])),
+            ("localnet_advanceClock", json!([3600])),
+            ("localnet_marketConfig", json!([])),
+            (
+                "localnet_dropTransaction",
+                json!(["1111111111111111111111111111111111111111111111111111111111111111"]),
+            ),
+        ] {
+            let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params }).to_string();
+            let answer = post_from_page(&node, origin, &body);
+            assert_eq!(answer["id"], 7, "{answer}");
+            assert_eq!(answer["error"]["code"], DEV_METHOD_FROM_BROWSER, "{answer}");
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{method} is a development method")),
+                "{answer}"
+            );
+        }
+        // Standard methods, and each request of a batch on its own, are still served.
+        let batch = json!([
+            { "jsonrpc": "2.0", "id": 1, "method": "getHealth" },
+            { "jsonrpc": "2.0", "id": 2, "method": "localnet_mintUsdc", "params": [wallet.to_string(), 1] },
+            { "jsonrpc": "2.0", "id": 3, "method": "getBalance", "params": [wallet.to_string()] },
+        ])
+        .to_string();
+        let answers = post_from_page(&node, origin, &batch);
+        assert_eq!(answers[0]["result"], "ok");
+        assert_eq!(answers[1]["error"]["code"], DEV_METHOD_FROM_BROWSER);
+        assert_eq!(answers[2]["result"]["value"], 0);
+    }
+    // A script (no Origin) still may mint, and finds that no page minted anything before it.
+    let minted = node.result("localnet_mintUsdc", json!([wallet.to_string(), 1_000_000]));
+    assert_eq!(minted["balance"], "1000000");
 }
 
 #[test]

@@ -197,6 +197,7 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
     match name {
         "initialize_market" => market.initialize_market(market_params(&args["params"])),
         "update_market" => market.update_market(market_params(&args["params"]), pubkey(&keys["new_authority"])),
+        "accept_market_authority" => market.accept_market_authority(pubkey(&keys["new_authority"])),
         "create_fee_shard" => market.create_fee_shard(u8_of(&args["index"])),
         "sweep_fees" => market.sweep_fees(u8_of(&args["index"])),
         "register_agent" => market.register_agent(

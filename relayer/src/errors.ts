@@ -273,6 +273,12 @@ export const ERROR_CODES = {
     type: "conflict_error",
     description: "The agent is sold pay-per-use; it has no subscription.",
   },
+  subscription_not_renewable: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The wallet's subscription to this agent cannot take another period now: more than a period of it is left, or it was bought under the agent's earlier pricing and still covers calls (it is honoured until it expires); nothing was charged.",
+  },
   insufficient_balance: {
     status: 402,
     type: "payment_error",

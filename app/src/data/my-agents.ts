@@ -95,7 +95,9 @@ export async function collateralOf(chain: Chain, address: string): Promise<Colla
   if (account === null) throw new Error(`${address} has no Agent account on chain.`);
   const [market, nowSecs] = await Promise.all([freshMarket(chain), chainNowSecs(chain)]);
   const cooldownSecs = market.collateralCooldownSecs;
-  const unlocksAtSecs = Number(account.retiredAt) + cooldownSecs;
+  // Covered calls of subscriptions sold before retirement are honoured until they expire, and the
+  // program counts the cooldown from then (withdraw_collateral).
+  const unlocksAtSecs = Math.max(Number(account.retiredAt), Number(account.subscriptionsExpireAt)) + cooldownSecs;
   const locked: Collateral["locked"] =
     account.status !== "Retired"
       ? { reason: "active" }

@@ -21,8 +21,11 @@ export interface PricingForm {
 export const NEW_PRICING: PricingForm = { model: "pay_per_use", price: "", periodPrice: "", periodDays: "30", includedCalls: "", overagePrice: "" };
 
 const SECS_PER_DAY = 86_400;
-/** The program stores a period in a u32 of seconds: about 136 years; a year is plenty. */
-export const MAX_PERIOD_DAYS = 365;
+/**
+ * The program's MAX_SUBSCRIPTION_PERIOD_SECS in days: register_agent and update_agent refuse a
+ * longer period (SubscriptionPeriodTooLong), which would lock a retired agent's collateral as long.
+ */
+export const MAX_PERIOD_DAYS = 366;
 const MAX_U32 = 4_294_967_295;
 
 export interface CheckedPricing {

@@ -41,3 +41,8 @@ pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v1";
 pub const MAX_ENDPOINT_LEN: u16 = 200;
 #[constant]
 pub const MAX_EXECUTION_SECS: u32 = 900;
+/// The longest subscription period a listing may sell: a year, leap years included. A retired
+/// agent honours its live subscriptions until they expire, and its collateral stays locked until
+/// then (docs/program.md, "Pricing changes and retirement").
+#[constant]
+pub const MAX_SUBSCRIPTION_PERIOD_SECS: u32 = 366 * 24 * 3600;

@@ -106,4 +106,14 @@ pub enum AgentMarketError {
     PeriodPriceBelowMinimum,
     #[msg("Payout account is one the program owns (an agent vault or a fee shard)")]
     PayoutAccountOwnedByProgram,
+    #[msg("Subscription period is longer than 366 days")]
+    SubscriptionPeriodTooLong,
+    #[msg("Signer is not the program's upgrade authority")]
+    NotUpgradeAuthority,
+    #[msg("Signer is not the market's proposed authority")]
+    NotProposedAuthority,
+    #[msg("The payer's live subscription was bought under other pricing; buy again once it expires")]
+    SubscriptionTermsChanged,
+    #[msg("Subscription already runs more than a period ahead")]
+    SubscriptionPaidAhead,
 }

@@ -17,6 +17,15 @@ pub struct MarketUpdated {
     pub authority: Pubkey,
     pub treasury: Pubkey,
     pub params: MarketParams,
+    /// The proposed authority; the default key when none is proposed.
+    pub pending_authority: Pubkey,
+}
+
+#[event]
+pub struct MarketAuthorityAccepted {
+    pub market: Pubkey,
+    pub previous_authority: Pubkey,
+    pub authority: Pubkey,
 }
 
 #[event]

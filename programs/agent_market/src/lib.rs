@@ -30,6 +30,10 @@ pub mod agent_market {
         handle_update_market(ctx, params, new_authority)
     }
 
+    pub fn accept_market_authority(ctx: Context<AcceptMarketAuthority>) -> Result<()> {
+        handle_accept_market_authority(ctx)
+    }
+
     pub fn create_fee_shard(ctx: Context<CreateFeeShard>, index: u8) -> Result<()> {
         handle_create_fee_shard(ctx, index)
     }

@@ -49,10 +49,18 @@ fn update_market_changes_params_and_authority() {
         &[],
     ));
     let market: Market = t.chain.anchor_account(&pda::market()).unwrap();
-    assert_eq!(market.authority, new_authority.pubkey());
+    assert_eq!(market.authority, authority.pubkey());
+    assert_eq!(market.pending_authority, new_authority.pubkey());
     assert_eq!(market.min_collateral_usdc, 5 * USDC);
     assert!(market.escrows_paused);
     assert_eq!(events::<events::MarketUpdated>(&meta).len(), 1);
+    ok(t.chain.send(
+        &[t.market.keys.accept_market_authority(new_authority.pubkey())],
+        &new_authority,
+        &[],
+    ));
+    let market: Market = t.chain.anchor_account(&pda::market()).unwrap();
+    assert_eq!(market.authority, new_authority.pubkey());
 
     // The old authority no longer can.
     let result = t.chain.send(

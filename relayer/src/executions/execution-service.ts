@@ -81,7 +81,7 @@ export class ExecutionService {
       if (replay) return replay;
     }
 
-    const listing = await this.quoter.listing(network, input.agent);
+    const listing = await this.quoter.listing(network, input.agent, true);
     this.quoter.validate(listing, input.parameters);
 
     const executionId = randomBytes(16);

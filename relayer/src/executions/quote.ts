@@ -29,6 +29,10 @@ export interface Quote {
 
 const TOKEN_ACCOUNT_MEMO_ENTRIES = 10_000;
 
+function retiredListing(network: NetworkName, agent: string): ApiError {
+  return new ApiError("resource_not_found", `No agent ${agent} on ${network}.`, "agent_id");
+}
+
 export class Quoter {
   private readonly tokenAccounts = new LruMap<string, PublicKey>(TOKEN_ACCOUNT_MEMO_ENTRIES);
 
@@ -50,12 +54,16 @@ export class Quoter {
     }
   }
 
-  async listing(network: NetworkName, agent: string): Promise<ListingForExecution> {
+  /**
+   * The listing a call or purchase goes to. A retired one is given only with `retired_allowed`:
+   * its live subscriptions are still honoured, which `quote` checks on chain.
+   */
+  async listing(network: NetworkName, agent: string, retired_allowed = false): Promise<ListingForExecution> {
     const listing = await this.listings.forExecution(network, agent);
-    if (!listing || listing.status === "retired") {
-      throw new ApiError("resource_not_found", `No agent ${agent} on ${network}.`, "agent_id");
+    if (!listing || (listing.status === "retired" && !retired_allowed)) {
+      throw retiredListing(network, agent);
     }
-    if (listing.status !== "active") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
+    if (listing.status === "paused") throw new ApiError("agent_unavailable", `Agent ${agent} is paused by its creator.`);
     return listing;
   }
 
@@ -67,10 +75,13 @@ export class Quoter {
   }
 
   /**
-   * What the program will charge for the call, from the same accounts it reads, and a 402 when
-   * the wallet cannot cover it. One getMultipleAccounts call; nothing is sent. Refused first when
-   * the account's terms are not the listing's (listed-terms.ts), then when the call costs more
-   * than the caller's `max_price_usdc`.
+   * What the program will charge for the call, from the same accounts it reads and by the same
+   * rule (open_escrow's `price_call`): a live subscription covers calls on the terms it was bought
+   * under, whatever the agent's pricing is now and even once it retired. Any other call follows
+   * the pricing now: it is refused by a retired agent (or listing), then when the account's terms
+   * are not the listing's (listed-terms.ts), then when it costs more than the caller's
+   * `max_price_usdc`. A 402 when the wallet cannot cover it. One getMultipleAccounts call;
+   * nothing is sent.
    */
   async quote(
     network: NetworkName,
@@ -93,36 +104,33 @@ export class Quoter {
     const [agentInfo, tokenInfo, subscriptionInfo] = infos;
     if (!agentInfo) throw new ApiError("resource_not_found", `No agent account ${agentAddress.toBase58()} on ${network}.`, "agent_id");
     const agent = decodeAgent(agentInfo.data);
-    if (agent.status !== "Active") throw new ApiError("agent_unavailable", "The agent is retired on-chain.");
-    await requireListedTerms(this.listings, network, agentAddress.toBase58(), listing, agent);
     const now = Math.floor(Date.now() / 1000);
     const subscription = subscriptionInfo ? decodeSubscription(subscriptionInfo.data) : null;
-    const active = subscription !== null && now < Number(subscription.expiresAt);
-    let amount_usdc: bigint;
-    let uses_subscription = false;
-    switch (agent.pricing.kind) {
-      case "PayPerUse":
-        amount_usdc = agent.pricing.priceUsdc;
-        break;
-      case "Subscription":
-        if (!active) {
+    const covered =
+      subscription !== null &&
+      now < Number(subscription.expiresAt) &&
+      (subscription.coversEveryCall || subscription.includedCallsRemaining > 0);
+    let amount_usdc = 0n;
+    const uses_subscription = covered;
+    if (!covered) {
+      if (listing.status === "retired") throw retiredListing(network, agentAddress.toBase58());
+      if (agent.status !== "Active") throw new ApiError("agent_unavailable", "The agent is retired on-chain.");
+      // A covered call costs nothing whatever the terms: only a charged one needs the listing's.
+      await requireListedTerms(this.listings, network, agentAddress.toBase58(), listing, agent);
+      switch (agent.pricing.kind) {
+        case "PayPerUse":
+          amount_usdc = agent.pricing.priceUsdc;
+          break;
+        case "Subscription":
           throw new ApiError("subscription_required", undefined, undefined, {
             network,
             period_price_usdc: formatUsdc(agent.pricing.periodPriceUsdc),
             subscribe: `POST /v1/agents/${agentAddress.toBase58()}/subscription`,
           });
-        }
-        amount_usdc = 0n;
-        uses_subscription = true;
-        break;
-      case "Hybrid":
-        if (active && subscription!.includedCallsRemaining > 0) {
-          amount_usdc = 0n;
-          uses_subscription = true;
-        } else {
+        case "Hybrid":
           amount_usdc = agent.pricing.overagePriceUsdc;
-        }
-        break;
+          break;
+      }
     }
     if (max_price_usdc !== undefined && amount_usdc > max_price_usdc) throw priceAboveMaximum(amount_usdc, max_price_usdc);
     const token = tokenInfo

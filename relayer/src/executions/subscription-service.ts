@@ -14,6 +14,8 @@ import {
   splitPayment,
   subscribeInstruction,
   subscriptionPda,
+  type Pricing,
+  type Subscription,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
@@ -60,6 +62,31 @@ export interface PurchaseOutcome {
 
 /** A purchase id: `sub_` and 16 random bytes in base58; the finish job tells it from an execution by its prefix. */
 export const PURCHASE_PREFIX = "sub_";
+
+/**
+ * The program's rule for another period (subscribe): a live subscription on the same terms is
+ * extended only while at most a period of it is left; one bought under other terms is replaced
+ * only once it covers no more calls. Checked before anything is signed, so a refusal costs no fee.
+ */
+function refuseUnrenewable(subscription: Subscription, pricing: Exclude<Pricing, { kind: "PayPerUse" }>): void {
+  const now_secs = Math.floor(Date.now() / 1000);
+  const expires_at_secs = Number(subscription.expiresAt);
+  if (now_secs >= expires_at_secs) return;
+  const covers_every_call = pricing.kind === "Subscription";
+  if (subscription.coversEveryCall === covers_every_call) {
+    if (expires_at_secs - now_secs > pricing.periodSecs) {
+      throw new ApiError(
+        "subscription_not_renewable",
+        `The subscription runs until ${new Date(expires_at_secs * 1000).toISOString()}, more than a period ahead; buy the next period once at most one is left.`,
+      );
+    }
+  } else if (subscription.coversEveryCall || subscription.includedCallsRemaining > 0) {
+    throw new ApiError(
+      "subscription_not_renewable",
+      `The subscription was bought under the agent's earlier pricing and covers calls until ${new Date(expires_at_secs * 1000).toISOString()}; buy a period of the new plan once it expires or its included calls are used.`,
+    );
+  }
+}
 
 /** The purchase as the API shows it. */
 export function renderPurchase(row: PurchaseRow) {
@@ -114,7 +141,11 @@ export class SubscriptionService {
     const connection = this.chain.connection(network);
     let infos;
     try {
-      infos = await connection.getMultipleAccountsInfo([agentAddress, payerTokenAccount]);
+      infos = await connection.getMultipleAccountsInfo([
+        agentAddress,
+        payerTokenAccount,
+        subscriptionPda(agentAddress, wallet, this.chain.programId(network)),
+      ]);
     } catch (error) {
       throw new ApiError("chain_unavailable", `The ${network} RPC did not answer.`, undefined, undefined, error);
     }
@@ -123,6 +154,7 @@ export class SubscriptionService {
     await requireListedTerms(this.listings, network, agent, listing, onChain);
     if (onChain.pricing.kind === "PayPerUse") throw new ApiError("subscription_not_offered");
     const price = onChain.pricing.periodPriceUsdc;
+    if (infos[2]) refuseUnrenewable(decodeSubscription(infos[2].data), onChain.pricing);
     if (max_price_usdc !== undefined && price > max_price_usdc) throw priceAboveMaximum(price, max_price_usdc);
     const token = infos[1] ? unpackAccount(payerTokenAccount, infos[1], infos[1].owner) : null;
     const balance = token?.amount ?? 0n;
@@ -181,7 +213,13 @@ export class SubscriptionService {
         const program = errorFromLogs(sent.message);
         row = await this.fail(
           row,
-          underfunded ? "relayer_underfunded" : program === "PriceAboveMaximum" ? "price_changed" : "escrow_rejected",
+          underfunded
+            ? "relayer_underfunded"
+            : program === "PriceAboveMaximum"
+              ? "price_changed"
+              : program === "SubscriptionPaidAhead" || program === "SubscriptionTermsChanged"
+                ? "subscription_not_renewable"
+                : "escrow_rejected",
           underfunded ? "subscribe was refused: the relayer's SOL ran short" : `subscribe was refused: ${program ?? sent.message}`,
         );
       } else if (sent.kind === "processed") {

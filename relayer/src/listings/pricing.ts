@@ -1,7 +1,7 @@
 // Pricing as the API shows it, and its conversion from the agent account's Pricing enum. The
 // program prices every call; the listing only repeats what the chain holds, and is refused
 // when the two differ.
-import type { Pricing } from "@agent-market/program";
+import { MAX_SUBSCRIPTION_PERIOD_SECS, type Pricing } from "@agent-market/program";
 
 import { formatUsdc, USDC_AMOUNT_PATTERN } from "../usdc.js";
 
@@ -44,7 +44,9 @@ export function samePricing(a: PricingWire, b: PricingWire): boolean {
 }
 
 const amount = { type: "string", pattern: USDC_AMOUNT_PATTERN } as const;
-const secs = { type: "integer", minimum: 1, maximum: 4294967295 } as const;
+const count = { type: "integer", minimum: 1, maximum: 4294967295 } as const;
+/** The program refuses a longer period (SubscriptionPeriodTooLong). */
+const periodSecs = { type: "integer", minimum: 1, maximum: MAX_SUBSCRIPTION_PERIOD_SECS } as const;
 
 /** JSON Schema of PricingWire, for request validation and the OpenAPI document. */
 export const PRICING_SCHEMA = {
@@ -59,7 +61,7 @@ export const PRICING_SCHEMA = {
       type: "object",
       additionalProperties: false,
       required: ["model", "period_price_usdc", "period_secs"],
-      properties: { model: { const: "subscription" }, period_price_usdc: amount, period_secs: secs },
+      properties: { model: { const: "subscription" }, period_price_usdc: amount, period_secs: periodSecs },
     },
     {
       type: "object",
@@ -68,8 +70,8 @@ export const PRICING_SCHEMA = {
       properties: {
         model: { const: "hybrid" },
         period_price_usdc: amount,
-        period_secs: secs,
-        included_calls: secs,
+        period_secs: periodSecs,
+        included_calls: count,
         overage_price_usdc: amount,
       },
     },

@@ -11,6 +11,7 @@ export {
   FEE_SHARD_COUNT,
   MAX_ENDPOINT_LEN,
   MAX_EXECUTION_SECS,
+  MAX_SUBSCRIPTION_PERIOD_SECS,
   RESULT_DIGEST_DOMAIN,
   splitPayment,
 } from "./program.js";

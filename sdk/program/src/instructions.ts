@@ -17,6 +17,7 @@ import {
   eventAuthorityPda,
   feeShardPda,
   marketPda,
+  programDataPda,
   receiptPda,
   subscriptionPda,
 } from "./pda.js";
@@ -88,6 +89,7 @@ export interface ProgramOption {
 // ---------------------------------------------------------------------------------------------
 // Market administration
 
+/** `authority` must be the program's upgrade authority (its ProgramData account names it). */
 export function initializeMarketInstruction(input: {
   authority: PublicKey;
   usdcMint: PublicKey;
@@ -96,12 +98,19 @@ export function initializeMarketInstruction(input: {
 } & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "initialize_market",
-    { authority: input.authority, market: marketPda(input.programId), usdcMint: input.usdcMint, treasury: input.treasury },
+    {
+      authority: input.authority,
+      programData: programDataPda(input.programId),
+      market: marketPda(input.programId),
+      usdcMint: input.usdcMint,
+      treasury: input.treasury,
+    },
     { params: input.params },
     input.programId,
   );
 }
 
+/** Sets the parameters and proposes `newAuthority`, which takes over by signing `acceptMarketAuthorityInstruction`. */
 export function updateMarketInstruction(input: {
   authority: PublicKey;
   treasury: PublicKey;
@@ -112,6 +121,16 @@ export function updateMarketInstruction(input: {
     "update_market",
     { authority: input.authority, market: marketPda(input.programId), treasury: input.treasury },
     { params: input.params, newAuthority: input.newAuthority },
+    input.programId,
+  );
+}
+
+/** The proposed authority's acceptance of the market, signed by `newAuthority`. */
+export function acceptMarketAuthorityInstruction(input: { newAuthority: PublicKey } & ProgramOption): TransactionInstruction {
+  return buildInstruction(
+    "accept_market_authority",
+    { newAuthority: input.newAuthority, market: marketPda(input.programId) },
+    {},
     input.programId,
   );
 }

@@ -18,6 +18,8 @@ export const ESCROW_SEED = bytesConstant("ESCROW_SEED");
 export const RECEIPT_SEED = bytesConstant("RECEIPT_SEED");
 export const DISPUTE_SEED = bytesConstant("DISPUTE_SEED");
 export const SUBSCRIPTION_SEED = bytesConstant("SUBSCRIPTION_SEED");
+/** The upgradeable BPF loader, which owns every upgradeable program's ProgramData account. */
+export const BPF_LOADER_UPGRADEABLE_ID = new PublicKey("BPFLoaderUpgradeab1e11111111111111111111111");
 
 /** `"__event_authority"`, read from the IDL's `event_authority` account. */
 export const EVENT_AUTHORITY_SEED: Uint8Array = (() => {
@@ -114,6 +116,11 @@ export function delegatePda(programId: PublicKey = PROGRAM_ID): PublicKey {
 /** Signs the program's `emit_cpi!` self-invocations: `["__event_authority"]`. */
 export function eventAuthorityPda(programId: PublicKey = PROGRAM_ID): PublicKey {
   return derivations(programId).once("event_authority", EVENT_AUTHORITY_SEED);
+}
+
+/** The upgradeable loader's account that names the program's upgrade authority: `[programId]` under that loader. */
+export function programDataPda(programId: PublicKey = PROGRAM_ID): PublicKey {
+  return findProgramAddress([programId.toBytes()], BPF_LOADER_UPGRADEABLE_ID)[0];
 }
 
 /** Fee shard token account `index` (0 ‥ FEE_SHARD_COUNT - 1): `["fee_shard", index]`. */

@@ -45,6 +45,8 @@ export const BPS_DENOMINATOR = integerConstant("BPS_DENOMINATOR");
 export const FEE_SHARD_COUNT = Number(integerConstant("FEE_SHARD_COUNT"));
 export const MAX_ENDPOINT_LEN = Number(integerConstant("MAX_ENDPOINT_LEN"));
 export const MAX_EXECUTION_SECS = Number(integerConstant("MAX_EXECUTION_SECS"));
+/** The longest subscription period a listing may sell, in seconds (366 days). */
+export const MAX_SUBSCRIPTION_PERIOD_SECS = Number(integerConstant("MAX_SUBSCRIPTION_PERIOD_SECS"));
 /** Domain tag that starts the result digest: "agentmarket/result/v1". */
 export const RESULT_DIGEST_DOMAIN = bytesConstant("RESULT_DIGEST_DOMAIN");
 

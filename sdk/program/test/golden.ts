@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import {
+  acceptMarketAuthorityInstruction,
   agentPda,
   closeReceiptInstruction,
   createFeeShardInstruction,
@@ -181,6 +182,8 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey)
         params: marketParams(a.params as Json),
         newAuthority: key("new_authority"),
       });
+    case "accept_market_authority":
+      return acceptMarketAuthorityInstruction({ programId, newAuthority: key("new_authority") });
     case "create_fee_shard":
       return createFeeShardInstruction({ programId, authority: key("authority"), usdcMint, index: a.index as number });
     case "sweep_fees":

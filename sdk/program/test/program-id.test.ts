@@ -38,6 +38,8 @@ import {
   marketPda,
   receiptPda,
   subscriptionPda,
+  programDataPda,
+  BPF_LOADER_UPGRADEABLE_ID,
 } from "../src/index.js";
 import { buildGoldenCase, golden, goldenInputs } from "./golden.js";
 import { sampleRaw } from "./samples.js";
@@ -54,6 +56,7 @@ function derivedAddresses(programId: PublicKey): Map<string, PublicKey> {
   const agent = derive(programId, AGENT_SEED, agentId);
   const entries: [string, PublicKey][] = [
     ["program", programId],
+    ["program_data", PublicKey.findProgramAddressSync([programId.toBytes()], BPF_LOADER_UPGRADEABLE_ID)[0]],
     ["market", derive(programId, MARKET_SEED)],
     ["delegate", derive(programId, DELEGATE_SEED)],
     ["event_authority", derive(programId, EVENT_AUTHORITY_SEED)],
@@ -79,6 +82,7 @@ describe("a program id other than the IDL's", () => {
     const { agentId, executionId } = goldenInputs;
     const agent = theirs.get("agent")!;
     const pairs: [string, PublicKey, PublicKey][] = [
+      ["program_data", programDataPda(OTHER), programDataPda()],
       ["market", marketPda(OTHER), marketPda()],
       ["delegate", delegatePda(OTHER), delegatePda()],
       ["event_authority", eventAuthorityPda(OTHER), eventAuthorityPda()],

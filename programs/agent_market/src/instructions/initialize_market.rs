@@ -1,4 +1,8 @@
 use anchor_lang::prelude::*;
+// The loader's id is all that is used; solana-program marks the module deprecated in favour of a
+// crate Anchor does not depend on.
+#[allow(deprecated)]
+use anchor_lang::solana_program::bpf_loader_upgradeable;
 use anchor_spl::token::{Mint, TokenAccount};
 
 use crate::{
@@ -8,11 +12,22 @@ use crate::{
     state::{Market, MarketParams},
 };
 
+/// Only the program's upgrade authority may create the market, so no one can take it between a
+/// deploy and the deployer's `initialize_market`.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct InitializeMarket<'info> {
     #[account(mut)]
     pub authority: Signer<'info>,
+    /// The upgradeable loader's ProgramData account of this program, which names its upgrade
+    /// authority; its address is derived from the program id, so no other account passes.
+    #[account(
+        seeds = [crate::ID.as_ref()],
+        bump,
+        seeds::program = bpf_loader_upgradeable::ID,
+        constraint = program_data.upgrade_authority_address == Some(authority.key()) @ AgentMarketError::NotUpgradeAuthority,
+    )]
+    pub program_data: Account<'info, ProgramData>,
     #[account(init, payer = authority, space = 8 + Market::INIT_SPACE, seeds = [MARKET_SEED], bump)]
     pub market: Account<'info, Market>,
     pub usdc_mint: Account<'info, Mint>,
@@ -21,16 +36,19 @@ pub struct InitializeMarket<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// A payer may open a dispute until the window closes, and the last escrow of a retired agent
-/// settles at most max execution time + grace after retirement, so collateral must stay locked
-/// at least that long for every dispute to find it.
+/// The last escrow of a retired agent opens at the latest when it retires, or when the last
+/// subscription sold for it expires (`withdraw_collateral` counts the cooldown from the later of
+/// the two); it can settle up to max execution time + grace after that (`settle` accepts the
+/// deadline itself) and be disputed up to the dispute window after settling (`open_dispute`
+/// accepts the window's last second). Withdrawal must come strictly after that last second, so
+/// no dispute can open against an emptied vault.
 pub fn validate_params(params: &MarketParams) -> Result<()> {
-    let longest_exposure_secs =
+    let last_dispute_after_secs =
         u64::from(MAX_EXECUTION_SECS) + u64::from(params.escrow_grace_secs) + u64::from(params.dispute_window_secs);
     require!(
         params.min_collateral_usdc > 0
             && params.dispute_window_secs > 0
-            && u64::from(params.collateral_cooldown_secs) >= longest_exposure_secs,
+            && u64::from(params.collateral_cooldown_secs) > last_dispute_after_secs,
         AgentMarketError::InvalidMarketParams
     );
     Ok(())
@@ -54,6 +72,7 @@ pub fn handle_initialize_market(ctx: Context<InitializeMarket>, params: MarketPa
         bump: ctx.bumps.market,
         delegate_bump,
         fee_shard_bumps: [0; FEE_SHARD_COUNT as usize],
+        pending_authority: Pubkey::default(),
     });
     emit_cpi!(MarketInitialized {
         market: ctx.accounts.market.key(),

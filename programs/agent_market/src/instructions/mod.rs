@@ -1,3 +1,4 @@
+pub mod accept_market_authority;
 pub mod close_receipt;
 pub mod create_fee_shard;
 pub mod initialize_market;
@@ -16,6 +17,7 @@ pub mod update_agent;
 pub mod update_market;
 pub mod withdraw_collateral;
 
+pub use accept_market_authority::*;
 pub use close_receipt::*;
 pub use create_fee_shard::*;
 pub use initialize_market::*;

@@ -26,7 +26,6 @@ pub struct OpenEscrow<'info> {
     #[account(
         seeds = [AGENT_SEED, agent.agent_id.as_ref()],
         bump = agent.bump,
-        constraint = agent.status == AgentStatus::Active @ AgentMarketError::AgentRetired,
         constraint = agent.collateral_usdc >= market.min_collateral_usdc @ AgentMarketError::CollateralBelowMinimum,
     )]
     pub agent: Box<Account<'info, Agent>>,
@@ -58,23 +57,23 @@ pub struct OpenEscrow<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// What this call costs under the agent's pricing and the payer's subscription, and whether it
-/// uses one of a hybrid subscription's included calls.
-fn price_call(pricing: &Pricing, subscription: Option<&mut Subscription>, now: i64) -> Result<(u64, bool)> {
-    let active = subscription.filter(|subscription| subscription.is_active(now));
-    match *pricing {
-        Pricing::PayPerUse { price_usdc } => Ok((price_usdc, false)),
-        Pricing::Subscription { .. } => {
-            require!(active.is_some(), AgentMarketError::SubscriptionRequired);
-            Ok((0, false))
+/// What this call costs, and whether it uses one of a hybrid subscription's included calls. A live
+/// subscription covers calls on the terms it was bought under, even after the agent switched its
+/// pricing or retired (docs/program.md, "Pricing changes and retirement"); any other call follows
+/// the agent's pricing now, and a retired agent takes none.
+fn price_call(agent: &Agent, subscription: Option<&mut Subscription>, now: i64) -> Result<(u64, bool)> {
+    if let Some(subscription) = subscription.filter(|subscription| subscription.covers_call(now)) {
+        if subscription.covers_every_call {
+            return Ok((0, false));
         }
-        Pricing::Hybrid { overage_price_usdc, .. } => match active {
-            Some(subscription) if subscription.included_calls_remaining > 0 => {
-                subscription.included_calls_remaining -= 1;
-                Ok((0, true))
-            }
-            _ => Ok((overage_price_usdc, false)),
-        },
+        subscription.included_calls_remaining -= 1;
+        return Ok((0, true));
+    }
+    require!(agent.status == AgentStatus::Active, AgentMarketError::AgentRetired);
+    match agent.pricing {
+        Pricing::PayPerUse { price_usdc } => Ok((price_usdc, false)),
+        Pricing::Subscription { .. } => err!(AgentMarketError::SubscriptionRequired),
+        Pricing::Hybrid { overage_price_usdc, .. } => Ok((overage_price_usdc, false)),
     }
 }
 
@@ -95,7 +94,7 @@ pub fn handle_open_escrow(
     } else {
         None
     };
-    let (amount_usdc, used_included_call) = price_call(&ctx.accounts.agent.pricing, subscription.as_mut(), now)?;
+    let (amount_usdc, used_included_call) = price_call(&ctx.accounts.agent, subscription.as_mut(), now)?;
     // The payer agreed to a quote: a price raised since, or an included call another execution
     // took first, must not charge more than it.
     require_gte!(max_amount_usdc, amount_usdc, AgentMarketError::PriceAboveMaximum);

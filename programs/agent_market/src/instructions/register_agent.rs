@@ -66,6 +66,7 @@ pub fn validate_terms(terms: &AgentTerms, market: &Market) -> Result<()> {
     );
     require!(terms.signing_key != [0; 32], AgentMarketError::InvalidSigningKey);
     require!(terms.pricing.is_valid(), AgentMarketError::InvalidPricing);
+    terms.pricing.require_period_at_most_max()?;
     terms.pricing.require_min_price(market.min_price_per_call_usdc)?;
     require!(
         terms.max_execution_secs > 0 && terms.max_execution_secs <= MAX_EXECUTION_SECS,
@@ -119,6 +120,7 @@ pub fn handle_register_agent(
         bump: ctx.bumps.agent,
         collateral_vault_bump: ctx.bumps.collateral_vault,
         escrow_vault_bump: ctx.bumps.escrow_vault,
+        subscriptions_expire_at: 0,
     });
     emit_cpi!(AgentRegistered {
         agent: ctx.accounts.agent.key(),

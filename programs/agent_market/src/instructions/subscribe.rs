@@ -11,8 +11,10 @@ use crate::{
 };
 
 /// Buys one period of the agent's subscription for the payer, paid through the delegate
-/// approval and split 99/1 at once. Extends an active subscription by a period. Refused when the
-/// period price is above `max_amount_usdc`, the price the payer was shown.
+/// approval and split 99/1 at once. Extends an active subscription by a period while at most one
+/// period of it is left, so no payer keeps a retired agent's collateral locked for years ahead.
+/// A live subscription bought under other pricing is replaced only once it covers no more calls.
+/// Refused when the period price is above `max_amount_usdc`, the price the payer was shown.
 #[event_cpi]
 #[derive(Accounts)]
 #[instruction(fee_shard_index: u8)]
@@ -29,6 +31,7 @@ pub struct Subscribe<'info> {
     )]
     pub market: Box<Account<'info, Market>>,
     #[account(
+        mut,
         seeds = [AGENT_SEED, agent.agent_id.as_ref()],
         bump = agent.bump,
         has_one = payout_account @ AgentMarketError::PayoutAccountMismatch,
@@ -62,6 +65,7 @@ pub struct Subscribe<'info> {
 }
 
 pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amount_usdc: u64) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
     let (amount_usdc, period_secs, included_calls) = match ctx.accounts.agent.pricing {
         Pricing::PayPerUse { .. } => return err!(AgentMarketError::PricingHasNoSubscription),
         Pricing::Subscription {
@@ -76,6 +80,19 @@ pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amoun
         } => (period_price_usdc, period_secs, included_calls),
     };
     require_gte!(max_amount_usdc, amount_usdc, AgentMarketError::PriceAboveMaximum);
+    let covers_every_call = included_calls == 0;
+    let period_secs = i64::from(period_secs);
+    let subscription = &ctx.accounts.subscription;
+    let extends = subscription.is_active(now) && subscription.covers_every_call == covers_every_call;
+    if extends {
+        let left_secs = subscription.expires_at.saturating_sub(now);
+        require_gte!(period_secs, left_secs, AgentMarketError::SubscriptionPaidAhead);
+    } else {
+        require!(
+            !subscription.covers_call(now),
+            AgentMarketError::SubscriptionTermsChanged
+        );
+    }
     require_funds(
         &ctx.accounts.payer_token_account,
         ctx.accounts.delegate.key,
@@ -100,12 +117,10 @@ pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amoun
         )?;
     }
 
-    let now = Clock::get()?.unix_timestamp;
-    let period_secs = i64::from(period_secs);
     let agent = ctx.accounts.agent.key();
     let payer = ctx.accounts.payer_token_account.owner;
     let subscription = &mut ctx.accounts.subscription;
-    if subscription.is_active(now) {
+    if extends {
         subscription.expires_at = subscription
             .expires_at
             .checked_add(period_secs)
@@ -118,7 +133,10 @@ pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amoun
         subscription.expires_at = now.checked_add(period_secs).ok_or(AgentMarketError::MathOverflow)?;
         subscription.included_calls_remaining = included_calls;
         subscription.bump = ctx.bumps.subscription;
+        subscription.covers_every_call = covers_every_call;
     }
+    let agent_account = &mut ctx.accounts.agent;
+    agent_account.subscriptions_expire_at = agent_account.subscriptions_expire_at.max(subscription.expires_at);
     emit_cpi!(Subscribed {
         agent,
         payer,

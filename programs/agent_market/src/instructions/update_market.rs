@@ -19,10 +19,17 @@ pub struct UpdateMarket<'info> {
     pub treasury: Account<'info, TokenAccount>,
 }
 
+/// Sets the parameters and proposes `new_authority`, which takes over only when it signs
+/// `accept_market_authority`: a mistyped key can never lock the market. Proposing the current
+/// authority withdraws any proposal.
 pub fn handle_update_market(ctx: Context<UpdateMarket>, params: MarketParams, new_authority: Pubkey) -> Result<()> {
     validate_params(&params)?;
     let market = &mut ctx.accounts.market;
-    market.authority = new_authority;
+    market.pending_authority = if new_authority == market.authority {
+        Pubkey::default()
+    } else {
+        new_authority
+    };
     market.relayer = params.relayer;
     market.arbiter = params.arbiter;
     market.treasury = ctx.accounts.treasury.key();
@@ -34,9 +41,10 @@ pub fn handle_update_market(ctx: Context<UpdateMarket>, params: MarketParams, ne
     market.escrows_paused = params.escrows_paused;
     emit_cpi!(MarketUpdated {
         market: market.key(),
-        authority: new_authority,
+        authority: market.authority,
         treasury: market.treasury,
         params,
+        pending_authority: market.pending_authority,
     });
     Ok(())
 }

@@ -38,10 +38,11 @@ pub struct WithdrawCollateral<'info> {
 
 pub fn handle_withdraw_collateral(ctx: Context<WithdrawCollateral>) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
-    let unlocks_at = ctx
-        .accounts
-        .agent
+    // Covered calls of subscriptions sold before retirement open escrows until they expire.
+    let agent = &ctx.accounts.agent;
+    let unlocks_at = agent
         .retired_at
+        .max(agent.subscriptions_expire_at)
         .checked_add(i64::from(ctx.accounts.market.collateral_cooldown_secs))
         .ok_or(AgentMarketError::MathOverflow)?;
     require_gte!(now, unlocks_at, AgentMarketError::CollateralCooldownActive);

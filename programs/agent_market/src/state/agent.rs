@@ -1,6 +1,9 @@
 use anchor_lang::prelude::*;
 
-use crate::{constants::MAX_ENDPOINT_LEN, error::AgentMarketError};
+use crate::{
+    constants::{MAX_ENDPOINT_LEN, MAX_SUBSCRIPTION_PERIOD_SECS},
+    error::AgentMarketError,
+};
 
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq, InitSpace)]
 pub enum Pricing {
@@ -31,6 +34,22 @@ impl Pricing {
                 included_calls,
                 overage_price_usdc,
             } => period_price_usdc > 0 && period_secs > 0 && included_calls > 0 && overage_price_usdc > 0,
+        }
+    }
+
+    /// A period longer than a year would keep a retired agent's collateral locked for as long, and
+    /// give that many covered calls for one payment.
+    pub fn require_period_at_most_max(&self) -> Result<()> {
+        match *self {
+            Pricing::PayPerUse { .. } => Ok(()),
+            Pricing::Subscription { period_secs, .. } | Pricing::Hybrid { period_secs, .. } => {
+                require_gte!(
+                    MAX_SUBSCRIPTION_PERIOD_SECS,
+                    period_secs,
+                    AgentMarketError::SubscriptionPeriodTooLong
+                );
+                Ok(())
+            }
         }
     }
 
@@ -103,6 +122,9 @@ pub struct Agent {
     pub bump: u8,
     pub collateral_vault_bump: u8,
     pub escrow_vault_bump: u8,
+    /// When the last subscription sold for the agent expires: its covered calls are honoured
+    /// until then even after retirement, so collateral stays locked until then plus the cooldown.
+    pub subscriptions_expire_at: i64,
 }
 
 /// The listing terms a creator sets at registration and may change with `update_agent`.

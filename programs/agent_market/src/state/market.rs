@@ -29,6 +29,9 @@ pub struct Market {
     pub delegate_bump: u8,
     /// Bumps of the fee shard token accounts; 0 for a shard not created yet.
     pub fee_shard_bumps: [u8; FEE_SHARD_COUNT as usize],
+    /// The authority `update_market` proposed, which becomes the authority when it signs
+    /// `accept_market_authority`; the default key when none is proposed.
+    pub pending_authority: Pubkey,
 }
 
 /// Settings an authority chooses at `initialize_market` and may change with `update_market`.

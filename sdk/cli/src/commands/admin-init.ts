@@ -1,11 +1,12 @@
 // `agent-market admin init`: initialize_market, once per deployment. The authority signs and pays
 // the rent; the program checks the parameters (InvalidMarketParams) and that the treasury is a
 // token account of the mint.
-import { initializeMarketInstruction, marketPda, type MarketParams } from "@agent-market/program";
+import { initializeMarketInstruction, marketPda, programDataPda, type MarketParams } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
 
 import { CliError, type Io } from "../io.js";
 import { parse, required } from "../options.js";
-import { ADMIN_OPTIONS, adminContext, readMarket } from "./admin-context.js";
+import { ADMIN_OPTIONS, adminContext, readMarket, type AdminContext } from "./admin-context.js";
 import { carryOut } from "./admin-plan.js";
 import { addressOption, PARAM_OPTIONS, settingsView, withParamOptions } from "./admin-params.js";
 
@@ -14,7 +15,8 @@ export const INIT_USAGE = `agent-market admin init --keypair <authority file> --
                         [--min-collateral <usdc>] [--min-price <usdc>] [--escrow-grace-secs <n>]
                         [--dispute-window-secs <n>] [--collateral-cooldown-secs <n>] [--paused]
 
-Creates the market: the signer becomes its authority. Defaults: --min-collateral 100,
+Creates the market: the signer, which must be the program's upgrade authority (the key that
+deployed it; NotUpgradeAuthority otherwise), becomes its authority. Defaults: --min-collateral 100,
 --min-price 0.01, --escrow-grace-secs 60, --dispute-window-secs 259200 (3 days),
 --collateral-cooldown-secs 604800 (7 days), escrows open (--paused opens it paused). The treasury
 is a USDC token account of --usdc-mint, where swept fees go. Next: agent-market admin shards.`;
@@ -64,7 +66,9 @@ export async function adminInit(args: string[], io: Io): Promise<void> {
       "change its parameters with agent-market admin update",
     );
   }
-  const after = settingsView({ params, treasury, authority: ctx.signer.publicKey });
+  // A dry run shows the summary and the program's own answer (NotUpgradeAuthority) instead.
+  if (!ctx.dryRun) await requireUpgradeAuthority(ctx);
+  const after = settingsView({ params, treasury, authority: ctx.signer.publicKey, pendingAuthority: PublicKey.default });
   await carryOut(ctx, {
     action: "init",
     instructions: [initializeMarketInstruction({ programId: ctx.programId, authority: ctx.signer.publicKey, usdcMint, treasury, params })],
@@ -81,4 +85,33 @@ function definedOnly(values: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(
     Object.keys(PARAM_OPTIONS).flatMap((name) => (typeof values[name] === "string" ? [[name, values[name] as string]] : [])),
   );
+}
+
+/** ProgramData: a u32 tag (3), the u64 deploy slot, then an Option<Pubkey> upgrade authority. */
+const PROGRAM_DATA_TAG = 3;
+const AUTHORITY_OFFSET = 12;
+
+/** Refuses early, with both keys named, what the program would refuse as NotUpgradeAuthority. */
+async function requireUpgradeAuthority(ctx: AdminContext): Promise<void> {
+  const address = programDataPda(ctx.programId);
+  let info;
+  try {
+    info = await ctx.connection.getAccountInfo(address);
+  } catch (error) {
+    throw new CliError(`cannot read the program's ProgramData account through ${ctx.rpcUrl}: ${(error as Error).message}`, "check --rpc");
+  }
+  const data = info?.data;
+  if (!data || data.length < AUTHORITY_OFFSET + 1 || data.readUInt32LE(0) !== PROGRAM_DATA_TAG) {
+    throw new CliError(
+      `program ${ctx.programId.toBase58()} has no ProgramData account at ${address.toBase58()}: it was not deployed with the upgradeable loader`,
+      "deploy it as docs/deploy.md says, or check --program-id and --rpc",
+    );
+  }
+  const authority = data[AUTHORITY_OFFSET] === 1 ? new PublicKey(data.subarray(AUTHORITY_OFFSET + 1, AUTHORITY_OFFSET + 33)) : null;
+  if (!authority?.equals(ctx.signer.publicKey)) {
+    throw new CliError(
+      `${ctx.keypairPath} is ${ctx.signer.publicKey.toBase58()}, not the program's upgrade authority ${authority?.toBase58() ?? "(none: the program is immutable)"}`,
+      "pass the keypair that deployed the program as --keypair",
+    );
+  }
 }

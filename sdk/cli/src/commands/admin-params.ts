@@ -10,11 +10,15 @@ import { integerOption, usdcOption } from "../options.js";
 import type { AdminContext } from "./admin-context.js";
 import type { AdminPlan, Change, Value } from "./admin-plan.js";
 
-/** Every field update_market sets: the parameters, the treasury and the authority. */
+/**
+ * Every field update_market sets: the parameters, the treasury and the proposed authority (the
+ * default key when none is proposed; the authority itself changes only by accept_market_authority).
+ */
 export interface MarketSettings {
   params: MarketParams;
   treasury: PublicKey;
   authority: PublicKey;
+  pendingAuthority: PublicKey;
 }
 
 export function settingsOf(market: Market): MarketSettings {
@@ -31,6 +35,7 @@ export function settingsOf(market: Market): MarketSettings {
     },
     treasury: market.treasury,
     authority: market.authority,
+    pendingAuthority: market.pendingAuthority,
   };
 }
 
@@ -39,6 +44,7 @@ export function settingsView(settings: MarketSettings): [string, Value][] {
   const p = settings.params;
   return [
     ["authority", settings.authority.toBase58()],
+    ["pending_authority", settings.pendingAuthority.equals(PublicKey.default) ? null : settings.pendingAuthority.toBase58()],
     ["treasury", settings.treasury.toBase58()],
     ["relayer", p.relayer.toBase58()],
     ["arbiter", p.arbiter.toBase58()],
@@ -71,7 +77,8 @@ export function updatePlan(ctx: AdminContext, action: string, market: Market, af
         authority: market.authority,
         treasury: after.treasury,
         params: after.params,
-        newAuthority: after.authority,
+        // Proposing the authority itself withdraws a proposal; any other plan keeps the one made.
+        newAuthority: after.pendingAuthority.equals(PublicKey.default) ? market.authority : after.pendingAuthority,
       }),
     ],
     changes,

@@ -1,5 +1,7 @@
 // `agent-market admin update`: changes the market's amounts, windows, treasury or authority with
 // update_market, leaving every other field as it is on chain.
+import { PublicKey } from "@solana/web3.js";
+
 import { UsageError, type Io } from "../io.js";
 import { parse } from "../options.js";
 import { ADMIN_OPTIONS, adminContext, existingMarket, requireAuthority } from "./admin-context.js";
@@ -12,8 +14,9 @@ export const UPDATE_USAGE = `agent-market admin update --keypair <authority file
                           [--treasury <token account>] [--new-authority <address>]
 
 Changes the parameters given, and only those. The program applies the rules of initialisation
-again (InvalidMarketParams). --new-authority hands the market to another key: from then on only
-that key can administer it.`;
+again (InvalidMarketParams). --new-authority proposes another key as authority: the market is
+still this one's until that key accepts with agent-market admin accept (a mistyped address can
+never lock the market). Proposing the current authority withdraws a proposal.`;
 
 export async function adminUpdate(args: string[], io: Io): Promise<void> {
   const { values } = parse(
@@ -35,7 +38,9 @@ export async function adminUpdate(args: string[], io: Io): Promise<void> {
     updatePlan(ctx, "update", market, {
       params: withParamOptions(before.params, values, UPDATE_USAGE),
       treasury: treasury ?? before.treasury,
-      authority: newAuthority ?? before.authority,
+      authority: before.authority,
+      pendingAuthority:
+        newAuthority === undefined ? before.pendingAuthority : newAuthority.equals(before.authority) ? PublicKey.default : newAuthority,
     }),
   );
 }

@@ -14,6 +14,43 @@ export const IDL_JSON = {
   },
   "instructions": [
     {
+      "name": "accept_market_authority",
+      "discriminator": [147, 221, 80, 152, 170, 143, 134, 149],
+      "accounts": [
+        {
+          "name": "new_authority",
+          "signer": true
+        },
+        {
+          "name": "market",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [109, 97, 114, 107, 101, 116]
+              }
+            ]
+          }
+        },
+        {
+          "name": "event_authority",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
+              }
+            ]
+          }
+        },
+        {
+          "name": "program"
+        }
+      ],
+      "args": []
+    },
+    {
       "name": "close_receipt",
       "discriminator": [126, 254, 244, 203, 124, 164, 134, 89],
       "accounts": [
@@ -141,6 +178,25 @@ export const IDL_JSON = {
           "name": "authority",
           "writable": true,
           "signer": true
+        },
+        {
+          "name": "program_data",
+          "docs": [
+            "The upgradeable loader's ProgramData account of this program, which names its upgrade",
+            "authority; its address is derived from the program id, so no other account passes."
+          ],
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [137, 167, 213, 109, 3, 148, 136, 138, 132, 137, 4, 76, 113, 58, 222, 178, 116, 158, 32, 103, 26, 35, 5, 149, 239, 11, 160, 10, 56, 179, 120, 188]
+              }
+            ],
+            "program": {
+              "kind": "const",
+              "value": [2, 168, 246, 145, 78, 136, 161, 176, 226, 16, 21, 62, 247, 99, 174, 43, 0, 194, 185, 61, 22, 193, 36, 210, 192, 83, 122, 16, 4, 128, 0, 0]
+            }
+          }
         },
         {
           "name": "market",
@@ -1248,6 +1304,7 @@ export const IDL_JSON = {
         },
         {
           "name": "agent",
+          "writable": true,
           "pda": {
             "seeds": [
               {
@@ -1793,6 +1850,10 @@ export const IDL_JSON = {
       "discriminator": [96, 218, 115, 136, 74, 170, 202, 172]
     },
     {
+      "name": "MarketAuthorityAccepted",
+      "discriminator": [95, 99, 97, 243, 230, 153, 204, 149]
+    },
+    {
       "name": "MarketInitialized",
       "discriminator": [134, 160, 122, 87, 50, 3, 255, 81]
     },
@@ -2069,6 +2130,31 @@ export const IDL_JSON = {
       "code": 6051,
       "name": "PayoutAccountOwnedByProgram",
       "msg": "Payout account is one the program owns (an agent vault or a fee shard)"
+    },
+    {
+      "code": 6052,
+      "name": "SubscriptionPeriodTooLong",
+      "msg": "Subscription period is longer than 366 days"
+    },
+    {
+      "code": 6053,
+      "name": "NotUpgradeAuthority",
+      "msg": "Signer is not the program's upgrade authority"
+    },
+    {
+      "code": 6054,
+      "name": "NotProposedAuthority",
+      "msg": "Signer is not the market's proposed authority"
+    },
+    {
+      "code": 6055,
+      "name": "SubscriptionTermsChanged",
+      "msg": "The payer's live subscription was bought under other pricing; buy again once it expires"
+    },
+    {
+      "code": 6056,
+      "name": "SubscriptionPaidAhead",
+      "msg": "Subscription already runs more than a period ahead"
     }
   ],
   "types": [
@@ -2172,6 +2258,14 @@ export const IDL_JSON = {
           {
             "name": "escrow_vault_bump",
             "type": "u8"
+          },
+          {
+            "name": "subscriptions_expire_at",
+            "docs": [
+              "When the last subscription sold for the agent expires: its covered calls are honoured",
+              "until then even after retirement, so collateral stays locked until then plus the cooldown."
+            ],
+            "type": "i64"
           }
         ]
       }
@@ -2974,6 +3068,34 @@ export const IDL_JSON = {
                 8
               ]
             }
+          },
+          {
+            "name": "pending_authority",
+            "docs": [
+              "The authority `update_market` proposed, which becomes the authority when it signs",
+              "`accept_market_authority`; the default key when none is proposed."
+            ],
+            "type": "pubkey"
+          }
+        ]
+      }
+    },
+    {
+      "name": "MarketAuthorityAccepted",
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "market",
+            "type": "pubkey"
+          },
+          {
+            "name": "previous_authority",
+            "type": "pubkey"
+          },
+          {
+            "name": "authority",
+            "type": "pubkey"
           }
         ]
       }
@@ -3077,6 +3199,13 @@ export const IDL_JSON = {
                 "name": "MarketParams"
               }
             }
+          },
+          {
+            "name": "pending_authority",
+            "docs": [
+              "The proposed authority; the default key when none is proposed."
+            ],
+            "type": "pubkey"
           }
         ]
       }
@@ -3311,6 +3440,14 @@ export const IDL_JSON = {
           {
             "name": "bump",
             "type": "u8"
+          },
+          {
+            "name": "covers_every_call",
+            "docs": [
+              "Bought under subscription pricing: every call until `expires_at` is covered, whatever the",
+              "agent's pricing is now. False for a hybrid plan, whose `included_calls_remaining` are."
+            ],
+            "type": "bool"
           }
         ]
       }
@@ -3391,6 +3528,16 @@ export const IDL_JSON = {
       "name": "MAX_EXECUTION_SECS",
       "type": "u32",
       "value": "900"
+    },
+    {
+      "name": "MAX_SUBSCRIPTION_PERIOD_SECS",
+      "docs": [
+        "The longest subscription period a listing may sell: a year, leap years included. A retired",
+        "agent honours its live subscriptions until they expire, and its collateral stays locked until",
+        "then (docs/program.md, \"Pricing changes and retirement\")."
+      ],
+      "type": "u32",
+      "value": "31622400"
     },
     {
       "name": "RECEIPT_SEED",

@@ -1,0 +1,125 @@
+//! The collateral cooldown ends strictly after the last second a dispute can open against a
+//! retired agent: an escrow opened as it retires settles at its deadline (max execution time +
+//! grace) and is disputed until the window's last second.
+mod common;
+
+use agent_market::{error::AgentMarketError, MarketParams, Pricing, MAX_EXECUTION_SECS as PROGRAM_MAX_EXECUTION_SECS};
+use common::*;
+use localnet::{chain::USDC, market::pda};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+/// Seconds from retirement to the last second a dispute can open.
+fn last_dispute_after_secs() -> u32 {
+    PROGRAM_MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + DISPUTE_WINDOW_SECS
+}
+
+fn with_cooldown(t: &TestMarket, collateral_cooldown_secs: u32) -> MarketParams {
+    MarketParams {
+        relayer: t.market.relayer.pubkey(),
+        arbiter: t.market.arbiter.pubkey(),
+        collateral_cooldown_secs,
+        ..market_params()
+    }
+}
+
+#[test]
+fn a_cooldown_ending_as_the_last_dispute_can_open_is_refused_one_second_more_accepted() {
+    let mut t = TestMarket::new();
+    let authority = t.market.authority.insecure_clone();
+    for (cooldown_secs, refused) in [
+        (DISPUTE_WINDOW_SECS, true),
+        (last_dispute_after_secs(), true),
+        (last_dispute_after_secs() + 1, false),
+    ] {
+        let update = t
+            .market
+            .keys
+            .update_market(with_cooldown(&t, cooldown_secs), authority.pubkey());
+        let result = t.chain.send(&[update], &authority, &[]);
+        let market: agent_market::Market = t.chain.anchor_account(&pda::market()).unwrap();
+        if refused {
+            assert_program_error(&result, AgentMarketError::InvalidMarketParams);
+            assert_eq!(market.collateral_cooldown_secs, COLLATERAL_COOLDOWN_SECS);
+        } else {
+            ok(result);
+            assert_eq!(market.collateral_cooldown_secs, cooldown_secs);
+        }
+    }
+}
+
+#[test]
+fn the_last_dispute_finds_the_collateral_at_the_shortest_cooldown() {
+    let mut t = TestMarket::new();
+    let authority = t.market.authority.insecure_clone();
+    let update = t
+        .market
+        .keys
+        .update_market(with_cooldown(&t, last_dispute_after_secs() + 1), authority.pubkey());
+    ok(t.chain.send(&[update], &authority, &[]));
+
+    // An agent taking the longest execution time the program allows.
+    let creator = t.creator(MIN_COLLATERAL_USDC);
+    let signing = Keypair::new();
+    let agent_id = random_id();
+    let mut slow = terms(&signing, Pricing::PayPerUse { price_usdc: PRICE_USDC });
+    slow.max_execution_secs = PROGRAM_MAX_EXECUTION_SECS;
+    let register = t.market.keys.register_agent(
+        creator.wallet.pubkey(),
+        agent_id,
+        creator.token_account,
+        creator.token_account,
+        slow,
+        MIN_COLLATERAL_USDC,
+    );
+    ok(t.chain.send(&[register], &creator.wallet, &[]));
+    let creator_wallet = creator.wallet.insecure_clone();
+    let agent = AgentFixture {
+        agent_id,
+        address: pda::agent(&agent_id),
+        signing,
+        payout_account: creator.token_account,
+        creator,
+    };
+    let payer = t.payer(10 * USDC, 10 * USDC);
+
+    // The escrow opens in the second the agent retires, settles at its deadline, and is disputed
+    // in the window's last second.
+    let (result, escrow) = t.open(&agent, &payer);
+    ok(result);
+    ok(t.chain.send(
+        &[t.market.keys.retire_agent(creator_wallet.pubkey(), agent.address)],
+        &creator_wallet,
+        &[],
+    ));
+    t.chain
+        .advance_clock(i64::from(PROGRAM_MAX_EXECUTION_SECS + ESCROW_GRACE_SECS));
+    ok(t.settle(&escrow, &agent));
+    t.chain.advance_clock(i64::from(DISPUTE_WINDOW_SECS));
+
+    let withdraw =
+        t.market
+            .keys
+            .withdraw_collateral(creator_wallet.pubkey(), agent.address, agent.creator.token_account);
+    let watched = [pda::collateral_vault(&agent.address), agent.creator.token_account];
+    let before = t.balances(&watched);
+    assert_program_error(
+        &t.chain.send(&[withdraw.clone()], &creator_wallet, &[]),
+        AgentMarketError::CollateralCooldownActive,
+    );
+    assert_eq!(t.balances(&watched), before);
+    let payer_wallet = payer.wallet.insecure_clone();
+    let dispute = t
+        .market
+        .keys
+        .open_dispute(payer_wallet.pubkey(), agent.address, escrow.execution_id, [1; 32]);
+    ok(t.chain.send(&[dispute], &payer_wallet, &[]));
+
+    // A second later the cooldown has ended, and the open dispute still holds the collateral.
+    t.chain.advance_clock(1);
+    assert_program_error(
+        &t.chain.send(&[withdraw], &creator_wallet, &[]),
+        AgentMarketError::OpenDisputes,
+    );
+    assert_eq!(t.balances(&watched), before);
+}
