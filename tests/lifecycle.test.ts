@@ -111,7 +111,7 @@ describe("lifecycle over JSON-RPC", function () {
     const agentId = randomId();
     const signing = Keypair.generate();
     const signature = await t.send(
-      [t.registerAgentInstruction(creator, agentId, signing, payPerUse(), 120n * USDC)],
+      t.registerAgentInstructions(creator, agentId, signing, payPerUse(), 120n * USDC),
       [creator.wallet],
     );
     const agent = agentPda(agentId);
@@ -152,7 +152,7 @@ describe("lifecycle over JSON-RPC", function () {
     const poor = await t.walletWithUsdc(MIN_COLLATERAL_USDC);
     const poorId = randomId();
     await t.expectPreflightError(
-      [t.registerAgentInstruction(poor, poorId, Keypair.generate(), payPerUse(), MIN_COLLATERAL_USDC - 1n)],
+      t.registerAgentInstructions(poor, poorId, Keypair.generate(), payPerUse(), MIN_COLLATERAL_USDC - 1n),
       [poor.wallet],
       "CollateralBelowMinimum",
     );
