@@ -23,7 +23,7 @@ fn unsigned(mut instruction: Instruction, key: Pubkey) -> Instruction {
 /// The system program's AccountAlreadyInUse, raised by `init` on an account that exists.
 fn assert_already_in_use(result: &litesvm::types::TransactionResult) {
     assert!(
-        matches!(result, Err(failed) if failed.err == TransactionError::InstructionError(0, InstructionError::Custom(0))),
+        matches!(result, Err(failed) if matches!(failed.err, TransactionError::InstructionError(_, InstructionError::Custom(0)))),
         "expected AccountAlreadyInUse, got {result:?}"
     );
 }

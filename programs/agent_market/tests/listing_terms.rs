@@ -274,15 +274,18 @@ fn a_payout_owner_that_does_not_own_the_payout_account_is_refused() {
     // (to hide a program-owned owner) is refused.
     let mut t = TestMarket::new();
     let agent = t.agent();
+    let other = t.agent();
     let creator = agent.creator.wallet.insecure_clone();
-    let owned_by_agent = token_account_of(&mut t, &agent.address);
+    let owned_by_other_agent = token_account_of(&mut t, &other.address);
     let update = t.market.keys.update_agent(
         creator.pubkey(),
         agent.address,
-        owned_by_agent,
+        owned_by_other_agent,
         creator.pubkey(),
         terms(&agent.signing, Pricing::PayPerUse { price_usdc: PRICE_USDC }),
     );
     let result = t.chain.send(&[update], &creator, &[]);
     assert_program_error(&result, AgentMarketError::PayoutOwnerMismatch);
+    let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
+    assert_eq!(stored.payout_account, agent.payout_account);
 }

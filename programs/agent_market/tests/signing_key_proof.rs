@@ -3,7 +3,9 @@
 //! so no one can list a stranger's key and endpoint with their own payout account (agent cloning).
 mod common;
 
-use agent_market::{error::AgentMarketError, Agent, Pricing};use common::*;
+use agent_market::{error::AgentMarketError, Agent, Pricing};
+use anchor_lang::prelude::Pubkey;
+use common::*;
 use litesvm::types::TransactionResult;
 use localnet::market::pda;
 use solana_instruction::Instruction;

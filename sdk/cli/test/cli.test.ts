@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { delegatePda, ed25519Verify, parseAddress } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519Verify, parseAddress, parseSigningKeyProof, verifySigningKeyProof } from "@agent-market/program";
 import {
   createApproveCheckedInstruction,
   createAssociatedTokenAccountIdempotentInstruction,
@@ -48,6 +48,7 @@ describe("agent-market", () => {
       assert.equal(overview.code, 0);
       for (const name of [
         "keygen",
+        "key-proof",
         "check",
         "register",
         "status",
@@ -88,6 +89,38 @@ describe("agent-market", () => {
       assert.match(ran.err, /refusing to overwrite/);
       assert.match(ran.err, /^next: /m);
       assert.equal(readFileSync(out, "utf8"), "precious");
+    });
+  });
+
+  describe("key-proof", () => {
+    const signing = Keypair.generate();
+    const keyFile = join(tempDir(), "agent-key.json");
+    writeFileSync(keyFile, JSON.stringify(Array.from(signing.secretKey)));
+    const creator = Keypair.generate().publicKey;
+    const agent = Keypair.generate().publicKey;
+
+    it("prints the key's proof for an agent and a creator, which verifies as the program checks it", async () => {
+      const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", creator.toBase58(), "--agent", agent.toBase58()]);
+      assert.equal(ran.code, 0, ran.err);
+      const proof = parseSigningKeyProof(ran.out);
+      assert.ok(proof);
+      assert.ok(verifySigningKeyProof(proof, signing.publicKey.toBytes(), agent, creator));
+      assert.ok(!verifySigningKeyProof(proof, signing.publicKey.toBytes(), agent, Keypair.generate().publicKey), "bound to the creator");
+    });
+
+    it("without an agent, picks a new agent id and proves the key for its address", async () => {
+      const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", creator.toBase58(), "--json"]);
+      assert.equal(ran.code, 0, ran.err);
+      const out = JSON.parse(ran.out) as { agent_id: string; agent: string; key_proof: string; signing_key: string };
+      assert.equal(out.agent, agentPda(utils.bytes.bs58.decode(out.agent_id)).toBase58());
+      assert.equal(out.signing_key, signing.publicKey.toBase58());
+      assert.ok(verifySigningKeyProof(parseSigningKeyProof(out.key_proof)!, signing.publicKey.toBytes(), out.agent, creator));
+    });
+
+    it("refuses an address that is not one, exit 2", async () => {
+      const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", "nope"]);
+      assert.equal(ran.code, 2);
+      assert.match(ran.err, /--creator nope is not an address/);
     });
   });
 
