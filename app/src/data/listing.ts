@@ -49,7 +49,7 @@ export async function generateSigningKey(): Promise<GeneratedKey> {
   return {
     publicKey: base58Encode(publicKey),
     keypairFile: JSON.stringify([...seed, ...publicKey]),
-    sign: async (message) => new Uint8Array(await crypto.subtle.sign("Ed25519", pair.privateKey, message)),
+    sign: async (message) => new Uint8Array(await crypto.subtle.sign("Ed25519", pair.privateKey, Uint8Array.from(message))),
   };
 }
 

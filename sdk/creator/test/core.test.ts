@@ -205,7 +205,7 @@ describe("createAgentService refuses", () => {
     assert.throws(() => createAgentService({ ...base, agents: [] }), /agents must list/);
     assert.throws(() => createAgentService({ ...base, agents: ["not an address"] }), /not a base58 address/);
     const { agents: _agents, ...withoutAgents } = base;
-    assert.throws(() => createAgentService(withoutAgents as AgentServiceOptions), /agents must list/);
+    assert.throws(() => createAgentService(withoutAgents as unknown as AgentServiceOptions), /agents must list/);
   });
   it("a marketplace key that is not a base58 public key", () => {
     assert.throws(() => createAgentService({ ...base, marketplaceKey: "not a key" }), TypeError);
