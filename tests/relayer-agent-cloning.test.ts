@@ -6,8 +6,15 @@
 // endpoint, in any spelling; the victim's service never hears of it and no USDC moves.
 import { strict as assert } from "node:assert";
 
-import { agentPda, collateralVaultPda, listingHash, registerAgentInstruction, registerAgentInstructions } from "@agent-market/program";
-import { Keypair } from "@solana/web3.js";
+import {
+  agentPda,
+  collateralVaultPda,
+  listingHash,
+  registerAgentInstruction,
+  registerAgentInstructions,
+  signingKeyProofInstruction,
+} from "@agent-market/program";
+import { Keypair, Transaction } from "@solana/web3.js";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA } from "./src/creator-server.js";
 import { MIN_COLLATERAL_USDC, randomId, signingKeyProof, TestMarket } from "./src/fixtures.js";
@@ -63,20 +70,31 @@ describe("relayer + program: an agent cannot be cloned", function () {
 
     // No proof at all: the request the review made.
     await market.expectPreflightError([registerAgentInstruction(input)], [cloner.wallet], "MissingSigningKeyProof");
-    // The victim's proof, as its own registration carried it on chain: it names the victim's agent and wallet.
+    // The victim's proof, verified as its own registration carried it on chain: it names the
+    // victim's agent and wallet, not the clone's.
     const victimProof = signingKeyProof(victim.server.signing, victim.address, victim.creator.wallet.publicKey);
-    await market.expectPreflightError(
-      registerAgentInstructions({ ...input, signingKeyProof: victimProof }),
+    const replayed = signingKeyProofInstruction({
+      agent: victim.address,
+      creator: victim.creator.wallet.publicKey,
+      signingKey: victim.server.signing.publicKey.toBytes(),
+      signingKeyProof: victimProof,
+    });
+    await market.expectPreflightError([replayed, registerAgentInstruction(input)], [cloner.wallet], "SigningKeyProofDigestMismatch");
+    // The same proof claimed for the clone's digest: the Ed25519 precompile itself refuses it.
+    const claimed = await market.connection.simulateTransaction(
+      new Transaction().add(...registerAgentInstructions({ ...input, signingKeyProof: victimProof })),
       [cloner.wallet],
-      "SigningKeyProofDigestMismatch",
     );
-    // A proof by the cloner's own key, for the victim's key.
-    const own = signingKeyProof(Keypair.generate(), clone, cloner.wallet.publicKey);
-    await market.expectPreflightError(
-      registerAgentInstructions({ ...input, signingKeyProof: own }),
-      [cloner.wallet],
-      "SigningKeyProofKeyMismatch",
-    );
+    assert.deepEqual(claimed.value.err, { InstructionError: [0, { Custom: 2 }] }, "the precompile's invalid signature");
+    // A proof by the cloner's own key, for the clone, registering the victim's key.
+    const ownKey = Keypair.generate();
+    const own = signingKeyProofInstruction({
+      agent: clone,
+      creator: cloner.wallet.publicKey,
+      signingKey: ownKey.publicKey.toBytes(),
+      signingKeyProof: signingKeyProof(ownKey, clone, cloner.wallet.publicKey),
+    });
+    await market.expectPreflightError([own, registerAgentInstruction(input)], [cloner.wallet], "SigningKeyProofKeyMismatch");
 
     assert.equal(await market.exists(clone), false, "no clone on chain");
     assert.equal(await market.exists(collateralVaultPda(clone)), false);
@@ -84,7 +102,7 @@ describe("relayer + program: an agent cannot be cloned", function () {
     assert.equal(await feeShardsTotal(market), shards);
     assert.equal(victim.server.received.length, received, "the victim's service heard nothing");
 
-    // Listing the address anyway: there is nothing on chain to list.
+    // Listing the address anyway: the endpoint is the victim's (and nothing is on chain to list).
     const token = await signIn(relayer, cloner.wallet);
     const listed = await api(relayer, "POST", "/v1/agents", {
       token,
@@ -96,7 +114,8 @@ describe("relayer + program: an agent cannot be cloned", function () {
         pricing: pricingWire(victim.pricing),
       },
     });
-    assert.equal(errorCode(listed), "agent_not_on_chain");
+    assert.equal(listed.status, 409);
+    assert.equal(errorCode(listed), "endpoint_already_listed");
     assert.equal(victim.server.received.length, received);
   });
 
