@@ -122,6 +122,24 @@ describe("agent-market", () => {
       assert.equal(ran.code, 2);
       assert.match(ran.err, /--creator nope is not an address/);
     });
+
+    it("register --key-proof takes the key's public key and the agent id the proof names, before anything is sent", async () => {
+      const wallet = join(tempDir(), "creator.json");
+      writeFileSync(wallet, JSON.stringify(Array.from(Keypair.generate().secretKey)));
+      const base = ["register", "--keypair", wallet, "--endpoint", "https://agent.example.com", "--listing", "l.json", "--price", "0.25"];
+      const rest = ["--api", "http://127.0.0.1:9", "--rpc", "http://127.0.0.1:9"];
+      const proof = utils.bytes.bs58.encode(new Uint8Array(64).fill(7));
+      const noId = await cli([...base, "--signing-key", signing.publicKey.toBase58(), "--key-proof", proof, ...rest]);
+      assert.equal(noId.code, 2);
+      assert.match(noId.err, /--key-proof names an agent: pass the --agent-id it was made for/);
+      const id = utils.bytes.bs58.encode(new Uint8Array(16).fill(1));
+      const notKey = await cli([...base, "--signing-key", keyFile, "--key-proof", proof, "--agent-id", id, ...rest]);
+      assert.equal(notKey.code, 2);
+      assert.match(notKey.err, /with --key-proof, --signing-key is the key's public key/);
+      const badProof = await cli([...base, "--signing-key", signing.publicKey.toBase58(), "--key-proof", "abc", "--agent-id", id, ...rest]);
+      assert.equal(badProof.code, 2);
+      assert.match(badProof.err, /--key-proof is not base58 of a 64-byte signature/);
+    });
   });
 
   describe("check", () => {
