@@ -10,7 +10,9 @@
 use std::{fs, path::PathBuf, str::FromStr};
 
 use agent_market::{
-    signature::{require_ed25519_verified, result_digest, signing_key_proof_digest, RESULT_SIGNATURE, SIGNING_KEY_PROOF},
+    signature::{
+        require_ed25519_verified, result_digest, signing_key_proof_digest, RESULT_SIGNATURE, SIGNING_KEY_PROOF,
+    },
     AgentTerms, MarketParams, Pricing, RefundReason, ID as PROGRAM_ID,
 };
 use anchor_lang::solana_program::hash::hashv;
@@ -316,8 +318,14 @@ fn check(golden: &mut Value, c: &mut Checker) {
     let verify = MarketKeys::verify_result_signature(&public_key, &signature, &message);
     assert_eq!(verify.program_id, solana_sdk_ids::ed25519_program::ID);
     assert!(verify.accounts.is_empty());
-    require_ed25519_verified(&verify.program_id, &verify.data, &public_key, &message, &RESULT_SIGNATURE)
-        .expect("the program accepts the precompile instruction");
+    require_ed25519_verified(
+        &verify.program_id,
+        &verify.data,
+        &public_key,
+        &message,
+        &RESULT_SIGNATURE,
+    )
+    .expect("the program accepts the precompile instruction");
     c.field("ed25519.public_key", &mut ed["public_key"], json!(to_hex(&public_key)));
     c.field(
         "ed25519.public_key_base58",
@@ -348,9 +356,19 @@ fn check(golden: &mut Value, c: &mut Checker) {
         let digest = signing_key_proof_digest(&agent, &creator);
         let signature: [u8; 64] = keypair.sign_message(&digest).into();
         let verify = MarketKeys::verify_signing_key_proof(&public_key, &signature, &agent, &creator);
-        require_ed25519_verified(&verify.program_id, &verify.data, &public_key, &digest, &SIGNING_KEY_PROOF)
-            .expect("the program accepts the proof's precompile instruction");
-        c.field(&format!("signing_key_proof[{i}].digest"), &mut case["digest"], json!(to_hex(&digest)));
+        require_ed25519_verified(
+            &verify.program_id,
+            &verify.data,
+            &public_key,
+            &digest,
+            &SIGNING_KEY_PROOF,
+        )
+        .expect("the program accepts the proof's precompile instruction");
+        c.field(
+            &format!("signing_key_proof[{i}].digest"),
+            &mut case["digest"],
+            json!(to_hex(&digest)),
+        );
         c.field(
             &format!("signing_key_proof[{i}].signature"),
             &mut case["signature"],

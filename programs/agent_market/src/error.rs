@@ -104,7 +104,7 @@ pub enum AgentMarketError {
     OveragePriceBelowMinimum,
     #[msg("Subscription period price per included call is below the market's minimum price per call")]
     PeriodPriceBelowMinimum,
-    #[msg("Payout account belongs to an account of the program or to its delegate (a vault, a fee shard, another agent)")]
+    #[msg("Payout account is owned by an account of the program (an agent, the market) or its delegate")]
     PayoutAccountOwnedByProgram,
     #[msg("No Ed25519 verification of the signing-key proof precedes this instruction: the signing key must sign it")]
     MissingSigningKeyProof,

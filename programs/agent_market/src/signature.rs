@@ -64,7 +64,13 @@ pub fn require_preceding_ed25519(
     let current_index = load_current_index_checked(instructions)?;
     require_gt!(current_index, 0, errors.missing);
     let verification = load_instruction_at_checked(usize::from(current_index - 1), instructions)?;
-    require_ed25519_verified(&verification.program_id, &verification.data, signing_key, digest, errors)
+    require_ed25519_verified(
+        &verification.program_id,
+        &verification.data,
+        signing_key,
+        digest,
+        errors,
+    )
 }
 
 const OFFSETS_START: usize = 2;

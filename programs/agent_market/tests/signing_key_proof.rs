@@ -89,7 +89,11 @@ fn register_agent_replaying_the_victims_proof_for_another_agent_or_creator_is_re
     assert_program_error(&result, AgentMarketError::SigningKeyProofDigestMismatch);
 
     let (result, _) = register_with(&mut t, &victim.signing, |agent, _| {
-        Some(signing_key_proof_ix(&victim.signing, agent, &victim.creator.wallet.pubkey()))
+        Some(signing_key_proof_ix(
+            &victim.signing,
+            agent,
+            &victim.creator.wallet.pubkey(),
+        ))
     });
     assert_program_error(&result, AgentMarketError::SigningKeyProofDigestMismatch);
 

@@ -80,9 +80,7 @@ pub fn terms(signing: &Keypair, pricing: Pricing) -> AgentTerms {
 /// The Ed25519 verification of `signing`'s signature over the signing-key proof of `agent` and
 /// `creator`: what must come right before `register_agent`, or an `update_agent` changing the key.
 pub fn signing_key_proof_ix(signing: &Keypair, agent: &Pubkey, creator: &Pubkey) -> Instruction {
-    let signature: [u8; 64] = signing
-        .sign_message(&signing_key_proof_digest(agent, creator))
-        .into();
+    let signature: [u8; 64] = signing.sign_message(&signing_key_proof_digest(agent, creator)).into();
     MarketKeys::verify_signing_key_proof(&signing.pubkey().to_bytes(), &signature, agent, creator)
 }
 

@@ -2088,7 +2088,7 @@ export const IDL_JSON = {
     {
       "code": 6051,
       "name": "PayoutAccountOwnedByProgram",
-      "msg": "Payout account belongs to an account of the program or to its delegate (a vault, a fee shard, another agent)"
+      "msg": "Payout account is owned by an account of the program (an agent, the market) or its delegate"
     },
     {
       "code": 6052,
