@@ -170,4 +170,32 @@ describe("listing an agent from the dashboard", function () {
     const listing = await api<{ status: string; name: string; tags: string[]; pricing: { price_usdc: string } }>(stack.relayer, "GET", `/v1/agents/${agent}`);
     assert.deepEqual([listing.body.status, listing.body.name, listing.body.tags, listing.body.pricing.price_usdc], ["active", "Echo from the web", ["test", "web"], "0.250000"]);
   });
+
+  it("signs a generated key's proof in the page: the relayer accepts it and probes with that key", async () => {
+    const { stack } = suite;
+    const creator = await stack.market.walletWithUsdc(MIN_COLLATERAL_USDC);
+    const dashboard = await suite.open(creator.wallet, 1280);
+    await signInWithTestWallet(dashboard);
+    const { page } = dashboard;
+    await page.getByRole("navigation").getByRole("link", { name: "List an agent" }).click();
+    await page.getByTestId("minimum-collateral").waitFor();
+    await page.getByLabel("Generate one here").check();
+    await page.getByRole("button", { name: "Generate a signing key" }).click();
+    await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download the keypair file (shown once)" }).click()]);
+    assert.equal(await page.getByLabel("Key proof (base58)").count(), 0, "no proof to paste for a key made here");
+    await page.getByLabel("Name").fill("Echo with a key made here");
+    await page.getByLabel("Description").fill("Echoes the task and counts its words.");
+    await page.getByLabel("Endpoint (your service's base URL)").fill(server.url);
+    await page.getByLabel("Price per call, USDC").fill("0.25");
+    await page.getByLabel("Input schema (JSON Schema)").fill(JSON.stringify(ECHO_INPUT_SCHEMA, null, 2));
+    await page.getByLabel("Output schema (JSON Schema)").fill(JSON.stringify(ECHO_OUTPUT_SCHEMA, null, 2));
+    const received = server.received.length;
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    // This test's service signs with its own key, so the probe's answer fails; that the probe was
+    // sent at all shows the relayer took the page's proof for the generated key.
+    await page.locator('[data-testid="step-conformance"].bad').waitFor({ timeout: 60_000 });
+    assert.match((await page.getByTestId("step-conformance").textContent())!, /probe_bad_signature$/);
+    assert.equal(server.received.length, received + 1);
+    assert.deepEqual(dashboard.errors.splice(0), ["Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"]);
+  });
 });
