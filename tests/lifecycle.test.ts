@@ -111,7 +111,7 @@ describe("lifecycle over JSON-RPC", function () {
     const agentId = randomId();
     const signing = Keypair.generate();
     const signature = await t.send(
-      [t.registerAgentInstruction(creator, agentId, signing, payPerUse(), 120n * USDC)],
+      t.registerAgentInstructions(creator, agentId, signing, payPerUse(), 120n * USDC),
       [creator.wallet],
     );
     const agent = agentPda(agentId);
@@ -139,7 +139,8 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(registered.collateralUsdc, 120n * USDC);
     assert.equal(registered.registeredAt, stored.registeredAt);
 
-    // The creator paid one signature and the rent of the agent and its two vaults, nothing else.
+    // The creator paid two signatures (its own, and the signing key's proof the precompile
+    // verifies) and the rent of the agent and its two vaults, nothing else.
     let rent = 0n;
     for (const address of [agent, collateralVaultPda(agent), escrowVaultPda(agent)]) {
       const info = await t.connection.getAccountInfo(address);
@@ -147,12 +148,13 @@ describe("lifecycle over JSON-RPC", function () {
       assert.equal(info.lamports, await t.connection.getMinimumBalanceForRentExemption(info.data.length));
       rent += BigInt(info.lamports);
     }
-    assert.equal(await t.lamports(creator.wallet.publicKey), lamportsBefore - FEE - rent);
+    assert.equal(await t.fee(signature), 2n * FEE);
+    assert.equal(await t.lamports(creator.wallet.publicKey), lamportsBefore - 2n * FEE - rent);
 
     const poor = await t.walletWithUsdc(MIN_COLLATERAL_USDC);
     const poorId = randomId();
     await t.expectPreflightError(
-      [t.registerAgentInstruction(poor, poorId, Keypair.generate(), payPerUse(), MIN_COLLATERAL_USDC - 1n)],
+      t.registerAgentInstructions(poor, poorId, Keypair.generate(), payPerUse(), MIN_COLLATERAL_USDC - 1n),
       [poor.wallet],
       "CollateralBelowMinimum",
     );

@@ -15,7 +15,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
-import { MIN_COLLATERAL_USDC, TestMarket, USDC } from "./src/fixtures.js";
+import { agentPda } from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
+
+import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { codeBlock, substitute } from "./src/markdown-blocks.js";
 import { freePort, startRelayer, type RunningRelayer } from "./src/relayer.js";
@@ -225,9 +228,15 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
     const keygen = succeeded(await agentMarket(["keygen", "--out", "agent-key.json"]), "agent-market keygen");
     const signingKey = keygen.stdout.trim();
     const agentPort = await freePort();
+    // The agent's address comes first: the quick start's service answers for it alone.
+    const agentId = randomId();
     agentService = spawn(process.execPath, [join(app, "out", "creator.js")], {
       cwd: app,
-      env: childEnv({ PORT: String(agentPort), AGENT_MARKET_MARKETPLACE_KEY: relayer.marketplaceKey.publicKey.toBase58() }),
+      env: childEnv({
+        PORT: String(agentPort),
+        AGENT_MARKET_MARKETPLACE_KEY: relayer.marketplaceKey.publicKey.toBase58(),
+        AGENT_ADDRESS: agentPda(agentId).toBase58(),
+      }),
       stdio: ["ignore", "inherit", "inherit"],
     });
     const endpoint = `http://127.0.0.1:${agentPort}`;
@@ -252,7 +261,8 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
     writeFileSync(join(app, "creator.json"), JSON.stringify([...creator.wallet.secretKey]));
     const registered = await agentMarket([
       "register", "--keypair", "creator.json", "--signing-key", "agent-key.json", "--endpoint", endpoint,
-      "--listing", "listing.json", "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl, "--json",
+      "--listing", "listing.json", "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl,
+      "--agent-id", utils.bytes.bs58.encode(agentId), "--json",
     ]);
     succeeded(registered, "agent-market register");
     const result = JSON.parse(registered.stdout) as { agent: string; listing: { status: string } };

@@ -3,10 +3,10 @@
 // lists the new endpoint, which is then probed; no execution ever reaches an unprobed URL.
 import { strict as assert } from "node:assert";
 
-import { listingHash, updateAgentInstruction } from "@agent-market/program";
+import { listingHash, updateAgentInstructions } from "@agent-market/program";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "./src/creator-server.js";
-import { TestMarket } from "./src/fixtures.js";
+import { signingKeyProof, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, pricingWire, type ListedAgent } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
@@ -49,8 +49,7 @@ describe("relayer: the executed endpoint is the probed one", function () {
     const moved = await startCreator(relayer.marketplaceKey.publicKey.toBase58());
     servers.push(moved);
     await market.send(
-      [
-        updateAgentInstruction({
+      updateAgentInstructions({
           creator: agent.creator.wallet.publicKey,
           agent: agent.address,
           payoutAccount: agent.creator.tokenAccount,
@@ -61,8 +60,8 @@ describe("relayer: the executed endpoint is the probed one", function () {
             pricing: agent.pricing,
             maxExecutionSecs: 3,
           },
+          signingKeyProof: signingKeyProof(moved.signing, agent.address, agent.creator.wallet.publicKey),
         }),
-      ],
       [agent.creator.wallet],
     );
 
@@ -107,8 +106,7 @@ describe("relayer: the executed endpoint is the probed one", function () {
     const moved = await startCreator(relayer.marketplaceKey.publicKey.toBase58());
     servers.push(moved);
     await market.send(
-      [
-        updateAgentInstruction({
+      updateAgentInstructions({
           creator: other.creator.wallet.publicKey,
           agent: other.address,
           payoutAccount: other.creator.tokenAccount,
@@ -119,8 +117,8 @@ describe("relayer: the executed endpoint is the probed one", function () {
             pricing: other.pricing,
             maxExecutionSecs: 3,
           },
+          signingKeyProof: signingKeyProof(moved.signing, other.address, other.creator.wallet.publicKey),
         }),
-      ],
       [other.creator.wallet],
     );
     const balance = await market.usdc(payer.tokenAccount);

@@ -11,11 +11,12 @@ import { createInterface } from "node:readline";
 
 import { AgentMarket, callPriceUsdc, ConflictError, PaymentRequiredError, WalletSession, type Execution } from "@agent-market/client";
 import { verifyReceipt } from "@agent-market/client/verify";
-import { delegatePda, ed25519Sign, PROGRAM_ID, splitPayment } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519Sign, PROGRAM_ID, splitPayment } from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
 import { getAccount } from "@solana/spl-token";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
-import { MIN_COLLATERAL_USDC, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
+import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { run, type Run } from "./src/run.js";
@@ -36,9 +37,9 @@ function writeKeypairFile(dir: string, name: string, keypair: Keypair): string {
   return path;
 }
 
-/** Starts the echo example agent and reads the JSON line it prints once listening. */
-async function startEcho(keyFile: string, marketplaceKey: string): Promise<{ child: ChildProcess; url: string; signing_key: string }> {
-  const child = spawn(process.execPath, [ECHO, "--key", keyFile, "--marketplace-key", marketplaceKey, "--port", "0"], {
+/** Starts the echo example agent, answering for `agent`, and reads the JSON line it prints once listening. */
+async function startEcho(keyFile: string, marketplaceKey: string, agent: string): Promise<{ child: ChildProcess; url: string; signing_key: string }> {
+  const child = spawn(process.execPath, [ECHO, "--key", keyFile, "--marketplace-key", marketplaceKey, "--agent", agent, "--port", "0"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -60,6 +61,9 @@ describe("SDK: CLI and client end to end", function () {
   let home: string;
   const files: Record<string, string> = {};
   let agent: string;
+  // The agent's id is chosen first: the service answers for its address alone, and register uses it.
+  const agentId = randomId();
+  const plannedAgent = agentPda(agentId).toBase58();
   let apiKey: string;
   let payer: Wallet;
 
@@ -79,7 +83,7 @@ describe("SDK: CLI and client end to end", function () {
     assert.equal(keygen.code, 0, keygen.stderr);
     files.signing = join(dir, "signing.json");
     files.marketplace = writeKeypairFile(dir, "marketplace.json", relayer.marketplaceKey);
-    echo = await startEcho(files.signing, relayer.marketplaceKey.publicKey.toBase58());
+    echo = await startEcho(files.signing, relayer.marketplaceKey.publicKey.toBase58(), plannedAgent);
     assert.equal(echo.signing_key, keygen.stdout.trim(), "keygen printed the key the agent signs with");
 
     const listing = JSON.parse((await node(ECHO, ["--listing"])).stdout) as { listing: Record<string, unknown> };
@@ -100,8 +104,8 @@ describe("SDK: CLI and client end to end", function () {
 
   it("check passes against the running echo agent, and exits 1 for another key", async () => {
     const pass = await agentMarket(
-      "check", echo.url, "--key", echo.signing_key, "--input-schema", files.input!, "--output-schema", files.output!,
-      "--marketplace-keypair", files.marketplace!, "--json",
+      "check", echo.url, "--key", echo.signing_key, "--agent", plannedAgent, "--input-schema", files.input!,
+      "--output-schema", files.output!, "--marketplace-keypair", files.marketplace!, "--json",
     );
     assert.equal(pass.code, 0, pass.stdout + pass.stderr);
     const report = JSON.parse(pass.stdout) as { ok: boolean; checks: { check: string; status: string }[] };
@@ -109,12 +113,20 @@ describe("SDK: CLI and client end to end", function () {
     assert.ok(report.checks.every((c) => c.status === "pass"), pass.stdout);
 
     const wrong = await agentMarket(
-      "check", echo.url, "--key", relayer.marketplaceKey.publicKey.toBase58(), "--input-schema", files.input!,
+      "check", echo.url, "--key", relayer.marketplaceKey.publicKey.toBase58(), "--agent", plannedAgent, "--input-schema", files.input!,
       "--output-schema", files.output!, "--marketplace-keypair", files.marketplace!,
     );
     assert.equal(wrong.code, 1, wrong.stdout + wrong.stderr);
     assert.match(wrong.stdout, /^signature\s+FAIL/m);
     assert.match(wrong.stdout, /^health\s+FAIL/m);
+
+    // The echo agent answers for its own agent only: a request naming another is refused unsigned.
+    const other = await agentMarket(
+      "check", echo.url, "--key", echo.signing_key, "--input-schema", files.input!, "--output-schema", files.output!,
+      "--marketplace-keypair", files.marketplace!,
+    );
+    assert.equal(other.code, 1, other.stdout + other.stderr);
+    assert.match(other.stdout, /^signed request\s+FAIL\s+POST \/execute answered 403 agent_not_served: the service does not answer for agent/m);
   });
 
   it("register takes a creator through the checklist: on-chain registration with collateral, then listing", async () => {
@@ -139,12 +151,13 @@ describe("SDK: CLI and client end to end", function () {
     assert.equal(await market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "nothing was locked");
     const registered = await agentMarket(
       "register", "--keypair", files.creator, "--signing-key", files.signing!, "--endpoint", echo.url, "--listing", files.listing!,
-      "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl, "--json",
+      "--price", "0.25", "--api", relayer.url, "--rpc", market.localnet.rpcUrl, "--agent-id", utils.bytes.bs58.encode(agentId), "--json",
     );
     assert.equal(registered.code, 0, registered.stderr);
     assert.match(registered.stderr, /\[8\/8\] Listed: /);
     const result = JSON.parse(registered.stdout) as { agent: string; register_transaction: string; listing: { status: string; pricing: unknown } };
     agent = result.agent;
+    assert.equal(agent, plannedAgent);
     assert.equal(result.listing.status, "active");
     assert.deepEqual(result.listing.pricing, { model: "pay_per_use", price_usdc: "0.250000" });
     assert.equal(await market.usdc(creator.tokenAccount), 0n, "the collateral is locked");

@@ -1,11 +1,12 @@
 // Listing an agent from the web, in a real browser against a real relayer, indexer and localnet,
 // with a real creator service: the checklist, the form's validation, a signing key generated in
 // the browser and downloaded once, the relayer's probe before anything is signed (a dead endpoint
-// and a wrong key stop there), register_agent signed by the wallet, then the listing.
+// and a wrong key stop there), the signing key's proof pasted and checked before anything is
+// sent, register_agent signed by the wallet, then the listing.
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 
-import { collateralVaultPda, fetchAgent } from "@agent-market/program";
+import { collateralVaultPda, fetchAgent, formatSigningKeyProof, signSigningKeyProof } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
@@ -87,6 +88,25 @@ describe("listing an agent from the dashboard", function () {
     await page.getByLabel("Input schema (JSON Schema)").fill(JSON.stringify(ECHO_INPUT_SCHEMA, null, 2));
     await page.getByLabel("Output schema (JSON Schema)").fill(JSON.stringify(ECHO_OUTPUT_SCHEMA, null, 2));
 
+    // A pasted key proves itself for the agent address the page chose and this wallet: the page
+    // names both and the command that prints the proof, and checks the proof before sending anything.
+    const planned = new PublicKey((await page.getByTestId("key-proof-agent").textContent())!);
+    assert.equal(
+      await page.getByTestId("key-proof-command").textContent(),
+      `agent-market key-proof --signing-key <your key file> --creator ${creator.wallet.publicKey.toBase58()} --agent ${planned.toBase58()}`,
+    );
+    const proofBy = (signing: Keypair) => formatSigningKeyProof(signSigningKeyProof(signing.secretKey, planned, creator.wallet.publicKey));
+    const receivedBefore = server.received.length;
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    assert.deepEqual(await page.getByTestId("listing-problems").locator("li").allTextContents(), [
+      "Key proof: paste what the command above prints where your key is kept.",
+    ]);
+    await page.getByLabel("Key proof (base58)").fill(proofBy(Keypair.generate()));
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    await page.getByText("Key proof: not the signing key's proof for this agent and wallet; run the command above with that key.").waitFor();
+    assert.equal(server.received.length, receivedBefore, "a refused proof sends nothing");
+    await page.getByLabel("Key proof (base58)").fill(proofBy(server.signing));
+
     // A service nobody answers at: the reachability step fails with the relayer's advice, and
     // the wallet is never asked to sign.
     const reachable = page.getByTestId("step-reachable");
@@ -102,7 +122,7 @@ describe("listing an agent from the dashboard", function () {
       "The endpoint check failed (the checklist above says why): fix your service, then check again. Nothing was signed and no collateral is locked.",
     );
     await checkScreen(page, "list-agent-unreachable");
-    const planned = new PublicKey((await page.getByTestId("planned-agent").textContent())!);
+    assert.equal(await page.getByTestId("planned-agent").textContent(), planned.toBase58());
     assert.equal(await fetchAgent(stack.market.connection, planned), null, "no agent account");
     assert.equal(await stack.market.connection.getAccountInfo(collateralVaultPda(planned)), null, "no collateral vault");
     assert.equal(await stack.market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "the collateral stays in the wallet");
@@ -111,7 +131,9 @@ describe("listing an agent from the dashboard", function () {
     // its exact code; still nothing signed.
     await page.getByLabel("Endpoint (your service's base URL)").fill(server.url);
     assert.equal(await reachable.getAttribute("class"), "", "a changed endpoint is checked again");
-    await page.getByLabel("Public key (base58)").fill(Keypair.generate().publicKey.toBase58());
+    const other = Keypair.generate();
+    await page.getByLabel("Public key (base58)").fill(other.publicKey.toBase58());
+    await page.getByLabel("Key proof (base58)").fill(proofBy(other));
     await page.getByRole("button", { name: "Check my endpoint" }).click();
     await page.locator('[data-testid="step-conformance"].bad').waitFor({ timeout: 60_000 });
     assert.equal(await reachable.getAttribute("class"), "ok");
@@ -127,6 +149,7 @@ describe("listing an agent from the dashboard", function () {
 
     // The right key: both steps pass and registering opens.
     await page.getByLabel("Public key (base58)").fill(server.signing.publicKey.toBase58());
+    await page.getByLabel("Key proof (base58)").fill(proofBy(server.signing));
     await page.getByRole("button", { name: "Check my endpoint" }).click();
     await page.locator('[data-testid="step-conformance"].ok').waitFor({ timeout: 60_000 });
     assert.match((await conformance.textContent())!, /: answered in \d+ ms$/);
@@ -146,5 +169,33 @@ describe("listing an agent from the dashboard", function () {
     assert.deepEqual([...account.signingKey], [...server.signing.publicKey.toBytes()]);
     const listing = await api<{ status: string; name: string; tags: string[]; pricing: { price_usdc: string } }>(stack.relayer, "GET", `/v1/agents/${agent}`);
     assert.deepEqual([listing.body.status, listing.body.name, listing.body.tags, listing.body.pricing.price_usdc], ["active", "Echo from the web", ["test", "web"], "0.250000"]);
+  });
+
+  it("signs a generated key's proof in the page: the relayer accepts it and probes with that key", async () => {
+    const { stack } = suite;
+    const creator = await stack.market.walletWithUsdc(MIN_COLLATERAL_USDC);
+    const dashboard = await suite.open(creator.wallet, 1280);
+    await signInWithTestWallet(dashboard);
+    const { page } = dashboard;
+    await page.getByRole("navigation").getByRole("link", { name: "List an agent" }).click();
+    await page.getByTestId("minimum-collateral").waitFor();
+    await page.getByLabel("Generate one here").check();
+    await page.getByRole("button", { name: "Generate a signing key" }).click();
+    await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download the keypair file (shown once)" }).click()]);
+    assert.equal(await page.getByLabel("Key proof (base58)").count(), 0, "no proof to paste for a key made here");
+    await page.getByLabel("Name").fill("Echo with a key made here");
+    await page.getByLabel("Description").fill("Echoes the task and counts its words.");
+    await page.getByLabel("Endpoint (your service's base URL)").fill(server.url);
+    await page.getByLabel("Price per call, USDC").fill("0.25");
+    await page.getByLabel("Input schema (JSON Schema)").fill(JSON.stringify(ECHO_INPUT_SCHEMA, null, 2));
+    await page.getByLabel("Output schema (JSON Schema)").fill(JSON.stringify(ECHO_OUTPUT_SCHEMA, null, 2));
+    const received = server.received.length;
+    await page.getByRole("button", { name: "Check my endpoint" }).click();
+    // This test's service signs with its own key, so the probe's answer fails; that the probe was
+    // sent at all shows the relayer took the page's proof for the generated key.
+    await page.locator('[data-testid="step-conformance"].bad').waitFor({ timeout: 60_000 });
+    assert.match((await page.getByTestId("step-conformance").textContent())!, /probe_bad_signature$/);
+    assert.equal(server.received.length, received + 1);
+    assert.deepEqual(dashboard.errors.splice(0), ["Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"]);
   });
 });

@@ -4,7 +4,7 @@
 // the wallet signing update_agent before the relayer's listing follows.
 import { strict as assert } from "node:assert";
 
-import { fetchAgent, listingHash } from "@agent-market/program";
+import { fetchAgent, formatSigningKeyProof, listingHash, signSigningKeyProof } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
@@ -44,6 +44,10 @@ describe("pricing in the dashboard", function () {
     await page.getByLabel("Tags (comma separated)").fill("test, plans");
     await page.getByLabel("Endpoint (your service's base URL)").fill(server.url);
     await page.getByLabel("Public key (base58)").fill(server.signing.publicKey.toBase58());
+    const planned = (await page.getByTestId("key-proof-agent").textContent())!;
+    await page
+      .getByLabel("Key proof (base58)")
+      .fill(formatSigningKeyProof(signSigningKeyProof(server.signing.secretKey, planned, creator.wallet.publicKey)));
     await page.getByLabel("Input schema (JSON Schema)").fill(JSON.stringify(ECHO_INPUT_SCHEMA, null, 2));
     await page.getByLabel("Output schema (JSON Schema)").fill(JSON.stringify(ECHO_OUTPUT_SCHEMA, null, 2));
     const problems = () => page.getByTestId("listing-problems").locator("li").allTextContents();

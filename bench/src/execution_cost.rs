@@ -12,7 +12,7 @@ use agent_market::{
 use anchor_lang::{prelude::Pubkey, Space};
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
-    market::{pda, result_digest, EscrowRef, MarketKeys},
+    market::{pda, result_digest, signing_key_proof_digest, EscrowRef, MarketKeys},
 };
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -62,15 +62,23 @@ impl Scene {
             pricing: Pricing::PayPerUse { price_usdc: PRICE_USDC },
             max_execution_secs: 30,
         };
-        let register = market.keys.register_agent(
-            creator.pubkey(),
-            agent_id,
-            creator_token_account,
-            creator_token_account,
-            terms,
-            100 * USDC,
-        );
-        chain.send(&[register], &creator, &[]).expect("register agent");
+        let agent = pda::agent(&agent_id);
+        let proof: [u8; 64] = agent_signing
+            .sign_message(&signing_key_proof_digest(&agent, &creator.pubkey()))
+            .into();
+        let register = [
+            MarketKeys::verify_signing_key_proof(&agent_signing.pubkey().to_bytes(), &proof, &agent, &creator.pubkey()),
+            market.keys.register_agent(
+                creator.pubkey(),
+                agent_id,
+                creator_token_account,
+                creator_token_account,
+                creator.pubkey(),
+                terms,
+                100 * USDC,
+            ),
+        ];
+        chain.send(&register, &creator, &[]).expect("register agent");
 
         let payer = chain.funded_keypair(10_000_000_000);
         let payer_token_account = chain.token_account(&payer, &payer.pubkey(), &mint);
@@ -79,7 +87,6 @@ impl Scene {
             .approve_market(&payer, &payer_token_account, &mint, u64::MAX)
             .expect("approve");
 
-        let agent = pda::agent(&agent_id);
         let mut labels = HashMap::from([
             (market.relayer.pubkey(), "relayer (fee payer)"),
             (pda::market(), "market config"),

@@ -7,7 +7,7 @@ use {
     base64::{engine::general_purpose::STANDARD as BASE64, Engine},
     localnet::{
         genesis::load_config,
-        market::{pda, MarketKeys},
+        market::{pda, signing_key_proof_digest, MarketKeys},
     },
     serde_json::{json, Value},
     solana_keypair::Keypair,
@@ -234,21 +234,29 @@ impl Market {
             max_execution_secs: 60,
         };
         let (creator, payout_account) = creator;
-        let register = self.keys.register_agent(
-            creator.pubkey(),
-            agent_id,
-            *payout_account,
-            *payout_account,
-            terms,
-            100_000_000,
-        );
+        let agent = pda::agent(&agent_id);
+        let proof: [u8; 64] = signing
+            .sign_message(&signing_key_proof_digest(&agent, &creator.pubkey()))
+            .into();
+        let register = [
+            MarketKeys::verify_signing_key_proof(&signing.pubkey().to_bytes(), &proof, &agent, &creator.pubkey()),
+            self.keys.register_agent(
+                creator.pubkey(),
+                agent_id,
+                *payout_account,
+                *payout_account,
+                creator.pubkey(),
+                terms,
+                100_000_000,
+            ),
+        ];
         let blockhash = connection.blockhash();
         connection.send(&Transaction::new_signed_with_payer(
-            &[register],
+            &register,
             Some(&creator.pubkey()),
             &[creator],
             blockhash,
         ));
-        pda::agent(&agent_id)
+        agent
     }
 }

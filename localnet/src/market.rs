@@ -8,7 +8,7 @@ use {
     solana_pubkey::Pubkey,
 };
 
-pub use agent_market::signature::result_digest;
+pub use agent_market::signature::{result_digest, signing_key_proof_digest};
 
 /// Program-derived addresses of the program.
 pub mod pda {
@@ -167,6 +167,7 @@ impl MarketKeys {
         agent_id: [u8; 16],
         creator_token_account: Pubkey,
         payout_account: Pubkey,
+        payout_owner: Pubkey,
         terms: AgentTerms,
         collateral_usdc: u64,
     ) -> Instruction {
@@ -180,7 +181,9 @@ impl MarketKeys {
                 escrow_vault: pda::escrow_vault(&agent),
                 creator_token_account,
                 payout_account,
+                payout_owner,
                 usdc_mint: self.usdc_mint,
+                instructions: solana_sdk_ids::sysvar::instructions::ID,
                 token_program: spl_token::ID,
                 system_program: solana_system_interface::program::ID,
                 event_authority: pda::event_authority(),
@@ -199,6 +202,7 @@ impl MarketKeys {
         creator: Pubkey,
         agent: Pubkey,
         payout_account: Pubkey,
+        payout_owner: Pubkey,
         terms: AgentTerms,
     ) -> Instruction {
         program_ix(
@@ -207,6 +211,8 @@ impl MarketKeys {
                 market: pda::market(),
                 agent,
                 payout_account,
+                payout_owner,
+                instructions: solana_sdk_ids::sysvar::instructions::ID,
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
@@ -301,6 +307,19 @@ impl MarketKeys {
                 max_amount_usdc,
             },
         )
+    }
+
+    /// The Ed25519 precompile instruction that must come right before `register_agent`, and before
+    /// `update_agent` when it sets a new key: `signature` is the key's over
+    /// `signing_key_proof_digest(agent, creator)`.
+    pub fn verify_signing_key_proof(
+        signing_key: &[u8; 32],
+        signature: &[u8; 64],
+        agent: &Pubkey,
+        creator: &Pubkey,
+    ) -> Instruction {
+        let digest = signing_key_proof_digest(agent, creator);
+        solana_ed25519_program::new_ed25519_instruction_with_signature(&digest, signature, signing_key)
     }
 
     /// The Ed25519 precompile instruction that must come right before `settle`.

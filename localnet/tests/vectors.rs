@@ -10,7 +10,9 @@
 use std::{fs, path::PathBuf, str::FromStr};
 
 use agent_market::{
-    signature::{require_ed25519_verified, result_digest},
+    signature::{
+        require_ed25519_verified, result_digest, signing_key_proof_digest, RESULT_SIGNATURE, SIGNING_KEY_PROOF,
+    },
     AgentTerms, MarketParams, Pricing, RefundReason, ID as PROGRAM_ID,
 };
 use anchor_lang::solana_program::hash::hashv;
@@ -205,10 +207,11 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             agent_id,
             creator_token_account,
             payout_account,
+            creator,
             agent_terms(&args["terms"]),
             u64_of(&args["collateral_usdc"]),
         ),
-        "update_agent" => market.update_agent(creator, agent, payout_account, agent_terms(&args["terms"])),
+        "update_agent" => market.update_agent(creator, agent, payout_account, creator, agent_terms(&args["terms"])),
         "top_up_collateral" => {
             market.top_up_collateral(creator, agent, creator_token_account, u64_of(&args["amount_usdc"]))
         }
@@ -316,8 +319,14 @@ fn check(golden: &mut Value, c: &mut Checker) {
     let verify = MarketKeys::verify_result_signature(&public_key, &signature, &message);
     assert_eq!(verify.program_id, solana_sdk_ids::ed25519_program::ID);
     assert!(verify.accounts.is_empty());
-    require_ed25519_verified(&verify.program_id, &verify.data, &public_key, &message)
-        .expect("the program accepts the precompile instruction");
+    require_ed25519_verified(
+        &verify.program_id,
+        &verify.data,
+        &public_key,
+        &message,
+        &RESULT_SIGNATURE,
+    )
+    .expect("the program accepts the precompile instruction");
     c.field("ed25519.public_key", &mut ed["public_key"], json!(to_hex(&public_key)));
     c.field(
         "ed25519.public_key_base58",
@@ -336,6 +345,42 @@ fn check(golden: &mut Value, c: &mut Checker) {
         &mut ed["instruction_data"],
         json!(to_hex(&verify.data)),
     );
+
+    // The signing-key proof, signed by the same key as the ed25519 vector.
+    for (i, case) in golden["signing_key_proof"]
+        .as_array_mut()
+        .expect("signing_key_proof")
+        .iter_mut()
+        .enumerate()
+    {
+        let (agent, creator) = (pubkey(&case["agent"]), pubkey(&case["creator"]));
+        let digest = signing_key_proof_digest(&agent, &creator);
+        let signature: [u8; 64] = keypair.sign_message(&digest).into();
+        let verify = MarketKeys::verify_signing_key_proof(&public_key, &signature, &agent, &creator);
+        require_ed25519_verified(
+            &verify.program_id,
+            &verify.data,
+            &public_key,
+            &digest,
+            &SIGNING_KEY_PROOF,
+        )
+        .expect("the program accepts the proof's precompile instruction");
+        c.field(
+            &format!("signing_key_proof[{i}].digest"),
+            &mut case["digest"],
+            json!(to_hex(&digest)),
+        );
+        c.field(
+            &format!("signing_key_proof[{i}].signature"),
+            &mut case["signature"],
+            json!(to_hex(&signature)),
+        );
+        c.field(
+            &format!("signing_key_proof[{i}].instruction_data"),
+            &mut case["instruction_data"],
+            json!(to_hex(&verify.data)),
+        );
+    }
 
     let pdas = &mut golden["pdas"];
     c.field("pdas.market", &mut pdas["market"], json!(pda::market().to_string()));

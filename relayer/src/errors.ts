@@ -125,6 +125,23 @@ export const ERROR_CODES = {
     description: "The agent is listed already; update it instead.",
   },
   listing_retired: { status: 409, type: "conflict_error", description: "A retired listing cannot change." },
+  endpoint_already_listed: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "Another creator lists an agent at this endpoint (compared by scheme, host, port and path): a service is listed only by the creator who runs it.",
+  },
+  key_proof_required: {
+    status: 403,
+    type: "permission_error",
+    description:
+      "Probing an endpoint for an agent not on chain under this wallet with this key needs `key_proof`: the signing key's signature over the signing-key proof of the agent and this wallet (`agent-market key-proof`).",
+  },
+  invalid_key_proof: {
+    status: 403,
+    type: "permission_error",
+    description: "`key_proof` is not the signing key's signature over the signing-key proof of this agent and this wallet.",
+  },
   agent_not_on_chain: {
     status: 422,
     type: "listing_error",

@@ -87,8 +87,8 @@ describe("what the relayer lets out", () => {
     const agent = Keypair.generate().publicKey.toBase58();
     await relayer.services.db.query(
       `INSERT INTO agent_listings (network, agent, creator, name, description, tags, input_schema, output_schema, endpoint,
-         signing_key, pricing, max_execution_secs, collateral_usdc, listing_hash, status)
-       VALUES ('devnet', $1, $1, 'n', 'd', '{}', '{"type":"object"}', '{}', 'https://agent.example', $1,
+         endpoint_key, signing_key, pricing, max_execution_secs, collateral_usdc, listing_hash, status)
+       VALUES ('devnet', $1, $1, 'n', 'd', '{}', '{"type":"object"}', '{}', 'https://agent.example', 'https://agent.example', $1,
          '{"model":"pay_per_use","price_usdc":"0.010000"}', 30, 0, '\\x00', 'active')`,
       [agent],
     );

@@ -95,6 +95,34 @@ describe("rate limits", () => {
       );
     });
 
+    it("counts conformance probes as listing writes, per wallet", async () => {
+      // Each probe makes the relayer sign a request to someone's service: a thousand of them are a
+      // thousand requests to that service. These are refused before any (a key proof that does not
+      // verify), and still counted.
+      const token = await signIn(relayer.app);
+      const conformance = (address: string) =>
+        relayer.app.inject({
+          method: "POST",
+          url: "/v1/agents/conformance",
+          headers: bearer(token),
+          remoteAddress: address,
+          payload: {
+            agent: agent(),
+            endpoint: "https://agent.example.com",
+            signing_key: agent(),
+            input_schema: { type: "object" },
+            output_schema: { type: "object" },
+            max_execution_secs: 5,
+            key_proof: "1".repeat(64),
+          },
+        });
+      for (let i = 0; i < 3; i += 1) {
+        const response = await conformance(`192.0.2.${i + 101}`);
+        assert.equal(errorOf(response).code, "invalid_key_proof", response.body);
+      }
+      assertRateLimited(await conformance("192.0.2.150"));
+    });
+
     it("never limits executions by API key: the wallet's USDC is their only bound", async () => {
       const token = await signIn(relayer.app);
       const created = await relayer.app.inject({

@@ -21,10 +21,11 @@ import {
   outputHash,
   reclaimInstruction,
   refundInstruction,
-  registerAgentInstruction,
+  registerAgentInstructions,
   requestHash,
   resultDigest,
   settleInstructions,
+  signingKeyProofDigest,
   subscribeInstruction,
   type AgentMarketErrorName,
   type AgentMarketEvent,
@@ -105,6 +106,11 @@ export function ed25519Sign(keypair: Keypair, message: Uint8Array): Uint8Array {
   const seed = keypair.secretKey.subarray(0, 32);
   const key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: "der", type: "pkcs8" });
   return new Uint8Array(sign(null, message, key));
+}
+
+/** `signing`'s signature over the signing-key proof of `agent` and `creator` (proof of possession). */
+export function signingKeyProof(signing: Keypair, agent: PublicKey, creator: PublicKey): Uint8Array {
+  return ed25519Sign(signing, signingKeyProofDigest(agent, creator));
 }
 
 export function terms(signing: Keypair, pricing: Pricing, maxExecutionSecs = MAX_EXECUTION_SECS): AgentTerms {
@@ -365,8 +371,9 @@ export class TestMarket {
   // -------------------------------------------------------------------------------------------
   // The program
 
-  registerAgentInstruction(creator: Wallet, agentId: Uint8Array, signing: Keypair, pricing: Pricing, collateralUsdc: bigint) {
-    return registerAgentInstruction({
+  /** `[signing-key proof by signing, register_agent]`. */
+  registerAgentInstructions(creator: Wallet, agentId: Uint8Array, signing: Keypair, pricing: Pricing, collateralUsdc: bigint) {
+    return registerAgentInstructions({
       creator: creator.wallet.publicKey,
       agentId,
       creatorTokenAccount: creator.tokenAccount,
@@ -374,6 +381,7 @@ export class TestMarket {
       usdcMint: this.usdcMint,
       terms: terms(signing, pricing),
       collateralUsdc,
+      signingKeyProof: signingKeyProof(signing, agentPda(agentId), creator.wallet.publicKey),
     });
   }
 
@@ -383,7 +391,7 @@ export class TestMarket {
     const agentId = randomId();
     const signing = Keypair.generate();
     const signature = await this.send(
-      [this.registerAgentInstruction(creator, agentId, signing, pricing, collateralUsdc)],
+      this.registerAgentInstructions(creator, agentId, signing, pricing, collateralUsdc),
       [creator.wallet],
     );
     return { agentId, address: agentPda(agentId), signing, payoutAccount: creator.tokenAccount, creator, signature };

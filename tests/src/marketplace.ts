@@ -8,7 +8,7 @@ import {
   feeShardPda,
   FEE_SHARD_COUNT,
   listingHash,
-  registerAgentInstruction,
+  registerAgentInstructions,
   type ListingDocument,
   type Pricing,
 } from "@agent-market/program";
@@ -16,7 +16,7 @@ import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import type { Keypair, PublicKey } from "@solana/web3.js";
 
 import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorBehaviour, type CreatorServer } from "./creator-server.js";
-import { MIN_COLLATERAL_USDC, randomId, TestMarket, type Wallet } from "./fixtures.js";
+import { MIN_COLLATERAL_USDC, randomId, signingKeyProof, TestMarket, type Wallet } from "./fixtures.js";
 import { api, signIn, type RunningRelayer } from "./relayer.js";
 
 export interface ListedAgent {
@@ -50,17 +50,33 @@ export function pricingWire(pricing: Pricing): Record<string, unknown> {
   }
 }
 
-/** A new creator, holding exactly the collateral, registers an agent on-chain with these terms. */
+/**
+ * A creator registers an agent on-chain with these terms: a new one holding exactly the
+ * collateral, or `terms.creator`, given the collateral first.
+ */
 export async function registerOnChain(
   market: TestMarket,
-  terms: { signing: Keypair; endpoint: string; listing: ListingDocument; pricing: Pricing; maxExecutionSecs?: number; collateral?: bigint },
+  terms: {
+    signing: Keypair;
+    endpoint: string;
+    listing: ListingDocument;
+    pricing: Pricing;
+    maxExecutionSecs?: number;
+    collateral?: bigint;
+    creator?: Wallet;
+  },
 ): Promise<{ creator: Wallet; agentId: Uint8Array; address: PublicKey }> {
   const collateral = terms.collateral ?? MIN_COLLATERAL_USDC;
-  const creator = await market.walletWithUsdc(collateral);
+  let creator = terms.creator;
+  if (creator) {
+    const minted = await market.localnet.mintUsdc(creator.wallet.publicKey, collateral);
+    await market.connection.confirmTransaction({ signature: minted.signature, ...(await market.connection.getLatestBlockhash()) });
+  } else {
+    creator = await market.walletWithUsdc(collateral);
+  }
   const agentId = randomId();
   await market.send(
-    [
-      registerAgentInstruction({
+    registerAgentInstructions({
         creator: creator.wallet.publicKey,
         agentId,
         creatorTokenAccount: creator.tokenAccount,
@@ -74,8 +90,8 @@ export async function registerOnChain(
           maxExecutionSecs: terms.maxExecutionSecs ?? 30,
         },
         collateralUsdc: collateral,
+        signingKeyProof: signingKeyProof(terms.signing, agentPda(agentId), creator.wallet.publicKey),
       }),
-    ],
     [creator.wallet],
   );
   return { creator, agentId, address: agentPda(agentId) };

@@ -15,12 +15,14 @@ import { openChain } from "../data/chain.js";
 import { checkDocument, NEW_SCHEMA } from "../data/listing-document.js";
 import {
   generateSigningKey,
+  keyProofCommand,
   listAgent,
   marketTerms,
   planAgent,
   probeEndpoint,
   registerAgent,
   signingKeyProblem,
+  signingKeyProof,
   type GeneratedKey,
   type ListingInput,
   type PlannedAgent,
@@ -31,15 +33,20 @@ import { useLoad } from "../data/use-load.js";
 /**
  * The creator checklist in the browser: the relayer probes the endpoint for the address the agent
  * will have, and only once that passes does the wallet sign register_agent (locking collateral);
- * then the relayer lists it.
+ * then the relayer lists it. The agent's address is chosen when the page opens, so that a key kept
+ * elsewhere can sign its proof for it before anything is sent.
  */
 export function ListAgentScreen() {
   const { wallet, session, config, network } = useApp();
-  const [terms, reloadTerms] = useLoad(async () => marketTerms(await openChain(config, network), wallet.address), [wallet.address]);
+  const [terms, reloadTerms] = useLoad(async () => {
+    const chain = await openChain(config, network);
+    return { ...(await marketTerms(chain, wallet.address)), planned: planAgent(chain) };
+  }, [wallet.address]);
   const [form, setForm] = useState({ name: "", description: "", tags: "", endpoint: "", collateral: "", maxSecs: "30", input: NEW_SCHEMA, output: NEW_SCHEMA });
   const [pricing, setPricing] = useState(NEW_PRICING);
   const [keyMode, setKeyMode] = useState<"paste" | "generate">("paste");
   const [pasted, setPasted] = useState("");
+  const [pastedProof, setPastedProof] = useState("");
   const [generated, setGenerated] = useState<GeneratedKey | null>(null);
   const [downloaded, setDownloaded] = useState(false);
   const [problems, setProblems] = useState<string[]>([]);
@@ -47,7 +54,6 @@ export function ListAgentScreen() {
   const [registered, setRegistered] = useState<{ agent: string; signature: string; input: ListingInput; pricing: Pricing; latency_ms: number } | null>(null);
   const [listed, setListed] = useState<Listing | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [planned, setPlanned] = useState<PlannedAgent | null>(null);
   // A probe's outcome holds only for the endpoint, key, schemas and time limit it was run with.
   const [probe, setProbe] = useState<{ key: string; outcome: ProbeOutcome } | null>(null);
   const field = (name: keyof typeof form) => ({ value: form[name], onChange: (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value }) });
@@ -55,12 +61,14 @@ export function ListAgentScreen() {
   if (terms.state === "loading") return <Loading what="the market's terms" />;
   if (terms.state === "error") return <ErrorNotice error={terms.error} onRetry={reloadTerms} />;
   const t = terms.value;
+  const planned: PlannedAgent = t.planned;
   const signingKey = keyMode === "paste" ? pasted : (generated?.publicKey ?? "");
-  const probeKey = JSON.stringify([form.endpoint.trim(), signingKey.trim(), form.input, form.output, form.maxSecs]);
+  const proofText = keyMode === "paste" ? pastedProof.trim() : "";
+  const probeKey = JSON.stringify([form.endpoint.trim(), signingKey.trim(), proofText, form.input, form.output, form.maxSecs]);
   const outcome = probe?.key === probeKey ? probe.outcome : null;
   const probePassed = outcome?.state === "passed";
 
-  function validate(): { input: ListingInput; pricing: Pricing } | string[] {
+  function validate(): { input: Omit<ListingInput, "keyProof">; pricing: Pricing } | string[] {
     const document = checkDocument(form);
     const found: string[] = Array.isArray(document) ? [...document] : [];
     if (!URL.canParse(form.endpoint) || !/^https?:$/.test(new URL(form.endpoint).protocol)) found.push("Endpoint: an http(s) URL your service answers POST /execute on.");
@@ -100,21 +108,35 @@ export function ListAgentScreen() {
     setListed(await listAgent(session, await openChain(config, network), agent, input, wirePricing));
   }
 
-  async function checkEndpoint() {
+  /** The form, with the signing key's proof for the planned agent; or what is wrong with them. */
+  async function validateWithProof(): Promise<{ input: ListingInput; pricing: Pricing } | string[]> {
     const checked = validate();
+    if (Array.isArray(checked)) return checked;
+    const chain = await openChain(config, network);
+    const key = keyMode === "generate" && generated !== null ? { generated } : { signingKey, pastedProof };
+    const proof = await signingKeyProof(chain, planned.agent, wallet.address, key);
+    return typeof proof === "string" ? [proof] : { ...checked, input: { ...checked.input, keyProof: proof } };
+  }
+
+  async function checkEndpoint() {
+    const key = probeKey;
+    let checked: Awaited<ReturnType<typeof validateWithProof>>;
+    try {
+      checked = await validateWithProof();
+    } catch (e) {
+      setError(e);
+      return;
+    }
     if (Array.isArray(checked)) {
       setProblems(checked);
       return;
     }
     setProblems([]);
     setError(null);
-    const key = probeKey;
     setProbe({ key, outcome: { state: "running" } });
     try {
       const chain = await openChain(config, network);
-      const plan = planned ?? planAgent(chain);
-      setPlanned(plan);
-      setProbe({ key, outcome: { state: "passed", latency_ms: await probeEndpoint(session, chain, plan.agent, checked.input) } });
+      setProbe({ key, outcome: { state: "passed", latency_ms: await probeEndpoint(session, chain, planned.agent, checked.input) } });
     } catch (e) {
       setProbe({ key, outcome: { state: "failed", error: e } });
       if (failedStep(e) === null) setError(e);
@@ -123,15 +145,15 @@ export function ListAgentScreen() {
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    const checked = validate();
-    if (Array.isArray(checked)) {
-      setProblems(checked);
-      return;
-    }
-    if (outcome?.state !== "passed" || planned === null) return;
+    if (outcome?.state !== "passed") return;
     setProblems([]);
     setError(null);
     try {
+      const checked = await validateWithProof();
+      if (Array.isArray(checked)) {
+        setProblems(checked);
+        return;
+      }
       setStep(`Waiting for the wallet: register_agent locks ${formatUsdc(checked.input.collateralUsdc)} USDC…`);
       const chain = await openChain(config, network);
       const done = await registerAgent(chain, wallet, planned, checked.input);
@@ -165,12 +187,10 @@ export function ListAgentScreen() {
               : <span className="mono wrap" data-testid="registered-agent">{registered.agent}</span> <ExplorerLink signature={registered.signature} />
             </>
           ) : (
-            planned !== null && (
-              <>
-                {" "}
-                as <span className="mono wrap" data-testid="planned-agent">{planned.agent}</span>
-              </>
-            )
+            <>
+              {" "}
+              as <span className="mono wrap" data-testid="planned-agent">{planned.agent}</span>
+            </>
           )}
         </Check>
         <Check ok={listed === null ? (registered !== null && error !== null ? false : null) : true}>
@@ -227,10 +247,23 @@ export function ListAgentScreen() {
               </label>
             </div>
             {keyMode === "paste" ? (
-              <label>
-                Public key (base58)
-                <input className="mono" value={pasted} onChange={(e) => setPasted(e.target.value)} />
-              </label>
+              <>
+                <label>
+                  Public key (base58)
+                  <input className="mono" value={pasted} onChange={(e) => setPasted(e.target.value)} />
+                </label>
+                <p className="small" data-testid="key-proof-instructions">
+                  The program registers a key only with its proof: the key's signature over this agent's address,{" "}
+                  <span className="mono wrap" data-testid="key-proof-agent">{planned.agent}</span>, and your wallet,{" "}
+                  <span className="mono wrap">{wallet.address}</span>, so no one else can list your service and be paid for it. Where
+                  the key is kept, run:
+                </p>
+                <pre className="mono wrap small" data-testid="key-proof-command">{keyProofCommand(planned.agent, wallet.address)}</pre>
+                <label>
+                  Key proof (base58)
+                  <input className="mono" value={pastedProof} onChange={(e) => setPastedProof(e.target.value)} />
+                </label>
+              </>
             ) : generated === null ? (
               <button type="button" onClick={() => void generateSigningKey().then(setGenerated, setError)}>
                 Generate a signing key

@@ -37,6 +37,11 @@ pub const FEE_SHARD_COUNT: u8 = 8;
 #[constant]
 pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v1";
 
+/// Domain tag of the signing-key proof: the digest a signing key signs to show that whoever
+/// registers it as an agent's key holds it (docs/program.md, "Signing-key proof").
+#[constant]
+pub const SIGNING_KEY_PROOF_DOMAIN: &[u8] = b"agentmarket/signing-key/v1";
+
 #[constant]
 pub const MAX_ENDPOINT_LEN: u16 = 200;
 #[constant]

@@ -104,7 +104,7 @@ pub enum AgentMarketError {
     OveragePriceBelowMinimum,
     #[msg("Subscription period price per included call is below the market's minimum price per call")]
     PeriodPriceBelowMinimum,
-    #[msg("Payout account is one the program owns (an agent vault or a fee shard)")]
+    #[msg("Payout account is owned by an account of the program (an agent, the market) or its delegate")]
     PayoutAccountOwnedByProgram,
     #[msg("Subscription period is longer than 366 days")]
     SubscriptionPeriodTooLong,
@@ -116,4 +116,12 @@ pub enum AgentMarketError {
     SubscriptionTermsChanged,
     #[msg("Subscription already runs more than a period ahead")]
     SubscriptionPaidAhead,
+    #[msg("No Ed25519 verification of the signing-key proof precedes this instruction: the signing key must sign it")]
+    MissingSigningKeyProof,
+    #[msg("Signing-key proof was signed by another key than the agent's signing key")]
+    SigningKeyProofKeyMismatch,
+    #[msg("Signing-key proof was signed over another agent or creator")]
+    SigningKeyProofDigestMismatch,
+    #[msg("Payout owner is not the owner of the payout account")]
+    PayoutOwnerMismatch,
 }

@@ -1,10 +1,15 @@
-//! The result digest a creator signs, and the check that the transaction's Ed25519 precompile
-//! instruction verified it with the agent's key.
+//! The digests an agent's signing key signs (a result, and the proof that its registrant holds
+//! it), and the check that the transaction's Ed25519 precompile instruction verified one of them
+//! with that key.
 
 use anchor_lang::prelude::*;
+use anchor_lang::solana_program::sysvar::instructions::{load_current_index_checked, load_instruction_at_checked};
 use anchor_lang::solana_program::{ed25519_program, hash::hashv};
 
-use crate::{constants::RESULT_DIGEST_DOMAIN, error::AgentMarketError};
+use crate::{
+    constants::{RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN},
+    error::AgentMarketError,
+};
 
 /// `SHA-256(domain ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)` (docs/execute-protocol.md).
 pub fn result_digest(
@@ -21,6 +26,51 @@ pub fn result_digest(
         result_hash,
     ])
     .to_bytes()
+}
+
+/// `SHA-256(domain ‖ agent ‖ creator)`: what a signing key signs so that `creator` may register it
+/// as the key of `agent` (docs/program.md, "Signing-key proof").
+pub fn signing_key_proof_digest(agent: &Pubkey, creator: &Pubkey) -> [u8; 32] {
+    hashv(&[SIGNING_KEY_PROOF_DOMAIN, agent.as_ref(), creator.as_ref()]).to_bytes()
+}
+
+/// The errors a failed verification reports, so that each signed message has its own.
+pub struct VerificationErrors {
+    pub missing: AgentMarketError,
+    pub key_mismatch: AgentMarketError,
+    pub digest_mismatch: AgentMarketError,
+}
+
+pub const RESULT_SIGNATURE: VerificationErrors = VerificationErrors {
+    missing: AgentMarketError::MissingEd25519Instruction,
+    key_mismatch: AgentMarketError::SignerKeyMismatch,
+    digest_mismatch: AgentMarketError::DigestMismatch,
+};
+
+pub const SIGNING_KEY_PROOF: VerificationErrors = VerificationErrors {
+    missing: AgentMarketError::MissingSigningKeyProof,
+    key_mismatch: AgentMarketError::SigningKeyProofKeyMismatch,
+    digest_mismatch: AgentMarketError::SigningKeyProofDigestMismatch,
+};
+
+/// Requires the instruction just before the current one (read from the instructions sysvar) to
+/// be an Ed25519 precompile instruction that verified `signing_key` over `digest`.
+pub fn require_preceding_ed25519(
+    instructions: &AccountInfo,
+    signing_key: &[u8; 32],
+    digest: &[u8; 32],
+    errors: &VerificationErrors,
+) -> Result<()> {
+    let current_index = load_current_index_checked(instructions)?;
+    require_gt!(current_index, 0, errors.missing);
+    let verification = load_instruction_at_checked(usize::from(current_index - 1), instructions)?;
+    require_ed25519_verified(
+        &verification.program_id,
+        &verification.data,
+        signing_key,
+        digest,
+        errors,
+    )
 }
 
 const OFFSETS_START: usize = 2;
@@ -49,12 +99,9 @@ pub fn require_ed25519_verified(
     data: &[u8],
     signing_key: &[u8; 32],
     digest: &[u8; 32],
+    errors: &VerificationErrors,
 ) -> Result<()> {
-    require_keys_eq!(
-        *program_id,
-        ed25519_program::ID,
-        AgentMarketError::MissingEd25519Instruction
-    );
+    require_keys_eq!(*program_id, ed25519_program::ID, errors.missing);
     require!(
         data.len() >= OFFSETS_START + OFFSETS_LEN && data[0] == 1,
         AgentMarketError::MalformedEd25519Instruction
@@ -74,11 +121,11 @@ pub fn require_ed25519_verified(
     );
     require!(
         slice(data, public_key_offset, PUBKEY_LEN)? == signing_key,
-        AgentMarketError::SignerKeyMismatch
+        errors.key_mismatch
     );
     require!(
         slice(data, message_offset, digest.len())? == digest,
-        AgentMarketError::DigestMismatch
+        errors.digest_mismatch
     );
     Ok(())
 }

@@ -23,7 +23,7 @@ fn unsigned(mut instruction: Instruction, key: Pubkey) -> Instruction {
 /// The system program's AccountAlreadyInUse, raised by `init` on an account that exists.
 fn assert_already_in_use(result: &litesvm::types::TransactionResult) {
     assert!(
-        matches!(result, Err(failed) if failed.err == TransactionError::InstructionError(0, InstructionError::Custom(0))),
+        matches!(result, Err(failed) if matches!(failed.err, TransactionError::InstructionError(_, InstructionError::Custom(0)))),
         "expected AccountAlreadyInUse, got {result:?}"
     );
 }
@@ -75,18 +75,20 @@ fn re_registering_an_agent_id_fails_and_keeps_the_agent() {
     let agent_id = s.agent.agent_id;
     let result = s.unchanged(|s| {
         let intruder_wallet = intruder.wallet.insecure_clone();
+        let proof = signing_key_proof_ix(&intruder_wallet, &s.agent.address, &intruder_wallet.pubkey());
         let register = s.t.market.keys.register_agent(
             intruder_wallet.pubkey(),
             agent_id,
             intruder.token_account,
             intruder.token_account,
+            intruder_wallet.pubkey(),
             terms(
                 &intruder_wallet,
                 agent_market::Pricing::PayPerUse { price_usdc: PRICE_USDC },
             ),
             MIN_COLLATERAL_USDC,
         );
-        s.t.chain.send(&[register], &intruder_wallet, &[])
+        s.t.chain.send(&[proof, register], &intruder_wallet, &[])
     });
     assert_already_in_use(&result);
     let agent: Agent = s.t.chain.anchor_account(&s.agent.address).unwrap();

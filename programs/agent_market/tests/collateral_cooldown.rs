@@ -69,10 +69,12 @@ fn the_last_dispute_finds_the_collateral_at_the_shortest_cooldown() {
         agent_id,
         creator.token_account,
         creator.token_account,
+        creator.wallet.pubkey(),
         slow,
         MIN_COLLATERAL_USDC,
     );
-    ok(t.chain.send(&[register], &creator.wallet, &[]));
+    let proof = signing_key_proof_ix(&signing, &pda::agent(&agent_id), &creator.wallet.pubkey());
+    ok(t.chain.send(&[proof, register], &creator.wallet, &[]));
     let creator_wallet = creator.wallet.insecure_clone();
     let agent = AgentFixture {
         agent_id,

@@ -482,13 +482,13 @@ fn creator_tops_up_updates_retires_and_withdraws_after_the_cooldown() {
     assert_eq!(t.balance(&pda::collateral_vault(&agent.address)), 150 * USDC);
 
     let new_signing = solana_keypair::Keypair::new();
-    let update = t.market.keys.update_agent(
-        creator.pubkey(),
-        agent.address,
+    let update = t.update_ix(
+        &agent,
         agent.payout_account,
         terms(&new_signing, Pricing::PayPerUse { price_usdc: 2 * USDC }),
     );
-    ok(t.chain.send(&[update], &creator, &[]));
+    let proof = signing_key_proof_ix(&new_signing, &agent.address, &creator.pubkey());
+    ok(t.chain.send(&[proof, update], &creator, &[]));
     let payer = t.payer(5 * USDC, 5 * USDC);
     let (result, escrow) = t.open(&agent, &payer);
     ok(result);

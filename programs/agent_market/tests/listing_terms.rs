@@ -125,12 +125,7 @@ fn update_agent_below_the_minimum_is_refused_and_keeps_the_terms() {
             AgentMarketError::PeriodPriceBelowMinimum,
         ),
     ] {
-        let update = t.market.keys.update_agent(
-            creator.pubkey(),
-            agent.address,
-            agent.payout_account,
-            terms(&agent.signing, pricing),
-        );
+        let update = t.update_ix(&agent, agent.payout_account, terms(&agent.signing, pricing));
         assert_program_error(&t.chain.send(&[update], &creator, &[]), error);
         let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
         assert_eq!(stored.pricing, Pricing::PayPerUse { price_usdc: PRICE_USDC });
@@ -215,9 +210,8 @@ fn update_agent_paying_out_to_a_vault_or_a_fee_shard_is_refused_and_keeps_the_pa
         pda::collateral_vault(&agent.address),
         pda::fee_shard(3),
     ] {
-        let update = t.market.keys.update_agent(
-            creator.pubkey(),
-            agent.address,
+        let update = t.update_ix(
+            &agent,
             owned,
             terms(&agent.signing, Pricing::PayPerUse { price_usdc: PRICE_USDC }),
         );
@@ -226,4 +220,72 @@ fn update_agent_paying_out_to_a_vault_or_a_fee_shard_is_refused_and_keeps_the_pa
         let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
         assert_eq!(stored.payout_account, agent.payout_account);
     }
+}
+
+/// A USDC account of the payout owner `owner`, opened by a stranger (anyone can open one for any
+/// address).
+fn token_account_of(t: &mut TestMarket, owner: &Pubkey) -> Pubkey {
+    let funder = t.chain.funded_keypair(SOL);
+    let mint = t.usdc_mint();
+    t.chain.token_account(&funder, owner, &mint)
+}
+
+#[test]
+fn register_agent_paying_out_to_a_token_account_another_agent_owns_is_refused() {
+    // Another agent's PDA signs for nothing it does not hold: USDC paid there would be stuck.
+    let mut t = TestMarket::new();
+    let other = t.agent();
+    let owned_by_other_agent = token_account_of(&mut t, &other.address);
+    let result = register_paying_to(&mut t, random_id(), owned_by_other_agent);
+    assert_program_error(&result, AgentMarketError::PayoutAccountOwnedByProgram);
+}
+
+#[test]
+fn register_agent_paying_out_to_a_token_account_the_delegate_owns_is_refused() {
+    let mut t = TestMarket::new();
+    let owned_by_delegate = token_account_of(&mut t, &pda::delegate());
+    let result = register_paying_to(&mut t, random_id(), owned_by_delegate);
+    assert_program_error(&result, AgentMarketError::PayoutAccountOwnedByProgram);
+}
+
+#[test]
+fn update_agent_paying_out_to_another_agent_or_the_delegate_is_refused_and_keeps_the_payout() {
+    let mut t = TestMarket::new();
+    let agent = t.agent();
+    let other = t.agent();
+    let creator = agent.creator.wallet.insecure_clone();
+    for owner in [other.address, pda::delegate()] {
+        let owned = token_account_of(&mut t, &owner);
+        let update = t.update_ix(
+            &agent,
+            owned,
+            terms(&agent.signing, Pricing::PayPerUse { price_usdc: PRICE_USDC }),
+        );
+        let result = t.chain.send(&[update], &creator, &[]);
+        assert_program_error(&result, AgentMarketError::PayoutAccountOwnedByProgram);
+        let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
+        assert_eq!(stored.payout_account, agent.payout_account);
+    }
+}
+
+#[test]
+fn a_payout_owner_that_does_not_own_the_payout_account_is_refused() {
+    // The owner is passed so the program can read its owner; passing some other wallet instead
+    // (to hide a program-owned owner) is refused.
+    let mut t = TestMarket::new();
+    let agent = t.agent();
+    let other = t.agent();
+    let creator = agent.creator.wallet.insecure_clone();
+    let owned_by_other_agent = token_account_of(&mut t, &other.address);
+    let update = t.market.keys.update_agent(
+        creator.pubkey(),
+        agent.address,
+        owned_by_other_agent,
+        creator.pubkey(),
+        terms(&agent.signing, Pricing::PayPerUse { price_usdc: PRICE_USDC }),
+    );
+    let result = t.chain.send(&[update], &creator, &[]);
+    assert_program_error(&result, AgentMarketError::PayoutOwnerMismatch);
+    let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
+    assert_eq!(stored.payout_account, agent.payout_account);
 }

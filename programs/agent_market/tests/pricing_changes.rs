@@ -48,6 +48,7 @@ fn set_pricing(t: &mut TestMarket, agent: &AgentFixture, pricing: Pricing) {
         creator.pubkey(),
         agent.address,
         agent.payout_account,
+        creator.pubkey(),
         terms(&agent.signing, pricing),
     );
     ok(t.chain.send(&[update], &creator, &[]));
@@ -303,6 +304,7 @@ fn subscription_periods_longer_than_a_year_are_refused() {
         creator.pubkey(),
         agent.address,
         agent.payout_account,
+        creator.pubkey(),
         terms(&agent.signing, too_long),
     );
     assert_program_error(

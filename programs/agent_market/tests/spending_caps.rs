@@ -41,9 +41,8 @@ fn a_price_raised_by_update_agent_after_the_quote_is_refused() {
     let payer = t.payer(10 * USDC, 10 * USDC);
     let quoted_usdc = PRICE_USDC;
     let creator = agent.creator.wallet.insecure_clone();
-    let raise = t.market.keys.update_agent(
-        creator.pubkey(),
-        agent.address,
+    let raise = t.update_ix(
+        &agent,
         agent.payout_account,
         terms(
             &agent.signing,

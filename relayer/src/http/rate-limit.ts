@@ -32,9 +32,13 @@ const ANONYMOUS = new Set([
   "GET /v1/reference",
 ]);
 
-/** Routes that write a listing (each runs the listing checks), as "METHOD url". */
+/**
+ * Routes that write a listing (each runs the listing checks), as "METHOD url", and the
+ * conformance probe, which costs the same probe and is counted with them.
+ */
 const LISTING_WRITES = new Set([
   "POST /v1/agents",
+  "POST /v1/agents/conformance",
   "PATCH /v1/agents/:agent_id",
   "POST /v1/agents/:agent_id/pause",
   "POST /v1/agents/:agent_id/resume",

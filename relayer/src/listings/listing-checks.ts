@@ -7,9 +7,11 @@ import {
   formatExecutionId,
   listingHash,
   MAX_ENDPOINT_LEN,
+  parseSigningKeyProof,
   PROBE_TASK,
   requestHash,
   toHex,
+  verifySigningKeyProof,
   type Agent,
   type CreatorExecuteRequest,
 } from "@agent-market/program";
@@ -37,10 +39,17 @@ export interface ListingInput {
   probe?: { task?: string; parameters?: Record<string, unknown> };
 }
 
-/** What the conformance probe needs: the endpoint, its key and schemas, and the agent's time limit. */
-export type ConformanceInput = Pick<ListingInput, "network" | "agent" | "endpoint" | "signing_key" | "input_schema" | "output_schema" | "probe"> & {
+/** What a probe needs: the endpoint, its key and schemas, and the agent's time limit. */
+type ProbeInput = Pick<ListingInput, "network" | "agent" | "endpoint" | "signing_key" | "input_schema" | "output_schema" | "probe"> & {
   max_execution_secs: number;
 };
+
+/**
+ * What POST /v1/agents/conformance takes: a probe without caller-chosen task or parameters, and
+ * the signing key's proof for the agent and the session's wallet unless the agent is on chain
+ * already, registered by that wallet with that key.
+ */
+export type ConformanceInput = Omit<ProbeInput, "probe"> & { key_proof?: string };
 
 export interface Verified {
   agent: Agent;
@@ -115,19 +124,45 @@ export class ListingChecks {
   /**
    * The endpoint and interface steps alone, before anything is on chain: the same probe a listing
    * runs, for an agent address the creator is about to register, so a wrong key or an unreachable
-   * service is found before collateral is locked.
+   * service is found before collateral is locked. Only the key's holder, as `wallet`, may have
+   * the marketplace send it (see requireKeyHolder), and only the fixed probe task, with
+   * parameters built from the input schema: never work of the caller's choosing.
    */
-  async conformance(input: ConformanceInput): Promise<number> {
+  async conformance(wallet: string, input: ConformanceInput): Promise<number> {
     checkSchema(input.input_schema, "input_schema", this.config.schema_limit_bytes, true);
     checkSchema(input.output_schema, "output_schema", this.config.schema_limit_bytes, false);
     this.checkEndpointUrl(input.endpoint);
-    parseAddress(input.signing_key, "signing_key");
-    parseAddress(input.agent, "agent");
-    return this.probe(input);
+    const signingKey = parseAddress(input.signing_key, "signing_key");
+    const agent = parseAddress(input.agent, "agent");
+    await this.requireKeyHolder(wallet, input, agent, signingKey);
+    return this.probe({ ...input, probe: undefined });
+  }
+
+  /**
+   * The caller holds the signing key and acts as the agent's creator: the agent is on chain under
+   * `wallet` with this very key (proven at registration), or `key_proof` is the key's signature
+   * over the signing-key proof of this agent and `wallet`. Otherwise anyone could have the
+   * marketplace sign requests to a stranger's service.
+   */
+  private async requireKeyHolder(wallet: string, input: ConformanceInput, agent: PublicKey, signingKey: PublicKey): Promise<void> {
+    if (input.key_proof !== undefined) {
+      const proof = parseSigningKeyProof(input.key_proof);
+      if (!proof || !verifySigningKeyProof(proof, signingKey.toBytes(), agent, new PublicKey(wallet))) {
+        throw new ApiError("invalid_key_proof", undefined, "key_proof");
+      }
+      return;
+    }
+    const onChain = await this.chain.agent(input.network, agent);
+    if (onChain && onChain.creator.toBase58() !== wallet) {
+      throw new ApiError("not_agent_creator", `Agent ${input.agent} was registered by another wallet.`, "agent");
+    }
+    if (!onChain || !Buffer.from(onChain.signingKey).equals(signingKey.toBuffer())) {
+      throw new ApiError("key_proof_required", undefined, "key_proof");
+    }
   }
 
   /** A marketplace-signed test request; the answer must verify exactly as a paid call's would. */
-  private async probe(input: ConformanceInput): Promise<number> {
+  private async probe(input: ProbeInput): Promise<number> {
     const parameters = input.probe?.parameters ?? sampleFor(input.input_schema);
     if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
       throw new ApiError("probe_parameters_unavailable", undefined, "probe.parameters");

@@ -9,6 +9,7 @@ import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
 import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
+import { endpointKey } from "./endpoint-key.js";
 import { ListingChecks, type ConformanceInput, type ListingInput, type Verified } from "./listing-checks.js";
 import type { PricingWire } from "./pricing.js";
 
@@ -127,11 +128,13 @@ export class ListingService {
     this.chain.connection(input.network);
     const existing = await this.row(input.network, input.agent);
     if (existing) throw new ApiError("agent_already_listed", `Agent ${input.agent} is listed on ${input.network}.`, "agent");
+    await this.requireEndpointFree(wallet, input.network, input.endpoint);
     const verified = await this.checks.verify(wallet, input);
     const { rows } = await this.db.query<ListingRow>(
       `INSERT INTO agent_listings (network, agent, creator, name, description, tags, input_schema, output_schema, endpoint,
-         signing_key, pricing, max_execution_secs, collateral_usdc, listing_hash, status, last_probe_at, last_probe_latency_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 'active', clock_timestamp(), $15)
+         signing_key, pricing, max_execution_secs, collateral_usdc, listing_hash, last_probe_latency_ms, endpoint_key,
+         status, last_probe_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 'active', clock_timestamp())
        ON CONFLICT (network, agent) DO NOTHING
        RETURNING ${COLUMNS}`,
       [input.network, input.agent, wallet, ...listingValues(input, verified)],
@@ -142,9 +145,27 @@ export class ListingService {
   }
 
   /** The conformance probe alone, for an agent not registered yet; its latency in ms. */
-  async conformance(input: ConformanceInput): Promise<number> {
+  async conformance(wallet: string, input: ConformanceInput): Promise<number> {
     this.chain.connection(input.network);
-    return this.checks.conformance(input);
+    return this.checks.conformance(wallet, input);
+  }
+
+  /**
+   * Refuses an endpoint another creator lists (any listing not retired): whoever lists a service
+   * someone else runs would be paid for its work. One creator may list several agents on one
+   * endpoint. Checked before the checklist, so a refused listing costs no probe.
+   */
+  private async requireEndpointFree(wallet: string, network: NetworkName, endpoint: string): Promise<void> {
+    const key = endpointKey(endpoint);
+    if (key === null) return;
+    const { rows } = await this.db.query<{ agent: string }>(
+      `SELECT agent FROM agent_listings
+       WHERE network = $1 AND endpoint_key = $2 AND creator <> $3 AND status <> 'retired' LIMIT 1`,
+      [network, key, wallet],
+    );
+    if (rows.length > 0) {
+      throw new ApiError("endpoint_already_listed", `Another creator lists an agent at this endpoint on ${network}.`, "endpoint");
+    }
   }
 
   /** Changes a listing; the whole checklist runs again on the merged listing. */
@@ -164,11 +185,13 @@ export class ListingService {
       pricing: update.pricing ?? current.pricing,
       ...(update.probe === undefined ? {} : { probe: update.probe }),
     };
+    if (merged.endpoint !== current.endpoint) await this.requireEndpointFree(wallet, network, merged.endpoint);
     const verified = await this.checks.verify(wallet, merged);
     const { rows } = await this.db.query<ListingRow>(
       `UPDATE agent_listings SET name = $3, description = $4, tags = $5, input_schema = $6, output_schema = $7,
          endpoint = $8, signing_key = $9, pricing = $10, max_execution_secs = $11, collateral_usdc = $12,
-         listing_hash = $13, updated_at = clock_timestamp(), last_probe_at = clock_timestamp(), last_probe_latency_ms = $14,
+         listing_hash = $13, last_probe_latency_ms = $14, endpoint_key = $15,
+         updated_at = clock_timestamp(), last_probe_at = clock_timestamp(),
          status = CASE WHEN pause_reason = 'terms_changed' THEN 'active' ELSE status END,
          pause_reason = CASE WHEN pause_reason = 'terms_changed' THEN NULL ELSE pause_reason END
        WHERE network = $1 AND agent = $2 AND status <> 'retired' RETURNING ${COLUMNS}`,
@@ -368,7 +391,7 @@ function matching(query: Omit<ListQuery, "starting_after" | "limit">): { where: 
   return { where, params };
 }
 
-/** The listing's stored columns, name to last_probe_latency_ms, in the order both writes use. */
+/** The listing's stored columns, name to endpoint_key, in the order both writes use. */
 function listingValues(input: ListingInput, verified: Verified): unknown[] {
   return [
     input.name,
@@ -383,5 +406,6 @@ function listingValues(input: ListingInput, verified: Verified): unknown[] {
     verified.agent.collateralUsdc.toString(),
     Buffer.from(verified.listing_hash),
     verified.probe_latency_ms,
+    endpointKey(input.endpoint),
   ];
 }

@@ -193,15 +193,23 @@ function parseEndpointUrl(text: string): URL {
   return url;
 }
 
+/**
+ * An address the URL names itself is repeated; one a name resolved to is not, only its class:
+ * the message reaches whoever submitted the URL, and must not map the relayer's network for them.
+ */
 function refusal(address: string, policy: EndpointPolicy, hostname?: string): OutboundError {
-  const named = `${address} (${classifyAddress(address)})`;
-  const subject = hostname === undefined ? named : `${hostname} resolves to ${named}, which`;
+  const kind = classifyAddress(address);
+  const subject =
+    hostname === undefined
+      ? `${address} (${kind})`
+      : `${hostname} resolves to ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} address, which`;
   return new OutboundError("address_not_allowed", `${subject} is not allowed by the ${policy} endpoint policy`);
 }
 
 function connectFailed(error: Error): OutboundError {
-  // Happy Eyeballs reports an AggregateError, whose message is empty; its code is not.
-  const detail = error.message || (error as NodeJS.ErrnoException).code || error.name;
+  // The code alone (ECONNREFUSED…): Node's messages name the resolved address and port. Happy
+  // Eyeballs reports an AggregateError, whose message is empty anyway; its code is not.
+  const detail = (error as NodeJS.ErrnoException).code || error.name;
   return new OutboundError("connect_failed", `connection failed: ${detail}`, { cause: error });
 }
 

@@ -14,6 +14,7 @@ import { check } from "./commands/check.js";
 import { dispute } from "./commands/dispute.js";
 import { execute } from "./commands/execute.js";
 import { executions } from "./commands/executions.js";
+import { keyProof } from "./commands/key-proof.js";
 import { keygen } from "./commands/keygen.js";
 import { keys } from "./commands/keys.js";
 import { login, logout } from "./commands/login.js";
@@ -25,6 +26,7 @@ import { CliError, UsageError, type Command, type Io } from "./io.js";
 
 export const COMMANDS: readonly Command[] = [
   keygen,
+  keyProof,
   check,
   register,
   status,
@@ -56,7 +58,7 @@ function overview(): string {
     "usage: agent-market <command> [options] [--json]   (agent-market <command> --help for its options)",
     "       agent-market --version",
     "",
-    "creators:  keygen, check, register, status, agents",
+    "creators:  keygen, key-proof, check, register, status, agents",
     "consumers: login, logout, keys, allowance, execute, executions, subscribe, reclaim, dispute",
     "operators: admin",
     "",

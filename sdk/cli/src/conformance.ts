@@ -37,6 +37,11 @@ export interface ConformanceInput {
   endpoint: string;
   /** The agent's signing key (base58) the results must verify against. */
   signingKey: string;
+  /**
+   * The agent account (base58) the request names: a service made with the creator kit answers
+   * only for the agents it is configured with. Default: a random address.
+   */
+  agent?: string;
   inputSchema: unknown;
   outputSchema: unknown;
   /** The marketplace key the service trusts (64-byte secret key). */
@@ -140,7 +145,7 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   const timeout_ms = input.maxExecutionSecs * 1000;
   const request: CreatorExecuteRequest = {
     execution_id: formatExecutionId(randomBytes(16)),
-    agent: formatAddress(randomBytes(32)),
+    agent: input.agent ?? formatAddress(randomBytes(32)),
     network: "devnet",
     task,
     parameters: parameters as Record<string, unknown>,
@@ -174,7 +179,9 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
         ? `: does the service trust the marketplace key ${formatAddress(input.marketplaceSecretKey.subarray(32))}?`
         : answer.status >= 300 && answer.status < 400
           ? " (redirects are not followed)"
-          : "";
+          : errorCodeOf(answer.text) === " agent_not_served"
+            ? `: the service does not answer for agent ${request.agent}; pass the address it serves as --agent`
+            : "";
     rows.add("signed request", "fail", `POST ${url.pathname} answered ${answer.status}${errorCodeOf(answer.text)}${hint}`);
     return rows.skip(AFTER_REQUEST, "needs a 200 answer");
   }

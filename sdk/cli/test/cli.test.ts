@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { delegatePda, ed25519Verify, parseAddress } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519Verify, parseAddress, parseSigningKeyProof, verifySigningKeyProof } from "@agent-market/program";
 import {
   createApproveCheckedInstruction,
   createAssociatedTokenAccountIdempotentInstruction,
@@ -48,6 +48,7 @@ describe("agent-market", () => {
       assert.equal(overview.code, 0);
       for (const name of [
         "keygen",
+        "key-proof",
         "check",
         "register",
         "status",
@@ -88,6 +89,56 @@ describe("agent-market", () => {
       assert.match(ran.err, /refusing to overwrite/);
       assert.match(ran.err, /^next: /m);
       assert.equal(readFileSync(out, "utf8"), "precious");
+    });
+  });
+
+  describe("key-proof", () => {
+    const signing = Keypair.generate();
+    const keyFile = join(tempDir(), "agent-key.json");
+    writeFileSync(keyFile, JSON.stringify(Array.from(signing.secretKey)));
+    const creator = Keypair.generate().publicKey;
+    const agent = Keypair.generate().publicKey;
+
+    it("prints the key's proof for an agent and a creator, which verifies as the program checks it", async () => {
+      const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", creator.toBase58(), "--agent", agent.toBase58()]);
+      assert.equal(ran.code, 0, ran.err);
+      const proof = parseSigningKeyProof(ran.out);
+      assert.ok(proof);
+      assert.ok(verifySigningKeyProof(proof, signing.publicKey.toBytes(), agent, creator));
+      assert.ok(!verifySigningKeyProof(proof, signing.publicKey.toBytes(), agent, Keypair.generate().publicKey), "bound to the creator");
+    });
+
+    it("without an agent, picks a new agent id and proves the key for its address", async () => {
+      const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", creator.toBase58(), "--json"]);
+      assert.equal(ran.code, 0, ran.err);
+      const out = JSON.parse(ran.out) as { agent_id: string; agent: string; key_proof: string; signing_key: string };
+      assert.equal(out.agent, agentPda(utils.bytes.bs58.decode(out.agent_id)).toBase58());
+      assert.equal(out.signing_key, signing.publicKey.toBase58());
+      assert.ok(verifySigningKeyProof(parseSigningKeyProof(out.key_proof)!, signing.publicKey.toBytes(), out.agent, creator));
+    });
+
+    it("refuses an address that is not one, exit 2", async () => {
+      const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", "nope"]);
+      assert.equal(ran.code, 2);
+      assert.match(ran.err, /--creator nope is not an address/);
+    });
+
+    it("register --key-proof takes the key's public key and the agent id the proof names, before anything is sent", async () => {
+      const wallet = join(tempDir(), "creator.json");
+      writeFileSync(wallet, JSON.stringify(Array.from(Keypair.generate().secretKey)));
+      const base = ["register", "--keypair", wallet, "--endpoint", "https://agent.example.com", "--listing", "l.json", "--price", "0.25"];
+      const rest = ["--api", "http://127.0.0.1:9", "--rpc", "http://127.0.0.1:9"];
+      const proof = utils.bytes.bs58.encode(new Uint8Array(64).fill(7));
+      const noId = await cli([...base, "--signing-key", signing.publicKey.toBase58(), "--key-proof", proof, ...rest]);
+      assert.equal(noId.code, 2);
+      assert.match(noId.err, /--key-proof names an agent: pass the --agent-id it was made for/);
+      const id = utils.bytes.bs58.encode(new Uint8Array(16).fill(1));
+      const notKey = await cli([...base, "--signing-key", keyFile, "--key-proof", proof, "--agent-id", id, ...rest]);
+      assert.equal(notKey.code, 2);
+      assert.match(notKey.err, /with --key-proof, --signing-key is the key's public key/);
+      const badProof = await cli([...base, "--signing-key", signing.publicKey.toBase58(), "--key-proof", "abc", "--agent-id", id, ...rest]);
+      assert.equal(badProof.code, 2);
+      assert.match(badProof.err, /--key-proof is not base58 of a 64-byte signature/);
     });
   });
 

@@ -300,10 +300,19 @@ export interface ListingCreateParams extends ListingFields {
 
 export type ListingUpdateParams = Partial<ListingFields>;
 
-/** POST /v1/agents/conformance: the listing's probe for an agent address not registered yet. */
-export interface ConformanceParams extends Pick<ListingFields, "input_schema" | "output_schema" | "endpoint" | "signing_key" | "probe"> {
+/**
+ * POST /v1/agents/conformance: the listing's probe (the relayer's own task, parameters built from
+ * input_schema) for an agent address not registered yet.
+ */
+export interface ConformanceParams extends Pick<ListingFields, "input_schema" | "output_schema" | "endpoint" | "signing_key"> {
   /** The address register_agent will create. */
   agent: string;
+  /**
+   * base58 of the signing key's signature over the signing-key proof of `agent` and the session's
+   * wallet (`signSigningKeyProof`, `agent-market key-proof`); not needed once the agent is on
+   * chain under this wallet with this key.
+   */
+  key_proof?: string;
   max_execution_secs: number;
   network?: Network;
 }

@@ -3,6 +3,7 @@ export {
   createAgentService,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_REPLAY_CACHE_SIZE,
+  keyProof,
   type AgentContext,
   type AgentHandler,
   type AgentService,

@@ -9,10 +9,12 @@ import {
   REQUEST_SIGNATURE_HEADER,
   ed25519PublicKey,
   formatAddress,
+  formatSigningKeyProof,
   parseAddress,
   parseExecutionId,
   requestHash,
   signResult,
+  signSigningKeyProof,
   toHex,
   verifyRequestSignature,
   type RequestSignatureFailure,
@@ -54,6 +56,12 @@ export interface AgentServiceOptions<P = Record<string, unknown>, O = unknown> {
   signingKey: Uint8Array;
   /** The marketplace's request signing key, base58 (`request_signing_key` of GET /v1/marketplace). */
   marketplaceKey: string;
+  /**
+   * The agent account addresses (base58) this service answers for. A request naming any other
+   * agent is refused (403 `agent_not_served`) before any work and without a signature, so no one
+   * who registered a copy of this agent with their own payout account is served or paid for it.
+   */
+  agents: readonly string[];
   inputSchema: JsonSchema;
   outputSchema: JsonSchema;
   handler: AgentHandler<P, O>;
@@ -92,6 +100,11 @@ export interface AgentServiceCore {
   readonly maxBodyBytes: number;
   /** Checks, runs and signs one execution; never throws. */
   handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse>;
+  /**
+   * The signing-key proof (base58 signature) for registering this key as `agent`'s by `creator`:
+   * what `register_agent`, or an `update_agent` setting this key, needs (docs/program.md).
+   */
+  keyProof(agent: string, creator: string): string;
   health(): ServiceResponse<HealthBody>;
 }
 
@@ -193,6 +206,14 @@ function parseRequestBody(body: unknown): ParsedRequest | string {
   };
 }
 
+/**
+ * The signing-key proof, base58: `signingKey`'s signature over `signingKeyProofDigest(agent,
+ * creator)`, which the program checks before it records the key as `agent`'s for `creator`.
+ */
+export function keyProof(signingKey: Uint8Array, agent: string, creator: string): string {
+  return formatSigningKeyProof(signSigningKeyProof(signingKey, agent, creator));
+}
+
 type Outcome = { kind: "output"; output: unknown } | { kind: "error"; error: unknown } | { kind: "aborted" };
 
 export function createAgentService<P = Record<string, unknown>, O = unknown>(
@@ -205,6 +226,13 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
   }
   if (!parseAddress(options.marketplaceKey)) throw new TypeError("marketplaceKey is not a base58 Ed25519 public key");
   const marketplaceKey = options.marketplaceKey;
+  if (!Array.isArray(options.agents) || options.agents.length === 0) {
+    throw new TypeError("agents must list the agent addresses this service answers for");
+  }
+  for (const agent of options.agents) {
+    if (typeof agent !== "string" || !parseAddress(agent)) throw new TypeError(`agents: ${String(agent)} is not a base58 address`);
+  }
+  const servedAgents = new Set(options.agents);
   const toleranceSecs = options.toleranceSecs ?? DEFAULT_REQUEST_TOLERANCE_SECS;
   if (!(Number.isFinite(toleranceSecs) && toleranceSecs >= 0)) {
     throw new RangeError("toleranceSecs must be a finite number ≥ 0");
@@ -311,6 +339,9 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     }
     const parsed = parseRequestBody(body);
     if (typeof parsed === "string") return errorResponse(400, "invalid_request", parsed);
+    if (!servedAgents.has(parsed.agent)) {
+      return errorResponse(403, "agent_not_served", `this service does not answer for agent ${parsed.agent}`);
+    }
     let expectedHash: string;
     try {
       expectedHash = toHex(requestHash(parsed.task, parsed.parameters));
@@ -350,6 +381,7 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
       }
     },
     health: () => ({ status: 200, body: { status: "ok", signing_key: publicKey } }),
+    keyProof: (agent, creator) => keyProof(signingKey, agent, creator),
   };
   const handler = nodeListener(core);
   return {

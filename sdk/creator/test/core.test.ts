@@ -5,17 +5,34 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { ed25519PublicKey, signRequest, verifyCreatorResponse } from "@agent-market/program";
+import {
+  ed25519PublicKey,
+  formatAddress,
+  parseSigningKeyProof,
+  signRequest,
+  verifyCreatorResponse,
+  verifySigningKeyProof,
+} from "@agent-market/program";
 
 import {
   createAgentService,
+  keyProof,
   parseKeypairJson,
   readKeypairFile,
   type AgentServiceOptions,
   type ExecuteHttpRequest,
 } from "../src/index.js";
 import { ReplayCache } from "../src/replay-cache.js";
-import { creatorPublicKey, creatorSeed, executeRequest, marketplaceKey, marketplaceSeed, strangerSeed } from "./helpers.js";
+import {
+  creatorPublicKey,
+  creatorSeed,
+  executeRequest,
+  marketplaceKey,
+  marketplaceSeed,
+  otherAgent,
+  servedAgent,
+  strangerSeed,
+} from "./helpers.js";
 
 const T0_MS = Date.parse("2030-01-01T00:00:00Z");
 
@@ -23,6 +40,7 @@ function serviceAt(clock: { now_ms: number }, overrides: Partial<AgentServiceOpt
   return createAgentService({
     signingKey: creatorSeed,
     marketplaceKey,
+    agents: [servedAgent],
     inputSchema: { type: "object" },
     outputSchema: { type: "object" },
     handler: ({ task, parameters }) => ({ task, parameters }),
@@ -111,6 +129,41 @@ describe("handleExecute", () => {
     assert.equal(code(response), "invalid_request");
   });
 
+  it("refuses a request naming an agent it does not serve, before any work and unsigned", async () => {
+    // A clone registered with this service's key and endpoint names its own agent account: it
+    // gets no work done and no signature it could settle with.
+    let handled = 0;
+    const clock = { now_ms: T0_MS };
+    const service = serviceAt(clock, {
+      handler: () => {
+        handled += 1;
+        return {};
+      },
+    });
+    const request = executeRequest("t", {}, { agent: otherAgent, deadline: new Date(T0_MS + 60_000).toISOString() });
+    const response = await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000));
+    assert.equal(response.status, 403);
+    assert.equal(code(response), "agent_not_served");
+    assert.equal(handled, 0);
+    assert.ok(!("signature" in (response.body as object)));
+    // The same call for the served agent runs.
+    const served = executeRequest("t", {}, { deadline: new Date(T0_MS + 60_000).toISOString() });
+    const answer = await service.handleExecute(signed(JSON.stringify(served), T0_MS / 1000 + 1));
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal(handled, 1);
+  });
+
+  it("signs the signing-key proof the program checks", () => {
+    const service = serviceAt({ now_ms: T0_MS });
+    const creator = formatAddress(new Uint8Array(32).fill(0x63));
+    const proof = parseSigningKeyProof(service.keyProof(servedAgent, creator));
+    assert.ok(proof);
+    assert.ok(verifySigningKeyProof(proof, creatorPublicKey, servedAgent, creator));
+    assert.ok(!verifySigningKeyProof(proof, creatorPublicKey, otherAgent, creator));
+    assert.equal(service.keyProof(servedAgent, creator), keyProof(creatorSeed, servedAgent, creator));
+    assert.throws(() => service.keyProof("nope", creator), /agent is not a base58 address/);
+  });
+
   it("refuses a body past maxBodyBytes before reading its signature", async () => {
     const service = serviceAt({ now_ms: T0_MS }, { maxBodyBytes: 10 });
     const response = await service.handleExecute({ method: "POST", path: "/execute", headers: {}, body: new Uint8Array(11) });
@@ -143,10 +196,17 @@ describe("createAgentService refuses", () => {
   const base = {
     signingKey: creatorSeed,
     marketplaceKey,
+    agents: [servedAgent],
     inputSchema: true,
     outputSchema: true,
     handler: () => ({}),
   };
+  it("no agents to answer for, or an agent that is not a base58 address", () => {
+    assert.throws(() => createAgentService({ ...base, agents: [] }), /agents must list/);
+    assert.throws(() => createAgentService({ ...base, agents: ["not an address"] }), /not a base58 address/);
+    const { agents: _agents, ...withoutAgents } = base;
+    assert.throws(() => createAgentService(withoutAgents as unknown as AgentServiceOptions), /agents must list/);
+  });
   it("a marketplace key that is not a base58 public key", () => {
     assert.throws(() => createAgentService({ ...base, marketplaceKey: "not a key" }), TypeError);
   });

@@ -18,6 +18,10 @@ export const marketplaceKey = formatAddress(ed25519PublicKey(marketplaceSeed));
 export const creatorSeed = new Uint8Array(32).fill(0x43);
 export const creatorPublicKey = ed25519PublicKey(creatorSeed);
 export const strangerSeed = new Uint8Array(32).fill(0x58);
+/** The agent account the test services answer for. */
+export const servedAgent = formatAddress(new Uint8Array(32).fill(0x41));
+/** An agent no test service answers for: a clone of the served one, say. */
+export const otherAgent = formatAddress(new Uint8Array(32).fill(0x42));
 
 export const nowSecs = () => Math.floor(Date.now() / 1000);
 
@@ -29,7 +33,7 @@ export function executeRequest(
 ): CreatorExecuteRequest {
   return {
     execution_id: formatExecutionId(randomBytes(16)),
-    agent: formatAddress(randomBytes(32)),
+    agent: servedAgent,
     network: "devnet",
     task,
     parameters,

@@ -17,6 +17,7 @@ import {
   nowSecs,
   post,
   send,
+  servedAgent,
   signedCall,
   strangerSeed,
   urlOf,
@@ -57,6 +58,7 @@ const errors: { error: unknown; executionId: string | undefined }[] = [];
 const options: AgentServiceOptions<RepeatParameters> = {
   signingKey: creatorSeed,
   marketplaceKey,
+  agents: [servedAgent],
   inputSchema,
   outputSchema,
   onError: (error, executionId) => errors.push({ error, executionId }),

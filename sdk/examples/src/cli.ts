@@ -1,5 +1,5 @@
 // The command line of an example agent:
-//   node dist/<agent>.js --key <keypair.json> --marketplace-key <base58> [--port N] [--host H]
+//   node dist/<agent>.js --key <keypair.json> --marketplace-key <base58> --agent <address>… [--port N] [--host H]
 //   node dist/<agent>.js --listing
 // The marketplace key may come from AGENT_MARKET_MARKETPLACE_KEY instead.
 import { parseArgs } from "node:util";
@@ -12,6 +12,7 @@ import type { RunningAgent, StartOptions } from "./start.js";
 const USAGE = `options:
   --key <file>              the agent's signing key: a Solana CLI keypair file (JSON array of 64 numbers)
   --marketplace-key <key>   the marketplace's request signing key, base58 (or AGENT_MARKET_MARKETPLACE_KEY)
+  --agent <address>         an agent account this service answers for (repeat for several); others are refused
   --port <n>                port to listen on (default 8080; 0 takes a free one)
   --host <address>          address to listen on (default 127.0.0.1)
   --listing                 print the listing document and its hash, and exit`;
@@ -27,6 +28,7 @@ export async function runCli(
     options: {
       key: { type: "string" },
       "marketplace-key": { type: "string" },
+      agent: { type: "string", multiple: true },
       port: { type: "string", default: "8080" },
       host: { type: "string", default: "127.0.0.1" },
       listing: { type: "boolean", default: false },
@@ -42,13 +44,16 @@ export async function runCli(
     return;
   }
   const marketplaceKey = values["marketplace-key"] ?? process.env.AGENT_MARKET_MARKETPLACE_KEY;
-  if (!values.key || !marketplaceKey) throw new Error(`--key and --marketplace-key are required\n${USAGE}`);
+  if (!values.key || !marketplaceKey || !values.agent) {
+    throw new Error(`--key, --marketplace-key and --agent are required\n${USAGE}`);
+  }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: not a port number: ${values.port}`);
 
   const agent = await start({
     signingKey: await readKeypairFile(values.key),
     marketplaceKey,
+    agents: values.agent,
     port,
     host: values.host,
   });

@@ -16,6 +16,8 @@ export interface RunningAgent {
   url: string;
   /** The base58 public key it signs results with. */
   publicKey: string;
+  /** The signing-key proof (base58) registering this agent's key as `agent`'s by `creator` needs. */
+  keyProof(agent: string, creator: string): string;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export async function startAgent<P, O>(
   return {
     url: `http://${urlHost}:${address.port}`,
     publicKey: service.publicKey,
+    keyProof: service.keyProof,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

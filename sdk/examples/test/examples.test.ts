@@ -37,6 +37,8 @@ const marketplaceSeed = new Uint8Array(32).fill(0x6d);
 const marketplaceKey = formatAddress(ed25519PublicKey(marketplaceSeed));
 const creatorSeed = new Uint8Array(32).fill(0x63);
 const creatorPublicKey = ed25519PublicKey(creatorSeed);
+/** The agent account the example agents are started for. */
+const agentAddress = formatAddress(new Uint8Array(32).fill(0x61));
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 addFormats.default(ajv);
@@ -53,7 +55,7 @@ interface Call {
 async function call(agent: RunningAgent, task: string, parameters: Record<string, unknown>): Promise<Call> {
   const request: CreatorExecuteRequest = {
     execution_id: formatExecutionId(randomBytes(16)),
-    agent: formatAddress(randomBytes(32)),
+    agent: agentAddress,
     network: "devnet",
     task,
     parameters,
@@ -88,8 +90,8 @@ describe("example agents over HTTP", () => {
   let textStats: RunningAgent;
 
   before(async () => {
-    echo = await startEcho({ signingKey: creatorSeed, marketplaceKey });
-    textStats = await startTextStats({ signingKey: creatorSeed, marketplaceKey });
+    echo = await startEcho({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
+    textStats = await startTextStats({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
   });
 
   after(async () => {
@@ -189,7 +191,7 @@ describe("example agents over HTTP", () => {
 
   it("exampleAgents starts each agent, whose listing names its schemas", async () => {
     for (const [slug, example] of Object.entries(exampleAgents)) {
-      const agent = await example.start({ signingKey: creatorSeed, marketplaceKey });
+      const agent = await example.start({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
       try {
         const result = await call(agent, "listed", slug === "echo" ? {} : { text: "One. Two." });
         assertSigned(result);
@@ -220,7 +222,7 @@ describe("the command line", () => {
     const keyFile = join(dir, "id.json");
     writeFileSync(keyFile, JSON.stringify([...creatorSeed, ...creatorPublicKey]));
     const entry = new URL("../src/echo.ts", import.meta.url).pathname;
-    const child = spawn(process.execPath, ["--import", "tsx", entry, "--port", "0", "--key", keyFile], {
+    const child = spawn(process.execPath, ["--import", "tsx", entry, "--port", "0", "--key", keyFile, "--agent", agentAddress], {
       env: { ...process.env, AGENT_MARKET_MARKETPLACE_KEY: marketplaceKey },
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -230,7 +232,12 @@ describe("the command line", () => {
       assert.equal(started.agent, "echo");
       assert.equal(started.signing_key, formatAddress(creatorPublicKey));
       assert.equal(started.listing_hash, toHex(listingHash(echoListing)));
-      const agent: RunningAgent = { url: started.url, publicKey: started.signing_key, close: async () => {} };
+      const agent: RunningAgent = {
+        url: started.url,
+        publicKey: started.signing_key,
+        keyProof: () => "",
+        close: async () => {},
+      };
       assertSigned(await call(agent, "from the command line", { ok: true }));
     } finally {
       const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -6,7 +6,14 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { agentPda, ed25519Sign, listingHash, registerAgentInstruction, type ListingDocument } from "@agent-market/program";
+import {
+  agentPda,
+  ed25519Sign,
+  listingHash,
+  parseSigningKeyProof,
+  registerAgentInstructions,
+  type ListingDocument,
+} from "@agent-market/program";
 import { exampleAgents, type RunningAgent } from "@agent-market/examples";
 import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
@@ -113,20 +120,22 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
   for (const [i, slug] of slugs.entries()) {
     const example = exampleAgents[slug];
     const signing = keypairAt(join(data_dir, `agent-${slug}.json`));
-    const agent = await example.start({
-      signingKey: signing.secretKey,
-      marketplaceKey: options.marketplace_key.publicKey.toBase58(),
-      port: options.agent_port + i,
-    });
-    options.running.push(agent);
     state.agent_ids[slug] ??= utils.bytes.bs58.encode(randomBytes(16));
     save();
     const agentId = utils.bytes.bs58.decode(state.agent_ids[slug]!);
     const address = agentPda(agentId);
+    // The service answers for this agent alone: a copy of its listing under another address gets nothing.
+    const agent = await example.start({
+      signingKey: signing.secretKey,
+      marketplaceKey: options.marketplace_key.publicKey.toBase58(),
+      agents: [address.toBase58()],
+      port: options.agent_port + i,
+    });
+    options.running.push(agent);
     if (!(await connection.getAccountInfo(address))) {
       log(`registering the ${slug} agent on-chain with 100 USDC of collateral`);
       const transaction = new Transaction().add(
-        registerAgentInstruction({
+        ...registerAgentInstructions({
           creator: creator.publicKey,
           agentId,
           creatorTokenAccount: creatorToken,
@@ -140,6 +149,7 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
             maxExecutionSecs: 30,
           },
           collateralUsdc: 100n * USDC,
+          signingKeyProof: parseSigningKeyProof(agent.keyProof(address.toBase58(), creator.publicKey.toBase58()))!,
         }),
       );
       await sendAndConfirmTransaction(connection, transaction, [creator]);

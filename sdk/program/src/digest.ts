@@ -1,12 +1,12 @@
 // The hashes of the execute protocol (docs/execute-protocol.md): the request hash recorded by
-// open_escrow, the result hash given to settle, and the result digest the creator signs
-// (programs/agent_market/src/signature.rs).
+// open_escrow, the result hash given to settle, the result digest the creator signs, and the
+// signing-key proof a new signing key signs (programs/agent_market/src/signature.rs).
 import { sha256 } from "@noble/hashes/sha2";
 import type { PublicKey } from "@solana/web3.js";
 
 import { concatBytes, requireLength } from "./bytes.js";
 import { canonicalJson } from "./canonical-json.js";
-import { RESULT_DIGEST_DOMAIN } from "./program.js";
+import { RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN } from "./program.js";
 
 export { canonicalJson, CanonicalJsonError } from "./canonical-json.js";
 
@@ -44,4 +44,14 @@ export function resultDigest(
       requireLength("resultHash", resultHash, 32),
     ),
   );
+}
+
+/**
+ * `SHA-256("agentmarket/signing-key/v1" ‖ agent (32) ‖ creator (32))`: the 32 bytes an agent's
+ * signing key signs so that `creator` may register it (or set it) as the key of `agent`. The
+ * program refuses `register_agent`, and an `update_agent` that changes the key, without an
+ * Ed25519 verification of this signature right before it (docs/program.md, "Signing-key proof").
+ */
+export function signingKeyProofDigest(agent: PublicKey, creator: PublicKey): Uint8Array {
+  return sha256(concatBytes(SIGNING_KEY_PROOF_DOMAIN, agent.toBytes(), creator.toBytes()));
 }

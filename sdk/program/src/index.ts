@@ -13,12 +13,14 @@ export {
   MAX_EXECUTION_SECS,
   MAX_SUBSCRIPTION_PERIOD_SECS,
   RESULT_DIGEST_DOMAIN,
+  SIGNING_KEY_PROOF_DOMAIN,
   splitPayment,
 } from "./program.js";
 export * from "./types.js";
 export * from "./pda.js";
 export { isOnCurve, findProgramAddress } from "./curve.js";
 export * from "./digest.js";
+export * from "./key-proof.js";
 export * from "./instructions.js";
 export * from "./accounts.js";
 export * from "./events.js";

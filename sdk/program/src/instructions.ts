@@ -1,12 +1,12 @@
-// One builder per instruction of the program, plus the Ed25519 precompile instruction settle
-// needs. Each takes the same inputs as its twin in localnet/src/market.rs and returns the same
+// One builder per instruction of the program, plus the Ed25519 precompile instruction settle,
+// register_agent and a key-changing update_agent need. Each takes the same inputs as its twin in localnet/src/market.rs and returns the same
 // accounts in the same order (tests/vectors/golden.json holds both sides to that). The account
 // order and the signer/writable flags come from the IDL, and the data from anchor's coder.
 import { PublicKey, TransactionInstruction, type AccountMeta } from "@solana/web3.js";
 
 import { requireLength } from "./bytes.js";
 import { idlCamelCase, toAnchor, type IdlTypeJson } from "./convert.js";
-import { resultDigest } from "./digest.js";
+import { resultDigest, signingKeyProofDigest } from "./digest.js";
 import {
   agentPda,
   collateralVaultPda,
@@ -175,15 +175,23 @@ export function sweepFeesInstruction(input: {
 // ---------------------------------------------------------------------------------------------
 // Agents
 
-export function registerAgentInstruction(input: {
+export interface RegisterAgentInput extends ProgramOption {
   creator: PublicKey;
   agentId: Uint8Array;
   creatorTokenAccount: PublicKey;
   payoutAccount: PublicKey;
+  /**
+   * The payout account's owner (its token account `owner`), which the program reads to refuse
+   * accounts of the program or the delegate; by default the creator.
+   */
+  payoutOwner?: PublicKey;
   usdcMint: PublicKey;
   terms: AgentTerms;
   collateralUsdc: bigint;
-} & ProgramOption): TransactionInstruction {
+}
+
+/** `register_agent` alone; it needs the signing-key proof right before it (see registerAgentInstructions). */
+export function registerAgentInstruction(input: RegisterAgentInput): TransactionInstruction {
   const agent = agentPda(input.agentId, input.programId);
   return buildInstruction(
     "register_agent",
@@ -195,6 +203,7 @@ export function registerAgentInstruction(input: {
       escrowVault: escrowVaultPda(agent, input.programId),
       creatorTokenAccount: input.creatorTokenAccount,
       payoutAccount: input.payoutAccount,
+      payoutOwner: input.payoutOwner ?? input.creator,
       usdcMint: input.usdcMint,
     },
     { agentId: input.agentId, terms: input.terms, collateralUsdc: input.collateralUsdc },
@@ -202,18 +211,86 @@ export function registerAgentInstruction(input: {
   );
 }
 
-export function updateAgentInstruction(input: {
+/**
+ * The Ed25519 verification of `signingKeyProof`, the signature of `signingKey` over
+ * `signingKeyProofDigest(agent, creator)`: it must come right before `register_agent`, or an
+ * `update_agent` that sets `signingKey`.
+ */
+export function signingKeyProofInstruction(input: {
+  agent: PublicKey;
+  creator: PublicKey;
+  signingKey: Uint8Array;
+  signingKeyProof: Uint8Array;
+}): TransactionInstruction {
+  return ed25519VerifyInstruction(
+    input.signingKey,
+    input.signingKeyProof,
+    signingKeyProofDigest(input.agent, input.creator),
+  );
+}
+
+/**
+ * `[Ed25519 verification of the signing-key proof, register_agent]`, to be sent in this order in
+ * one transaction. `signingKeyProof` is the signature of `terms.signingKey` over
+ * `signingKeyProofDigest(agentPda(agentId), creator)`: the proof that the creator holds the key.
+ */
+export function registerAgentInstructions(
+  input: RegisterAgentInput & { signingKeyProof: Uint8Array },
+): [TransactionInstruction, TransactionInstruction] {
+  return [
+    signingKeyProofInstruction({
+      agent: agentPda(input.agentId, input.programId),
+      creator: input.creator,
+      signingKey: input.terms.signingKey,
+      signingKeyProof: input.signingKeyProof,
+    }),
+    registerAgentInstruction(input),
+  ];
+}
+
+export interface UpdateAgentInput extends ProgramOption {
   creator: PublicKey;
   agent: PublicKey;
   payoutAccount: PublicKey;
+  /** The payout account's owner; by default the creator (see RegisterAgentInput.payoutOwner). */
+  payoutOwner?: PublicKey;
   terms: AgentTerms;
-} & ProgramOption): TransactionInstruction {
+}
+
+/** `update_agent` alone: enough when the terms keep the agent's signing key. */
+export function updateAgentInstruction(input: UpdateAgentInput): TransactionInstruction {
   return buildInstruction(
     "update_agent",
-    { creator: input.creator, market: marketPda(input.programId), agent: input.agent, payoutAccount: input.payoutAccount },
+    {
+      creator: input.creator,
+      market: marketPda(input.programId),
+      agent: input.agent,
+      payoutAccount: input.payoutAccount,
+      payoutOwner: input.payoutOwner ?? input.creator,
+    },
     { terms: input.terms },
     input.programId,
   );
+}
+
+/**
+ * `update_agent`, preceded by the Ed25519 verification of `signingKeyProof` when one is given:
+ * the program requires it when `terms.signingKey` differs from the agent's key, and only then.
+ */
+export function updateAgentInstructions(
+  input: UpdateAgentInput & { signingKeyProof?: Uint8Array },
+): TransactionInstruction[] {
+  const update = updateAgentInstruction(input);
+  if (!input.signingKeyProof) return [update];
+  return [
+    signingKeyProofInstruction({
+      agent: input.agent,
+      creator: input.creator,
+      signingKey: input.terms.signingKey,
+      signingKeyProof: input.signingKeyProof,
+    }),
+    update,
+  ];
 }
 
 export function topUpCollateralInstruction(input: {
@@ -333,7 +410,8 @@ const THIS_INSTRUCTION = 0xffff;
  * byte for byte what solana-ed25519-program's `new_ed25519_instruction_with_signature` builds:
  * `[1, 0]`, then the offsets (signature 48, public key 16, message 112, message size, every
  * instruction index 0xFFFF: "this instruction"), then the key, the signature and the message.
- * It must come right before `settle`.
+ * It must come right before `settle` (over the result digest) and `register_agent` (over the
+ * signing-key proof digest).
  */
 export function ed25519VerifyInstruction(
   signingKey: Uint8Array,

@@ -49,6 +49,8 @@ export const MAX_EXECUTION_SECS = Number(integerConstant("MAX_EXECUTION_SECS"));
 export const MAX_SUBSCRIPTION_PERIOD_SECS = Number(integerConstant("MAX_SUBSCRIPTION_PERIOD_SECS"));
 /** Domain tag that starts the result digest: "agentmarket/result/v1". */
 export const RESULT_DIGEST_DOMAIN = bytesConstant("RESULT_DIGEST_DOMAIN");
+/** Domain tag that starts the signing-key proof: "agentmarket/signing-key/v1". */
+export const SIGNING_KEY_PROOF_DOMAIN = bytesConstant("SIGNING_KEY_PROOF_DOMAIN");
 
 const U64_MAX = (1n << 64n) - 1n;
 

@@ -27,6 +27,8 @@ import {
   resultDigest,
   settleInstruction,
   settleInstructions,
+  signingKeyProofDigest,
+  signingKeyProofInstruction,
   subscriptionPda,
   toHex,
 } from "../src/index.js";
@@ -54,6 +56,25 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
           fromHex(c.result_hash),
         );
         assert.equal(toHex(digest), c.digest);
+      });
+    }
+  });
+
+  describe("signing-key proof", () => {
+    const key = ed25519PrivateKey(fromHex(golden.ed25519.seed));
+    for (const [i, c] of golden.signing_key_proof.entries()) {
+      it(`case ${i}: digest, signature and precompile instruction`, () => {
+        const agent = new PublicKey(c.agent);
+        const creator = new PublicKey(c.creator);
+        assert.equal(toHex(signingKeyProofDigest(agent, creator)), c.digest);
+        assert.equal(toHex(sign(null, fromHex(c.digest), key)), c.signature);
+        const ix = signingKeyProofInstruction({
+          agent,
+          creator,
+          signingKey: fromHex(golden.ed25519.public_key),
+          signingKeyProof: fromHex(c.signature),
+        });
+        assert.equal(toHex(ix.data), c.instruction_data);
       });
     }
   });

@@ -49,6 +49,8 @@ export interface GoldenInstructionCase {
 export interface Golden {
   program_id: string;
   result_digest: { execution_id: string; agent: string; request_hash: string; result_hash: string; digest: string }[];
+  /** Signed by the `ed25519` key. */
+  signing_key_proof: { agent: string; creator: string; digest: string; signature: string; instruction_data: string }[];
   canonical_json: { name: string; input: string; canonical: string; sha256: string }[];
   request_hash: { name: string; task: string; parameters: string; canonical: string; request_hash: string }[];
   ed25519: {
@@ -195,6 +197,7 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey)
         agentId,
         creatorTokenAccount: key("creator_token_account"),
         payoutAccount: key("payout_account"),
+        payoutOwner: key("creator"),
         usdcMint,
         terms: terms(a.terms as Json),
         collateralUsdc: BigInt(a.collateral_usdc as string),
@@ -205,6 +208,7 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey)
         creator: key("creator"),
         agent,
         payoutAccount: key("payout_account"),
+        payoutOwner: key("creator"),
         terms: terms(a.terms as Json),
       });
     case "top_up_collateral":

@@ -1,4 +1,5 @@
 use anchor_lang::prelude::*;
+use anchor_lang::solana_program::sysvar::instructions as instructions_sysvar;
 use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::{
@@ -7,6 +8,7 @@ use crate::{
     },
     error::AgentMarketError,
     events::AgentRegistered,
+    signature::{require_preceding_ed25519, signing_key_proof_digest, SIGNING_KEY_PROOF},
     state::{Agent, AgentStatus, AgentTerms, Market},
     transfers::pay_from_signer,
 };
@@ -54,7 +56,18 @@ pub struct RegisterAgent<'info> {
         constraint = payout_account.owner != market.key() @ AgentMarketError::PayoutAccountOwnedByProgram,
     )]
     pub payout_account: Box<Account<'info, TokenAccount>>,
+    /// CHECK: the payout account's owner, passed so its own owner can be read: never an account of
+    /// this program (any agent, whose vaults it signs for, or the market) nor the delegate PDA.
+    #[account(
+        constraint = payout_owner.key() == payout_account.owner @ AgentMarketError::PayoutOwnerMismatch,
+        constraint = *payout_owner.owner != crate::ID @ AgentMarketError::PayoutAccountOwnedByProgram,
+        constraint = !market.is_delegate(payout_owner.key) @ AgentMarketError::PayoutAccountOwnedByProgram,
+    )]
+    pub payout_owner: UncheckedAccount<'info>,
     pub usdc_mint: Box<Account<'info, Mint>>,
+    /// CHECK: the instructions sysvar, read to find the signing-key proof's Ed25519 verification.
+    #[account(address = instructions_sysvar::ID @ AgentMarketError::InvalidInstructionsSysvar)]
+    pub instructions: UncheckedAccount<'info>,
     pub token_program: Program<'info, Token>,
     pub system_program: Program<'info, System>,
 }
@@ -75,6 +88,23 @@ pub fn validate_terms(terms: &AgentTerms, market: &Market) -> Result<()> {
     Ok(())
 }
 
+/// The instruction just before must be the Ed25519 verification of the signing key's signature
+/// over the signing-key proof of this agent and creator: without it anyone could register a
+/// stranger's key and endpoint with their own payout account and be paid for the stranger's work.
+pub fn require_signing_key_proof(
+    instructions: &AccountInfo,
+    signing_key: &[u8; 32],
+    agent: &Pubkey,
+    creator: &Pubkey,
+) -> Result<()> {
+    require_preceding_ed25519(
+        instructions,
+        signing_key,
+        &signing_key_proof_digest(agent, creator),
+        &SIGNING_KEY_PROOF,
+    )
+}
+
 pub fn handle_register_agent(
     ctx: Context<RegisterAgent>,
     agent_id: [u8; 16],
@@ -82,6 +112,12 @@ pub fn handle_register_agent(
     collateral_usdc: u64,
 ) -> Result<()> {
     validate_terms(&terms, &ctx.accounts.market)?;
+    require_signing_key_proof(
+        &ctx.accounts.instructions,
+        &terms.signing_key,
+        &ctx.accounts.agent.key(),
+        ctx.accounts.creator.key,
+    )?;
     require_gte!(
         collateral_usdc,
         ctx.accounts.market.min_collateral_usdc,

@@ -1,7 +1,5 @@
 use anchor_lang::prelude::*;
-use anchor_lang::solana_program::sysvar::instructions::{
-    self as instructions_sysvar, load_current_index_checked, load_instruction_at_checked,
-};
+use anchor_lang::solana_program::sysvar::instructions as instructions_sysvar;
 use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::{
@@ -11,7 +9,7 @@ use crate::{
     error::AgentMarketError,
     events::EscrowSettled,
     fees::{split, Split},
-    signature::{require_ed25519_verified, result_digest},
+    signature::{require_preceding_ed25519, result_digest, RESULT_SIGNATURE},
     state::{Agent, Escrow, Market, Receipt},
     transfers::pay_from_agent_vault,
 };
@@ -83,15 +81,11 @@ pub fn handle_settle(ctx: Context<Settle>, result_hash: [u8; 32], _fee_shard_ind
     require_gte!(escrow.deadline, now, AgentMarketError::EscrowExpired);
 
     let digest = result_digest(&escrow.execution_id, &escrow.agent, &escrow.request_hash, &result_hash);
-    let instructions = ctx.accounts.instructions.to_account_info();
-    let current_index = load_current_index_checked(&instructions)?;
-    require_gt!(current_index, 0, AgentMarketError::MissingEd25519Instruction);
-    let verification = load_instruction_at_checked(usize::from(current_index - 1), &instructions)?;
-    require_ed25519_verified(
-        &verification.program_id,
-        &verification.data,
+    require_preceding_ed25519(
+        &ctx.accounts.instructions.to_account_info(),
         &ctx.accounts.agent.signing_key,
         &digest,
+        &RESULT_SIGNATURE,
     )?;
 
     let Split {

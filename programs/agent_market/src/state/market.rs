@@ -1,6 +1,6 @@
 use anchor_lang::prelude::*;
 
-use crate::constants::FEE_SHARD_COUNT;
+use crate::constants::{DELEGATE_SEED, FEE_SHARD_COUNT};
 
 /// The marketplace's configuration. Read-only on the execution path (`open_escrow`, `settle`).
 #[account]
@@ -45,4 +45,13 @@ pub struct MarketParams {
     pub dispute_window_secs: u32,
     pub collateral_cooldown_secs: u32,
     pub escrows_paused: bool,
+}
+
+impl Market {
+    /// Whether `key` is the delegate PDA every payer approves (its bump is recorded here, so
+    /// this costs one hash instead of a search).
+    pub fn is_delegate(&self, key: &Pubkey) -> bool {
+        Pubkey::create_program_address(&[DELEGATE_SEED, &[self.delegate_bump]], &crate::ID)
+            .is_ok_and(|delegate| delegate == *key)
+    }
 }

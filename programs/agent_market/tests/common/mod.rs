@@ -8,7 +8,7 @@ use anchor_lang::{error::ErrorCode, prelude::Pubkey};
 use litesvm::types::{TransactionMetadata, TransactionResult};
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
-    market::{pda, result_digest, EscrowRef},
+    market::{pda, result_digest, signing_key_proof_digest, EscrowRef, MarketKeys},
 };
 use solana_instruction::{error::InstructionError, Instruction};
 use solana_keypair::Keypair;
@@ -75,6 +75,13 @@ pub fn terms(signing: &Keypair, pricing: Pricing) -> AgentTerms {
         pricing,
         max_execution_secs: MAX_EXECUTION_SECS,
     }
+}
+
+/// The Ed25519 verification of `signing`'s signature over the signing-key proof of `agent` and
+/// `creator`: what must come right before `register_agent`, or an `update_agent` changing the key.
+pub fn signing_key_proof_ix(signing: &Keypair, agent: &Pubkey, creator: &Pubkey) -> Instruction {
+    let signature: [u8; 64] = signing.sign_message(&signing_key_proof_digest(agent, creator)).into();
+    MarketKeys::verify_signing_key_proof(&signing.pubkey().to_bytes(), &signature, agent, creator)
 }
 
 impl TestMarket {
@@ -144,15 +151,19 @@ impl TestMarket {
         collateral_usdc: u64,
     ) -> (TransactionResult, AgentFixture) {
         let signing = Keypair::new();
-        let instruction = self.market.keys.register_agent(
-            creator.wallet.pubkey(),
-            agent_id,
-            creator.token_account,
-            payout_account,
-            terms(&signing, pricing),
-            collateral_usdc,
-        );
-        let result = self.chain.send(&[instruction], &creator.wallet, &[]);
+        let instructions = [
+            signing_key_proof_ix(&signing, &pda::agent(&agent_id), &creator.wallet.pubkey()),
+            self.market.keys.register_agent(
+                creator.wallet.pubkey(),
+                agent_id,
+                creator.token_account,
+                payout_account,
+                self.token_owner(&payout_account),
+                terms(&signing, pricing),
+                collateral_usdc,
+            ),
+        ];
+        let result = self.chain.send(&instructions, &creator.wallet, &[]);
         let agent = AgentFixture {
             agent_id,
             address: pda::agent(&agent_id),
@@ -161,6 +172,26 @@ impl TestMarket {
             creator,
         };
         (result, agent)
+    }
+
+    /// The owner recorded in token account `address`, or the default key when it does not exist.
+    pub fn token_owner(&self, address: &Pubkey) -> Pubkey {
+        self.chain
+            .account(address)
+            .and_then(|account| account.data.get(32..64).map(|owner| Pubkey::try_from(owner).unwrap()))
+            .unwrap_or_default()
+    }
+
+    /// `update_agent` by the agent's creator with the payout account's owner read from the chain;
+    /// a new signing key needs `signing_key_proof_ix` before it.
+    pub fn update_ix(&self, agent: &AgentFixture, payout_account: Pubkey, terms: AgentTerms) -> Instruction {
+        self.market.keys.update_agent(
+            agent.creator.wallet.pubkey(),
+            agent.address,
+            payout_account,
+            self.token_owner(&payout_account),
+            terms,
+        )
     }
 
     /// A pay-per-use agent at `PRICE_USDC` with the minimum collateral.

@@ -14,8 +14,8 @@ import { integerOption, jsonObjectOption, parse, required } from "../options.js"
 import { table } from "../table.js";
 
 const usage = `agent-market check <endpoint> --key <public key> --input-schema <file> --output-schema <file>
-                   [--marketplace-keypair <file>] [--parameters <json>] [--task <text>]
-                   [--max-execution-secs <n>] [--json]
+                   [--agent <address>] [--marketplace-keypair <file>] [--parameters <json>]
+                   [--task <text>] [--max-execution-secs <n>] [--json]
 
 Runs the marketplace's conformance probe against your service, from your machine (loopback
 endpoints are fine): a marketplace-signed POST <endpoint>/execute with parameters built from the
@@ -25,7 +25,9 @@ that unsigned and replayed requests are refused. Prints one row per check; exits
 
 The service must trust the marketplace key that signs the request: --marketplace-keypair, else a
 test key kept in $AGENT_MARKET_HOME/check-marketplace-keypair.json (printed, to start your service
-with). --max-execution-secs is the limit you register (default 30).`;
+with). --max-execution-secs is the limit you register (default 30). --agent is the agent account
+the request names (default: a random one); a service made with @agent-market/creator answers only
+for the agent addresses it is configured with.`;
 
 /** The test marketplace key of this machine, made on first use. */
 async function testMarketplaceKey(io: Io): Promise<Keypair> {
@@ -46,6 +48,7 @@ export const check: Command = {
       args,
       {
         key: { type: "string" },
+        agent: { type: "string" },
         "input-schema": { type: "string" },
         "output-schema": { type: "string" },
         "marketplace-keypair": { type: "string" },
@@ -64,6 +67,9 @@ export const check: Command = {
     }
     const key = required(values.key, "--key", usage);
     if (!parseAddress(key)) throw new UsageError(`--key ${key} is not a base58 Ed25519 public key`, usage);
+    if (values.agent !== undefined && !parseAddress(values.agent)) {
+      throw new UsageError(`--agent ${values.agent} is not a base58 address`, usage);
+    }
     const inputSchema = await readJsonFile(required(values["input-schema"], "--input-schema", usage), "input schema");
     const outputSchema = await readJsonFile(required(values["output-schema"], "--output-schema", usage), "output schema");
     const parameters = values.parameters === undefined ? undefined : jsonObjectOption(values.parameters, "--parameters", usage);
@@ -79,6 +85,7 @@ export const check: Command = {
     const rows = await checkConformance({
       endpoint,
       signingKey: key,
+      ...(values.agent === undefined ? {} : { agent: values.agent }),
       inputSchema,
       outputSchema,
       marketplaceSecretKey: marketplace.secretKey,

@@ -16,10 +16,14 @@ import {
   fetchAgent,
   fetchMarket,
   listingHash,
-  registerAgentInstruction,
+  parseSigningKeyProof,
+  registerAgentInstructions,
+  signSigningKeyProof,
   toHex,
+  verifySigningKeyProof,
   type ListingDocument,
 } from "@agent-market/program";
+import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import { Connection, PublicKey, SendTransactionError, Transaction, sendAndConfirmTransaction } from "@solana/web3.js";
 
@@ -34,7 +38,8 @@ import { walletSigner } from "../session.js";
 const usage = `agent-market register --keypair <creator wallet file> --signing-key <keypair file> --endpoint <url>
                       --listing <listing.json> --price <usdc> --api <url> --rpc <url>
                       [--collateral <usdc>] [--max-execution-secs <n>] [--network devnet|mainnet]
-                      [--agent <address>] [--program-id <address>] [--json]
+                      [--agent <address>] [--agent-id <base58>] [--program-id <address>] [--json]
+       agent-market register … --signing-key <public key> --key-proof <base58> --agent-id <base58> …
 
 The whole creator checklist, step by step: reads the listing document (name, description, tags,
 input_schema, output_schema) and hashes it; reads the marketplace (USDC mint, minimum collateral)
@@ -47,7 +52,13 @@ makes the marketplace probe your endpoint. On failure it says what to do next.
 IDL's); it must be the one the API names for the network.
 
 --agent <address> lists an agent registered already (after fixing what made listing fail),
-without registering another.`;
+without registering another.
+
+The program registers a signing key only with its proof: the key's signature over the agent's
+address and the creator's wallet. With a keypair file as --signing-key the proof is signed here.
+When the key lives elsewhere (its service, an HSM), give its public key as --signing-key, pick an
+agent id, and pass the proof that \`agent-market key-proof --signing-key <file> --creator <wallet>
+--agent-id <id>\` prints where the key is, as --key-proof, with that --agent-id.`;
 
 function listingDocument(value: unknown, path: string): ListingDocument {
   const doc = value as Partial<ListingDocument> | null;
@@ -113,6 +124,8 @@ export const register: Command = {
         rpc: { type: "string" },
         network: { type: "string" },
         agent: { type: "string" },
+        "agent-id": { type: "string" },
+        "key-proof": { type: "string" },
         "program-id": { type: "string" },
       },
       usage,
@@ -137,7 +150,32 @@ export const register: Command = {
       }
     }
     const creator = await readKeypair(keypairPath);
-    const signing = await readKeypair(signingKeyPath);
+    let agentId: Uint8Array | undefined;
+    if (values["agent-id"] !== undefined) {
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = utils.bytes.bs58.decode(values["agent-id"]);
+      } catch {
+        bytes = undefined;
+      }
+      if (bytes?.length !== 16) throw new UsageError(`--agent-id ${values["agent-id"]} is not base58 of 16 bytes`, usage);
+      agentId = bytes;
+    }
+    // With --key-proof the key stays where it is: --signing-key is its public key.
+    let signing: { publicKey: PublicKey; secretKey?: Uint8Array };
+    let givenProof: Uint8Array | undefined;
+    if (values["key-proof"] !== undefined) {
+      givenProof = parseSigningKeyProof(values["key-proof"]) ?? undefined;
+      if (!givenProof) throw new UsageError(`--key-proof is not base58 of a 64-byte signature`, usage);
+      if (!existing && !agentId) throw new UsageError("--key-proof names an agent: pass the --agent-id it was made for", usage);
+      try {
+        signing = { publicKey: new PublicKey(signingKeyPath) };
+      } catch {
+        throw new UsageError(`with --key-proof, --signing-key is the key's public key; ${signingKeyPath} is not one`, usage);
+      }
+    } else {
+      signing = await readKeypair(signingKeyPath);
+    }
     const connection = new Connection(rpc, "confirmed");
     const step = progress(io, existing ? 7 : 8);
 
@@ -216,12 +254,19 @@ export const register: Command = {
       }
       step(`The wallet holds ${formatUsdc(balance)} USDC, enough for ${formatUsdc(collateral)} USDC of collateral`);
 
-      const agentId = new Uint8Array(randomBytes(16));
-      agent = agentPda(agentId, programId);
-      const instruction = registerAgentInstruction({
+      const newAgentId = agentId ?? new Uint8Array(randomBytes(16));
+      agent = agentPda(newAgentId, programId);
+      const signingKeyProof = givenProof ?? signSigningKeyProof(signing.secretKey!, agent, creator.publicKey);
+      if (!verifySigningKeyProof(signingKeyProof, signing.publicKey.toBytes(), agent, creator.publicKey)) {
+        throw new CliError(
+          `--key-proof is not ${signing.publicKey.toBase58()}'s proof for agent ${agent.toBase58()} and creator ${creator.publicKey.toBase58()}`,
+          `print it where the key is: agent-market key-proof --signing-key <file> --creator ${creator.publicKey.toBase58()} --agent ${agent.toBase58()}`,
+        );
+      }
+      const instructions = registerAgentInstructions({
         programId,
         creator: creator.publicKey,
-        agentId,
+        agentId: newAgentId,
         creatorTokenAccount: tokenAccount,
         payoutAccount: tokenAccount,
         usdcMint: mint,
@@ -233,9 +278,10 @@ export const register: Command = {
           maxExecutionSecs,
         },
         collateralUsdc: collateral,
+        signingKeyProof,
       });
       try {
-        registerTransaction = await sendAndConfirmTransaction(connection, new Transaction().add(instruction), [creator], {
+        registerTransaction = await sendAndConfirmTransaction(connection, new Transaction().add(...instructions), [creator], {
           commitment: "confirmed",
         });
       } catch (error) {

@@ -898,10 +898,20 @@ export const IDL_JSON = {
           ]
         },
         {
+          "name": "payout_owner",
+          "docs": [
+            "this program (any agent, whose vaults it signs for, or the market) nor the delegate PDA."
+          ]
+        },
+        {
           "name": "usdc_mint",
           "relations": [
             "market"
           ]
+        },
+        {
+          "name": "instructions",
+          "address": "Sysvar1nstructions1111111111111111111111111"
         },
         {
           "name": "token_program",
@@ -1602,6 +1612,16 @@ export const IDL_JSON = {
           ]
         },
         {
+          "name": "payout_owner",
+          "docs": [
+            "this program (any agent, whose vaults it signs for, or the market) nor the delegate PDA."
+          ]
+        },
+        {
+          "name": "instructions",
+          "address": "Sysvar1nstructions1111111111111111111111111"
+        },
+        {
           "name": "event_authority",
           "pda": {
             "seeds": [
@@ -2129,7 +2149,7 @@ export const IDL_JSON = {
     {
       "code": 6051,
       "name": "PayoutAccountOwnedByProgram",
-      "msg": "Payout account is one the program owns (an agent vault or a fee shard)"
+      "msg": "Payout account is owned by an account of the program (an agent, the market) or its delegate"
     },
     {
       "code": 6052,
@@ -2155,6 +2175,26 @@ export const IDL_JSON = {
       "code": 6056,
       "name": "SubscriptionPaidAhead",
       "msg": "Subscription already runs more than a period ahead"
+    },
+    {
+      "code": 6057,
+      "name": "MissingSigningKeyProof",
+      "msg": "No Ed25519 verification of the signing-key proof precedes this instruction: the signing key must sign it"
+    },
+    {
+      "code": 6058,
+      "name": "SigningKeyProofKeyMismatch",
+      "msg": "Signing-key proof was signed by another key than the agent's signing key"
+    },
+    {
+      "code": 6059,
+      "name": "SigningKeyProofDigestMismatch",
+      "msg": "Signing-key proof was signed over another agent or creator"
+    },
+    {
+      "code": 6060,
+      "name": "PayoutOwnerMismatch",
+      "msg": "Payout owner is not the owner of the payout account"
     }
   ],
   "types": [
@@ -3551,6 +3591,15 @@ export const IDL_JSON = {
       ],
       "type": "bytes",
       "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 47, 118, 49]"
+    },
+    {
+      "name": "SIGNING_KEY_PROOF_DOMAIN",
+      "docs": [
+        "Domain tag of the signing-key proof: the digest a signing key signs to show that whoever",
+        "registers it as an agent's key holds it (docs/program.md, \"Signing-key proof\")."
+      ],
+      "type": "bytes",
+      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 115, 105, 103, 110, 105, 110, 103, 45, 107, 101, 121, 47, 118, 49]"
     },
     {
       "name": "SUBSCRIPTION_SEED",
