@@ -5,7 +5,7 @@ import { AppContext, type AppState } from "./app-context.js";
 import { ErrorNotice } from "./components/ErrorNotice.js";
 import { Loading } from "./components/Status.js";
 import { loadConfig, type DashboardConfig } from "./data/config.js";
-import { signOut } from "./data/session.js";
+import { resumeSession, signOut, storedSession, watchSignOut } from "./data/session.js";
 import { AgentPage } from "./screens/AgentPage.js";
 import { ExecutionsScreen } from "./screens/Executions.js";
 import { KeysScreen } from "./screens/Keys.js";
@@ -13,6 +13,7 @@ import { MarketplaceScreen } from "./screens/Marketplace.js";
 import { SignInScreen } from "./screens/SignIn.js";
 import { UsageScreen } from "./screens/Usage.js";
 import { WalletScreen } from "./screens/Wallet.js";
+import { reconnect } from "./wallet/reconnect.js";
 import type { ConnectedWallet } from "./wallet/wallet.js";
 
 // The creators' and the arbiter's screens build program transactions in the page: their code
@@ -73,10 +74,24 @@ export function App() {
   const [config, setConfig] = useState<DashboardConfig | null>(null);
   const [configError, setConfigError] = useState<unknown>(null);
   const [signedIn, setSignedIn] = useState<{ wallet: ConnectedWallet; session: WalletSession } | null>(null);
+  const [resuming, setResuming] = useState(() => storedSession() !== null);
   const [route, go] = useRoute();
   useEffect(() => {
     loadConfig().then(setConfig, setConfigError);
   }, []);
+  // A reload or a new tab: the stored session, with its wallet connected again, while both hold.
+  useEffect(() => {
+    if (config === null || !resuming) return;
+    const stored = storedSession();
+    if (stored === null) return setResuming(false);
+    void (async () => {
+      const wallet = await reconnect(stored, config.localnet).catch(() => null);
+      const session = wallet !== null && wallet.address === stored.wallet ? await resumeSession(wallet.address) : null;
+      if (wallet !== null && session !== null) setSignedIn({ wallet, session });
+      setResuming(false);
+    })();
+  }, [config, resuming]);
+  useEffect(() => watchSignOut(() => setSignedIn(null)), []);
   useEffect(() => {
     const current = SCREENS.find(([id]) => id === route)?.[1] ?? (route.startsWith("agents/") ? "Agent" : "API keys");
     document.title = signedIn ? `${current} · Agent Market` : "Sign in · Agent Market";
@@ -90,10 +105,10 @@ export function App() {
         <ErrorNotice error={configError} />
       </main>
     );
-  if (config === null)
+  if (config === null || resuming)
     return (
       <main id="main">
-        <Loading what="the dashboard" />
+        <Loading what={resuming ? "your session" : "the dashboard"} />
       </main>
     );
   if (signedIn === null) return <SignInScreen config={config} onSignedIn={(wallet, session) => setSignedIn({ wallet, session })} />;

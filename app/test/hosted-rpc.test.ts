@@ -47,6 +47,9 @@ describe("the dashboard on a hosted network", function () {
     assert.deepEqual(connect, ["'self'", new URL(stack.graphqlUrl).origin, new URL(rpcUrl).origin]);
     const relayed = await api(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "getSlot", params: [] } });
     assert.equal(relayed.status, 404);
+    // Nor is there a faucet: the test-funds button is localnet's only.
+    const faucet = await api(stack.relayer, "POST", "/dashboard-faucet", { body: {} });
+    assert.equal(faucet.status, 404);
   });
 
   it("lets a creator top up collateral, the wallet's transaction sent to that address by the page", async () => {

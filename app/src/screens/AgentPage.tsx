@@ -7,6 +7,7 @@ import { StatusBadge } from "../components/StatusBadge.js";
 import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
 import { agentChain, getAgent } from "../data/agents.js";
+import { agentChanged, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 
 const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } as const;
@@ -19,6 +20,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
   const { config } = useApp();
   const [agent, reload] = useLoad(() => getAgent(agentId), [agentId]);
   const [chain, reloadChain] = useLoad(() => agentChain(config.indexer_graphql_url, agentId), [agentId]);
+  useLive(config.indexer_graphql_url, [agentChanged(agentId)], reloadChain);
 
   return (
     <>
@@ -100,7 +102,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                   ) : (
                     <ul className="plain">
                       {chain.value.executions.edges.map(({ node }) => (
-                        <li key={node.id}>
+                        <li key={node.id} data-testid="agent-execution-row">
                           <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span> {node.amount.usdc} USDC{" "}
                           {node.closeTransaction && <ExplorerLink signature={node.closeTransaction.signature} />}
                         </li>

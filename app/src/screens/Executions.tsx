@@ -5,6 +5,7 @@ import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExecutionDetails } from "../components/ExecutionDetails.js";
 import { Empty, Loading } from "../components/Status.js";
 import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFilter } from "../data/executions.js";
+import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
 
@@ -15,7 +16,7 @@ export function ExecutionsScreen() {
   const [filter, setFilter] = useState<ExecutionFilter>({});
   const [pages, setPages] = useState<ChainExecution[]>([]);
   const [open, setOpen] = useState<string | null>(null);
-  const [keys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
+  const [keys, reloadKeys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
   const [webKey] = useLoad(() => webRunKeyId(session.address, network), [session, network]);
   const webKeyId = webKey.state === "ready" ? webKey.value : null;
   const keyNames = new Map(keys.state === "ready" ? keys.value.map((k) => [k.id, `${k.name} (…${k.last4})`]) : []);
@@ -25,6 +26,12 @@ export function ExecutionsScreen() {
     return fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address });
   }, [filter, session]);
   const [next, setNext] = useState<string | null | undefined>(undefined);
+  // An execution paid by this wallet, made here, with curl or anywhere: shown as the chain records it.
+  useLive(config.indexer_graphql_url, [paidBy(session.address)], () => {
+    setNext(undefined);
+    reload();
+    reloadKeys();
+  });
   const [moreError, setMoreError] = useState<unknown>(null);
 
   const first = page.state === "ready" ? page.value.executions : [];

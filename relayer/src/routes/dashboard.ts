@@ -4,6 +4,8 @@
 // the app routes in the browser.
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
+import { promisify } from "node:util";
+import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 
 import type { FastifyInstance } from "fastify";
 
@@ -20,6 +22,19 @@ const CONTENT_TYPES: Record<string, string> = {
   ".json": "application/json; charset=utf-8",
   ".txt": "text/plain; charset=utf-8",
 };
+
+const COMPRESSIBLE = new Set([".html", ".js", ".css", ".svg", ".json", ".txt"]);
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/** The encoding the browser accepts that serves `file` smallest: Brotli, else gzip, else none. */
+function chooseEncoding(file: string, accepted: string | undefined): "br" | "gzip" | null {
+  if (!COMPRESSIBLE.has(extname(file))) return null;
+  const names = (accepted ?? "").split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
+  if (names.includes("br")) return "br";
+  if (names.includes("gzip")) return "gzip";
+  return null;
+}
 
 // A page that only ever talks to its own origin, the indexer and the RPC addresses it is given:
 // anything else injected is refused.
@@ -44,6 +59,20 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
   const rpcUrl = dashboard.localnet ? devnet?.rpc_url : undefined;
   const csp = contentSecurityPolicy(dashboard.indexer_graphql_url, Object.values(dashboard.rpc_urls));
   const served = Object.keys(services.config.networks);
+  // The built files never change while the relayer runs: each is compressed once, on first ask.
+  const compressed = new Map<string, Promise<Buffer>>();
+  const encoded = (file: string, encoding: "br" | "gzip"): Promise<Buffer> => {
+    const key = `${encoding}:${file}`;
+    let body = compressed.get(key);
+    if (body === undefined) {
+      body = readFile(file).then((raw) =>
+        encoding === "br" ? brotli(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } }) : gzipped(raw, { level: 9 }),
+      );
+      body.catch(() => compressed.delete(key));
+      compressed.set(key, body);
+    }
+    return body;
+  };
 
   app.get("/dashboard-config.json", { schema: { hide: true } }, async (_request, reply) => {
     reply.header("Cache-Control", "no-store");
@@ -71,8 +100,11 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
       const info = await stat(candidate).catch(() => null);
       if (info?.isFile()) file = candidate;
     }
-    const body = await readFile(file);
     const html = file.endsWith(".html");
+    const encoding = chooseEncoding(file, request.headers["accept-encoding"]);
+    const body = encoding === null ? await readFile(file) : await encoded(file, encoding);
+    if (encoding !== null) reply.header("Content-Encoding", encoding);
+    if (COMPRESSIBLE.has(extname(file))) reply.header("Vary", "Accept-Encoding");
     reply
       .header("Content-Type", CONTENT_TYPES[extname(file)] ?? "application/octet-stream")
       // Vite names assets by content hash: they never change; the page itself always revalidates.
