@@ -1,5 +1,5 @@
 import type { WalletSession } from "@agent-market/client";
-import { lazy, Suspense, useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useRef, useState } from "react";
 
 import { AppContext, type AppState } from "./app-context.js";
 import { ErrorNotice } from "./components/ErrorNotice.js";
@@ -92,6 +92,13 @@ export function App() {
     })();
   }, [config, resuming]);
   useEffect(() => watchSignOut(() => setSignedIn(null)), []);
+  // The sign-in button that had focus is gone: start the keyboard at the top of the page, so the
+  // first Tab reaches the skip link and then the navigation.
+  const top = useRef<HTMLSpanElement>(null);
+  const signedInNow = signedIn !== null;
+  useEffect(() => {
+    if (signedInNow) top.current?.focus();
+  }, [signedInNow]);
   useEffect(() => {
     const current = SCREENS.find(([id]) => id === route)?.[1] ?? (route.startsWith("agents/") ? "Agent" : "API keys");
     document.title = signedIn ? `${current} · Agent Market` : "Sign in · Agent Market";
@@ -116,6 +123,7 @@ export function App() {
   const state: AppState = { config, ...signedIn, network: config.networks.includes("devnet") ? "devnet" : "mainnet" };
   return (
     <AppContext.Provider value={state}>
+      <span ref={top} tabIndex={-1} />
       <a href="#main" className="skip" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
         Skip to content
       </a>

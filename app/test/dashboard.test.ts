@@ -82,7 +82,7 @@ describe("the dashboard in a browser", function () {
     await dashboard.page.screenshot({ path: `${SHOTS}/signed-in.png` });
     await dashboard.page.getByTitle(address).waitFor();
     // The session the page opened is the wallet's, on the relayer's own origin.
-    const token = await dashboard.page.evaluate(() => JSON.parse(sessionStorage.getItem("agent-market.session")!).token as string);
+    const token = await dashboard.page.evaluate(() => JSON.parse(localStorage.getItem("agent-market.session")!).token as string);
     const session = await api<{ wallet: string }>(stack.relayer, "GET", "/v1/auth/session", { token });
     assert.equal(session.body.wallet, address);
   });

@@ -75,6 +75,7 @@ describe("the dashboard following the chain", function () {
     // The indexer records it at `confirmed`; the screens follow within a few slots, untouched.
     const soon = { timeout: 20_000 };
     await executions!.getByTestId("execution-row").first().waitFor(soon);
+    await executions!.getByTestId("execution-row").first().getByTestId("agent-name").filter({ hasText: "Echo" }).waitFor();
     await usage!.getByTestId("total-executions").filter({ hasText: /^1$/ }).waitFor(soon);
     await wallet!.getByTestId("balance").filter({ hasText: "4.750000" }).waitFor(soon);
     await agentPage!.waitForFunction((before) => document.querySelectorAll('[data-testid="agent-execution-row"]').length > before, rowsBefore, soon);

@@ -40,6 +40,14 @@ describe("the dashboard for a newcomer", function () {
     suite.defer(() => agent.server.close());
   });
 
+  it("calls an agent without executions new, not 'no data'", async () => {
+    const dashboard = await suite.open(Keypair.generate());
+    await signInWithTestWallet(dashboard);
+    await dashboard.page.getByRole("link", { name: "Marketplace" }).click();
+    await dashboard.page.getByTestId("agent-card").filter({ hasText: "Echo" }).getByText("new: no executions yet").waitFor();
+    assert.equal(await dashboard.page.getByText("no data", { exact: true }).count(), 0);
+  });
+
   it("funds a fresh local test wallet in one click through the relayer, which then pays with an API key", async () => {
     const dashboard = await suite.open(null);
     const { page } = dashboard;
@@ -157,6 +165,45 @@ describe("the dashboard for a newcomer", function () {
     await injected.page.reload();
     await injected.page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
     assert.equal(await injected.page.locator("header .who .mono").getAttribute("title"), payer.wallet.publicKey.toBase58());
+  });
+
+  it("keeps keyboard focus where the user is: skip link first, Copy key, back to the list, a revoke asked and cancelled with Escape", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 1_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    const focused = () => page.evaluate(() => (document.activeElement?.textContent ?? "").trim());
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(), "Skip to content");
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(), "API keys");
+
+    await page.getByLabel("Name").fill("keyboard");
+    await page.getByLabel("Name").press("Enter");
+    await page.getByTestId("new-key-secret").waitFor();
+    assert.equal(await focused(), "Copy key", "the key's Copy button takes focus");
+    await page.getByRole("button", { name: "I have stored it" }).press("Enter");
+    await page.waitForFunction(() => document.activeElement?.id === "keys-title");
+
+    const row = page.getByTestId("key-row").filter({ hasText: "keyboard" });
+    await page.getByRole("button", { name: "Revoke keyboard" }).press("Enter");
+    assert.equal(await focused(), "Cancel", "asking keeps focus in the row, on the safe choice");
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(() => document.activeElement?.getAttribute("aria-label") === "Revoke keyboard");
+    await page.getByRole("button", { name: "Revoke keyboard" }).press("Enter");
+    await page.getByRole("button", { name: "Revoke “keyboard” now" }).press("Enter");
+    await row.getByText("revoked").waitFor();
+    assert.equal(await focused(), "revoked", "focus lands on the row's new status");
+
+    // Revoking the allowance asks first too; Escape cancels and nothing is signed.
+    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByTestId("allowance").filter({ hasText: "1.000000" }).waitFor();
+    await page.getByRole("button", { name: "Revoke the allowance" }).click();
+    await page.getByRole("group", { name: "Confirm revoking the allowance" }).waitFor();
+    assert.equal(await focused(), "Cancel");
+    await page.keyboard.press("Escape");
+    assert.equal(await page.getByRole("group", { name: "Confirm revoking the allowance" }).count(), 0);
+    assert.equal(await page.getByTestId("allowance-sent").count(), 0);
   });
 
   it("says an allowance 402 in the app's words, with a link to the Wallet screen", async () => {

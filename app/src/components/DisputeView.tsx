@@ -1,6 +1,7 @@
 import type { Dispute } from "@agent-market/client";
 
 import { attachmentUrl } from "../data/disputes.js";
+import { AgentName } from "./AgentName.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 
 const OUTCOME: Record<Dispute["state"], string> = {
@@ -28,8 +29,8 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
         <dt>Paid</dt>
         <dd>{dispute.amount_usdc} USDC</dd>
         <dt>Agent</dt>
-        <dd className="mono" title={dispute.agent}>
-          {short(dispute.agent)}
+        <dd>
+          <AgentName address={dispute.agent} />
         </dd>
         <dt>Payer</dt>
         <dd className="mono" title={dispute.payer}>

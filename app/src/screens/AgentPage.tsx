@@ -40,7 +40,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
       {agent.state === "ready" && (
         <>
           <h1>
-            {agent.value.name} <StatusBadge status={chain.state === "ready" ? chain.value?.status ?? null : null} />
+            {agent.value.name} <StatusBadge status={chain.state === "ready" ? chain.value?.status ?? null : null} retired={agent.value.status === "retired"} />
           </h1>
           <p>{agent.value.description}</p>
           <p className="tags">

@@ -1,6 +1,7 @@
 import { Fragment, useState } from "react";
 
 import { useApp } from "../app-context.js";
+import { AgentName } from "../components/AgentName.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExecutionDetails } from "../components/ExecutionDetails.js";
 import { Empty, Loading } from "../components/Status.js";
@@ -100,7 +101,9 @@ export function ExecutionsScreen() {
                     <th scope="row" className="mono">
                       {short(x.id)}
                     </th>
-                    <td className="mono" data-label="Agent">{short(x.agent)}</td>
+                    <td data-label="Agent">
+                      <AgentName address={x.agent} />
+                    </td>
                     <td data-testid="execution-paid-with" data-label="Paid with">{paidWith(x.apiKeyId)}</td>
                     <td data-label="State">
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>

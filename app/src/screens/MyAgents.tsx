@@ -53,7 +53,7 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
   return (
     <li className="card" data-testid="my-agent">
       <h2>
-        {name} <StatusBadge status={agent.status} />{" "}
+        {name} <StatusBadge status={agent.status} retired={agent.retiredAt !== null || status === "retired"} />{" "}
         {status !== null && (
           <span className={`badge badge-listing-${status}`} data-testid="listing-status">
             listing {status}

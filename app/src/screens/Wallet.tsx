@@ -1,5 +1,5 @@
 import { parseUsdc } from "@agent-market/client";
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
@@ -25,6 +25,7 @@ export function WalletScreen() {
   // A paid execution moves the balance and the allowance.
   useLive(config.indexer_graphql_url, [paidBy(wallet.address)], reload);
   const [confirmRevoke, setConfirmRevoke] = useState(false);
+  const revokeButton = useRef<HTMLButtonElement>(null);
   const [amount, setAmount] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -107,15 +108,16 @@ export function WalletScreen() {
           <button type="submit" className="primary" disabled={busy}>
             {busy ? "Waiting for the wallet…" : "Sign and set the allowance"}
           </button>
-          {!confirmRevoke && (
-            <button type="button" className="danger" disabled={busy} onClick={() => setConfirmRevoke(true)}>
-              Revoke the allowance
-            </button>
-          )}
+          <button ref={revokeButton} type="button" className="danger" disabled={busy || confirmRevoke} aria-expanded={confirmRevoke} onClick={() => setConfirmRevoke(true)}>
+            Revoke the allowance
+          </button>
         </div>
         {confirmRevoke && (
           <ConfirmRevoke
-            onCancel={() => setConfirmRevoke(false)}
+            onCancel={() => {
+              setConfirmRevoke(false);
+              requestAnimationFrame(() => revokeButton.current?.focus());
+            }}
             onConfirm={() => {
               setConfirmRevoke(false);
               void sign(() => session.wallet.revokeTransaction({ network }));
@@ -146,10 +148,10 @@ function ConfirmRevoke({ onCancel, onConfirm }: { onCancel: () => void; onConfir
     >
       <p>Revoke the allowance? Every API key and web run of this wallet is refused until you set one again.</p>
       <div className="row">
-        <button type="button" className="danger" autoFocus onClick={onConfirm}>
+        <button type="button" className="danger" onClick={onConfirm}>
           Yes, revoke it
         </button>
-        <button type="button" onClick={onCancel}>
+        <button type="button" autoFocus onClick={onCancel}>
           Cancel
         </button>
       </div>
