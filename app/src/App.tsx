@@ -13,6 +13,7 @@ import { MarketplaceScreen } from "./screens/Marketplace.js";
 import { SignInScreen } from "./screens/SignIn.js";
 import { UsageScreen } from "./screens/Usage.js";
 import { WalletScreen } from "./screens/Wallet.js";
+import { DEV_ARBITER_WALLET } from "./wallet/local-wallet.js";
 import { reconnect } from "./wallet/reconnect.js";
 import type { ConnectedWallet } from "./wallet/wallet.js";
 
@@ -23,17 +24,30 @@ const ListAgentScreen = lazy(() => import("./screens/ListAgent.js").then((m) => 
 const DisputesScreen = lazy(() => import("./screens/Disputes.js").then((m) => ({ default: m.DisputesScreen })));
 const ArbiterScreen = lazy(() => import("./screens/Arbiter.js").then((m) => ({ default: m.ArbiterScreen })));
 
-const SCREENS = [
-  ["keys", "API keys"],
-  ["usage", "Usage"],
-  ["executions", "Executions"],
-  ["wallet", "Wallet"],
-  ["disputes", "Disputes"],
-  ["my-agents", "My agents"],
-  ["list-agent", "List an agent"],
-  ["arbiter", "Arbiter"],
-  ["marketplace", "Marketplace"],
-] as const;
+// The navigation by role: what a consumer uses, what a creator uses, and the arbiter's screen,
+// shown only to the market's arbiter (anyone else reaching it by address is told who can rule).
+const GROUPS: readonly { label: string; screens: readonly (readonly [string, string])[] }[] = [
+  {
+    label: "Use agents",
+    screens: [
+      ["keys", "API keys"],
+      ["usage", "Usage"],
+      ["executions", "Executions"],
+      ["wallet", "Wallet"],
+      ["disputes", "Disputes"],
+      ["marketplace", "Marketplace"],
+    ],
+  },
+  {
+    label: "Sell agents",
+    screens: [
+      ["my-agents", "My agents"],
+      ["list-agent", "List an agent"],
+    ],
+  },
+  { label: "Arbitrate", screens: [["arbiter", "Arbiter"]] },
+];
+const SCREENS = GROUPS.flatMap((group) => group.screens);
 
 function useRoute(): [string, (route: string) => void] {
   const read = () => location.hash.replace(/^#\/?/, "") || "keys";
@@ -85,7 +99,7 @@ export function App() {
     const stored = storedSession();
     if (stored === null) return setResuming(false);
     void (async () => {
-      const wallet = await reconnect(stored, config.localnet).catch(() => null);
+      const wallet = await reconnect(stored, config).catch(() => null);
       const session = wallet !== null && wallet.address === stored.wallet ? await resumeSession(wallet.address) : null;
       if (wallet !== null && session !== null) setSignedIn({ wallet, session });
       setResuming(false);
@@ -121,6 +135,7 @@ export function App() {
   if (signedIn === null) return <SignInScreen config={config} onSignedIn={(wallet, session) => setSignedIn({ wallet, session })} />;
 
   const state: AppState = { config, ...signedIn, network: config.networks.includes("devnet") ? "devnet" : "mainnet" };
+  const isArbiter = config.arbiters[state.network] === signedIn.wallet.address;
   return (
     <AppContext.Provider value={state}>
       <span ref={top} tabIndex={-1} />
@@ -130,18 +145,27 @@ export function App() {
       <header className="top">
         <span className="brand">Agent Market</span>
         <nav aria-label="Dashboard">
-          <ul>
-            {SCREENS.map(([id, label]) => (
-              <li key={id}>
-                <a href={`#/${id}`} aria-current={route === id || (id === "marketplace" && route.startsWith("agents/")) ? "page" : undefined}>
-                  {label}
-                </a>
+          <ul className="nav-groups">
+            {GROUPS.filter((group) => group.label !== "Arbitrate" || isArbiter).map((group) => (
+              <li key={group.label} className="nav-group">
+                <span className="visually-hidden" id={`nav-${group.label.toLowerCase().replace(/ /g, "-")}`}>
+                  {group.label}
+                </span>
+                <ul aria-labelledby={`nav-${group.label.toLowerCase().replace(/ /g, "-")}`}>
+                  {group.screens.map(([id, label]) => (
+                    <li key={id}>
+                      <a href={`#/${id}`} aria-current={route === id || (id === "marketplace" && route.startsWith("agents/")) ? "page" : undefined}>
+                        {label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
               </li>
             ))}
           </ul>
         </nav>
         <span className="who">
-          {signedIn.wallet.local && <span className="badge badge-local">local test wallet</span>}
+          {signedIn.wallet.local && <span className="badge badge-local">{signedIn.wallet.name === DEV_ARBITER_WALLET ? "development arbiter" : "local test wallet"}</span>}
           <span className="mono" title={signedIn.wallet.address}>
             {signedIn.wallet.address.slice(0, 4)}…{signedIn.wallet.address.slice(-4)}
           </span>

@@ -56,6 +56,9 @@ describe("the dashboard in a browser", function () {
     assert.equal((missing.body as { error: { code: string } }).error.code, "route_not_found");
     const config = await (await fetch(`${base}/dashboard-config.json`)).json();
     assert.deepEqual(config, {
+      arbiters: { devnet: stack.market.arbiter.publicKey.toBase58(), mainnet: null },
+      // localnet's arbiter is the committed development one: offered to try the arbiter's screens.
+      dev_arbiter_secret_key: Array.from(stack.market.arbiter.secretKey),
       indexer_graphql_url: stack.graphqlUrl,
       networks: ["devnet"],
       localnet: true,

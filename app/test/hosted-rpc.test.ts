@@ -35,6 +35,9 @@ describe("the dashboard on a hosted network", function () {
     const rpcUrl = stack.market.localnet.rpcUrl;
     const config = await (await fetch(`${stack.relayer.url}/dashboard-config.json`)).json();
     assert.deepEqual(config, {
+      arbiters: { devnet: stack.market.arbiter.publicKey.toBase58(), mainnet: null },
+      // Not on a hosted network, even where its arbiter is the committed development key.
+      dev_arbiter_secret_key: null,
       indexer_graphql_url: stack.graphqlUrl,
       networks: ["devnet"],
       localnet: false,

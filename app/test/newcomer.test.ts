@@ -206,6 +206,38 @@ describe("the dashboard for a newcomer", function () {
     assert.equal(await page.getByTestId("allowance-sent").count(), 0);
   });
 
+  it("groups the navigation by role in one row at 1280 px, the arbiter's screen for the arbiter alone, who can be tried on localnet", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 1_000_000n);
+    const consumer = await suite.open(payer.wallet);
+    await signInWithTestWallet(consumer);
+    const nav = consumer.page.getByRole("navigation", { name: "Dashboard" });
+    for (const group of ["Use agents", "Sell agents"]) await nav.getByRole("list", { name: group }).waitFor();
+    assert.equal(await nav.getByRole("link", { name: "Arbiter" }).count(), 0, "not the arbiter: no Arbiter screen offered");
+    const rows = await consumer.page.evaluate(() => {
+      const tops = [".brand", ".top nav", ".who"].map((selector) => document.querySelector(selector)!.getBoundingClientRect());
+      return { spread: Math.max(...tops.map((r) => r.top)) - Math.min(...tops.map((r) => r.top)), height: document.querySelector(".top")!.getBoundingClientRect().height };
+    });
+    assert.ok(rows.height < 70 && rows.spread < 20, `the header is ${rows.height} px high, its parts ${rows.spread} px apart: more than one row at 1280 px`);
+    for (const width of [1280, 390]) {
+      await consumer.page.setViewportSize({ width, height: 900 });
+      await checkScreen(consumer.page, "nav-consumer");
+    }
+
+    const arbiter = await suite.open(null);
+    await arbiter.page.getByRole("button", { name: "Sign in as the development arbiter" }).click();
+    await arbiter.page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    assert.equal(await arbiter.page.locator("header .who .mono").getAttribute("title"), stack.market.arbiter.publicKey.toBase58());
+    const arbiterNav = arbiter.page.getByRole("navigation", { name: "Dashboard" });
+    await arbiterNav.getByRole("list", { name: "Arbitrate" }).getByRole("link", { name: "Arbiter" }).click();
+    await arbiter.page.getByRole("heading", { name: "Arbiter", level: 1 }).waitFor();
+    await arbiter.page.getByText("No open dispute").or(arbiter.page.getByTestId("arbiter-dispute").first()).first().waitFor();
+    assert.equal(await arbiter.page.getByTestId("not-arbiter").count(), 0);
+    await arbiter.page.reload();
+    await arbiter.page.getByRole("heading", { name: "Arbiter", level: 1 }).waitFor();
+    assert.equal(await arbiter.page.locator("header .who .mono").getAttribute("title"), stack.market.arbiter.publicKey.toBase58());
+    await checkScreen(arbiter.page, "nav-arbiter");
+  });
+
   it("says an allowance 402 in the app's words, with a link to the Wallet screen", async () => {
     const payer = await newPayer(stack.market, stack.relayer, 5_000_000n, 0n);
     const dashboard = await suite.open(payer.wallet);

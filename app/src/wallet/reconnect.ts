@@ -3,7 +3,7 @@
 import { getWallets } from "@wallet-standard/app";
 import type { Wallet } from "@wallet-standard/base";
 
-import { connectLocalWallet } from "./local-wallet.js";
+import { connectDevelopmentArbiter, connectLocalWallet, DEV_ARBITER_WALLET } from "./local-wallet.js";
 import { connectStandardWallet, usable } from "./standard-wallets.js";
 import type { ConnectedWallet } from "./wallet.js";
 
@@ -28,8 +28,14 @@ function registered(name: string): Promise<Wallet | null> {
   });
 }
 
-export async function reconnect(stored: { walletName: string; local: boolean }, localnet: boolean): Promise<ConnectedWallet | null> {
-  if (stored.local) return localnet ? connectLocalWallet() : null;
+export async function reconnect(
+  stored: { walletName: string; local: boolean },
+  config: { localnet: boolean; dev_arbiter_secret_key: number[] | null },
+): Promise<ConnectedWallet | null> {
+  if (stored.local && stored.walletName === DEV_ARBITER_WALLET) {
+    return config.dev_arbiter_secret_key === null ? null : connectDevelopmentArbiter(config.dev_arbiter_secret_key);
+  }
+  if (stored.local) return config.localnet ? connectLocalWallet() : null;
   const wallet = await registered(stored.walletName);
   return wallet === null ? null : connectStandardWallet(wallet, { silent: true });
 }

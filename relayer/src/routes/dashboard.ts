@@ -10,6 +10,8 @@ import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
+import type { NetworkName } from "../config.js";
+import { developmentArbiterKey } from "../dev-arbiter.js";
 import { ApiError } from "../errors.js";
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -58,7 +60,7 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
   const devnet = services.config.networks.devnet;
   const rpcUrl = dashboard.localnet ? devnet?.rpc_url : undefined;
   const csp = contentSecurityPolicy(dashboard.indexer_graphql_url, Object.values(dashboard.rpc_urls));
-  const served = Object.keys(services.config.networks);
+  const served = Object.keys(services.config.networks) as NetworkName[];
   // The built files never change while the relayer runs: each is compressed once, on first ask.
   const compressed = new Map<string, Promise<Buffer>>();
   const encoded = (file: string, encoding: "br" | "gzip"): Promise<Buffer> => {
@@ -76,7 +78,14 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
 
   app.get("/dashboard-config.json", { schema: { hide: true } }, async (_request, reply) => {
     reply.header("Cache-Control", "no-store");
+    // The market's arbiter per network, so that the page shows the arbiter's screens to it alone.
+    const arbiters = Object.fromEntries(
+      await Promise.all(served.map(async (network) => [network, (await services.chain.market(network).catch(() => null))?.arbiter.toBase58() ?? null] as const)),
+    ) as Partial<Record<NetworkName, string | null>>;
     return {
+      arbiters: { devnet: arbiters.devnet ?? null, mainnet: arbiters.mainnet ?? null },
+      // Localnet only: the committed development arbiter, to try the arbiter's screens.
+      dev_arbiter_secret_key: dashboard.localnet ? await developmentArbiterKey(arbiters.devnet ?? null) : null,
       indexer_graphql_url: dashboard.indexer_graphql_url ?? null,
       networks: served,
       localnet: dashboard.localnet,
