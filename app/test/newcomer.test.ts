@@ -238,6 +238,25 @@ describe("the dashboard for a newcomer", function () {
     await checkScreen(arbiter.page, "nav-arbiter");
   });
 
+  it("has a listing form whose placeholders read as hints, not values, and a full-width endpoint field", async () => {
+    const creator = await newPayer(stack.market, stack.relayer, 1_000_000n);
+    const dashboard = await suite.open(creator.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.getByRole("link", { name: "List an agent" }).click();
+    await page.getByRole("heading", { name: "Your agent" }).waitFor();
+    assert.equal(await page.getByLabel("Price per call, USDC").getAttribute("placeholder"), "at least 0.01");
+    assert.equal(await page.getByLabel("Collateral, USDC").getAttribute("placeholder"), "the minimum, 100.00, when left empty");
+    const endpoint = await page.getByText("Endpoint (your service's base URL)").boundingBox();
+    const description = await page.getByLabel("Description").boundingBox();
+    assert.ok(endpoint!.width >= description!.width - 1, "the endpoint field spans the form");
+    assert.ok(endpoint!.height < 80, "its label on one line");
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await checkScreen(page, "list-agent-form");
+    }
+  });
+
   it("says an allowance 402 in the app's words, with a link to the Wallet screen", async () => {
     const payer = await newPayer(stack.market, stack.relayer, 5_000_000n, 0n);
     const dashboard = await suite.open(payer.wallet);

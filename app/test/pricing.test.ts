@@ -110,7 +110,7 @@ describe("pricing in the dashboard", function () {
     await signInWithTestWallet(dashboard);
     await page.getByRole("link", { name: "My agents" }).click();
     const card = page.getByTestId("my-agent").filter({ hasText: address });
-    assert.equal(await card.getByTestId("listing-pricing").textContent(), "0.250000 USDC per call");
+    assert.equal(await card.getByTestId("listing-pricing").textContent(), "0.25 USDC per call");
     await card.getByRole("button", { name: "Edit the listing of Echo" }).click();
     const editor = card.getByTestId("edit-listing");
     assert.equal(await editor.getByLabel("Price per call, USDC").inputValue(), "0.250000", "the editor starts from the listing");
