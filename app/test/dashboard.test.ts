@@ -230,11 +230,11 @@ describe("the dashboard in a browser", function () {
     await stack.market.localnet.mintUsdc(owner, 5_000_000n);
 
     await page.getByRole("link", { name: "Wallet" }).click();
-    await page.getByTestId("balance").filter({ hasText: "5.000000" }).waitFor();
+    await page.getByTestId("balance").filter({ hasText: /^5\.00 USDC$/ }).waitFor();
     await page.getByLabel("Allowance, USDC").fill("3");
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
     await page.getByTestId("allowance-sent").waitFor({ timeout: 60_000 });
-    await page.getByTestId("allowance").filter({ hasText: "3.000000" }).waitFor();
+    await page.getByTestId("allowance").filter({ hasText: /^3\.00 USDC$/ }).waitFor();
     await page.screenshot({ path: `${SHOTS}/wallet-local.png`, fullPage: true });
     const funding = await stack.market.connection.getTokenAccountBalance(tokenAccountOf(stack.market, owner));
     assert.equal(funding.value.amount, "5000000");

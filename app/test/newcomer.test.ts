@@ -30,7 +30,10 @@ function rawGet(url: string, acceptEncoding: string | null): Promise<{ headers: 
 describe("the dashboard for a newcomer", function () {
   this.timeout(300_000);
   // Chromium logs every 4xx answer as a console error: the 402 the page explains is under test.
-  const suite = dashboardSuite({ expectedError: (error) => error.includes("the server responded with a status of 402") });
+  // An unreachable relayer is emulated by refusing the page's request, which Chromium logs too.
+  const suite = dashboardSuite({
+    expectedError: (error) => error.includes("the server responded with a status of 402") || error.includes("net::ERR_CONNECTION_REFUSED"),
+  });
   let stack: Stack;
   let agent: ListedAgent;
 
@@ -64,8 +67,8 @@ describe("the dashboard for a newcomer", function () {
 
     await page.getByRole("button", { name: "Fund with test SOL and USDC" }).click();
     await page.getByTestId("funded").waitFor({ timeout: 60_000 });
-    await page.getByTestId("balance").filter({ hasText: "100.000000" }).waitFor();
-    await page.getByTestId("sol-balance").filter({ hasText: /^2$/ }).waitFor();
+    await page.getByTestId("balance").filter({ hasText: /^100\.00 USDC$/ }).waitFor();
+    await page.getByTestId("sol-balance").filter({ hasText: /^2 SOL$/ }).waitFor();
     assert.equal(await page.getByTestId("no-sol").count(), 0);
     assert.equal(await stack.market.usdc(tokenAccountOf(stack.market, owner)), 100_000_000n);
     assert.equal(await stack.market.connection.getBalance(owner, "confirmed"), 2_000_000_000);
@@ -85,7 +88,7 @@ describe("the dashboard for a newcomer", function () {
     await page.getByLabel("Allowance, USDC").fill("5");
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
     await page.getByTestId("allowance-sent").waitFor({ timeout: 60_000 });
-    await page.getByTestId("allowance").filter({ hasText: "5.000000" }).waitFor();
+    await page.getByTestId("allowance").filter({ hasText: /^5\.00 USDC$/ }).waitFor();
     const token = await page.evaluate(() => (JSON.parse(localStorage.getItem("agent-market.session")!) as { token: string }).token);
     const key = await api<{ secret: string }>(stack.relayer, "POST", "/v1/keys", { token, body: { name: "curl", environment: "test" } });
     assert.equal(key.status, 201);
@@ -197,7 +200,7 @@ describe("the dashboard for a newcomer", function () {
 
     // Revoking the allowance asks first too; Escape cancels and nothing is signed.
     await page.getByRole("link", { name: "Wallet" }).click();
-    await page.getByTestId("allowance").filter({ hasText: "1.000000" }).waitFor();
+    await page.getByTestId("allowance").filter({ hasText: /^1\.00 USDC$/ }).waitFor();
     await page.getByRole("button", { name: "Revoke the allowance" }).click();
     await page.getByRole("group", { name: "Confirm revoking the allowance" }).waitFor();
     assert.equal(await focused(), "Cancel");
@@ -255,6 +258,22 @@ describe("the dashboard for a newcomer", function () {
       await page.setViewportSize({ width, height: 900 });
       await checkScreen(page, "list-agent-form");
     }
+  });
+
+  it("says an unreachable relayer could not be reached, and gives times with their time zone", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 1_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    const created = (await page.getByTestId("key-row").first().locator('td[data-label="Created"]').textContent())!;
+    assert.match(created, /(UTC|GMT)/, `a time without its zone: ${created}`);
+    await page.route("**/v1/wallet/funding*", (route) => route.abort("connectionrefused"));
+    await page.getByRole("link", { name: "Wallet" }).click();
+    const alert = page.getByRole("alert").first();
+    await alert.waitFor();
+    const text = (await alert.textContent())!;
+    assert.match(text, /could not be reached/);
+    assert.doesNotMatch(text, /refused/);
   });
 
   it("says an allowance 402 in the app's words, with a link to the Wallet screen", async () => {

@@ -128,7 +128,7 @@ describe("pricing in the dashboard", function () {
     await editor.getByRole("button", { name: "Sign and save" }).click();
     await editor.getByTestId("edit-saved").waitFor({ timeout: 60_000 });
     await checkScreen(page, "my-agents-edit-listing");
-    assert.equal(await card.getByTestId("listing-pricing").textContent(), "5.000000 USDC per 7 days");
+    assert.equal(await card.getByTestId("listing-pricing").textContent(), "5.00 USDC per 7 days");
 
     const account = (await fetchAgent(stack.market.connection, listed.address))!;
     assert.deepEqual(account.pricing, { kind: "Subscription", periodPriceUsdc: 5_000_000n, periodSecs: 7 * 86_400 });

@@ -9,6 +9,7 @@ import { Countdown, durationText } from "./Countdown.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { Loading } from "./Status.js";
+import { timeText } from "./time.js";
 
 function lockedText(collateral: Collateral): string | null {
   const locked = collateral.locked;
@@ -91,7 +92,7 @@ export function CollateralPanel({
         <dt>Collateral</dt>
         <dd data-testid="collateral-usdc">{formatUsdc(account.collateralUsdc)} USDC</dd>
         <dt>On chain</dt>
-        <dd>{retired ? `retired ${new Date(Number(account.retiredAt) * 1000).toLocaleString()}` : "active"}</dd>
+        <dd>{retired ? `retired ${timeText(Number(account.retiredAt) * 1000)}` : "active"}</dd>
         <dt>Open disputes</dt>
         <dd data-testid="open-disputes">
           {account.openDisputes} {account.openDisputes > 0 && <a href="#/disputes">see them</a>}

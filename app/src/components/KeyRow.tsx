@@ -1,5 +1,6 @@
 import type { ApiKey } from "@agent-market/client";
 import { memo, useEffect, useRef, useState } from "react";
+import { timeText } from "./time.js";
 
 const IDLE_MS = 30 * 24 * 3600_000;
 
@@ -12,7 +13,7 @@ export function keyHints(key: ApiKey, now = Date.now()): string[] {
   return hints;
 }
 
-const date = (iso: string | null) => (iso === null ? "never" : new Date(iso).toLocaleString());
+const date = (iso: string | null) => (iso === null ? "never" : timeText(iso));
 
 export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: ApiKey) => Promise<void> }) {
   const [confirming, setConfirming] = useState(false);

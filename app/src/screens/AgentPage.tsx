@@ -3,6 +3,7 @@ import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { priceText } from "../components/price.js";
 import { RunForm } from "../components/RunForm.js";
+import { latencyText } from "../components/latency.js";
 import { StatusBadge } from "../components/StatusBadge.js";
 import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
@@ -12,9 +13,6 @@ import { useLoad } from "../data/use-load.js";
 
 const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } as const;
 
-// Latency comes from block times, whole seconds: a call that settled within its second reads 0,
-// which says less than "< 1".
-const seconds = (value: number | null) => (value === null ? "–" : value === 0 ? "< 1" : String(value));
 
 export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => void }) {
   const { config } = useApp();
@@ -89,7 +87,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                           <td className="num" data-label="Executions">{w.executions}</td>
                           <td className="num" data-label="Success">{w.successRate === null ? "–" : `${(w.successRate * 100).toFixed(1)}%`}</td>
                           <td className="num" data-label="Latency p50 / p95">
-                            {seconds(w.latencySeconds.p50)} / {seconds(w.latencySeconds.p95)} s
+                            {latencyText(w.latencySeconds.p50)} / {latencyText(w.latencySeconds.p95)}
                           </td>
                         </tr>
                       ))}

@@ -9,6 +9,7 @@ import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFi
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
+import { timeText } from "../components/time.js";
 
 const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
@@ -109,7 +110,7 @@ export function ExecutionsScreen() {
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
                     </td>
                     <td className="num" data-label="USDC">{x.amount.usdc}</td>
-                    <td data-label="Opened">{x.openedAt === null ? "" : new Date(x.openedAt).toLocaleString()}</td>
+                    <td data-label="Opened">{x.openedAt === null ? "" : timeText(x.openedAt)}</td>
                     <td>
                       <button type="button" aria-expanded={open === x.id} onClick={() => setOpen(open === x.id ? null : x.id)}>
                         {open === x.id ? "Hide" : "Details"}

@@ -5,6 +5,7 @@ import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { FundWallet } from "../components/FundWallet.js";
+import { usdcText } from "../components/money.js";
 import { Loading } from "../components/Status.js";
 import { formatSol } from "../data/chain-errors.js";
 import { chainRpcUrl } from "../data/config.js";
@@ -66,16 +67,20 @@ export function WalletScreen() {
           <dl className="totals">
             <div>
               <dt>USDC balance</dt>
-              <dd data-testid="balance">{funding.value.balance_usdc}</dd>
+              <dd data-testid="balance" title={`${funding.value.balance_usdc} USDC`}>
+                {usdcText(funding.value.balance_usdc)}
+              </dd>
             </div>
             <div>
               <dt>Allowance</dt>
-              <dd data-testid="allowance">{funding.value.allowance_usdc}</dd>
+              <dd data-testid="allowance" title={`${funding.value.allowance_usdc} USDC`}>
+                {usdcText(funding.value.allowance_usdc)}
+              </dd>
             </div>
             {sol.state === "ready" && sol.value !== null && (
               <div>
                 <dt>SOL for fees</dt>
-                <dd data-testid="sol-balance">{formatSol(sol.value)}</dd>
+                <dd data-testid="sol-balance">{formatSol(sol.value)} SOL</dd>
               </div>
             )}
           </dl>

@@ -45,23 +45,36 @@ async function confirmed(url: string, signature: string): Promise<void> {
 export function registerDashboardFaucet(app: FastifyInstance, services: Services): void {
   const rpcUrl = services.config.dashboard?.localnet ? services.config.networks.devnet?.rpc_url : undefined;
   if (rpcUrl === undefined) return;
+  const node: string = rpcUrl;
+  // Calls for one wallet at once share one top-up: each would read the same low balance and
+  // mint again.
+  const inFlight = new Map<string, Promise<unknown>>();
   app.post("/dashboard-faucet", { schema: { hide: true }, preHandler: requireSession(services.signIn) }, async (request) => {
     const wallet = request.walletSession!.wallet;
+    let topUp = inFlight.get(wallet);
+    if (topUp === undefined) {
+      topUp = fund(wallet).finally(() => inFlight.delete(wallet));
+      inFlight.set(wallet, topUp);
+    }
+    return topUp;
+  });
+
+  async function fund(wallet: string) {
     const before = await services.chain.walletFunding("devnet", new PublicKey(wallet));
-    const lamports = BigInt((await rpc<{ value: number }>(rpcUrl, "getBalance", [wallet, { commitment: "confirmed" }])).value);
+    const lamports = BigInt((await rpc<{ value: number }>(node, "getBalance", [wallet, { commitment: "confirmed" }])).value);
     const sent: string[] = [];
     if (lamports < FAUCET_SOL_LAMPORTS) {
-      sent.push(await rpc<string>(rpcUrl, "requestAirdrop", [wallet, Number(FAUCET_SOL_LAMPORTS - lamports)]));
+      sent.push(await rpc<string>(node, "requestAirdrop", [wallet, Number(FAUCET_SOL_LAMPORTS - lamports)]));
     }
     if (before.balance_usdc < FAUCET_USDC) {
-      sent.push((await rpc<{ signature: string }>(rpcUrl, "localnet_mintUsdc", [wallet, Number(FAUCET_USDC - before.balance_usdc)])).signature);
+      sent.push((await rpc<{ signature: string }>(node, "localnet_mintUsdc", [wallet, Number(FAUCET_USDC - before.balance_usdc)])).signature);
     }
-    for (const signature of sent) await confirmed(rpcUrl, signature);
+    for (const signature of sent) await confirmed(node, signature);
     return {
       object: "test_funds",
       wallet,
       sol_lamports: String(lamports < FAUCET_SOL_LAMPORTS ? FAUCET_SOL_LAMPORTS : lamports),
       balance_usdc: formatUsdc(before.balance_usdc < FAUCET_USDC ? FAUCET_USDC : before.balance_usdc),
     };
-  });
+  }
 }
