@@ -118,7 +118,14 @@ export function CollateralPanel({
       )}
       {!retired &&
         (confirmRetire ? (
-          <div className="notice notice-warn" role="group" aria-label="Confirm retirement">
+          <div
+            className="notice notice-warn"
+            role="group"
+            aria-label="Confirm retirement"
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setConfirmRetire(false);
+            }}
+          >
             <p>
               Retiring stops new escrows for good (executions already open can still settle or be refunded) and starts the {durationText(collateral.cooldownSecs)} cooldown
               before the collateral can be withdrawn.
@@ -139,7 +146,7 @@ export function CollateralPanel({
               >
                 Sign: retire “{name}” for good
               </button>
-              <button type="button" onClick={() => setConfirmRetire(false)}>
+              <button type="button" autoFocus onClick={() => setConfirmRetire(false)}>
                 Keep it
               </button>
             </div>
