@@ -10,6 +10,7 @@ import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
 import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
 import { api, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
 import { signInWithTestWallet } from "./browser.js";
+import { checkScreen } from "./page-checks.js";
 import { waitFor } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -109,5 +110,13 @@ describe("the dashboard on a hosted network", function () {
       )
       .waitFor();
     assert.equal(await card.getByRole("button", { name: "Sign and top up" }).count(), 0);
+
+    // Off localnet there is no faucet button: the Wallet screen names devnet's faucets.
+    await page.getByRole("link", { name: "Wallet" }).click();
+    const fund = page.getByRole("region", { name: "Fund this wallet" });
+    await fund.getByText("Solana faucet").waitFor();
+    await fund.getByText("Circle's USDC faucet").waitFor();
+    assert.equal(await page.getByRole("button", { name: "Fund with test SOL and USDC" }).count(), 0);
+    await checkScreen(page, "wallet-devnet");
   });
 });
