@@ -9,11 +9,13 @@ import { ErrorNotice } from "./ErrorNotice.js";
  * faucet; on devnet, the public faucets by name (the page cannot mint there).
  */
 export function FundWallet({ onFunded }: { onFunded: () => void }) {
-  const { config, session, wallet } = useApp();
+  const { config, session, wallet, network } = useApp();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(false);
 
+  // Real USDC on mainnet: no faucet to point to.
+  if (!config.localnet && network === "mainnet") return null;
   if (!config.localnet) {
     return (
       <section className="card" aria-labelledby="fund-title">
