@@ -6,6 +6,11 @@ import { useEffect, useRef } from "react";
 
 /** Events closer together than this make one reload: a settle moves several rows at once. */
 const COALESCE_MS = 150;
+/**
+ * Streams one screen keeps open. A browser allows six connections to an HTTP/1.1 host, shared by
+ * its tabs: a creator with many agents must leave room for the screen's own queries.
+ */
+export const MAX_STREAMS = 3;
 
 export interface LiveQuery {
   /** A subscription document; its selection is ignored beyond being valid. */
@@ -50,7 +55,7 @@ export function useLive(url: string | null, queries: LiveQuery[], onChange: () =
         latest.current();
       }, COALESCE_MS);
     };
-    const closers = queries.map((live) => open(url, live, fire));
+    const closers = queries.slice(0, MAX_STREAMS).map((live) => open(url, live, fire));
     return () => {
       closers.forEach((close) => close());
       if (timer !== null) clearTimeout(timer);
