@@ -249,7 +249,18 @@ describe("the dashboard for a newcomer", function () {
     await page.getByRole("link", { name: "List an agent" }).click();
     await page.getByRole("heading", { name: "Your agent" }).waitFor();
     assert.equal(await page.getByLabel("Price per call, USDC").getAttribute("placeholder"), "at least 0.01");
-    assert.equal(await page.getByLabel("Collateral, USDC").getAttribute("placeholder"), "the minimum, 100.00, when left empty");
+    const collateral = page.getByLabel("Collateral, USDC (at least 100.00)");
+    assert.equal(await collateral.getAttribute("placeholder"), "the minimum if empty");
+    const [shown, room] = await collateral.evaluate((input: HTMLInputElement) => {
+      const probe = document.createElement("span");
+      probe.style.font = getComputedStyle(input).font;
+      probe.textContent = input.placeholder;
+      document.body.append(probe);
+      const width = probe.getBoundingClientRect().width;
+      probe.remove();
+      return [width, input.clientWidth];
+    });
+    assert.ok(shown < room, `the collateral's placeholder is cut: ${shown} px in ${room} px`);
     const endpoint = await page.getByText("Endpoint (your service's base URL)").boundingBox();
     const description = await page.getByLabel("Description").boundingBox();
     assert.ok(endpoint!.width >= description!.width - 1, "the endpoint field spans the form");

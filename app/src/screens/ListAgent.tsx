@@ -208,8 +208,8 @@ export function ListAgentScreen() {
           </label>
           <PricingFields name="listing" value={pricing} onChange={setPricing} minimumUsdc={t.minimumPriceUsdc} />
           <label>
-            Collateral, USDC
-            <input inputMode="decimal" placeholder={`the minimum, ${trimUsdc(formatUsdc(t.minimumCollateralUsdc))}, when left empty`} {...field("collateral")} />
+            Collateral, USDC (at least {trimUsdc(formatUsdc(t.minimumCollateralUsdc))})
+            <input inputMode="decimal" placeholder="the minimum if empty" {...field("collateral")} />
           </label>
           <label>
             Maximum execution time, seconds
