@@ -56,6 +56,9 @@ describe("the dashboard in a browser", function () {
     assert.equal((missing.body as { error: { code: string } }).error.code, "route_not_found");
     const config = await (await fetch(`${base}/dashboard-config.json`)).json();
     assert.deepEqual(config, {
+      arbiters: { devnet: stack.market.arbiter.publicKey.toBase58(), mainnet: null },
+      // localnet's arbiter is the committed development one: offered to try the arbiter's screens.
+      dev_arbiter_secret_key: Array.from(stack.market.arbiter.secretKey),
       indexer_graphql_url: stack.graphqlUrl,
       networks: ["devnet"],
       localnet: true,
@@ -82,7 +85,7 @@ describe("the dashboard in a browser", function () {
     await dashboard.page.screenshot({ path: `${SHOTS}/signed-in.png` });
     await dashboard.page.getByTitle(address).waitFor();
     // The session the page opened is the wallet's, on the relayer's own origin.
-    const token = await dashboard.page.evaluate(() => JSON.parse(sessionStorage.getItem("agent-market.session")!).token as string);
+    const token = await dashboard.page.evaluate(() => JSON.parse(localStorage.getItem("agent-market.session")!).token as string);
     const session = await api<{ wallet: string }>(stack.relayer, "GET", "/v1/auth/session", { token });
     assert.equal(session.body.wallet, address);
   });
@@ -227,11 +230,11 @@ describe("the dashboard in a browser", function () {
     await stack.market.localnet.mintUsdc(owner, 5_000_000n);
 
     await page.getByRole("link", { name: "Wallet" }).click();
-    await page.getByTestId("balance").filter({ hasText: "5.000000" }).waitFor();
+    await page.getByTestId("balance").filter({ hasText: /^5\.00 USDC$/ }).waitFor();
     await page.getByLabel("Allowance, USDC").fill("3");
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
     await page.getByTestId("allowance-sent").waitFor({ timeout: 60_000 });
-    await page.getByTestId("allowance").filter({ hasText: "3.000000" }).waitFor();
+    await page.getByTestId("allowance").filter({ hasText: /^3\.00 USDC$/ }).waitFor();
     await page.screenshot({ path: `${SHOTS}/wallet-local.png`, fullPage: true });
     const funding = await stack.market.connection.getTokenAccountBalance(tokenAccountOf(stack.market, owner));
     assert.equal(funding.value.amount, "5000000");

@@ -94,14 +94,19 @@ describe("disputes in the dashboard", function () {
     await creatorPage.page.getByRole("link", { name: "Disputes" }).click();
     const onMine = creatorPage.page.getByTestId("dispute-creator");
     await onMine.getByText(STATEMENT).waitFor();
-    await onMine.getByLabel("Statement").fill("The task asked for French in its parameters.");
+    // The creator is asked for its own side, not for the payer's complaint; the agent is named.
+    await onMine.getByRole("button", { name: "Send the answer" }).click();
+    await onMine.getByText("Write your answer: what the agent was asked, and why its result stands.").waitFor();
+    await onMine.getByTestId("agent-name").filter({ hasText: "Echo" }).first().waitFor();
+    await onMine.getByLabel("Your answer").fill("The task asked for French in its parameters.");
     await onMine.getByRole("button", { name: "Send the answer" }).click();
     await onMine.getByTestId("evidence-creator").getByText("The task asked for French in its parameters.").waitFor();
-    assert.equal(await onMine.getByLabel("Statement").inputValue(), "", "the form clears once the answer is kept");
+    assert.equal(await onMine.getByLabel("Your answer").inputValue(), "", "the form clears once the answer is kept");
     await checkScreen(creatorPage.page, "disputes-creator");
 
-    // A wallet that is not the arbiter is told why it cannot rule.
-    await payerPage.page.getByRole("link", { name: "Arbiter" }).click();
+    // A wallet that is not the arbiter is not offered the screen; reaching it by address, it is told why it cannot rule.
+    assert.equal(await payerPage.page.getByRole("link", { name: "Arbiter" }).count(), 0);
+    await payerPage.page.goto("/#/arbiter");
     await payerPage.page.getByTestId("not-arbiter").waitFor();
     assert.match((await payerPage.page.getByTestId("not-arbiter").textContent())!, new RegExp(`Only the market's arbiter, ${stack.market.arbiter.publicKey.toBase58()}, signs resolve_dispute`));
     assert.equal(await payerPage.page.getByRole("button", { name: /^Sign: / }).count(), 0);

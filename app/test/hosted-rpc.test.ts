@@ -10,6 +10,7 @@ import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
 import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
 import { api, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
 import { signInWithTestWallet } from "./browser.js";
+import { checkScreen } from "./page-checks.js";
 import { waitFor } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -35,6 +36,9 @@ describe("the dashboard on a hosted network", function () {
     const rpcUrl = stack.market.localnet.rpcUrl;
     const config = await (await fetch(`${stack.relayer.url}/dashboard-config.json`)).json();
     assert.deepEqual(config, {
+      arbiters: { devnet: stack.market.arbiter.publicKey.toBase58(), mainnet: null },
+      // Not on a hosted network, even where its arbiter is the committed development key.
+      dev_arbiter_secret_key: null,
       indexer_graphql_url: stack.graphqlUrl,
       networks: ["devnet"],
       localnet: false,
@@ -47,6 +51,9 @@ describe("the dashboard on a hosted network", function () {
     assert.deepEqual(connect, ["'self'", new URL(stack.graphqlUrl).origin, new URL(rpcUrl).origin]);
     const relayed = await api(stack.relayer, "POST", "/dashboard-rpc", { body: { jsonrpc: "2.0", id: 1, method: "getSlot", params: [] } });
     assert.equal(relayed.status, 404);
+    // Nor is there a faucet: the test-funds button is localnet's only.
+    const faucet = await api(stack.relayer, "POST", "/dashboard-faucet", { body: {} });
+    assert.equal(faucet.status, 404);
   });
 
   it("lets a creator top up collateral, the wallet's transaction sent to that address by the page", async () => {
@@ -103,5 +110,13 @@ describe("the dashboard on a hosted network", function () {
       )
       .waitFor();
     assert.equal(await card.getByRole("button", { name: "Sign and top up" }).count(), 0);
+
+    // Off localnet there is no faucet button: the Wallet screen names devnet's faucets.
+    await page.getByRole("link", { name: "Wallet" }).click();
+    const fund = page.getByRole("region", { name: "Fund this wallet" });
+    await fund.getByText("Solana faucet").waitFor();
+    await fund.getByText("Circle's USDC faucet").waitFor();
+    assert.equal(await page.getByRole("button", { name: "Fund with test SOL and USDC" }).count(), 0);
+    await checkScreen(page, "wallet-devnet");
   });
 });

@@ -87,8 +87,16 @@ describe("my agents in the dashboard", function () {
     await card.getByTestId("collateral-usdc").filter({ hasText: "102.000000 USDC" }).waitFor({ timeout: 60_000 });
     assert.equal(await market.usdc(vault), MIN_COLLATERAL_USDC + 2_000_000n);
 
+    // Asked first, with focus on keeping it; Escape keeps it.
+    await card.getByRole("button", { name: "Retire Echo" }).click();
+    await card.getByRole("group", { name: "Confirm retirement" }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), "Keep it");
+    await page.keyboard.press("Escape");
+    assert.equal(await card.getByRole("group", { name: "Confirm retirement" }).count(), 0);
     await card.getByRole("button", { name: "Retire Echo" }).click();
     await card.getByRole("button", { name: "Sign: retire “Echo” for good" }).click();
+    // A retired agent is not "operational", whatever its record says.
+    await card.getByText("retired", { exact: true }).first().waitFor({ timeout: 60_000 });
     await card.getByTestId("collateral-done").filter({ hasText: "Retired" }).waitFor({ timeout: 60_000 });
     await card.getByTestId("listing-status").filter({ hasText: "listing retired" }).waitFor();
     const withdraw = card.getByRole("button", { name: "Sign and withdraw" });

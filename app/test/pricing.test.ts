@@ -121,7 +121,7 @@ describe("pricing in the dashboard", function () {
     await signInWithTestWallet(dashboard);
     await page.getByRole("link", { name: "My agents" }).click();
     const card = page.getByTestId("my-agent").filter({ hasText: address });
-    assert.equal(await card.getByTestId("listing-pricing").textContent(), "0.250000 USDC per call");
+    assert.equal(await card.getByTestId("listing-pricing").textContent(), "0.25 USDC per call");
     await card.getByRole("button", { name: "Edit the listing of Echo" }).click();
     const editor = card.getByTestId("edit-listing");
     assert.equal(await editor.getByLabel("Price per call, USDC").inputValue(), "0.250000", "the editor starts from the listing");
@@ -139,7 +139,7 @@ describe("pricing in the dashboard", function () {
     await editor.getByRole("button", { name: "Sign and save" }).click();
     await editor.getByTestId("edit-saved").waitFor({ timeout: 60_000 });
     await checkScreen(page, "my-agents-edit-listing");
-    assert.equal(await card.getByTestId("listing-pricing").textContent(), "5.000000 USDC per 7 days");
+    assert.equal(await card.getByTestId("listing-pricing").textContent(), "5.00 USDC per 7 days");
 
     const account = (await fetchAgent(stack.market.connection, listed.address))!;
     assert.deepEqual(account.pricing, { kind: "Subscription", periodPriceUsdc: 5_000_000n, periodSecs: 7 * 86_400 });

@@ -27,9 +27,12 @@ export interface Stack {
  * `dashboard` replaces the relayer's dashboard settings; by default the page is told it runs on a
  * local chain (DASHBOARD_LOCALNET), as `npm start` serves it.
  */
-export async function startStack(dashboard: (localnetRpcUrl: string) => Record<string, string> = () => ({ DASHBOARD_LOCALNET: "true" })): Promise<Stack> {
+export async function startStack(
+  dashboard: (localnetRpcUrl: string) => Record<string, string> = () => ({ DASHBOARD_LOCALNET: "true" }),
+  chain: { slotMs?: number } = {},
+): Promise<Stack> {
   if (!existsSync(join(DIST, "index.html"))) throw new Error("build the dashboard first: npm run build -w @agent-market/app");
-  const market = await TestMarket.start();
+  const market = await TestMarket.start(chain);
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/dashboard_${randomBytes(6).toString("hex")}`;
   await ensureDatabase(databaseUrl);
   const indexer = await createIndexer(

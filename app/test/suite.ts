@@ -26,6 +26,8 @@ export function dashboardSuite(
   options: {
     /** The relayer's dashboard settings (startStack's argument). */
     dashboard?: Parameters<typeof startStack>[0];
+    /** The local chain's settings (a slower slot, say). */
+    chain?: Parameters<typeof startStack>[1];
     /** Console errors a test expects, which are then not failures. */
     expectedError?: (error: string) => boolean;
   } = {},
@@ -37,7 +39,7 @@ export function dashboardSuite(
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    stack = await startStack(options.dashboard);
+    stack = await startStack(options.dashboard, options.chain);
     chrome = await launchBrowser();
   });
 

@@ -1,10 +1,10 @@
 import type { CreatorAgent, DailyEarning } from "../data/my-agents.js";
 import { BarChart } from "./BarChart.js";
 import { UptimeChart } from "./UptimeChart.js";
+import { latencyText } from "./latency.js";
 
 const WINDOW_LABEL: Record<string, string> = { H24: "24 h", D7: "7 d", D30: "30 d" };
 const percent = (rate: number | null) => (rate === null ? "—" : `${(rate * 100).toFixed(1)}%`);
-const secs = (value: number | null) => (value === null ? "—" : `${value.toFixed(1)} s`);
 
 /** An agent's record from the indexer: 90 days of status, success and latency, refunds, earnings. */
 export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earnings: DailyEarning[] | null }) {
@@ -31,8 +31,8 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
                 <th scope="row">{WINDOW_LABEL[w.window]}</th>
                 <td className="num" data-label="Executions">{w.executions}</td>
                 <td className="num" data-label="Success">{percent(w.successRate)}</td>
-                <td className="num" data-label="Latency p50">{secs(w.latencySeconds.p50)}</td>
-                <td className="num" data-label="Latency p95">{secs(w.latencySeconds.p95)}</td>
+                <td className="num" data-label="Latency p50">{latencyText(w.latencySeconds.p50)}</td>
+                <td className="num" data-label="Latency p95">{latencyText(w.latencySeconds.p95)}</td>
               </tr>
             ))}
           </tbody>

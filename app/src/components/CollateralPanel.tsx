@@ -9,6 +9,7 @@ import { Countdown, durationText } from "./Countdown.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { Loading } from "./Status.js";
+import { timeText } from "./time.js";
 
 function lockedText(collateral: Collateral): string | null {
   const locked = collateral.locked;
@@ -91,7 +92,7 @@ export function CollateralPanel({
         <dt>Collateral</dt>
         <dd data-testid="collateral-usdc">{formatUsdc(account.collateralUsdc)} USDC</dd>
         <dt>On chain</dt>
-        <dd>{retired ? `retired ${new Date(Number(account.retiredAt) * 1000).toLocaleString()}` : "active"}</dd>
+        <dd>{retired ? `retired ${timeText(Number(account.retiredAt) * 1000)}` : "active"}</dd>
         <dt>Open disputes</dt>
         <dd data-testid="open-disputes">
           {account.openDisputes} {account.openDisputes > 0 && <a href="#/disputes">see them</a>}
@@ -117,7 +118,14 @@ export function CollateralPanel({
       )}
       {!retired &&
         (confirmRetire ? (
-          <div className="notice notice-warn" role="group" aria-label="Confirm retirement">
+          <div
+            className="notice notice-warn"
+            role="group"
+            aria-label="Confirm retirement"
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setConfirmRetire(false);
+            }}
+          >
             <p>
               Retiring stops new escrows for good (executions already open can still settle or be refunded) and starts the {durationText(collateral.cooldownSecs)} cooldown
               before the collateral can be withdrawn.
@@ -138,7 +146,7 @@ export function CollateralPanel({
               >
                 Sign: retire “{name}” for good
               </button>
-              <button type="button" onClick={() => setConfirmRetire(false)}>
+              <button type="button" autoFocus onClick={() => setConfirmRetire(false)}>
                 Keep it
               </button>
             </div>

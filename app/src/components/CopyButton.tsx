@@ -1,10 +1,11 @@
 import { useState } from "react";
 
-export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+export function CopyButton({ text, label = "Copy", autoFocus = false }: { text: string; label?: string; autoFocus?: boolean }) {
   const [copied, setCopied] = useState(false);
   return (
     <button
       type="button"
+      autoFocus={autoFocus}
       onClick={() => {
         void navigator.clipboard.writeText(text).then(
           () => setCopied(true),

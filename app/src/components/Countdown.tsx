@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { timeText } from "./time.js";
 
 /** "2d 23h 59m 8s": the largest units first, down to seconds. */
 export function durationText(totalSecs: number): string {
@@ -35,7 +36,7 @@ export function Countdown({ endsAtSecs, chainNowSecs, over }: { endsAtSecs: numb
   if (left <= 0) return <span data-testid="countdown">{over}</span>;
   return (
     <span data-testid="countdown">
-      <time dateTime={new Date(endsAtSecs * 1000).toISOString()}>{durationText(left)}</time> left (until {new Date(endsAtSecs * 1000).toLocaleString()})
+      <time dateTime={new Date(endsAtSecs * 1000).toISOString()}>{durationText(left)}</time> left (until {timeText(endsAtSecs * 1000)})
     </span>
   );
 }

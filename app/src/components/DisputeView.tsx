@@ -1,7 +1,9 @@
 import type { Dispute } from "@agent-market/client";
 
 import { attachmentUrl } from "../data/disputes.js";
+import { AgentName } from "./AgentName.js";
 import { ExplorerLink } from "./ExplorerLink.js";
+import { timeText } from "./time.js";
 
 const OUTCOME: Record<Dispute["state"], string> = {
   none: "no dispute opened",
@@ -28,8 +30,8 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
         <dt>Paid</dt>
         <dd>{dispute.amount_usdc} USDC</dd>
         <dt>Agent</dt>
-        <dd className="mono" title={dispute.agent}>
-          {short(dispute.agent)}
+        <dd>
+          <AgentName address={dispute.agent} />
         </dd>
         <dt>Payer</dt>
         <dd className="mono" title={dispute.payer}>
@@ -44,14 +46,14 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
         {dispute.opened_at !== null && (
           <>
             <dt>Opened</dt>
-            <dd>{new Date(dispute.opened_at).toLocaleString()}</dd>
+            <dd>{timeText(dispute.opened_at)}</dd>
           </>
         )}
         {dispute.resolved_at !== null && (
           <>
             <dt>Resolved</dt>
             <dd>
-              {new Date(dispute.resolved_at).toLocaleString()} {dispute.resolve_transaction !== null && <ExplorerLink signature={dispute.resolve_transaction} />}
+              {timeText(dispute.resolved_at)} {dispute.resolve_transaction !== null && <ExplorerLink signature={dispute.resolve_transaction} />}
             </dd>
           </>
         )}
@@ -61,7 +63,7 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
           {dispute.evidence.map((e) => (
             <li key={e.evidence_id} className="card" data-testid={`evidence-${e.role}`}>
               <p className="small muted">
-                <strong>{e.role === "payer" ? "Payer" : "Creator"}</strong>, {new Date(e.created_at).toLocaleString()}
+                <strong>{e.role === "payer" ? "Payer" : "Creator"}</strong>, {timeText(e.created_at)}
                 {e.bound_on_chain ? ", bound on chain" : ""} · hash <span className="mono">{e.evidence_hash.slice(0, 16)}…</span>
               </p>
               <blockquote className="statement">{e.statement}</blockquote>

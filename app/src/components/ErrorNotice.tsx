@@ -11,6 +11,12 @@ export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () =
         <p className="fix">
           <strong>What to do: </strong>
           {e.fix}
+          {e.link !== null && (
+            <>
+              {" "}
+              <a href={e.link.href}>{e.link.label}</a>
+            </>
+          )}
         </p>
       )}
       {(e.code !== null || e.requestId !== null) && (

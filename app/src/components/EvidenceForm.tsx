@@ -8,12 +8,15 @@ export function EvidenceForm({
   hint,
   submitLabel,
   busyLabel,
+  side = "payer",
   onSubmit,
 }: {
   title: string;
   hint: string;
   submitLabel: string;
   busyLabel: string | null;
+  /** Whose evidence this is: its prompts are that side's. */
+  side?: "payer" | "creator";
   /** Resolves true once kept: the form then clears for another submission. */
   onSubmit(statement: string, files: EvidenceFile[]): Promise<boolean>;
 }) {
@@ -26,7 +29,7 @@ export function EvidenceForm({
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    const found = evidenceProblem(statement, files);
+    const found = evidenceProblem(statement, files, side);
     setProblem(found);
     if (found !== null) return;
     void onSubmit(statement, files).then((kept) => {
@@ -42,7 +45,7 @@ export function EvidenceForm({
       <h3>{title}</h3>
       <p className="muted small">{hint}</p>
       <label>
-        Statement
+        {side === "payer" ? "Statement" : "Your answer"}
         <textarea
           rows={5}
           value={statement}

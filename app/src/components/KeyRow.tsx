@@ -1,5 +1,6 @@
 import type { ApiKey } from "@agent-market/client";
-import { memo, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
+import { timeText } from "./time.js";
 
 const IDLE_MS = 30 * 24 * 3600_000;
 
@@ -12,12 +13,23 @@ export function keyHints(key: ApiKey, now = Date.now()): string[] {
   return hints;
 }
 
-const date = (iso: string | null) => (iso === null ? "never" : new Date(iso).toLocaleString());
+const date = (iso: string | null) => (iso === null ? "never" : timeText(iso));
 
 export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKey; onRevoke: (key: ApiKey) => Promise<void> }) {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
+  // Focus stays in the row: on Cancel when asked, back on Revoke when cancelled, on the new status once revoked.
+  const cancel = useRef<HTMLButtonElement>(null);
+  const ask = useRef<HTMLButtonElement>(null);
+  const status = useRef<HTMLSpanElement>(null);
+  const moved = useRef(false);
+  useEffect(() => {
+    if (!moved.current) return;
+    if (apiKey.status !== "active") status.current?.focus();
+    else (confirming ? cancel : ask).current?.focus();
+  }, [confirming, apiKey.status]);
   const hints = keyHints(apiKey);
+  const stopAsking = () => ((moved.current = true), setConfirming(false));
   return (
     <tr data-testid="key-row" data-key-id={apiKey.id}>
       <th scope="row">
@@ -40,9 +52,18 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
       <td className="num" data-label="Cap">{apiKey.spending_cap_usdc ?? <span className="muted">none</span>}</td>
       <td>
         {apiKey.status !== "active" ? (
-          <span className={`badge badge-${apiKey.status}`}>{apiKey.status}</span>
+          <span ref={status} tabIndex={-1} className={`badge badge-${apiKey.status}`}>
+            {apiKey.status}
+          </span>
         ) : confirming ? (
-          <span className="confirm">
+          <span
+            className="confirm"
+            role="group"
+            aria-label={`Confirm revoking ${apiKey.name}`}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") stopAsking();
+            }}
+          >
             <button
               type="button"
               className="danger"
@@ -54,12 +75,12 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
             >
               Revoke “{apiKey.name}” now
             </button>
-            <button type="button" onClick={() => setConfirming(false)}>
+            <button ref={cancel} type="button" onClick={stopAsking}>
               Cancel
             </button>
           </span>
         ) : (
-          <button type="button" onClick={() => setConfirming(true)} aria-label={`Revoke ${apiKey.name}`}>
+          <button ref={ask} type="button" onClick={() => ((moved.current = true), setConfirming(true))} aria-label={`Revoke ${apiKey.name}`}>
             Revoke
           </button>
         )}

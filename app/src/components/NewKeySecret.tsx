@@ -12,7 +12,7 @@ export function NewKeySecret({ created, onDone }: { created: CreatedApiKey; onDo
       </p>
       <div className="secret-row">
         <code data-testid="new-key-secret">{created.secret}</code>
-        <CopyButton text={created.secret} label="Copy key" />
+        <CopyButton text={created.secret} label="Copy key" autoFocus />
       </div>
       <ul className="advice">
         <li>Keep it in an environment variable (for example AGENT_MARKET_API_KEY), never in source code or a repository.</li>

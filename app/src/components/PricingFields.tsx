@@ -1,6 +1,7 @@
 import { formatUsdc } from "@agent-market/client";
 
 import { MAX_PERIOD_DAYS, type PricingForm, type PricingModel } from "../data/pricing.js";
+import { trimUsdc } from "./money.js";
 
 const MODELS: [PricingModel, string, string][] = [
   ["pay_per_use", "Pay per use", "Each call pays its price"],
@@ -35,11 +36,11 @@ export function PricingFields({
           </label>
         ))}
       </div>
-      <p className="small muted">{MODELS.find(([model]) => model === value.model)![2]}; the market's minimum is {minimum} USDC a call.</p>
+      <p className="small muted">{MODELS.find(([model]) => model === value.model)![2]}; the market's minimum is {trimUsdc(minimum)} USDC a call.</p>
       {value.model === "pay_per_use" ? (
         <label>
           Price per call, USDC
-          <input inputMode="decimal" placeholder={minimum} {...field("price")} />
+          <input inputMode="decimal" placeholder={`at least ${trimUsdc(minimum)}`} {...field("price")} />
         </label>
       ) : (
         <>
@@ -61,7 +62,7 @@ export function PricingFields({
               </label>
               <label>
                 Price per call beyond them, USDC
-                <input inputMode="decimal" placeholder={minimum} {...field("overagePrice")} />
+                <input inputMode="decimal" placeholder={`at least ${trimUsdc(minimum)}`} {...field("overagePrice")} />
               </label>
             </div>
           )}

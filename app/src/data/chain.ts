@@ -8,7 +8,9 @@ import type { Market } from "@agent-market/program";
 import type { Connection, PublicKey, TransactionInstruction } from "@solana/web3.js";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
+import { ChainError } from "./chain-errors.js";
 import { chainRpcUrl, type DashboardConfig } from "./config.js";
+import { requireFeeSol } from "./fees.js";
 
 export type ProgramLib = typeof import("@agent-market/program");
 export type Web3Lib = typeof import("@solana/web3.js");
@@ -21,6 +23,8 @@ export interface Chain {
   network: "devnet" | "mainnet";
   programId: PublicKey;
   market: Market;
+  /** A local chain, whose faucet the relayer offers. */
+  localnet: boolean;
 }
 
 let loaded: Promise<Chain> | null = null;
@@ -41,7 +45,7 @@ async function load(config: DashboardConfig, network: "devnet" | "mainnet"): Pro
   const connection = new web3.Connection(rpcUrl, "confirmed");
   const market = await program.fetchMarket(connection, undefined, { programId });
   if (market === null) throw new Error(`The market of program ${entry.program_id} is not initialised on ${network}.`);
-  return { program, web3, connection, rpcUrl, network, programId, market };
+  return { program, web3, connection, rpcUrl, network, programId, market, localnet: config.localnet };
 }
 
 /** The chain, its program and its market, read once per page. */
@@ -70,6 +74,7 @@ export async function chainNowSecs(chain: Chain): Promise<number> {
 
 /** Signs `instructions` with the wallet (the fee payer) and waits until they are confirmed. */
 export async function signAndSendInstructions(chain: Chain, wallet: ConnectedWallet, instructions: TransactionInstruction[]): Promise<string> {
+  await requireFeeSol(chain.rpcUrl, wallet.address, chain.localnet);
   const { blockhash, lastValidBlockHeight } = await chain.connection.getLatestBlockhash("confirmed");
   const transaction = new chain.web3.Transaction({ feePayer: new chain.web3.PublicKey(wallet.address), blockhash, lastValidBlockHeight }).add(...instructions);
   const unsigned = transaction.serialize({ requireAllSignatures: false, verifySignatures: false });
@@ -77,8 +82,11 @@ export async function signAndSendInstructions(chain: Chain, wallet: ConnectedWal
     return await wallet.signAndSend(Uint8Array.from(unsigned), chain.network, chain.rpcUrl);
   } catch (error) {
     // The RPC reports a program's refusal as a custom error number: name it as the program does.
-    const code = /custom program error: 0x([0-9a-f]+)/i.exec(error instanceof Error ? error.message : String(error))?.[1];
-    const known = code === undefined ? null : chain.program.errorFromCode(parseInt(code, 16));
+    const text = error instanceof ChainError ? error.raw : error instanceof Error ? error.message : String(error);
+    const hex = /custom program error: 0x([0-9a-f]+)/i.exec(text)?.[1];
+    const decimal = /"Custom":(\d+)/.exec(text)?.[1];
+    const code = hex !== undefined ? parseInt(hex, 16) : decimal !== undefined ? Number(decimal) : undefined;
+    const known = code === undefined ? null : chain.program.errorFromCode(code);
     if (known !== null) throw new Error(`The program refused: ${known.msg} (${known.name}).`);
     throw error;
   }

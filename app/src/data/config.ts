@@ -1,5 +1,9 @@
 // What the relayer tells the dashboard about its deployment (GET /dashboard-config.json).
 export interface DashboardConfig {
+  /** The market's arbiter per network (null where the relayer could not read it). */
+  arbiters: Record<"devnet" | "mainnet", string | null>;
+  /** Localnet only: the committed development arbiter's keypair (64 bytes), to try the arbiter's screens. */
+  dev_arbiter_secret_key: number[] | null;
   indexer_graphql_url: string | null;
   networks: ("devnet" | "mainnet")[];
   /** A local chain: the browser-kept test wallet is offered and explorer links use a custom cluster. */

@@ -23,8 +23,11 @@ export async function readEvidenceFile(file: File): Promise<EvidenceFile> {
 }
 
 /** Why these inputs would be refused, before anything is sent; null when they are fine. */
-export function evidenceProblem(statement: string, files: readonly EvidenceFile[]): string | null {
-  if (statement.trim() === "") return "Write a statement: what went wrong, and what you expected.";
+/** Each side is asked for its own story: the payer what went wrong, the creator why the answer stands. */
+export function evidenceProblem(statement: string, files: readonly EvidenceFile[], side: "payer" | "creator" = "payer"): string | null {
+  if (statement.trim() === "") {
+    return side === "payer" ? "Write a statement: what went wrong, and what you expected." : "Write your answer: what the agent was asked, and why its result stands.";
+  }
   if (statement.length > MAX_STATEMENT_CHARS) return `The statement has ${statement.length} characters; at most ${MAX_STATEMENT_CHARS.toLocaleString("en")} are kept.`;
   if (files.length > MAX_ATTACHMENTS) return `Attach at most ${MAX_ATTACHMENTS} files.`;
   const big = files.find((f) => f.content.length > MAX_ATTACHMENT_BYTES);

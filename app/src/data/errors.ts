@@ -1,6 +1,8 @@
 // Every error the dashboard shows, in words, with what to do about it. A 402 names its fix.
 import { AgentMarketError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
 
+import { ChainError, chainErrorWords, isRawRpcText, NeedsSolError } from "./chain-errors.js";
+
 export interface Explained {
   title: string;
   detail: string;
@@ -8,6 +10,8 @@ export interface Explained {
   fix: string | null;
   code: string | null;
   requestId: string | null;
+  /** A screen of the dashboard where the fix is made. */
+  link: { href: string; label: string } | null;
 }
 
 /** What to do about the refusals that protect the payer and the relayer (nothing was charged). */
@@ -20,28 +24,58 @@ const RELAYER_FIXES: Record<string, string> = {
   web_runs_revoked: "Runs from this dashboard are revoked for this wallet. Allow them again on the Wallet screen.",
 };
 
-const usdc = (value: bigint | null) => (value === null ? "?" : `${formatUsdc(value)} USDC`);
+const WALLET_LINK = { href: "#/wallet", label: "Open the Wallet screen" };
+
+function solFix(localnet: boolean): string {
+  return localnet
+    ? "Fund the wallet with test SOL and USDC on the Wallet screen (one click on this local marketplace), then try again."
+    : "Get devnet SOL from the Solana faucet (faucet.solana.com) for this wallet's address, then try again.";
+}
+
+const usdc = (value: bigint | null) => (value === null ? "?" : `${formatUsdc(value).replace(/(\.\d\d)0+$/, "$1")} USDC`);
 
 export function explain(error: unknown): Explained {
   if (error instanceof PaymentRequiredError) {
-    const base = { title: "Payment required", detail: error.message, code: error.code, requestId: error.requestId ?? null };
+    const base = { title: "Payment required", detail: error.message, code: error.code, requestId: error.requestId ?? null, link: null };
     switch (error.code) {
       case "insufficient_balance":
-        return { ...base, fix: `The call costs ${usdc(error.required)} and the wallet holds ${usdc(error.balance)}. Add USDC to the wallet, then run it again.` };
+        return {
+          ...base,
+          detail: `The wallet holds less USDC than this call costs: nothing was charged.`,
+          fix: `The call costs ${usdc(error.required)} and the wallet holds ${usdc(error.balance)}. Add USDC to the wallet on the Wallet screen, then run it again.`,
+          link: WALLET_LINK,
+        };
       case "insufficient_allowance":
         return {
           ...base,
+          detail: "Your wallet has not allowed the marketplace to take this much USDC: nothing was charged.",
           fix: `The call costs ${usdc(error.required)} but the wallet lets the marketplace move only ${usdc(error.allowance)}. Raise the allowance on the Wallet screen, then run it again.`,
+          link: WALLET_LINK,
         };
       case "spending_cap_reached":
         return {
           ...base,
           fix: `This call would pass the spending cap of ${usdc(error.spendingCap)}. For runs from this dashboard, raise the cap on the Wallet screen; for an API key, generate one with a higher cap on the API keys screen.`,
+          link: WALLET_LINK,
         };
       case "subscription_required":
         return { ...base, fix: "This agent is sold by subscription: subscribe to it with your API key (POST /v1/agents/:id/subscription), then run it." };
     }
     return { ...base, fix: null };
+  }
+  if (error instanceof NeedsSolError) {
+    return { title: "The wallet needs SOL for the network fee", detail: error.message, fix: solFix(error.localnet), code: null, requestId: null, link: WALLET_LINK };
+  }
+  if (error instanceof ChainError) return chainRefusal(error.raw);
+  if (error instanceof AgentMarketError && (error.code === "connection_error" || error.code === "timeout")) {
+    return {
+      title: "The relayer could not be reached",
+      detail: "The marketplace's server did not answer: it may be stopped or restarting, or this computer is offline.",
+      fix: "Check your connection (on your own machine: that npm start is still running), then try again.",
+      code: error.code,
+      requestId: null,
+      link: null,
+    };
   }
   if (error instanceof AgentMarketError) {
     const fix =
@@ -53,8 +87,21 @@ export function explain(error: unknown): Explained {
           : error.status === 503 || error.code === "connection_error"
             ? "The service is unavailable for a moment: try again."
             : null);
-    return { title: "The relayer refused", detail: error.message, fix, code: error.code, requestId: error.requestId ?? null };
+    return { title: "The relayer refused", detail: error.message, fix, code: error.code, requestId: error.requestId ?? null, link: null };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { title: "Something went wrong", detail: message, fix: null, code: null, requestId: null };
+  if (isRawRpcText(message)) return chainRefusal(message);
+  return { title: "Something went wrong", detail: message, fix: null, code: null, requestId: null, link: null };
+}
+
+function chainRefusal(raw: string): Explained {
+  const words = chainErrorWords(raw);
+  return {
+    title: "The chain refused",
+    detail: words.detail,
+    fix: words.needsSol ? "Add SOL to the wallet for the network fee on the Wallet screen, then try again." : "Try again in a moment.",
+    code: null,
+    requestId: null,
+    link: words.needsSol ? WALLET_LINK : null,
+  };
 }

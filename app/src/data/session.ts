@@ -1,32 +1,69 @@
 // The wallet session (Sign-In With Solana against the relayer) and everything it reaches:
-// keys, funding, allowance transactions. The token lives in this tab's sessionStorage only.
+// keys, funding, allowance transactions. The token is kept in this browser's localStorage until
+// it expires, so a reload or a new tab stays signed in (as a payments dashboard does); signing out
+// forgets it in every tab. It is a session of this origin only: it cannot sign or move funds.
 import { WalletSession } from "@agent-market/client";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
 
 const TOKEN_KEY = "agent-market.session";
 
+export interface StoredSession {
+  token: string;
+  wallet: string;
+  /** The wallet's name as the sign-in screen listed it, to connect it again on reload. */
+  walletName: string;
+  local: boolean;
+  expires_at: string;
+}
+
+function store(session: WalletSession, wallet: ConnectedWallet): void {
+  const stored: StoredSession = { token: session.token, wallet: wallet.address, walletName: wallet.name, local: wallet.local, expires_at: session.session.expires_at };
+  localStorage.setItem(TOKEN_KEY, JSON.stringify(stored));
+}
+
 export async function signIn(wallet: ConnectedWallet): Promise<WalletSession> {
   const session = await WalletSession.signIn(location.origin, { publicKey: wallet.address, signMessage: (m) => wallet.signMessage(m) });
-  sessionStorage.setItem(TOKEN_KEY, JSON.stringify({ token: session.token, wallet: wallet.address }));
+  store(session, wallet);
   return session;
+}
+
+/** The session this browser keeps, while it has not expired. */
+export function storedSession(): StoredSession | null {
+  const saved = localStorage.getItem(TOKEN_KEY);
+  if (saved === null) return null;
+  try {
+    const stored = JSON.parse(saved) as StoredSession;
+    if (typeof stored.token !== "string" || !(Date.parse(stored.expires_at) > Date.now())) throw new Error("expired");
+    return stored;
+  } catch {
+    localStorage.removeItem(TOKEN_KEY);
+    return null;
+  }
 }
 
 /** The session stored for this wallet, if the relayer still honours it. */
 export async function resumeSession(wallet: string): Promise<WalletSession | null> {
-  const saved = sessionStorage.getItem(TOKEN_KEY);
-  if (saved === null) return null;
-  const stored = JSON.parse(saved) as { token: string; wallet: string };
-  if (stored.wallet !== wallet) return null;
+  const stored = storedSession();
+  if (stored === null || stored.wallet !== wallet) return null;
   try {
     return await WalletSession.resume(location.origin, stored.token);
   } catch {
-    sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.removeItem(TOKEN_KEY);
     return null;
   }
 }
 
 export async function signOut(session: WalletSession): Promise<void> {
-  sessionStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(TOKEN_KEY);
   await session.signOut().catch(() => undefined);
+}
+
+/** Calls `onForgotten` when another tab signs out (or the session is cleared there). */
+export function watchSignOut(onForgotten: () => void): () => void {
+  const listener = (event: StorageEvent) => {
+    if ((event.key === TOKEN_KEY || event.key === null) && localStorage.getItem(TOKEN_KEY) === null) onForgotten();
+  };
+  window.addEventListener("storage", listener);
+  return () => window.removeEventListener("storage", listener);
 }

@@ -5,10 +5,12 @@ import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { priceText } from "../components/price.js";
 import { RunForm } from "../components/RunForm.js";
+import { latencyText } from "../components/latency.js";
 import { StatusBadge } from "../components/StatusBadge.js";
 import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
 import { agentChain, getAgent } from "../data/agents.js";
+import { agentChanged, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 
 const PAUSE_REASONS: Record<NonNullable<Agent["pause_reason"]>, string> = {
@@ -35,14 +37,12 @@ function circuitText(circuit: AgentCircuit): string {
 
 const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } as const;
 
-// Latency comes from block times, whole seconds: a call that settled within its second reads 0,
-// which says less than "< 1".
-const seconds = (value: number | null) => (value === null ? "–" : value === 0 ? "< 1" : String(value));
 
 export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => void }) {
   const { config } = useApp();
   const [agent, reload] = useLoad(() => getAgent(agentId), [agentId]);
   const [chain, reloadChain] = useLoad(() => agentChain(config.indexer_graphql_url, agentId), [agentId]);
+  useLive(config.indexer_graphql_url, [agentChanged(agentId)], reloadChain);
 
   return (
     <>
@@ -62,7 +62,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
       {agent.state === "ready" && (
         <>
           <h1>
-            {agent.value.name} <StatusBadge status={chain.state === "ready" ? chain.value?.status ?? null : null} />
+            {agent.value.name} <StatusBadge status={chain.state === "ready" ? chain.value?.status ?? null : null} retired={agent.value.status === "retired"} />
           </h1>
           <p>{agent.value.description}</p>
           <p className="tags">
@@ -113,7 +113,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                           <td className="num" data-label="Executions">{w.executions}</td>
                           <td className="num" data-label="Success">{w.successRate === null ? "–" : `${(w.successRate * 100).toFixed(1)}%`}</td>
                           <td className="num" data-label="Latency p50 / p95">
-                            {seconds(w.latencySeconds.p50)} / {seconds(w.latencySeconds.p95)} s
+                            {latencyText(w.latencySeconds.p50)} / {latencyText(w.latencySeconds.p95)}
                           </td>
                         </tr>
                       ))}
@@ -126,7 +126,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                   ) : (
                     <ul className="plain">
                       {chain.value.executions.edges.map(({ node }) => (
-                        <li key={node.id}>
+                        <li key={node.id} data-testid="agent-execution-row">
                           <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span> {node.amount.usdc} USDC{" "}
                           {node.closeTransaction && <ExplorerLink signature={node.closeTransaction.signature} />}
                         </li>

@@ -34,6 +34,7 @@ function CreatorAnswer({ dispute, onAnswered }: { dispute: Dispute; onAnswered()
         title="Answer as the creator"
         hint="Your side, for the arbiter: what the agent was asked and why its answer stands. It is kept with its own hash; nothing is signed."
         submitLabel="Send the answer"
+        side="creator"
         busyLabel={busy}
         onSubmit={answer}
       />

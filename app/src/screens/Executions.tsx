@@ -1,12 +1,15 @@
 import { Fragment, useState } from "react";
 
 import { useApp } from "../app-context.js";
+import { AgentName } from "../components/AgentName.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExecutionDetails } from "../components/ExecutionDetails.js";
 import { Empty, Loading } from "../components/Status.js";
 import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFilter } from "../data/executions.js";
+import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
+import { timeText } from "../components/time.js";
 
 const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
@@ -15,7 +18,7 @@ export function ExecutionsScreen() {
   const [filter, setFilter] = useState<ExecutionFilter>({});
   const [pages, setPages] = useState<ChainExecution[]>([]);
   const [open, setOpen] = useState<string | null>(null);
-  const [keys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
+  const [keys, reloadKeys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
   const [webKey] = useLoad(() => webRunKeyId(session.address, network), [session, network]);
   const webKeyId = webKey.state === "ready" ? webKey.value : null;
   const keyNames = new Map(keys.state === "ready" ? keys.value.map((k) => [k.id, `${k.name} (…${k.last4})`]) : []);
@@ -25,6 +28,12 @@ export function ExecutionsScreen() {
     return fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address });
   }, [filter, session]);
   const [next, setNext] = useState<string | null | undefined>(undefined);
+  // An execution paid by this wallet, made here, with curl or anywhere: shown as the chain records it.
+  useLive(config.indexer_graphql_url, [paidBy(session.address)], () => {
+    setNext(undefined);
+    reload();
+    reloadKeys();
+  });
   const [moreError, setMoreError] = useState<unknown>(null);
 
   const first = page.state === "ready" ? page.value.executions : [];
@@ -93,13 +102,15 @@ export function ExecutionsScreen() {
                     <th scope="row" className="mono">
                       {short(x.id)}
                     </th>
-                    <td className="mono" data-label="Agent">{short(x.agent)}</td>
+                    <td data-label="Agent">
+                      <AgentName address={x.agent} />
+                    </td>
                     <td data-testid="execution-paid-with" data-label="Paid with">{paidWith(x.apiKeyId)}</td>
                     <td data-label="State">
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
                     </td>
                     <td className="num" data-label="USDC">{x.amount.usdc}</td>
-                    <td data-label="Opened">{x.openedAt === null ? "" : new Date(x.openedAt).toLocaleString()}</td>
+                    <td data-label="Opened">{x.openedAt === null ? "" : timeText(x.openedAt)}</td>
                     <td>
                       <button type="button" aria-expanded={open === x.id} onClick={() => setOpen(open === x.id ? null : x.id)}>
                         {open === x.id ? "Hide" : "Details"}

@@ -42,7 +42,16 @@ export function KeysScreen() {
   return (
     <>
       <h1>API keys</h1>
-      {created !== null && <NewKeySecret created={created} onDone={() => setCreated(null)} />}
+      {created !== null && (
+        <NewKeySecret
+          created={created}
+          onDone={() => {
+            setCreated(null);
+            // The secret's section leaves: focus goes to the list that now holds the key.
+            requestAnimationFrame(() => document.getElementById("keys-title")?.focus());
+          }}
+        />
+      )}
       <NewKeyForm
         onCreated={(key) => {
           setCreated(key);
@@ -52,7 +61,9 @@ export function KeysScreen() {
       />
       {error !== null && <ErrorNotice error={error} />}
       <section aria-labelledby="keys-title">
-        <h2 id="keys-title">Your keys</h2>
+        <h2 id="keys-title" tabIndex={-1}>
+          Your keys
+        </h2>
         {keys.state === "loading" && <Loading what="your keys" />}
         {keys.state === "error" && <ErrorNotice error={keys.error} onRetry={reload} />}
         {keys.state === "ready" && list.length === 0 && <Empty>No keys yet: generate one above to call agents over the API. Runs from the Marketplace need none: they are charged to your wallet through your signed-in session.</Empty>}

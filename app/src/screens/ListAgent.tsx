@@ -6,6 +6,7 @@ import { Check } from "../components/Check.js";
 import { ConformanceSteps, failedStep, type ProbeOutcome } from "../components/ConformanceSteps.js";
 import { DocumentFields } from "../components/DocumentFields.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
+import { trimUsdc } from "../components/money.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { FormProblems } from "../components/FormProblems.js";
 import { PricingFields } from "../components/PricingFields.js";
@@ -221,14 +222,14 @@ export function ListAgentScreen() {
         <form className="card form" aria-label="Your agent" onSubmit={(e) => void submit(e)} noValidate>
           <h2>Your agent</h2>
           <DocumentFields name={field("name")} tags={field("tags")} description={field("description")} />
-          <label>
+          <label className="wide">
             Endpoint (your service's base URL)
             <input type="url" inputMode="url" placeholder="https://agent.example.com" {...field("endpoint")} />
           </label>
           <PricingFields name="listing" value={pricing} onChange={setPricing} minimumUsdc={t.minimumPriceUsdc} />
           <label>
-            Collateral, USDC
-            <input inputMode="decimal" placeholder={formatUsdc(t.minimumCollateralUsdc)} {...field("collateral")} />
+            Collateral, USDC (at least {trimUsdc(formatUsdc(t.minimumCollateralUsdc))})
+            <input inputMode="decimal" placeholder="the minimum if empty" {...field("collateral")} />
           </label>
           <label>
             Maximum execution time, seconds

@@ -65,7 +65,7 @@ export function MarketplaceScreen({ onOpen }: { onOpen: (agentId: string) => voi
                   ))}
                 </p>
                 <p className="row">
-                  <StatusBadge status={h?.status ?? null} />
+                  <StatusBadge status={h?.status ?? null} retired={agent.status === "retired"} />
                   <span>{priceText(agent.pricing)}</span>
                 </p>
                 <p className="muted small">

@@ -10,6 +10,7 @@ import { Empty, Loading } from "../components/Status.js";
 import { StatusBadge } from "../components/StatusBadge.js";
 import { priceText } from "../components/price.js";
 import { freshMarket, openChain } from "../data/chain.js";
+import { agentChanged, useLive } from "../data/live.js";
 import { creatorFigures, dailyEarnings, listingOf, type CreatorAgent } from "../data/my-agents.js";
 import { useLoad } from "../data/use-load.js";
 
@@ -52,7 +53,7 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
   return (
     <li className="card" data-testid="my-agent">
       <h2>
-        {name} <StatusBadge status={agent.status} />{" "}
+        {name} <StatusBadge status={agent.status} retired={agent.retiredAt !== null || status === "retired"} />{" "}
         {status !== null && (
           <span className={`badge badge-listing-${status}`} data-testid="listing-status">
             listing {status}
@@ -107,6 +108,7 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
 export function MyAgentsScreen() {
   const { session, config } = useApp();
   const [figures, reload] = useLoad(() => creatorFigures(config.indexer_graphql_url, session.address), [session]);
+  useLive(config.indexer_graphql_url, figures.state === "ready" ? figures.value.agents.map((a) => agentChanged(a.address)) : [], reload);
   // The totals come from the indexer, which follows the chain a moment behind the wallet's
   // confirmation: read them at once, and again once it has caught up.
   const refreshTotals = () => {

@@ -5,7 +5,7 @@ import { useEffect, useState } from "react";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import type { DashboardConfig } from "../data/config.js";
 import { resumeSession, signIn } from "../data/session.js";
-import { connectLocalWallet } from "../wallet/local-wallet.js";
+import { connectDevelopmentArbiter, connectLocalWallet } from "../wallet/local-wallet.js";
 import { connectStandardWallet, watchWallets } from "../wallet/standard-wallets.js";
 import type { ConnectedWallet } from "../wallet/wallet.js";
 
@@ -53,6 +53,14 @@ export function SignInScreen({ config, onSignedIn }: { config: DashboardConfig; 
             <button type="button" disabled={busy !== null} onClick={() => void use("local", connectLocalWallet)}>
               {busy === "local" ? "Signing in…" : "Use the local test wallet"}
             </button>
+            {config.dev_arbiter_secret_key !== null && (
+              <>
+                <p>To try the arbiter's screens, sign in as this local market's development arbiter, whose key is committed with localnet.</p>
+                <button type="button" disabled={busy !== null} onClick={() => void use("arbiter", () => connectDevelopmentArbiter(config.dev_arbiter_secret_key!))}>
+                  {busy === "arbiter" ? "Signing in…" : "Sign in as the development arbiter"}
+                </button>
+              </>
+            )}
           </div>
         )}
       </section>

@@ -6,6 +6,7 @@ import { BarChart } from "../components/BarChart.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { Empty, Loading } from "../components/Status.js";
 import { fetchUsage, usageCsv, type Dimension, type Range } from "../data/usage.js";
+import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
 
@@ -45,6 +46,8 @@ export function UsageScreen() {
     async () => (effective === "" ? null : { ...(await fetchUsage(config.indexer_graphql_url, dimension, effective, range)), range }),
     [dimension, effective, range],
   );
+  // Every execution of this wallet's (with any key, or a web run) moves these figures.
+  useLive(config.indexer_graphql_url, [paidBy(session.address)], reload);
 
   const bars = useMemo(
     () =>

@@ -1,12 +1,17 @@
 import { parseUsdc } from "@agent-market/client";
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
+import { FundWallet } from "../components/FundWallet.js";
+import { usdcText } from "../components/money.js";
 import { Loading } from "../components/Status.js";
 import { WebRunsPanel } from "../components/WebRunsPanel.js";
+import { formatSol } from "../data/chain-errors.js";
 import { chainRpcUrl } from "../data/config.js";
+import { MIN_FEE_LAMPORTS, requireFeeSol, solBalance } from "../data/fees.js";
+import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { base64Decode } from "../wallet/base58.js";
 
@@ -15,7 +20,14 @@ const LOW_BALANCE_USDC = 1_000_000n;
 
 export function WalletScreen() {
   const { session, wallet, network, config } = useApp();
-  const [funding, reload] = useLoad(() => session.wallet.funding(network), [session, network]);
+  const rpcUrl = chainRpcUrl(config, network);
+  const [funding, reloadFunding] = useLoad(() => session.wallet.funding(network), [session, network]);
+  const [sol, reloadSol] = useLoad(async () => (rpcUrl === null ? null : solBalance(rpcUrl, wallet.address)), [rpcUrl, wallet.address]);
+  const reload = () => (reloadFunding(), reloadSol());
+  // A paid execution moves the balance and the allowance.
+  useLive(config.indexer_graphql_url, [paidBy(wallet.address)], reload);
+  const [confirmRevoke, setConfirmRevoke] = useState(false);
+  const revokeButton = useRef<HTMLButtonElement>(null);
   const [amount, setAmount] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -26,6 +38,7 @@ export function WalletScreen() {
     setError(null);
     setSent(null);
     try {
+      await requireFeeSol(rpcUrl, wallet.address, config.localnet);
       const unsigned = await build();
       const signature = await wallet.signAndSend(base64Decode(unsigned.transaction), network, chainRpcUrl(config, network));
       setSent(signature);
@@ -55,17 +68,32 @@ export function WalletScreen() {
           <dl className="totals">
             <div>
               <dt>USDC balance</dt>
-              <dd data-testid="balance">{funding.value.balance_usdc}</dd>
+              <dd data-testid="balance" title={`${funding.value.balance_usdc} USDC`}>
+                {usdcText(funding.value.balance_usdc)}
+              </dd>
             </div>
             <div>
               <dt>Allowance</dt>
-              <dd data-testid="allowance">{funding.value.allowance_usdc}</dd>
+              <dd data-testid="allowance" title={`${funding.value.allowance_usdc} USDC`}>
+                {usdcText(funding.value.allowance_usdc)}
+              </dd>
             </div>
+            {sol.state === "ready" && sol.value !== null && (
+              <div>
+                <dt>SOL for fees</dt>
+                <dd data-testid="sol-balance">{formatSol(sol.value)} SOL</dd>
+              </div>
+            )}
           </dl>
+          {sol.state === "ready" && sol.value !== null && sol.value < MIN_FEE_LAMPORTS && (
+            <div className="notice notice-warn" role="status" data-testid="no-sol">
+              <strong>No SOL for fees.</strong> Setting the allowance and every other transaction your wallet signs pays a small network fee in SOL: fund the wallet below first.
+            </div>
+          )}
           {parseUsdc(funding.value.balance_usdc) < LOW_BALANCE_USDC && (
             <div className="notice notice-warn" role="status">
-              <strong>Low balance.</strong> Executions are refused (402 insufficient_balance) once a call costs more than the wallet holds: send USDC to{" "}
-              <span className="mono">{funding.value.wallet}</span> ({funding.value.token_account_exists ? "its USDC account exists" : "its USDC account is created by the first transfer"}).
+              <strong>Low balance.</strong> Runs and API calls are refused once a call costs more than the wallet holds: fund it below, or send USDC to{" "}
+              <span className="mono break">{funding.value.wallet}</span> ({funding.value.token_account_exists ? "its USDC account exists" : "its USDC account is created by the first transfer"}).
             </div>
           )}
           <p className="muted small">
@@ -74,6 +102,7 @@ export function WalletScreen() {
           </p>
         </>
       )}
+      <FundWallet onFunded={reload} />
       <form className="card form" onSubmit={submit} aria-label="Set the allowance">
         <h2>Set or raise the allowance</h2>
         <label>
@@ -85,10 +114,22 @@ export function WalletScreen() {
           <button type="submit" className="primary" disabled={busy}>
             {busy ? "Waiting for the wallet…" : "Sign and set the allowance"}
           </button>
-          <button type="button" className="danger" disabled={busy} onClick={() => void sign(() => session.wallet.revokeTransaction({ network }))}>
+          <button ref={revokeButton} type="button" className="danger" disabled={busy || confirmRevoke} aria-expanded={confirmRevoke} onClick={() => setConfirmRevoke(true)}>
             Revoke the allowance
           </button>
         </div>
+        {confirmRevoke && (
+          <ConfirmRevoke
+            onCancel={() => {
+              setConfirmRevoke(false);
+              requestAnimationFrame(() => revokeButton.current?.focus());
+            }}
+            onConfirm={() => {
+              setConfirmRevoke(false);
+              void sign(() => session.wallet.revokeTransaction({ network }));
+            }}
+          />
+        )}
       </form>
       {sent !== null && (
         <p className="notice notice-ok" role="status" data-testid="allowance-sent">
@@ -98,5 +139,29 @@ export function WalletScreen() {
       {error !== null && <ErrorNotice error={error} />}
       <WebRunsPanel />
     </>
+  );
+}
+
+/** Revoking stops every key and web run from paying: asked once more, in place, Escape cancels. */
+function ConfirmRevoke({ onCancel, onConfirm }: { onCancel: () => void; onConfirm: () => void }) {
+  return (
+    <div
+      className="notice notice-warn confirm"
+      role="group"
+      aria-label="Confirm revoking the allowance"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onCancel();
+      }}
+    >
+      <p>Revoke the allowance? Every API key and web run of this wallet is refused until you set one again.</p>
+      <div className="row">
+        <button type="button" className="danger" onClick={onConfirm}>
+          Yes, revoke it
+        </button>
+        <button type="button" autoFocus onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
   );
 }

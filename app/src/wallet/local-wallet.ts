@@ -27,11 +27,28 @@ async function loadOrCreate(): Promise<{ privateKey: CryptoKey; publicKey: Uint8
   return { privateKey: pair.privateKey, publicKey };
 }
 
+/** The development arbiter's name as a wallet: the name a stored session reconnects it by. */
+export const DEV_ARBITER_WALLET = "Development arbiter";
+
+// PKCS#8 wrapping of a raw Ed25519 seed (RFC 8410): WebCrypto imports private keys only so.
+const PKCS8_ED25519_PREFIX = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
+
+/** Localnet's committed development arbiter (a Solana 64-byte secret key: seed, then public key). */
+export async function connectDevelopmentArbiter(secretKey: number[]): Promise<ConnectedWallet> {
+  const pkcs8 = Uint8Array.from([...PKCS8_ED25519_PREFIX, ...secretKey.slice(0, 32)]);
+  const privateKey = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, false, ["sign"]);
+  return keyWallet(DEV_ARBITER_WALLET, privateKey, Uint8Array.from(secretKey.slice(32)));
+}
+
 export async function connectLocalWallet(): Promise<ConnectedWallet> {
   const { privateKey, publicKey } = await loadOrCreate();
+  return keyWallet("Local test wallet", privateKey, publicKey);
+}
+
+function keyWallet(name: string, privateKey: CryptoKey, publicKey: Uint8Array): ConnectedWallet {
   const sign = async (bytes: Uint8Array) => new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, privateKey, bytes as BufferSource));
   return {
-    name: "Local test wallet",
+    name,
     icon: null,
     local: true,
     address: base58Encode(publicKey),

@@ -37,11 +37,11 @@ export function watchWallets(onChange: (wallets: Wallet[]) => void): () => void 
   };
 }
 
-export async function connectStandardWallet(wallet: Wallet): Promise<ConnectedWallet> {
+export async function connectStandardWallet(wallet: Wallet, options: { silent?: boolean } = {}): Promise<ConnectedWallet> {
   const features = wallet.features as Partial<
     StandardConnectFeature & StandardDisconnectFeature & SolanaSignMessageFeature & SolanaSignTransactionFeature & SolanaSignAndSendTransactionFeature
   >;
-  const { accounts } = await features[StandardConnect]!.connect();
+  const { accounts } = await features[StandardConnect]!.connect(options.silent ? { silent: true } : undefined);
   const account: WalletAccount | undefined = accounts[0];
   if (account === undefined) throw new Error(`${wallet.name} shared no account.`);
   return {

@@ -18,6 +18,7 @@ const ALLOWED = new Set([
   "getBlockHeight",
   "getSlot",
   "getTokenAccountBalance",
+  "getBalance",
   "sendTransaction",
 ]);
 

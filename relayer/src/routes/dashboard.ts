@@ -4,10 +4,14 @@
 // the app routes in the browser.
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, resolve, sep } from "node:path";
+import { promisify } from "node:util";
+import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
+import type { NetworkName } from "../config.js";
+import { developmentArbiterKey } from "../dev-arbiter.js";
 import { ApiError } from "../errors.js";
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -20,6 +24,19 @@ const CONTENT_TYPES: Record<string, string> = {
   ".json": "application/json; charset=utf-8",
   ".txt": "text/plain; charset=utf-8",
 };
+
+const COMPRESSIBLE = new Set([".html", ".js", ".css", ".svg", ".json", ".txt"]);
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/** The encoding the browser accepts that serves `file` smallest: Brotli, else gzip, else none. */
+function chooseEncoding(file: string, accepted: string | undefined): "br" | "gzip" | null {
+  if (!COMPRESSIBLE.has(extname(file))) return null;
+  const names = (accepted ?? "").split(",").map((part) => part.split(";")[0]!.trim().toLowerCase());
+  if (names.includes("br")) return "br";
+  if (names.includes("gzip")) return "gzip";
+  return null;
+}
 
 // A page that only ever talks to its own origin, the indexer and the RPC addresses it is given:
 // anything else injected is refused.
@@ -43,11 +60,32 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
   const devnet = services.config.networks.devnet;
   const rpcUrl = dashboard.localnet ? devnet?.rpc_url : undefined;
   const csp = contentSecurityPolicy(dashboard.indexer_graphql_url, Object.values(dashboard.rpc_urls));
-  const served = Object.keys(services.config.networks);
+  const served = Object.keys(services.config.networks) as NetworkName[];
+  // The built files never change while the relayer runs: each is compressed once, on first ask.
+  const compressed = new Map<string, Promise<Buffer>>();
+  const encoded = (file: string, encoding: "br" | "gzip"): Promise<Buffer> => {
+    const key = `${encoding}:${file}`;
+    let body = compressed.get(key);
+    if (body === undefined) {
+      body = readFile(file).then((raw) =>
+        encoding === "br" ? brotli(raw, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: raw.length } }) : gzipped(raw, { level: 9 }),
+      );
+      body.catch(() => compressed.delete(key));
+      compressed.set(key, body);
+    }
+    return body;
+  };
 
   app.get("/dashboard-config.json", { schema: { hide: true } }, async (_request, reply) => {
     reply.header("Cache-Control", "no-store");
+    // The market's arbiter per network, so that the page shows the arbiter's screens to it alone.
+    const arbiters = Object.fromEntries(
+      await Promise.all(served.map(async (network) => [network, (await services.chain.market(network).catch(() => null))?.arbiter.toBase58() ?? null] as const)),
+    ) as Partial<Record<NetworkName, string | null>>;
     return {
+      arbiters: { devnet: arbiters.devnet ?? null, mainnet: arbiters.mainnet ?? null },
+      // Localnet only: the committed development arbiter, to try the arbiter's screens.
+      dev_arbiter_secret_key: dashboard.localnet ? await developmentArbiterKey(arbiters.devnet ?? null) : null,
       indexer_graphql_url: dashboard.indexer_graphql_url ?? null,
       networks: served,
       localnet: dashboard.localnet,
@@ -71,8 +109,11 @@ export function registerDashboard(app: FastifyInstance, services: Services): voi
       const info = await stat(candidate).catch(() => null);
       if (info?.isFile()) file = candidate;
     }
-    const body = await readFile(file);
     const html = file.endsWith(".html");
+    const encoding = chooseEncoding(file, request.headers["accept-encoding"]);
+    const body = encoding === null ? await readFile(file) : await encoded(file, encoding);
+    if (encoding !== null) reply.header("Content-Encoding", encoding);
+    if (COMPRESSIBLE.has(extname(file))) reply.header("Vary", "Accept-Encoding");
     reply
       .header("Content-Type", CONTENT_TYPES[extname(file)] ?? "application/octet-stream")
       // Vite names assets by content hash: they never change; the page itself always revalidates.

@@ -15,6 +15,7 @@ import { registerAuthSessionCreate } from "./auth-session-create.js";
 import { registerAuthSessionDelete } from "./auth-session-delete.js";
 import { registerAuthSessionGet } from "./auth-session-get.js";
 import { registerDashboard } from "./dashboard.js";
+import { registerDashboardFaucet } from "./dashboard-faucet.js";
 import { registerDashboardRpc } from "./dashboard-rpc.js";
 import { registerDisputesAttachment } from "./disputes-attachment.js";
 import { registerDisputesEvidenceCreate } from "./disputes-evidence-create.js";
@@ -75,5 +76,6 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerOpenApi(app);
   registerReference(app);
   registerDashboardRpc(app, services);
+  registerDashboardFaucet(app, services);
   registerDashboard(app, services);
 }
