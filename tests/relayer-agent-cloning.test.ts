@@ -16,7 +16,7 @@ import {
 } from "@agent-market/program";
 import { Keypair, Transaction } from "@solana/web3.js";
 
-import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA } from "./src/creator-server.js";
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator } from "./src/creator-server.js";
 import { MIN_COLLATERAL_USDC, randomId, signingKeyProof, TestMarket } from "./src/fixtures.js";
 import { feeShardsTotal, listAgent, pricingWire, registerOnChain, type ListedAgent } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
@@ -186,5 +186,34 @@ describe("relayer + program: an agent cannot be cloned", function () {
       },
     });
     assert.equal(listed.status, 201, JSON.stringify(listed.body));
+  });
+
+  it("takes two creators listing one endpoint at the same moment one at a time: one listed, the other refused", async () => {
+    // One service answering for two wallets' agents with one key (both registrations carry the
+    // key's proof): whoever lists first holds the endpoint, even when both probes pass together.
+    const server = await startCreator(relayer.marketplaceKey.publicKey.toBase58());
+    try {
+      const contenders = await Promise.all(
+        [0, 1].map(() => registerOnChain(market, { signing: server.signing, endpoint: server.url, listing: DOC, pricing: victim.pricing, maxExecutionSecs: 3 })),
+      );
+      const answers = await Promise.all(
+        contenders.map(async ({ creator, address }) =>
+          api(relayer, "POST", "/v1/agents", {
+            token: await signIn(relayer, creator.wallet),
+            body: {
+              agent: address.toBase58(),
+              ...DOC,
+              endpoint: server.url,
+              signing_key: server.signing.publicKey.toBase58(),
+              pricing: pricingWire(victim.pricing),
+            },
+          }),
+        ),
+      );
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 409], JSON.stringify(answers.map((answer) => answer.body)));
+      assert.equal(errorCode(answers.find((answer) => answer.status === 409)!), "endpoint_already_listed");
+    } finally {
+      await server.close();
+    }
   });
 });

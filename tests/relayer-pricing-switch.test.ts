@@ -8,7 +8,7 @@ import { fetchAgent, retireAgentInstruction, updateAgentInstruction, type Pricin
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
-import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { execute, listAgent, newPayer, pricingWire, type ListedAgent, type Payer } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
@@ -41,7 +41,11 @@ describe("relayer: subscriptions after a pricing switch or retirement", function
     return agent;
   }
 
-  /** The creator's update_agent with `pricing`, every other term as registered. */
+  /**
+   * The creator's update_agent with `pricing`, every other term as registered, then the listing's
+   * PATCH with the same pricing, as the dashboard's listing editor does (until then the relayer
+   * charges no call on terms the listing does not show).
+   */
   async function reprice(agent: ListedAgent, pricing: Pricing): Promise<void> {
     const onChain = (await fetchAgent(market.connection, agent.address))!;
     await market.send(
@@ -61,6 +65,11 @@ describe("relayer: subscriptions after a pricing switch or retirement", function
       ],
       [agent.creator.wallet],
     );
+    const relisted = await api(relayer, "PATCH", `/v1/agents/${agent.address.toBase58()}`, {
+      token: await signIn(relayer, agent.creator.wallet),
+      body: { pricing: pricingWire(pricing) },
+    });
+    assert.equal(relisted.status, 200, JSON.stringify(relisted.body));
   }
 
   async function subscribe(payer: Payer, agent: ListedAgent): Promise<{ expires_at: string }> {

@@ -229,7 +229,7 @@ describe("the dashboard in a browser", function () {
     await stack.market.connection.confirmTransaction(await stack.market.connection.requestAirdrop(owner, 1_000_000_000), "confirmed");
     await stack.market.localnet.mintUsdc(owner, 5_000_000n);
 
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByTestId("balance").filter({ hasText: /^5\.00 USDC$/ }).waitFor();
     await page.getByLabel("Allowance, USDC").fill("3");
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
@@ -253,7 +253,7 @@ describe("the dashboard in a browser", function () {
         ["usage", async () => (await page.getByRole("link", { name: "Usage" }).click(), await page.getByTestId("usage-totals").waitFor())],
         ["executions", async () => (await page.getByRole("link", { name: "Executions" }).click(), await page.getByTestId("execution-row").first().waitFor())],
         ["executions-details", async () => (await page.getByRole("button", { name: "Details" }).first().click(), await page.getByTestId("execution-details").waitFor())],
-        ["wallet", async () => (await page.getByRole("link", { name: "Wallet" }).click(), await page.getByTestId("balance").waitFor())],
+        ["wallet", async () => (await page.getByRole("link", { name: "Wallet", exact: true }).click(), await page.getByTestId("balance").waitFor())],
         ["marketplace", async () => (await page.getByRole("link", { name: "Marketplace" }).click(), await page.getByTestId("agent-card").first().waitFor())],
         ["agent", async () => (await page.getByRole("link", { name: "Echo" }).first().click(), await page.getByTestId("uptime-chart").waitFor())],
       ];

@@ -112,7 +112,7 @@ describe("the dashboard on a hosted network", function () {
     assert.equal(await card.getByRole("button", { name: "Sign and top up" }).count(), 0);
 
     // Off localnet there is no faucet button: the Wallet screen names devnet's faucets.
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     const fund = page.getByRole("region", { name: "Fund this wallet" });
     await fund.getByText("Solana faucet").waitFor();
     await fund.getByText("Circle's USDC faucet").waitFor();

@@ -81,7 +81,7 @@ describe("the dashboard following the chain", function () {
     await executions!.getByText("No executions").waitFor();
     await usage!.getByRole("link", { name: "Usage" }).click();
     await usage!.getByTestId("total-executions").filter({ hasText: /^0$/ }).waitFor();
-    await wallet!.getByRole("link", { name: "Wallet" }).click();
+    await wallet!.getByRole("link", { name: "Wallet", exact: true }).click();
     await wallet!.getByTestId("balance").filter({ hasText: /^5\.00 USDC$/ }).waitFor();
     await agentPage!.goto(`/#/agents/${agent.address.toBase58()}`);
     await agentPage!.getByTestId("uptime-chart").waitFor();

@@ -57,7 +57,7 @@ describe("the dashboard for a newcomer", function () {
     await page.getByRole("button", { name: "Use the local test wallet" }).click();
     await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
     const owner = new PublicKey((await page.locator("header .who .mono").getAttribute("title"))!);
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByTestId("no-sol").waitFor();
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
@@ -115,7 +115,7 @@ describe("the dashboard for a newcomer", function () {
     const dashboard = await suite.open(empty);
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByTestId("balance").waitFor();
     await page.getByLabel("Allowance, USDC").fill("3");
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
@@ -199,7 +199,7 @@ describe("the dashboard for a newcomer", function () {
     assert.equal(await focused(), "revoked", "focus lands on the row's new status");
 
     // Revoking the allowance asks first too; Escape cancels and nothing is signed.
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByTestId("allowance").filter({ hasText: /^1\.00 USDC$/ }).waitFor();
     await page.getByRole("button", { name: "Revoke the allowance" }).click();
     await page.getByRole("group", { name: "Confirm revoking the allowance" }).waitFor();
@@ -279,7 +279,7 @@ describe("the dashboard for a newcomer", function () {
     const created = (await page.getByTestId("key-row").first().locator('td[data-label="Created"]').textContent())!;
     assert.match(created, /(UTC|GMT)/, `a time without its zone: ${created}`);
     await page.route("**/v1/wallet/funding*", (route) => route.abort("connectionrefused"));
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     const alert = page.getByRole("alert").first();
     await alert.waitFor();
     const text = (await alert.textContent())!;

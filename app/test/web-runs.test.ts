@@ -35,7 +35,7 @@ describe("the limits of web runs in the dashboard", function () {
     const dashboard = await suite.open(payer.wallet);
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: "Allowed: 0.000000 of 10.000000 USDC spent in 0 runs." }).waitFor();
     await page.getByLabel("Cap, USDC").fill("0.3");
     await page.getByRole("button", { name: "Set the cap" }).click();
@@ -51,7 +51,7 @@ describe("the limits of web runs in the dashboard", function () {
     assert.match((await alert.textContent())!, /raise the cap on the Wallet screen/);
     assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - 250_000n, "nothing charged past the cap");
 
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByLabel("Cap, USDC").fill("5");
     await page.getByRole("button", { name: "Set the cap" }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: "of 5.000000 USDC" }).waitFor();
@@ -62,7 +62,7 @@ describe("the limits of web runs in the dashboard", function () {
     await page.getByRole("alert").filter({ hasText: "web_runs_revoked" }).waitFor();
     assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - 250_000n, "nothing charged once revoked");
 
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByRole("button", { name: "Allow web runs again" }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: /^Allowed/ }).waitFor();
     await run(page, "allowed again");
@@ -108,7 +108,7 @@ describe("the limits of web runs in the dashboard", function () {
     assert.equal(await market.usdc(payer.tokenAccount), before, "nothing charged");
 
     // The agent page reads the listing again when it is opened again.
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
     await page.getByTestId("listing-status").filter({ hasText: "paused: its on-chain price is not its listing's" }).waitFor();
     assert.equal(await page.getByRole("button", { name: "Run and pay from my wallet" }).isDisabled(), true);
@@ -126,7 +126,7 @@ describe("the limits of web runs in the dashboard", function () {
       body: { pricing: { model: "pay_per_use", price_usdc: "0.500000" } },
     });
     assert.equal(patched.body.status, "active", JSON.stringify(patched.body));
-    await page.getByRole("link", { name: "Wallet" }).click();
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
     await page.getByTestId("run-max-price").filter({ hasText: "At most 0.500000 USDC" }).waitFor();
     await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();

@@ -53,6 +53,22 @@ export function runStatement<R extends pg.QueryResultRow = pg.QueryResultRow>(
   return preparing.has(db) ? db.query<R>({ name: statement.name, text: statement.text, values }) : db.query<R>(statement.text, values);
 }
 
+/** `work` inside one transaction on one connection: committed if it resolves, rolled back if not. */
+export async function inTransaction<T>(db: Db, work: (client: DbClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "migrations");
 
 /** Applies the migrations not applied yet, in file-name order, each in its own transaction. */

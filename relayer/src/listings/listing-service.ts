@@ -1,11 +1,12 @@
 // Agent listings: created, updated and resumed only once the creator checklist passes
 // (listing-checks.ts), paused, retired, read by executions (cached) and discovered.
 import { LruMap } from "@agent-market/program";
+import type pg from "pg";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { NetworkName, RelayerConfig } from "../config.js";
 import type { CreatorClient } from "../creator/creator-client.js";
-import type { Db } from "../db/pool.js";
+import { inTransaction, type Db, type DbClient } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { formatUsdc } from "../usdc.js";
 import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
@@ -128,9 +129,12 @@ export class ListingService {
     this.chain.connection(input.network);
     const existing = await this.row(input.network, input.agent);
     if (existing) throw new ApiError("agent_already_listed", `Agent ${input.agent} is listed on ${input.network}.`, "agent");
-    await this.requireEndpointFree(wallet, input.network, input.endpoint);
+    await this.requireEndpointFree(this.db, wallet, input.network, input.endpoint);
     const verified = await this.checks.verify(wallet, input);
-    const { rows } = await this.db.query<ListingRow>(
+    const rows = await this.writeHoldingEndpoint<ListingRow>(
+      wallet,
+      input.network,
+      input.endpoint,
       `INSERT INTO agent_listings (network, agent, creator, name, description, tags, input_schema, output_schema, endpoint,
          signing_key, pricing, max_execution_secs, collateral_usdc, listing_hash, last_probe_latency_ms, endpoint_key,
          status, last_probe_at)
@@ -155,10 +159,10 @@ export class ListingService {
    * someone else runs would be paid for its work. One creator may list several agents on one
    * endpoint. Checked before the checklist, so a refused listing costs no probe.
    */
-  private async requireEndpointFree(wallet: string, network: NetworkName, endpoint: string): Promise<void> {
+  private async requireEndpointFree(db: Db | DbClient, wallet: string, network: NetworkName, endpoint: string): Promise<void> {
     const key = endpointKey(endpoint);
     if (key === null) return;
-    const { rows } = await this.db.query<{ agent: string }>(
+    const { rows } = await db.query<{ agent: string }>(
       `SELECT agent FROM agent_listings
        WHERE network = $1 AND endpoint_key = $2 AND creator <> $3 AND status <> 'retired' LIMIT 1`,
       [network, key, wallet],
@@ -166,6 +170,28 @@ export class ListingService {
     if (rows.length > 0) {
       throw new ApiError("endpoint_already_listed", `Another creator lists an agent at this endpoint on ${network}.`, "endpoint");
     }
+  }
+
+  /**
+   * Writes a listing whose endpoint was found free, checking it again under a lock on the
+   * endpoint: two creators listing one endpoint at the same moment are taken one at a time, and
+   * the second is refused.
+   */
+  private writeHoldingEndpoint<R extends pg.QueryResultRow>(
+    wallet: string,
+    network: NetworkName,
+    endpoint: string | null,
+    text: string,
+    values: unknown[],
+  ): Promise<R[]> {
+    return inTransaction(this.db, async (client) => {
+      const key = endpoint === null ? null : endpointKey(endpoint);
+      if (key !== null) {
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('listing_endpoint:' || $1 || ':' || $2))", [network, key]);
+        await this.requireEndpointFree(client, wallet, network, endpoint!);
+      }
+      return (await client.query<R>(text, values)).rows;
+    });
   }
 
   /** Changes a listing; the whole checklist runs again on the merged listing. */
@@ -185,9 +211,12 @@ export class ListingService {
       pricing: update.pricing ?? current.pricing,
       ...(update.probe === undefined ? {} : { probe: update.probe }),
     };
-    if (merged.endpoint !== current.endpoint) await this.requireEndpointFree(wallet, network, merged.endpoint);
+    if (merged.endpoint !== current.endpoint) await this.requireEndpointFree(this.db, wallet, network, merged.endpoint);
     const verified = await this.checks.verify(wallet, merged);
-    const { rows } = await this.db.query<ListingRow>(
+    const rows = await this.writeHoldingEndpoint<ListingRow>(
+      wallet,
+      network,
+      merged.endpoint !== current.endpoint ? merged.endpoint : null,
       `UPDATE agent_listings SET name = $3, description = $4, tags = $5, input_schema = $6, output_schema = $7,
          endpoint = $8, signing_key = $9, pricing = $10, max_execution_secs = $11, collateral_usdc = $12,
          listing_hash = $13, last_probe_latency_ms = $14, endpoint_key = $15,
