@@ -4,11 +4,11 @@
 // chain to the unit.
 import { strict as assert } from "node:assert";
 
-import { fetchAgent, retireAgentInstruction, updateAgentInstruction, type Pricing } from "@agent-market/program";
+import { retireAgentInstruction, type Pricing } from "@agent-market/program";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
-import { execute, listAgent, newPayer, pricingWire, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { execute, listAgent, newPayer, pricingWire, repriceOnChain, type ListedAgent, type Payer } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
@@ -47,24 +47,7 @@ describe("relayer: subscriptions after a pricing switch or retirement", function
    * charges no call on terms the listing does not show).
    */
   async function reprice(agent: ListedAgent, pricing: Pricing): Promise<void> {
-    const onChain = (await fetchAgent(market.connection, agent.address))!;
-    await market.send(
-      [
-        updateAgentInstruction({
-          creator: agent.creator.wallet.publicKey,
-          agent: agent.address,
-          payoutAccount: onChain.payoutAccount,
-          terms: {
-            signingKey: onChain.signingKey,
-            endpoint: onChain.endpoint,
-            listingHash: onChain.listingHash,
-            pricing,
-            maxExecutionSecs: onChain.maxExecutionSecs,
-          },
-        }),
-      ],
-      [agent.creator.wallet],
-    );
+    await repriceOnChain(market, agent, pricing);
     const relisted = await api(relayer, "PATCH", `/v1/agents/${agent.address.toBase58()}`, {
       token: await signIn(relayer, agent.creator.wallet),
       body: { pricing: pricingWire(pricing) },

@@ -19,7 +19,7 @@ import type { PublicKey } from "@solana/web3.js";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
-import { execute, feeShardsTotal, listAgent, newPayer, pricingWire, type ListedAgent, type Payer } from "./src/marketplace.js";
+import { execute, feeShardsTotal, listAgent, newPayer, pricingWire, repriceOnChain, type ListedAgent, type Payer } from "./src/marketplace.js";
 import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
@@ -50,28 +50,7 @@ describe("relayer: a price raised after the quote is refused", function () {
     return agent;
   }
 
-  /** The creator's update_agent with `pricing`, every other term as registered. */
-  async function reprice(agent: ListedAgent, pricing: Pricing): Promise<void> {
-    const onChain = await fetchAgent(market.connection, agent.address);
-    assert.ok(onChain, "the agent is on chain");
-    await market.send(
-      [
-        updateAgentInstruction({
-          creator: agent.creator.wallet.publicKey,
-          agent: agent.address,
-          payoutAccount: onChain.payoutAccount,
-          terms: {
-            signingKey: onChain.signingKey,
-            endpoint: onChain.endpoint,
-            listingHash: onChain.listingHash,
-            pricing,
-            maxExecutionSecs: onChain.maxExecutionSecs,
-          },
-        }),
-      ],
-      [agent.creator.wallet],
-    );
-  }
+  const reprice = (agent: ListedAgent, pricing: Pricing) => repriceOnChain(market, agent, pricing);
 
   /**
    * Makes the relayer's next `method` call that reads `agent` run `change` after the read

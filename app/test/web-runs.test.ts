@@ -3,9 +3,8 @@
 // listing state and circuit breaker, and the Wallet screen's web-run cap and revocation.
 import { strict as assert } from "node:assert";
 
-import { fetchAgent, updateAgentInstruction } from "@agent-market/program";
 
-import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
+import { listAgent, repriceOnChain, type ListedAgent } from "../../tests/src/marketplace.js";
 import { api, signIn } from "../../tests/src/relayer.js";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
 import { SHOTS } from "./page-checks.js";
@@ -80,24 +79,7 @@ describe("the limits of web runs in the dashboard", function () {
     await page.getByTestId("circuit").filter({ hasText: "closed" }).waitFor();
 
     // The creator raises the price on chain while the page shows the old one.
-    const onChain = (await fetchAgent(market.connection, agent.address))!;
-    await market.send(
-      [
-        updateAgentInstruction({
-          creator: agent.creator.wallet.publicKey,
-          agent: agent.address,
-          payoutAccount: onChain.payoutAccount,
-          terms: {
-            signingKey: onChain.signingKey,
-            endpoint: onChain.endpoint,
-            listingHash: onChain.listingHash,
-            pricing: { kind: "PayPerUse", priceUsdc: 500_000n },
-            maxExecutionSecs: onChain.maxExecutionSecs,
-          },
-        }),
-      ],
-      [agent.creator.wallet],
-    );
+    await repriceOnChain(market, agent, { kind: "PayPerUse", priceUsdc: 500_000n });
     const before = await market.usdc(payer.tokenAccount);
     await page.getByLabel("Task").fill("after the raise");
     await page.getByLabel("language *").selectOption("en");

@@ -4,6 +4,8 @@
 import { strict as assert } from "node:assert";
 
 import {
+  fetchAgent,
+  updateAgentInstruction,
   agentPda,
   feeShardPda,
   FEE_SHARD_COUNT,
@@ -171,4 +173,30 @@ export function execute(
   headers: Record<string, string> = {},
 ) {
   return api(relayer, "POST", `/v1/agents/${agent.toBase58()}/execute`, { token: payer.apiKey, body, headers });
+}
+
+/**
+ * The creator's `update_agent` with `pricing`, every other term as the account holds it: a price
+ * changed on chain, which the relayer's listing does not show until the creator's PATCH.
+ */
+export async function repriceOnChain(market: TestMarket, agent: ListedAgent, pricing: Pricing): Promise<void> {
+  const onChain = await fetchAgent(market.connection, agent.address);
+  assert.ok(onChain, "the agent is on chain");
+  await market.send(
+    [
+      updateAgentInstruction({
+        creator: agent.creator.wallet.publicKey,
+        agent: agent.address,
+        payoutAccount: onChain.payoutAccount,
+        terms: {
+          signingKey: onChain.signingKey,
+          endpoint: onChain.endpoint,
+          listingHash: onChain.listingHash,
+          pricing,
+          maxExecutionSecs: onChain.maxExecutionSecs,
+        },
+      }),
+    ],
+    [agent.creator.wallet],
+  );
 }
