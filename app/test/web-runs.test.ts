@@ -35,10 +35,10 @@ describe("the limits of web runs in the dashboard", function () {
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
     await page.getByRole("link", { name: "Wallet", exact: true }).click();
-    await page.getByTestId("web-runs-state").filter({ hasText: "Allowed: 0.000000 of 10.000000 USDC spent in 0 runs." }).waitFor();
+    await page.getByTestId("web-runs-state").filter({ hasText: "Allowed: 0.00 of 10.00 USDC spent in 0 runs." }).waitFor();
     await page.getByLabel("Cap, USDC").fill("0.3");
     await page.getByRole("button", { name: "Set the cap" }).click();
-    await page.getByTestId("web-runs-state").filter({ hasText: "of 0.300000 USDC" }).waitFor();
+    await page.getByTestId("web-runs-state").filter({ hasText: "of 0.30 USDC" }).waitFor();
 
     await run(page, "first run");
     await page.getByTestId("run-output").waitFor();
@@ -53,7 +53,7 @@ describe("the limits of web runs in the dashboard", function () {
     await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByLabel("Cap, USDC").fill("5");
     await page.getByRole("button", { name: "Set the cap" }).click();
-    await page.getByTestId("web-runs-state").filter({ hasText: "of 5.000000 USDC" }).waitFor();
+    await page.getByTestId("web-runs-state").filter({ hasText: "of 5.00 USDC" }).waitFor();
     await page.getByRole("button", { name: "Revoke web runs" }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: /^Revoked/ }).waitFor();
     await page.screenshot({ path: `${SHOTS}/wallet-web-runs-revoked.png`, fullPage: true });

@@ -5,6 +5,7 @@ import { useState, type FormEvent } from "react";
 import { useApp } from "../app-context.js";
 import { useLoad } from "../data/use-load.js";
 import { ErrorNotice } from "./ErrorNotice.js";
+import { trimUsdc, usdcText } from "./money.js";
 import { Loading } from "./Status.js";
 
 export function WebRunsPanel() {
@@ -41,7 +42,8 @@ export function WebRunsPanel() {
       {webRuns.state === "ready" && (
         <>
           <p data-testid="web-runs-state">
-            {webRuns.value.enabled ? "Allowed" : "Revoked"}: {webRuns.value.spent_usdc} of {webRuns.value.spending_cap_usdc} USDC spent in{" "}
+            {webRuns.value.enabled ? "Allowed" : "Revoked"}: <span title={`${webRuns.value.spent_usdc} USDC`}>{trimUsdc(webRuns.value.spent_usdc)}</span> of{" "}
+            <span title={`${webRuns.value.spending_cap_usdc} USDC`}>{usdcText(webRuns.value.spending_cap_usdc)}</span> spent in{" "}
             {webRuns.value.execution_count} runs.
           </p>
           <p className="muted small">
