@@ -38,6 +38,22 @@ async function start(env: Record<string, string>): Promise<Started> {
   return { child, output: () => output };
 }
 
+/**
+ * `start` on ports free a moment ago: between choosing a port and npm start listening on it, an
+ * outgoing connection of anything else on the machine can take it as its own local port; that
+ * start is retried on other ports.
+ */
+async function startOnFreePorts(base: Record<string, string>): Promise<{ started: Started; env: Record<string, string> }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const env = { ...base, ...(await ports()) };
+    try {
+      return { started: await start(env), env };
+    } catch (error) {
+      if (attempt >= 3 || !/is in use|EADDRINUSE/.test(String(error))) throw error;
+    }
+  }
+}
+
 /** The execution as the indexer's GraphQL shows it, once it has ingested its settlement. */
 async function indexedExecution(url: string, id: string): Promise<unknown> {
   const deadline = Date.now() + 30_000;
@@ -140,8 +156,7 @@ describe("npm start: the local marketplace", function () {
   it("stops whole, exiting 1 with the reason, when localnet dies (a restart could lose its last slot)", async () => {
     const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
     try {
-      const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
-      const started = await start(env);
+      const { started, env } = await startOnFreePorts({ AGENT_MARKET_DATA: own });
       const pids = processes(own);
       process.kill(pids.localnet!, "SIGKILL");
       assert.equal(await exitOf(started.child), 1);
