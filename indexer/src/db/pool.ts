@@ -13,6 +13,11 @@ export function createPool(databaseUrl: string, max = 10): Pool {
   const pool = new pg.Pool({ connectionString: databaseUrl, max });
   // An idle client whose server went away must not take the process down.
   pool.on("error", () => {});
+  // pg-pool hears errors only on idle clients: one terminated while checked out between two
+  // statements would end the process. Its next statement fails instead, and the pool drops it.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   return pool;
 }
 

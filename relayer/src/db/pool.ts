@@ -34,6 +34,13 @@ export function createPool(database_url: string, max_connections = 10, options: 
   });
   // A dropped idle connection must not take the process down; the next query reconnects.
   pool.on("error", () => undefined);
+  // pg-pool listens for errors only on idle clients: a connection terminated while checked out
+  // between two statements (inside a transaction, during an RPC call) would emit an error nobody
+  // hears and end the process. The work's next statement fails instead, and the pool drops the
+  // broken client at release.
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
   if (options.prepare_statements) preparing.add(pool);
   return pool;
 }
