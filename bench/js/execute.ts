@@ -11,17 +11,15 @@
 //   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128] [--rates 100,200,300]
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { rpc, startLocalMarketplace, REPO_ROOT } from "@agent-market/local";
+import { rpc, REPO_ROOT } from "@agent-market/local";
 import { formatExecutionId, requestHash, signRequest, toHex, REQUEST_SIGNATURE_HEADER } from "@agent-market/program";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { Keypair } from "@solana/web3.js";
 
-import { freePair, freePort, raiseAllowance } from "./setup.js";
+import { startBenchMarketplace } from "./bench-marketplace.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
@@ -33,8 +31,6 @@ const clientsArg = process.argv.indexOf("--clients");
 const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").map(Number) : [1, 8, 32, 128];
 /** Paid calls before the first row, not reported. */
 const WARM_UP_SECONDS = 10;
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 // node:http on kept-alive connections: fetch (undici) costs the load generator about twice the
 // CPU a call, and every cycle it spends is taken from the processes under test on this machine.
@@ -166,35 +162,15 @@ async function topUpRelayer(rpc_url: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const database = new URL(POSTGRES_URL);
-  database.pathname = `/bench_execute_${randomBytes(4).toString("hex")}`;
-  await ensureDatabase(database.href);
-  const data_dir = mkdtempSync(join(tmpdir(), "bench-execute-"));
-  const rpc_port = await freePair();
-  const marketplace = await startLocalMarketplace({
-    data_dir,
-    rpc_port,
-    relayer_port: await freePort(),
-    agent_port: await freePort(),
-    slot_ms: 100,
-    database_url: database.href,
-    redis_url: REDIS_URL,
-    relayer_env: {
-      QUEUE_NAME: `bench-${randomBytes(4).toString("hex")}`,
-      // 128 clients share one key and one agent: the bench measures throughput, not the limits.
-      EXECUTIONS_IN_FLIGHT_PER_KEY: "100000",
-      EXECUTIONS_IN_FLIGHT_PER_AGENT: "100000",
-    },
+  const bench = await startBenchMarketplace({
+    name: "execute",
     // BENCH_PROFILE_DIR=dir writes a CPU profile of the relayer there (open it in Chrome's DevTools).
     ...(process.env.BENCH_PROFILE_DIR ? { relayer_node_options: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] } : {}),
-    log: (line) => console.error(`· ${line}`),
   });
+  const { marketplace, data_dir } = bench;
+  const database = new URL(bench.database_url);
   try {
     const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
-    // Enough USDC and allowance for every call of the run.
-    await rpc(marketplace.rpc_url, "localnet_mintUsdc", [marketplace.wallet.publicKey.toBase58(), 100_000_000_000]);
-    await raiseAllowance(marketplace.relayer_url, marketplace.rpc_url, marketplace.wallet, "100000.000000");
-
     const marketplaceKey = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "marketplace.json"), "utf8")) as number[]));
     const task = "benchmark";
     const parameters = { n: 1 };
@@ -286,10 +262,7 @@ async function main(): Promise<void> {
     }
   } finally {
     keptAlive.destroy();
-    await marketplace.stop();
-    await dropDatabase(database.href);
-    // The chain's ledger: about 2.6 KB per transaction, over 100 MB for a full run.
-    rmSync(data_dir, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

@@ -1,0 +1,189 @@
+// What a paid execution costs the marketplace on chain, counted from the chain itself: runs
+// executions through the relayer of a whole local marketplace (at 1 and 32 concurrent clients, then
+// refunded ones with the creator down), and for each execution reads every transaction that touched
+// its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
+// fees per settled and per refunded execution, the signatures they took, the rent held per
+// execution once settled (through the dispute window), and the call price at which the
+// marketplace's 1% fee covers those fees.
+//
+//   npm run bench:cost [-- --calls 256] [--sol-usd 200]
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+
+import { escrowPda, parseExecutionId, receiptPda, PROGRAM_ID } from "@agent-market/program";
+import { Connection, PublicKey } from "@solana/web3.js";
+
+import { startBenchMarketplace } from "./bench-marketplace.js";
+
+const callsArg = process.argv.indexOf("--calls");
+/** Executions per row at 32 clients; the row at 1 client makes a quarter of them. */
+const CALLS = callsArg > 0 ? Number(process.argv[callsArg + 1]) : 256;
+const solArg = process.argv.indexOf("--sol-usd");
+/** The SOL price the break-even column assumes, in USD. */
+const SOL_USD = solArg > 0 ? Number(process.argv[solArg + 1]) : 200;
+const REFUNDED_CALLS = 16;
+const LAMPORTS_PER_SOL = 1_000_000_000;
+/** The marketplace's share of a call's price (docs/program.md). */
+const FEE_BPS = 100;
+
+const keptAlive = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+/** POSTs `body`; resolves with the status and the execution id the answer names, if any. */
+function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; id?: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      { method: "POST", agent: keptAlive, headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          let id: string | undefined;
+          try {
+            const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: string; execution_id?: string; error?: { execution_id?: string } };
+            id = parsed.id ?? parsed.execution_id ?? parsed.error?.execution_id;
+          } catch {
+            id = undefined;
+          }
+          resolve({ status: response.statusCode!, id });
+        });
+        response.on("error", reject);
+      },
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+/** Runs `total` calls with `clients` in flight; returns the execution ids answered with `status`. */
+async function run(clients: number, total: number, status: number, call: () => Promise<{ status: number; id?: string }>): Promise<{ ids: string[]; statuses: Map<number, number> }> {
+  const ids: string[] = [];
+  const statuses = new Map<number, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < total) {
+        next += 1;
+        const answer = await call();
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.id && answer.status === status) ids.push(answer.id);
+      }
+    }),
+  );
+  return { ids, statuses };
+}
+
+interface Cost {
+  executions: number;
+  transactions: number;
+  fee_lamports_per_execution: number;
+  signatures_per_execution: number;
+  rent_held_lamports_per_execution: number;
+}
+
+/**
+ * Reads every successful transaction that touched the executions' escrows (waiting for the last
+ * ones to be confirmed) and shares each one's fee among the escrows of this set it names.
+ */
+async function chainCost(connection: Connection, ids: string[], settled: boolean): Promise<Cost> {
+  const escrows = new Map(ids.map((id) => [escrowPda(parseExecutionId(id)!, PROGRAM_ID).toBase58(), id]));
+  const seen = new Map<string, { fee: number; signatures: number; escrows: number }>();
+  for (const escrow of escrows.keys()) {
+    // An escrow is closed by its settlement or refund: wait until its history shows both.
+    let history = await connection.getSignaturesForAddress(new PublicKey(escrow), undefined, "confirmed");
+    for (let i = 0; i < 100 && history.filter((entry) => entry.err === null).length < 2; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      history = await connection.getSignaturesForAddress(new PublicKey(escrow), undefined, "confirmed");
+    }
+    for (const entry of history) {
+      if (entry.err !== null || seen.has(entry.signature)) continue;
+      const transaction = await connection.getTransaction(entry.signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
+      if (!transaction?.meta) throw new Error(`transaction ${entry.signature} not found`);
+      const keys = transaction.transaction.message.getAccountKeys({ accountKeysFromLookups: transaction.meta.loadedAddresses }).keySegments().flat();
+      // Signatures the fee was charged for: the transaction's own and those the Ed25519
+      // precompile verified (first byte of its instruction data: their count).
+      const precompile = transaction.transaction.message.compiledInstructions
+        .filter((instruction) => keys[instruction.programIdIndex]!.toBase58() === "Ed25519SigVerify111111111111111111111111111")
+        .reduce((sum, instruction) => sum + (instruction.data[0] ?? 0), 0);
+      seen.set(entry.signature, {
+        fee: transaction.meta.fee,
+        signatures: transaction.transaction.signatures.length + precompile,
+        escrows: keys.filter((key) => escrows.has(key.toBase58())).length,
+      });
+    }
+  }
+  let fee = 0;
+  let signatures = 0;
+  for (const transaction of seen.values()) {
+    fee += transaction.fee;
+    signatures += transaction.signatures;
+  }
+  let rent = 0;
+  if (settled) {
+    for (const id of escrows.values()) {
+      rent += await connection.getBalance(receiptPda(parseExecutionId(id)!, PROGRAM_ID), "confirmed");
+    }
+  }
+  return {
+    executions: ids.length,
+    transactions: seen.size,
+    fee_lamports_per_execution: fee / ids.length,
+    signatures_per_execution: signatures / ids.length,
+    rent_held_lamports_per_execution: rent / ids.length,
+  };
+}
+
+/** The call price (USDC) at which the marketplace's fee pays `lamports` of network fees. */
+function breakEvenUsdc(lamports: number): number {
+  return ((lamports / LAMPORTS_PER_SOL) * SOL_USD * 10_000) / FEE_BPS;
+}
+
+async function main(): Promise<void> {
+  const bench = await startBenchMarketplace({
+    name: "cost",
+    // The refunded row's calls ask the echo agent for an answer over this size, which the relayer
+    // refuses (creator_error) and refunds; the circuit breaker must not pause the agent meanwhile.
+    relayer_env: { CREATOR_MAX_RESPONSE_BYTES: "1024", CIRCUIT_BREAKER_FAILURES: "1000000" },
+  });
+  const { marketplace } = bench;
+  try {
+    const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
+    const connection = new Connection(marketplace.rpc_url, "confirmed");
+    const call = (parameters: Record<string, unknown>) => () =>
+      post(
+        `${marketplace.relayer_url}/v1/agents/${echo.address}/execute`,
+        { authorization: `Bearer ${marketplace.api_key}` },
+        JSON.stringify({ task: "cost", parameters: { nonce: randomBytes(4).toString("hex"), ...parameters } }),
+      );
+    const paid = call({});
+    await run(8, 32, 200, paid);
+
+    console.log(`On-chain cost of an execution through the relayer (localnet, 100 ms slots); fees counted from the chain`);
+    console.log(`break-even price: the call price whose ${FEE_BPS / 100}% fee pays the network fees, at ${SOL_USD} USD per SOL\n`);
+    console.log("design     outcome    clients   executions   transactions   signatures/exec   fee lamports/exec   rent held/exec   break-even USDC");
+    const line = (outcome: string, clients: number, cost: Cost) =>
+      console.log(
+        `per-call   ${outcome.padEnd(9)}  ${String(clients).padStart(7)}   ${String(cost.executions).padStart(10)}   ${String(cost.transactions).padStart(12)}` +
+          `   ${cost.signatures_per_execution.toFixed(2).padStart(15)}   ${cost.fee_lamports_per_execution.toFixed(0).padStart(17)}` +
+          `   ${cost.rent_held_lamports_per_execution.toFixed(0).padStart(14)}   ${breakEvenUsdc(cost.fee_lamports_per_execution).toFixed(4).padStart(15)}`,
+      );
+    for (const clients of [1, 32]) {
+      const { ids, statuses } = await run(clients, clients === 1 ? Math.max(1, CALLS / 4) : CALLS, 200, paid);
+      if (statuses.size > 1) console.error(`· statuses at ${clients} clients: ${JSON.stringify([...statuses])}`);
+      line("settled", clients, await chainCost(connection, ids, true));
+    }
+
+    // The echo agent's answer, past the relayer's size limit: each call is opened, refused and refunded.
+    const refunded = await run(1, REFUNDED_CALLS, 502, call({ padding: "x".repeat(2048) }));
+    line("refunded", 1, await chainCost(connection, refunded.ids, false));
+    if (refunded.statuses.size > 1) console.error(`· statuses of the refunded row: ${JSON.stringify([...refunded.statuses])}`);
+  } finally {
+    keptAlive.destroy();
+    await bench.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
