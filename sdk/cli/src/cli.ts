@@ -2,7 +2,6 @@
 // stderr, exit code 1 (2 for wrong usage). With --json, anywhere on the line, a result is one
 // JSON document on stdout, and so is a failure: {"error":{"code","message","next"?,…}}, with the
 // same exit codes.
-import { readFileSync } from "node:fs";
 
 import { AgentMarketError } from "@agent-market/client";
 
@@ -18,11 +17,13 @@ import { keyProof } from "./commands/key-proof.js";
 import { keygen } from "./commands/keygen.js";
 import { keys } from "./commands/keys.js";
 import { login, logout } from "./commands/login.js";
+import { mcp } from "./commands/mcp.js";
 import { reclaim } from "./commands/reclaim.js";
 import { register } from "./commands/register.js";
 import { status } from "./commands/status.js";
 import { subscribe } from "./commands/subscribe.js";
 import { CliError, UsageError, type Command, type Io } from "./io.js";
+import { version } from "./package-version.js";
 
 export const COMMANDS: readonly Command[] = [
   keygen,
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   allowance,
   execute,
   executions,
+  mcp,
   subscribe,
   reclaim,
   dispute,
@@ -47,10 +49,6 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** The package's version, from its package.json (next to dist/ and src/ alike). */
-export function version(): string {
-  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
-}
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -59,7 +57,7 @@ function overview(): string {
     "       agent-market --version",
     "",
     "creators:  keygen, key-proof, check, register, status, agents",
-    "consumers: login, logout, keys, allowance, execute, executions, subscribe, reclaim, dispute",
+    "consumers: login, logout, keys, allowance, execute, executions, mcp, subscribe, reclaim, dispute",
     "operators: admin",
     "",
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),

@@ -1,0 +1,165 @@
+// What each tool does when called: an agent's tool runs a paid execution within the session's
+// limits, `search_agents` and `get_execution` read. A refusal or a failure is a tool error (the
+// model reads it) that says whether anything was charged and what to do.
+import { randomUUID } from "node:crypto";
+
+import {
+  AgentMarketError,
+  ConflictError,
+  ExecutionFailedError,
+  PaymentRequiredError,
+  callPriceUsdc,
+  formatUsdc,
+  parseUsdc,
+  type AgentMarket,
+  type Execution,
+} from "@agent-market/client";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+
+import type { AgentCatalog } from "./agent-catalog.js";
+import type { AgentTool } from "./agent-tool.js";
+import type { SessionBudget } from "./session-budget.js";
+
+export const SEARCH_AGENTS: Tool = {
+  name: "search_agents",
+  title: "Search Agent Market",
+  description: "Finds agents on Agent Market by text or tag: their addresses, descriptions and prices per call.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string", description: "Words searched in names and descriptions." },
+      tag: { type: "string", description: "Only agents with this tag." },
+    },
+    additionalProperties: false,
+  },
+};
+
+export const GET_EXECUTION: Tool = {
+  name: "get_execution",
+  title: "Get an execution",
+  description: "Reads an execution made with this server's API key: its state, output, charge and receipt.",
+  inputSchema: {
+    type: "object",
+    properties: { execution_id: { type: "string", description: "The execution's id (exec_…)." } },
+    required: ["execution_id"],
+    additionalProperties: false,
+  },
+};
+
+export interface ToolCallContext {
+  client: AgentMarket;
+  catalog: AgentCatalog;
+  budget: SessionBudget;
+  max_price_usdc: bigint;
+  network: "devnet" | "mainnet";
+}
+
+function refusal(text: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text }] };
+}
+
+function answer(text: string, structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text }], structuredContent: structured };
+}
+
+export async function callTool(context: ToolCallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  if (name === SEARCH_AGENTS.name) return searchAgents(context, args);
+  if (name === GET_EXECUTION.name) return getExecution(context, args);
+  const tool = context.catalog.tool(name);
+  if (!tool) return refusal(`No tool named ${name}: the list of tools may have changed; list them again.`);
+  return runAgent(context, tool, args);
+}
+
+async function searchAgents(context: ToolCallContext, args: Record<string, unknown>): Promise<CallToolResult> {
+  const page = await context.client.agents.list({
+    network: context.network,
+    limit: 20,
+    ...(typeof args.query === "string" && args.query ? { q: args.query } : {}),
+    ...(typeof args.tag === "string" && args.tag ? { tag: args.tag } : {}),
+  });
+  const agents = page.data.map((agent) => ({
+    id: agent.id,
+    name: agent.name,
+    description: agent.description,
+    tags: agent.tags,
+    price_usdc: callPriceUsdc(agent.pricing),
+  }));
+  const lines = agents.map((agent) => `${agent.name} (${agent.id}): ${agent.price_usdc} USDC per call. ${agent.description}`);
+  return answer(lines.length > 0 ? lines.join("\n") : "No agent matches.", { agents });
+}
+
+async function getExecution(context: ToolCallContext, args: Record<string, unknown>): Promise<CallToolResult> {
+  if (typeof args.execution_id !== "string") return refusal("execution_id is required: the id an agent's tool answered with (exec_…).");
+  try {
+    const execution = await context.client.executions.get(args.execution_id);
+    return answer(JSON.stringify(execution, null, 2), { execution });
+  } catch (error) {
+    if (error instanceof AgentMarketError && error.status === 404) return refusal(`No execution ${args.execution_id} for this API key.`);
+    throw error;
+  }
+}
+
+function executionResult(execution: Execution): Record<string, unknown> {
+  return {
+    execution_id: execution.id,
+    output: execution.output,
+    charge: execution.charge,
+    receipt: execution.receipt,
+    transactions: execution.transactions,
+  };
+}
+
+async function runAgent(context: ToolCallContext, tool: AgentTool, args: Record<string, unknown>): Promise<CallToolResult> {
+  const { agent, price_usdc } = tool;
+  if (typeof args.task !== "string") return refusal("task is required: what to ask the agent, as text.");
+  const parameters = args.parameters ?? {};
+  if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) return refusal("parameters must be a JSON object.");
+  if (price_usdc > context.max_price_usdc) {
+    return refusal(
+      `${agent.name} costs ${formatUsdc(price_usdc)} USDC per call, above this server's maximum of ${formatUsdc(context.max_price_usdc)} USDC per call. Nothing was charged.`,
+    );
+  }
+  if (!context.budget.reserve(price_usdc)) {
+    return refusal(
+      `This call costs ${formatUsdc(price_usdc)} USDC; this session may spend ${formatUsdc(context.budget.remaining_usdc())} USDC more of its ${formatUsdc(context.budget.limit_usdc)} USDC limit. Nothing was charged.`,
+    );
+  }
+  let charged_usdc = 0n;
+  try {
+    const execution = await context.client.agents.execute(
+      agent.id,
+      { task: args.task, parameters: parameters as Record<string, unknown> },
+      // The price the tool's description showed: a price raised on chain since is refused, not charged.
+      { maxPriceUsdc: formatUsdc(price_usdc), idempotencyKey: randomUUID() },
+    );
+    charged_usdc = parseUsdc(execution.charge.amount_usdc);
+    const charge = `Charged ${execution.charge.amount_usdc} USDC for ${execution.id}` +
+      (execution.transactions.settlement ? `, settled on chain in ${execution.transactions.settlement}.` : ".");
+    return answer(`${JSON.stringify(execution.output, null, 2)}\n\n${charge}`, executionResult(execution));
+  } catch (error) {
+    return failure(agent.name, error);
+  } finally {
+    context.budget.settle(price_usdc, charged_usdc);
+  }
+}
+
+function failure(agent_name: string, error: unknown): CallToolResult {
+  if (error instanceof PaymentRequiredError) {
+    const next =
+      error.code === "spending_cap_reached"
+        ? "The API key's spending cap is reached: use a key with a higher cap."
+        : error.code === "subscription_required"
+          ? "The agent is sold by subscription: subscribe to it first (agent-market subscribe, or the dashboard)."
+          : "The wallet cannot pay: add USDC or raise the marketplace allowance (the dashboard's Wallet screen, or agent-market allowance set).";
+    return refusal(`${error.code}: ${error.message} Nothing was charged. ${next}`);
+  }
+  if (error instanceof ConflictError && (error.code === "price_above_maximum" || error.code === "agent_terms_changed")) {
+    return refusal(`${agent_name}'s price changed since the tool list was read (${error.code}). Nothing was charged; list the tools again.`);
+  }
+  if (error instanceof ExecutionFailedError) {
+    const refund = error.refundTransaction ? ` The escrow was refunded (transaction ${error.refundTransaction}).` : " Nothing was charged.";
+    return refusal(`${agent_name} failed: ${error.message} (${error.code}, execution ${error.execution.id}).${refund}`);
+  }
+  if (error instanceof AgentMarketError) return refusal(`${error.code}: ${error.message}`);
+  throw error;
+}

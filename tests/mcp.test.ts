@@ -1,0 +1,262 @@
+// `agent-market mcp` against the marketplace `npm start` runs: a real MCP client from the same SDK,
+// over stdio and over Streamable HTTP, lists the agents as tools, runs paid calls whose charges are
+// on chain, is refused past its limits with nothing charged, and hears of a listing's new schema.
+import { strict as assert } from "node:assert";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+import { REPO_ROOT, startLocalMarketplace, type LocalMarketplace } from "@agent-market/local";
+import { fetchAgent, listingHash, updateAgentInstruction } from "@agent-market/program";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { getAssociatedTokenAddressSync } from "@solana/spl-token";
+import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction } from "@solana/web3.js";
+
+import { api, freePort, signIn } from "./src/relayer.js";
+
+const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
+const ECHO_PRICE = 10_000n;
+
+interface ChargedResult {
+  execution_id: string;
+  output: unknown;
+  charge: { amount_usdc: string };
+  transactions: { settlement: string | null };
+}
+
+describe("agent-market mcp: the marketplace's agents as MCP tools", function () {
+  this.timeout(300_000);
+  const data_dir = mkdtempSync(join(tmpdir(), "agent-market-mcp-"));
+  const home = mkdtempSync(join(tmpdir(), "agent-market-mcp-home-"));
+  let marketplace: LocalMarketplace;
+  let connection: Connection;
+  let payerToken: PublicKey;
+  let echo: string;
+  const clients: Client[] = [];
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    marketplace = await startLocalMarketplace({
+      data_dir,
+      rpc_port: await freePort(),
+      relayer_port: await freePort(),
+      agent_port: await freePort(),
+      postgres_port: await freePort(),
+      slot_ms: 100,
+      log: () => undefined,
+    });
+    connection = new Connection(marketplace.rpc_url, "confirmed");
+    const market = (await (await fetch(`${marketplace.relayer_url}/v1/marketplace`)).json()) as { networks: { usdc_mint: string }[] };
+    payerToken = getAssociatedTokenAddressSync(new PublicKey(market.networks[0]!.usdc_mint), marketplace.wallet.publicKey);
+    echo = marketplace.agents.find((agent) => agent.slug === "echo")!.address;
+  });
+  after(async () => {
+    for (const client of clients) await client.close().catch(() => undefined);
+    for (const child of children) child.kill("SIGTERM");
+    await marketplace?.stop();
+    rmSync(data_dir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const env = (): Record<string, string> => ({
+    PATH: process.env.PATH ?? "",
+    AGENT_MARKET_HOME: home,
+    AGENT_MARKET_API_URL: marketplace.relayer_url,
+    AGENT_MARKET_API_KEY: marketplace.api_key,
+  });
+
+  async function overStdio(args: string[]): Promise<Client> {
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", ...args], env: env(), stderr: "ignore" }));
+    clients.push(client);
+    return client;
+  }
+
+  /** Starts `agent-market mcp --http 0 …` and resolves with its URL once it listens. */
+  function httpServer(args: string[]): Promise<URL> {
+    const child = spawn(process.execPath, [CLI, "mcp", "--http", "0", ...args], { env: env(), stdio: ["ignore", "ignore", "pipe"] });
+    children.push(child);
+    return new Promise((resolve, reject) => {
+      let stderr = "";
+      child.stderr!.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString("utf8");
+        const found = /MCP over Streamable HTTP at (\S+)/.exec(stderr);
+        if (found) resolve(new URL(found[1]!));
+      });
+      child.once("exit", (code) => reject(new Error(`agent-market mcp exited ${code}: ${stderr}`)));
+    });
+  }
+
+  async function overHttp(url: URL): Promise<Client> {
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(url));
+    clients.push(client);
+    return client;
+  }
+
+  const balance = async () => BigInt((await connection.getTokenAccountBalance(payerToken, "confirmed")).value.amount);
+  const text = (result: CallToolResult) => result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+  const echoTool = (tools: Tool[]) => tools.find((tool) => tool.description?.includes(echo));
+
+  async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    return (await client.callTool({ name, arguments: args })) as CallToolResult;
+  }
+
+  /** Waits until the settlement is confirmed: the balance it moved is read at `confirmed`. */
+  async function settled(result: CallToolResult): Promise<ChargedResult> {
+    assert.ok(!result.isError, text(result));
+    const charged = result.structuredContent as unknown as ChargedResult;
+    assert.ok(charged.transactions.settlement);
+    for (let i = 0; i < 100; i += 1) {
+      const transaction = await connection.getTransaction(charged.transactions.settlement, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
+      if (transaction) {
+        assert.equal(transaction.meta?.err, null);
+        return charged;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`settlement ${charged.transactions.settlement} never confirmed`);
+  }
+
+  it("over stdio: the agent is a tool with its schema and price; a call is charged on chain; past the session's limit, refused with nothing charged", async () => {
+    const client = await overStdio(["--agent", echo, "--max-price", "0.05", "--session-limit", "0.025"]);
+    const { tools } = await client.listTools();
+    const tool = echoTool(tools);
+    assert.ok(tool, JSON.stringify(tools.map((t) => t.name)));
+    assert.match(tool.name, /^echo_/);
+    assert.match(tool.description!, /Price: 0\.010000 USDC per call/);
+    assert.deepEqual(tool.inputSchema.required, ["task"]);
+    assert.equal((tool.inputSchema.properties!.parameters as { type: string }).type, "object");
+    assert.deepEqual(tools.map((t) => t.name).filter((name) => !name.startsWith("echo_")).sort(), ["get_execution", "search_agents"]);
+
+    const before = await balance();
+    const first = await settled(await call(client, tool.name, { task: "hello", parameters: { n: 1 } }));
+    assert.deepEqual(first.output, { task: "hello", parameters: { n: 1 }, length: 5 });
+    assert.equal(first.charge.amount_usdc, "0.010000");
+    assert.equal(await balance(), before - ECHO_PRICE, "the charge is on chain");
+    await settled(await call(client, tool.name, { task: "again" }));
+    assert.equal(await balance(), before - 2n * ECHO_PRICE);
+
+    const refused = await call(client, tool.name, { task: "once more" });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /may spend 0\.005000 USDC more of its 0\.025000 USDC limit\. Nothing was charged\./);
+    assert.equal(await balance(), before - 2n * ECHO_PRICE, "nothing charged past the limit");
+
+    const read = await call(client, "get_execution", { execution_id: first.execution_id });
+    assert.equal((read.structuredContent as { execution: { id: string; status: string } }).execution.id, first.execution_id);
+    const missing = await call(client, "get_execution", { execution_id: "exec_1111111111111111111111" });
+    assert.equal(missing.isError, true);
+  });
+
+  it("over Streamable HTTP: each session has its own limit; a tool above the per-call maximum is refused, nothing charged; search_agents finds both agents", async () => {
+    const url = await httpServer(["--max-price", "0.02", "--session-limit", "0.01"]);
+    const one = await overHttp(url);
+    const { tools } = await one.listTools();
+    const tool = echoTool(tools)!;
+    const textStatsAddress = marketplace.agents.find((agent) => agent.slug === "text-stats")!.address;
+    const textStats = tools.find((t) => t.description?.includes(textStatsAddress));
+    assert.ok(textStats, "every active agent without a selection");
+    assert.match(textStats.description!, /Price: 0\.050000 USDC per call.*refuses it/s);
+
+    const before = await balance();
+    const expensive = await call(one, textStats.name, { task: "count these words" });
+    assert.equal(expensive.isError, true);
+    assert.match(text(expensive), /costs 0\.050000 USDC per call, above this server's maximum of 0\.020000 USDC per call\. Nothing was charged\./);
+    assert.equal(await balance(), before);
+
+    await settled(await call(one, tool.name, { task: "from session one" }));
+    assert.equal((await call(one, tool.name, { task: "past the limit" })).isError, true);
+    const two = await overHttp(url);
+    await settled(await call(two, tool.name, { task: "from session two" }));
+    assert.equal(await balance(), before - 2n * ECHO_PRICE, "one call per session, each charged once");
+
+    const found = await call(one, "search_agents", { query: "" });
+    const agents = (found.structuredContent as { agents: { id: string; price_usdc: string }[] }).agents;
+    assert.equal(agents.find((agent) => agent.id === echo)?.price_usdc, "0.010000");
+    assert.equal(agents.length, 2);
+
+    const unauthenticated = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    assert.equal(unauthenticated.status, 404, "no session without initialize");
+  });
+
+  it("answers a 402 as a tool error that says what to do, nothing charged", async () => {
+    const wallet = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "wallet.json"), "utf8")) as number[]));
+    const token = await signIn({ url: marketplace.relayer_url }, wallet);
+    const key = await api<{ secret: string }>({ url: marketplace.relayer_url }, "POST", "/v1/keys", {
+      token,
+      body: { name: "mcp capped", environment: "test", spending_cap_usdc: "0.010000" },
+    });
+    assert.equal(key.status, 201, JSON.stringify(key.body));
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "mcp", "--agent", echo, "--max-price", "0.05", "--session-limit", "1"],
+        env: { ...env(), AGENT_MARKET_API_KEY: key.body.secret },
+        stderr: "ignore",
+      }),
+    );
+    clients.push(client);
+    const tool = echoTool((await client.listTools()).tools)!;
+    await settled(await call(client, tool.name, { task: "within the cap" }));
+    const before = await balance();
+    const refused = await call(client, tool.name, { task: "past the cap" });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /^spending_cap_reached: .* Nothing was charged\. The API key's spending cap is reached: use a key with a higher cap\.$/s);
+    assert.equal(await balance(), before);
+  });
+
+  it("refuses to serve HTTP beyond the loopback interface without a token", async () => {
+    const child = spawn(process.execPath, [CLI, "mcp", "--http", "0", "--host", "0.0.0.0", "--max-price", "1", "--session-limit", "1"], { env: env(), stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    assert.equal(code, 1);
+    assert.match(stderr, /AGENT_MARKET_MCP_TOKEN/);
+  });
+
+  it("tells the client when the listing's input schema changes (notifications/tools/list_changed), and lists the new schema", async () => {
+    const client = await overStdio(["--agent", echo, "--max-price", "0.05", "--session-limit", "1", "--refresh-secs", "1"]);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes += 1;
+    });
+    const listing = (await api<Record<string, unknown>>({ url: marketplace.relayer_url }, "GET", `/v1/agents/${echo}`)).body;
+    const input_schema = {
+      type: "object",
+      properties: { language: { type: "string", description: "The language of the task." } },
+    };
+    const document = {
+      name: listing.name as string,
+      description: listing.description as string,
+      tags: listing.tags as string[],
+      input_schema,
+      output_schema: listing.output_schema as Record<string, unknown>,
+    };
+    const creator = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "creator.json"), "utf8")) as number[]));
+    const onChain = (await fetchAgent(connection, new PublicKey(echo)))!;
+    const update = updateAgentInstruction({
+      creator: creator.publicKey,
+      agent: new PublicKey(echo),
+      payoutAccount: onChain.payoutAccount,
+      terms: { ...onChain, listingHash: listingHash(document) },
+    });
+    await sendAndConfirmTransaction(connection, new Transaction().add(update), [creator], { commitment: "confirmed" });
+    const token = await signIn({ url: marketplace.relayer_url }, creator);
+    const patched = await api({ url: marketplace.relayer_url }, "PATCH", `/v1/agents/${echo}`, { token, body: { input_schema } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+
+    let parameters: unknown;
+    for (let i = 0; i < 150; i += 1) {
+      parameters = echoTool((await client.listTools()).tools)?.inputSchema.properties?.parameters;
+      if (changes > 0 && JSON.stringify(parameters) === JSON.stringify(input_schema)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.ok(changes > 0, "notifications/tools/list_changed was sent");
+    assert.deepEqual(parameters, input_schema);
+  });
+});
