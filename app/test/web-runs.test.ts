@@ -75,7 +75,7 @@ describe("the limits of web runs in the dashboard", function () {
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
-    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.250000 USDC" }).waitFor();
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.25 USDC" }).waitFor();
     await page.getByTestId("circuit").filter({ hasText: "closed" }).waitFor();
 
     // The creator raises the price on chain while the page shows the old one.
@@ -110,7 +110,7 @@ describe("the limits of web runs in the dashboard", function () {
     assert.equal(patched.body.status, "active", JSON.stringify(patched.body));
     await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
-    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.500000 USDC" }).waitFor();
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.50 USDC" }).waitFor();
     await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();
   });
 });
