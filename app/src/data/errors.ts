@@ -96,12 +96,5 @@ export function explain(error: unknown): Explained {
 
 function chainRefusal(raw: string): Explained {
   const words = chainErrorWords(raw);
-  return {
-    title: "The chain refused",
-    detail: words.detail,
-    fix: words.needsSol ? "Add SOL to the wallet for the network fee on the Wallet screen, then try again." : "Try again in a moment.",
-    code: null,
-    requestId: null,
-    link: words.needsSol ? WALLET_LINK : null,
-  };
+  return { title: words.title, detail: words.detail, fix: words.fix, code: null, requestId: null, link: words.onWallet ? WALLET_LINK : null };
 }
