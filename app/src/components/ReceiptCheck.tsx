@@ -37,6 +37,8 @@ export function ReceiptCheck({
   const retry = useRef<ReturnType<typeof setTimeout> | null>(null);
   /** When this round of looking began: a click on "Check again" starts a new one. */
   const since = useRef(0);
+  /** Cleared when the receipt leaves the page: a check answered after that schedules no other. */
+  const shown = useRef(true);
 
   async function run(fresh = true) {
     if (fresh) since.current = Date.now();
@@ -45,6 +47,7 @@ export function ReceiptCheck({
     setUnconfirmed(false);
     try {
       const checked = await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config, execution.network), ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) });
+      if (!shown.current) return;
       if (checked.state === "pending" && Date.now() - since.current < PENDING_LIMIT_MS) {
         // The settlement is on chain but not yet confirmed: say so and look again shortly.
         setPending(true);
@@ -65,8 +68,10 @@ export function ReceiptCheck({
     }
   }
   useEffect(() => {
+    shown.current = true;
     if (auto) void run();
     return () => {
+      shown.current = false;
       if (retry.current !== null) clearTimeout(retry.current);
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
