@@ -49,18 +49,20 @@ describe("my agents in the dashboard", function () {
     });
     const last = order[3]!;
     const token = await signIn(relayer, creator.wallet);
-    const listed = await api(relayer, "POST", "/v1/agents", {
-      token,
-      body: { agent: last, ...listing, endpoint: server.url, signing_key: server.signing.publicKey.toBase58(), pricing: pricingWire(pricing) },
-    });
-    assert.equal(listed.status, 201, JSON.stringify(listed.body));
+    for (const agent of order) {
+      const listed = await api(relayer, "POST", "/v1/agents", {
+        token,
+        body: { agent, ...listing, endpoint: server.url, signing_key: server.signing.publicKey.toBase58(), pricing: pricingWire(pricing) },
+      });
+      assert.equal(listed.status, 201, JSON.stringify(listed.body));
+    }
 
     const dashboard = await suite.open(creator.wallet);
     await signInWithTestWallet(dashboard);
     const { page } = dashboard;
     await page.getByRole("link", { name: "My agents" }).click();
     const card = page.getByTestId("my-agent").filter({ hasText: last });
-    await card.getByRole("heading", { name: /^Fourth/ }).waitFor();
+    await card.getByTestId("listing-status").waitFor();
     assert.equal(await page.getByTestId("my-agent").count(), 4);
     const executions24h = card.getByTestId("agent-windows").locator("tbody tr").first().locator("td").first();
     assert.equal(await executions24h.textContent(), "0");
