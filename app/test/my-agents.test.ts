@@ -74,6 +74,7 @@ describe("my agents in the dashboard", function () {
     // The indexer records it at `confirmed`; the open screen follows within a few seconds, untouched.
     await executions24h.filter({ hasText: /^1$/ }).waitFor({ timeout: 8_000 });
     await page.getByTestId("earnings").filter({ hasText: /^0\.2475 USDC$/ }).waitFor({ timeout: 8_000 });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="collateral-usdc"]').length === 4);
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
       await checkScreen(page, "my-agents-live");
