@@ -238,11 +238,11 @@ export function ListAgentScreen() {
             <input type="url" inputMode="url" placeholder="https://agent.example.com" {...field("endpoint")} />
           </label>
           <PricingFields name="listing" value={pricing} onChange={setPricing} minimumUsdc={t.minimumPriceUsdc} />
-          <label>
+          <label className="half">
             Collateral, USDC (at least {trimUsdc(formatUsdc(t.minimumCollateralUsdc))})
             <input inputMode="decimal" placeholder="the minimum if empty" {...field("collateral")} />
           </label>
-          <label>
+          <label className="half">
             Maximum execution time, seconds
             <input inputMode="numeric" {...field("maxSecs")} />
           </label>
