@@ -4,6 +4,7 @@ import { strict as assert } from "node:assert";
 
 import { ChainError, isRawRpcText } from "../src/data/chain-errors.js";
 import { explain } from "../src/data/errors.js";
+import { graphql } from "../src/data/graphql.js";
 
 /** What web3.js's SendTransactionError says when preflight simulation fails: the program's logs included. */
 const SIMULATION_WITH_LOGS = `Simulation failed. 
@@ -106,6 +107,22 @@ describe("the chain's raw texts in the dashboard's words", () => {
   it("recognises every raw text above when it arrives as a plain Error, except the fetch failures and HTTP statuses only rpc.ts meets (it wraps them)", () => {
     const unrecognised = CASES.map((c) => c.raw).filter((raw) => !isRawRpcText(raw));
     assert.deepEqual(unrecognised, ["Failed to fetch", "NetworkError when attempting to fetch resource.", "HTTP 502"]);
+  });
+
+  it("says an unreachable indexer in words, not the browser's fetch failure", async () => {
+    // Port 1 on the loopback: nothing listens, the connection is refused at once.
+    const failed = await graphql("http://127.0.0.1:1/graphql", "query { indexerStatus { network } }").then(
+      () => assert.fail("answered"),
+      (error: unknown) => error,
+    );
+    assert.deepEqual(explain(failed), {
+      title: "The indexer could not be reached",
+      detail: "The indexer, where these figures come from, did not answer: it may be stopped or restarting, or this computer is offline.",
+      fix: "Try again in a moment.",
+      code: null,
+      requestId: null,
+      link: null,
+    });
   });
 
   it("leaves the dashboard's own words alone", () => {

@@ -2,6 +2,7 @@
 import { AgentMarketError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
 
 import { ChainError, chainErrorWords, isRawRpcText, NeedsSolError } from "./chain-errors.js";
+import { GraphQLError } from "./graphql.js";
 
 export interface Explained {
   title: string;
@@ -67,6 +68,9 @@ export function explain(error: unknown): Explained {
     return { title: "The wallet needs SOL for the network fee", detail: error.message, fix: solFix(error.localnet), code: null, requestId: null, link: WALLET_LINK };
   }
   if (error instanceof ChainError) return chainRefusal(error.raw);
+  if (error instanceof GraphQLError && error.code === "unreachable") {
+    return { title: "The indexer could not be reached", detail: error.message, fix: "Try again in a moment.", code: null, requestId: null, link: null };
+  }
   if (error instanceof AgentMarketError && (error.code === "connection_error" || error.code === "timeout")) {
     return {
       title: "The relayer could not be reached",
