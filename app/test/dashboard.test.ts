@@ -170,11 +170,18 @@ describe("the dashboard in a browser", function () {
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
     await page.getByLabel("Task").fill("count these four words");
     await page.getByLabel("language *").selectOption("en");
+    // Money reads to the cent with its unit, the exact amount on hover.
+    assert.equal(await page.getByTestId("agent-collateral").textContent(), "100.00 USDC");
+    assert.equal(await page.getByTestId("agent-collateral").getAttribute("title"), "100.000000 USDC");
+    assert.match((await page.getByTestId("run-max-price").textContent())!, /^At most 0\.25 USDC for this call/);
+    assert.equal(await page.getByTestId("run-max-price").getByTitle("0.250000 USDC").count(), 1);
     await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
     await page.getByTestId("run-output").waitFor();
     const output = JSON.parse((await page.getByTestId("run-output").textContent())!) as { words: number };
     assert.equal(output.words, 4);
-    assert.equal(await page.getByTestId("run-charge").textContent(), "0.250000 USDC");
+    assert.equal(await page.getByTestId("run-charge").textContent(), "0.25 USDC");
+    assert.equal(await page.getByTestId("run-charge").getAttribute("title"), "0.250000 USDC");
+    assert.match((await page.getByTestId("run-result").textContent())!, /Charged 0\.25 USDC \(0\.2475 USDC to the creator, 0\.0025 USDC fee\)/);
     await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
     assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);
     await page.screenshot({ path: `${SHOTS}/agent-run.png`, fullPage: true });

@@ -42,7 +42,8 @@ describe("listing an agent from the dashboard", function () {
     }
     // The rest runs on the phone-sized page.
     const { page } = opened[0]!;
-    assert.equal(await page.getByTestId("minimum-collateral").textContent(), "100.000000 USDC");
+    assert.equal(await page.getByTestId("minimum-collateral").textContent(), "100.00 USDC");
+    assert.equal(await page.getByTestId("minimum-collateral").getAttribute("title"), "100.000000 USDC");
     const register = page.getByRole("button", { name: "Sign, register and list" });
     assert.equal(await register.isDisabled(), true, "nothing to sign before the endpoint is checked");
     assert.equal(

@@ -1,7 +1,7 @@
 // The dashboard following the chain by itself (issue 29), on a chain at npm start's slot time: a
-// web run's receipt waits for its settlement to be confirmed rather than failing, and the screens
-// showing the wallet's executions, usage, balance and an agent's record update from the indexer's
-// subscriptions, with no reload or navigation.
+// web run's receipt waits for its settlement to be confirmed rather than failing (for 30 s, then
+// on request), and the screens showing the wallet's executions, usage, balance and an agent's
+// record update from the indexer's subscriptions, with no reload or navigation.
 import { strict as assert } from "node:assert";
 
 import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
@@ -70,6 +70,52 @@ describe("the dashboard following the chain", function () {
       await page.setViewportSize({ width, height: 900 });
       await checkScreen(page, "agent-run-confirmed");
     }
+  });
+
+  it("stops re-checking a settlement still unconfirmed after 30 s, says it could not be confirmed yet, and checks again on request", async () => {
+    const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByLabel("Task").fill("count these four words");
+    await page.getByLabel("language *").selectOption("en");
+    // The page's RPC node never gets past `processed` while `held`: the settlement stays unconfirmed.
+    let held = true;
+    let statusChecks = 0;
+    await page.route("**/dashboard-rpc", async (route) => {
+      const call = route.request().postDataJSON() as { id: number; method: string; params: unknown[] };
+      if (!held) return route.continue();
+      if (call.method === "getTransaction") return route.fulfill({ json: { jsonrpc: "2.0", id: call.id, result: null } });
+      if (call.method === "getSignatureStatuses") {
+        statusChecks += 1;
+        const value = (call.params[0] as string[]).map(() => ({ slot: 0, confirmations: 0, err: null, confirmationStatus: "processed" }));
+        return route.fulfill({ json: { jsonrpc: "2.0", id: call.id, result: { context: { slot: 0 }, value } } });
+      }
+      return route.continue();
+    });
+    const startedAt = Date.now();
+    await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
+    await page.getByTestId("receipt-pending").waitFor({ timeout: 60_000 });
+    await page.getByTestId("receipt-unconfirmed").waitFor({ timeout: 60_000 });
+    assert.ok(Date.now() - startedAt >= 30_000, "it looked for 30 s before giving up");
+    assert.match((await page.getByTestId("receipt-unconfirmed").textContent())!, /^The settlement could not be confirmed on chain yet \(checked for 30 s\), so the receipt cannot be checked yet\. This does not mean it failed/);
+    assert.equal(await page.getByTestId("receipt-verdict").count(), 0, "never a verdict on an unconfirmed settlement");
+    assert.equal(await page.getByTestId("receipt-pending").count(), 0);
+    // Bounded: about one look a second for 30 s, and none once it gave up.
+    const looked = statusChecks;
+    assert.ok(looked >= 10 && looked <= 32, `status checks in 30 s: ${looked}`);
+    await page.waitForTimeout(3_000);
+    assert.equal(statusChecks, looked, "no look after giving up");
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await checkScreen(page, "agent-run-unconfirmed");
+    }
+    held = false;
+    await page.getByRole("button", { name: "Check again" }).click();
+    await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
+    assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);
+    assert.equal(await page.getByRole("button", { name: "Check again" }).count(), 0);
   });
 
   it("shows an execution made with curl on Executions, Usage, Wallet and the agent's page without a reload", async () => {

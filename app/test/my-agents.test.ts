@@ -1,13 +1,15 @@
 // The creator's side of the dashboard, in a real browser against a real relayer, indexer and
-// localnet: its agent's record and listing, pause and resume, a collateral top-up, retirement, and
+// localnet: all of a creator's agents kept current as they execute; its agent's record and listing, pause and resume, a collateral top-up, retirement, and
 // a withdrawal refused while a dispute is open, counted down through the cooldown, then made.
 import { strict as assert } from "node:assert";
 
 import { collateralVaultPda, disputePda, evidenceHash, fetchDispute, fromHex, openDisputeInstruction, parseExecutionId, resolveDisputeInstruction, toHex } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
 
 import { COLLATERAL_COOLDOWN_SECS, MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
-import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
-import { api } from "../../tests/src/relayer.js";
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator } from "../../tests/src/creator-server.js";
+import { execute, listAgent, newPayer, pricingWire, registerOnChain, type ListedAgent } from "../../tests/src/marketplace.js";
+import { api, signIn } from "../../tests/src/relayer.js";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen } from "./page-checks.js";
 import { waitFor } from "./stack.js";
@@ -21,6 +23,62 @@ describe("my agents in the dashboard", function () {
   before(async () => {
     agent = await listAgent(suite.stack.market, suite.stack.relayer);
     suite.defer(() => agent.server.close());
+  });
+
+  it("follows all of a creator's agents live: an execution made through the API on its fourth appears without navigating", async () => {
+    const { market, relayer, graphqlUrl } = suite.stack;
+    const server = await startCreator(relayer.marketplaceKey.publicKey.toBase58());
+    suite.defer(() => server.close());
+    const listing = { name: "Fourth", description: "Echoes the task and counts its words.", tags: ["test"], input_schema: ECHO_INPUT_SCHEMA, output_schema: ECHO_OUTPUT_SCHEMA };
+    const pricing = { kind: "PayPerUse", priceUsdc: 250_000n } as const;
+    const terms = { signing: server.signing, endpoint: server.url, listing, pricing, maxExecutionSecs: 3 };
+    const first = await registerOnChain(market, terms);
+    const creator = first.creator;
+    for (let i = 0; i < 3; i++) await registerOnChain(market, { ...terms, creator });
+    // The agent the screen lists last (by address, as the indexer orders them): past the first
+    // three, which were all a screen followed when each agent took a stream of its own.
+    let order: string[] = [];
+    await waitFor("the creator's four agents indexed", async () => {
+      const response = await fetch(graphqlUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `query($c: String!) { creator(address: $c) { agents { address } } }`, variables: { c: creator.wallet.publicKey.toBase58() } }),
+      });
+      order = ((await response.json()) as { data: { creator: { agents: { address: string }[] } } }).data.creator.agents.map((a) => a.address);
+      return order.length === 4;
+    });
+    const last = order[3]!;
+    const token = await signIn(relayer, creator.wallet);
+    for (const agent of order) {
+      const listed = await api(relayer, "POST", "/v1/agents", {
+        token,
+        body: { agent, ...listing, endpoint: server.url, signing_key: server.signing.publicKey.toBase58(), pricing: pricingWire(pricing) },
+      });
+      assert.equal(listed.status, 201, JSON.stringify(listed.body));
+    }
+
+    const dashboard = await suite.open(creator.wallet);
+    await signInWithTestWallet(dashboard);
+    const { page } = dashboard;
+    await page.getByRole("link", { name: "My agents" }).click();
+    const card = page.getByTestId("my-agent").filter({ hasText: last });
+    await card.getByTestId("listing-status").waitFor();
+    assert.equal(await page.getByTestId("my-agent").count(), 4);
+    const executions24h = card.getByTestId("agent-windows").locator("tbody tr").first().locator("td").first();
+    assert.equal(await executions24h.textContent(), "0");
+    assert.equal(await page.getByTestId("earnings").textContent(), "0.00 USDC");
+
+    const payer = await newPayer(market, relayer, 10_000_000n);
+    const ran = await execute(relayer, payer, new PublicKey(last));
+    assert.equal(ran.status, 200, JSON.stringify(ran.body));
+    // The indexer records it at `confirmed`; the open screen follows within a few seconds, untouched.
+    await executions24h.filter({ hasText: /^1$/ }).waitFor({ timeout: 8_000 });
+    await page.getByTestId("earnings").filter({ hasText: /^0\.2475 USDC$/ }).waitFor({ timeout: 8_000 });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="collateral-usdc"]').length === 4);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await checkScreen(page, "my-agents-live");
+    }
   });
 
   it("shows the agent's record; pauses, resumes, tops up, retires; refuses to withdraw while a dispute is open, counts the cooldown down, then withdraws", async () => {
@@ -70,6 +128,10 @@ describe("my agents in the dashboard", function () {
     const bars = await card.getByTestId("chart-earnings").locator("rect title").allTextContents();
     assert.equal(bars.filter((t) => t.endsWith(": 0.247500 USDC from 1 settled")).length, 1, bars.join("\n"));
     assert.equal(await card.getByTestId("open-disputes").textContent(), "1 see them");
+    assert.equal(await card.getByTestId("collateral-usdc").textContent(), "100.00 USDC");
+    assert.equal(await card.getByTestId("collateral-usdc").getAttribute("title"), "100.000000 USDC");
+    assert.equal(await page.getByTestId("earnings").textContent(), "0.2475 USDC");
+    assert.equal(await page.getByTestId("earnings").getAttribute("title"), "0.247500 USDC");
     await checkScreen(page, "my-agents");
 
     await card.getByRole("button", { name: "Pause Echo" }).click();
@@ -84,7 +146,7 @@ describe("my agents in the dashboard", function () {
     assert.equal(await card.getByRole("alert").textContent(), "Give an amount in USDC, e.g. 10 (up to 6 decimals).");
     await card.getByLabel("Top up, USDC").fill("2");
     await card.getByRole("button", { name: "Sign and top up" }).click();
-    await card.getByTestId("collateral-usdc").filter({ hasText: "102.000000 USDC" }).waitFor({ timeout: 60_000 });
+    await card.getByTestId("collateral-usdc").filter({ hasText: "102.00 USDC" }).waitFor({ timeout: 60_000 });
     assert.equal(await market.usdc(vault), MIN_COLLATERAL_USDC + 2_000_000n);
 
     // Asked first, with focus on keeping it; Escape keeps it.
@@ -130,11 +192,11 @@ describe("my agents in the dashboard", function () {
     await card.getByTestId("withdraw-lock").filter({ hasText: "Unlocked: the collateral can be withdrawn." }).waitFor();
     const before = await market.usdc(creator.tokenAccount);
     await withdraw.click();
-    await card.getByTestId("collateral-done").filter({ hasText: "Withdrew 102.000000 USDC of collateral" }).waitFor({ timeout: 60_000 });
+    await card.getByTestId("collateral-done").filter({ hasText: "Withdrew 102.00 USDC of collateral" }).waitFor({ timeout: 60_000 });
     assert.equal(await market.usdc(creator.tokenAccount), before + MIN_COLLATERAL_USDC + 2_000_000n);
     assert.equal(await market.usdc(vault), 0n);
     // The totals follow once the indexer has the withdrawal, without reloading the page.
-    await page.getByTestId("collateral-held").filter({ hasText: /^0\.000000$/ }).waitFor({ timeout: 15_000 });
+    await page.getByTestId("collateral-held").filter({ hasText: /^0\.00 USDC$/ }).waitFor({ timeout: 15_000 });
 
     await page.setViewportSize({ width: 375, height: 900 });
     await checkScreen(page, "my-agents");

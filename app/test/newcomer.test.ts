@@ -1,6 +1,7 @@
 // The dashboard as a newcomer meets it on `npm start` (issue 29): a fresh local test wallet funded
-// in one click, a wallet without SOL told what to do before anything is signed, a session that
-// survives a reload and a new tab, a 402 in the app's words, and the app's files served compressed.
+// in one click, a wallet without SOL told what to do before anything is signed, the chain's other
+// refusals in the app's words, a session that survives a reload and a new tab, a 402 in the app's
+// words, and the app's files served compressed.
 import { strict as assert } from "node:assert";
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
@@ -133,6 +134,55 @@ describe("the dashboard for a newcomer", function () {
       await page.setViewportSize({ width, height: 900 });
       await checkScreen(page, "wallet-no-sol");
     }
+  });
+
+  it("says the chain's other refusals in its own words: a simulation failure with logs, an expired blockhash, an unreachable RPC", async () => {
+    const payer = await stack.market.payer(5_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.getByRole("link", { name: "Wallet", exact: true }).click();
+    await page.getByTestId("balance").waitFor();
+    // The page's RPC answers the wallet's transaction as a node would; everything else passes.
+    type Answer = ((id: number) => unknown) | "unreachable";
+    let answer: Answer = () => null;
+    await page.route("**/dashboard-rpc", async (route) => {
+      const call = route.request().postDataJSON() as { id: number; method: string };
+      if (call.method !== "sendTransaction") return route.continue();
+      const current: Answer = answer;
+      if (current === "unreachable") return route.abort("connectionrefused");
+      return route.fulfill({ json: current(call.id) });
+    });
+    const rpcError = (message: string, logs: string[] = []) => (id: number) => ({ jsonrpc: "2.0", id, error: { code: -32002, message, data: { logs, err: null } } });
+    const cases: [Answer, string, string][] = [
+      [
+        rpcError("Transaction simulation failed: Error processing Instruction 0: custom program error: 0x4", [
+          "Program TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA invoke [1]",
+          "Program log: Error: owner does not match",
+        ]),
+        "The chain refused",
+        "The chain refused the transaction: it did not take effect.",
+      ],
+      [rpcError("Transaction simulation failed: Blockhash not found"), "The transaction expired", "The transaction expired before the chain accepted it; nothing was taken."],
+      ["unreachable", "The chain could not be reached", "The chain's RPC did not answer: it may be stopped or busy, or this computer is offline. Nothing was sent."],
+    ];
+    for (const [rpcAnswer, title, detail] of cases) {
+      answer = rpcAnswer;
+      await page.getByLabel("Allowance, USDC").fill("3");
+      await page.getByRole("button", { name: "Sign and set the allowance" }).click();
+      const alert = page.getByRole("alert").filter({ hasText: title });
+      await alert.waitFor();
+      assert.equal(await alert.locator("p").first().textContent(), detail);
+      const whole = (await page.locator("body").textContent())!;
+      assert.doesNotMatch(whole, /simulation failed|custom program error|0x4|Program log|owner does not match|Blockhash not found|Failed to fetch|JSON-RPC/i, title);
+      assert.equal(await page.getByTestId("allowance-sent").count(), 0);
+    }
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await checkScreen(page, "wallet-rpc-unreachable");
+    }
+    // Nothing reached the chain: the allowance is as it was.
+    assert.equal(await page.getByTestId("allowance").textContent(), "5.00 USDC");
   });
 
   it("keeps the session across a reload and in a new tab until signing out", async () => {

@@ -36,6 +36,8 @@ describe("the limits of web runs in the dashboard", function () {
     await signInWithTestWallet(dashboard);
     await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: "Allowed: 0.00 of 10.00 USDC spent in 0 runs." }).waitFor();
+    // The field's hint is the cap in force, to the cent, not a six-place value that reads as typed.
+    assert.equal(await page.getByLabel("Cap, USDC").getAttribute("placeholder"), "now 10.00");
     await page.getByLabel("Cap, USDC").fill("0.3");
     await page.getByRole("button", { name: "Set the cap" }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: "of 0.30 USDC" }).waitFor();
@@ -75,7 +77,7 @@ describe("the limits of web runs in the dashboard", function () {
     const { page } = dashboard;
     await signInWithTestWallet(dashboard);
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
-    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.250000 USDC" }).waitFor();
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.25 USDC" }).waitFor();
     await page.getByTestId("circuit").filter({ hasText: "closed" }).waitFor();
 
     // The creator raises the price on chain while the page shows the old one.
@@ -110,7 +112,7 @@ describe("the limits of web runs in the dashboard", function () {
     assert.equal(patched.body.status, "active", JSON.stringify(patched.body));
     await page.getByRole("link", { name: "Wallet", exact: true }).click();
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
-    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.500000 USDC" }).waitFor();
+    await page.getByTestId("run-max-price").filter({ hasText: "At most 0.50 USDC" }).waitFor();
     await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();
   });
 });

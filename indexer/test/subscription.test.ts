@@ -292,6 +292,42 @@ describe("subscriptions over server-sent events", function () {
     }
   });
 
+  it("follows every agent of a list on one stream, each change sent as the agent that changed", async () => {
+    const market = env!.market;
+    const [first, second] = [await market.agent(), await market.agent()];
+    const payer = await market.payer(100_000_000n);
+    const addresses = [first.address.toBase58(), second.address.toBase58()];
+    const stream = await EventStream.open(indexer!, `subscription($a: [String!]!) { agentsUpdated(addresses: $a) { address stats(window: H24) { settled } } }`, { a: addresses });
+    try {
+      await market.settle(await market.openEscrow(second, payer), second);
+      const secondSettled = await stream.until((data) => data.data.agentsUpdated?.stats.settled === 1);
+      assert.equal(secondSettled.data.agentsUpdated.address, addresses[1]);
+      await market.settle(await market.openEscrow(first, payer), first);
+      const firstSettled = await stream.until((data) => data.data.agentsUpdated?.address === addresses[0] && data.data.agentsUpdated.stats.settled === 1);
+      assert.deepEqual(firstSettled.data.agentsUpdated, { address: addresses[0], stats: { settled: 1 } });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("refuses agentsUpdated with no address or more than 100, with its code", async () => {
+    const address = (await env!.market.agent()).address.toBase58();
+    const text = `subscription($a: [String!]!) { agentsUpdated(addresses: $a) { address } }`;
+    for (const [addresses, count] of [
+      [[], 0],
+      [Array.from({ length: 101 }, (_, i) => `${address.slice(0, -3)}${String(i).padStart(3, "0")}`), 101],
+    ] as const) {
+      const stream = await EventStream.open(indexer!, text, { a: addresses });
+      try {
+        const answer = await stream.next();
+        assert.equal(answer.errors?.[0]?.extensions?.code, "BAD_USER_INPUT");
+        assert.equal(answer.errors?.[0]?.message, `agentsUpdated follows 1 to 100 agents, not ${count}`);
+      } finally {
+        stream.close();
+      }
+    }
+  });
+
   it("refuses executionUpdated without an id or a payer, with its code", async () => {
     const stream = await EventStream.open(indexer!, `subscription { executionUpdated { id } }`, {});
     try {

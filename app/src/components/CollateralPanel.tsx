@@ -10,6 +10,8 @@ import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { Loading } from "./Status.js";
 import { timeText } from "./time.js";
+import { usdcText } from "./money.js";
+import { Usdc } from "./Usdc.js";
 
 function lockedText(collateral: Collateral): string | null {
   const locked = collateral.locked;
@@ -76,7 +78,7 @@ export function CollateralPanel({
       return;
     }
     setProblem(null);
-    void run(`Added ${formatUsdc(amountUsdc)} USDC of collateral`, async () => ({
+    void run(`Added ${usdcText(formatUsdc(amountUsdc))} of collateral`, async () => ({
       signature: await topUpCollateral(await openChain(config, network), wallet, address, amountUsdc),
     }));
   }
@@ -90,7 +92,9 @@ export function CollateralPanel({
     <section className="details" aria-label={`Collateral of ${name}`} data-testid="collateral">
       <dl className="pairs">
         <dt>Collateral</dt>
-        <dd data-testid="collateral-usdc">{formatUsdc(account.collateralUsdc)} USDC</dd>
+        <dd>
+          <Usdc amount={formatUsdc(account.collateralUsdc)} testId="collateral-usdc" />
+        </dd>
         <dt>On chain</dt>
         <dd>{retired ? `retired ${timeText(Number(account.retiredAt) * 1000)}` : "active"}</dd>
         <dt>Open disputes</dt>
@@ -169,7 +173,7 @@ export function CollateralPanel({
             onClick={() =>
               void run("Withdrew", async () => {
                 const { signature, withdrawnUsdc } = await withdrawCollateral(await openChain(config, network), wallet, address);
-                return { signature, text: `Withdrew ${formatUsdc(withdrawnUsdc)} USDC of collateral` };
+                return { signature, text: `Withdrew ${usdcText(formatUsdc(withdrawnUsdc))} of collateral` };
               })
             }
           >

@@ -8,6 +8,13 @@ import { verifyInBrowser } from "../data/verify.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 
 const PENDING_RETRY_MS = 1_000;
+/**
+ * How long a settlement may stay unconfirmed before the page stops looking by itself. A settlement
+ * is confirmed a slot or so after the relayer's answer; one still unconfirmed after this is held up
+ * (a lagging RPC node, a congested cluster), and polling on would only load the RPC: the user
+ * decides when to look again.
+ */
+export const PENDING_LIMIT_MS = 30_000;
 
 /** Verifies an execution's receipt here, without trusting the relayer, and lists every check. */
 export function ReceiptCheck({
@@ -26,30 +33,45 @@ export function ReceiptCheck({
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [pending, setPending] = useState(false);
+  const [unconfirmed, setUnconfirmed] = useState(false);
   const retry = useRef<ReturnType<typeof setTimeout> | null>(null);
+  /** When this round of looking began: a click on "Check again" starts a new one. */
+  const since = useRef(0);
+  /** Cleared when the receipt leaves the page: a check answered after that schedules no other. */
+  const shown = useRef(true);
 
-  async function run() {
+  async function run(fresh = true) {
+    if (fresh) since.current = Date.now();
     setBusy(true);
     setError(null);
+    setUnconfirmed(false);
     try {
       const checked = await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config, execution.network), ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) });
-      if (checked.state === "pending") {
+      if (!shown.current) return;
+      if (checked.state === "pending" && Date.now() - since.current < PENDING_LIMIT_MS) {
         // The settlement is on chain but not yet confirmed: say so and look again shortly.
         setPending(true);
-        retry.current = setTimeout(() => void run(), PENDING_RETRY_MS);
+        retry.current = setTimeout(() => void run(false), PENDING_RETRY_MS);
+      } else if (checked.state === "pending") {
+        setPending(false);
+        setUnconfirmed(true);
       } else {
         setPending(false);
         setResult(checked.verification);
       }
     } catch (e) {
+      // Nothing is scheduled after an error: the button offers to look again.
+      setPending(false);
       setError(e);
     } finally {
       setBusy(false);
     }
   }
   useEffect(() => {
+    shown.current = true;
     if (auto) void run();
     return () => {
+      shown.current = false;
       if (retry.current !== null) clearTimeout(retry.current);
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -58,7 +80,7 @@ export function ReceiptCheck({
   if (execution.receipt === null) return <p className="muted">No receipt: the execution did not succeed.</p>;
   return (
     <div className="receipt" data-testid="receipt-check">
-      {result === null && !busy && !pending && (
+      {result === null && !busy && !pending && !unconfirmed && (
         <button type="button" onClick={() => void run()}>
           Verify the receipt in this browser
         </button>
@@ -69,7 +91,18 @@ export function ReceiptCheck({
         ) : (
           busy && <p>Verifying the receipt…</p>
         )}
+        {unconfirmed && (
+          <p data-testid="receipt-unconfirmed">
+            The settlement could not be confirmed on chain yet (checked for {PENDING_LIMIT_MS / 1000} s), so the receipt cannot be checked yet. This does not mean it
+            failed: check again in a moment.
+          </p>
+        )}
       </div>
+      {unconfirmed && (
+        <button type="button" onClick={() => void run()}>
+          Check again
+        </button>
+      )}
       {error !== null && <ErrorNotice error={error} />}
       {result !== null && (
         <>

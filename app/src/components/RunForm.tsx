@@ -10,6 +10,7 @@ import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
 import { SchemaForm } from "./SchemaForm.js";
+import { Usdc } from "./Usdc.js";
 
 export function RunForm({ agent }: { agent: Agent }) {
   const { session, network } = useApp();
@@ -54,7 +55,7 @@ export function RunForm({ agent }: { agent: Agent }) {
         <SchemaForm schema={agent.input_schema} onChange={setParameters} />
         {typeof parameters === "string" && <p className="bad small">{parameters}</p>}
         <p className="muted small" data-testid="run-max-price">
-          At most {callPriceUsdc(agent.pricing)} USDC for this call: a higher price is refused, never charged.
+          At most <Usdc amount={callPriceUsdc(agent.pricing)} /> for this call: a higher price is refused, never charged.
         </p>
         <button type="submit" className="primary" disabled={busy || agent.status !== "active" || agent.circuit.state === "open"}>
           {busy ? "Running…" : "Run and pay from my wallet"}
@@ -66,8 +67,11 @@ export function RunForm({ agent }: { agent: Agent }) {
           <h3>Output</h3>
           <pre data-testid="run-output">{JSON.stringify(result.execution.output, null, 2)}</pre>
           <p>
-            Charged <strong data-testid="run-charge">{result.execution.charge.amount_usdc} USDC</strong> ({result.execution.charge.creator_share_usdc} to the creator,{" "}
-            {result.execution.charge.fee_usdc} fee)
+            Charged{" "}
+            <strong>
+              <Usdc amount={result.execution.charge.amount_usdc} testId="run-charge" />
+            </strong>{" "}
+            (<Usdc amount={result.execution.charge.creator_share_usdc} /> to the creator, <Usdc amount={result.execution.charge.fee_usdc} /> fee)
             {result.execution.transactions.settlement && (
               <>
                 {" "}

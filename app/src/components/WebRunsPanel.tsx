@@ -59,7 +59,7 @@ export function WebRunsPanel() {
                 pattern="[0-9]+(\.[0-9]{1,6})?"
                 value={cap}
                 onChange={(e) => setCap(e.target.value)}
-                placeholder={webRuns.value.spending_cap_usdc}
+                placeholder={`now ${trimUsdc(webRuns.value.spending_cap_usdc)}`}
               />
             </label>
             <button type="submit" disabled={busy}>

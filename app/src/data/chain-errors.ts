@@ -28,24 +28,86 @@ export function formatSol(lamports: bigint): string {
 }
 
 export interface ChainWords {
+  title: string;
   detail: string;
-  /** The wallet lacks SOL: the fix is to fund it. */
-  needsSol: boolean;
+  fix: string;
+  /** The fix is made on the Wallet screen (funding it with SOL or USDC). */
+  onWallet: boolean;
 }
 
+const AGAIN = "Try again in a moment.";
+
+/**
+ * The chain's texts by what they mean to a user, first match wins: the fee payer's SOL before the
+ * token program's "insufficient funds", and a transaction that may still land apart from one that
+ * can no longer land.
+ */
+const MEANINGS: [RegExp, ChainWords][] = [
+  [
+    /no record of a prior credit|insufficient funds for (fee|rent)|insufficient lamports/i,
+    {
+      title: "The wallet needs SOL for the network fee",
+      detail: "The wallet has no SOL to pay the transaction's network fee.",
+      fix: "Add SOL to the wallet for the network fee on the Wallet screen, then try again.",
+      onWallet: true,
+    },
+  ],
+  [
+    /blockhash not found|block height exceeded|has expired/i,
+    {
+      title: "The transaction expired",
+      detail: "The transaction expired before the chain accepted it; nothing was taken.",
+      fix: "Try again: a new transaction is prepared each time.",
+      onWallet: false,
+    },
+  ],
+  [
+    /not confirmed (within|in) /i,
+    {
+      title: "Not confirmed in time",
+      detail: "The chain did not confirm the transaction in time: it may still go through.",
+      fix: "Look again in a moment (Refresh) before trying it again, so that nothing is done twice.",
+      onWallet: false,
+    },
+  ],
+  [
+    /node is (behind|unhealthy)|behind by \d+ slots/i,
+    {
+      title: "The chain's RPC node is catching up",
+      detail: "The chain's RPC node has not caught up with the chain; nothing was sent.",
+      fix: AGAIN,
+      onWallet: false,
+    },
+  ],
+  [
+    /failed to fetch|fetch failed|networkerror|network request failed|ECONNREFUSED|ERR_CONNECTION|HTTP 5\d\d|\b50[234] [A-Z]|service unavailable|bad gateway|gateway timeout|too many requests|\b429\b/i,
+    {
+      title: "The chain could not be reached",
+      detail: "The chain's RPC did not answer: it may be stopped or busy, or this computer is offline. Nothing was sent.",
+      fix: "Check your connection (on your own machine: that npm start is still running), then try again.",
+      onWallet: false,
+    },
+  ],
+  [
+    /insufficient funds/i,
+    {
+      title: "Not enough USDC",
+      detail: "The wallet's USDC account holds less than this transaction moves: it did not take effect.",
+      fix: "Add USDC to the wallet on the Wallet screen, or move less, then try again.",
+      onWallet: true,
+    },
+  ],
+];
+
+const REFUSED: ChainWords = { title: "The chain refused", detail: "The chain refused the transaction: it did not take effect.", fix: AGAIN, onWallet: false };
+
 export function chainErrorWords(raw: string): ChainWords {
-  if (/no record of a prior credit|insufficient funds for (fee|rent)|insufficient lamports/i.test(raw)) {
-    return { detail: "The wallet has no SOL to pay the transaction's network fee.", needsSol: true };
-  }
-  if (/blockhash not found|block height exceeded|has expired|not confirmed within/i.test(raw)) {
-    return { detail: "The transaction expired before the chain confirmed it; nothing was taken.", needsSol: false };
-  }
-  if (/insufficient funds/i.test(raw)) return { detail: "The wallet's USDC account holds less than this transaction moves.", needsSol: false };
-  if (/failed to fetch|network|ECONNREFUSED|fetch failed/i.test(raw)) return { detail: "The chain could not be reached.", needsSol: false };
-  return { detail: "The chain refused the transaction.", needsSol: false };
+  return MEANINGS.find(([pattern]) => pattern.test(raw))?.[1] ?? REFUSED;
 }
 
 /** Errors thrown by web3.js or an RPC that are not the dashboard's own words. */
 export function isRawRpcText(message: string): boolean {
-  return /simulation failed|failed to (get|send)|custom program error|JSON-RPC|prior credit|blockhash|Transaction .* (failed|resulted)|0x[0-9a-f]+|insufficient (funds|lamports)|Invalid param/i.test(message);
+  return /simulation failed|failed to (get|send) |custom program error|JSON-RPC|prior credit|blockhash|block height exceeded|not confirmed (in|within) |node is behind|Transaction .* (failed|resulted)|0x[0-9a-f]+|insufficient (funds|lamports)|Invalid param|Program log:|\b50[234] [A-Z]|429 Too Many/i.test(
+    message,
+  );
 }

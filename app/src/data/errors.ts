@@ -2,6 +2,7 @@
 import { AgentMarketError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
 
 import { ChainError, chainErrorWords, isRawRpcText, NeedsSolError } from "./chain-errors.js";
+import { GraphQLError } from "./graphql.js";
 
 export interface Explained {
   title: string;
@@ -67,6 +68,9 @@ export function explain(error: unknown): Explained {
     return { title: "The wallet needs SOL for the network fee", detail: error.message, fix: solFix(error.localnet), code: null, requestId: null, link: WALLET_LINK };
   }
   if (error instanceof ChainError) return chainRefusal(error.raw);
+  if (error instanceof GraphQLError && error.code === "unreachable") {
+    return { title: "The indexer could not be reached", detail: error.message, fix: "Try again in a moment.", code: null, requestId: null, link: null };
+  }
   if (error instanceof AgentMarketError && (error.code === "connection_error" || error.code === "timeout")) {
     return {
       title: "The relayer could not be reached",
@@ -96,12 +100,5 @@ export function explain(error: unknown): Explained {
 
 function chainRefusal(raw: string): Explained {
   const words = chainErrorWords(raw);
-  return {
-    title: "The chain refused",
-    detail: words.detail,
-    fix: words.needsSol ? "Add SOL to the wallet for the network fee on the Wallet screen, then try again." : "Try again in a moment.",
-    code: null,
-    requestId: null,
-    link: words.needsSol ? WALLET_LINK : null,
-  };
+  return { title: words.title, detail: words.detail, fix: words.fix, code: null, requestId: null, link: words.onWallet ? WALLET_LINK : null };
 }

@@ -15,6 +15,9 @@ export async function graphql<T>(url: string | null, query: string, variables: R
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ query, variables }),
+  }).catch(() => {
+    // The browser's own text ("Failed to fetch") names neither the indexer nor what to do.
+    throw new GraphQLError("The indexer, where these figures come from, did not answer: it may be stopped or restarting, or this computer is offline.", "unreachable");
   });
   const body = (await response.json().catch(() => null)) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] } | null;
   if (body?.errors && body.errors.length > 0) {

@@ -8,9 +8,12 @@ import { useEffect, useRef } from "react";
 const COALESCE_MS = 150;
 /**
  * Streams one screen keeps open. A browser allows six connections to an HTTP/1.1 host, shared by
- * its tabs: a creator with many agents must leave room for the screen's own queries.
+ * its tabs: a screen must leave room for its own queries. A list of agents is followed on one
+ * stream (`agentsChanged`), so a creator's agents need one, not one each.
  */
 export const MAX_STREAMS = 3;
+/** The indexer's bound on the addresses one `agentsUpdated` follows. */
+const AGENTS_PER_STREAM = 100;
 
 export interface LiveQuery {
   /** A subscription document; its selection is ignored beyond being valid. */
@@ -26,6 +29,15 @@ export function paidBy(wallet: string): LiveQuery {
 /** An agent after each change of its record or of any of its executions. */
 export function agentChanged(address: string): LiveQuery {
   return { query: "subscription($address: String!) { agentUpdated(address: $address) { address } }", variables: { address } };
+}
+
+/** Any agent of `addresses` after each change: one stream per hundred agents. */
+export function agentsChanged(addresses: string[]): LiveQuery[] {
+  const streams: LiveQuery[] = [];
+  for (let at = 0; at < addresses.length; at += AGENTS_PER_STREAM) {
+    streams.push({ query: "subscription($addresses: [String!]!) { agentsUpdated(addresses: $addresses) { address } }", variables: { addresses: addresses.slice(at, at + AGENTS_PER_STREAM) } });
+  }
+  return streams;
 }
 
 function open(url: string, live: LiveQuery, onEvent: () => void): () => void {

@@ -9,6 +9,7 @@ import { latencyText } from "../components/latency.js";
 import { StatusBadge } from "../components/StatusBadge.js";
 import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
+import { Usdc } from "../components/Usdc.js";
 import { agentChain, getAgent } from "../data/agents.js";
 import { agentChanged, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
@@ -82,7 +83,9 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
             <dt>Longest run</dt>
             <dd>{agent.value.max_execution_secs} s</dd>
             <dt>Collateral</dt>
-            <dd>{agent.value.collateral_usdc} USDC</dd>
+            <dd>
+              <Usdc amount={agent.value.collateral_usdc} testId="agent-collateral" />
+            </dd>
             <dt>Agent account</dt>
             <dd className="mono small">{agent.value.id}</dd>
           </dl>
@@ -127,7 +130,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                     <ul className="plain">
                       {chain.value.executions.edges.map(({ node }) => (
                         <li key={node.id} data-testid="agent-execution-row">
-                          <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span> {node.amount.usdc} USDC{" "}
+                          <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span> <Usdc amount={node.amount.usdc} />{" "}
                           {node.closeTransaction && <ExplorerLink signature={node.closeTransaction.signature} />}
                         </li>
                       ))}

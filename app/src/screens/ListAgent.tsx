@@ -6,12 +6,13 @@ import { Check } from "../components/Check.js";
 import { ConformanceSteps, failedStep, type ProbeOutcome } from "../components/ConformanceSteps.js";
 import { DocumentFields } from "../components/DocumentFields.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
-import { trimUsdc } from "../components/money.js";
+import { trimUsdc, usdcText } from "../components/money.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { FormProblems } from "../components/FormProblems.js";
 import { PricingFields } from "../components/PricingFields.js";
 import { SchemaFields } from "../components/SchemaFields.js";
 import { Loading } from "../components/Status.js";
+import { Usdc } from "../components/Usdc.js";
 import { openChain } from "../data/chain.js";
 import { checkDocument, NEW_SCHEMA } from "../data/listing-document.js";
 import {
@@ -83,8 +84,8 @@ export function ListAgentScreen() {
         found.push("Collateral: an amount in USDC.");
       }
     }
-    if (collateral < t.minimumCollateralUsdc) found.push(`Collateral: at least the market's minimum, ${formatUsdc(t.minimumCollateralUsdc)} USDC.`);
-    else if (collateral > t.balanceUsdc) found.push(`Collateral: the wallet holds ${formatUsdc(t.balanceUsdc)} USDC, less than ${formatUsdc(collateral)} USDC.`);
+    if (collateral < t.minimumCollateralUsdc) found.push(`Collateral: at least the market's minimum, ${usdcText(formatUsdc(t.minimumCollateralUsdc))}.`);
+    else if (collateral > t.balanceUsdc) found.push(`Collateral: the wallet holds ${usdcText(formatUsdc(t.balanceUsdc))}, less than ${usdcText(formatUsdc(collateral))}.`);
     const maxSecs = Number(form.maxSecs);
     if (!Number.isInteger(maxSecs) || maxSecs < 1 || maxSecs > t.maxExecutionSecs) found.push(`Maximum execution time: 1 to ${t.maxExecutionSecs} seconds.`);
     const keyProblem = signingKey === "" ? "Signing key: paste your service's public key, or generate one." : signingKeyProblem(signingKey);
@@ -155,7 +156,7 @@ export function ListAgentScreen() {
         setProblems(checked);
         return;
       }
-      setStep(`Waiting for the wallet: register_agent locks ${formatUsdc(checked.input.collateralUsdc)} USDC…`);
+      setStep(`Waiting for the wallet: register_agent locks ${usdcText(formatUsdc(checked.input.collateralUsdc))}…`);
       const chain = await openChain(config, network);
       const done = await registerAgent(chain, wallet, planned, checked.input);
       setRegistered({ ...done, input: checked.input, pricing: checked.pricing, latency_ms: outcome.latency_ms });
@@ -176,9 +177,19 @@ export function ListAgentScreen() {
           Wallet connected: <span className="mono wrap">{wallet.address}</span>
         </Check>
         <Check ok={registered !== null || t.balanceUsdc >= t.minimumCollateralUsdc}>
-          Collateral: the market's minimum is <strong data-testid="minimum-collateral">{formatUsdc(t.minimumCollateralUsdc)} USDC</strong>, locked by register_agent until you
+          Collateral: the market's minimum is <strong>
+            <Usdc amount={formatUsdc(t.minimumCollateralUsdc)} testId="minimum-collateral" />
+          </strong>, locked by register_agent until you
           retire the agent;{" "}
-          {registered !== null ? `${formatUsdc(registered.input.collateralUsdc)} USDC is locked.` : `the wallet holds ${formatUsdc(t.balanceUsdc)} USDC.`}
+          {registered !== null ? (
+            <>
+              <Usdc amount={formatUsdc(registered.input.collateralUsdc)} /> is locked.
+            </>
+          ) : (
+            <>
+              the wallet holds <Usdc amount={formatUsdc(t.balanceUsdc)} />.
+            </>
+          )}
         </Check>
         <Check ok={signingKey === "" ? null : signingKeyProblem(signingKey) === null && (keyMode === "paste" || downloaded)}>Signing key given: the Ed25519 key your service signs its results with</Check>
         <ConformanceSteps outcome={registered !== null ? { state: "passed", latency_ms: registered.latency_ms } : outcome} />
@@ -227,11 +238,11 @@ export function ListAgentScreen() {
             <input type="url" inputMode="url" placeholder="https://agent.example.com" {...field("endpoint")} />
           </label>
           <PricingFields name="listing" value={pricing} onChange={setPricing} minimumUsdc={t.minimumPriceUsdc} />
-          <label>
+          <label className="half">
             Collateral, USDC (at least {trimUsdc(formatUsdc(t.minimumCollateralUsdc))})
             <input inputMode="decimal" placeholder="the minimum if empty" {...field("collateral")} />
           </label>
-          <label>
+          <label className="half">
             Maximum execution time, seconds
             <input inputMode="numeric" {...field("maxSecs")} />
           </label>

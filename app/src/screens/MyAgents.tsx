@@ -8,9 +8,10 @@ import { EditListing } from "../components/EditListing.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { Empty, Loading } from "../components/Status.js";
 import { StatusBadge } from "../components/StatusBadge.js";
+import { Usdc } from "../components/Usdc.js";
 import { priceText } from "../components/price.js";
 import { freshMarket, openChain } from "../data/chain.js";
-import { agentChanged, useLive } from "../data/live.js";
+import { agentsChanged, useLive } from "../data/live.js";
 import { creatorFigures, dailyEarnings, listingOf, type CreatorAgent } from "../data/my-agents.js";
 import { useLoad } from "../data/use-load.js";
 
@@ -31,7 +32,8 @@ function ListingEditor({ listing, onSaved }: { listing: Listing; onSaved(listing
 function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollateralChanged(): void }) {
   const { session, config } = useApp();
   const [listing, reloadListing, setListing] = useLoad(() => listingOf(agent.address), [agent.address]);
-  const [earnings] = useLoad(() => dailyEarnings(config.indexer_graphql_url, agent.address), [agent.address]);
+  // Read again with each new copy of the agent's figures: an execution moves both.
+  const [earnings] = useLoad(() => dailyEarnings(config.indexer_graphql_url, agent.address), [agent]);
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -108,7 +110,8 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
 export function MyAgentsScreen() {
   const { session, config } = useApp();
   const [figures, reload] = useLoad(() => creatorFigures(config.indexer_graphql_url, session.address), [session]);
-  useLive(config.indexer_graphql_url, figures.state === "ready" ? figures.value.agents.map((a) => agentChanged(a.address)) : [], reload);
+  // One stream for all the creator's agents (the indexer's agentsUpdated): each stays current.
+  useLive(config.indexer_graphql_url, figures.state === "ready" ? agentsChanged(figures.value.agents.map((a) => a.address)) : [], reload);
   // The totals come from the indexer, which follows the chain a moment behind the wallet's
   // confirmation: read them at once, and again once it has caught up.
   const refreshTotals = () => {
@@ -125,11 +128,15 @@ export function MyAgentsScreen() {
           <dl className="totals">
             <div>
               <dt>Earned, all time</dt>
-              <dd data-testid="earnings">{figures.value.earnings.usdc}</dd>
+              <dd>
+                <Usdc amount={figures.value.earnings.usdc} testId="earnings" />
+              </dd>
             </div>
             <div>
               <dt>Collateral held</dt>
-              <dd data-testid="collateral-held">{figures.value.collateral.usdc}</dd>
+              <dd>
+                <Usdc amount={figures.value.collateral.usdc} testId="collateral-held" />
+              </dd>
             </div>
           </dl>
           {figures.value.agents.length === 0 ? (

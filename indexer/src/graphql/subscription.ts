@@ -1,6 +1,7 @@
 // Live updates, served over server-sent events by graphql-yoga (`Accept: text/event-stream`):
-// an agent after each commit that changes it, an agent when its status changes, and an
-// execution after each change of its row. Changes come from the writer's notices (change-feed.ts),
+// an agent after each commit that changes it (one agent, or any of a list: a creator's screen
+// follows all its agents on one stream), an agent when its status changes, and an execution
+// after each change of its row. Changes come from the writer's notices (change-feed.ts),
 // so a serve-only indexer of the network serves them too; each one is answered from the tables
 // as they are after it.
 import type { ExecutionChange } from "../ingest/change-notice.js";
@@ -21,6 +22,8 @@ export const SUBSCRIPTION_TYPE_DEFS = /* GraphQL */ `
   type Subscription {
     "The agent after every commit that changed its record or any of its executions: status and figures as they now are."
     agentUpdated(address: String!): Agent
+    "Each agent of the list (1 to 100 addresses, a creator's agents, say) after every commit that changed its record or any of its executions."
+    agentsUpdated(addresses: [String!]!): Agent
     "The agent each time its status differs from the one last sent (at first, the one when subscribing)."
     agentStatusChanged(address: String!): Agent
     "An execution after each change of its row (state, amounts, dispute, commitment) and at its removal; by id, by payer, or both."
@@ -31,6 +34,20 @@ export const SUBSCRIPTION_TYPE_DEFS = /* GraphQL */ `
 function agentChanges(ctx: GraphQLContext, address: string): ChangeQueue<true> {
   const queue: ChangeQueue<true> = new ChangeQueue(() => stop());
   const stop = ctx.feed.onAgent(address, () => queue.push("agent", true));
+  return queue;
+}
+
+/** Addresses one agentsUpdated may follow: a browser holds few streams, a creator may hold many agents. */
+export const MAX_AGENTS_PER_SUBSCRIPTION = 100;
+
+/** Any of `addresses` changed: the queue holds one pending change per agent, keyed by its address. */
+function anyAgentChanges(ctx: GraphQLContext, addresses: string[]): ChangeQueue<string> {
+  const unique = [...new Set(addresses)];
+  if (unique.length === 0 || unique.length > MAX_AGENTS_PER_SUBSCRIPTION) {
+    throw graphqlError("BAD_USER_INPUT", `agentsUpdated follows 1 to ${MAX_AGENTS_PER_SUBSCRIPTION} agents, not ${unique.length}`, { argument: "addresses" });
+  }
+  const queue: ChangeQueue<string> = new ChangeQueue(() => stops.forEach((stop) => stop()));
+  const stops = unique.map((address) => ctx.feed.onAgent(address, () => queue.push(address, address)));
   return queue;
 }
 
@@ -45,6 +62,10 @@ export const subscriptionResolvers = {
     agentUpdated: {
       subscribe: (_: unknown, args: { address: string }, ctx: GraphQLContext) => agentChanges(ctx, args.address),
       resolve: currentAgent,
+    },
+    agentsUpdated: {
+      subscribe: (_: unknown, args: { addresses: string[] }, ctx: GraphQLContext) => anyAgentChanges(ctx, args.addresses),
+      resolve: (address: string, _: unknown, ctx: GraphQLContext) => currentAgent(undefined, { address }, ctx),
     },
     agentStatusChanged: {
       subscribe: async (_: unknown, args: { address: string }, ctx: GraphQLContext) => {
