@@ -119,6 +119,18 @@ fn per_call_signatures_for_fewer_escrows_than_the_batch_are_refused() {
 }
 
 #[test]
+fn a_per_call_entry_reading_its_message_from_another_instruction_is_refused() {
+    let mut b = Bench::new(3);
+    let mut instructions = b.ixs(&b.escrows, &b.agent.signing, Signing::PerCall);
+    // The second entry's message instruction index: 0 is the verification itself here, so the
+    // precompile still checks the same bytes, but only "this instruction" (u16::MAX) is accepted.
+    let message_instruction = 2 + 14 + 12;
+    instructions[0].data[message_instruction..message_instruction + 2].copy_from_slice(&0u16.to_le_bytes());
+    let result = b.refused(instructions);
+    assert_program_error(&result, AgentMarketError::MalformedEd25519Instruction);
+}
+
+#[test]
 fn a_batch_without_a_verification_before_it_is_refused() {
     let mut b = Bench::new(2);
     let instructions = b.ixs(&b.escrows, &b.agent.signing, Signing::Batch);
