@@ -4276,7 +4276,7 @@ export const IDL_JSON = {
         "The most escrows one `settle_batch` settles. The tightest bound is the 1,232-byte transaction:",
         "12 escrows fit a v0 transaction whose fixed accounts come from a lookup table, 8 a legacy",
         "one; 16 leaves room for escrows loaded from a lookup table while staying far under the",
-        "compute (≈16 × 12,000 of 1,400,000 units) and account-lock (29 of 64) limits",
+        "compute (≈30,000 + 16 × 11,000 of 1,400,000 units) and account-lock (29 of 64) limits",
         "(docs/program.md, \"Batch limits\")."
       ],
       "type": "u8",
