@@ -14,6 +14,7 @@ pub mod market;
 pub mod native;
 pub mod node;
 pub mod pubsub;
+pub mod receipt_log;
 pub mod rpc;
 pub mod server;
 pub mod store;

@@ -8,7 +8,7 @@ use {
     solana_pubkey::Pubkey,
 };
 
-pub use agent_market::signature::{result_digest, signing_key_proof_digest};
+pub use agent_market::signature::{batch_digest, result_digest, signing_key_proof_digest};
 
 /// Program-derived addresses of the program.
 pub mod pda {
@@ -45,6 +45,9 @@ pub mod pda {
     pub fn receipt(execution_id: &[u8; 16]) -> Pubkey {
         find(&[RECEIPT_SEED, execution_id])
     }
+    pub fn receipt_log(agent: &Pubkey) -> Pubkey {
+        find(&[RECEIPT_LOG_SEED, agent.as_ref()])
+    }
     pub fn dispute(execution_id: &[u8; 16]) -> Pubkey {
         find(&[DISPUTE_SEED, execution_id])
     }
@@ -58,7 +61,7 @@ pub mod pda {
     }
 }
 
-fn program_ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
+pub(crate) fn program_ix(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
     Instruction {
         program_id: PROGRAM_ID,
         accounts: accounts.to_account_metas(None),

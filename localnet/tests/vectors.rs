@@ -13,7 +13,7 @@ use agent_market::{
     signature::{
         require_ed25519_verified, result_digest, signing_key_proof_digest, RESULT_SIGNATURE, SIGNING_KEY_PROOF,
     },
-    AgentTerms, MarketParams, Pricing, RefundReason, ID as PROGRAM_ID,
+    AgentTerms, MarketParams, Pricing, ReceiptLeaf, RefundReason, ID as PROGRAM_ID,
 };
 use anchor_lang::solana_program::hash::hashv;
 use localnet::market::{pda, EscrowRef, MarketKeys};
@@ -256,6 +256,44 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             u64_of(&args["slash_usdc"]),
         ),
         "close_receipt" => market.close_receipt(execution_id, market.relayer),
+        "create_receipt_log" => market.create_receipt_log(market.relayer, agent),
+        "settle_batch" => {
+            let execution_ids: Vec<[u8; 16]> = args["execution_ids"]
+                .as_array()
+                .expect("execution_ids")
+                .iter()
+                .map(hex_array)
+                .collect();
+            let result_hashes = args["result_hashes"]
+                .as_array()
+                .expect("result_hashes")
+                .iter()
+                .map(hex_array)
+                .collect();
+            market.settle_batch(
+                agent,
+                payout_account,
+                &execution_ids,
+                result_hashes,
+                u8_of(&args["fee_shard_index"]),
+            )
+        }
+        "open_dispute_from_log" => market.open_dispute_from_log(
+            agent,
+            ReceiptLeaf {
+                execution_id,
+                payer,
+                payer_token_account,
+                api_key_id: hex_array(&inputs["api_key_id"]),
+                amount_usdc: u64_of(&args["amount_usdc"]),
+                request_hash: hex_array(&inputs["request_hash"]),
+                result_hash: hex_array(&inputs["result_hash"]),
+                settled_at: u64_of(&args["settled_at"]) as i64,
+            },
+            u64_of(&args["leaf_index"]),
+            args["proof"].as_array().expect("proof").iter().map(hex_array).collect(),
+            hex_array(&inputs["evidence_hash"]),
+        ),
         other => panic!("no builder for instruction {other}"),
     }
 }

@@ -21,6 +21,8 @@ pub const DISPUTE_SEED: &[u8] = b"dispute";
 pub const DELEGATE_SEED: &[u8] = b"delegate";
 #[constant]
 pub const FEE_SHARD_SEED: &[u8] = b"fee_shard";
+#[constant]
+pub const RECEIPT_LOG_SEED: &[u8] = b"receipt_log";
 
 /// The marketplace fee: 1% of every payment, rounded down. No instruction can change it.
 #[constant]
@@ -51,3 +53,32 @@ pub const MAX_EXECUTION_SECS: u32 = 900;
 /// then (docs/program.md, "Pricing changes and retirement").
 #[constant]
 pub const MAX_SUBSCRIPTION_PERIOD_SECS: u32 = 366 * 24 * 3600;
+
+/// Domain tag of the batch digest: what an agent's signing key signs once for a whole
+/// `settle_batch`, over the result digests of its executions in order (docs/program.md,
+/// "Batched settlement").
+#[constant]
+pub const BATCH_DIGEST_DOMAIN: &[u8] = b"agentmarket/result-batch/v1";
+
+/// The most escrows one `settle_batch` settles. The tightest bound is the 1,232-byte transaction:
+/// 12 escrows fit a v0 transaction whose fixed accounts come from a lookup table, 8 a legacy
+/// one; 16 leaves room for escrows loaded from a lookup table while staying far under the
+/// compute (≈30,000 + 16 × 11,000 of 1,400,000 units) and account-lock (29 of 64) limits
+/// (docs/program.md, "Batch limits").
+#[constant]
+pub const MAX_SETTLE_BATCH: u8 = 16;
+
+/// Height of each tree of a receipt log: 2^18 leaves, and a proof of 18 hashes (576 bytes) that
+/// fits a legacy `open_dispute_from_log` transaction beside the leaf's fields (20 would not).
+#[constant]
+pub const RECEIPT_TREE_DEPTH: u8 = 18;
+/// Roots of the current tree a dispute proof may be built against: one is recorded per batch,
+/// so a proof built against the newest root stays valid while 63 more batches land.
+#[constant]
+pub const RECEIPT_ROOT_HISTORY: u8 = 64;
+/// Final roots of filled trees kept: a tree's root may only be dropped once its last leaf is
+/// past the dispute window, so one agent settles at most 64 × 2^18 executions per window
+/// (≈65 a second sustained over 3 days) through its log; beyond, `settle_batch` is refused
+/// and `settle` still works.
+#[constant]
+pub const RECEIPT_FILLED_TREES: u8 = 64;

@@ -124,4 +124,26 @@ pub enum AgentMarketError {
     SigningKeyProofDigestMismatch,
     #[msg("Payout owner is not the owner of the payout account")]
     PayoutOwnerMismatch,
+    #[msg("A batch settles at least one escrow")]
+    EmptyBatch,
+    #[msg("A batch settles at most MAX_SETTLE_BATCH escrows")]
+    BatchTooLarge,
+    #[msg("A batch needs exactly one result hash per escrow")]
+    ResultHashCountMismatch,
+    #[msg("An escrow appears twice in one batch")]
+    DuplicateEscrow,
+    #[msg("A batched escrow's rent was not paid by the relayer signing the batch")]
+    BatchRentPayerNotRelayer,
+    #[msg("A batched escrow account is not writable")]
+    EscrowNotWritable,
+    #[msg("Ed25519 instruction must verify one batch signature or one signature per escrow")]
+    BatchSignatureCountMismatch,
+    #[msg("Receipt log belongs to another agent")]
+    ReceiptLogAgentMismatch,
+    #[msg("Receipt log is full: its oldest filled tree is still within the dispute window")]
+    ReceiptLogFull,
+    #[msg("Merkle proof must carry one hash per level of the receipt tree")]
+    InvalidProofLength,
+    #[msg("Leaf and proof do not lead to a root the receipt log holds")]
+    UnknownReceiptRoot,
 }

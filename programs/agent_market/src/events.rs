@@ -169,3 +169,32 @@ pub struct ReceiptClosed {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
 }
+
+#[event]
+pub struct ReceiptLogCreated {
+    pub agent: Pubkey,
+    pub receipt_log: Pubkey,
+    /// Paid the log's rent, once for all the agent's batched settlements.
+    pub payer: Pubkey,
+    pub rent_lamports: u64,
+}
+
+/// One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and
+/// the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and
+/// checks its tree against the chain, and a payer builds the proof `open_dispute_from_log` needs.
+#[event]
+pub struct EscrowSettledToLog {
+    pub execution_id: [u8; 16],
+    pub agent: Pubkey,
+    pub payer: Pubkey,
+    pub payer_token_account: Pubkey,
+    pub api_key_id: [u8; 16],
+    pub amount_usdc: u64,
+    pub creator_share_usdc: u64,
+    pub fee_usdc: u64,
+    pub request_hash: [u8; 32],
+    pub result_hash: [u8; 32],
+    pub settled_at: i64,
+    pub leaf_index: u64,
+    pub log_root: [u8; 32],
+}

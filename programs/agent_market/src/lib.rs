@@ -8,6 +8,7 @@ pub mod error;
 pub mod events;
 pub mod fees;
 pub mod instructions;
+pub mod receipt_tree;
 pub mod signature;
 pub mod state;
 pub mod transfers;
@@ -81,6 +82,18 @@ pub mod agent_market {
         handle_settle(ctx, result_hash, fee_shard_index)
     }
 
+    pub fn create_receipt_log(ctx: Context<CreateReceiptLog>) -> Result<()> {
+        handle_create_receipt_log(ctx)
+    }
+
+    pub fn settle_batch<'info>(
+        ctx: Context<'_, '_, 'info, 'info, SettleBatch<'info>>,
+        result_hashes: Vec<[u8; 32]>,
+        fee_shard_index: u8,
+    ) -> Result<()> {
+        handle_settle_batch(ctx, result_hashes, fee_shard_index)
+    }
+
     pub fn refund(ctx: Context<Refund>, reason: RefundReason) -> Result<()> {
         handle_refund(ctx, reason)
     }
@@ -95,6 +108,16 @@ pub mod agent_market {
 
     pub fn open_dispute(ctx: Context<OpenDispute>, evidence_hash: [u8; 32]) -> Result<()> {
         handle_open_dispute(ctx, evidence_hash)
+    }
+
+    pub fn open_dispute_from_log(
+        ctx: Context<OpenDisputeFromLog>,
+        leaf: ReceiptLeaf,
+        leaf_index: u64,
+        proof: Vec<[u8; 32]>,
+        evidence_hash: [u8; 32],
+    ) -> Result<()> {
+        handle_open_dispute_from_log(ctx, leaf, leaf_index, proof, evidence_hash)
     }
 
     pub fn resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_usdc: u64) -> Result<()> {

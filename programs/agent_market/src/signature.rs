@@ -7,7 +7,7 @@ use anchor_lang::solana_program::sysvar::instructions::{load_current_index_check
 use anchor_lang::solana_program::{ed25519_program, hash::hashv};
 
 use crate::{
-    constants::{RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN},
+    constants::{BATCH_DIGEST_DOMAIN, RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN},
     error::AgentMarketError,
 };
 
@@ -26,6 +26,17 @@ pub fn result_digest(
         result_hash,
     ])
     .to_bytes()
+}
+
+/// `SHA-256(domain ‖ agent ‖ count ‖ digest_1 ‖ … ‖ digest_count)`, count a little-endian u32:
+/// what an agent's signing key signs once for a `settle_batch`, over the result digests of its
+/// executions in the batch's order (docs/program.md, "Batched settlement").
+pub fn batch_digest(agent: &Pubkey, result_digests: &[[u8; 32]]) -> [u8; 32] {
+    let count = (result_digests.len() as u32).to_le_bytes();
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(3 + result_digests.len());
+    parts.extend([BATCH_DIGEST_DOMAIN, agent.as_ref(), &count]);
+    parts.extend(result_digests.iter().map(|digest| digest.as_slice()));
+    hashv(&parts).to_bytes()
 }
 
 /// `SHA-256(domain ‖ agent ‖ creator)`: what a signing key signs so that `creator` may register it
@@ -106,26 +117,77 @@ pub fn require_ed25519_verified(
         data.len() >= OFFSETS_START + OFFSETS_LEN && data[0] == 1,
         AgentMarketError::MalformedEd25519Instruction
     );
-    let signature_instruction = read_u16(data, OFFSETS_START + 2)?;
-    let public_key_offset = read_u16(data, OFFSETS_START + 4)?;
-    let public_key_instruction = read_u16(data, OFFSETS_START + 6)?;
-    let message_offset = read_u16(data, OFFSETS_START + 8)?;
-    let message_len = read_u16(data, OFFSETS_START + 10)?;
-    let message_instruction = read_u16(data, OFFSETS_START + 12)?;
+    let (public_key, message) = verified_entry(data, 0)?;
+    require!(public_key == signing_key, errors.key_mismatch);
+    require!(message == digest, errors.digest_mismatch);
+    Ok(())
+}
+
+/// The key and 32-byte message of signature entry `entry` of an Ed25519 precompile instruction,
+/// which must point into the instruction's own data: offsets into another instruction would let
+/// the bytes we read differ from the ones the precompile checked.
+fn verified_entry(data: &[u8], entry: usize) -> Result<(&[u8], &[u8])> {
+    let offsets = OFFSETS_START + OFFSETS_LEN * entry;
+    let signature_instruction = read_u16(data, offsets + 2)?;
+    let public_key_offset = read_u16(data, offsets + 4)?;
+    let public_key_instruction = read_u16(data, offsets + 6)?;
+    let message_offset = read_u16(data, offsets + 8)?;
+    let message_len = read_u16(data, offsets + 10)?;
+    let message_instruction = read_u16(data, offsets + 12)?;
     require!(
         signature_instruction == THIS_INSTRUCTION
             && public_key_instruction == THIS_INSTRUCTION
             && message_instruction == THIS_INSTRUCTION
-            && usize::from(message_len) == digest.len(),
+            && usize::from(message_len) == 32,
         AgentMarketError::MalformedEd25519Instruction
     );
-    require!(
-        slice(data, public_key_offset, PUBKEY_LEN)? == signing_key,
-        errors.key_mismatch
+    Ok((
+        slice(data, public_key_offset, PUBKEY_LEN)?,
+        slice(data, message_offset, 32)?,
+    ))
+}
+
+/// Requires the instruction just before the current one to be an Ed25519 precompile
+/// instruction that verified `signing_key` over either the batch digest of `result_digests`
+/// (one signature: what the creator kit signs) or each result digest in order (one signature
+/// per execution: the fallback for a signer that signs calls one by one).
+pub fn require_preceding_batch_ed25519(
+    instructions: &AccountInfo,
+    signing_key: &[u8; 32],
+    agent: &Pubkey,
+    result_digests: &[[u8; 32]],
+) -> Result<()> {
+    let current_index = load_current_index_checked(instructions)?;
+    require_gt!(current_index, 0, AgentMarketError::MissingEd25519Instruction);
+    let verification = load_instruction_at_checked(usize::from(current_index - 1), instructions)?;
+    require_keys_eq!(
+        verification.program_id,
+        ed25519_program::ID,
+        AgentMarketError::MissingEd25519Instruction
     );
-    require!(
-        slice(data, message_offset, digest.len())? == digest,
-        errors.digest_mismatch
+    let data = &verification.data;
+    let count = usize::from(*data.first().ok_or(AgentMarketError::MalformedEd25519Instruction)?);
+    require!(count > 0, AgentMarketError::MalformedEd25519Instruction);
+    if count == 1 {
+        let (public_key, message) = verified_entry(data, 0)?;
+        require!(public_key == signing_key, AgentMarketError::SignerKeyMismatch);
+        // A batch of one may carry either form: its one result digest or the batch digest.
+        let single_result = result_digests.len() == 1 && message == result_digests[0];
+        require!(
+            single_result || message == batch_digest(agent, result_digests),
+            AgentMarketError::DigestMismatch
+        );
+        return Ok(());
+    }
+    require_eq!(
+        count,
+        result_digests.len(),
+        AgentMarketError::BatchSignatureCountMismatch
     );
+    for (entry, digest) in result_digests.iter().enumerate() {
+        let (public_key, message) = verified_entry(data, entry)?;
+        require!(public_key == signing_key, AgentMarketError::SignerKeyMismatch);
+        require!(message == digest, AgentMarketError::DigestMismatch);
+    }
     Ok(())
 }

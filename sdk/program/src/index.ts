@@ -22,6 +22,7 @@ export { isOnCurve, findProgramAddress } from "./curve.js";
 export * from "./digest.js";
 export * from "./key-proof.js";
 export * from "./instructions.js";
+export * from "./batch-instructions.js";
 export * from "./accounts.js";
 export * from "./events.js";
 export * from "./errors.js";

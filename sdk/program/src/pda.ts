@@ -18,6 +18,7 @@ export const ESCROW_SEED = bytesConstant("ESCROW_SEED");
 export const RECEIPT_SEED = bytesConstant("RECEIPT_SEED");
 export const DISPUTE_SEED = bytesConstant("DISPUTE_SEED");
 export const SUBSCRIPTION_SEED = bytesConstant("SUBSCRIPTION_SEED");
+export const RECEIPT_LOG_SEED = bytesConstant("RECEIPT_LOG_SEED");
 /** The upgradeable BPF loader, which owns every upgradeable program's ProgramData account. */
 export const BPF_LOADER_UPGRADEABLE_ID = new PublicKey("BPFLoaderUpgradeab1e11111111111111111111111");
 
@@ -159,6 +160,12 @@ export function escrowPda(executionId: Uint8Array, programId: PublicKey = PROGRA
 export function receiptPda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.executions, RECEIPT_SEED, requireLength("executionId", executionId, 16));
+}
+
+/** The agent's receipt log, which `settle_batch` appends to: `["receipt_log", agent]`. */
+export function receiptLogPda(agent: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+  const d = derivations(programId);
+  return d.memoized(d.accounts, RECEIPT_LOG_SEED, agent.toBytes());
 }
 
 /** One execution's dispute: `["dispute", executionId]`. */

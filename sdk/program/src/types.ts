@@ -75,6 +75,9 @@ export type Escrow = Defined<"Escrow">;
 export type Receipt = Defined<"Receipt">;
 export type Subscription = Defined<"Subscription">;
 export type Dispute = Defined<"Dispute">;
+export type ReceiptLog = Defined<"ReceiptLog">;
+/** What a receipt log's leaf commits to: `openDisputeFromLogInstruction` takes it. */
+export type ReceiptLeaf = Defined<"ReceiptLeaf">;
 
 export type MarketParams = Defined<"MarketParams">;
 export type AgentTerms = Defined<"AgentTerms">;
@@ -82,7 +85,7 @@ export type Pricing = Defined<"Pricing">;
 export type AgentStatus = Defined<"AgentStatus">;
 export type RefundReason = Defined<"RefundReason">;
 
-/** Names of the program's accounts: "Agent", "Dispute", "Escrow", "Market", "Receipt", "Subscription". */
+/** Names of the program's accounts: "Agent", "Dispute", "Escrow", "Market", "Receipt", "ReceiptLog", "Subscription". */
 export type AccountName = AgentMarket["accounts"][number]["name"];
 /** The decoded data of account `A`. */
 export type AccountData<A extends AccountName> = Defined<A>;

@@ -9,8 +9,10 @@ import {
   agentPda,
   closeReceiptInstruction,
   createFeeShardInstruction,
+  createReceiptLogInstruction,
   fromHex,
   initializeMarketInstruction,
+  openDisputeFromLogInstruction,
   openDisputeInstruction,
   openEscrowInstruction,
   reclaimInstruction,
@@ -18,6 +20,7 @@ import {
   registerAgentInstruction,
   resolveDisputeInstruction,
   retireAgentInstruction,
+  settleBatchInstruction,
   settleInstruction,
   subscribeInstruction,
   sweepFeesInstruction,
@@ -298,6 +301,37 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey)
       });
     case "close_receipt":
       return closeReceiptInstruction({ programId, executionId, rentPayer: key("relayer") });
+    case "create_receipt_log":
+      return createReceiptLogInstruction({ programId, payer: key("relayer"), agent });
+    case "settle_batch":
+      return settleBatchInstruction({
+        programId,
+        relayer: key("relayer"),
+        usdcMint,
+        agent,
+        payoutAccount: key("payout_account"),
+        executionIds: (a.execution_ids as string[]).map(fromHex),
+        resultHashes: (a.result_hashes as string[]).map(fromHex),
+        feeShardIndex: a.fee_shard_index as number,
+      });
+    case "open_dispute_from_log":
+      return openDisputeFromLogInstruction({
+        programId,
+        agent,
+        leaf: {
+          executionId,
+          payer: key("payer"),
+          payerTokenAccount: key("payer_token_account"),
+          apiKeyId: fromHex(inputs.api_key_id),
+          amountUsdc: BigInt(a.amount_usdc as string),
+          requestHash: fromHex(inputs.request_hash),
+          resultHash: fromHex(inputs.result_hash),
+          settledAt: BigInt(a.settled_at as string),
+        },
+        leafIndex: BigInt(a.leaf_index as string),
+        proof: (a.proof as string[]).map(fromHex),
+        evidenceHash: fromHex(inputs.evidence_hash),
+      });
     default:
       throw new Error(`no builder for ${c.name}`);
   }

@@ -21,6 +21,7 @@ import {
   IDL,
   MARKET_SEED,
   PROGRAM_ID,
+  RECEIPT_LOG_SEED,
   RECEIPT_SEED,
   SUBSCRIPTION_SEED,
   agentPda,
@@ -35,7 +36,9 @@ import {
   feeShardPda,
   fetchAgent,
   fetchMarket,
+  fromHex,
   marketPda,
+  receiptLogPda,
   receiptPda,
   subscriptionPda,
   programDataPda,
@@ -67,7 +70,12 @@ function derivedAddresses(programId: PublicKey): Map<string, PublicKey> {
     ["receipt", derive(programId, RECEIPT_SEED, executionId)],
     ["dispute", derive(programId, DISPUTE_SEED, executionId)],
     ["subscription", derive(programId, SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes())],
+    ["receipt_log", derive(programId, RECEIPT_LOG_SEED, agent.toBytes())],
   ];
+  // The other escrows a batch settles.
+  for (const c of golden.instructions.cases.filter((c) => c.name === "settle_batch")) {
+    for (const id of c.args.execution_ids as string[]) entries.push([`escrow/${id}`, derive(programId, ESCROW_SEED, fromHex(id))]);
+  }
   for (let index = 0; index < FEE_SHARD_COUNT; index++) {
     entries.push([`fee_shard/${index}`, derive(programId, FEE_SHARD_SEED, Uint8Array.of(index))]);
   }
@@ -93,6 +101,7 @@ describe("a program id other than the IDL's", () => {
       ["receipt", receiptPda(executionId, OTHER), receiptPda(executionId)],
       ["dispute", disputePda(executionId, OTHER), disputePda(executionId)],
       ["subscription", subscriptionPda(agent, payer, OTHER), subscriptionPda(ours.get("agent")!, payer)],
+      ["receipt_log", receiptLogPda(agent, OTHER), receiptLogPda(ours.get("agent")!)],
       ...Array.from({ length: FEE_SHARD_COUNT }, (_, i): [string, PublicKey, PublicKey] => [
         `fee_shard/${i}`,
         feeShardPda(i, OTHER),

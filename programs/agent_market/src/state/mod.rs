@@ -3,6 +3,7 @@ pub mod dispute;
 pub mod escrow;
 pub mod market;
 pub mod receipt;
+pub mod receipt_log;
 pub mod subscription;
 
 pub use agent::*;
@@ -10,4 +11,5 @@ pub use dispute::*;
 pub use escrow::*;
 pub use market::*;
 pub use receipt::*;
+pub use receipt_log::*;
 pub use subscription::*;

@@ -1,6 +1,7 @@
 //! A market on a fresh native chain, with a creator, a registered agent and a funded payer.
 #![allow(dead_code)]
 
+pub mod batch;
 pub mod scene;
 
 use agent_market::{error::AgentMarketError, AgentTerms, MarketParams, Pricing, RefundReason};

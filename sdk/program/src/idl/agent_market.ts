@@ -171,6 +171,68 @@ export const IDL_JSON = {
       ]
     },
     {
+      "name": "create_receipt_log",
+      "discriminator": [42, 240, 106, 37, 128, 199, 247, 12],
+      "accounts": [
+        {
+          "name": "payer",
+          "writable": true,
+          "signer": true
+        },
+        {
+          "name": "agent",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [97, 103, 101, 110, 116]
+              },
+              {
+                "kind": "account",
+                "path": "agent.agent_id",
+                "account": "Agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "receipt_log",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [114, 101, 99, 101, 105, 112, 116, 95, 108, 111, 103]
+              },
+              {
+                "kind": "account",
+                "path": "agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "system_program",
+          "address": "11111111111111111111111111111111"
+        },
+        {
+          "name": "event_authority",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
+              }
+            ]
+          }
+        },
+        {
+          "name": "program"
+        }
+      ],
+      "args": []
+    },
+    {
       "name": "initialize_market",
       "discriminator": [35, 35, 189, 193, 155, 48, 170, 203],
       "accounts": [
@@ -343,6 +405,147 @@ export const IDL_JSON = {
         }
       ],
       "args": [
+        {
+          "name": "evidence_hash",
+          "type": {
+            "array": [
+              "u8",
+              32
+            ]
+          }
+        }
+      ]
+    },
+    {
+      "name": "open_dispute_from_log",
+      "discriminator": [123, 125, 99, 148, 181, 3, 246, 7],
+      "accounts": [
+        {
+          "name": "payer",
+          "writable": true,
+          "signer": true
+        },
+        {
+          "name": "market",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [109, 97, 114, 107, 101, 116]
+              }
+            ]
+          }
+        },
+        {
+          "name": "agent",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [97, 103, 101, 110, 116]
+              },
+              {
+                "kind": "account",
+                "path": "agent.agent_id",
+                "account": "Agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "receipt_log",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [114, 101, 99, 101, 105, 112, 116, 95, 108, 111, 103]
+              },
+              {
+                "kind": "account",
+                "path": "agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "receipt",
+          "docs": [
+            "Exists already when this execution id was disputed before, or settled by `settle`."
+          ],
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [114, 101, 99, 101, 105, 112, 116]
+              },
+              {
+                "kind": "arg",
+                "path": "leaf.execution_id"
+              }
+            ]
+          }
+        },
+        {
+          "name": "dispute",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [100, 105, 115, 112, 117, 116, 101]
+              },
+              {
+                "kind": "arg",
+                "path": "leaf.execution_id"
+              }
+            ]
+          }
+        },
+        {
+          "name": "system_program",
+          "address": "11111111111111111111111111111111"
+        },
+        {
+          "name": "event_authority",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
+              }
+            ]
+          }
+        },
+        {
+          "name": "program"
+        }
+      ],
+      "args": [
+        {
+          "name": "leaf",
+          "type": {
+            "defined": {
+              "name": "ReceiptLeaf"
+            }
+          }
+        },
+        {
+          "name": "leaf_index",
+          "type": "u64"
+        },
+        {
+          "name": "proof",
+          "type": {
+            "vec": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          }
+        },
         {
           "name": "evidence_hash",
           "type": {
@@ -1290,6 +1493,135 @@ export const IDL_JSON = {
       ]
     },
     {
+      "name": "settle_batch",
+      "discriminator": [22, 2, 21, 223, 225, 122, 163, 214],
+      "accounts": [
+        {
+          "name": "relayer",
+          "writable": true,
+          "signer": true,
+          "relations": [
+            "market"
+          ]
+        },
+        {
+          "name": "market",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [109, 97, 114, 107, 101, 116]
+              }
+            ]
+          }
+        },
+        {
+          "name": "agent",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [97, 103, 101, 110, 116]
+              },
+              {
+                "kind": "account",
+                "path": "agent.agent_id",
+                "account": "Agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "receipt_log",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [114, 101, 99, 101, 105, 112, 116, 95, 108, 111, 103]
+              },
+              {
+                "kind": "account",
+                "path": "agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "escrow_vault",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [101, 115, 99, 114, 111, 119, 95, 118, 97, 117, 108, 116]
+              },
+              {
+                "kind": "account",
+                "path": "agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "payout_account",
+          "writable": true,
+          "relations": [
+            "agent"
+          ]
+        },
+        {
+          "name": "fee_shard",
+          "writable": true
+        },
+        {
+          "name": "usdc_mint",
+          "relations": [
+            "market"
+          ]
+        },
+        {
+          "name": "instructions",
+          "address": "Sysvar1nstructions1111111111111111111111111"
+        },
+        {
+          "name": "token_program",
+          "address": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
+        },
+        {
+          "name": "event_authority",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
+              }
+            ]
+          }
+        },
+        {
+          "name": "program"
+        }
+      ],
+      "args": [
+        {
+          "name": "result_hashes",
+          "type": {
+            "vec": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          }
+        },
+        {
+          "name": "fee_shard_index",
+          "type": "u8"
+        }
+      ]
+    },
+    {
       "name": "subscribe",
       "discriminator": [254, 28, 191, 138, 156, 179, 183, 53],
       "accounts": [
@@ -1812,6 +2144,10 @@ export const IDL_JSON = {
       "discriminator": [39, 154, 73, 106, 80, 102, 145, 153]
     },
     {
+      "name": "ReceiptLog",
+      "discriminator": [28, 105, 182, 63, 212, 2, 230, 57]
+    },
+    {
       "name": "Subscription",
       "discriminator": [64, 7, 26, 135, 102, 132, 98, 33]
     }
@@ -1862,6 +2198,10 @@ export const IDL_JSON = {
       "discriminator": [97, 27, 150, 55, 203, 179, 173, 23]
     },
     {
+      "name": "EscrowSettledToLog",
+      "discriminator": [77, 90, 208, 174, 34, 164, 214, 37]
+    },
+    {
       "name": "FeeShardCreated",
       "discriminator": [161, 153, 24, 74, 6, 167, 239, 190]
     },
@@ -1884,6 +2224,10 @@ export const IDL_JSON = {
     {
       "name": "ReceiptClosed",
       "discriminator": [127, 232, 161, 69, 46, 187, 159, 188]
+    },
+    {
+      "name": "ReceiptLogCreated",
+      "discriminator": [72, 107, 133, 227, 117, 122, 206, 151]
     },
     {
       "name": "Subscribed",
@@ -2195,6 +2539,61 @@ export const IDL_JSON = {
       "code": 6060,
       "name": "PayoutOwnerMismatch",
       "msg": "Payout owner is not the owner of the payout account"
+    },
+    {
+      "code": 6061,
+      "name": "EmptyBatch",
+      "msg": "A batch settles at least one escrow"
+    },
+    {
+      "code": 6062,
+      "name": "BatchTooLarge",
+      "msg": "A batch settles at most MAX_SETTLE_BATCH escrows"
+    },
+    {
+      "code": 6063,
+      "name": "ResultHashCountMismatch",
+      "msg": "A batch needs exactly one result hash per escrow"
+    },
+    {
+      "code": 6064,
+      "name": "DuplicateEscrow",
+      "msg": "An escrow appears twice in one batch"
+    },
+    {
+      "code": 6065,
+      "name": "BatchRentPayerNotRelayer",
+      "msg": "A batched escrow's rent was not paid by the relayer signing the batch"
+    },
+    {
+      "code": 6066,
+      "name": "EscrowNotWritable",
+      "msg": "A batched escrow account is not writable"
+    },
+    {
+      "code": 6067,
+      "name": "BatchSignatureCountMismatch",
+      "msg": "Ed25519 instruction must verify one batch signature or one signature per escrow"
+    },
+    {
+      "code": 6068,
+      "name": "ReceiptLogAgentMismatch",
+      "msg": "Receipt log belongs to another agent"
+    },
+    {
+      "code": 6069,
+      "name": "ReceiptLogFull",
+      "msg": "Receipt log is full: its oldest filled tree is still within the dispute window"
+    },
+    {
+      "code": 6070,
+      "name": "InvalidProofLength",
+      "msg": "Merkle proof must carry one hash per level of the receipt tree"
+    },
+    {
+      "code": 6071,
+      "name": "UnknownReceiptRoot",
+      "msg": "Leaf and proof do not lead to a root the receipt log holds"
     }
   ],
   "types": [
@@ -2980,6 +3379,96 @@ export const IDL_JSON = {
       }
     },
     {
+      "name": "EscrowSettledToLog",
+      "docs": [
+        "One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and",
+        "the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and",
+        "checks its tree against the chain, and a payer builds the proof `open_dispute_from_log` needs."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "execution_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "agent",
+            "type": "pubkey"
+          },
+          {
+            "name": "payer",
+            "type": "pubkey"
+          },
+          {
+            "name": "payer_token_account",
+            "type": "pubkey"
+          },
+          {
+            "name": "api_key_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "amount_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "creator_share_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "fee_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "request_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "result_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "settled_at",
+            "type": "i64"
+          },
+          {
+            "name": "leaf_index",
+            "type": "u64"
+          },
+          {
+            "name": "log_root",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          }
+        ]
+      }
+    },
+    {
       "name": "FeeShardCreated",
       "type": {
         "kind": "struct",
@@ -3388,6 +3877,208 @@ export const IDL_JSON = {
       }
     },
     {
+      "name": "ReceiptLeaf",
+      "docs": [
+        "What a receipt log's leaf commits to for one settled execution: the escrow's record, its",
+        "result and when it was settled. The agent is the log's; the fee follows from the amount."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "execution_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "payer",
+            "type": "pubkey"
+          },
+          {
+            "name": "payer_token_account",
+            "type": "pubkey"
+          },
+          {
+            "name": "api_key_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "amount_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "request_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "result_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "settled_at",
+            "type": "i64"
+          }
+        ]
+      }
+    },
+    {
+      "name": "ReceiptLog",
+      "docs": [
+        "One agent's receipts of batched settlements, as the leaves of append-only Merkle trees of",
+        "2^`RECEIPT_TREE_DEPTH` leaves each. Only the frontier of the tree being filled and recent",
+        "roots are stored: the leaves themselves travel in `EscrowSettledToLog` events, from which",
+        "anyone rebuilds a proof. Created once per agent, so the rent per execution tends to zero."
+      ],
+      "serialization": "bytemuck",
+      "repr": {
+        "kind": "c"
+      },
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "agent",
+            "type": "pubkey"
+          },
+          {
+            "name": "leaf_count",
+            "docs": [
+              "Leaves appended across all trees; the next leaf's index. Leaf `i` is leaf",
+              "`i % 2^RECEIPT_TREE_DEPTH` of tree `i / 2^RECEIPT_TREE_DEPTH`."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "root_count",
+            "docs": [
+              "Roots recorded, one per batch; the next goes to `recent_roots[root_count % RECEIPT_ROOT_HISTORY]`."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "filled_tree_count",
+            "docs": [
+              "Trees filled; the next one's root goes to `filled_roots[filled_tree_count % RECEIPT_FILLED_TREES]`."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "frontier",
+            "type": {
+              "array": [
+                {
+                  "array": [
+                    "u8",
+                    32
+                  ]
+                },
+                18
+              ]
+            }
+          },
+          {
+            "name": "recent_roots",
+            "type": {
+              "array": [
+                {
+                  "array": [
+                    "u8",
+                    32
+                  ]
+                },
+                64
+              ]
+            }
+          },
+          {
+            "name": "filled_roots",
+            "type": {
+              "array": [
+                {
+                  "array": [
+                    "u8",
+                    32
+                  ]
+                },
+                64
+              ]
+            }
+          },
+          {
+            "name": "filled_at",
+            "docs": [
+              "When each filled tree received its last leaf."
+            ],
+            "type": {
+              "array": [
+                "i64",
+                64
+              ]
+            }
+          },
+          {
+            "name": "bump",
+            "type": "u8"
+          },
+          {
+            "name": "padding",
+            "type": {
+              "array": [
+                "u8",
+                7
+              ]
+            }
+          }
+        ]
+      }
+    },
+    {
+      "name": "ReceiptLogCreated",
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "agent",
+            "type": "pubkey"
+          },
+          {
+            "name": "receipt_log",
+            "type": "pubkey"
+          },
+          {
+            "name": "payer",
+            "docs": [
+              "Paid the log's rent, once for all the agent's batched settlements."
+            ],
+            "type": "pubkey"
+          },
+          {
+            "name": "rent_lamports",
+            "type": "u64"
+          }
+        ]
+      }
+    },
+    {
       "name": "RefundReason",
       "type": {
         "kind": "enum",
@@ -3500,6 +4191,16 @@ export const IDL_JSON = {
       "value": "[97, 103, 101, 110, 116]"
     },
     {
+      "name": "BATCH_DIGEST_DOMAIN",
+      "docs": [
+        "Domain tag of the batch digest: what an agent's signing key signs once for a whole",
+        "`settle_batch`, over the result digests of its executions in order (docs/program.md,",
+        "\"Batched settlement\")."
+      ],
+      "type": "bytes",
+      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 45, 98, 97, 116, 99, 104, 47, 118, 49]"
+    },
+    {
       "name": "BPS_DENOMINATOR",
       "type": "u64",
       "value": "10000"
@@ -3570,6 +4271,18 @@ export const IDL_JSON = {
       "value": "900"
     },
     {
+      "name": "MAX_SETTLE_BATCH",
+      "docs": [
+        "The most escrows one `settle_batch` settles. The tightest bound is the 1,232-byte transaction:",
+        "12 escrows fit a v0 transaction whose fixed accounts come from a lookup table, 8 a legacy",
+        "one; 16 leaves room for escrows loaded from a lookup table while staying far under the",
+        "compute (≈30,000 + 16 × 11,000 of 1,400,000 units) and account-lock (29 of 64) limits",
+        "(docs/program.md, \"Batch limits\")."
+      ],
+      "type": "u8",
+      "value": "16"
+    },
+    {
       "name": "MAX_SUBSCRIPTION_PERIOD_SECS",
       "docs": [
         "The longest subscription period a listing may sell: a year, leap years included. A retired",
@@ -3580,9 +4293,43 @@ export const IDL_JSON = {
       "value": "31622400"
     },
     {
+      "name": "RECEIPT_FILLED_TREES",
+      "docs": [
+        "Final roots of filled trees kept: a tree's root may only be dropped once its last leaf is",
+        "past the dispute window, so one agent settles at most 64 × 2^18 executions per window",
+        "(≈65 a second sustained over 3 days) through its log; beyond, `settle_batch` is refused",
+        "and `settle` still works."
+      ],
+      "type": "u8",
+      "value": "64"
+    },
+    {
+      "name": "RECEIPT_LOG_SEED",
+      "type": "bytes",
+      "value": "[114, 101, 99, 101, 105, 112, 116, 95, 108, 111, 103]"
+    },
+    {
+      "name": "RECEIPT_ROOT_HISTORY",
+      "docs": [
+        "Roots of the current tree a dispute proof may be built against: one is recorded per batch,",
+        "so a proof built against the newest root stays valid while 63 more batches land."
+      ],
+      "type": "u8",
+      "value": "64"
+    },
+    {
       "name": "RECEIPT_SEED",
       "type": "bytes",
       "value": "[114, 101, 99, 101, 105, 112, 116]"
+    },
+    {
+      "name": "RECEIPT_TREE_DEPTH",
+      "docs": [
+        "Height of each tree of a receipt log: 2^18 leaves, and a proof of 18 hashes (576 bytes) that",
+        "fits a legacy `open_dispute_from_log` transaction beside the leaf's fields (20 would not)."
+      ],
+      "type": "u8",
+      "value": "18"
     },
     {
       "name": "RESULT_DIGEST_DOMAIN",

@@ -1,0 +1,84 @@
+// Builders of the batched settlement path (docs/program.md, "Batched settlement"): the receipt
+// log an agent's batches append to, `settle_batch`, and the payer's dispute proven from the log.
+import { type PublicKey, type TransactionInstruction } from "@solana/web3.js";
+
+import { buildInstruction, type ProgramOption } from "./instructions.js";
+import { escrowPda, escrowVaultPda, feeShardPda, marketPda, disputePda, receiptLogPda, receiptPda } from "./pda.js";
+import type { ReceiptLeaf } from "./types.js";
+
+/** Creates `agent`'s receipt log; anyone may, and `payer` pays its rent once. */
+export function createReceiptLogInstruction(input: { payer: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
+  return buildInstruction(
+    "create_receipt_log",
+    { payer: input.payer, agent: input.agent, receiptLog: receiptLogPda(input.agent, input.programId) },
+    {},
+    input.programId,
+  );
+}
+
+export interface SettleBatchInput extends ProgramOption {
+  relayer: PublicKey;
+  usdcMint: PublicKey;
+  agent: PublicKey;
+  /** The agent's payout account (Agent.payoutAccount). */
+  payoutAccount: PublicKey;
+  /** The escrows to settle, all of `agent` and opened by `relayer`, in the order of `resultHashes`. */
+  executionIds: Uint8Array[];
+  resultHashes: Uint8Array[];
+  feeShardIndex: number;
+}
+
+/**
+ * `settle_batch` alone: it needs, right before it, an Ed25519 verification by the agent's key of
+ * the batch digest (one signature) or of each escrow's result digest in order.
+ */
+export function settleBatchInstruction(input: SettleBatchInput): TransactionInstruction {
+  const instruction = buildInstruction(
+    "settle_batch",
+    {
+      relayer: input.relayer,
+      market: marketPda(input.programId),
+      agent: input.agent,
+      receiptLog: receiptLogPda(input.agent, input.programId),
+      escrowVault: escrowVaultPda(input.agent, input.programId),
+      payoutAccount: input.payoutAccount,
+      feeShard: feeShardPda(input.feeShardIndex, input.programId),
+      usdcMint: input.usdcMint,
+    },
+    { resultHashes: input.resultHashes, feeShardIndex: input.feeShardIndex },
+    input.programId,
+  );
+  // The escrows travel as remaining accounts, which the IDL does not list.
+  for (const executionId of input.executionIds) {
+    instruction.keys.push({ pubkey: escrowPda(executionId, input.programId), isSigner: false, isWritable: true });
+  }
+  return instruction;
+}
+
+/**
+ * The payer's dispute of an execution settled by `settle_batch`: its leaf's fields (from its
+ * `EscrowSettledToLog` event), its `leafIndex` and the sibling hashes from the leaf up to a root
+ * the agent's receipt log holds.
+ */
+export function openDisputeFromLogInstruction(input: {
+  agent: PublicKey;
+  leaf: ReceiptLeaf;
+  leafIndex: bigint;
+  proof: Uint8Array[];
+  evidenceHash: Uint8Array;
+} & ProgramOption): TransactionInstruction {
+  const { executionId } = input.leaf;
+  return buildInstruction(
+    "open_dispute_from_log",
+    {
+      payer: input.leaf.payer,
+      market: marketPda(input.programId),
+      agent: input.agent,
+      receiptLog: receiptLogPda(input.agent, input.programId),
+      receipt: receiptPda(executionId, input.programId),
+      dispute: disputePda(executionId, input.programId),
+    },
+    { leaf: input.leaf, leafIndex: input.leafIndex, proof: input.proof, evidenceHash: input.evidenceHash },
+    input.programId,
+  );
+}
