@@ -1,0 +1,169 @@
+//! What a settled execution costs the marketplace on chain, today's design beside batched
+//! settlement, measured in one run on the native chain. Today: `open_escrow`, then `settle` with
+//! the creator's signature verified by the Ed25519 precompile, and a receipt account held through
+//! the dispute window. Batched: `open_escrow` per call as today, then one `settle_batch` for N
+//! escrows of the agent under one signature of the batch digest, each execution a leaf of the
+//! agent's receipt log (created once). Fees are the signatures each transaction pays for (the
+//! transaction's own and those the precompile verifies, 5,000 lamports each); the relayer's SOL
+//! is read before and after, so what it spent beyond the fees is rent still held.
+//!
+//! Run: `npm run bench` (after `execution-cost`).
+
+// The scene's account labels and transaction descriptions serve `execution-cost` only.
+#[allow(dead_code)]
+mod scene;
+
+use agent_market::{signature::batch_digest, state::ReceiptLog, FEE_SHARD_COUNT, MAX_SETTLE_BATCH};
+use anchor_lang::prelude::Pubkey;
+use localnet::market::{result_digest, MarketKeys};
+use scene::{Scene, PACKET_DATA_SIZE};
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+
+const LAMPORTS_PER_SIGNATURE: u64 = 5_000;
+const RESULT_HASH: [u8; 32] = [5; 32];
+const REQUEST_HASH: [u8; 32] = [4; 32];
+const ED25519_PROGRAM: Pubkey = Pubkey::from_str_const("Ed25519SigVerify111111111111111111111111111");
+
+/// Signatures a transaction is charged for: its own and those the Ed25519 precompile verifies.
+fn charged_signatures(transaction: &Transaction) -> u64 {
+    let message = &transaction.message;
+    let precompile: u64 = message
+        .instructions
+        .iter()
+        .filter(|instruction| {
+            message.account_keys[instruction.program_id_index as usize] == ED25519_PROGRAM
+        })
+        .map(|instruction| u64::from(instruction.data.first().copied().unwrap_or(0)))
+        .sum();
+    transaction.signatures.len() as u64 + precompile
+}
+
+struct Row {
+    design: String,
+    executions: u64,
+    fee_lamports: u64,
+    rent_held_lamports: u64,
+    settle_bytes: usize,
+}
+
+impl Row {
+    fn print(&self) {
+        let size = if self.settle_bytes > PACKET_DATA_SIZE {
+            format!("{} (over {PACKET_DATA_SIZE}: a v0 transaction with a lookup table)", self.settle_bytes)
+        } else {
+            self.settle_bytes.to_string()
+        };
+        println!(
+            "  {:<40} {:>10} {:>16} {:>20}   {}",
+            self.design,
+            self.executions,
+            self.fee_lamports / self.executions,
+            self.rent_held_lamports / self.executions,
+            size
+        );
+    }
+}
+
+fn relayer_lamports(scene: &Scene) -> u64 {
+    scene.chain.svm.get_balance(&scene.market.relayer.pubkey()).unwrap_or(0)
+}
+
+fn execution_id(round: u64, index: u64) -> [u8; 16] {
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&round.to_le_bytes());
+    id[8..].copy_from_slice(&index.to_le_bytes());
+    id
+}
+
+/// Today's path for `count` executions, one after the other.
+fn per_call(scene: &mut Scene, count: u64) -> Row {
+    let before = relayer_lamports(scene);
+    let mut fee_lamports = 0;
+    let mut settle_bytes = 0;
+    for index in 0..count {
+        let id = execution_id(1, index);
+        let open = scene.open_tx(id);
+        fee_lamports += charged_signatures(&open) * LAMPORTS_PER_SIGNATURE;
+        scene.send(open);
+        let settle = scene.settle_tx(id);
+        fee_lamports += charged_signatures(&settle) * LAMPORTS_PER_SIGNATURE;
+        settle_bytes = bincode::serialized_size(&settle).expect("serialize") as usize;
+        scene.send(settle);
+    }
+    let spent = before - relayer_lamports(scene);
+    Row {
+        design: "today: open_escrow + settle + receipt".into(),
+        executions: count,
+        fee_lamports,
+        rent_held_lamports: spent - fee_lamports,
+        settle_bytes,
+    }
+}
+
+/// `batch` executions opened one by one, then settled in one `settle_batch`.
+fn batched(scene: &mut Scene, round: u64, batch: u64) -> Row {
+    let before = relayer_lamports(scene);
+    let mut fee_lamports = 0;
+    let ids: Vec<[u8; 16]> = (0..batch).map(|index| execution_id(round, index)).collect();
+    for id in &ids {
+        let open = scene.open_tx(*id);
+        fee_lamports += charged_signatures(&open) * LAMPORTS_PER_SIGNATURE;
+        scene.send(open);
+    }
+    let digests: Vec<[u8; 32]> = ids
+        .iter()
+        .map(|id| result_digest(id, &scene.agent, &REQUEST_HASH, &RESULT_HASH))
+        .collect();
+    let digest = batch_digest(&scene.agent, &digests);
+    let signature: [u8; 64] = scene.agent_signing.sign_message(&digest).into();
+    let settle = scene.relayer_tx(&[
+        MarketKeys::verify_signatures(&scene.agent_signing.pubkey().to_bytes(), &[signature], &[digest]),
+        scene.market.keys.settle_batch(
+            scene.agent,
+            scene.payout_account,
+            &ids,
+            vec![RESULT_HASH; ids.len()],
+            (round % u64::from(FEE_SHARD_COUNT)) as u8,
+        ),
+    ]);
+    fee_lamports += charged_signatures(&settle) * LAMPORTS_PER_SIGNATURE;
+    let settle_bytes = bincode::serialized_size(&settle).expect("serialize") as usize;
+    scene.send(settle);
+    let spent = before - relayer_lamports(scene);
+    Row {
+        design: format!("batched: {batch} per settle_batch"),
+        executions: batch,
+        fee_lamports,
+        rent_held_lamports: spent - fee_lamports,
+        settle_bytes,
+    }
+}
+
+fn main() {
+    let mut scene = Scene::new();
+    let create = scene.relayer_tx(&[scene
+        .market
+        .keys
+        .create_receipt_log(scene.market.relayer.pubkey(), scene.agent)]);
+    scene.send(create);
+    let log_rent = scene.chain.svm.minimum_balance_for_rent_exemption(ReceiptLog::SPACE);
+
+    println!("Agent Market: lamports per settled execution, today's design beside batched settlement (one run)");
+    println!(
+        "  {:<40} {:>10} {:>16} {:>20}   {}",
+        "design", "executions", "fees/execution", "rent held/execution", "settle transaction bytes"
+    );
+    per_call(&mut scene, 16).print();
+    for (round, batch) in [(2, 1), (3, 8), (4, u64::from(MAX_SETTLE_BATCH))] {
+        batched(&mut scene, round, batch).print();
+    }
+    println!(
+        "\nThe receipt log: {log_rent} lamports of rent once per agent ({} bytes), not per execution: \
+         at most 10,000 lamports per execution from the agent's {}th batched execution on, and nothing per \
+         call left once a dispute window has passed. Opens are not batched yet: each is one transaction \
+         of one signature, 5,000 lamports. A batch of {MAX_SETTLE_BATCH} is the program's limit (docs/program.md).",
+        ReceiptLog::SPACE,
+        log_rent.div_ceil(10_000),
+    );
+}
