@@ -4,14 +4,16 @@
 import { strict as assert } from "node:assert";
 
 import { feeShardPda, formatExecutionId, FEE_SHARD_COUNT } from "@agent-market/program";
+import pg from "pg";
 
 import { backfill } from "../src/ingest/backfill.js";
+import { channelOf, type ChangeNotice } from "../src/ingest/change-notice.js";
 import { decodeTransaction } from "../src/ingest/decoder.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
 import type { AgentFixture, OpenedEscrow, Wallet } from "../../tests/src/fixtures.js";
 import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type ServedProof, type SettledBatch } from "./batch-support.js";
-import { graphql, quietIndexer, query, rawTransaction, startEnv, stopEnv, type IndexerEnv } from "./support.js";
+import { graphql, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 const usdc = (units: bigint) => `${units / 1_000_000n}.${(units % 1_000_000n).toString().padStart(6, "0")}`;
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
@@ -73,8 +75,17 @@ describe("batched settlement", function () {
     assert.equal(batch.events.length, 4);
 
     const indexer = await quietIndexer(env!, { schema: "indexer_batch_counts" });
+    const listener = new pg.Client({ connectionString: env!.databaseUrl });
     try {
+      await listener.connect();
+      const noticed = new Set<string>();
+      listener.on("notification", (message) => {
+        for (const [id] of (JSON.parse(message.payload ?? "{}") as ChangeNotice).executions ?? []) noticed.add(id);
+      });
+      await listener.query(`LISTEN "${channelOf(indexer.config.schema)}"`);
       await backfill(indexer.rpc, indexer.store);
+      // Live subscriptions learn of each batched execution from the change feed, as of a settle.
+      await waitFor("a change notice per batched execution", async () => batch.events.every((event) => noticed.has(formatExecutionId(event.executionId))), 5_000);
       let spent = 0n;
       let earned = 0n;
       let fees = 0n;
@@ -147,6 +158,7 @@ describe("batched settlement", function () {
       const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
       assert.deepEqual(result.differences, []);
     } finally {
+      await listener.end();
       await indexer.close();
     }
   });
