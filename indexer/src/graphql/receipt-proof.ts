@@ -1,10 +1,9 @@
 // An execution settled by settle_batch has no receipt account: it is a leaf of its agent's receipt
 // log. `Execution.receiptProof` gives a dispute tool what open_dispute_from_log takes: the leaf's
 // fields, its index and the siblings of the leaf up to the current root of its tree.
+import { TREE_LEAVES, type ReceiptLeafFields } from "../ingest/receipt-leaf.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
-import type { ReceiptLeafFields } from "../ingest/receipt-leaf.js";
-import { TREE_LEAVES } from "../ingest/receipt-leaf.js";
 
 export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
   "A receipt log leaf's fields as open_dispute_from_log takes them: bytes in hex, keys in base58, integers as decimal strings. The agent is the log's."
@@ -49,12 +48,9 @@ export const receiptProofResolvers = {
   receiptProof: async (row: DbRow, _: unknown, ctx: GraphQLContext) => {
     if (row.leaf_index === null || row.leaf_index === undefined) return null;
     const leafIndex = Number(row.leaf_index);
-    let built;
-    try {
-      built = await ctx.receiptTrees.proof(String(row.agent), leafIndex);
-    } catch (err) {
-      throw graphqlError("RECEIPT_LOG_INCOMPLETE", `no proof yet: ${(err as Error).message}`);
-    }
+    const built = await ctx.receiptTrees.proof(String(row.agent), leafIndex).catch((err: Error) => {
+      throw graphqlError("RECEIPT_LOG_INCOMPLETE", `no proof yet: ${err.message}`);
+    });
     return {
       leaf: row.receipt_leaf as ReceiptLeafFields,
       leafHash: row.leaf_hash,
