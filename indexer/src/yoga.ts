@@ -8,6 +8,7 @@ import type { Pool } from "./db/pool.js";
 import { createContext, type GraphQLContext, type ServerState } from "./graphql/context.js";
 import { checkQueryLimits, DEFAULT_LIMITS, noIntrospectionRule, type QueryLimits } from "./graphql/limits.js";
 import { DEFAULT_REQUEST_BOUNDS, requestBoundsPlugin, type RequestBounds } from "./graphql/request-limits.js";
+import { ReceiptTrees } from "./graphql/receipt-trees.js";
 import { responseCachePlugin } from "./graphql/response-cache.js";
 import { buildSchema } from "./graphql/schema.js";
 import type { SubscriptionSlots } from "./graphql/subscription-slots.js";
@@ -131,6 +132,7 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
     production: options.production,
     nowSecs: options.nowSecs ?? (() => Math.floor(Date.now() / 1000)),
     sharedReads: { generation: -1, loaders: null },
+    receiptTrees: new ReceiptTrees(options.pool, options.schema),
   };
   const plugins: Plugin[] = [
     webhookPlugin({ store: options.store, rpc: options.rpc }, options.heliusWebhookAuth),

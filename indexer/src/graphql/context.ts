@@ -6,6 +6,7 @@ import type { ChangeFeed } from "../change-feed.js";
 import { prepared, type Pool } from "../db/pool.js";
 import type { Dimension } from "../ingest/buckets.js";
 import { readWindows, type WindowRow } from "./bucket-reads.js";
+import type { ReceiptTrees } from "./receipt-trees.js";
 import { addRow, emptyFigures, latencyHistograms, type Figures, type LatencyHistograms, type WindowName } from "./stats.js";
 
 export interface ServerState {
@@ -22,6 +23,8 @@ export interface ServerState {
    * subscribers of one agent read it once per change, not a thousand times.
    */
   sharedReads: { generation: number; loaders: Loaders | null };
+  /** The agents' receipt log trees, kept across requests for their proofs. */
+  receiptTrees: ReceiptTrees;
 }
 
 export type DbRow = Record<string, unknown>;

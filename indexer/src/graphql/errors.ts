@@ -9,6 +9,7 @@ export type ErrorCode =
   | "TOO_MANY_ALIASES"
   | "INTROSPECTION_DISABLED"
   | "TOO_MANY_SUBSCRIPTIONS"
+  | "RECEIPT_LOG_INCOMPLETE"
   | "INTERNAL_SERVER_ERROR";
 
 export function graphqlError(code: ErrorCode, message: string, extra: Record<string, unknown> = {}): GraphQLError {

@@ -4,6 +4,7 @@ import { prepared } from "../db/pool.js";
 import { connection, connectionTypeDefs, decodeCursor, pageSize, type Connection } from "./connection.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
+import { receiptProofResolvers } from "./receipt-proof.js";
 import { isoTime, money } from "./money.js";
 import { windowRange, type WindowName } from "./stats.js";
 
@@ -51,6 +52,8 @@ export const EXECUTION_TYPE_DEFS = /* GraphQL */ `
     dispute: Dispute
     commitment: Commitment!
     agentDetails: Agent
+    "For an execution settled by settle_batch, what open_dispute_from_log needs; null for one settled by settle or not settled."
+    receiptProof: ReceiptProof
   }
 
   input ExecutionFilter {
@@ -159,5 +162,6 @@ export const executionResolvers = {
         : null,
     commitment: (row: DbRow) => String(row.commitment).toUpperCase(),
     agentDetails: (row: DbRow, _: unknown, ctx: GraphQLContext) => ctx.loaders.agent.load(String(row.agent)),
+    receiptProof: receiptProofResolvers.receiptProof,
   },
 };

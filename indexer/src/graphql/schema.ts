@@ -9,6 +9,7 @@ import { indexerResolvers, INDEXER_TYPE_DEFS } from "./indexer-status.js";
 import { marketResolvers, MARKET_TYPE_DEFS } from "./market.js";
 import { subscriptionResolvers, SUBSCRIPTION_TYPE_DEFS } from "./subscription.js";
 import { MONEY_TYPE_DEFS } from "./money.js";
+import { RECEIPT_PROOF_TYPE_DEFS } from "./receipt-proof.js";
 import { usageResolvers, USAGE_TYPE_DEFS } from "./usage.js";
 
 const QUERY_TYPE_DEFS = /* GraphQL */ `
@@ -28,7 +29,7 @@ const QUERY_TYPE_DEFS = /* GraphQL */ `
 
 export function buildSchema() {
   return createSchema<GraphQLContext>({
-    typeDefs: [QUERY_TYPE_DEFS, MONEY_TYPE_DEFS, CONNECTION_TYPE_DEFS, INDEXER_TYPE_DEFS, EXECUTION_TYPE_DEFS, AGENT_TYPE_DEFS, USAGE_TYPE_DEFS, MARKET_TYPE_DEFS, SUBSCRIPTION_TYPE_DEFS],
+    typeDefs: [QUERY_TYPE_DEFS, MONEY_TYPE_DEFS, CONNECTION_TYPE_DEFS, INDEXER_TYPE_DEFS, EXECUTION_TYPE_DEFS, AGENT_TYPE_DEFS, USAGE_TYPE_DEFS, MARKET_TYPE_DEFS, SUBSCRIPTION_TYPE_DEFS, RECEIPT_PROOF_TYPE_DEFS],
     resolvers: [
       { Query: { ...indexerResolvers.Query, ...agentResolvers.Query, ...executionResolvers.Query, ...usageResolvers.Query, ...marketResolvers.Query } },
       { Agent: agentResolvers.Agent, AgentStats: agentResolvers.AgentStats },

@@ -63,7 +63,10 @@ function apiKeyId(bytes: Uint8Array): string | null {
   return bytes.every((byte) => byte === 0) ? null : `key_${bs58.encode(bytes)}`;
 }
 
-/** The fee shard index a settle or subscribe instruction names, from its arguments. */
+/** The events whose instruction (settle, settle_batch, subscribe) names its fee shard in its arguments. */
+const FEE_SHARD_EVENTS = new Set(["EscrowSettled", "EscrowSettledToLog", "Subscribed"]);
+
+/** The fee shard index a settle, settle_batch or subscribe instruction names, from its arguments. */
 function feeShardOf(instructionData: string): number | null {
   try {
     const decoded = coder.instruction.decode(Buffer.from(bs58.decode(instructionData)));
@@ -124,7 +127,7 @@ function decodeWith(raw: RawTransaction, program: string, eventAuthority: string
       }
       if (fields.apiKeyId instanceof Uint8Array) data.apiKeyId = apiKeyId(fields.apiKeyId);
       const agent = fields.agent instanceof PublicKey ? fields.agent.toBase58() : null;
-      const feeShard = event.name === "EscrowSettled" || event.name === "Subscribed" ? feeShardOf(caller.data) : null;
+      const feeShard = FEE_SHARD_EVENTS.has(event.name) ? feeShardOf(caller.data) : null;
       events.push({ ...base, instructionIndex: group.index, innerIndex, name: event.name, data, executionId, agent, feeShard });
     });
   }

@@ -25,7 +25,7 @@ export interface IngestResult {
   events: number;
 }
 
-const EXECUTION_NUMBERS = ["opened_at", "deadline", "closed_at", "open_slot", "close_slot", "dispute_opened_at", "dispute_resolved_at", "activity_at", "max_slot", "fee_shard"] as const;
+const EXECUTION_NUMBERS = ["opened_at", "deadline", "closed_at", "open_slot", "close_slot", "dispute_opened_at", "dispute_resolved_at", "activity_at", "max_slot", "fee_shard", "leaf_index"] as const;
 
 function executionFromDb(row: Record<string, unknown>): ExecutionRow {
   const out = { ...row } as Record<string, unknown>;
@@ -371,6 +371,10 @@ const EXECUTION_COLUMNS: [string, string][] = [
   ["dispute_opened_at", "bigint"],
   ["dispute_resolved_at", "bigint"],
   ["slashed_usdc", "numeric"],
+  ["leaf_index", "bigint"],
+  ["log_root", "text"],
+  ["leaf_hash", "text"],
+  ["receipt_leaf", "jsonb"],
   ["activity_at", "bigint"],
   ["max_slot", "bigint"],
   ["commitment", "text"],
@@ -379,7 +383,8 @@ const EXECUTION_COLUMNS: [string, string][] = [
 function sameRow(a: ExecutionRow, b: ExecutionRow): boolean {
   const left = a as unknown as Record<string, unknown>;
   const right = b as unknown as Record<string, unknown>;
-  return EXECUTION_COLUMNS.every(([name]) => String(left[name] ?? null) === String(right[name] ?? null));
+  // jsonb comes back with its keys reordered; receipt_leaf is compared through leaf_hash, its hash.
+  return EXECUTION_COLUMNS.every(([name, type]) => type === "jsonb" || String(left[name] ?? null) === String(right[name] ?? null));
 }
 
 async function upsertExecutions(client: Client, schema: string, rows: ExecutionRow[]): Promise<void> {

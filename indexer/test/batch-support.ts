@@ -1,0 +1,109 @@
+// Batched settlement on a real localnet, as the relayer will send it: the agent's receipt log,
+// escrows settled together by settle_batch under one batch signature by the agent's key, and the
+// payer's dispute from the log with the proof the indexer serves.
+import { createHash } from "node:crypto";
+
+import {
+  createReceiptLogInstruction,
+  ed25519VerifyInstruction,
+  openDisputeFromLogInstruction,
+  outputHash,
+  resultDigest,
+  settleBatchInstruction,
+  type EventData,
+} from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
+
+import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "../../tests/src/fixtures.js";
+
+const BATCH_DIGEST_DOMAIN = Buffer.from("agentmarket/result-batch/v1");
+
+/** `SHA-256("agentmarket/result-batch/v1" ‖ agent ‖ count (u32 LE) ‖ result digests)` (docs/program.md). */
+export function batchDigest(agent: PublicKey, resultDigests: readonly Uint8Array[]): Buffer {
+  const count = Buffer.alloc(4);
+  count.writeUInt32LE(resultDigests.length);
+  const hash = createHash("sha256").update(BATCH_DIGEST_DOMAIN).update(agent.toBuffer()).update(count);
+  for (const digest of resultDigests) hash.update(digest);
+  return hash.digest();
+}
+
+export function createReceiptLog(market: TestMarket, agent: AgentFixture): Promise<string> {
+  return market.sendAsRelayer([createReceiptLogInstruction({ payer: market.relayer.publicKey, agent: agent.address })]);
+}
+
+export interface SettledBatch {
+  signature: string;
+  events: EventData<"EscrowSettledToLog">[];
+}
+
+/** Settles `escrows` of `agent` in one settle_batch, signed once over the batch digest. */
+export async function settleBatch(market: TestMarket, agent: AgentFixture, escrows: readonly OpenedEscrow[], feeShardIndex = 0): Promise<SettledBatch> {
+  const resultHashes = escrows.map((_, i) => outputHash({ summary: `Hi, ${i}.` }));
+  const digests = escrows.map((escrow, i) => resultDigest(escrow.executionId, agent.address, escrow.requestHash, resultHashes[i]!));
+  const digest = batchDigest(agent.address, digests);
+  const signature = await market.sendAsRelayer([
+    ed25519VerifyInstruction(agent.signing.publicKey.toBytes(), ed25519Sign(agent.signing, digest), digest),
+    settleBatchInstruction({
+      relayer: market.relayer.publicKey,
+      usdcMint: market.usdcMint,
+      agent: agent.address,
+      payoutAccount: agent.payoutAccount,
+      executionIds: escrows.map((escrow) => escrow.executionId),
+      resultHashes,
+      feeShardIndex,
+    }),
+  ]);
+  const events = (await market.events(signature)).filter((event) => event.name === "EscrowSettledToLog").map((event) => event.data as unknown as EventData<"EscrowSettledToLog">);
+  return { signature, events };
+}
+
+/** The leaf fields and proof as `Execution.receiptProof` answers them. */
+export interface ServedProof {
+  leaf: {
+    executionId: string;
+    payer: string;
+    payerTokenAccount: string;
+    apiKeyId: string;
+    amountUsdc: string;
+    feeUsdc: string;
+    requestHash: string;
+    resultHash: string;
+    settledAt: string;
+  };
+  leafHash: string;
+  leafIndex: string;
+  tree: number;
+  logRoot: string;
+  root: string;
+  treeLeaves: number;
+  proof: string[];
+}
+
+export const RECEIPT_PROOF_FIELDS = `receiptProof {
+  leaf { executionId payer payerTokenAccount apiKeyId amountUsdc feeUsdc requestHash resultHash settledAt }
+  leafHash leafIndex tree logRoot root treeLeaves proof
+}`;
+
+const hex = (value: string) => new Uint8Array(Buffer.from(value, "hex"));
+
+/** The payer's open_dispute_from_log with the served leaf and proof, sent and confirmed. */
+export function disputeFromLog(market: TestMarket, agent: AgentFixture, payer: Wallet, served: ServedProof): Promise<string> {
+  const { leaf } = served;
+  const instruction = openDisputeFromLogInstruction({
+    agent: agent.address,
+    leaf: {
+      executionId: hex(leaf.executionId),
+      payer: new PublicKey(leaf.payer),
+      payerTokenAccount: new PublicKey(leaf.payerTokenAccount),
+      apiKeyId: hex(leaf.apiKeyId),
+      amountUsdc: BigInt(leaf.amountUsdc),
+      requestHash: hex(leaf.requestHash),
+      resultHash: hex(leaf.resultHash),
+      settledAt: BigInt(leaf.settledAt),
+    },
+    leafIndex: BigInt(served.leafIndex),
+    proof: served.proof.map(hex),
+    evidenceHash: new Uint8Array(32).fill(9),
+  });
+  return market.send([instruction], [payer.wallet]);
+}

@@ -1,0 +1,299 @@
+// Batched settlement: executions settled by settle_batch count exactly like settled ones, alone
+// or mixed with settle, and the proof `Execution.receiptProof` serves is accepted on chain by
+// open_dispute_from_log, also after more batches of the same agent.
+import { strict as assert } from "node:assert";
+
+import { feeShardPda, formatExecutionId, FEE_SHARD_COUNT } from "@agent-market/program";
+import pg from "pg";
+
+import { backfill } from "../src/ingest/backfill.js";
+import { channelOf, type ChangeNotice } from "../src/ingest/change-notice.js";
+import { decodeTransaction } from "../src/ingest/decoder.js";
+import type { Indexer } from "../src/indexer.js";
+import { reconcile } from "../src/reconcile.js";
+import type { AgentFixture, OpenedEscrow, Wallet } from "../../tests/src/fixtures.js";
+import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type ServedProof, type SettledBatch } from "./batch-support.js";
+import { graphql, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
+
+const usdc = (units: bigint) => `${units / 1_000_000n}.${(units % 1_000_000n).toString().padStart(6, "0")}`;
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+/** The settlements of the whole chain, read again from the program's signatures: both kinds. */
+async function chainSettlements(indexer: Indexer): Promise<{ count: number; spent: bigint; earned: bigint; fees: bigint; byShard: bigint[] }> {
+  const signatures: string[] = [];
+  let before: string | undefined;
+  for (;;) {
+    const page = await indexer.rpc.getSignaturesForAddress(indexer.config.program_id.toBase58(), { before, limit: 1000 });
+    signatures.push(...page.filter((info) => !info.err).map((info) => info.signature));
+    if (page.length < 1000) break;
+    before = page[page.length - 1]!.signature;
+  }
+  const totals = { count: 0, spent: 0n, earned: 0n, fees: 0n, byShard: Array.from({ length: FEE_SHARD_COUNT }, () => 0n) };
+  for (const raw of await indexer.rpc.getTransactions(signatures)) {
+    for (const event of raw ? decodeTransaction(raw).events : []) {
+      if (event.name !== "EscrowSettled" && event.name !== "EscrowSettledToLog") continue;
+      totals.count += 1;
+      totals.spent += BigInt(String(event.data.amountUsdc));
+      totals.earned += BigInt(String(event.data.creatorShareUsdc));
+      totals.fees += BigInt(String(event.data.feeUsdc));
+      totals.byShard[event.feeShard!]! += BigInt(String(event.data.feeUsdc));
+    }
+  }
+  return totals;
+}
+
+const EXECUTION_FIELDS = `state amount { usdc } creatorShare { usdc } fee { usdc } feeShard closedAt closeTransaction { signature } dispute { state } ${RECEIPT_PROOF_FIELDS}`;
+
+async function execution(indexer: Indexer, escrow: OpenedEscrow): Promise<Record<string, any>> {
+  const data = await query(indexer, `query($id: ID!) { execution(id: $id) { ${EXECUTION_FIELDS} } }`, { id: formatExecutionId(escrow.executionId) });
+  return data.execution;
+}
+
+async function openMany(env: IndexerEnv, agent: AgentFixture, payer: Wallet, count: number): Promise<OpenedEscrow[]> {
+  const escrows: OpenedEscrow[] = [];
+  for (let i = 0; i < count; i++) escrows.push(await env.market.openEscrow(agent, payer));
+  return escrows;
+}
+
+describe("batched settlement", function () {
+  this.timeout(300_000);
+  let env: IndexerEnv | undefined;
+
+  before(async () => {
+    env = await startEnv();
+  });
+  after(() => stopEnv(env));
+
+  it("counts a batch like settlements to the unit and serves a proof open_dispute_from_log accepts", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(100_000_000n);
+    await createReceiptLog(market, agent);
+    const payoutBefore = await market.usdc(agent.payoutAccount);
+    const escrows = await openMany(env!, agent, payer, 5);
+    const batch = await settleBatch(market, agent, escrows.slice(0, 4), 1);
+    assert.equal(batch.events.length, 4);
+
+    const indexer = await quietIndexer(env!, { schema: "indexer_batch_counts" });
+    const listener = new pg.Client({ connectionString: env!.databaseUrl });
+    try {
+      await listener.connect();
+      const noticed = new Set<string>();
+      listener.on("notification", (message) => {
+        for (const [id] of (JSON.parse(message.payload ?? "{}") as ChangeNotice).executions ?? []) noticed.add(id);
+      });
+      await listener.query(`LISTEN "${channelOf(indexer.config.schema)}"`);
+      await backfill(indexer.rpc, indexer.store);
+      // Live subscriptions learn of each batched execution from the change feed, as of a settle.
+      await waitFor("a change notice per batched execution", async () => batch.events.every((event) => noticed.has(formatExecutionId(event.executionId))), 5_000);
+      let spent = 0n;
+      let earned = 0n;
+      let fees = 0n;
+      for (const event of batch.events) {
+        spent += event.amountUsdc;
+        earned += event.creatorShareUsdc;
+        fees += event.feeUsdc;
+        assert.equal(event.creatorShareUsdc, event.amountUsdc - event.feeUsdc);
+      }
+      assert.equal((await market.usdc(agent.payoutAccount)) - payoutBefore, earned, "the events say what the creator was paid");
+
+      const data = await query(
+        indexer,
+        `query($agent: String!, $creator: String!) {
+          agent(address: $agent) { stats(window: H24) { executions settled open spent { usdc } earned { usdc } fees { usdc } latencySlots { samples } } }
+          usage(dimension: CREATOR, subject: $creator) { totals(window: D30) { executions settled earned { usdc } } }
+          market { executions spent { usdc } fees { usdc } feeShards { index fees { usdc } } }
+        }`,
+        { agent: agent.address.toBase58(), creator: agent.creator.wallet.publicKey.toBase58() },
+      );
+      assert.deepEqual(data.agent.stats, {
+        executions: 5,
+        settled: 4,
+        open: 1,
+        spent: { usdc: usdc(spent) },
+        earned: { usdc: usdc(earned) },
+        fees: { usdc: usdc(fees) },
+        latencySlots: { samples: 4 },
+      });
+      assert.deepEqual(data.usage.totals, { executions: 5, settled: 4, earned: { usdc: usdc(earned) } });
+      const chain = await chainSettlements(indexer);
+      assert.equal(data.market.spent.usdc, usdc(chain.spent));
+      assert.equal(data.market.fees.usdc, usdc(chain.fees));
+      for (const shard of data.market.feeShards) {
+        assert.equal(shard.fees.usdc, usdc(chain.byShard[shard.index]!), `shard ${shard.index}`);
+        assert.equal(shard.fees.usdc, usdc(await market.usdc(feeShardPda(shard.index))), `shard ${shard.index} holds its fees`);
+      }
+
+      const event = batch.events[1]!;
+      const row = await execution(indexer, escrows[1]!);
+      const proof = row.receiptProof as ServedProof;
+      assert.deepEqual(
+        { state: row.state, amount: row.amount.usdc, creatorShare: row.creatorShare.usdc, fee: row.fee.usdc, feeShard: row.feeShard, close: row.closeTransaction.signature },
+        { state: "SETTLED", amount: usdc(event.amountUsdc), creatorShare: usdc(event.creatorShareUsdc), fee: usdc(event.feeUsdc), feeShard: 1, close: batch.signature },
+      );
+      assert.equal(row.closedAt, new Date(Number(event.settledAt) * 1000).toISOString());
+      assert.deepEqual(proof.leaf, {
+        executionId: hex(event.executionId),
+        payer: event.payer.toBase58(),
+        payerTokenAccount: event.payerTokenAccount.toBase58(),
+        apiKeyId: hex(event.apiKeyId),
+        amountUsdc: String(event.amountUsdc),
+        feeUsdc: String(event.feeUsdc),
+        requestHash: hex(event.requestHash),
+        resultHash: hex(event.resultHash),
+        settledAt: String(event.settledAt),
+      });
+      assert.equal(proof.leafIndex, String(event.leafIndex));
+      assert.equal(proof.tree, 0);
+      assert.equal(proof.logRoot, hex(event.logRoot));
+      assert.equal(proof.root, proof.logRoot, "no batch came after: the current root is its batch's");
+      assert.equal(proof.treeLeaves, 4);
+      assert.equal(proof.proof.length, 18);
+      assert.equal((await execution(indexer, escrows[4]!)).receiptProof, null, "an open execution has no leaf");
+
+      await disputeFromLog(market, agent, payer, proof);
+      await backfill(indexer.rpc, indexer.store);
+      assert.deepEqual((await execution(indexer, escrows[1]!)).dispute, { state: "OPEN" });
+
+      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+      assert.deepEqual(result.differences, []);
+    } finally {
+      await listener.end();
+      await indexer.close();
+    }
+  });
+
+  it("keeps a proof served before more batches valid against its recent root, and serves fresh ones against the current root", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(100_000_000n);
+    await createReceiptLog(market, agent);
+    const first = await openMany(env!, agent, payer, 2);
+    await settleBatch(market, agent, first);
+    const indexer = await quietIndexer(env!, { schema: "indexer_batch_proofs" });
+    try {
+      await backfill(indexer.rpc, indexer.store);
+      const early = (await execution(indexer, first[0]!)).receiptProof as ServedProof;
+      assert.equal(early.treeLeaves, 2);
+
+      const later: SettledBatch[] = [];
+      for (let i = 0; i < 3; i++) later.push(await settleBatch(market, agent, await openMany(env!, agent, payer, 2)));
+      await backfill(indexer.rpc, indexer.store);
+      const fresh = (await execution(indexer, first[1]!)).receiptProof as ServedProof;
+      assert.equal(fresh.treeLeaves, 8);
+      assert.equal(fresh.logRoot, early.logRoot, "its batch's root does not change");
+      assert.equal(fresh.root, hex(later[2]!.events[1]!.logRoot), "the current root is the newest batch's");
+      assert.notEqual(fresh.root, early.root);
+
+      // The proof served two batches' worth of leaves ago still leads to a root the log keeps.
+      await disputeFromLog(market, agent, payer, early);
+      await disputeFromLog(market, agent, payer, fresh);
+      await backfill(indexer.rpc, indexer.store);
+      assert.deepEqual((await execution(indexer, first[0]!)).dispute, { state: "OPEN" });
+      assert.deepEqual((await execution(indexer, first[1]!)).dispute, { state: "OPEN" });
+    } finally {
+      await indexer.close();
+    }
+  });
+
+  it("refuses a proof while a leaf of the tree is missing, and rebuilds a kept tree a dropped batch changed", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(100_000_000n);
+    await createReceiptLog(market, agent);
+    const first = await openMany(env!, agent, payer, 2);
+    const firstBatch = await settleBatch(market, agent, first);
+    const second = await openMany(env!, agent, payer, 2);
+    const secondBatch = await settleBatch(market, agent, second);
+    const indexer = await quietIndexer(env!, { schema: "indexer_batch_gaps" });
+    const ingest = async (signature: string) => indexer.store.ingest([decodeTransaction(await rawTransaction(market, signature))], "confirmed");
+    try {
+      // The second batch without the first: its leaves 2 and 3 have no leaves 0 and 1 to stand on.
+      await ingest(secondBatch.signature);
+      const answer = await graphql(indexer, `query($id: ID!) { execution(id: $id) { state receiptProof { root } } }`, { id: formatExecutionId(second[0]!.executionId) });
+      assert.equal(answer.errors?.[0]?.extensions?.code, "RECEIPT_LOG_INCOMPLETE");
+      assert.equal(answer.data?.execution.state, "SETTLED", "the execution itself is counted meanwhile");
+
+      await ingest(firstBatch.signature);
+      const whole = (await execution(indexer, second[0]!)).receiptProof as ServedProof;
+      assert.deepEqual([whole.treeLeaves, whole.root], [4, hex(secondBatch.events[0]!.logRoot)]);
+
+      // The kept tree of 4 leaves loses the second batch: the next proof is against the first's root.
+      await indexer.store.drop([secondBatch.signature]);
+      const after = (await execution(indexer, first[1]!)).receiptProof as ServedProof;
+      assert.deepEqual([after.treeLeaves, after.root], [2, hex(firstBatch.events[1]!.logRoot)]);
+    } finally {
+      await indexer.close();
+    }
+  });
+
+  it("counts settle and settle_batch together, and gives no proof for an execution settled by settle", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(100_000_000n);
+    await createReceiptLog(market, agent);
+    const single = await openMany(env!, agent, payer, 2);
+    for (const escrow of single) await market.settle(escrow, agent, 2);
+    const batched = await openMany(env!, agent, payer, 3);
+    const batch = await settleBatch(market, agent, batched, 2);
+    const refunded = await market.openEscrow(agent, payer);
+    await market.sendAsRelayer([market.refundInstruction(refunded, "CreatorError")]);
+
+    const indexer = await quietIndexer(env!, { schema: "indexer_batch_mixed" });
+    try {
+      await backfill(indexer.rpc, indexer.store);
+      let spent = 0n;
+      let earned = 0n;
+      let fees = 0n;
+      for (const escrow of single) {
+        const settled = (await market.events((await execution(indexer, escrow)).closeTransaction.signature)).find((event) => event.name === "EscrowSettled")!;
+        const data = settled.data as { amountUsdc: bigint; creatorShareUsdc: bigint; feeUsdc: bigint };
+        spent += data.amountUsdc;
+        earned += data.creatorShareUsdc;
+        fees += data.feeUsdc;
+      }
+      for (const event of batch.events) {
+        spent += event.amountUsdc;
+        earned += event.creatorShareUsdc;
+        fees += event.feeUsdc;
+      }
+      const data = await query(
+        indexer,
+        `query($agent: String!) {
+          agent(address: $agent) { stats(window: H24) { executions settled refunded { total } successRate spent { usdc } earned { usdc } fees { usdc } } }
+          market { executions spent { usdc } fees { usdc } feeShards { index fees { usdc } } }
+        }`,
+        { agent: agent.address.toBase58() },
+      );
+      assert.deepEqual(data.agent.stats, {
+        executions: 6,
+        settled: 5,
+        refunded: { total: 1 },
+        successRate: 5 / 6,
+        spent: { usdc: usdc(spent) },
+        earned: { usdc: usdc(earned) },
+        fees: { usdc: usdc(fees) },
+      });
+      const chain = await chainSettlements(indexer);
+      assert.equal(data.market.spent.usdc, usdc(chain.spent));
+      assert.equal(data.market.fees.usdc, usdc(chain.fees));
+      assert.deepEqual(
+        data.market.feeShards.map((shard: { fees: { usdc: string } }) => shard.fees.usdc),
+        await Promise.all(chain.byShard.map(async (_, index) => usdc(await market.usdc(feeShardPda(index))))),
+        "each shard's fees are what it holds",
+      );
+
+      const old = await execution(indexer, single[0]!);
+      assert.equal(old.state, "SETTLED");
+      assert.equal(old.receiptProof, null);
+      const batchedRow = await execution(indexer, batched[2]!);
+      assert.equal(batchedRow.receiptProof.treeLeaves, 3);
+      assert.equal(batchedRow.receiptProof.leafIndex, "2");
+
+      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+      assert.deepEqual(result.differences, []);
+    } finally {
+      await indexer.close();
+    }
+  });
+});
