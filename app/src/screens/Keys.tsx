@@ -83,7 +83,7 @@ export function KeysScreen() {
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col" className="num">Executions</th>
-                  <th scope="col" className="num">USDC spent</th>
+                  <th scope="col" className="num">Spent</th>
                   <th scope="col" className="num">Cap</th>
                   <th scope="col">
                     <span className="visually-hidden">Status</span>
