@@ -19,10 +19,10 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
           <thead>
             <tr>
               <th scope="col">Window</th>
-              <th scope="col">Executions</th>
-              <th scope="col">Success</th>
-              <th scope="col">Latency p50</th>
-              <th scope="col">p95</th>
+              <th scope="col" className="num">Executions</th>
+              <th scope="col" className="num">Success</th>
+              <th scope="col" className="num">Latency p50</th>
+              <th scope="col" className="num">p95</th>
             </tr>
           </thead>
           <tbody>

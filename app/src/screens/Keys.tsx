@@ -72,7 +72,9 @@ export function KeysScreen() {
             <table data-testid="keys-table" className="keys-table stack-narrow">
               <colgroup>
                 <col className="name" />
-                <col span={7} />
+                <col />
+                <col className="env" />
+                <col span={5} />
                 <col className="action" />
               </colgroup>
               <thead>
