@@ -2,6 +2,8 @@
 // fetch failures), each said in the dashboard's words with what to do, never as the raw text.
 import { strict as assert } from "node:assert";
 
+import { PaymentRequiredError } from "@agent-market/client";
+
 import { ChainError, isRawRpcText } from "../src/data/chain-errors.js";
 import { explain } from "../src/data/errors.js";
 import { graphql } from "../src/data/graphql.js";
@@ -123,6 +125,20 @@ describe("the chain's raw texts in the dashboard's words", () => {
       requestId: null,
       link: null,
     });
+  });
+
+  it("says a 402's amounts in USDC without zeros beyond the cents, keeping the digits a small price needs", () => {
+    const refused = new PaymentRequiredError({
+      status: 402,
+      code: "insufficient_allowance",
+      type: "payment_required",
+      message: "allowance too low",
+      details: { required_usdc: "0.002500", allowance_usdc: "0.000000" },
+    });
+    assert.equal(
+      explain(refused).fix,
+      "The call costs 0.0025 USDC but the wallet lets the marketplace move only 0.00 USDC. Raise the allowance on the Wallet screen, then run it again.",
+    );
   });
 
   it("leaves the dashboard's own words alone", () => {

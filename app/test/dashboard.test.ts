@@ -7,7 +7,7 @@ import { PublicKey } from "@solana/web3.js";
 import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { api, signIn } from "../../tests/src/relayer.js";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
-import { checkScreen, SHOTS } from "./page-checks.js";
+import { checkScreen, checkScreenAt, SHOTS } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -105,6 +105,9 @@ describe("the dashboard in a browser", function () {
     assert.equal(await page.getByText(secret).count(), 0, "the secret is gone once acknowledged");
     const row = page.getByTestId("key-row").filter({ hasText: "ci server" });
     await row.getByText(secret.slice(-4)).waitFor();
+    // Spent and cap in USDC to the cent with the unit, the exact six places on hover.
+    assert.deepEqual([await row.getByTestId("key-spent").textContent(), await row.getByTestId("key-cap").textContent()], ["0.00 USDC", "2.00 USDC"]);
+    assert.deepEqual([await row.getByTestId("key-spent").getAttribute("title"), await row.getByTestId("key-cap").getAttribute("title")], ["0.000000 USDC", "2.000000 USDC"]);
 
     const ran = await execute(stack.relayer, { apiKey: secret }, agent.address);
     assert.equal(ran.status, 200, JSON.stringify(ran.body));
@@ -137,8 +140,15 @@ describe("the dashboard in a browser", function () {
     await page.getByRole("link", { name: "Usage" }).click();
     await page.getByTestId("total-executions").waitFor();
     assert.equal(await page.getByTestId("total-executions").textContent(), "3");
-    assert.equal(await page.getByTestId("total-spent").textContent(), chain.usage.totals.spent.usdc);
     assert.equal(chain.usage.totals.spent.usdc, (Number(charges.reduce((a, b) => a + b, 0n)) / 1e6).toFixed(6));
+    assert.equal(chain.usage.totals.spent.usdc, "0.750000");
+    assert.equal(await page.getByTestId("total-spent").textContent(), "0.75 USDC");
+    assert.equal(await page.getByTestId("total-spent").getAttribute("title"), "0.750000 USDC");
+    // The spending chart's top value and its hour's bar read as money too.
+    const spent = page.getByTestId("chart-spent");
+    assert.equal(await spent.locator(".chart-y span").first().textContent(), "1.00 USDC");
+    const spentBars = await spent.locator("rect title").allTextContents();
+    assert.equal(spentBars.filter((t) => t.endsWith(": 3 executions, 0.75 USDC")).length, 1, spentBars.join("\n"));
     // The hour's bar carries all three.
     const bars = await page.getByTestId("chart-executions").locator("rect title").allTextContents();
     assert.equal(bars.filter((t) => t.endsWith(": 3 executions")).length, 1, bars.join("\n"));
@@ -148,7 +158,7 @@ describe("the dashboard in a browser", function () {
     const ticks = await chart.locator(".chart-x span").allTextContents();
     assert.ok(ticks.length >= 4 && ticks.length <= 5 && ticks.every((t) => /^\d{1,2}( [AP]M)?$/.test(t)), ticks.join(","));
     assert.match((await chart.locator("svg").getAttribute("aria-label"))!, /^Executions per hour, local time, .+: 3 executions in all, most at .+ \(3 executions\)$/);
-    await page.screenshot({ path: `${SHOTS}/usage.png`, fullPage: true });
+    await checkScreenAt(page, "usage");
     // Switching range redraws the chart with that range's day buckets, no hour bar left behind.
     for (const [range, days] of [["7d", 8], ["30d", 31], ["7d", 8]] as const) {
       await page.getByRole("radio", { name: range }).check();
@@ -247,18 +257,26 @@ describe("the dashboard in a browser", function () {
     assert.equal(funding.value.amount, "5000000");
   });
 
-  it("has no serious accessibility violations on any screen, at 1280 and 375 px", async () => {
+  it("has no serious accessibility violations on any screen, at 1280, 390 and 375 px", async () => {
     const payer = await newPayer(stack.market, stack.relayer, 5_000_000n);
     const ran = await execute(stack.relayer, payer, agent.address);
     assert.equal(ran.status, 200);
-    for (const width of [1280, 375]) {
+    for (const width of [1280, 390, 375]) {
       const dashboard = await dashboardFor(payer, width);
       const { page } = dashboard;
       const screens: [string, () => Promise<void>][] = [
         ["signin", async () => page.getByRole("button", { name: "Test Wallet", exact: true }).waitFor()],
         ["keys", async () => (await signInWithTestWallet(dashboard), await page.getByTestId("key-row").first().waitFor())],
         ["usage", async () => (await page.getByRole("link", { name: "Usage" }).click(), await page.getByTestId("usage-totals").waitFor())],
-        ["executions", async () => (await page.getByRole("link", { name: "Executions" }).click(), await page.getByTestId("execution-row").first().waitFor())],
+        [
+          "executions",
+          async () => {
+            await page.getByRole("link", { name: "Executions" }).click();
+            const amount = page.getByTestId("execution-row").first().getByTestId("execution-amount");
+            assert.equal(await amount.textContent(), "0.25 USDC");
+            assert.equal(await amount.getAttribute("title"), "0.250000 USDC");
+          },
+        ],
         ["executions-details", async () => (await page.getByRole("button", { name: "Details" }).first().click(), await page.getByTestId("execution-details").waitFor())],
         ["wallet", async () => (await page.getByRole("link", { name: "Wallet", exact: true }).click(), await page.getByTestId("balance").waitFor())],
         ["marketplace", async () => (await page.getByRole("link", { name: "Marketplace" }).click(), await page.getByTestId("agent-card").first().waitFor())],

@@ -8,7 +8,7 @@ import type { Keypair } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
-import { checkScreen } from "./page-checks.js";
+import { checkScreen, checkScreenAt } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -102,7 +102,10 @@ describe("disputes in the dashboard", function () {
     await onMine.getByRole("button", { name: "Send the answer" }).click();
     await onMine.getByTestId("evidence-creator").getByText("The task asked for French in its parameters.").waitFor();
     assert.equal(await onMine.getByLabel("Your answer").inputValue(), "", "the form clears once the answer is kept");
-    await checkScreen(creatorPage.page, "disputes-creator");
+    // What was paid, to the cent with its unit, the exact six places on hover.
+    assert.equal(await onMine.getByTestId("dispute-paid").textContent(), "0.25 USDC");
+    assert.equal(await onMine.getByTestId("dispute-paid").getAttribute("title"), "0.250000 USDC");
+    await checkScreenAt(creatorPage.page, "disputes-creator");
 
     // A wallet that is not the arbiter is not offered the screen; reaching it by address, it is told why it cannot rule.
     assert.equal(await payerPage.page.getByRole("link", { name: "Arbiter" }).count(), 0);
@@ -117,7 +120,8 @@ describe("disputes in the dashboard", function () {
     const item = arbiterPage.page.getByTestId("arbiter-dispute").filter({ hasText: id });
     await item.getByTestId("evidence-payer").getByRole("link", { name: "output.txt" }).waitFor();
     await item.getByTestId("evidence-creator").waitFor();
-    await checkScreen(arbiterPage.page, "arbiter");
+    assert.equal(await item.getByTestId("dispute-paid").textContent(), "0.25 USDC");
+    await checkScreenAt(arbiterPage.page, "arbiter");
     await item.getByRole("button", { name: "Sign: uphold and slash" }).click();
     assert.equal(await item.getByRole("alert").textContent(), "Give the slash in USDC, e.g. 2.5 (up to 6 decimals).");
     await item.getByLabel("Slash, USDC").fill("0");
@@ -129,7 +133,8 @@ describe("disputes in the dashboard", function () {
     await item.getByLabel("Slash, USDC").fill("2.5");
     await item.getByRole("button", { name: "Sign: uphold and slash" }).click();
     await item.getByTestId("resolved").waitFor({ timeout: 60_000 });
-    assert.match((await item.getByTestId("resolved").textContent())!, /^Upheld: 2\.500000 USDC left the agent's collateral, 2\.500000 USDC reached the payer\./);
+    assert.match((await item.getByTestId("resolved").textContent())!, /^Upheld: 2\.50 USDC left the agent's collateral, 2\.50 USDC reached the payer\./);
+    assert.equal(await item.getByTestId("resolved").getByTitle("2.500000 USDC").count(), 2);
     assert.equal(await balance(vault), vaultBefore - 2_500_000n, "exactly the slash left the collateral vault");
     assert.equal(await balance(payer.tokenAccount), payerBefore + 2_500_000n, "and reached the payer's token account");
     assert.equal(await stack.market.exists(disputePda(executionId)), false, "the dispute closed");
@@ -141,9 +146,10 @@ describe("disputes in the dashboard", function () {
       await side.page.getByRole("link", { name: "Disputes" }).click();
       const entry = side.page.getByTestId(side === payerPage ? "dispute-payer" : "dispute-creator").filter({ hasText: id });
       await entry.getByTestId("dispute-state").filter({ hasText: "upheld" }).waitFor();
-      assert.equal(await entry.getByTestId("dispute-slashed").textContent(), "2.500000 USDC");
+      assert.equal(await entry.getByTestId("dispute-slashed").textContent(), "2.50 USDC");
+      assert.equal(await entry.getByTestId("dispute-slashed").getAttribute("title"), "2.500000 USDC");
     }
-    await checkScreen(payerPage.page, "disputes-payer");
+    await checkScreenAt(payerPage.page, "disputes-payer");
   });
 
   it("a rejected dispute moves nothing, and both sides see it rejected", async () => {
@@ -158,10 +164,10 @@ describe("disputes in the dashboard", function () {
     const item = arbiterPage.page.getByTestId("arbiter-dispute").filter({ hasText: id });
     await item.getByText(STATEMENT).waitFor();
     await item.getByLabel("Reject").check();
-    await checkScreen(arbiterPage.page, "arbiter-reject");
+    await checkScreenAt(arbiterPage.page, "arbiter-reject");
     await item.getByRole("button", { name: "Sign: reject" }).click();
     await item.getByTestId("resolved").waitFor({ timeout: 60_000 });
-    assert.match((await item.getByTestId("resolved").textContent())!, /^Rejected: 0\.000000 USDC left the agent's collateral, 0\.000000 USDC reached the payer\./);
+    assert.match((await item.getByTestId("resolved").textContent())!, /^Rejected: 0\.00 USDC left the agent's collateral, 0\.00 USDC reached the payer\./);
     assert.equal(await balance(vault), vaultBefore);
     assert.equal(await balance(payer.tokenAccount), payerBefore);
     assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!)), false, "the dispute closed");

@@ -66,6 +66,8 @@ describe("my agents in the dashboard", function () {
     assert.equal(await page.getByTestId("my-agent").count(), 4);
     const executions24h = card.getByTestId("agent-windows").locator("tbody tr").first().locator("td").first();
     assert.equal(await executions24h.textContent(), "0");
+    // Success and latency with nothing to measure carry the same mark.
+    assert.deepEqual(await card.getByTestId("agent-windows").locator("tbody tr").first().locator("td").allTextContents(), ["0", "—", "—", "—"]);
     assert.equal(await page.getByTestId("earnings").textContent(), "0.00 USDC");
 
     const payer = await newPayer(market, relayer, 10_000_000n);
@@ -126,7 +128,7 @@ describe("my agents in the dashboard", function () {
     assert.match((await card.getByTestId("refunds").textContent())!, /Refunds over 30 days: none/);
     await card.getByTestId("uptime-chart").waitFor();
     const bars = await card.getByTestId("chart-earnings").locator("rect title").allTextContents();
-    assert.equal(bars.filter((t) => t.endsWith(": 0.247500 USDC from 1 settled")).length, 1, bars.join("\n"));
+    assert.equal(bars.filter((t) => t.endsWith(": 0.2475 USDC from 1 settled")).length, 1, bars.join("\n"));
     assert.equal(await card.getByTestId("open-disputes").textContent(), "1 see them");
     assert.equal(await card.getByTestId("collateral-usdc").textContent(), "100.00 USDC");
     assert.equal(await card.getByTestId("collateral-usdc").getAttribute("title"), "100.000000 USDC");

@@ -22,5 +22,31 @@ export async function checkScreen(page: Page, name: string): Promise<void> {
   });
   assert.deepEqual(violations, [], `${name} at ${width} px`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 0, `${name} scrolls sideways at ${width} px by ${overflow} px`);
+  if (overflow > 0) {
+    // The innermost elements past the right edge (not those a scrolling box clips, like the
+    // phone's navigation): where to look, rather than only how far.
+    // (No named functions inside: tsx would wrap them in a helper the page does not have.)
+    const past = await page.evaluate(() =>
+      [...document.querySelectorAll("body *")]
+        .filter(
+          (e) =>
+            e.getBoundingClientRect().right > window.innerWidth &&
+            ![...e.children].some((c) => c.getBoundingClientRect().right > window.innerWidth) &&
+            ![...document.querySelectorAll("body *")].some((box) => box.contains(e) && box !== e && getComputedStyle(box).overflowX !== "visible"),
+        )
+        .slice(0, 5)
+        .map((e) => `${e.tagName.toLowerCase()}${e.className ? `.${String(e.className).split(" ").join(".")}` : ""} (${Math.round(e.getBoundingClientRect().width)} px wide)`),
+    );
+    assert.fail(`${name} scrolls sideways at ${width} px by ${overflow} px: ${past.join(", ")}`);
+  }
+}
+
+/** checkScreen at each width (a phone's and a desktop's by default), then back to the page's own size. */
+export async function checkScreenAt(page: Page, name: string, widths: readonly number[] = [390, 1280]): Promise<void> {
+  const own = page.viewportSize()!;
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: own.height });
+    await checkScreen(page, name);
+  }
+  await page.setViewportSize(own);
 }

@@ -12,7 +12,7 @@ import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
 import { listAgent } from "../../tests/src/marketplace.js";
 import { api } from "../../tests/src/relayer.js";
 import { signInWithTestWallet } from "./browser.js";
-import { checkScreen } from "./page-checks.js";
+import { checkScreen, checkScreenAt } from "./page-checks.js";
 import { waitFor } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -59,14 +59,14 @@ describe("pricing in the dashboard", function () {
     await check.click();
     assert.deepEqual(await problems(), [
       "Period, days: a whole number from 1 to 366.",
-      "Price per period: at least the market's minimum price of one call, 0.010000 USDC.",
+      "Price per period: at least the market's minimum price of one call, 0.01 USDC.",
     ]);
     // The program's longest period (MAX_SUBSCRIPTION_PERIOD_SECS) is a leap year.
     await page.getByLabel("Period, days (up to 366)").fill("367");
     await check.click();
     assert.deepEqual(await problems(), [
       "Period, days: a whole number from 1 to 366.",
-      "Price per period: at least the market's minimum price of one call, 0.010000 USDC.",
+      "Price per period: at least the market's minimum price of one call, 0.01 USDC.",
     ]);
 
     await page.getByLabel("Hybrid").check();
@@ -76,10 +76,10 @@ describe("pricing in the dashboard", function () {
     await page.getByLabel("Price per call beyond them, USDC").fill("0.001");
     await check.click();
     assert.deepEqual(await problems(), [
-      "Price per period: at least 1.000000 USDC, the market's minimum (0.010000 USDC) for each of the 100 calls included.",
-      "Price per call beyond them: at least the market's minimum, 0.010000 USDC.",
+      "Price per period: at least 1.00 USDC, the market's minimum (0.01 USDC) for each of the 100 calls included.",
+      "Price per call beyond them: at least the market's minimum, 0.01 USDC.",
     ]);
-    await checkScreen(page, "list-agent-hybrid-refused");
+    await checkScreenAt(page, "list-agent-hybrid-refused");
 
     await page.getByLabel("Price per period, USDC").fill("20");
     await page.getByLabel("Price per call beyond them, USDC").fill("0.3");
@@ -124,7 +124,7 @@ describe("pricing in the dashboard", function () {
     assert.equal(await card.getByTestId("listing-pricing").textContent(), "0.25 USDC per call");
     await card.getByRole("button", { name: "Edit the listing of Echo" }).click();
     const editor = card.getByTestId("edit-listing");
-    assert.equal(await editor.getByLabel("Price per call, USDC").inputValue(), "0.250000", "the editor starts from the listing");
+    assert.equal(await editor.getByLabel("Price per call, USDC").inputValue(), "0.25", "the editor starts from the listing, as a person types it");
 
     await editor.getByLabel("Subscription").check();
     await editor.getByLabel("Price per period, USDC").fill("5");

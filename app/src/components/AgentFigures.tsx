@@ -1,10 +1,10 @@
 import type { CreatorAgent, DailyEarning } from "../data/my-agents.js";
 import { BarChart } from "./BarChart.js";
 import { UptimeChart } from "./UptimeChart.js";
-import { latencyText } from "./latency.js";
+import { latencyText, successText } from "./figures.js";
+import { usdcFigure, usdcText } from "./money.js";
 
 const WINDOW_LABEL: Record<string, string> = { H24: "24 h", D7: "7 d", D30: "30 d" };
-const percent = (rate: number | null) => (rate === null ? "—" : `${(rate * 100).toFixed(1)}%`);
 
 /** An agent's record from the indexer: 90 days of status, success and latency, refunds, earnings. */
 export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earnings: DailyEarning[] | null }) {
@@ -19,10 +19,10 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
           <thead>
             <tr>
               <th scope="col">Window</th>
-              <th scope="col">Executions</th>
-              <th scope="col">Success</th>
-              <th scope="col">Latency p50</th>
-              <th scope="col">p95</th>
+              <th scope="col" className="num">Executions</th>
+              <th scope="col" className="num">Success</th>
+              <th scope="col" className="num">Latency p50</th>
+              <th scope="col" className="num">p95</th>
             </tr>
           </thead>
           <tbody>
@@ -30,7 +30,7 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
               <tr key={w.window}>
                 <th scope="row">{WINDOW_LABEL[w.window]}</th>
                 <td className="num" data-label="Executions">{w.executions}</td>
-                <td className="num" data-label="Success">{percent(w.successRate)}</td>
+                <td className="num" data-label="Success">{successText(w.successRate)}</td>
                 <td className="num" data-label="Latency p50">{latencyText(w.latencySeconds.p50)}</td>
                 <td className="num" data-label="Latency p95">{latencyText(w.latencySeconds.p95)}</td>
               </tr>
@@ -49,10 +49,10 @@ export function AgentFigures({ agent, earnings }: { agent: CreatorAgent; earning
           title="Earnings (30 days)"
           unit="USDC"
           timeAxis="day"
-          format={(value) => (value === 0 ? "0" : value.toFixed(6).replace(/\.?0+$/, ""))}
+          format={usdcFigure}
           bars={earnings.map((b) => {
             const day = new Date(b.start).toLocaleDateString([], { day: "numeric", month: "short" });
-            return { key: b.start, label: day, tick: day, value: Number(b.earned.usdc), text: `${b.earned.usdc} USDC from ${b.settled} settled` };
+            return { key: b.start, label: day, tick: day, value: Number(b.earned.usdc), text: `${usdcText(b.earned.usdc)} from ${b.settled} settled` };
           })}
         />
       )}

@@ -4,6 +4,7 @@ import { attachmentUrl } from "../data/disputes.js";
 import { AgentName } from "./AgentName.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { timeText } from "./time.js";
+import { Usdc } from "./Usdc.js";
 
 const OUTCOME: Record<Dispute["state"], string> = {
   none: "no dispute opened",
@@ -28,7 +29,9 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
         <dt>Execution</dt>
         <dd className="mono">{dispute.execution_id}</dd>
         <dt>Paid</dt>
-        <dd>{dispute.amount_usdc} USDC</dd>
+        <dd>
+          <Usdc amount={dispute.amount_usdc} testId="dispute-paid" />
+        </dd>
         <dt>Agent</dt>
         <dd>
           <AgentName address={dispute.agent} />
@@ -40,7 +43,9 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
         {dispute.slashed_usdc !== null && (
           <>
             <dt>Slashed to the payer</dt>
-            <dd data-testid="dispute-slashed">{dispute.slashed_usdc} USDC</dd>
+            <dd>
+              <Usdc amount={dispute.slashed_usdc} testId="dispute-slashed" />
+            </dd>
           </>
         )}
         {dispute.opened_at !== null && (

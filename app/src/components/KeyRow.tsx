@@ -1,6 +1,7 @@
 import type { ApiKey } from "@agent-market/client";
 import { memo, useEffect, useRef, useState } from "react";
 import { timeText } from "./time.js";
+import { Usdc } from "./Usdc.js";
 
 const IDLE_MS = 30 * 24 * 3600_000;
 
@@ -48,8 +49,12 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
       <td data-label="Created">{date(apiKey.created_at)}</td>
       <td data-label="Last used">{date(apiKey.last_used_at)}</td>
       <td className="num" data-label="Executions">{apiKey.execution_count}</td>
-      <td className="num" data-label="USDC spent">{apiKey.spent_usdc}</td>
-      <td className="num" data-label="Cap">{apiKey.spending_cap_usdc ?? <span className="muted">none</span>}</td>
+      <td className="num" data-label="Spent">
+        <Usdc amount={apiKey.spent_usdc} testId="key-spent" />
+      </td>
+      <td className="num" data-label="Cap">
+        {apiKey.spending_cap_usdc === null ? <span className="muted">none</span> : <Usdc amount={apiKey.spending_cap_usdc} testId="key-cap" />}
+      </td>
       <td>
         {apiKey.status !== "active" ? (
           <span ref={status} tabIndex={-1} className={`badge badge-${apiKey.status}`}>

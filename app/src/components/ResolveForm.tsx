@@ -6,6 +6,7 @@ import { openChain } from "../data/chain.js";
 import { resolveDispute, type Resolution } from "../data/disputes.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
+import { Usdc } from "./Usdc.js";
 
 /** The arbiter's ruling: upheld with a slash in USDC, or rejected; resolve_dispute signed by the wallet. */
 export function ResolveForm({ executionId, onResolved }: { executionId: string; onResolved(): void }) {
@@ -49,7 +50,7 @@ export function ResolveForm({ executionId, onResolved }: { executionId: string; 
   if (done !== null)
     return (
       <p className="notice notice-ok" role="status" data-testid="resolved">
-        {verdict === "uphold" ? "Upheld" : "Rejected"}: {formatUsdc(done.slashedUsdc)} USDC left the agent's collateral, {formatUsdc(done.payerReceivedUsdc)} USDC reached the payer.{" "}
+        {verdict === "uphold" ? "Upheld" : "Rejected"}: <Usdc amount={formatUsdc(done.slashedUsdc)} /> left the agent's collateral, <Usdc amount={formatUsdc(done.payerReceivedUsdc)} /> reached the payer.{" "}
         <ExplorerLink signature={done.signature} />
       </p>
     );

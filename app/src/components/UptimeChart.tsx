@@ -1,4 +1,5 @@
 import type { AgentChain } from "../data/agents.js";
+import { successText } from "./figures.js";
 
 /** Ninety days, one bar each, coloured by the day's status (from on-chain records only). */
 export function UptimeChart({ daily }: { daily: AgentChain["daily"] }) {
@@ -10,7 +11,7 @@ export function UptimeChart({ daily }: { daily: AgentChain["daily"] }) {
           <span
             key={d.day}
             className={`uptime-bar status-${d.status.toLowerCase()}`}
-            title={`${d.day}: ${d.executions} executions${d.successRate === null ? "" : `, ${(d.successRate * 100).toFixed(1)}% success`}`}
+            title={`${d.day}: ${d.executions} executions${d.successRate === null ? "" : `, ${successText(d.successRate)} success`}`}
           />
         ))}
       </div>

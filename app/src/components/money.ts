@@ -11,3 +11,8 @@ export function trimUsdc(amount: string): string {
 export function usdcText(amount: string): string {
   return `${trimUsdc(amount)} USDC`;
 }
+
+/** A chart's figure (a sum of amounts, an axis value) read the same way: 0.5 → "0.50". */
+export function usdcFigure(value: number): string {
+  return trimUsdc(value.toFixed(6));
+}

@@ -1,6 +1,7 @@
 // Every error the dashboard shows, in words, with what to do about it. A 402 names its fix.
 import { AgentMarketError, PaymentRequiredError, formatUsdc } from "@agent-market/client";
 
+import { usdcText } from "../components/money.js";
 import { ChainError, chainErrorWords, isRawRpcText, NeedsSolError } from "./chain-errors.js";
 import { GraphQLError } from "./graphql.js";
 
@@ -33,7 +34,7 @@ function solFix(localnet: boolean): string {
     : "Get devnet SOL from the Solana faucet (faucet.solana.com) for this wallet's address, then try again.";
 }
 
-const usdc = (value: bigint | null) => (value === null ? "?" : `${formatUsdc(value).replace(/(\.\d\d)0+$/, "$1")} USDC`);
+const usdc = (value: bigint | null) => (value === null ? "?" : usdcText(formatUsdc(value)));
 
 export function explain(error: unknown): Explained {
   if (error instanceof PaymentRequiredError) {

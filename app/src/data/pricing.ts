@@ -4,6 +4,8 @@
 import { formatUsdc, parseUsdc, type Pricing as WirePricing } from "@agent-market/client";
 import type { Pricing as ChainPricing } from "@agent-market/program";
 
+import { trimUsdc, usdcText } from "../components/money.js";
+
 export type PricingModel = WirePricing["model"];
 
 export interface PricingForm {
@@ -54,10 +56,10 @@ function wholeNumber(text: string, label: string, max: number, found: string[]):
 /** The pricing, or what is wrong with it; `minimumUsdc` is the market's minimum price per call. */
 export function checkPricing(form: PricingForm, minimumUsdc: bigint): CheckedPricing | string[] {
   const found: string[] = [];
-  const minimum = formatUsdc(minimumUsdc);
+  const minimum = usdcText(formatUsdc(minimumUsdc));
   if (form.model === "pay_per_use") {
     const price = amount(form.price, "Price per call", "0.25", found);
-    if (price !== null && price < minimumUsdc) found.push(`Price per call: at least the market's minimum, ${minimum} USDC.`);
+    if (price !== null && price < minimumUsdc) found.push(`Price per call: at least the market's minimum, ${minimum}.`);
     if (found.length > 0 || price === null) return found;
     return { chain: { kind: "PayPerUse", priceUsdc: price }, wire: { model: "pay_per_use", price_usdc: formatUsdc(price) } };
   }
@@ -65,7 +67,7 @@ export function checkPricing(form: PricingForm, minimumUsdc: bigint): CheckedPri
   const days = wholeNumber(form.periodDays, "Period, days", MAX_PERIOD_DAYS, found);
   if (form.model === "subscription") {
     // An unlimited period has no call count to divide by: it must cover at least one call.
-    if (periodPrice !== null && periodPrice < minimumUsdc) found.push(`Price per period: at least the market's minimum price of one call, ${minimum} USDC.`);
+    if (periodPrice !== null && periodPrice < minimumUsdc) found.push(`Price per period: at least the market's minimum price of one call, ${minimum}.`);
     if (found.length > 0 || periodPrice === null || days === null) return found;
     const periodSecs = days * SECS_PER_DAY;
     return {
@@ -77,9 +79,9 @@ export function checkPricing(form: PricingForm, minimumUsdc: bigint): CheckedPri
   const overage = amount(form.overagePrice, "Price per call beyond them", "0.30", found);
   // Each included call must pay the minimum through its share of the period price.
   if (periodPrice !== null && included !== null && periodPrice < minimumUsdc * BigInt(included)) {
-    found.push(`Price per period: at least ${formatUsdc(minimumUsdc * BigInt(included))} USDC, the market's minimum (${minimum} USDC) for each of the ${included.toLocaleString("en")} calls included.`);
+    found.push(`Price per period: at least ${usdcText(formatUsdc(minimumUsdc * BigInt(included)))}, the market's minimum (${minimum}) for each of the ${included.toLocaleString("en")} calls included.`);
   }
-  if (overage !== null && overage < minimumUsdc) found.push(`Price per call beyond them: at least the market's minimum, ${minimum} USDC.`);
+  if (overage !== null && overage < minimumUsdc) found.push(`Price per call beyond them: at least the market's minimum, ${minimum}.`);
   if (found.length > 0 || periodPrice === null || days === null || included === null || overage === null) return found;
   const periodSecs = days * SECS_PER_DAY;
   return {
@@ -94,21 +96,21 @@ export function checkPricing(form: PricingForm, minimumUsdc: bigint): CheckedPri
   };
 }
 
-/** A listing's current pricing in the form's terms, to edit it. */
+/** A listing's current pricing in the form's terms, to edit it (amounts as a person types them: "0.25"). */
 export function pricingForm(pricing: WirePricing): PricingForm {
   switch (pricing.model) {
     case "pay_per_use":
-      return { ...NEW_PRICING, price: pricing.price_usdc };
+      return { ...NEW_PRICING, price: trimUsdc(pricing.price_usdc) };
     case "subscription":
-      return { ...NEW_PRICING, model: "subscription", periodPrice: pricing.period_price_usdc, periodDays: String(pricing.period_secs / SECS_PER_DAY) };
+      return { ...NEW_PRICING, model: "subscription", periodPrice: trimUsdc(pricing.period_price_usdc), periodDays: String(pricing.period_secs / SECS_PER_DAY) };
     case "hybrid":
       return {
         ...NEW_PRICING,
         model: "hybrid",
-        periodPrice: pricing.period_price_usdc,
+        periodPrice: trimUsdc(pricing.period_price_usdc),
         periodDays: String(pricing.period_secs / SECS_PER_DAY),
         includedCalls: String(pricing.included_calls),
-        overagePrice: pricing.overage_price_usdc,
+        overagePrice: trimUsdc(pricing.overage_price_usdc),
       };
   }
 }

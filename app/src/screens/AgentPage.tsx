@@ -5,7 +5,7 @@ import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { priceText } from "../components/price.js";
 import { RunForm } from "../components/RunForm.js";
-import { latencyText } from "../components/latency.js";
+import { latencyText, successText } from "../components/figures.js";
 import { StatusBadge } from "../components/StatusBadge.js";
 import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
@@ -114,7 +114,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                         <tr key={w.window}>
                           <th scope="row">{WINDOWS[w.window]}</th>
                           <td className="num" data-label="Executions">{w.executions}</td>
-                          <td className="num" data-label="Success">{w.successRate === null ? "–" : `${(w.successRate * 100).toFixed(1)}%`}</td>
+                          <td className="num" data-label="Success">{successText(w.successRate)}</td>
                           <td className="num" data-label="Latency p50 / p95">
                             {latencyText(w.latencySeconds.p50)} / {latencyText(w.latencySeconds.p95)}
                           </td>

@@ -5,6 +5,7 @@ import { AgentName } from "../components/AgentName.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExecutionDetails } from "../components/ExecutionDetails.js";
 import { Empty, Loading } from "../components/Status.js";
+import { Usdc } from "../components/Usdc.js";
 import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFilter } from "../data/executions.js";
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
@@ -88,7 +89,7 @@ export function ExecutionsScreen() {
                 <th scope="col">Agent</th>
                 <th scope="col">Paid with</th>
                 <th scope="col">State</th>
-                <th scope="col" className="num">USDC</th>
+                <th scope="col" className="num">Amount</th>
                 <th scope="col">Opened</th>
                 <th scope="col">
                   <span className="visually-hidden">Details</span>
@@ -109,7 +110,9 @@ export function ExecutionsScreen() {
                     <td data-label="State">
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
                     </td>
-                    <td className="num" data-label="USDC">{x.amount.usdc}</td>
+                    <td className="num" data-label="Amount">
+                      <Usdc amount={x.amount.usdc} testId="execution-amount" />
+                    </td>
                     <td data-label="Opened">{x.openedAt === null ? "" : timeText(x.openedAt)}</td>
                     <td>
                       <button type="button" aria-expanded={open === x.id} onClick={() => setOpen(open === x.id ? null : x.id)}>

@@ -72,7 +72,9 @@ export function KeysScreen() {
             <table data-testid="keys-table" className="keys-table stack-narrow">
               <colgroup>
                 <col className="name" />
-                <col span={7} />
+                <col />
+                <col className="env" />
+                <col span={5} />
                 <col className="action" />
               </colgroup>
               <thead>
@@ -83,7 +85,7 @@ export function KeysScreen() {
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col" className="num">Executions</th>
-                  <th scope="col" className="num">USDC spent</th>
+                  <th scope="col" className="num">Spent</th>
                   <th scope="col" className="num">Cap</th>
                   <th scope="col">
                     <span className="visually-hidden">Status</span>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
+import { successText } from "../components/figures.js";
 import { priceText } from "../components/price.js";
 import { StatusBadge } from "../components/StatusBadge.js";
 import { Empty, Loading } from "../components/Status.js";
@@ -71,7 +72,7 @@ export function MarketplaceScreen({ onOpen }: { onOpen: (agentId: string) => voi
                 <p className="muted small">
                   {h === null || h.executions === 0
                     ? "No on-chain executions in 30 days"
-                    : `${h.successRate === null ? "–" : `${(h.successRate * 100).toFixed(1)}%`} success over ${h.executions} on-chain executions (30 days)`}
+                    : `${successText(h.successRate)} success over ${h.executions} on-chain executions (30 days)`}
                 </p>
               </li>
             );

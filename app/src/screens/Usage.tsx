@@ -4,7 +4,9 @@ import { useMemo, useState } from "react";
 import { useApp } from "../app-context.js";
 import { BarChart } from "../components/BarChart.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
+import { usdcFigure, usdcText } from "../components/money.js";
 import { Empty, Loading } from "../components/Status.js";
+import { Usdc } from "../components/Usdc.js";
 import { fetchUsage, usageCsv, type Dimension, type Range } from "../data/usage.js";
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
@@ -29,7 +31,6 @@ function bucketNames(start: string, range: Range): { label: string; tick: string
   return { label: `${day}, ${hour}`, tick: d.toLocaleTimeString([], { hour: "numeric" }) };
 }
 
-const usdcFigure = (value: number) => (value === 0 ? "0" : value.toFixed(6).replace(/\.?0+$/, ""));
 const countFigure = (value: number) => String(value);
 
 export function UsageScreen() {
@@ -52,7 +53,7 @@ export function UsageScreen() {
   const bars = useMemo(
     () =>
       usage.state === "ready" && usage.value !== null
-        ? usage.value.buckets.map((b) => ({ key: b.start, ...bucketNames(b.start, usage.value!.range), value: Number(b.spent.usdc), text: `${b.executions} executions, ${b.spent.usdc} USDC` }))
+        ? usage.value.buckets.map((b) => ({ key: b.start, ...bucketNames(b.start, usage.value!.range), value: Number(b.spent.usdc), text: `${b.executions} executions, ${usdcText(b.spent.usdc)}` }))
         : [],
     [usage],
   );
@@ -135,8 +136,10 @@ export function UsageScreen() {
               <dd>{usage.value.totals.refunded}</dd>
             </div>
             <div>
-              <dt>USDC spent</dt>
-              <dd data-testid="total-spent">{usage.value.totals.spent.usdc}</dd>
+              <dt>Spent</dt>
+              <dd>
+                <Usdc amount={usage.value.totals.spent.usdc} testId="total-spent" />
+              </dd>
             </div>
           </dl>
           {!usage.value.totals.spent.finalized && <p className="muted small">Some of these figures are confirmed but not yet finalized by the chain.</p>}
