@@ -337,3 +337,33 @@ fn two_items_on_a_hybrid_subscription_with_one_included_call_left_take_it_once()
     let subscription: Subscription = t.chain.anchor_account(&subscription_address).unwrap();
     assert_eq!(subscription.included_calls_remaining, 0);
 }
+
+const MAX_TRANSACTION_BYTES: usize = 1_232;
+
+fn legacy_size(instructions: &[Instruction], fee_payer: &solana_keypair::Keypair) -> usize {
+    let transaction = solana_transaction::Transaction::new_signed_with_payer(
+        instructions,
+        Some(&fee_payer.pubkey()),
+        &[fee_payer],
+        Default::default(),
+    );
+    bincode::serialize(&transaction).unwrap().len()
+}
+
+/// The figures of docs/program.md, "Batched opens": a legacy transaction's size per batch size,
+/// one payer per item (the worst case: no account shared between items).
+#[test]
+fn legacy_transaction_size_per_batch_size() {
+    let mut t = TestMarket::new();
+    let agent = t.agent();
+    let relayer = t.relayer().insecure_clone();
+    let payers: Vec<Payer> = (0..MAX_OPEN_BATCH).map(|_| t.payer(USDC, USDC)).collect();
+    for count in 1..=usize::from(MAX_OPEN_BATCH) {
+        let entries = entries_for(&payers[..count].iter().collect::<Vec<_>>());
+        let bytes = legacy_size(&[open_batch_ix(&t, &agent, &entries)], &relayer);
+        println!("open_escrow_batch of {count}: legacy transaction {bytes} bytes");
+        if count <= 4 {
+            assert!(bytes <= MAX_TRANSACTION_BYTES, "{count} items fit a legacy transaction: {bytes}");
+        }
+    }
+}
