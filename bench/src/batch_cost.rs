@@ -7,16 +7,24 @@
 //! transaction's own and those the precompile verifies, 5,000 lamports each); the relayer's SOL
 //! is read before and after, so what it spent beyond the fees is rent still held.
 //!
+//! Batched opens too: the same with the opens grouped by `open_escrow_batch`, at most
+//! `MAX_OPEN_BATCH` per transaction.
+//!
 //! Run: `npm run bench` (after `execution-cost`).
 
 // The scene's account labels and transaction descriptions serve `execution-cost` only.
 #[allow(dead_code)]
 mod scene;
 
-use agent_market::{signature::batch_digest, state::ReceiptLog, FEE_SHARD_COUNT, MAX_SETTLE_BATCH};
+use agent_market::{
+    signature::batch_digest, state::ReceiptLog, OpenEscrowItem, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH,
+};
 use anchor_lang::prelude::Pubkey;
-use localnet::market::{result_digest, MarketKeys};
-use scene::{Scene, PACKET_DATA_SIZE};
+use localnet::{
+    market::{result_digest, MarketKeys},
+    open_batch::OpenBatchEntry,
+};
+use scene::{Scene, PACKET_DATA_SIZE, PRICE_USDC};
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 
@@ -44,23 +52,28 @@ struct Row {
     executions: u64,
     fee_lamports: u64,
     rent_held_lamports: u64,
+    open_bytes: usize,
     settle_bytes: usize,
+}
+
+fn size_note(bytes: usize) -> String {
+    if bytes > PACKET_DATA_SIZE {
+        format!("{bytes} (over {PACKET_DATA_SIZE}: v0 + lookup table)")
+    } else {
+        bytes.to_string()
+    }
 }
 
 impl Row {
     fn print(&self) {
-        let size = if self.settle_bytes > PACKET_DATA_SIZE {
-            format!("{} (over {PACKET_DATA_SIZE}: a v0 transaction with a lookup table)", self.settle_bytes)
-        } else {
-            self.settle_bytes.to_string()
-        };
         println!(
-            "  {:<40} {:>10} {:>16} {:>20}   {}",
+            "  {:<46} {:>10} {:>16} {:>20}   {:<44} {}",
             self.design,
             self.executions,
             self.fee_lamports / self.executions,
             self.rent_held_lamports / self.executions,
-            size
+            size_note(self.open_bytes),
+            size_note(self.settle_bytes)
         );
     }
 }
@@ -81,10 +94,12 @@ fn per_call(scene: &mut Scene, count: u64) -> Row {
     let before = relayer_lamports(scene);
     let mut fee_lamports = 0;
     let mut settle_bytes = 0;
+    let mut open_bytes = 0;
     for index in 0..count {
         let id = execution_id(1, index);
         let open = scene.open_tx(id);
         fee_lamports += charged_signatures(&open) * LAMPORTS_PER_SIGNATURE;
+        open_bytes = bincode::serialized_size(&open).expect("serialize") as usize;
         scene.send(open);
         let settle = scene.settle_tx(id);
         fee_lamports += charged_signatures(&settle) * LAMPORTS_PER_SIGNATURE;
@@ -97,20 +112,48 @@ fn per_call(scene: &mut Scene, count: u64) -> Row {
         executions: count,
         fee_lamports,
         rent_held_lamports: spent - fee_lamports,
+        open_bytes,
         settle_bytes,
     }
 }
 
-/// `batch` executions opened one by one, then settled in one `settle_batch`.
-fn batched(scene: &mut Scene, round: u64, batch: u64) -> Row {
-    let before = relayer_lamports(scene);
+/// Opens `ids`, one `open_escrow` each without `open_batch`, else `open_escrow_batch` of up to
+/// `open_batch`; returns the fees and the largest open transaction's size.
+fn open_all(scene: &mut Scene, ids: &[[u8; 16]], open_batch: Option<usize>) -> (u64, usize) {
     let mut fee_lamports = 0;
-    let ids: Vec<[u8; 16]> = (0..batch).map(|index| execution_id(round, index)).collect();
-    for id in &ids {
-        let open = scene.open_tx(*id);
+    let mut open_bytes = 0;
+    for chunk in ids.chunks(open_batch.unwrap_or(1)) {
+        let open = if open_batch.is_none() {
+            scene.open_tx(chunk[0])
+        } else {
+            let entries: Vec<OpenBatchEntry> = chunk
+                .iter()
+                .map(|id| OpenBatchEntry {
+                    payer: scene.payer.pubkey(),
+                    payer_token_account: scene.payer_token_account,
+                    item: OpenEscrowItem {
+                        execution_id: *id,
+                        api_key_id: [3; 16],
+                        request_hash: REQUEST_HASH,
+                        max_amount_usdc: PRICE_USDC,
+                    },
+                })
+                .collect();
+            scene.relayer_tx(&[scene.market.keys.open_escrow_batch(scene.agent, &entries)])
+        };
         fee_lamports += charged_signatures(&open) * LAMPORTS_PER_SIGNATURE;
+        open_bytes = open_bytes.max(bincode::serialized_size(&open).expect("serialize") as usize);
         scene.send(open);
     }
+    (fee_lamports, open_bytes)
+}
+
+/// `batch` executions opened `open_batch` at a time (none: one `open_escrow` each), then settled
+/// in one `settle_batch`.
+fn batched(scene: &mut Scene, round: u64, batch: u64, open_batch: Option<usize>) -> Row {
+    let before = relayer_lamports(scene);
+    let ids: Vec<[u8; 16]> = (0..batch).map(|index| execution_id(round, index)).collect();
+    let (mut fee_lamports, open_bytes) = open_all(scene, &ids, open_batch);
     let digests: Vec<[u8; 32]> = ids
         .iter()
         .map(|id| result_digest(id, &scene.agent, &REQUEST_HASH, &RESULT_HASH))
@@ -131,11 +174,16 @@ fn batched(scene: &mut Scene, round: u64, batch: u64) -> Row {
     let settle_bytes = bincode::serialized_size(&settle).expect("serialize") as usize;
     scene.send(settle);
     let spent = before - relayer_lamports(scene);
+    let design = match open_batch {
+        None => format!("batched: {batch} per settle_batch"),
+        Some(open_batch) => format!("batched: {open_batch} per open, {batch} per settle"),
+    };
     Row {
-        design: format!("batched: {batch} per settle_batch"),
+        design,
         executions: batch,
         fee_lamports,
         rent_held_lamports: spent - fee_lamports,
+        open_bytes,
         settle_bytes,
     }
 }
@@ -151,18 +199,23 @@ fn main() {
 
     println!("Agent Market: lamports per settled execution, today's design beside batched settlement (one run)");
     println!(
-        "  {:<40} {:>10} {:>16} {:>20}   {}",
-        "design", "executions", "fees/execution", "rent held/execution", "settle transaction bytes"
+        "  {:<46} {:>10} {:>16} {:>20}   {:<44} {}",
+        "design", "executions", "fees/execution", "rent held/execution", "open transaction bytes", "settle transaction bytes"
     );
     per_call(&mut scene, 16).print();
     for (round, batch) in [(2, 1), (3, 8), (4, u64::from(MAX_SETTLE_BATCH))] {
-        batched(&mut scene, round, batch).print();
+        batched(&mut scene, round, batch, None).print();
+    }
+    for (round, batch) in [(5, 1), (6, 8), (7, u64::from(MAX_SETTLE_BATCH))] {
+        let open_batch = (batch as usize).min(usize::from(MAX_OPEN_BATCH));
+        batched(&mut scene, round, batch, Some(open_batch)).print();
     }
     println!(
         "\nThe receipt log: {log_rent} lamports of rent once per agent ({} bytes), not per execution: \
          at most 10,000 lamports per execution from the agent's {}th batched execution on, and nothing per \
-         call left once a dispute window has passed. Opens are not batched yet: each is one transaction \
-         of one signature, 5,000 lamports. A batch of {MAX_SETTLE_BATCH} is the program's limit (docs/program.md).",
+         call left once a dispute window has passed. Batched opens take at most {MAX_OPEN_BATCH} escrows a \
+         transaction, all of one payer here (one payer per item costs 171 bytes an item). A batch of \
+         {MAX_SETTLE_BATCH} is settle_batch's limit (docs/program.md).",
         ReceiptLog::SPACE,
         log_rent.div_ceil(10_000),
     );

@@ -13,6 +13,7 @@ pub mod ledger;
 pub mod market;
 pub mod native;
 pub mod node;
+pub mod open_batch;
 pub mod pubsub;
 pub mod receipt_log;
 pub mod rpc;

@@ -13,10 +13,13 @@ use agent_market::{
     signature::{
         require_ed25519_verified, result_digest, signing_key_proof_digest, RESULT_SIGNATURE, SIGNING_KEY_PROOF,
     },
-    AgentTerms, MarketParams, Pricing, ReceiptLeaf, RefundReason, ID as PROGRAM_ID,
+    AgentTerms, MarketParams, OpenEscrowItem, Pricing, ReceiptLeaf, RefundReason, ID as PROGRAM_ID,
 };
 use anchor_lang::solana_program::hash::hashv;
-use localnet::market::{pda, EscrowRef, MarketKeys};
+use localnet::{
+    market::{pda, EscrowRef, MarketKeys},
+    open_batch::OpenBatchEntry,
+};
 use serde_json::{json, Value};
 use solana_instruction::Instruction;
 use solana_keypair::keypair_from_seed;
@@ -277,6 +280,24 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
                 result_hashes,
                 u8_of(&args["fee_shard_index"]),
             )
+        }
+        "open_escrow_batch" => {
+            let entries: Vec<OpenBatchEntry> = args["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .map(|item| OpenBatchEntry {
+                    payer: pubkey(&item["payer"]),
+                    payer_token_account: pubkey(&item["payer_token_account"]),
+                    item: OpenEscrowItem {
+                        execution_id: hex_array(&item["execution_id"]),
+                        api_key_id: hex_array(&item["api_key_id"]),
+                        request_hash: hex_array(&item["request_hash"]),
+                        max_amount_usdc: u64_of(&item["max_amount_usdc"]),
+                    },
+                })
+                .collect();
+            market.open_escrow_batch(agent, &entries)
         }
         "open_dispute_from_log" => market.open_dispute_from_log(
             agent,

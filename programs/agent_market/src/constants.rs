@@ -68,6 +68,11 @@ pub const BATCH_DIGEST_DOMAIN: &[u8] = b"agentmarket/result-batch/v1";
 #[constant]
 pub const MAX_SETTLE_BATCH: u8 = 16;
 
+/// The most escrows one `open_escrow_batch` opens (docs/program.md, "Batched opens"). The
+/// transaction binds first: each item carries its new escrow's key and 72 bytes of arguments.
+#[constant]
+pub const MAX_OPEN_BATCH: u8 = 8;
+
 /// Height of each tree of a receipt log: 2^18 leaves, and a proof of 18 hashes (576 bytes) that
 /// fits a legacy `open_dispute_from_log` transaction beside the leaf's fields (20 would not).
 #[constant]

@@ -146,4 +146,16 @@ pub enum AgentMarketError {
     InvalidProofLength,
     #[msg("Leaf and proof do not lead to a root the receipt log holds")]
     UnknownReceiptRoot,
+    #[msg("A batch opens at least one escrow")]
+    EmptyOpenBatch,
+    #[msg("A batch opens at most MAX_OPEN_BATCH escrows")]
+    OpenBatchTooLarge,
+    #[msg("A batched open needs exactly three accounts per item: escrow, payer token account, subscription")]
+    OpenBatchAccountCountMismatch,
+    #[msg("An execution id appears twice in one batch")]
+    DuplicateExecutionId,
+    #[msg("A batched escrow account is not at its execution id's address")]
+    EscrowAddressMismatch,
+    #[msg("A batched subscription account is not at the payer's subscription address for this agent")]
+    SubscriptionAddressMismatch,
 }

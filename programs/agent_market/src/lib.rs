@@ -78,6 +78,13 @@ pub mod agent_market {
         handle_open_escrow(ctx, execution_id, api_key_id, request_hash, max_amount_usdc)
     }
 
+    pub fn open_escrow_batch<'info>(
+        ctx: Context<'_, '_, 'info, 'info, OpenEscrowBatch<'info>>,
+        items: Vec<OpenEscrowItem>,
+    ) -> Result<()> {
+        handle_open_escrow_batch(ctx, items)
+    }
+
     pub fn settle(ctx: Context<Settle>, result_hash: [u8; 32], fee_shard_index: u8) -> Result<()> {
         handle_settle(ctx, result_hash, fee_shard_index)
     }

@@ -23,6 +23,7 @@ export * from "./digest.js";
 export * from "./key-proof.js";
 export * from "./instructions.js";
 export * from "./batch-instructions.js";
+export * from "./open-batch-instructions.js";
 export * from "./accounts.js";
 export * from "./events.js";
 export * from "./errors.js";

@@ -14,6 +14,7 @@ import {
   initializeMarketInstruction,
   openDisputeFromLogInstruction,
   openDisputeInstruction,
+  openEscrowBatchInstruction,
   openEscrowInstruction,
   reclaimInstruction,
   refundInstruction,
@@ -313,6 +314,21 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey)
         executionIds: (a.execution_ids as string[]).map(fromHex),
         resultHashes: (a.result_hashes as string[]).map(fromHex),
         feeShardIndex: a.fee_shard_index as number,
+      });
+    case "open_escrow_batch":
+      return openEscrowBatchInstruction({
+        programId,
+        relayer: key("relayer"),
+        usdcMint,
+        agent,
+        items: (a.items as Json[]).map((item) => ({
+          payer: new PublicKey(item.payer as string),
+          payerTokenAccount: new PublicKey(item.payer_token_account as string),
+          executionId: fromHex(item.execution_id as string),
+          apiKeyId: fromHex(item.api_key_id as string),
+          requestHash: fromHex(item.request_hash as string),
+          maxAmountUsdc: BigInt(item.max_amount_usdc as string),
+        })),
       });
     case "open_dispute_from_log":
       return openDisputeFromLogInstruction({

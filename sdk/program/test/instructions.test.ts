@@ -22,10 +22,13 @@ import { buildGoldenCase, golden, goldenInputs } from "./golden.js";
 
 const instructions = new Map(IDL.instructions.map((ix) => [ix.name as string, ix]));
 
-/** The accounts after the ones the IDL lists: the escrows of a settle_batch, writable. */
+/**
+ * The accounts after the ones the IDL lists, all writable: the escrows of a settle_batch, and the
+ * escrow, token account and subscription of each item of an open_escrow_batch.
+ */
 function remainingAccounts(name: string, ix: TransactionInstruction) {
   const remaining = ix.keys.slice(instructions.get(name)!.accounts.length);
-  for (const meta of remaining) assert.ok(name === "settle_batch" && meta.isWritable && !meta.isSigner, `${name}: extra account`);
+  for (const meta of remaining) assert.ok(["settle_batch", "open_escrow_batch"].includes(name) && meta.isWritable && !meta.isSigner, `${name}: extra account`);
   return remaining;
 }
 const built = golden.instructions.cases.map((c, i) => ({ name: c.name, label: `${c.name} (case ${i})`, ix: buildGoldenCase(c) }));
@@ -46,7 +49,7 @@ describe("instruction builders", () => {
       const def = instructions.get(name)!;
       assert.ok(ix.programId.equals(PROGRAM_ID));
       assert.deepEqual(Array.from(ix.data.subarray(0, 8)), def.discriminator);
-      // Only settle_batch takes more: its escrows, as remaining accounts after the IDL's.
+      // Only the batches take more, as remaining accounts after the IDL's.
       assert.equal(ix.keys.length - remainingAccounts(name, ix).length, def.accounts.length);
       def.accounts.forEach((account, i) => {
         const meta = ix.keys[i]!;

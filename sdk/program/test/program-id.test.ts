@@ -76,6 +76,16 @@ function derivedAddresses(programId: PublicKey): Map<string, PublicKey> {
   for (const c of golden.instructions.cases.filter((c) => c.name === "settle_batch")) {
     for (const id of c.args.execution_ids as string[]) entries.push([`escrow/${id}`, derive(programId, ESCROW_SEED, fromHex(id))]);
   }
+  // The escrows and subscriptions a batched open creates or reads, one per item.
+  for (const c of golden.instructions.cases.filter((c) => c.name === "open_escrow_batch")) {
+    for (const item of c.args.items as { execution_id: string; payer: string }[]) {
+      entries.push([`escrow/${item.execution_id}`, derive(programId, ESCROW_SEED, fromHex(item.execution_id))]);
+      entries.push([
+        `subscription/${item.payer}`,
+        derive(programId, SUBSCRIPTION_SEED, agent.toBytes(), new PublicKey(item.payer).toBytes()),
+      ]);
+    }
+  }
   for (let index = 0; index < FEE_SHARD_COUNT; index++) {
     entries.push([`fee_shard/${index}`, derive(programId, FEE_SHARD_SEED, Uint8Array.of(index))]);
   }

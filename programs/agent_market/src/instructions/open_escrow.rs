@@ -61,7 +61,7 @@ pub struct OpenEscrow<'info> {
 /// subscription covers calls on the terms it was bought under, even after the agent switched its
 /// pricing or retired (docs/program.md, "Pricing changes and retirement"); any other call follows
 /// the agent's pricing now, and a retired agent takes none.
-fn price_call(agent: &Agent, subscription: Option<&mut Subscription>, now: i64) -> Result<(u64, bool)> {
+pub(crate) fn price_call(agent: &Agent, subscription: Option<&mut Subscription>, now: i64) -> Result<(u64, bool)> {
     if let Some(subscription) = subscription.filter(|subscription| subscription.covers_call(now)) {
         if subscription.covers_every_call {
             return Ok((0, false));

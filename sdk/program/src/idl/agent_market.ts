@@ -731,6 +731,114 @@ export const IDL_JSON = {
       ]
     },
     {
+      "name": "open_escrow_batch",
+      "discriminator": [39, 60, 40, 221, 10, 34, 141, 223],
+      "accounts": [
+        {
+          "name": "relayer",
+          "writable": true,
+          "signer": true,
+          "relations": [
+            "market"
+          ]
+        },
+        {
+          "name": "market",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [109, 97, 114, 107, 101, 116]
+              }
+            ]
+          }
+        },
+        {
+          "name": "agent",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [97, 103, 101, 110, 116]
+              },
+              {
+                "kind": "account",
+                "path": "agent.agent_id",
+                "account": "Agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "escrow_vault",
+          "writable": true,
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [101, 115, 99, 114, 111, 119, 95, 118, 97, 117, 108, 116]
+              },
+              {
+                "kind": "account",
+                "path": "agent"
+              }
+            ]
+          }
+        },
+        {
+          "name": "delegate",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [100, 101, 108, 101, 103, 97, 116, 101]
+              }
+            ]
+          }
+        },
+        {
+          "name": "usdc_mint",
+          "relations": [
+            "market"
+          ]
+        },
+        {
+          "name": "token_program",
+          "address": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
+        },
+        {
+          "name": "system_program",
+          "address": "11111111111111111111111111111111"
+        },
+        {
+          "name": "event_authority",
+          "pda": {
+            "seeds": [
+              {
+                "kind": "const",
+                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
+              }
+            ]
+          }
+        },
+        {
+          "name": "program"
+        }
+      ],
+      "args": [
+        {
+          "name": "items",
+          "type": {
+            "vec": {
+              "defined": {
+                "name": "OpenEscrowItem"
+              }
+            }
+          }
+        }
+      ]
+    },
+    {
       "name": "reclaim",
       "discriminator": [44, 177, 236, 249, 145, 109, 163, 186],
       "accounts": [
@@ -2594,6 +2702,36 @@ export const IDL_JSON = {
       "code": 6071,
       "name": "UnknownReceiptRoot",
       "msg": "Leaf and proof do not lead to a root the receipt log holds"
+    },
+    {
+      "code": 6072,
+      "name": "EmptyOpenBatch",
+      "msg": "A batch opens at least one escrow"
+    },
+    {
+      "code": 6073,
+      "name": "OpenBatchTooLarge",
+      "msg": "A batch opens at most MAX_OPEN_BATCH escrows"
+    },
+    {
+      "code": 6074,
+      "name": "OpenBatchAccountCountMismatch",
+      "msg": "A batched open needs exactly three accounts per item: escrow, payer token account, subscription"
+    },
+    {
+      "code": 6075,
+      "name": "DuplicateExecutionId",
+      "msg": "An execution id appears twice in one batch"
+    },
+    {
+      "code": 6076,
+      "name": "EscrowAddressMismatch",
+      "msg": "A batched escrow account is not at its execution id's address"
+    },
+    {
+      "code": 6077,
+      "name": "SubscriptionAddressMismatch",
+      "msg": "A batched subscription account is not at the payer's subscription address for this agent"
     }
   ],
   "types": [
@@ -3740,6 +3878,48 @@ export const IDL_JSON = {
       }
     },
     {
+      "name": "OpenEscrowItem",
+      "docs": [
+        "One execution of a batched open: exactly `open_escrow`'s arguments."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "execution_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "api_key_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "request_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "max_amount_usdc",
+            "type": "u64"
+          }
+        ]
+      }
+    },
+    {
       "name": "Pricing",
       "type": {
         "kind": "enum",
@@ -4269,6 +4449,15 @@ export const IDL_JSON = {
       "name": "MAX_EXECUTION_SECS",
       "type": "u32",
       "value": "900"
+    },
+    {
+      "name": "MAX_OPEN_BATCH",
+      "docs": [
+        "The most escrows one `open_escrow_batch` opens (docs/program.md, \"Batched opens\"). The",
+        "transaction binds first: each item carries its new escrow's key and 72 bytes of arguments."
+      ],
+      "type": "u8",
+      "value": "8"
     },
     {
       "name": "MAX_SETTLE_BATCH",
