@@ -1,13 +1,19 @@
-// Calls a creator's `POST <endpoint>/execute` as docs/execute-protocol.md describes: the body
-// signed by the marketplace key, the SSRF guard, one overall deadline, a response size limit and
-// no redirects; then checks the answer (execution id, result hash, the agent key's signature over
-// the result digest, the output schema). The conformance probe and executions share it.
+// Calls a creator's `POST <endpoint>/execute` and `POST <endpoint>/sign-batch` as
+// docs/execute-protocol.md describes: the body signed by the marketplace key, the SSRF guard, one
+// overall deadline, a response size limit and no redirects; then checks the answer against what
+// the relayer computes itself (for /execute: execution id, result hash, the agent key's signature
+// over the result digest, the output schema; for /sign-batch: the agent key's signature over the
+// batch digest). The conformance probe and executions share it.
 import {
   executeUrl,
+  MAX_SETTLE_BATCH,
   REQUEST_SIGNATURE_HEADER,
+  signBatchUrl,
   signRequest,
   verifyCreatorResponse,
+  verifySignBatchResponse,
   type CreatorExecuteRequest,
+  type SignBatchItem,
 } from "@agent-market/program";
 
 import type { NetworkConfig, NetworkName } from "../config.js";
@@ -47,6 +53,41 @@ export interface CreatorCall {
   signal?: AbortSignal;
 }
 
+/** Why a creator gave no batch signature; `unsupported` (a 404) means per-call signatures instead. */
+export type SignBatchFailure =
+  | "unsupported"
+  | "endpoint_not_allowed"
+  | "unreachable"
+  | "timeout"
+  | "http_error"
+  | "response_too_large"
+  | "invalid_response"
+  | "digest_mismatch"
+  | "bad_signature";
+
+export type SignBatchOutcome =
+  | { ok: true; digest: Uint8Array; signature: Uint8Array; latency_ms: number }
+  | { ok: false; failure: SignBatchFailure; message: string; latency_ms: number; status?: number };
+
+export interface SignBatchCall {
+  endpoint: string;
+  /** The network whose marketplace key signs the request. */
+  network: string;
+  /** The agent account's address (base58): every item is one of its executions. */
+  agent: string;
+  /** The agent's registered Ed25519 key (32 bytes), which must have signed the batch digest. */
+  signing_key: Uint8Array;
+  /** 1 ‥ MAX_SETTLE_BATCH executions whose `/execute` answers were verified, in settle_batch's order. */
+  items: SignBatchItem[];
+  timeout_ms: number;
+  max_response_bytes: number;
+  signal?: AbortSignal;
+}
+
+type Posted =
+  | { ok: true; status: number; body: Buffer; latency_ms: number }
+  | { ok: false; failure: "endpoint_not_allowed" | "unreachable" | "timeout" | "response_too_large"; message: string; latency_ms: number };
+
 export class CreatorClient {
   constructor(
     /** Each network's key that signs its requests to creators. */
@@ -54,34 +95,38 @@ export class CreatorClient {
     private readonly policy: EndpointPolicy,
   ) {}
 
-  async call(call: CreatorCall): Promise<CreatorOutcome> {
-    const url = executeUrl(call.endpoint);
-    const body = JSON.stringify(call.request);
+  /** POSTs `body` to `url` signed by `network`'s marketplace key, through the outbound guard. */
+  private async post(
+    network: string,
+    url: URL,
+    body: string,
+    limits: { timeout_ms: number; max_response_bytes: number; signal?: AbortSignal },
+  ): Promise<Posted> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const key = this.marketplaceKeys[call.request.network as NetworkName];
-    if (!key) throw new Error(`no marketplace key for ${call.request.network}`);
+    const key = this.marketplaceKeys[network as NetworkName];
+    if (!key) throw new Error(`no marketplace key for ${network}`);
     const signature = signRequest(key.marketplace_signing_key, {
       method: "POST",
       path: url.pathname + url.search,
       body,
       timestamp_secs: Math.floor(Date.now() / 1000),
     });
-    let response;
     try {
-      response = await guardedRequest({
+      const response = await guardedRequest({
         method: "POST",
         url: url.href,
         headers: { "content-type": "application/json", [REQUEST_SIGNATURE_HEADER]: signature },
         body,
-        timeout_ms: call.timeout_ms,
-        max_response_bytes: call.max_response_bytes,
+        timeout_ms: limits.timeout_ms,
+        max_response_bytes: limits.max_response_bytes,
         policy: this.policy,
-        signal: call.signal,
+        signal: limits.signal,
       });
+      return { ok: true, status: response.status, body: response.body, latency_ms: elapsed() };
     } catch (error) {
       if (!(error instanceof OutboundError)) throw error;
-      const failure: CreatorFailure =
+      const failure =
         error.code === "address_not_allowed" || error.code === "invalid_url"
           ? "endpoint_not_allowed"
           : error.code === "timeout"
@@ -91,7 +136,12 @@ export class CreatorClient {
               : "unreachable";
       return { ok: false, failure, message: error.message, latency_ms: elapsed() };
     }
-    const latency_ms = elapsed();
+  }
+
+  async call(call: CreatorCall): Promise<CreatorOutcome> {
+    const response = await this.post(call.request.network, executeUrl(call.endpoint), JSON.stringify(call.request), call);
+    if (!response.ok) return response;
+    const { latency_ms } = response;
     if (response.status !== 200) {
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
       return {
@@ -139,5 +189,51 @@ export class CreatorClient {
       signature: check.signature,
       latency_ms,
     };
+  }
+
+  /**
+   * Asks the creator for one signature over the batch digest of `items` and returns it only once
+   * it verifies, under the agent's registered key, over the digest computed here from the items:
+   * what settle_batch will check. A 404 is a kit without the route: `unsupported`.
+   */
+  async signBatch(call: SignBatchCall): Promise<SignBatchOutcome> {
+    if (call.items.length === 0 || call.items.length > MAX_SETTLE_BATCH) {
+      throw new RangeError(`a batch signs 1 to ${MAX_SETTLE_BATCH} executions, got ${call.items.length}`);
+    }
+    const request = { agent: call.agent, items: call.items };
+    const response = await this.post(call.network, signBatchUrl(call.endpoint), JSON.stringify(request), call);
+    if (!response.ok) return response;
+    const { latency_ms, status } = response;
+    if (status === 404) {
+      return { ok: false, failure: "unsupported", message: "the endpoint has no /sign-batch (answered 404)", latency_ms, status };
+    }
+    if (status !== 200) {
+      const redirect = status >= 300 && status < 400 ? " (redirects are not followed)" : "";
+      const code = errorCodeOf(response.body);
+      const message = `the endpoint answered ${status}${code ? ` ${code}` : ""}${redirect}`;
+      return { ok: false, failure: "http_error", message, latency_ms, status };
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(response.body.toString("utf8"));
+    } catch {
+      return { ok: false, failure: "invalid_response", message: "the answer is not JSON", latency_ms };
+    }
+    const check = verifySignBatchResponse(parsed, request, call.signing_key);
+    if (!check.ok) {
+      const failure = check.reason === "malformed_response" ? "invalid_response" : check.reason;
+      return { ok: false, failure, message: check.message, latency_ms };
+    }
+    return { ok: true, digest: check.digest, signature: check.signature, latency_ms };
+  }
+}
+
+/** The `error.code` of a kit's error answer, for the log; undefined for any other body. */
+function errorCodeOf(body: Buffer): string | undefined {
+  try {
+    const code = (JSON.parse(body.toString("utf8")) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === "string" && /^[a-z_]{1,64}$/.test(code) ? code : undefined;
+  } catch {
+    return undefined;
   }
 }

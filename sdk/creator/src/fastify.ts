@@ -1,4 +1,4 @@
-// `POST /execute` and `GET /health` as a fastify plugin, answering as the node:http listener does.
+// `POST /execute`, `POST /sign-batch` and `GET /health` as a fastify plugin, answering as the node:http listener does.
 // The plugin is encapsulated (no fastify-plugin wrapper) on purpose: its raw-body parser and error
 // handler must not leak into the host application.
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
@@ -50,6 +50,16 @@ export const agentServicePlugin: FastifyPluginAsync<AgentServicePluginOptions> =
       headers: request.headers,
       body: request.body instanceof Buffer ? request.body : new Uint8Array(),
       signal: hangUp.signal,
+    });
+    return send(reply, response);
+  });
+
+  fastify.post("/sign-batch", { bodyLimit: service.maxBodyBytes }, async (request, reply) => {
+    const response = await service.handleSignBatch({
+      method: request.method,
+      path: request.raw.url ?? request.url,
+      headers: request.headers,
+      body: request.body instanceof Buffer ? request.body : new Uint8Array(),
     });
     return send(reply, response);
   });

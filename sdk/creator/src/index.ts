@@ -29,4 +29,7 @@ export {
   type CreatorExecuteRequest,
   type CreatorExecuteResponse,
   type ListingDocument,
+  type SignBatchItem,
+  type SignBatchRequest,
+  type SignBatchResponse,
 } from "@agent-market/program";

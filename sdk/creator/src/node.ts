@@ -1,8 +1,15 @@
-// `POST /execute` and `GET /health` over plain node:http.
+// `POST /execute`, `POST /sign-batch` and `GET /health` over plain node:http.
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 
 import { errorResponse, type ServiceResponse } from "./responses.js";
-import type { AgentServiceCore } from "./service.js";
+import type { AgentServiceCore, ExecuteHttpRequest } from "./service.js";
+
+type PostRoute = (core: AgentServiceCore, request: ExecuteHttpRequest) => Promise<ServiceResponse>;
+
+const POST_ROUTES: Record<string, PostRoute> = {
+  "/execute": (core, request) => core.handleExecute(request),
+  "/sign-batch": (core, request) => core.handleSignBatch(request),
+};
 
 /** Writes `response` as JSON; the fastify plugin writes the same bytes and headers. */
 function sendJson(res: ServerResponse, response: ServiceResponse, headers: Record<string, string> = {}): void {
@@ -51,12 +58,14 @@ async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerRe
     else sendJson(res, errorResponse(405, "method_not_allowed", "use GET /health"), { allow: "GET" });
     return;
   }
-  if (pathname !== "/execute") {
-    sendJson(res, errorResponse(404, "not_found", "this service answers POST /execute and GET /health"));
+  const route = pathname !== undefined && Object.hasOwn(POST_ROUTES, pathname) ? POST_ROUTES[pathname] : undefined;
+  if (route === undefined) {
+    const message = "this service answers POST /execute, POST /sign-batch and GET /health";
+    sendJson(res, errorResponse(404, "not_found", message));
     return;
   }
   if (req.method !== "POST") {
-    sendJson(res, errorResponse(405, "method_not_allowed", "use POST /execute"), { allow: "POST" });
+    sendJson(res, errorResponse(405, "method_not_allowed", `use POST ${pathname}`), { allow: "POST" });
     return;
   }
   const body = await readBody(req, core.maxBodyBytes);
@@ -71,7 +80,7 @@ async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerRe
   res.once("close", () => {
     if (!res.writableFinished) hangUp.abort();
   });
-  const response = await core.handleExecute({
+  const response = await route(core, {
     method: req.method,
     path,
     headers: req.headers,
@@ -85,7 +94,7 @@ async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerRe
 export function nodeListener(core: AgentServiceCore): RequestListener {
   return (req, res) => {
     serve(core, req, res).catch(() => {
-      // handleExecute never throws, so this is reading the body failing: answer if anyone listens.
+      // The routes never throw, so this is reading the body failing: answer if anyone listens.
       if (!res.headersSent && !res.destroyed) {
         sendJson(res, errorResponse(400, "invalid_request", "the request could not be read"));
       }

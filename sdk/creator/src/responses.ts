@@ -1,5 +1,5 @@
-// The JSON answers of an agent service: the signed result, or {"error": {code, message}}.
-import type { CreatorExecuteResponse, RequestSignatureFailure } from "@agent-market/program";
+// The JSON answers of an agent service: the signed result or batch, or {"error": {code, message}}.
+import type { CreatorExecuteResponse, RequestSignatureFailure, SignBatchResponse } from "@agent-market/program";
 
 export type ExecuteErrorCode =
   | RequestSignatureFailure
@@ -14,6 +14,11 @@ export type ExecuteErrorCode =
   | "request_aborted"
   | "handler_error"
   | "invalid_output"
+  // POST /sign-batch only.
+  | "empty_batch"
+  | "batch_too_large"
+  | "duplicate_execution"
+  | "unknown_result_signature"
   | "not_found"
   | "method_not_allowed"
   | "internal_error";
@@ -35,7 +40,7 @@ export interface HealthBody {
 }
 
 /** An HTTP answer: the status and the JSON body. */
-export interface ServiceResponse<B = CreatorExecuteResponse | ErrorBody | HealthBody> {
+export interface ServiceResponse<B = CreatorExecuteResponse | SignBatchResponse | ErrorBody | HealthBody> {
   status: number;
   body: B;
 }

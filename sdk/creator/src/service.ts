@@ -1,12 +1,12 @@
-// The creator's side of `POST /execute` (docs/execute-protocol.md), as one function of the raw
-// request so that the node:http listener and the fastify plugin answer byte for byte alike.
+// The creator's side of `POST /execute` and `POST /sign-batch` (docs/execute-protocol.md), each as
+// one function of the raw request so that the node:http listener and the fastify plugin answer
+// byte for byte alike.
 import { createServer, type RequestListener, type Server } from "node:http";
 
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import {
   DEFAULT_REQUEST_TOLERANCE_SECS,
-  REQUEST_SIGNATURE_HEADER,
   ed25519PublicKey,
   formatAddress,
   formatSigningKeyProof,
@@ -16,8 +16,6 @@ import {
   signResult,
   signSigningKeyProof,
   toHex,
-  verifyRequestSignature,
-  type RequestSignatureFailure,
 } from "@agent-market/program";
 
 import { nodeListener } from "./node.js";
@@ -28,6 +26,10 @@ import {
   type ServiceResponse,
 } from "./responses.js";
 import { ReplayCache } from "./replay-cache.js";
+import { requestAuthenticator, type ExecuteHttpRequest } from "./request-auth.js";
+import { batchSigner } from "./sign-batch.js";
+
+export type { ExecuteHttpRequest };
 
 /** A JSON Schema (draft 2020-12) document. */
 export type JsonSchema = boolean | { [keyword: string]: unknown };
@@ -82,17 +84,6 @@ export interface AgentServiceOptions<P = Record<string, unknown>, O = unknown> {
 export const DEFAULT_REPLAY_CACHE_SIZE = 10_000;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** A request to `POST /execute`, as it arrived. */
-export interface ExecuteHttpRequest {
-  method: string;
-  /** The request target exactly as received (Node's `req.url`): the marketplace signed it. */
-  path: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: Uint8Array;
-  /** Aborts the handler when the marketplace hangs up. */
-  signal?: AbortSignal;
-}
-
 /** The service without a transport: what the node:http listener and the fastify plugin share. */
 export interface AgentServiceCore {
   /** The base58 public key of `signingKey`. */
@@ -100,6 +91,11 @@ export interface AgentServiceCore {
   readonly maxBodyBytes: number;
   /** Checks, runs and signs one execution; never throws. */
   handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse>;
+  /**
+   * Checks that every item of a batch carries this key's signature of its result, then signs the
+   * batch digest that `settle_batch` takes in their place; never throws.
+   */
+  handleSignBatch(request: ExecuteHttpRequest): Promise<ServiceResponse>;
   /**
    * The signing-key proof (base58 signature) for registering this key as `agent`'s by `creator`:
    * what `register_agent`, or an `update_agent` setting this key, needs (docs/program.md).
@@ -109,7 +105,7 @@ export interface AgentServiceCore {
 }
 
 export interface AgentService extends AgentServiceCore {
-  /** node:http listener serving `POST /execute` and `GET /health`, to mount in an existing server. */
+  /** node:http listener serving `POST /execute`, `POST /sign-batch` and `GET /health`, to mount in an existing server. */
   readonly handler: RequestListener;
   /**
    * Starts a node:http server with `handler` on `port` (0: any free port) and `host` (default, as
@@ -117,14 +113,6 @@ export interface AgentService extends AgentServiceCore {
    */
   listen(port?: number, host?: string): Promise<Server>;
 }
-
-const SIGNATURE_FAILURE_MESSAGES: Record<RequestSignatureFailure, string> = {
-  missing_signature: `the ${REQUEST_SIGNATURE_HEADER} header is missing`,
-  malformed_signature: `the ${REQUEST_SIGNATURE_HEADER} header is not t=<unix secs>,key=<base58>,sig=<128 hex>`,
-  unexpected_key: "the request is not signed by the marketplace key this service trusts",
-  stale_timestamp: "the signature's timestamp is outside the accepted window",
-  bad_signature: "the signature does not match the method, path and body",
-};
 
 // setTimeout fires at once beyond this (about 24.8 days); no live request waits that long.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -144,12 +132,6 @@ function describe(what: string, found: SchemaViolation[]): string {
 function errorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.length > MAX_ERROR_MESSAGE_CHARS ? `${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` : message;
-}
-
-function headerValue(headers: ExecuteHttpRequest["headers"], name: string): string | undefined {
-  const value = headers[name];
-  // A repeated header reaches verifyRequestSignature as Node joins it, which it refuses.
-  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 function compileSchema(ajv: Ajv2020, schema: JsonSchema, which: string): ValidateFunction {
@@ -246,14 +228,14 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     options.onError ??
     ((error, executionId) => console.error(`agent service error (${executionId ?? "no execution"}):`, error));
   const replayCacheSize = options.replayCacheSize ?? DEFAULT_REPLAY_CACHE_SIZE;
-  const seenSignatures = new ReplayCache(replayCacheSize);
+  const authenticate = requestAuthenticator({ marketplaceKey, toleranceSecs, replayCacheSize, maxBodyBytes, now });
   const seenExecutions = new ReplayCache(replayCacheSize);
   // Defaults fill the handler's parameters only after request_hash was checked against them as sent;
   // the output validator must not touch the output, whose hash is signed.
   const validateInput = compileSchema(newAjv(true), options.inputSchema, "input");
   const validateOutput = compileSchema(newAjv(false), options.outputSchema, "output");
   const publicKey = formatAddress(publicKeyBytes);
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  const signBatch = batchSigner({ signingKey, publicKey: publicKeyBytes, servedAgents });
 
   async function run(request: ParsedRequest, clientSignal: AbortSignal | undefined): Promise<ServiceResponse> {
     const controller = new AbortController();
@@ -317,27 +299,10 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
   }
 
   async function handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse> {
-    if (request.body.length > maxBodyBytes) {
-      return errorResponse(413, "payload_too_large", `the body is larger than ${maxBodyBytes} bytes`);
-    }
-    const now_secs = now() / 1000;
-    const check = verifyRequestSignature(
-      headerValue(request.headers, REQUEST_SIGNATURE_HEADER),
-      { method: request.method, path: request.path, body: request.body },
-      { marketplace_key: marketplaceKey, now_secs, tolerance_secs: toleranceSecs },
-    );
-    if (!check.ok) return errorResponse(401, check.reason, SIGNATURE_FAILURE_MESSAGES[check.reason]);
-    // Past timestamp + tolerance the signature is stale anyway, so that is as long as it needs remembering.
-    if (!seenSignatures.remember(check.signature, check.timestamp_secs + toleranceSecs, now_secs)) {
-      return errorResponse(409, "replayed_request", "this signature was already used");
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(utf8.decode(request.body));
-    } catch {
-      return errorResponse(400, "invalid_json", "the body is not UTF-8 JSON");
-    }
-    const parsed = parseRequestBody(body);
+    const authenticated = authenticate(request);
+    if (!authenticated.ok) return authenticated.response;
+    const { now_secs } = authenticated;
+    const parsed = parseRequestBody(authenticated.body);
     if (typeof parsed === "string") return errorResponse(400, "invalid_request", parsed);
     if (!servedAgents.has(parsed.agent)) {
       return errorResponse(403, "agent_not_served", `this service does not answer for agent ${parsed.agent}`);
@@ -369,6 +334,10 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     return run(parsed, request.signal);
   }
 
+  const internalError = (error: unknown): ServiceResponse => {
+    onError(error, undefined);
+    return errorResponse(500, "internal_error", "the service failed to process the request");
+  };
   const core: AgentServiceCore = {
     publicKey,
     maxBodyBytes,
@@ -376,8 +345,15 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
       try {
         return await handleExecute(request);
       } catch (error) {
-        onError(error, undefined);
-        return errorResponse(500, "internal_error", "the service failed to process the request");
+        return internalError(error);
+      }
+    },
+    async handleSignBatch(request) {
+      try {
+        const authenticated = authenticate(request);
+        return authenticated.ok ? signBatch(authenticated.body) : authenticated.response;
+      } catch (error) {
+        return internalError(error);
       }
     },
     health: () => ({ status: 200, body: { status: "ok", signing_key: publicKey } }),

@@ -11,6 +11,7 @@ const outPath = fileURLToPath(new URL("../../../tests/vectors/protocol.json", im
 
 const REQUEST_SIGNATURE_DOMAIN = "agentmarket/request/v1";
 const RESULT_DIGEST_DOMAIN = "agentmarket/result/v1";
+const BATCH_DIGEST_DOMAIN = "agentmarket/result-batch/v1";
 
 const hex = (bytes) => Buffer.from(bytes).toString("hex");
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest();
@@ -124,6 +125,44 @@ const digestPreimage = Buffer.concat([
 const digest = sha256(digestPreimage);
 const resultSignature = hex(ed25519Sign(creatorSeed, digest));
 
+/** An item of a /sign-batch request: an execution of the agent and the creator's signature of it. */
+function signBatchItem(executionIdHex, requestHashHex, resultHashHex) {
+  const preimage = Buffer.concat([
+    utf8(RESULT_DIGEST_DOMAIN),
+    Buffer.from(executionIdHex, "hex"),
+    agentBytes,
+    Buffer.from(requestHashHex, "hex"),
+    Buffer.from(resultHashHex, "hex"),
+  ]);
+  const itemDigest = sha256(preimage);
+  return {
+    item: {
+      execution_id: formatExecutionId(Buffer.from(executionIdHex, "hex")),
+      request_hash: requestHashHex,
+      result_hash: resultHashHex,
+      signature: hex(ed25519Sign(creatorSeed, itemDigest)),
+    },
+    result_digest: hex(itemDigest),
+  };
+}
+
+// The execute example, then two more executions of the same agent.
+const batchItems = [
+  signBatchItem(hex(executionIdBytes), requestHash, hex(resultHash)),
+  signBatchItem(hex(leadingZeros), hex(counting(0x60, 32)), hex(counting(0x80, 32))),
+  signBatchItem(hex(Buffer.alloc(16, 0xff)), requestHash, hex(sha256(utf8("{}")))),
+];
+const batchCount = Buffer.alloc(4);
+batchCount.writeUInt32LE(batchItems.length);
+const batchPreimage = Buffer.concat([
+  utf8(BATCH_DIGEST_DOMAIN),
+  agentBytes,
+  batchCount,
+  ...batchItems.map((i) => Buffer.from(i.result_digest, "hex")),
+]);
+const batchDigest = sha256(batchPreimage);
+const signBatchRequest = { agent: base58(agentBytes), items: batchItems.map((i) => i.item) };
+
 const listing = {
   name: "Text statistics",
   description: "Word, sentence and character counts, reading time and readability of a text.",
@@ -207,6 +246,14 @@ const vectors = {
       result_hash: hex(resultHash),
       signature: resultSignature,
     },
+  },
+  sign_batch: {
+    request: signBatchRequest,
+    body: JSON.stringify(signBatchRequest),
+    result_digests: batchItems.map((i) => i.result_digest),
+    digest_preimage: hex(batchPreimage),
+    digest: hex(batchDigest),
+    response: { digest: hex(batchDigest), signature: hex(ed25519Sign(creatorSeed, batchDigest)) },
   },
   listing: {
     document: listing,

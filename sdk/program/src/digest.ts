@@ -1,12 +1,13 @@
 // The hashes of the execute protocol (docs/execute-protocol.md): the request hash recorded by
-// open_escrow, the result hash given to settle, the result digest the creator signs, and the
-// signing-key proof a new signing key signs (programs/agent_market/src/signature.rs).
+// open_escrow, the result hash given to settle, the result digest the creator signs, the batch
+// digest that stands for several of them in settle_batch, and the signing-key proof a new signing
+// key signs (programs/agent_market/src/signature.rs).
 import { sha256 } from "@noble/hashes/sha2";
 import type { PublicKey } from "@solana/web3.js";
 
 import { concatBytes, requireLength } from "./bytes.js";
 import { canonicalJson } from "./canonical-json.js";
-import { RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN } from "./program.js";
+import { BATCH_DIGEST_DOMAIN, RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN } from "./program.js";
 
 export { canonicalJson, CanonicalJsonError } from "./canonical-json.js";
 
@@ -42,6 +43,25 @@ export function resultDigest(
       agent.toBytes(),
       requireLength("requestHash", requestHash, 32),
       requireLength("resultHash", resultHash, 32),
+    ),
+  );
+}
+
+/**
+ * `SHA-256("agentmarket/result-batch/v1" ‖ agent (32) ‖ count (u32 LE) ‖ digest_1 ‖ … ‖
+ * digest_count)`: what the agent's key signs once for a `settle_batch` of its executions, over
+ * their result digests in the batch's order. The program bounds the count (MAX_SETTLE_BATCH);
+ * the digest itself is defined for any.
+ */
+export function batchDigest(agent: PublicKey, resultDigests: readonly Uint8Array[]): Uint8Array {
+  const count = new Uint8Array(4);
+  new DataView(count.buffer).setUint32(0, resultDigests.length, true);
+  return sha256(
+    concatBytes(
+      BATCH_DIGEST_DOMAIN,
+      agent.toBytes(),
+      count,
+      ...resultDigests.map((digest, i) => requireLength(`resultDigests[${i}]`, digest, 32)),
     ),
   );
 }

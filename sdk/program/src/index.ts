@@ -14,6 +14,8 @@ export {
   MAX_SUBSCRIPTION_PERIOD_SECS,
   RESULT_DIGEST_DOMAIN,
   SIGNING_KEY_PROOF_DOMAIN,
+  BATCH_DIGEST_DOMAIN,
+  MAX_SETTLE_BATCH,
   splitPayment,
 } from "./program.js";
 export * from "./types.js";
@@ -32,6 +34,7 @@ export { LruMap } from "./lru.js";
 export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";
 export { ed25519PublicKey, ed25519Sign, ed25519Verify } from "./ed25519.js";
 export * from "./protocol.js";
+export * from "./sign-batch.js";
 export * from "./evidence.js";
 export * from "./transaction.js";
 export * from "./conformance.js";

@@ -51,6 +51,10 @@ export const MAX_SUBSCRIPTION_PERIOD_SECS = Number(integerConstant("MAX_SUBSCRIP
 export const RESULT_DIGEST_DOMAIN = bytesConstant("RESULT_DIGEST_DOMAIN");
 /** Domain tag that starts the signing-key proof: "agentmarket/signing-key/v1". */
 export const SIGNING_KEY_PROOF_DOMAIN = bytesConstant("SIGNING_KEY_PROOF_DOMAIN");
+/** Domain tag that starts the batch digest: "agentmarket/result-batch/v1". */
+export const BATCH_DIGEST_DOMAIN = bytesConstant("BATCH_DIGEST_DOMAIN");
+/** The most escrows one `settle_batch` settles, hence the most result digests one batch signs. */
+export const MAX_SETTLE_BATCH = Number(integerConstant("MAX_SETTLE_BATCH"));
 
 const U64_MAX = (1n << 64n) - 1n;
 
