@@ -1,9 +1,8 @@
 // Batched settlement on a real localnet, as the relayer will send it: the agent's receipt log,
 // escrows settled together by settle_batch under one batch signature by the agent's key, and the
 // payer's dispute from the log with the proof the indexer serves.
-import { createHash } from "node:crypto";
-
 import {
+  batchDigest,
   createReceiptLogInstruction,
   ed25519VerifyInstruction,
   openDisputeFromLogInstruction,
@@ -15,17 +14,6 @@ import {
 import { PublicKey } from "@solana/web3.js";
 
 import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "../../tests/src/fixtures.js";
-
-const BATCH_DIGEST_DOMAIN = Buffer.from("agentmarket/result-batch/v1");
-
-/** `SHA-256("agentmarket/result-batch/v1" ‖ agent ‖ count (u32 LE) ‖ result digests)` (docs/program.md). */
-export function batchDigest(agent: PublicKey, resultDigests: readonly Uint8Array[]): Buffer {
-  const count = Buffer.alloc(4);
-  count.writeUInt32LE(resultDigests.length);
-  const hash = createHash("sha256").update(BATCH_DIGEST_DOMAIN).update(agent.toBuffer()).update(count);
-  for (const digest of resultDigests) hash.update(digest);
-  return hash.digest();
-}
 
 export function createReceiptLog(market: TestMarket, agent: AgentFixture): Promise<string> {
   return market.sendAsRelayer([createReceiptLogInstruction({ payer: market.relayer.publicKey, agent: agent.address })]);
