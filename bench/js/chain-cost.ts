@@ -14,6 +14,7 @@ import { escrowPda, parseExecutionId, receiptPda, PROGRAM_ID } from "@agent-mark
 import { Connection, PublicKey } from "@solana/web3.js";
 
 import { startBenchMarketplace } from "./bench-marketplace.js";
+import { postJson } from "./setup.js";
 
 const callsArg = process.argv.indexOf("--calls");
 /** Executions per row at 32 clients; the row at 1 client makes a quarter of them. */
@@ -29,31 +30,13 @@ const FEE_BPS = 100;
 const keptAlive = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 /** POSTs `body`; resolves with the status and the execution id the answer names, if any. */
-function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; id?: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      { method: "POST", agent: keptAlive, headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => {
-          let id: string | undefined;
-          try {
-            const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: string; execution_id?: string; error?: { execution_id?: string } };
-            id = parsed.id ?? parsed.execution_id ?? parsed.error?.execution_id;
-          } catch {
-            id = undefined;
-          }
-          resolve({ status: response.statusCode!, id });
-        });
-        response.on("error", reject);
-      },
-    );
-    request.on("error", reject);
-    request.end(body);
-  });
+async function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; id?: string }> {
+  const { status, json } = await postJson(keptAlive, url, headers, body);
+  const answer = json as { id?: string; execution_id?: string; error?: { execution_id?: string } } | null;
+  const id = answer?.id ?? answer?.execution_id ?? answer?.error?.execution_id;
+  return id === undefined ? { status } : { status, id };
 }
+
 
 /** Runs `total` calls with `clients` in flight; returns the execution ids answered with `status`. */
 async function run(clients: number, total: number, status: number, call: () => Promise<{ status: number; id?: string }>): Promise<{ ids: string[]; statuses: Map<number, number> }> {

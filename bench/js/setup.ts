@@ -1,5 +1,6 @@
 // What the benchmarks that run a whole local marketplace share: free ports for its processes, and
 // the payer's allowance raised through the relayer as the dashboard does it.
+import http from "node:http";
 import { createServer } from "node:net";
 
 import { Keypair, Transaction } from "@solana/web3.js";
@@ -49,4 +50,33 @@ export async function raiseAllowance(relayer_url: string, rpc_url: string, walle
   const sent = await connection.sendRawTransaction(transaction.serialize());
   const latest = await connection.getLatestBlockhash();
   await connection.confirmTransaction({ signature: sent, ...latest }, "confirmed");
+}
+
+/**
+ * POSTs JSON `body` on `agent`'s kept-alive connections (node:http: fetch costs the load generator
+ * about twice the CPU a call) and reads the whole answer: its status and its JSON (null if none).
+ */
+export function postJson(agent: http.Agent, url: string, headers: Record<string, string>, body: string): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      { method: "POST", agent, headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          let json: unknown = null;
+          try {
+            json = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+          } catch {
+            // not JSON: the status says what happened
+          }
+          resolve({ status: response.statusCode!, json });
+        });
+        response.on("error", reject);
+      },
+    );
+    request.on("error", reject);
+    request.end(body);
+  });
 }

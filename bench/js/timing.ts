@@ -20,7 +20,7 @@ import { rpc, startLocalMarketplace, REPO_ROOT, type LocalMarketplace } from "@a
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import pg from "pg";
 
-import { freePair, freePort, raiseAllowance } from "./setup.js";
+import { freePair, freePort, postJson, raiseAllowance } from "./setup.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 15;
@@ -39,30 +39,11 @@ const MODES: { name: string; args: string[] }[] = [
 const keptAlive = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 /** POSTs `body`; resolves with the HTTP status and the execution id in the answer. */
-function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; id: string | null }> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      { method: "POST", agent: keptAlive, headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => {
-          let id: string | null = null;
-          try {
-            id = (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: string }).id ?? null;
-          } catch {
-            // not JSON: counted by its status
-          }
-          resolve({ status: response.statusCode!, id });
-        });
-        response.on("error", reject);
-      },
-    );
-    request.on("error", reject);
-    request.end(body);
-  });
+async function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; id: string | null }> {
+  const { status, json } = await postJson(keptAlive, url, headers, body);
+  return { status, id: (json as { id?: string } | null)?.id ?? null };
 }
+
 
 interface Row {
   clients: number;
