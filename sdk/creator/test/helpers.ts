@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 
+import { fastify, type FastifyInstance } from "fastify";
+
 import {
   ed25519PublicKey,
   formatAddress,
@@ -12,6 +14,9 @@ import {
   toHex,
   type CreatorExecuteRequest,
 } from "@agent-market/program";
+
+import { agentServicePlugin } from "../src/fastify.js";
+import { createAgentService, type AgentServiceOptions } from "../src/index.js";
 
 export const marketplaceSeed = new Uint8Array(32).fill(0x4d);
 export const marketplaceKey = formatAddress(ed25519PublicKey(marketplaceSeed));
@@ -114,4 +119,23 @@ export function urlOf(server: Server): string {
 
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+}
+
+/** The service of `options` behind both transports, for the enclosing `describe`: their URLs once up. */
+export function servedOnBothTransports<P>(options: AgentServiceOptions<P>): { nodeUrl: string; fastifyUrl: string } {
+  const urls = { nodeUrl: "", fastifyUrl: "" };
+  let nodeServer: Server;
+  let fastifyApp: FastifyInstance;
+  before(async () => {
+    nodeServer = await createAgentService(options).listen(0, "127.0.0.1");
+    urls.nodeUrl = urlOf(nodeServer);
+    fastifyApp = fastify();
+    await fastifyApp.register(agentServicePlugin, options);
+    urls.fastifyUrl = await fastifyApp.listen({ port: 0, host: "127.0.0.1" });
+  });
+  after(async () => {
+    await closeServer(nodeServer);
+    await fastifyApp.close();
+  });
+  return urls;
 }

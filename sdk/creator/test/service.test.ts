@@ -1,9 +1,9 @@
 // POST /execute and GET /health over real HTTP on 127.0.0.1, through the node:http listener and
 // the fastify plugin, with the marketplace simulated by signRequest.
 import assert from "node:assert/strict";
-import { request as httpRequest, type Server } from "node:http";
+import { request as httpRequest } from "node:http";
 
-import { fastify, type FastifyInstance } from "fastify";
+import { fastify } from "fastify";
 import { formatExecutionId, requestHash, toHex, verifyCreatorResponse } from "@agent-market/program";
 
 import { createAgentService, type AgentContext, type AgentServiceOptions } from "../src/index.js";
@@ -18,6 +18,7 @@ import {
   post,
   send,
   servedAgent,
+  servedOnBothTransports,
   signedCall,
   strangerSeed,
   urlOf,
@@ -92,27 +93,11 @@ const options: AgentServiceOptions<RepeatParameters> = {
 };
 
 describe("agent services on 127.0.0.1", () => {
-  let nodeServer: Server;
-  let fastifyApp: FastifyInstance;
-  let nodeUrl: string;
-  let fastifyUrl: string;
-
-  before(async () => {
-    nodeServer = await createAgentService(options).listen(0, "127.0.0.1");
-    nodeUrl = urlOf(nodeServer);
-    fastifyApp = fastify();
-    await fastifyApp.register(agentServicePlugin, options);
-    fastifyUrl = await fastifyApp.listen({ port: 0, host: "127.0.0.1" });
-  });
-
-  after(async () => {
-    await closeServer(nodeServer);
-    await fastifyApp.close();
-  });
+  const served = servedOnBothTransports(options);
 
   const servers = () => [
-    ["node:http", nodeUrl],
-    ["fastify", fastifyUrl],
+    ["node:http", served.nodeUrl],
+    ["fastify", served.fastifyUrl],
   ] as const;
 
   function assertError(answer: Answer, status: number, code: string): void {
@@ -122,8 +107,8 @@ describe("agent services on 127.0.0.1", () => {
   }
 
   for (const [name, url] of [
-    ["node:http", () => nodeUrl],
-    ["fastify", () => fastifyUrl],
+    ["node:http", () => served.nodeUrl],
+    ["fastify", () => served.fastifyUrl],
   ] as const) {
     describe(`agent service over ${name}`, () => {
       it("GET /health names the signing key", async () => {
@@ -408,13 +393,13 @@ describe("agent services on 127.0.0.1", () => {
     });
 
     it("the node listener answers 404 and 405 elsewhere", async () => {
-      const missing = await send(nodeUrl, { method: "GET", path: "/nothing", body: "", headers: {} });
+      const missing = await send(served.nodeUrl, { method: "GET", path: "/nothing", body: "", headers: {} });
       assert.equal(missing.status, 404);
       assert.equal(missing.body.error.code, "not_found");
-      const wrongMethod = await send(nodeUrl, { method: "GET", path: "/execute", body: "", headers: {} });
+      const wrongMethod = await send(served.nodeUrl, { method: "GET", path: "/execute", body: "", headers: {} });
       assert.equal(wrongMethod.status, 405);
       assert.equal(wrongMethod.body.error.code, "method_not_allowed");
-      const postHealth = await send(nodeUrl, { method: "POST", path: "/health", body: "", headers: {} });
+      const postHealth = await send(served.nodeUrl, { method: "POST", path: "/health", body: "", headers: {} });
       assert.equal(postHealth.status, 405);
     });
 

@@ -2,9 +2,7 @@
 // plugin: the batch signature over results the service signed through /execute, and every refusal.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { Server } from "node:http";
 
-import { fastify, type FastifyInstance } from "fastify";
 import {
   ed25519Verify,
   fromHex,
@@ -17,9 +15,7 @@ import {
 } from "@agent-market/program";
 
 import { createAgentService, type AgentServiceOptions } from "../src/index.js";
-import { agentServicePlugin } from "../src/fastify.js";
 import {
-  closeServer,
   creatorPublicKey,
   creatorSeed,
   executeRequest,
@@ -29,9 +25,9 @@ import {
   post,
   send,
   servedAgent,
+  servedOnBothTransports,
   signedCall,
   strangerSeed,
-  urlOf,
   type Answer,
 } from "./helpers.js";
 
@@ -92,27 +88,11 @@ function assertError(answer: Answer, status: number, code: string): void {
 }
 
 describe("POST /sign-batch", () => {
-  let nodeServer: Server;
-  let fastifyApp: FastifyInstance;
-  let nodeUrl: string;
-  let fastifyUrl: string;
-
-  before(async () => {
-    nodeServer = await createAgentService(options).listen(0, "127.0.0.1");
-    nodeUrl = urlOf(nodeServer);
-    fastifyApp = fastify();
-    await fastifyApp.register(agentServicePlugin, options);
-    fastifyUrl = await fastifyApp.listen({ port: 0, host: "127.0.0.1" });
-  });
-
-  after(async () => {
-    await closeServer(nodeServer);
-    await fastifyApp.close();
-  });
+  const served = servedOnBothTransports(options);
 
   for (const [name, url] of [
-    ["node:http", () => nodeUrl],
-    ["fastify", () => fastifyUrl],
+    ["node:http", () => served.nodeUrl],
+    ["fastify", () => served.fastifyUrl],
   ] as const) {
     describe(`over ${name}`, () => {
       it("signs the batch digest of results it answered through /execute, which verifies with its key", async () => {
@@ -237,7 +217,7 @@ describe("POST /sign-batch", () => {
     for (const body of [{ agent: servedAgent, items: [item] }, { agent: servedAgent, items: [] }]) {
       // Signed seconds earlier than the per-transport tests sign the same bodies, which would be replays.
       const call = signedCall("/sign-batch", JSON.stringify(body), { timestamp_secs: nowSecs() - 7 });
-      const [fromNode, fromFastify] = [await send(nodeUrl, call), await send(fastifyUrl, call)];
+      const [fromNode, fromFastify] = [await send(served.nodeUrl, call), await send(served.fastifyUrl, call)];
       assert.equal(fromNode.status, fromFastify.status);
       assert.equal(fromNode.contentType, fromFastify.contentType);
       assert.equal(fromNode.text, fromFastify.text);
@@ -245,7 +225,7 @@ describe("POST /sign-batch", () => {
   });
 
   it("the node listener answers 405 to GET /sign-batch", async () => {
-    const answer = await send(nodeUrl, { method: "GET", path: "/sign-batch", body: "", headers: {} });
+    const answer = await send(served.nodeUrl, { method: "GET", path: "/sign-batch", body: "", headers: {} });
     assertError(answer, 405, "method_not_allowed");
   });
 });
