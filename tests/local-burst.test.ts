@@ -5,15 +5,12 @@
 // ran while it was down, which discovery then shows.
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { REPO_ROOT, startLocalMarketplace, type LocalMarketplace } from "@agent-market/local";
-import { getAssociatedTokenAddressSync } from "@solana/spl-token";
-import { Connection, PublicKey } from "@solana/web3.js";
+import { REPO_ROOT, type LocalMarketplace } from "@agent-market/local";
+import type { Connection, PublicKey } from "@solana/web3.js";
 
-import { freePort } from "./src/relayer.js";
+import { startLocalTestMarket, type LocalTestMarket } from "./src/local-market.js";
 
 const ECHO_PRICE = 10_000n;
 
@@ -25,7 +22,7 @@ interface Answer {
 
 describe("npm start's marketplace under concurrent executions", function () {
   this.timeout(300_000);
-  const data_dir = mkdtempSync(join(tmpdir(), "agent-market-burst-"));
+  let local: LocalTestMarket | undefined;
   let marketplace: LocalMarketplace;
   let connection: Connection;
   let payerToken: PublicKey;
@@ -33,24 +30,11 @@ describe("npm start's marketplace under concurrent executions", function () {
   const logs: string[] = [];
 
   before(async () => {
-    marketplace = await startLocalMarketplace({
-      data_dir,
-      rpc_port: await freePort(),
-      relayer_port: await freePort(),
-      agent_port: await freePort(),
-      postgres_port: await freePort(),
-      slot_ms: 100,
-      log: (line) => logs.push(line),
-      supervision: { backoff_ms: 100 },
-    });
-    connection = new Connection(marketplace.rpc_url, "confirmed");
-    const market = (await (await fetch(`${marketplace.relayer_url}/v1/marketplace`)).json()) as { networks: { usdc_mint: string }[] };
-    payerToken = getAssociatedTokenAddressSync(new PublicKey(market.networks[0]!.usdc_mint), marketplace.wallet.publicKey);
-    echo = marketplace.agents.find((agent) => agent.slug === "echo")!.address;
+    local = await startLocalTestMarket("agent-market-burst-", { log: (line) => logs.push(line), supervision: { backoff_ms: 100 } });
+    ({ marketplace, connection, payerToken, echo } = local);
   });
   after(async () => {
-    await marketplace?.stop();
-    rmSync(data_dir, { recursive: true, force: true });
+    await local?.stop();
   });
 
   async function execute(task: string, headers: Record<string, string> = {}): Promise<Answer> {

@@ -7,16 +7,16 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { REPO_ROOT, startLocalMarketplace, type LocalMarketplace } from "@agent-market/local";
+import { REPO_ROOT, type LocalMarketplace } from "@agent-market/local";
 import { fetchAgent, listingHash, updateAgentInstruction } from "@agent-market/program";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction } from "@solana/web3.js";
 
-import { api, freePort, signIn } from "./src/relayer.js";
+import { startLocalTestMarket, type LocalTestMarket } from "./src/local-market.js";
+import { api, signIn } from "./src/relayer.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
 const ECHO_PRICE = 10_000n;
@@ -30,9 +30,10 @@ interface ChargedResult {
 
 describe("agent-market mcp: the marketplace's agents as MCP tools", function () {
   this.timeout(300_000);
-  const data_dir = mkdtempSync(join(tmpdir(), "agent-market-mcp-"));
   const home = mkdtempSync(join(tmpdir(), "agent-market-mcp-home-"));
+  let local: LocalTestMarket | undefined;
   let marketplace: LocalMarketplace;
+  let data_dir: string;
   let connection: Connection;
   let payerToken: PublicKey;
   let echo: string;
@@ -40,25 +41,13 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
   const children: ChildProcess[] = [];
 
   before(async () => {
-    marketplace = await startLocalMarketplace({
-      data_dir,
-      rpc_port: await freePort(),
-      relayer_port: await freePort(),
-      agent_port: await freePort(),
-      postgres_port: await freePort(),
-      slot_ms: 100,
-      log: () => undefined,
-    });
-    connection = new Connection(marketplace.rpc_url, "confirmed");
-    const market = (await (await fetch(`${marketplace.relayer_url}/v1/marketplace`)).json()) as { networks: { usdc_mint: string }[] };
-    payerToken = getAssociatedTokenAddressSync(new PublicKey(market.networks[0]!.usdc_mint), marketplace.wallet.publicKey);
-    echo = marketplace.agents.find((agent) => agent.slug === "echo")!.address;
+    local = await startLocalTestMarket("agent-market-mcp-", { log: () => undefined });
+    ({ marketplace, data_dir, connection, payerToken, echo } = local);
   });
   after(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
     for (const child of children) child.kill("SIGTERM");
-    await marketplace?.stop();
-    rmSync(data_dir, { recursive: true, force: true });
+    await local?.stop();
     rmSync(home, { recursive: true, force: true });
   });
 
