@@ -1,6 +1,7 @@
 // What a paid execution costs the marketplace on chain, counted from the chain itself: runs
 // executions through the relayer of a whole local marketplace (at 1 and 32 concurrent clients, then
-// refunded ones with the creator down), and for each execution reads every transaction that touched
+// refunded ones with the creator down), once for each way the relayer settles (a receipt account
+// per call; the agent's receipt log, batched), and for each execution reads every transaction that touched
 // its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
 // fees per settled and per refunded execution, the signatures they took, the rent held per
 // execution once settled (through the dispute window), and the call price at which the
@@ -121,12 +122,18 @@ function breakEvenUsdc(lamports: number): number {
   return ((lamports / LAMPORTS_PER_SOL) * SOL_USD * 10_000) / FEE_BPS;
 }
 
-async function main(): Promise<void> {
+/** The two ways the relayer settles (SETTLEMENT), each measured on a marketplace of its own. */
+const DESIGNS = [
+  { label: "per-call", settlement: "receipt_account" },
+  { label: "log-batch", settlement: "receipt_log" },
+] as const;
+
+async function measure(design: (typeof DESIGNS)[number], line: (design: string, outcome: string, clients: number, cost: Cost) => void): Promise<void> {
   const bench = await startBenchMarketplace({
     name: "cost",
     // The refunded row's calls ask the echo agent for an answer over this size, which the relayer
     // refuses (creator_error) and refunds; the circuit breaker must not pause the agent meanwhile.
-    relayer_env: { CREATOR_MAX_RESPONSE_BYTES: "1024", CIRCUIT_BREAKER_FAILURES: "1000000" },
+    relayer_env: { CREATOR_MAX_RESPONSE_BYTES: "1024", CIRCUIT_BREAKER_FAILURES: "1000000", SETTLEMENT: design.settlement },
   });
   const { marketplace } = bench;
   try {
@@ -140,29 +147,35 @@ async function main(): Promise<void> {
       );
     const paid = call({});
     await run(8, 32, 200, paid);
-
-    console.log(`On-chain cost of an execution through the relayer (localnet, 100 ms slots); fees counted from the chain`);
-    console.log(`break-even price: the call price whose ${FEE_BPS / 100}% fee pays the network fees, at ${SOL_USD} USD per SOL\n`);
-    console.log("design     outcome    clients   executions   transactions   signatures/exec   fee lamports/exec   rent held/exec   break-even USDC");
-    const line = (outcome: string, clients: number, cost: Cost) =>
-      console.log(
-        `per-call   ${outcome.padEnd(9)}  ${String(clients).padStart(7)}   ${String(cost.executions).padStart(10)}   ${String(cost.transactions).padStart(12)}` +
-          `   ${cost.signatures_per_execution.toFixed(2).padStart(15)}   ${cost.fee_lamports_per_execution.toFixed(0).padStart(17)}` +
-          `   ${cost.rent_held_lamports_per_execution.toFixed(0).padStart(14)}   ${breakEvenUsdc(cost.fee_lamports_per_execution).toFixed(4).padStart(15)}`,
-      );
     for (const clients of [1, 32]) {
       const { ids, statuses } = await run(clients, clients === 1 ? Math.max(1, CALLS / 4) : CALLS, 200, paid);
       if (statuses.size > 1) console.error(`· statuses at ${clients} clients: ${JSON.stringify([...statuses])}`);
-      line("settled", clients, await chainCost(connection, ids, true));
+      line(design.label, "settled", clients, await chainCost(connection, ids, true));
     }
 
     // The echo agent's answer, past the relayer's size limit: each call is opened, refused and refunded.
     const refunded = await run(1, REFUNDED_CALLS, 502, call({ padding: "x".repeat(2048) }));
-    line("refunded", 1, await chainCost(connection, refunded.ids, false));
+    line(design.label, "refunded", 1, await chainCost(connection, refunded.ids, false));
     if (refunded.statuses.size > 1) console.error(`· statuses of the refunded row: ${JSON.stringify([...refunded.statuses])}`);
   } finally {
-    keptAlive.destroy();
     await bench.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`On-chain cost of an execution through the relayer (localnet, 100 ms slots); fees counted from the chain`);
+  console.log(`break-even price: the call price whose ${FEE_BPS / 100}% fee pays the network fees, at ${SOL_USD} USD per SOL\n`);
+  console.log("design     outcome    clients   executions   transactions   signatures/exec   fee lamports/exec   rent held/exec   break-even USDC");
+  const line = (design: string, outcome: string, clients: number, cost: Cost) =>
+    console.log(
+      `${design.padEnd(9)}  ${outcome.padEnd(9)}  ${String(clients).padStart(7)}   ${String(cost.executions).padStart(10)}   ${String(cost.transactions).padStart(12)}` +
+      `   ${cost.signatures_per_execution.toFixed(2).padStart(15)}   ${cost.fee_lamports_per_execution.toFixed(0).padStart(17)}` +
+      `   ${cost.rent_held_lamports_per_execution.toFixed(0).padStart(14)}   ${breakEvenUsdc(cost.fee_lamports_per_execution).toFixed(4).padStart(15)}`,
+    );
+  try {
+    for (const design of DESIGNS) await measure(design, line);
+  } finally {
+    keptAlive.destroy();
   }
 }
 

@@ -59,6 +59,12 @@ export interface RelayerConfig {
   /** A relayer silent this long is taken for dead, and its executions finished by others. */
   instance_timeout_secs: number;
   endpoint_policy: EndpointPolicy;
+  /**
+   * How results are settled: `receipt_log` (settle_batch, group-committed per agent, no receipt
+   * account) or `receipt_account` (settle, one receipt account per execution, its rent lent for
+   * the dispute window). docs/program.md, "Batched settlement".
+   */
+  settlement: "receipt_log" | "receipt_account";
   session_ttl_secs: number;
   nonce_ttl_secs: number;
   body_limit_bytes: number;
@@ -256,6 +262,10 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     problems.push("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
   }
 
+  const settlement = text("SETTLEMENT") ?? "receipt_account";
+  if (settlement !== "receipt_log" && settlement !== "receipt_account") {
+    problems.push(`SETTLEMENT must be "receipt_log" or "receipt_account", got "${settlement}"`);
+  }
   const policy = text("ENDPOINT_POLICY") ?? "public";
   if (policy !== "public" && policy !== "development") {
     problems.push(`ENDPOINT_POLICY must be "public" or "development", got "${policy}"`);
@@ -325,6 +335,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     creator_max_response_bytes: integer("CREATOR_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     instance_timeout_secs: integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
     endpoint_policy: policy === "development" ? "development" : "public",
+    settlement: settlement === "receipt_log" ? "receipt_log" : "receipt_account",
     session_ttl_secs: integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
     body_limit_bytes: integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -11,6 +11,7 @@ import { ChainService } from "./chain/chain-service.js";
 import type { NetworkName, RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
+import { SettleBatches } from "./executions/settle-batches.js";
 import { createPool, migrate } from "./db/pool.js";
 import { IndexerClient } from "./indexer/indexer-client.js";
 import { CircuitBreaker } from "./listings/circuit-breaker.js";
@@ -71,6 +72,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     creator_max_response_bytes: config.creator_max_response_bytes,
     breaker,
     leases,
+    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, writes, chain, senders, creators) } : {}),
   });
   const executions = new ExecutionService(db, chain, senders, quoter, store, writes, runner, jobs, instance_id, {
     leases,

@@ -18,6 +18,7 @@ function verifiedResult(output: unknown): SettleRecord {
     signing_key: "signing-key",
     payout_account: "payout",
     fee_shard: 0,
+    receipt_in_log: false,
     settle_tx: { signature: "settle", bytes: "AQID", last_valid_block_height: 44 },
   };
 }
@@ -122,6 +123,7 @@ describe("execution writes", () => {
       signing_key: "signing-key",
       payout_account: "payout",
       fee_shard: i,
+      receipt_in_log: false,
       settle_tx: { signature: `settle-${i}`, bytes: "AQID", last_valid_block_height: 43 },
     });
     const records = executions.map((_, i) => record(i));
@@ -143,6 +145,30 @@ describe("execution writes", () => {
       assert.equal(row.creator_finished_at.getTime(), expected.creator_finished_at!.getTime());
       assert.equal(row.fee_shard, i);
       assert.deepEqual(row.settle_tx, expected.settle_tx);
+    }
+  });
+
+  it("records one settle_batch on all of its executions or on none, when another instance moved one first", async () => {
+    const key = await newKey(null);
+    const executions = Array.from({ length: 3 }, () => execution(key, 10_000n));
+    await Promise.all(executions.map((e) => writes.insert(e)));
+    const batch_tx = { signature: "batch", bytes: "AQID", last_valid_block_height: 45 };
+    const settles = (ids: string[]) =>
+      ids.map((id) => ({ id, from_state: "opening", record: { ...verifiedResult("ok"), receipt_in_log: true, settle_tx: batch_tx } }));
+    await db.query("UPDATE executions SET state = 'refunding' WHERE id = $1", [executions[1]!.id]);
+    assert.equal(await writes.settleAll(settles(executions.map((e) => e.id))), false);
+    const states = async () =>
+      (await db.query("SELECT id, state, receipt_in_log, settle_tx FROM executions WHERE api_key_id = $1", [key])).rows;
+    for (const row of await states()) {
+      assert.equal(row.state, row.id === executions[1]!.id ? "refunding" : "opening", "nothing recorded");
+      assert.equal(row.settle_tx, null);
+    }
+    assert.equal(await writes.settleAll(settles([executions[0]!.id, executions[2]!.id])), true);
+    for (const row of await states()) {
+      if (row.id === executions[1]!.id) continue;
+      assert.equal(row.state, "settling");
+      assert.equal(row.receipt_in_log, true);
+      assert.deepEqual(row.settle_tx, batch_tx, "one transaction shared by the batch");
     }
   });
 

@@ -5,10 +5,17 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 import {
+  ed25519Sign,
+  ed25519Verify,
+  fromHex,
   REQUEST_SIGNATURE_HEADER,
+  signBatchDigest,
+  signBatchItemDigest,
   signResult,
+  toHex,
   verifyRequestSignature,
   type CreatorExecuteRequest,
+  type SignBatchRequest,
 } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
@@ -37,13 +44,18 @@ export interface CreatorServer {
   received: { body: CreatorExecuteRequest; signature_ok: boolean }[];
   behaviour: CreatorBehaviour;
   delay_ms: number;
+  /** Answers POST /sign-batch (docs/execute-protocol.md) when set; a 404 otherwise, as a server without it. */
+  sign_batch: boolean;
+  /** The batches it signed, by their item counts. */
+  batches_signed: number[];
   close(): Promise<void>;
 }
 
 export async function startCreator(marketplaceKey: string, behaviour: CreatorBehaviour = "echo"): Promise<CreatorServer> {
   const signing = Keypair.generate();
   const received: CreatorServer["received"] = [];
-  const state = { behaviour, delay_ms: 1_000 };
+  const state = { behaviour, delay_ms: 1_000, sign_batch: false };
+  const batches_signed: number[] = [];
   let previousSignature: string | undefined;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -55,6 +67,27 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
         { method: req.method ?? "", path: req.url ?? "", body: raw },
         { marketplace_key: marketplaceKey, now_secs: Math.floor(Date.now() / 1000) },
       );
+      if (req.url?.endsWith("/sign-batch")) {
+        if (!state.sign_batch || !check.ok) {
+          res.writeHead(state.sign_batch ? 401 : 404, { "content-type": "application/json" }).end("{}");
+          return;
+        }
+        const batch = JSON.parse(raw.toString("utf8")) as SignBatchRequest;
+        // Only results it signed itself, as the creator kit checks.
+        const own = batch.items.every((item) =>
+          ed25519Verify(fromHex(item.signature), signBatchItemDigest(batch.agent, item), signing.publicKey.toBytes()),
+        );
+        if (!own) {
+          res.writeHead(422, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_signed_here" } }));
+          return;
+        }
+        batches_signed.push(batch.items.length);
+        const digest = signBatchDigest(batch);
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ digest: toHex(digest), signature: toHex(ed25519Sign(signing.secretKey, digest)) }));
+        return;
+      }
       const body = JSON.parse(raw.toString("utf8")) as CreatorExecuteRequest;
       received.push({ body, signature_ok: check.ok });
       if (!check.ok) {
@@ -122,6 +155,13 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
     get delay_ms() {
       return state.delay_ms;
     },
+    get sign_batch() {
+      return state.sign_batch;
+    },
+    set sign_batch(next: boolean) {
+      state.sign_batch = next;
+    },
+    batches_signed,
     set delay_ms(next: number) {
       state.delay_ms = next;
     },

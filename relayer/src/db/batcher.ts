@@ -25,6 +25,11 @@ export class Batcher<I, O> {
     private readonly options: BatcherOptions,
   ) {}
 
+  /** Nothing waiting and nothing running: a batcher kept per key may be forgotten. */
+  get idle(): boolean {
+    return this.inFlight === 0 && this.waiting.length === 0;
+  }
+
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });

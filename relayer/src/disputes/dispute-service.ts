@@ -54,6 +54,9 @@ interface ExecutionParty {
   agent: string;
   creator: string | null;
   amount_usdc: string | null;
+  /** Settled into the agent's receipt log: no receipt account tells when its window ends. */
+  receipt_in_log: boolean;
+  confirmed_at: Date | null;
 }
 
 interface EvidenceRow {
@@ -264,8 +267,17 @@ export class DisputeService {
 
   private async executions(ids: string[]): Promise<ExecutionParty[]> {
     if (ids.length === 0) return [];
-    const { rows } = await this.db.query<{ id: string; network: NetworkName; state: string; wallet: string; agent: string; amount_usdc: string | null }>(
-      "SELECT id, network, state, wallet, agent, amount_usdc FROM executions WHERE id = ANY($1::text[])",
+    const { rows } = await this.db.query<{
+      id: string;
+      network: NetworkName;
+      state: string;
+      wallet: string;
+      agent: string;
+      amount_usdc: string | null;
+      receipt_in_log: boolean;
+      confirmed_at: Date | null;
+    }>(
+      "SELECT id, network, state, wallet, agent, amount_usdc, receipt_in_log, confirmed_at FROM executions WHERE id = ANY($1::text[])",
       [ids],
     );
     const creators = new Map<string, string | null>();
@@ -285,6 +297,8 @@ export class DisputeService {
         agent: row.agent,
         creator: creators.get(key)!,
         amount_usdc: row.amount_usdc,
+        receipt_in_log: row.receipt_in_log,
+        confirmed_at: row.confirmed_at,
       });
     }
     return parties;
@@ -342,7 +356,14 @@ export class DisputeService {
     // Clock: slot, epoch start timestamp, epoch, leader schedule epoch, then unix_timestamp.
     const now_secs = clock!.data.readBigInt64LE(32);
     const window_secs = BigInt((await this.chain.market(execution.network)).disputeWindowSecs);
-    const ends_secs = receipt ? decodeReceipt(receipt.data).settledAt + window_secs : null;
+    // A leaf of the receipt log records its settlement time in its event, which the relayer does
+    // not read: its confirmation, a moment after the settlement, stands in for it.
+    const settled_secs = receipt
+      ? decodeReceipt(receipt.data).settledAt
+      : execution.receipt_in_log && execution.confirmed_at
+        ? BigInt(Math.floor(execution.confirmed_at.getTime() / 1000))
+        : null;
+    const ends_secs = settled_secs === null ? null : settled_secs + window_secs;
     if (ends_secs === null || now_secs > ends_secs) {
       throw new ApiError(
         "dispute_window_closed",

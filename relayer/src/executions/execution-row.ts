@@ -37,6 +37,8 @@ export interface ExecutionRow {
   signing_key: string | null;
   payout_account: string | null;
   fee_shard: number | null;
+  /** Settled by settle_batch into the agent's receipt log, so no receipt account of its own. */
+  receipt_in_log: boolean;
   settle_tx: SignedTransaction | null;
   refund_tx: SignedTransaction | null;
   refund_reason: string | null;
@@ -63,6 +65,7 @@ export const EMPTY_ROW = {
   signing_key: null,
   payout_account: null,
   fee_shard: null,
+  receipt_in_log: false,
   settle_tx: null,
   refund_tx: null,
   refund_reason: null,

@@ -19,6 +19,7 @@ import { PublicKey } from "@solana/web3.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
+import type { SendOutcome } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import type { Db } from "../db/pool.js";
 import type { ErrorCode } from "../errors.js";
@@ -32,6 +33,7 @@ import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
+import type { SettleBatches } from "./settle-batches.js";
 import { anyFeeShard, errorFromLogs, escrowRef, feePayerShort, REBROADCAST_MS, senderOf, signRefund, type Senders } from "./transactions.js";
 
 const bs58 = utils.bytes.bs58;
@@ -63,6 +65,14 @@ export interface RunOptions {
   breaker: CircuitBreaker;
   /** The in-flight leases an async execution's job takes over from its request. */
   leases: ExecutionLeases;
+  /** Settlement into the agents' receipt logs; without it, `settle` and a receipt account per call. */
+  settle_batches?: SettleBatches;
+}
+
+/** Where a call to the creator left its execution; `sent`: its settle_batch was sent already. */
+interface Called {
+  row: ExecutionRow;
+  sent?: SendOutcome;
 }
 
 /** What an execution already read, handed on so it is not read twice. */
@@ -107,20 +117,21 @@ export class ExecutionRunner {
     let current = row;
     try {
       const opened = await this.openEscrow(current);
-      current = opened.row;
+      let called: Called = { row: opened.row };
       if (opened.escrow) {
-        if (current.mode === "async") {
+        if (opened.row.mode === "async") {
           // Its caller polls for it: `running` is worth a write.
-          current = await this.store.advance(current, "running", opened.escrow);
-          if (current.state === "running") current = await this.callCreator(current, {}, context);
+          called.row = await this.store.advance(opened.row, "running", opened.escrow);
+          if (called.row.state === "running") called = await this.callCreator(called.row, {}, context);
         } else {
           // Its caller waits on this very request: the escrow's facts are written with the result,
           // a commit fewer. A crash meanwhile leaves `opening`, which the finish job refunds alike.
-          current = { ...current, ...opened.escrow };
-          current = await this.callCreator(current, opened.escrow, context);
+          called = await this.callCreator({ ...opened.row, ...opened.escrow }, opened.escrow, context);
         }
       }
-      if (current.state === "settling" || current.state === "refunding") current = await this.sendFinal(current);
+      current = called.row;
+      if (called.sent) current = await this.afterSend(current, called.sent);
+      else if (current.state === "settling" || current.state === "refunding") current = await this.sendFinal(current);
       else this.handOver(current.id, FINISH_RETRY_MS);
       return current;
     } catch (error) {
@@ -255,7 +266,7 @@ export class ExecutionRunner {
   }
 
   /** Calls the creator, then records the settle or refund (with `unrecorded`, facts not yet written). */
-  private async callCreator(row: ExecutionRow, unrecorded: Partial<ExecutionRow>, context?: ExecutionContext): Promise<ExecutionRow> {
+  private async callCreator(row: ExecutionRow, unrecorded: Partial<ExecutionRow>, context?: ExecutionContext): Promise<Called> {
     const listing = context?.listing ?? (await this.listings.forExecution(row.network, row.agent));
     let agent = context?.agent;
     if (!agent) {
@@ -263,23 +274,27 @@ export class ExecutionRunner {
       agent = decodeAgent(info!.data);
     }
     if (!listing) {
-      return this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", {
-        ...unrecorded,
-        creator_finished_at: new Date(),
-      });
+      return {
+        row: await this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", {
+          ...unrecorded,
+          creator_finished_at: new Date(),
+        }),
+      };
     }
     // Only the endpoint the listing probed is ever called (listings/probed-endpoint.ts).
     const unprobed = await unprobedEndpoint(this.listings, row.network, row.agent, listing, agent.endpoint);
     if (unprobed !== null) {
-      return this.startRefund(row, "CreatorError", "endpoint_changed", unprobed, { ...unrecorded, creator_finished_at: new Date() });
+      return { row: await this.startRefund(row, "CreatorError", "endpoint_changed", unprobed, { ...unrecorded, creator_finished_at: new Date() }) };
     }
     const deadline_ms = row.escrow_deadline!.getTime();
     const timeout_ms = Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now());
     if (timeout_ms < MIN_CREATOR_TIME_MS) {
-      return this.startRefund(row, "RelayerError", "relayer_error", "the escrow's deadline left the creator no time", {
-        ...unrecorded,
-        creator_finished_at: new Date(),
-      });
+      return {
+        row: await this.startRefund(row, "RelayerError", "relayer_error", "the escrow's deadline left the creator no time", {
+          ...unrecorded,
+          creator_finished_at: new Date(),
+        }),
+      };
     }
     const request: CreatorExecuteRequest = {
       execution_id: row.id,
@@ -304,7 +319,20 @@ export class ExecutionRunner {
     await recordVerdict(this.options.breaker, this.listings, row, outcome.ok, listing);
     if (!outcome.ok) {
       const failure = FAILURES[outcome.failure];
-      return this.startRefund(row, failure.reason, failure.code, outcome.message, finished);
+      return { row: await this.startRefund(row, failure.reason, failure.code, outcome.message, finished) };
+    }
+    const verified = {
+      ...finished,
+      output: outcome.output,
+      result_hash: Buffer.from(outcome.result_hash),
+      result_digest: Buffer.from(outcome.digest),
+      creator_signature: Buffer.from(outcome.signature),
+      signing_key: bs58.encode(agent.signingKey),
+      payout_account: agent.payoutAccount.toBase58(),
+    };
+    if (this.options.settle_batches) {
+      const batched = await this.options.settle_batches.submit({ row, record: verified, agent });
+      if (batched) return batched.sent ? { row: batched.row, sent: batched.sent } : { row: batched.row };
     }
     const market = await this.chain.market(row.network);
     const sender = senderOf(this.senders, row.network);
@@ -323,19 +351,9 @@ export class ExecutionRunner {
         signature: outcome.signature,
       }),
     );
-    const record: SettleRecord = {
-      ...finished,
-      output: outcome.output,
-      result_hash: Buffer.from(outcome.result_hash),
-      result_digest: Buffer.from(outcome.digest),
-      creator_signature: Buffer.from(outcome.signature),
-      signing_key: bs58.encode(agent.signingKey),
-      payout_account: agent.payoutAccount.toBase58(),
-      fee_shard,
-      settle_tx,
-    };
-    if (await this.writes.settle(row.id, row.state, record)) return { ...row, ...record, state: "settling" };
-    return this.store.row(row.id);
+    const record: SettleRecord = { ...verified, fee_shard, receipt_in_log: false, settle_tx };
+    if (await this.writes.settle(row.id, row.state, record)) return { row: { ...row, ...record, state: "settling" } };
+    return { row: await this.store.row(row.id) };
   }
 
   async startRefund(
@@ -362,8 +380,13 @@ export class ExecutionRunner {
    * finish job sends it again (re-signed as needed) until the escrow's deadline nears.
    */
   async sendFinal(row: ExecutionRow): Promise<ExecutionRow> {
+    const sent = await senderOf(this.senders, row.network).send(row.state === "settling" ? row.settle_tx! : row.refund_tx!);
+    return this.afterSend(row, sent);
+  }
+
+  /** What follows the send of a settle (or settle_batch) or refund: see sendFinal. */
+  private async afterSend(row: ExecutionRow, sent: SendOutcome): Promise<ExecutionRow> {
     const sender = senderOf(this.senders, row.network);
-    let sent = await sender.send(row.state === "settling" ? row.settle_tx! : row.refund_tx!);
     if (sent.kind === "rejected" && row.state === "settling" && !feePayerShort(sent)) {
       const program = errorFromLogs(sent.message);
       const timedOut = program === "EscrowExpired";

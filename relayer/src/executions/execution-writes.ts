@@ -5,7 +5,7 @@
 // each execution is exactly what the single statement would have said.
 import type { SignedTransaction } from "../chain/tx-sender.js";
 import { Batcher } from "../db/batcher.js";
-import { runStatement, type Db, type Statement } from "../db/pool.js";
+import { inTransaction, runStatement, type Db, type Statement } from "../db/pool.js";
 import type { ExecutionRow } from "./execution-row.js";
 
 /** A new execution's row, as it is inserted. */
@@ -38,6 +38,7 @@ export type SettleRecord = Pick<
   | "signing_key"
   | "payout_account"
   | "fee_shard"
+  | "receipt_in_log"
 > &
   Partial<Pick<ExecutionRow, "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">> & {
     settle_tx: SignedTransaction;
@@ -92,17 +93,18 @@ export const SETTLE_BATCH: Statement = {
      creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
      creator_finished_at = v.creator_finished_at, output = v.output, result_hash = decode(v.result_hash, 'hex'),
      result_digest = decode(v.result_digest, 'hex'), creator_signature = decode(v.creator_signature, 'hex'),
-     signing_key = v.signing_key, payout_account = v.payout_account, fee_shard = v.fee_shard, settle_tx = v.settle_tx,
+     signing_key = v.signing_key, payout_account = v.payout_account, fee_shard = v.fee_shard,
+     receipt_in_log = v.receipt_in_log, settle_tx = v.settle_tx,
      updated_at = clock_timestamp()
    FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, amount_usdc numeric, escrow_deadline timestamptz,
      escrow_opened_at timestamptz, creator_started_at timestamptz, creator_finished_at timestamptz, output jsonb,
      result_hash text, result_digest text, creator_signature text, signing_key text, payout_account text, fee_shard int,
-     settle_tx jsonb)
+     receipt_in_log boolean, settle_tx jsonb)
    WHERE e.id = v.id AND e.state = v.from_state
    RETURNING e.id`,
 };
 
-interface Settle {
+export interface Settle {
   id: string;
   from_state: string;
   record: SettleRecord;
@@ -150,6 +152,25 @@ export class ExecutionWrites {
     return this.settles.submit({ id, from_state, record });
   }
 
+  /**
+   * Moves every one of `settles` to `settling` under one transaction, or none of them: they share
+   * one settle_batch transaction, which must not be recorded for some and sent for all. False if
+   * any was moved by another instance first.
+   */
+  async settleAll(settles: Settle[]): Promise<boolean> {
+    const rolledBack = Symbol("rolled back");
+    try {
+      return await inTransaction(this.db, async (client) => {
+        const { rows } = await client.query<{ id: string }>(SETTLE_BATCH.text, [JSON.stringify(settles.map(settleInput))]);
+        if (rows.length !== settles.length) throw rolledBack;
+        return true;
+      });
+    } catch (error) {
+      if (error === rolledBack) return false;
+      throw error;
+    }
+  }
+
   private async insertBatch(executions: NewExecution[]): Promise<(Date | undefined)[]> {
     if (executions.length === 1) return [await this.insertOne(executions[0]!)];
     const input = executions.map((execution) => ({ ...execution, request_hash: execution.request_hash.toString("hex") }));
@@ -186,16 +207,19 @@ export class ExecutionWrites {
   }
 
   private async settleTogether(settles: Settle[]): Promise<boolean[]> {
-    const input = settles.map(({ id, from_state, record }) => ({
-      ...record,
-      id,
-      from_state,
-      result_hash: record.result_hash!.toString("hex"),
-      result_digest: record.result_digest!.toString("hex"),
-      creator_signature: record.creator_signature!.toString("hex"),
-    }));
-    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_BATCH, [JSON.stringify(input)]);
+    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_BATCH, [JSON.stringify(settles.map(settleInput))]);
     const moved = new Set(rows.map((row) => row.id));
     return settles.map(({ id }) => moved.has(id));
   }
+}
+
+function settleInput({ id, from_state, record }: Settle) {
+  return {
+    ...record,
+    id,
+    from_state,
+    result_hash: record.result_hash!.toString("hex"),
+    result_digest: record.result_digest!.toString("hex"),
+    creator_signature: record.creator_signature!.toString("hex"),
+  };
 }

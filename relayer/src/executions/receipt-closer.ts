@@ -1,4 +1,5 @@
-// Closing receipts once their dispute window has passed. settle makes the relayer pay each
+// Closing receipts once their dispute window has passed (executions settled into their agent's
+// receipt log have none: a leaf holds no rent). settle makes the relayer pay each
 // receipt's rent (0.00235 SOL); close_receipt hands it back. Left open, every settled execution
 // would keep that much of the relayer's SOL for good, until it could no longer open escrows.
 //
@@ -95,7 +96,8 @@ export class ReceiptCloser {
     // Rows whose close was sent and can still land wait for it (or for its expiry).
     const { rows } = await this.db.query<{ id: string }>(
       `SELECT id FROM executions
-       WHERE network = $1 AND state = 'settled' AND receipt_closed_at IS NULL AND confirmed_at < to_timestamp($2)
+       WHERE network = $1 AND state = 'settled' AND NOT receipt_in_log AND receipt_closed_at IS NULL
+         AND confirmed_at < to_timestamp($2)
          AND (receipt_close_signature IS NULL OR receipt_close_last_valid_block_height < $3)
        ORDER BY receipt_dispute_seen_at NULLS FIRST, confirmed_at LIMIT $4`,
       [network, now.unix_secs - now.dispute_window_secs, now.block_height, RECEIPTS_PER_ROUND],

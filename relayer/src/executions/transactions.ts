@@ -1,6 +1,13 @@
 // What the execution's transactions share: the sender of each network, the escrow an execution's
 // settle or refund closes, and how to read a refusal (the program's error, or the relayer's SOL).
-import { errorFromCode, FEE_SHARD_COUNT, refundInstruction, settleInstructions, type RefundReason } from "@agent-market/program";
+import {
+  errorFromCode,
+  FEE_SHARD_COUNT,
+  refundInstruction,
+  settleBatchInstructions,
+  settleInstructions,
+  type RefundReason,
+} from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
@@ -37,8 +44,27 @@ export function escrowRef(row: ExecutionRow, sender: TransactionSender) {
   };
 }
 
-/** The settle of a recorded result, signed anew (its first signature expired unlanded). */
+/**
+ * The settle of a recorded result, signed anew (its first signature expired unlanded). One bound
+ * for the receipt log goes there alone, under its call's own signature: the batch it was part of
+ * is gone with its blockhash, and its batch signature covered the others too.
+ */
 export function resignSettle(row: ExecutionRow, usdcMint: PublicKey, sender: TransactionSender, programId: PublicKey) {
+  if (row.receipt_in_log) {
+    return settleBatchInstructions({
+      programId,
+      relayer: sender.signer.publicKey,
+      usdcMint,
+      agent: new PublicKey(row.agent),
+      payoutAccount: new PublicKey(row.payout_account!),
+      executionIds: [executionIdBytes(row.id)],
+      resultHashes: [row.result_hash!],
+      requestHashes: [row.request_hash],
+      feeShardIndex: row.fee_shard!,
+      signingKey: bs58.decode(row.signing_key!),
+      signed: { kind: "call", signature: row.creator_signature! },
+    });
+  }
   return settleInstructions({
     programId,
     relayer: sender.signer.publicKey,

@@ -2,7 +2,8 @@
 // log an agent's batches append to, `settle_batch`, and the payer's dispute proven from the log.
 import { type PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
-import { buildInstruction, type ProgramOption } from "./instructions.js";
+import { batchDigest, resultDigest } from "./digest.js";
+import { buildInstruction, ed25519VerifyInstruction, type ProgramOption } from "./instructions.js";
 import { escrowPda, escrowVaultPda, feeShardPda, marketPda, disputePda, receiptLogPda, receiptPda } from "./pda.js";
 import type { ReceiptLeaf } from "./types.js";
 
@@ -53,6 +54,29 @@ export function settleBatchInstruction(input: SettleBatchInput): TransactionInst
     instruction.keys.push({ pubkey: escrowPda(executionId, input.programId), isSigner: false, isWritable: true });
   }
   return instruction;
+}
+
+/** What the agent's key signed for a batch: once over the batch digest, or (alone) one call's digest. */
+export type BatchSignature =
+  | { kind: "batch"; signature: Uint8Array }
+  | { kind: "call"; signature: Uint8Array };
+
+/**
+ * `settle_batch` with its Ed25519 verification right before it. A batch signature is checked
+ * over the batch digest of the escrows' result digests (`requestHashes` in the batch's order); a
+ * call's own signature, over its result digest, settles a batch of one.
+ */
+export function settleBatchInstructions(
+  input: SettleBatchInput & { signingKey: Uint8Array; requestHashes: Uint8Array[]; signed: BatchSignature },
+): [TransactionInstruction, TransactionInstruction] {
+  const digests = input.executionIds.map((executionId, i) =>
+    resultDigest(executionId, input.agent, input.requestHashes[i]!, input.resultHashes[i]!),
+  );
+  if (input.signed.kind === "call" && digests.length !== 1) {
+    throw new RangeError(`a call's own signature settles a batch of one, not ${digests.length}`);
+  }
+  const digest = input.signed.kind === "batch" ? batchDigest(input.agent, digests) : digests[0]!;
+  return [ed25519VerifyInstruction(input.signingKey, input.signed.signature, digest), settleBatchInstruction(input)];
 }
 
 /**

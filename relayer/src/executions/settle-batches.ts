@@ -1,0 +1,189 @@
+// Settlement into the agent's receipt log (docs/program.md, "Batched settlement"), group-committed
+// per agent: the results of one agent that become ready while its previous settle_batch is on its
+// way to the chain go together in the next one, under one signature of the creator over their
+// batch digest (POST /sign-batch). A lone result goes at once, alone, under the signature its
+// /execute answer already carries: nothing waits at low load, and no receipt account's rent is
+// lent either way. The program checks every signature; this code only chooses what goes together.
+import {
+  createReceiptLogInstruction,
+  receiptLogPda,
+  settleBatchInstructions,
+  toHex,
+  type Agent,
+  type BatchSignature,
+} from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { SendOutcome } from "../chain/tx-sender.js";
+import type { CreatorClient } from "../creator/creator-client.js";
+import { Batcher } from "../db/batcher.js";
+import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+import type { ExecutionStore } from "./execution-store.js";
+import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
+import { anyFeeShard, feePayerShort, senderOf, type Senders } from "./transactions.js";
+
+/**
+ * Most escrows in one settle_batch: what a legacy transaction holds under one batch signature
+ * (1,215 bytes at 8, docs/program.md "Batch limits"); the program itself takes up to 16.
+ */
+export const SETTLE_BATCH_SIZE = 8;
+/** A creator's /sign-batch is given this long at most: a settlement waits on it. */
+const SIGN_BATCH_TIMEOUT_MS = 2_000;
+const SIGN_BATCH_MAX_RESPONSE_BYTES = 4_096;
+/** An endpoint without /sign-batch (404) is not asked again for this long: its results go alone. */
+const NO_SIGN_BATCH_RETRY_MS = 10 * 60_000;
+
+/** A verified result, ready to settle: its record lacks only the transaction that settles it. */
+export interface ReadySettle {
+  /** The row as its run holds it; `state` is the state it is moved from. */
+  row: ExecutionRow;
+  record: Omit<SettleRecord, "settle_tx" | "fee_shard" | "receipt_in_log">;
+  agent: Agent;
+}
+
+/** The row in `settling` with the sent settle_batch's outcome; `sent` null if another instance moved it first. */
+export interface SettleSent {
+  row: ExecutionRow;
+  sent: SendOutcome | null;
+}
+
+export class SettleBatches {
+  private readonly agents = new Map<string, Batcher<ReadySettle, SettleSent | null>>();
+  /** Receipt logs seen on chain, by `network:agent`. */
+  private readonly logs = new Set<string>();
+  /** Endpoints that answered /sign-batch with 404, until when they are left alone. */
+  private readonly unsupported = new Map<string, number>();
+
+  constructor(
+    private readonly store: ExecutionStore,
+    private readonly writes: ExecutionWrites,
+    private readonly chain: ChainService,
+    private readonly senders: Senders,
+    private readonly creators: CreatorClient,
+  ) {}
+
+  /**
+   * Settles `ready` with whatever else of its agent is ready by the time the agent's previous
+   * batch is sent; null if the agent has no receipt log yet (it could not be created): then
+   * `settle`, with a receipt account, is the way.
+   */
+  submit(ready: ReadySettle): Promise<SettleSent | null> {
+    const key = `${ready.row.network}:${ready.row.agent}`;
+    let batcher = this.agents.get(key);
+    if (!batcher) {
+      // One batch of an agent on its way at a time: what arrives meanwhile waits for the next.
+      batcher = new Batcher((items) => this.settle(items), { max_batch: SETTLE_BATCH_SIZE, max_in_flight: 1 });
+      this.agents.set(key, batcher);
+    }
+    const done = batcher.submit(ready);
+    const forget = () => {
+      if (batcher.idle && this.agents.get(key) === batcher) this.agents.delete(key);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  private async settle(items: ReadySettle[]): Promise<(SettleSent | null)[]> {
+    if (!(await this.ensureLog(items[0]!))) return items.map(() => null);
+    if (items.length > 1) {
+      const signature = await this.batchSignature(items);
+      if (signature) return this.send(items, { kind: "batch", signature });
+    }
+    return Promise.all(items.map((item) => this.alone(item)));
+  }
+
+  /** One result under its own /execute signature. */
+  private async alone(item: ReadySettle): Promise<SettleSent> {
+    const [settled] = await this.send([item], { kind: "call", signature: item.record.creator_signature! });
+    return settled!;
+  }
+
+  /**
+   * Records the batch's transaction on every row (all or none), then sends it once. A batch the
+   * program refuses (an escrow past its deadline, say) is not the others' fault: each is then
+   * settled alone, and only its own refusal turns it into a refund.
+   */
+  private async send(items: ReadySettle[], signed: BatchSignature): Promise<SettleSent[]> {
+    const { network, agent } = items[0]!.row;
+    const sender = senderOf(this.senders, network);
+    const market = await this.chain.market(network);
+    const fee_shard = anyFeeShard();
+    const settle_tx = await sender.sign(
+      settleBatchInstructions({
+        programId: this.chain.programId(network),
+        relayer: sender.signer.publicKey,
+        usdcMint: market.usdcMint,
+        agent: new PublicKey(agent),
+        payoutAccount: items[0]!.agent.payoutAccount,
+        executionIds: items.map((item) => executionIdBytes(item.row.id)),
+        resultHashes: items.map((item) => item.record.result_hash!),
+        requestHashes: items.map((item) => item.row.request_hash),
+        feeShardIndex: fee_shard,
+        signingKey: items[0]!.agent.signingKey,
+        signed,
+      }),
+    );
+    const records = items.map((item) => ({ ...item.record, fee_shard, receipt_in_log: true, settle_tx }));
+    const moved = await this.writes.settleAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
+    if (!moved) {
+      if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
+      // Another instance took one over: each goes alone, and only those still ours are sent.
+      return Promise.all(items.map((item) => this.alone(item)));
+    }
+    const settling = items.map((item, i): ReadySettle => ({ ...item, row: { ...item.row, ...records[i]!, state: "settling" } }));
+    const sent = await sender.send(settle_tx);
+    if (sent.kind === "rejected" && items.length > 1 && !feePayerShort(sent)) {
+      return Promise.all(settling.map((item) => this.alone(item)));
+    }
+    return settling.map((item) => ({ row: item.row, sent }));
+  }
+
+  /** The creator's one signature over the batch digest; null to settle each alone instead. */
+  private async batchSignature(items: ReadySettle[]): Promise<Uint8Array | null> {
+    const { network, agent } = items[0]!.row;
+    const endpoint = items[0]!.agent.endpoint;
+    if ((this.unsupported.get(endpoint) ?? 0) > Date.now()) return null;
+    const outcome = await this.creators.signBatch({
+      endpoint,
+      network,
+      agent,
+      signing_key: items[0]!.agent.signingKey,
+      items: items.map(({ row, record }) => ({
+        execution_id: row.id,
+        request_hash: toHex(row.request_hash),
+        result_hash: toHex(record.result_hash!),
+        signature: toHex(record.creator_signature!),
+      })),
+      timeout_ms: SIGN_BATCH_TIMEOUT_MS,
+      max_response_bytes: SIGN_BATCH_MAX_RESPONSE_BYTES,
+    });
+    if (outcome.ok) return outcome.signature;
+    if (outcome.failure === "unsupported") this.unsupported.set(endpoint, Date.now() + NO_SIGN_BATCH_RETRY_MS);
+    return null;
+  }
+
+  /**
+   * Creates the agent's receipt log before its first batch: once per agent, its rent (about 0.037
+   * SOL) paid by the relayer, in a transaction of its own, since a batch of 8 leaves no room for
+   * it. A log another instance created meanwhile is just as good.
+   */
+  private async ensureLog(item: ReadySettle): Promise<boolean> {
+    const { network, agent } = item.row;
+    const key = `${network}:${agent}`;
+    if (this.logs.has(key)) return true;
+    const programId = this.chain.programId(network);
+    const address = receiptLogPda(new PublicKey(agent), programId);
+    const rpc = this.chain.rpc(network);
+    let [log] = await rpc.getMultipleAccounts([address], "processed");
+    if (!log) {
+      const sender = senderOf(this.senders, network);
+      await sender.send(
+        await sender.sign([createReceiptLogInstruction({ programId, payer: sender.signer.publicKey, agent: new PublicKey(agent) })]),
+      );
+      [log] = await rpc.getMultipleAccounts([address], "processed");
+    }
+    if (log) this.logs.add(key);
+    return log !== null;
+  }
+}

@@ -1,0 +1,138 @@
+// Settlement into the agents' receipt logs (SETTLEMENT=receipt_log) end to end: localnet, the
+// relayer on PostgreSQL and Redis, creators as real HTTP servers. A lone call settles at once by
+// settle_batch under its own signature; a burst of one agent's calls settles in batches under one
+// signature of the creator each; no call leaves a receipt account's rent behind; every amount is
+// checked on chain to the unit, and the relayer's database agrees with the chain.
+import { strict as assert } from "node:assert";
+
+import { parseExecutionId, receiptLogPda, receiptPda, splitPayment } from "@agent-market/program";
+
+import { TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
+import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
+import { api, startRelayer, type RunningRelayer } from "./src/relayer.js";
+
+const PRICE = 250_000n;
+
+interface Execution {
+  id: string;
+  status: string;
+  transactions: { settlement: string | null; confirmation: string | null };
+}
+
+describe("relayer: settlement into the receipt log", function () {
+  this.timeout(180_000);
+  let market: TestMarket;
+  let relayer: RunningRelayer;
+  const agents: ListedAgent[] = [];
+
+  before(async () => {
+    market = await TestMarket.start();
+    relayer = await startRelayer(market.localnet, { SETTLEMENT: "receipt_log" });
+  });
+  after(async () => {
+    await Promise.all(agents.map((a) => a.server.close()));
+    try {
+      if (relayer) {
+        const deadline = Date.now() + 20_000;
+        let report = await relayer.services.reconcile("devnet");
+        while (report.differences.length > 0 && Date.now() < deadline) {
+          await sleep(250);
+          report = await relayer.services.reconcile("devnet");
+        }
+        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        await relayer.close();
+      }
+    } finally {
+      await market?.stop();
+    }
+  });
+
+  async function newAgent(sign_batch: boolean): Promise<ListedAgent> {
+    const agent = await listAgent(market, relayer);
+    agent.server.sign_batch = sign_batch;
+    agents.push(agent);
+    return agent;
+  }
+
+  /** The executions once confirmed, each read back from the relayer. */
+  async function confirmed(payer: { apiKey: string }, ids: string[]): Promise<Execution[]> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const executions = await Promise.all(
+        ids.map(async (id) => (await api<Execution>(relayer, "GET", `/v1/executions/${id}`, { token: payer.apiKey })).body),
+      );
+      if (executions.every((e) => e.transactions.confirmation === "confirmed")) return executions;
+      if (Date.now() > deadline) throw new Error(`not confirmed: ${JSON.stringify(executions.map((e) => e.status))}`);
+      await sleep(100);
+    }
+  }
+
+  /** Runs `calls` executions of `agent` at once; checks each succeeded and the money moved exactly. */
+  async function burst(agent: ListedAgent, calls: number): Promise<Execution[]> {
+    const payer = await newPayer(market, relayer, PRICE * BigInt(calls));
+    const creatorBefore = await market.usdc(agent.creator.tokenAccount);
+    const feesBefore = await feeShardsTotal(market);
+    const responses = await Promise.all(Array.from({ length: calls }, () => execute(relayer, payer, agent.address)));
+    for (const response of responses) assert.equal(response.status, 200, JSON.stringify(response.body));
+    const executions = await confirmed(
+      payer,
+      responses.map((r) => (r.body as unknown as Execution).id),
+    );
+    for (const execution of executions) assert.equal(execution.status, "succeeded");
+    const { creatorShareUsdc, feeUsdc } = splitPayment(PRICE);
+    assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + creatorShareUsdc * BigInt(calls), "99% of each call");
+    assert.equal(await feeShardsTotal(market), feesBefore + feeUsdc * BigInt(calls), "1% of each call");
+    assert.equal(await market.usdc(payer.tokenAccount), 0n, "each call charged once");
+    for (const execution of executions) {
+      assert.equal(await market.exists(receiptPda(parseExecutionId(execution.id)!)), false, "no receipt account, no rent");
+    }
+    return executions;
+  }
+
+  /** The settle_batch transactions of `executions`, each with the executions it settled. */
+  async function settlements(executions: Execution[]): Promise<Map<string, number>> {
+    const by = new Map<string, number>();
+    for (const e of executions) by.set(e.transactions.settlement!, (by.get(e.transactions.settlement!) ?? 0) + 1);
+    for (const [signature, count] of by) {
+      const events = await market.events(signature);
+      assert.equal(events.filter((event) => event.name === "EscrowSettledToLog").length, count, "one leaf per execution");
+      assert.equal(events.filter((event) => event.name === "EscrowSettled").length, 0, "no receipt-account settle");
+    }
+    return by;
+  }
+
+  it("settles a lone call at once into the agent's receipt log, under its own signature: 99/1 exact, no receipt rent", async () => {
+    const agent = await newAgent(true);
+    assert.equal(await market.exists(receiptLogPda(agent.address)), false);
+    const [execution] = await burst(agent, 1);
+    assert.equal(await market.exists(receiptLogPda(agent.address)), true, "the relayer created the agent's log first");
+    const by = await settlements([execution!]);
+    assert.equal(by.size, 1);
+    assert.deepEqual(agent.server.batches_signed, [], "a batch of one needs no batch signature");
+    const { rows } = await relayer.services.db.query("SELECT receipt_in_log FROM executions WHERE id = $1", [execution!.id]);
+    assert.equal(rows[0].receipt_in_log, true);
+  });
+
+  it("settles a burst of one agent's calls in fewer transactions, each batch under one creator signature", async () => {
+    const agent = await newAgent(true);
+    await burst(agent, 1); // the log exists before the burst, as it does for any agent past its first call
+    const executions = await burst(agent, 24);
+    const by = await settlements(executions);
+    assert.ok(by.size < executions.length, `24 calls in ${by.size} settlements`);
+    assert.ok(Math.max(...by.values()) <= 8, "no batch above SETTLE_BATCH_SIZE");
+    assert.ok(agent.server.batches_signed.length > 0 && agent.server.batches_signed.every((n) => n > 1 && n <= 8));
+    let fees_lamports = 0n;
+    for (const signature of by.keys()) fees_lamports += await market.fee(signature);
+    console.log(`      24 calls: ${by.size} settle_batch transactions, ${fees_lamports / 24n} lamports of settlement fees per call`);
+  });
+
+  it("settles each call alone, still without receipt rent, when the creator has no /sign-batch", async () => {
+    const agent = await newAgent(false);
+    await burst(agent, 1);
+    const executions = await burst(agent, 8);
+    const by = await settlements(executions);
+    assert.equal(by.size, executions.length, "one settle_batch per call");
+    assert.deepEqual(agent.server.batches_signed, []);
+  });
+});
