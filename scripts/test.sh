@@ -47,6 +47,13 @@ awk '/^ *[0-9]+ failing/ { listing = 1; next }
 [ "$idl_status" -eq 0 ] || echo "failed: the IDL check"
 [ "$npm_build_status" -eq 0 ] || echo "failed: npm run build --workspaces"
 # npm names each workspace whose test script exited non-zero, a crash after the tests included.
+# What that script printed last comes first, so that a crash without a failing test shows its cause
+# in the tail of the log.
+grep -nE '^npm (error|ERR!) workspace ' "$npm_log" | while IFS=: read -r line _; do
+  first=$((line > 30 ? line - 30 : 1))
+  echo "--- the last lines before npm's report of a failed workspace (line $line):"
+  sed -n "${first},$((line + 3))p" "$npm_log" | grep -vE '"level":[0-9]+' | tail -n 20
+done
 grep -E '^npm (error|ERR!) workspace ' "$npm_log" | sort -u | sed 's/^npm [a-zER!]* workspace /failed (workspace): /'
 
 # cargo: "test result: ok. N passed; M failed; ..."; mocha's spec reporter: "N passing", "M failing".
