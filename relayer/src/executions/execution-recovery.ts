@@ -9,6 +9,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/pool.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+import { settledInLog } from "./log-settlement.js";
 import { CONFIRMATION_HANDOVER_MS, SETTLE_MARGIN_MS, type ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore } from "./execution-store.js";
 import { PURCHASE_PREFIX, type SubscriptionService } from "./subscription-service.js";
@@ -124,13 +125,16 @@ export class ExecutionRecovery {
         }
         // Expired unlanded, or landed with an error: sign anew. A settle whose escrow deadline is
         // near or past becomes a refund; an escrow already closed is done: settled if its receipt
-        // (which only a settle writes) is there, else refunded (or reclaimed by its payer).
+        // (which only a settle writes) is there, or the transaction that closed it appended it to
+        // the receipt log, else refunded (or reclaimed by its payer).
         const executionId = executionIdBytes(row.id);
         const programId = this.chain.programId(row.network);
-        const [escrow, receipt] = await this.chain
-          .connection(row.network)
-          .getMultipleAccountsInfo([escrowPda(executionId, programId), receiptPda(executionId, programId)], "confirmed");
-        if (receipt) {
+        const connection = this.chain.connection(row.network);
+        const [escrow, receipt] = await connection.getMultipleAccountsInfo(
+          [escrowPda(executionId, programId), receiptPda(executionId, programId)],
+          "confirmed",
+        );
+        if (receipt || (!escrow && row.receipt_in_log && (await settledInLog(connection, programId, executionId)))) {
           await this.store.complete(row, "settled");
           return;
         }

@@ -11,6 +11,7 @@ import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+import { settledInLog } from "./log-settlement.js";
 
 export interface Difference {
   execution?: string;
@@ -106,6 +107,14 @@ export async function reconcile(
         differences.push({ execution: batch[j]!.id, problem: `${batch[j]!.state} in the database, but its receipt shows a settle landed` });
       }
     });
+  }
+
+  // A settlement into the receipt log leaves no receipt: the transaction that closed the escrow
+  // says it instead, read for the rows that recorded one and are not settled.
+  for (const row of notSettled.filter((row) => row.receipt_in_log)) {
+    if (await settledInLog(connection, programId, executionIdBytes(row.id))) {
+      differences.push({ execution: row.id, problem: `${row.state} in the database, but the receipt log shows a settle landed` });
+    }
   }
 
   // A receipt marked closed must be gone from the chain (one not yet marked may already be: anyone
