@@ -1,7 +1,8 @@
-// Settlement into the agents' receipt logs (SETTLEMENT=receipt_log) end to end: localnet, the
-// relayer on PostgreSQL and Redis, creators as real HTTP servers. A lone call settles at once by
-// settle_batch under its own signature; a burst of one agent's calls settles in batches under one
-// signature of the creator each; no call leaves a receipt account's rent behind; every amount is
+// Escrows opened and settled in batches (BATCH_OPENS=true, SETTLEMENT=receipt_log) end to end:
+// localnet, the relayer on PostgreSQL and Redis, creators as real HTTP servers. A lone call opens
+// with its own open_escrow and settles at once by settle_batch under its own signature; a burst of
+// one agent's calls opens by open_escrow_batch and settles in batches under one signature of the
+// creator each; no call leaves a receipt account's rent behind; every amount is
 // checked on chain to the unit, and the relayer's database agrees with the chain.
 import { strict as assert } from "node:assert";
 
@@ -17,7 +18,7 @@ const PRICE = 250_000n;
 interface Execution {
   id: string;
   status: string;
-  transactions: { settlement: string | null; confirmation: string | null };
+  transactions: { escrow: string | null; settlement: string | null; confirmation: string | null };
 }
 
 describe("relayer: settlement into the receipt log", function () {
@@ -28,7 +29,7 @@ describe("relayer: settlement into the receipt log", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, { SETTLEMENT: "receipt_log" });
+    relayer = await startRelayer(market.localnet, { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" });
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));
@@ -122,9 +123,13 @@ describe("relayer: settlement into the receipt log", function () {
     assert.ok(by.size < executions.length, `24 calls in ${by.size} settlements`);
     assert.ok(Math.max(...by.values()) <= 8, "no batch above SETTLE_BATCH_SIZE");
     assert.ok(agent.server.batches_signed.length > 0 && agent.server.batches_signed.every((n) => n > 1 && n <= 8));
+    const opens = new Set(executions.map((e) => e.transactions.escrow!));
+    assert.ok(opens.size < executions.length, `24 escrows opened in ${opens.size} transactions`);
     let fees_lamports = 0n;
-    for (const signature of by.keys()) fees_lamports += await market.fee(signature);
-    console.log(`      24 calls: ${by.size} settle_batch transactions, ${fees_lamports / 24n} lamports of settlement fees per call`);
+    for (const signature of [...by.keys(), ...opens]) fees_lamports += await market.fee(signature);
+    console.log(
+      `      24 calls: ${opens.size} open and ${by.size} settle_batch transactions, ${fees_lamports / 24n} lamports of fees per call`,
+    );
   });
 
   it("settles each call alone, still without receipt rent, when the creator has no /sign-batch", async () => {

@@ -65,6 +65,8 @@ export interface RelayerConfig {
    * the dispute window). docs/program.md, "Batched settlement".
    */
   settlement: "receipt_log" | "receipt_account";
+  /** Opens the escrows of one agent that are ready together, by open_escrow_batch (BATCH_OPENS=true). */
+  batch_opens: boolean;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
   body_limit_bytes: number;
@@ -266,6 +268,8 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   if (settlement !== "receipt_log" && settlement !== "receipt_account") {
     problems.push(`SETTLEMENT must be "receipt_log" or "receipt_account", got "${settlement}"`);
   }
+  const batch_opens = text("BATCH_OPENS") ?? "false";
+  if (batch_opens !== "true" && batch_opens !== "false") problems.push(`BATCH_OPENS must be "true" or "false", got "${batch_opens}"`);
   const policy = text("ENDPOINT_POLICY") ?? "public";
   if (policy !== "public" && policy !== "development") {
     problems.push(`ENDPOINT_POLICY must be "public" or "development", got "${policy}"`);
@@ -336,6 +340,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     instance_timeout_secs: integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
     endpoint_policy: policy === "development" ? "development" : "public",
     settlement: settlement === "receipt_log" ? "receipt_log" : "receipt_account",
+    batch_opens: batch_opens === "true",
     session_ttl_secs: integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
     body_limit_bytes: integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -11,6 +11,7 @@ import { ChainService } from "./chain/chain-service.js";
 import type { NetworkName, RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
+import { OpenBatches } from "./executions/open-batches.js";
 import { SettleBatches } from "./executions/settle-batches.js";
 import { createPool, migrate } from "./db/pool.js";
 import { IndexerClient } from "./indexer/indexer-client.js";
@@ -73,12 +74,21 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     breaker,
     leases,
     ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, writes, chain, senders, creators) } : {}),
+    ...(config.batch_opens ? { open_batches: new OpenBatches(db, chain, senders) } : {}),
   });
-  const executions = new ExecutionService(db, chain, senders, quoter, store, writes, runner, jobs, instance_id, {
-    leases,
-    breaker,
-    listings,
-  });
+  const executions = new ExecutionService(
+    db,
+    chain,
+    senders,
+    quoter,
+    store,
+    writes,
+    runner,
+    jobs,
+    instance_id,
+    { leases, breaker, listings },
+    config.batch_opens,
+  );
   const subscriptions = new SubscriptionService(db, chain, senders, quoter, jobs, listings);
   const recovery = new ExecutionRecovery(db, store, runner, subscriptions, chain, senders, jobs, {
     instance_id,

@@ -33,6 +33,7 @@ import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
+import type { OpenBatches } from "./open-batches.js";
 import type { SettleBatches } from "./settle-batches.js";
 import { anyFeeShard, errorFromLogs, escrowRef, feePayerShort, REBROADCAST_MS, senderOf, signRefund, type Senders } from "./transactions.js";
 
@@ -67,6 +68,8 @@ export interface RunOptions {
   leases: ExecutionLeases;
   /** Settlement into the agents' receipt logs; without it, `settle` and a receipt account per call. */
   settle_batches?: SettleBatches;
+  /** Opens escrows of one agent together; without it, each execution's open is signed with its row. */
+  open_batches?: OpenBatches;
 }
 
 /** Where a call to the creator left its execution; `sent`: its settle_batch was sent already. */
@@ -199,13 +202,22 @@ export class ExecutionRunner {
   }
 
   private async openEscrow(row: ExecutionRow): Promise<{ row: ExecutionRow; escrow: EscrowFacts | null }> {
-    const sender = senderOf(this.senders, row.network);
-    const sending = sender.send(row.escrow_tx!);
-    // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
-    // node that runs a batch in order answers with the escrow the transaction just opened.
-    const read = this.readEscrow(row);
-    const sent = await sending;
-    if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, await read) };
+    let sent: SendOutcome;
+    let read: Promise<AccountData | null> | undefined;
+    if (row.escrow_tx === null && this.options.open_batches) {
+      const opened = await this.options.open_batches.submit(row);
+      // Not recorded: another instance moved the row first, and it is theirs.
+      if (!opened.sent) return { row: await this.store.row(row.id), escrow: null };
+      row = opened.row;
+      sent = opened.sent;
+    } else {
+      const sending = senderOf(this.senders, row.network).send(row.escrow_tx!);
+      // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
+      // node that runs a batch in order answers with the escrow the transaction just opened.
+      read = this.readEscrow(row);
+      sent = await sending;
+    }
+    if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, read === undefined ? undefined : await read) };
     if (sent.kind === "rejected") {
       if (feePayerShort(sent)) {
         const message = "open_escrow was refused: the relayer's SOL ran short. Nothing was charged; retry later.";

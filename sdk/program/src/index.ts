@@ -16,6 +16,7 @@ export {
   SIGNING_KEY_PROOF_DOMAIN,
   BATCH_DIGEST_DOMAIN,
   MAX_SETTLE_BATCH,
+  MAX_OPEN_BATCH,
   splitPayment,
 } from "./program.js";
 export * from "./types.js";

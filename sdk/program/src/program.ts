@@ -55,6 +55,8 @@ export const SIGNING_KEY_PROOF_DOMAIN = bytesConstant("SIGNING_KEY_PROOF_DOMAIN"
 export const BATCH_DIGEST_DOMAIN = bytesConstant("BATCH_DIGEST_DOMAIN");
 /** The most escrows one `settle_batch` settles, hence the most result digests one batch signs. */
 export const MAX_SETTLE_BATCH = Number(integerConstant("MAX_SETTLE_BATCH"));
+/** The most escrows one `open_escrow_batch` opens. */
+export const MAX_OPEN_BATCH = Number(integerConstant("MAX_OPEN_BATCH"));
 
 const U64_MAX = (1n << 64n) - 1n;
 

@@ -185,3 +185,15 @@ export function serializeLegacyTransaction(signatures: readonly Uint8Array[], me
   out.set(message, at);
   return out;
 }
+
+/** Whether `instructions`, paid and signed by `feePayer` alone, fit one legacy transaction. */
+export function fitsLegacyTransaction(feePayer: PublicKey, instructions: readonly TransactionInstruction[]): boolean {
+  try {
+    // The blockhash's value does not change the size: any 32 bytes, in base58.
+    serializeLegacyTransaction([new Uint8Array(SIGNATURE_LENGTH)], compileLegacyMessage(feePayer, instructions, feePayer.toBase58()));
+    return true;
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
+  }
+}

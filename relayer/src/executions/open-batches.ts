@@ -1,0 +1,123 @@
+// Opening escrows together, per agent (docs/program.md, "Batched opens"): the executions of one
+// agent that are ready to open while its previous open is on its way to the chain go in the next
+// transaction together, as one `open_escrow_batch`. A lone execution goes at once with its own
+// `open_escrow`: nothing waits at low load. Each escrow is still its own account, opened under
+// `open_escrow`'s rules for its own payer and amount; only the transaction and its fee are shared.
+import { MAX_OPEN_BATCH, openEscrowBatchInstruction, openEscrowInstruction, fitsLegacyTransaction } from "@agent-market/program";
+import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
+import { Batcher } from "../db/batcher.js";
+import { inTransaction, type Db } from "../db/pool.js";
+import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
+import { feePayerShort, senderOf, type Senders } from "./transactions.js";
+
+/** The row with its recorded open and the outcome of its send; `sent` null if another instance moved it first. */
+export interface OpenSent {
+  row: ExecutionRow;
+  sent: SendOutcome | null;
+}
+
+export class OpenBatches {
+  private readonly agents = new Map<string, Batcher<ExecutionRow, OpenSent>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainService,
+    private readonly senders: Senders,
+  ) {}
+
+  /** Opens the escrow of `row` (in `opening`, no transaction recorded yet) with whatever else of its agent is ready. */
+  submit(row: ExecutionRow): Promise<OpenSent> {
+    const key = `${row.network}:${row.agent}`;
+    let batcher = this.agents.get(key);
+    if (!batcher) {
+      // One open of an agent on its way at a time: what arrives meanwhile waits for the next.
+      batcher = new Batcher((rows) => this.open(rows), { max_batch: MAX_OPEN_BATCH, max_in_flight: 1 });
+      this.agents.set(key, batcher);
+    }
+    const done = batcher.submit(row);
+    const forget = () => {
+      if (batcher.idle && this.agents.get(key) === batcher) this.agents.delete(key);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  /** The rows in as many transactions as they need (a legacy transaction holds 4 to 8), sent together. */
+  private async open(rows: ExecutionRow[]): Promise<OpenSent[]> {
+    const sender = senderOf(this.senders, rows[0]!.network);
+    const chunks: ExecutionRow[][] = [];
+    for (const row of rows) {
+      const last = chunks.at(-1);
+      if (last && fitsLegacyTransaction(sender.signer.publicKey, await this.instructions([...last, row], sender))) last.push(row);
+      else chunks.push([row]);
+    }
+    return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender)))).flat();
+  }
+
+  /**
+   * Records the chunk's transaction on every row (all or none), then sends it once. A batch the
+   * program refuses (one payer's balance spent meanwhile, say) is not the others' fault: each is
+   * then opened alone, and only its own refusal fails it.
+   */
+  private async openChunk(rows: ExecutionRow[], sender: TransactionSender): Promise<OpenSent[]> {
+    const escrow_tx = await sender.sign(await this.instructions(rows, sender));
+    if (!(await this.record(rows, escrow_tx))) {
+      if (rows.length === 1) return [{ row: rows[0]!, sent: null }];
+      return (await Promise.all(rows.map((row) => this.openChunk([row], sender)))).flat();
+    }
+    const sent = await sender.send(escrow_tx);
+    const recorded = rows.map((row) => ({ ...row, escrow_tx }));
+    if (sent.kind === "rejected" && rows.length > 1 && !feePayerShort(sent)) {
+      return (await Promise.all(recorded.map((row) => this.openChunk([row], sender)))).flat();
+    }
+    return recorded.map((row) => ({ row, sent }));
+  }
+
+  /**
+   * The open of `rows` recorded on each, in one database transaction: from none recorded yet, or
+   * from the refused batch they were part of. False (and nothing recorded) if any was moved.
+   */
+  private async record(rows: ExecutionRow[], escrow_tx: SignedTransaction): Promise<boolean> {
+    const rolledBack = Symbol("rolled back");
+    try {
+      return await inTransaction(this.db, async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE executions e SET escrow_tx = $2::jsonb, updated_at = clock_timestamp()
+             FROM unnest($1::text[], $3::text[]) AS v (id, previous)
+            WHERE e.id = v.id AND e.state = 'opening' AND e.escrow_tx->>'signature' IS NOT DISTINCT FROM v.previous`,
+          [rows.map((row) => row.id), JSON.stringify(escrow_tx), rows.map((row) => row.escrow_tx?.signature ?? null)],
+        );
+        if (rowCount !== rows.length) throw rolledBack;
+        return true;
+      });
+    } catch (error) {
+      if (error === rolledBack) return false;
+      throw error;
+    }
+  }
+
+  private async instructions(rows: ExecutionRow[], sender: TransactionSender): Promise<TransactionInstruction[]> {
+    const { network, agent } = rows[0]!;
+    const market = await this.chain.market(network);
+    const common = {
+      programId: this.chain.programId(network),
+      relayer: sender.signer.publicKey,
+      usdcMint: market.usdcMint,
+      agent: new PublicKey(agent),
+    };
+    const items = rows.map((row) => ({
+      payer: new PublicKey(row.wallet),
+      payerTokenAccount: new PublicKey(row.payer_token_account),
+      executionId: executionIdBytes(row.id),
+      apiKeyId: keyIdBytes(row.api_key_id),
+      requestHash: row.request_hash,
+      maxAmountUsdc: BigInt(row.quoted_usdc),
+    }));
+    // One alone is today's open_escrow, byte for byte: nothing changes for a lone caller.
+    if (items.length === 1) return [openEscrowInstruction({ ...common, ...items[0]! })];
+    return [openEscrowBatchInstruction({ ...common, items })];
+  }
+}
