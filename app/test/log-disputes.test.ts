@@ -117,7 +117,7 @@ describe("disputes of executions settled into the receipt log", function () {
 
   /**
    * An execution of the payer settled by settle_batch, known to the relayer as its own batch path
-   * records one (its row, settle_tx naming the batch, receipt_in_log), and served by the indexer.
+   * records one (its row, settle_tx naming the batch transaction), and served by the indexer.
    */
   async function settledToLog(): Promise<string> {
     return (await settledToLogWith()).id;
@@ -129,9 +129,9 @@ describe("disputes of executions settled into the receipt log", function () {
     const id = formatExecutionId(escrow.executionId);
     await stack.relayer.services.db.query(
       `INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, task, parameters, request_hash, payer_token_account,
-                               quoted_usdc, amount_usdc, settle_tx, receipt_in_log)
+                               quoted_usdc, amount_usdc, settle_tx)
        SELECT $1, api_key_id, wallet, network, agent, mode, 'settled', task, parameters, $2, payer_token_account,
-              quoted_usdc, $3, $4::jsonb, true FROM executions WHERE id = $5`,
+              quoted_usdc, $3, $4::jsonb FROM executions WHERE id = $5`,
       [id, Buffer.from(escrow.requestHash), batch.events[0]!.amountUsdc.toString(), JSON.stringify({ signature: batch.signature }), viaSettle],
     );
     await waitFor(`${id}'s receipt proof in the indexer`, async () => (await fetchLoggedReceipt(stack.graphqlUrl, id)) !== null);
@@ -154,7 +154,7 @@ describe("disputes of executions settled into the receipt log", function () {
     const home = mkdtempSync(join(dir, "home-"));
     const keyFile = join(home, "payer.json");
     writeFileSync(keyFile, JSON.stringify(Array.from(payer.wallet.secretKey)));
-    const login = await agentMarket(home, ["login", "--keypair", keyFile]);
+    const login = await agentMarket(home, ["login", "--keypair", keyFile, "--api", stack.relayer.url]);
     assert.equal(login.code, 0, login.stderr);
     return home;
   }
