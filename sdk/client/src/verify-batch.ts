@@ -106,7 +106,7 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     const digests = logged.map((event) => resultDigest(event.data.executionId, agent, event.data.requestHash, event.data.resultHash));
     if (toHex(digests[position]!) !== receipt.digest) return [false, "the batch's digest of this escrow is not the receipt's"];
     if (entry.message !== toHex(batchDigest(agent, digests))) return [false, "the chain verified another message than the batch digest of these escrows"];
-    return [true, `the chain verified the receipt's key over the batch digest of ${count === 1 ? escrows.length : count} result digests, this receipt's among them`];
+    return [true, `the chain verified the receipt's key over the batch digest of ${escrows.length} result digests, this receipt's among them`];
   });
 
   const charge = {
