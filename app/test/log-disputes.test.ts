@@ -17,7 +17,6 @@ import {
   ed25519Sign,
   errorCode,
   errorFromCode,
-  fetchAgent,
   fetchDispute,
   fetchLoggedReceipt,
   fetchMarket,
@@ -38,13 +37,13 @@ import { Keypair, Transaction } from "@solana/web3.js";
 import type { Chain } from "../src/data/chain.js";
 import { disputeWindow, openDispute, submitEvidence } from "../src/data/disputes.js";
 import type { ConnectedWallet } from "../src/wallet/wallet.js";
-import { createReceiptLog, settleBatch, type SettledBatch } from "../../indexer/test/batch-support.js";
-import { DISPUTE_WINDOW_SECS, type AgentFixture, type OpenedEscrow } from "../../tests/src/fixtures.js";
+import { DISPUTE_WINDOW_SECS, type AgentFixture } from "../../tests/src/fixtures.js";
 import { REPO_ROOT } from "../../tests/src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { api } from "../../tests/src/relayer.js";
 import { run } from "../../tests/src/run.js";
-import { startStack, waitFor, type Stack } from "./stack.js";
+import { settleToLog, withReceiptLog } from "./log-settlement.js";
+import { startStack, type Stack } from "./stack.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
 
@@ -105,9 +104,7 @@ describe("disputes of executions settled into the receipt log", function () {
     const ran = await execute(stack.relayer, payer, agent.address);
     assert.equal(ran.status, 200, JSON.stringify(ran.body));
     viaSettle = (ran.body as { id: string }).id;
-    const onChain = (await fetchAgent(stack.market.connection, agent.address))!;
-    fixture = { agentId: onChain.agentId, address: agent.address, signing: agent.server.signing, payoutAccount: onChain.payoutAccount, creator: agent.creator, signature: "" };
-    await createReceiptLog(stack.market, fixture);
+    fixture = await withReceiptLog(stack, agent);
   });
   after(async () => {
     await agent?.server.close();
@@ -115,27 +112,8 @@ describe("disputes of executions settled into the receipt log", function () {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /**
-   * An execution of the payer settled by settle_batch, known to the relayer as its own batch path
-   * records one (its row, settle_tx naming the batch transaction), and served by the indexer.
-   */
   async function settledToLog(): Promise<string> {
-    return (await settledToLogWith()).id;
-  }
-
-  async function settledToLogWith(): Promise<{ id: string; escrow: OpenedEscrow; batch: SettledBatch }> {
-    const escrow = await stack.market.openEscrow(fixture, payer);
-    const batch = await settleBatch(stack.market, fixture, [escrow]);
-    const id = formatExecutionId(escrow.executionId);
-    await stack.relayer.services.db.query(
-      `INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, task, parameters, request_hash, payer_token_account,
-                               quoted_usdc, amount_usdc, settle_tx)
-       SELECT $1, api_key_id, wallet, network, agent, mode, 'settled', task, parameters, $2, payer_token_account,
-              quoted_usdc, $3, $4::jsonb FROM executions WHERE id = $5`,
-      [id, Buffer.from(escrow.requestHash), batch.events[0]!.amountUsdc.toString(), JSON.stringify({ signature: batch.signature }), viaSettle],
-    );
-    await waitFor(`${id}'s receipt proof in the indexer`, async () => (await fetchLoggedReceipt(stack.graphqlUrl, id)) !== null);
-    return { id, escrow, batch };
+    return (await settleToLog(stack, fixture, payer, viaSettle)).id;
   }
 
   async function chainFor(graphqlUrl: string): Promise<Chain> {
@@ -240,7 +218,7 @@ describe("disputes of executions settled into the receipt log", function () {
   });
 
   it("verifyReceipt checks a batched settlement against its batch, and with the indexer its leaf and proof against the log on chain", async () => {
-    const { id, escrow, batch } = await settledToLogWith();
+    const { id, escrow, batch } = await settleToLog(stack, fixture, payer, viaSettle);
     const event = batch.events[0]!;
     // The receipt the creator signed call by call; settleBatch signed these results as a batch.
     const output = { summary: "Hi, 0." };
