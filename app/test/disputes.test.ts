@@ -3,12 +3,11 @@
 // injected wallet, the localnet's development arbiter) rules, and the chain moves exactly that.
 import { strict as assert } from "node:assert";
 
-import { collateralVaultPda, disputePda, fetchDispute, fetchReceipt, parseExecutionId, receiptPda, toHex, evidenceHash, attachmentDigest } from "@agent-market/program";
+import { collateralVaultPda, disputePda, fetchDispute, parseExecutionId, toHex, evidenceHash, attachmentDigest } from "@agent-market/program";
 import type { Keypair } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
-import { settleToLog, withReceiptLog } from "./log-settlement.js";
 import { checkScreen, checkScreenAt } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
@@ -183,19 +182,5 @@ describe("disputes in the dashboard", function () {
     await payerPage.page.getByTestId("execution-details").getByTestId("dispute-state").filter({ hasText: "rejected" }).waitFor();
     assert.equal(await payerPage.page.getByRole("button", { name: "Sign and open the dispute" }).count(), 0);
     await checkScreen(payerPage.page, "execution-disputed");
-  });
-
-  it("an execution settled into the receipt log is disputed from the same panel, with open_dispute_from_log", async () => {
-    const { agent, payer, id: template } = await settledExecution();
-    const { id } = await settleToLog(stack, await withReceiptLog(stack, agent), payer, template);
-    const executionId = parseExecutionId(id)!;
-    assert.equal(await fetchReceipt(stack.market.connection, receiptPda(executionId)), null, "settle_batch wrote no receipt");
-    const payerPage = await signedIn(payer.wallet);
-    // The newest execution, first in the list, is the batched one.
-    await openFromExecutions(payerPage, false);
-    const onChain = await fetchDispute(stack.market.connection, disputePda(executionId));
-    assert.ok(onChain, "open_dispute_from_log created the dispute account");
-    assert.equal(toHex(onChain.evidenceHash), toHex(evidenceHash(STATEMENT, [])));
-    assert.equal((await fetchReceipt(stack.market.connection, receiptPda(executionId)))?.disputed, true, "and the receipt, marked disputed");
   });
 });

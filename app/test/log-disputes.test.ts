@@ -1,35 +1,34 @@
-// Disputes of executions settled into the agent's receipt log (settle_batch: no receipt account),
-// against a real localnet, indexer and relayer: the CLI and the dashboard's data layer each open
-// one with open_dispute_from_log and the proof the indexer's public GraphQL serves; a proof
-// tampered with on its way is refused by the program; a served proof is checked against the log
-// on chain; an execution settled by `settle` still goes through open_dispute.
+// Disputes of executions settled into the agent's receipt log, against a real localnet, indexer
+// and a relayer settling by settle_batch (SETTLEMENT=receipt_log: no receipt account): the CLI,
+// the dashboard's data layer and its dispute panel in a browser each open one with
+// open_dispute_from_log and the proof the indexer's public GraphQL serves; a proof tampered with
+// on its way is refused by the program; the receipt check reads the batch and checks the proof
+// against the log on chain; an execution settled by `settle` still goes through open_dispute.
 import { strict as assert } from "node:assert";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { formatUsdc, WalletSession, type Execution } from "@agent-market/client";
+import { WalletSession, type Execution } from "@agent-market/client";
 import { verifyReceipt } from "@agent-market/client/verify";
 import * as program from "@agent-market/program";
 import {
   disputePda,
-  ed25519Sign,
   errorCode,
   errorFromCode,
+  evidenceHash,
   fetchDispute,
   fetchLoggedReceipt,
   fetchMarket,
   fetchReceipt,
   formatExecutionId,
-  outputHash,
   parseExecutionId,
   PROGRAM_ID,
+  receiptLogPda,
   receiptPda,
-  resultDigest,
   toHex,
   verifyLoggedReceipt,
-  type LoggedReceipt,
 } from "@agent-market/program";
 import * as web3 from "@solana/web3.js";
 import { Keypair, Transaction } from "@solana/web3.js";
@@ -37,13 +36,14 @@ import { Keypair, Transaction } from "@solana/web3.js";
 import type { Chain } from "../src/data/chain.js";
 import { disputeWindow, openDispute, submitEvidence } from "../src/data/disputes.js";
 import type { ConnectedWallet } from "../src/wallet/wallet.js";
-import { DISPUTE_WINDOW_SECS, type AgentFixture } from "../../tests/src/fixtures.js";
+import { DISPUTE_WINDOW_SECS } from "../../tests/src/fixtures.js";
 import { REPO_ROOT } from "../../tests/src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
 import { api } from "../../tests/src/relayer.js";
 import { run } from "../../tests/src/run.js";
-import { settleToLog, withReceiptLog } from "./log-settlement.js";
-import { startStack, type Stack } from "./stack.js";
+import { signInWithTestWallet } from "./browser.js";
+import { waitFor, type Stack } from "./stack.js";
+import { dashboardSuite } from "./suite.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
 
@@ -76,7 +76,7 @@ async function tamperingIndexer(graphqlUrl: string): Promise<{ url: string; clos
         const upstream = await fetch(graphqlUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
         const answer = (await upstream.json()) as { data?: { execution?: { receiptProof?: { proof: string[] } | null } | null } };
         const proof = answer.data?.execution?.receiptProof?.proof;
-        if (proof) proof[0] = (proof[0]!.slice(0, -1) + (proof[0]!.endsWith("0") ? "1" : "0"));
+        if (proof) proof[0] = proof[0]!.slice(0, -1) + (proof[0]!.endsWith("0") ? "1" : "0");
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
       })();
     });
@@ -88,32 +88,31 @@ async function tamperingIndexer(graphqlUrl: string): Promise<{ url: string; clos
 
 describe("disputes of executions settled into the receipt log", function () {
   this.timeout(300_000);
+  const suite = dashboardSuite({ dashboard: () => ({ DASHBOARD_LOCALNET: "true", SETTLEMENT: "receipt_log" }) });
   let stack: Stack;
   let dir: string;
   let agent: ListedAgent;
-  let fixture: AgentFixture;
   let payer: Payer;
-  /** An execution the relayer ran and settled by `settle`: its row is the template of the others. */
-  let viaSettle: string;
 
   before(async () => {
-    stack = await startStack();
+    stack = suite.stack;
     dir = mkdtempSync(join(tmpdir(), "log-disputes-"));
     agent = await listAgent(stack.market, stack.relayer);
+    suite.defer(() => agent.server.close());
     payer = await newPayer(stack.market, stack.relayer, 10_000_000n);
-    const ran = await execute(stack.relayer, payer, agent.address);
-    assert.equal(ran.status, 200, JSON.stringify(ran.body));
-    viaSettle = (ran.body as { id: string }).id;
-    fixture = await withReceiptLog(stack, agent);
   });
-  after(async () => {
-    await agent?.server.close();
-    await stack?.close();
+  after(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function settledToLog(): Promise<string> {
-    return (await settleToLog(stack, fixture, payer, viaSettle)).id;
+  /** A call the relayer runs and settles by settle_batch, once the indexer serves its receipt proof. */
+  async function settledToLog(who: Payer = payer): Promise<string> {
+    const ran = await execute(stack.relayer, who, agent.address);
+    assert.equal(ran.status, 200, JSON.stringify(ran.body));
+    const id = (ran.body as { id: string }).id;
+    await waitFor(`${id}'s receipt proof in the indexer`, async () => (await fetchLoggedReceipt(stack.graphqlUrl, id)) !== null);
+    assert.equal(await fetchReceipt(stack.market.connection, receiptPda(parseExecutionId(id)!)), null, "settle_batch wrote no receipt");
+    return id;
   }
 
   async function chainFor(graphqlUrl: string): Promise<Chain> {
@@ -137,11 +136,12 @@ describe("disputes of executions settled into the receipt log", function () {
     return home;
   }
 
-  it("the CLI opens a dispute from the log with the indexer's proof, and one by open_dispute for a settled receipt", async () => {
+  const errorOf = (stdout: string) => (JSON.parse(stdout) as { error: { message: string } }).error.message;
+
+  it("the CLI opens a dispute from the log with the proof of the indexer the relayer names", async () => {
     const home = await payerHome();
     const id = await settledToLog();
     const bytes = parseExecutionId(id)!;
-    assert.equal(await fetchReceipt(stack.market.connection, receiptPda(bytes)), null, "settle_batch wrote no receipt");
     const opened = await agentMarket(home, ["dispute", "open", id, "--statement", "The summary was empty."]);
     assert.equal(opened.code, 0, `${opened.stdout}\n${opened.stderr}`);
     const created = JSON.parse(opened.stdout) as { evidence_hash: string; transaction: string };
@@ -149,16 +149,11 @@ describe("disputes of executions settled into the receipt log", function () {
     assert.ok(dispute, "the Dispute account exists");
     assert.equal(toHex(dispute.evidenceHash), created.evidence_hash);
     assert.equal(dispute.payer.toBase58(), payer.wallet.publicKey.toBase58());
-    const written = await fetchReceipt(stack.market.connection, receiptPda(bytes));
-    assert.equal(written?.disputed, true, "open_dispute_from_log wrote the receipt, marked disputed");
+    assert.equal((await fetchReceipt(stack.market.connection, receiptPda(bytes)))?.disputed, true, "open_dispute_from_log wrote the receipt, marked disputed");
 
     const twice = await agentMarket(home, ["dispute", "open", id, "--statement", "Again."]);
     assert.equal(twice.code, 1);
-    assert.equal((JSON.parse(twice.stdout) as { error: { message: string } }).error.message, `${id} is disputed already`);
-
-    const old = await agentMarket(home, ["dispute", "open", viaSettle, "--statement", "Wrong language."]);
-    assert.equal(old.code, 0, `${old.stdout}\n${old.stderr}`);
-    assert.ok(await fetchDispute(stack.market.connection, disputePda(parseExecutionId(viaSettle)!)), "open_dispute on the receipt");
+    assert.equal(errorOf(twice.stdout), `${id} is disputed already`);
   });
 
   it("the CLI says there is nothing to dispute when neither a receipt nor a leaf exists", async () => {
@@ -166,10 +161,7 @@ describe("disputes of executions settled into the receipt log", function () {
     const id = formatExecutionId(new Uint8Array(16).fill(7));
     const ran = await agentMarket(home, ["dispute", "open", id, "--statement", "Nothing."]);
     assert.equal(ran.code, 1);
-    assert.equal(
-      (JSON.parse(ran.stdout) as { error: { message: string } }).error.message,
-      `${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`,
-    );
+    assert.equal(errorOf(ran.stdout), `${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`);
   });
 
   it("the dashboard's data layer opens a dispute from the log: the window from the leaf, the evidence kept, open_dispute_from_log signed", async () => {
@@ -184,12 +176,25 @@ describe("disputes of executions settled into the receipt log", function () {
     );
     const session = await WalletSession.resume(stack.relayer.url, payer.token);
     const evidence = await submitEvidence(session, id, "The output was cut short.", []);
-    const signature = await openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, evidence.evidence_hash);
-    assert.match(signature, /^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+    await openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, evidence.evidence_hash);
     const dispute = await fetchDispute(stack.market.connection, disputePda(bytes));
     assert.ok(dispute, "the Dispute account exists");
     assert.equal(toHex(dispute.evidenceHash), evidence.evidence_hash);
     assert.equal((await disputeWindow(chain, id)).disputed, true, "the receipt it wrote says disputed");
+  });
+
+  it("the dashboard's data layer still disputes an execution settled by settle through open_dispute", async () => {
+    const fixture = await stack.market.agent();
+    const wallet = await stack.market.payer(10_000_000n);
+    const escrow = await stack.market.openEscrow(fixture, wallet);
+    await stack.market.settle(escrow, fixture);
+    const id = formatExecutionId(escrow.executionId);
+    // No indexer at all: the receipt account is all open_dispute needs.
+    const chain = { ...(await chainFor(stack.graphqlUrl)), graphqlUrl: null };
+    assert.equal((await disputeWindow(chain, id)).receiptExists, true);
+    await openDispute(chain, keypairWallet(wallet.wallet, chain.connection), id, "cd".repeat(32));
+    const dispute = await fetchDispute(stack.market.connection, disputePda(escrow.executionId));
+    assert.equal(toHex(dispute!.evidenceHash), "cd".repeat(32));
   });
 
   it("refuses a tampered proof with the program's UnknownReceiptRoot, and the chain check tells it from the real one", async () => {
@@ -208,38 +213,17 @@ describe("disputes of executions settled into the receipt log", function () {
       assert.equal(genuine.ok, true, genuine.detail);
       assert.equal(genuine.leafHash, real.receiptProof.leafHash);
       assert.equal(genuine.root, real.receiptProof.root);
-      const forged: LoggedReceipt = (await fetchLoggedReceipt(tampering.url, id))!;
-      const check = await verifyLoggedReceipt(stack.market.connection, forged);
+      const check = await verifyLoggedReceipt(stack.market.connection, (await fetchLoggedReceipt(tampering.url, id))!);
       assert.equal(check.ok, false);
-      assert.equal(check.detail, `the proof leads to root ${check.root}, which the receipt log ${program.receiptLogPda(agent.address).toBase58()} does not hold`);
+      assert.equal(check.detail, `the proof leads to root ${check.root}, which the receipt log ${receiptLogPda(agent.address).toBase58()} does not hold`);
     } finally {
       await tampering.close();
     }
   });
 
-  it("verifyReceipt checks a batched settlement against its batch, and with the indexer its leaf and proof against the log on chain", async () => {
-    const { id, escrow, batch } = await settleToLog(stack, fixture, payer, viaSettle);
-    const event = batch.events[0]!;
-    // The receipt the creator signed call by call; settleBatch signed these results as a batch.
-    const output = { summary: "Hi, 0." };
-    const digest = resultDigest(escrow.executionId, agent.address, escrow.requestHash, outputHash(output));
-    const template = (await api<Execution>(stack.relayer, "GET", `/v1/executions/${viaSettle}`, { token: payer.apiKey })).body;
-    const execution: Execution = {
-      ...template,
-      id,
-      output,
-      receipt: {
-        execution_id: id,
-        agent: agent.address.toBase58(),
-        request_hash: toHex(escrow.requestHash),
-        result_hash: toHex(outputHash(output)),
-        digest: toHex(digest),
-        creator_signature: toHex(ed25519Sign(agent.server.signing.secretKey, digest)),
-        creator_public_key: agent.server.signing.publicKey.toBase58(),
-      },
-      charge: { ...template.charge, amount_usdc: formatUsdc(event.amountUsdc), creator_share_usdc: formatUsdc(event.creatorShareUsdc), fee_usdc: formatUsdc(event.feeUsdc) },
-      transactions: { ...template.transactions, settlement: batch.signature },
-    };
+  it("verifyReceipt checks the relayer's receipt of a batched settlement against its batch, and with the indexer its proof against the log", async () => {
+    const id = await settledToLog();
+    const execution = (await api<Execution>(stack.relayer, "GET", `/v1/executions/${id}`, { token: payer.apiKey })).body;
     const verified = await verifyReceipt(execution, { connection: stack.market.connection, indexerUrl: stack.graphqlUrl });
     assert.deepEqual(verified.checks.filter((check) => !check.ok), []);
     assert.deepEqual(
@@ -256,5 +240,25 @@ describe("disputes of executions settled into the receipt log", function () {
     } finally {
       await tampering.close();
     }
+  });
+
+  it("the payer disputes a batched settlement from the execution's panel in the browser", async () => {
+    const own = await newPayer(stack.market, stack.relayer, 10_000_000n);
+    const id = await settledToLog(own);
+    const dashboard = await suite.open(own.wallet);
+    await signInWithTestWallet(dashboard);
+    const { page } = dashboard;
+    await page.getByRole("link", { name: "Executions" }).click();
+    await page.getByRole("button", { name: "Details" }).first().click();
+    await page.getByTestId("countdown").waitFor({ timeout: 60_000 });
+    assert.match((await page.getByTestId("countdown").textContent())!, /^2d 23h 5\dm \d+s left/, "the window counted from the leaf's settled_at");
+    const statement = "The summary came back in French; I asked for English.";
+    await page.getByLabel("Statement").fill(statement);
+    await page.getByRole("button", { name: "Sign and open the dispute" }).click();
+    await page.getByTestId("dispute-opened").waitFor({ timeout: 60_000 });
+    await page.getByTestId("dispute-state").filter({ hasText: "open: waiting for the arbiter" }).waitFor();
+    const dispute = await fetchDispute(stack.market.connection, disputePda(parseExecutionId(id)!));
+    assert.ok(dispute, "open_dispute_from_log created the dispute account");
+    assert.equal(toHex(dispute.evidenceHash), toHex(evidenceHash(statement, [])));
   });
 });

@@ -90,14 +90,14 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     const key = parseAddress(receipt.creator_public_key);
     if (!key) return [false, `${receipt.creator_public_key} is not an Ed25519 public key`];
     const count = previous.data[0]!;
-    if (count === escrows.length && count > 1) {
-      const entry = precompileEntry(previous.data, position);
-      if (!entry) return [false, "the precompile reads from another instruction"];
-      if (entry.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
-      if (entry.signature !== receipt.creator_signature || entry.message !== receipt.digest) return [false, "the chain verified another signature or digest than the receipt's"];
+    // One signature per escrow (a batch of one may carry either form): this escrow's entry signs its digest.
+    const own = count === escrows.length ? precompileEntry(previous.data, position) : null;
+    if (own !== null && own.message === receipt.digest) {
+      if (own.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
+      if (own.signature !== receipt.creator_signature) return [false, "the chain verified another signature than the receipt's"];
       return [true, `the chain verified the receipt's key, signature and digest, entry ${position} of ${count}`];
     }
-    if (count !== 1) return [false, `the precompile verifies ${count} signatures for ${escrows.length} escrows`];
+    if (count !== 1) return [false, `the precompile verifies ${count} signatures for ${escrows.length} escrows, none over this receipt's digest`];
     const entry = precompileEntry(previous.data, 0);
     if (!entry) return [false, "the precompile reads from another instruction"];
     if (entry.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
