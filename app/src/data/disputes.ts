@@ -1,6 +1,7 @@
 // Disputes from the web: evidence kept by the relayer and checked here against its hash, and the
 // two on-chain steps this page builds for the wallet — the payer's open_dispute (or
-// open_dispute_from_log) binding that hash, the arbiter's resolve_dispute. The relayer reports the outcome; the program decides it.
+// open_dispute_from_log) binding that hash, the arbiter's resolve_dispute. The relayer reports
+// the outcome; the program decides it.
 import type { EvidenceCreated, WalletSession } from "@agent-market/client";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";

@@ -25,8 +25,8 @@ import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
-import { loggedSettledAt } from "./logged-settlement.js";
 import { formatUsdc } from "../usdc.js";
+import { loggedSettledAt } from "./logged-settlement.js";
 
 export const MAX_STATEMENT_CHARS = 10_000;
 export const MAX_ATTACHMENTS = 5;
