@@ -261,4 +261,23 @@ describe("disputes of executions settled into the receipt log", function () {
     assert.ok(dispute, "open_dispute_from_log created the dispute account");
     assert.equal(toHex(dispute.evidenceHash), toHex(evidenceHash(statement, [])));
   });
+
+  // Last: it moves the chain's clock past every window.
+  it("closes the window at the leaf's settled_at plus the market's window: the relayer keeps no more evidence, the CLI signs nothing", async () => {
+    const id = await settledToLog();
+    const settledAt = Number((await fetchLoggedReceipt(stack.graphqlUrl, id))!.receiptProof.leaf.settledAt);
+    const within = await api(stack.relayer, "POST", "/v1/disputes/evidence", { token: payer.token, body: { execution_id: id, statement: "Still in time." } });
+    assert.equal(within.status, 201, JSON.stringify(within.body));
+    await stack.market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
+    const late = await api<{ error: { code: string; message: string } }>(stack.relayer, "POST", "/v1/disputes/evidence", {
+      token: payer.token,
+      body: { execution_id: id, statement: "Too late." },
+    });
+    assert.equal(late.status, 409, JSON.stringify(late.body));
+    assert.deepEqual(late.body.error.code, "dispute_window_closed");
+    assert.equal(late.body.error.message, `${id}'s dispute window closed at ${new Date((settledAt + DISPUTE_WINDOW_SECS) * 1000).toISOString()} (chain time).`);
+    const ran = await agentMarket(await payerHome(), ["dispute", "open", id, "--statement", "Too late."]);
+    assert.equal(ran.code, 1);
+    assert.match(errorOf(ran.stdout), new RegExp(`^the dispute window of ${id} closed \\d+s ago$`));
+  });
 });
