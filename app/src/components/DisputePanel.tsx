@@ -13,7 +13,8 @@ import { Loading } from "./Status.js";
 
 /**
  * The payer's side of a settled execution: within the market's dispute window, a statement and
- * files kept by the relayer, their hash checked here, then open_dispute signed by the wallet.
+ * files kept by the relayer, their hash checked here, then open_dispute (open_dispute_from_log
+ * for a batched settlement) signed by the wallet.
  * Once opened, the dispute and its outcome.
  */
 export function DisputePanel({ executionId }: { executionId: string }) {

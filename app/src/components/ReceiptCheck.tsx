@@ -46,7 +46,7 @@ export function ReceiptCheck({
     setError(null);
     setUnconfirmed(false);
     try {
-      const checked = await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config, execution.network), ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) });
+      const checked = await verifyInBrowser(execution, { rpcUrl: chainRpcUrl(config, execution.network), indexerUrl: config.indexer_graphql_url, ...(signingKey ? { signingKey } : {}), ...(request ? { request } : {}) });
       if (!shown.current) return;
       if (checked.state === "pending" && Date.now() - since.current < PENDING_LIMIT_MS) {
         // The settlement is on chain but not yet confirmed: say so and look again shortly.

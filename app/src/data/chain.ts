@@ -25,6 +25,8 @@ export interface Chain {
   market: Market;
   /** A local chain, whose faucet the relayer offers. */
   localnet: boolean;
+  /** The indexer's GraphQL: the receipt log proofs of executions settled by settle_batch. */
+  graphqlUrl: string | null;
 }
 
 let loaded: Promise<Chain> | null = null;
@@ -45,7 +47,7 @@ async function load(config: DashboardConfig, network: "devnet" | "mainnet"): Pro
   const connection = new web3.Connection(rpcUrl, "confirmed");
   const market = await program.fetchMarket(connection, undefined, { programId });
   if (market === null) throw new Error(`The market of program ${entry.program_id} is not initialised on ${network}.`);
-  return { program, web3, connection, rpcUrl, network, programId, market, localnet: config.localnet };
+  return { program, web3, connection, rpcUrl, network, programId, market, localnet: config.localnet, graphqlUrl: config.indexer_graphql_url };
 }
 
 /** The chain, its program and its market, read once per page. */

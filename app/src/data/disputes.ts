@@ -1,6 +1,7 @@
 // Disputes from the web: evidence kept by the relayer and checked here against its hash, and the
-// two on-chain steps this page builds for the wallet — the payer's open_dispute binding that hash,
-// the arbiter's resolve_dispute. The relayer reports the outcome; the program decides it.
+// two on-chain steps this page builds for the wallet — the payer's open_dispute (or
+// open_dispute_from_log) binding that hash, the arbiter's resolve_dispute. The relayer reports
+// the outcome; the program decides it.
 import type { EvidenceCreated, WalletSession } from "@agent-market/client";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
@@ -55,35 +56,44 @@ export async function submitEvidence(session: WalletSession, executionId: string
 }
 
 export interface DisputeWindow {
-  /** The receipt open_dispute needs; gone once the window passed and the receipt was closed. */
+  /**
+   * What a dispute needs: the execution's Receipt account, or its leaf in the agent's receipt log
+   * (settled by settle_batch). False once the window passed and the receipt was closed.
+   */
   receiptExists: boolean;
   disputed: boolean;
   endsAtSecs: number;
   nowSecs: number;
 }
 
-export async function disputeWindow(chain: Chain, executionId: string): Promise<DisputeWindow> {
-  const { fetchReceipt, parseExecutionId, receiptPda } = chain.program;
+/** How the execution is disputed (docs/dashboard.md, "Disputes from the web"): its receipt, or its leaf and proof from the indexer. */
+function disputeRouteOf(chain: Chain, executionId: string) {
+  const { disputeRoute, fetchLoggedReceipt, parseExecutionId } = chain.program;
   const bytes = parseExecutionId(executionId);
   if (!bytes) throw new Error(`${executionId} is not an execution id.`);
-  const [receipt, market, nowSecs] = await Promise.all([
-    fetchReceipt(chain.connection, receiptPda(bytes, chain.programId), { programId: chain.programId }),
-    freshMarket(chain),
-    chainNowSecs(chain),
-  ]);
-  if (receipt === null) return { receiptExists: false, disputed: false, endsAtSecs: 0, nowSecs };
-  return { receiptExists: true, disputed: receipt.disputed, endsAtSecs: Number(receipt.settledAt) + market.disputeWindowSecs, nowSecs };
+  return disputeRoute(chain.connection, bytes, {
+    programId: chain.programId,
+    loggedReceipt: async () => {
+      if (chain.graphqlUrl === null) throw new Error(`${executionId} has no receipt account, and this relayer was started without INDEXER_GRAPHQL_URL, where its receipt log proof comes from.`);
+      return fetchLoggedReceipt(chain.graphqlUrl, executionId);
+    },
+  });
 }
 
-/** The payer's open_dispute, binding the evidence hash the relayer keeps. */
+export async function disputeWindow(chain: Chain, executionId: string): Promise<DisputeWindow> {
+  const [route, market, nowSecs] = await Promise.all([disputeRouteOf(chain, executionId), freshMarket(chain), chainNowSecs(chain)]);
+  if (route === null) return { receiptExists: false, disputed: false, endsAtSecs: 0, nowSecs };
+  return { receiptExists: true, disputed: route.kind === "receipt" && route.disputed, endsAtSecs: Number(route.settledAt) + market.disputeWindowSecs, nowSecs };
+}
+
+/** The payer's open_dispute (or open_dispute_from_log for a batched settlement), binding the evidence hash the relayer keeps. */
 export async function openDispute(chain: Chain, wallet: ConnectedWallet, executionId: string, evidenceHashHex: string): Promise<string> {
-  const { fetchReceipt, fromHex, openDisputeInstruction, parseExecutionId, receiptPda } = chain.program;
-  const bytes = parseExecutionId(executionId)!;
-  const receipt = await fetchReceipt(chain.connection, receiptPda(bytes, chain.programId), { programId: chain.programId });
-  if (receipt === null) throw new Error(`${executionId} has no receipt on chain: its dispute window has passed.`);
+  const { fromHex, openDisputeFor, parseExecutionId } = chain.program;
+  const route = await disputeRouteOf(chain, executionId);
+  if (route === null) throw new Error(`${executionId} has no receipt on chain: its dispute window has passed.`);
   const payer = new chain.web3.PublicKey(wallet.address);
   return signAndSendInstructions(chain, wallet, [
-    openDisputeInstruction({ payer, agent: receipt.agent, executionId: bytes, evidenceHash: fromHex(evidenceHashHex), programId: chain.programId }),
+    openDisputeFor(route, { payer, executionId: parseExecutionId(executionId)!, evidenceHash: fromHex(evidenceHashHex), programId: chain.programId }),
   ]);
 }
 

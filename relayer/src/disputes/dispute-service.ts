@@ -26,6 +26,7 @@ import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
 import { formatUsdc } from "../usdc.js";
+import { loggedSettledAt } from "./logged-settlement.js";
 
 export const MAX_STATEMENT_CHARS = 10_000;
 export const MAX_ATTACHMENTS = 5;
@@ -56,7 +57,8 @@ interface ExecutionParty {
   amount_usdc: string | null;
   /** Settled into the agent's receipt log: no receipt account tells when its window ends. */
   receipt_in_log: boolean;
-  confirmed_at: Date | null;
+  /** The settlement transaction's signature, once one was signed. */
+  settle_signature: string | null;
 }
 
 interface EvidenceRow {
@@ -275,9 +277,9 @@ export class DisputeService {
       agent: string;
       amount_usdc: string | null;
       receipt_in_log: boolean;
-      confirmed_at: Date | null;
+      settle_signature: string | null;
     }>(
-      "SELECT id, network, state, wallet, agent, amount_usdc, receipt_in_log, confirmed_at FROM executions WHERE id = ANY($1::text[])",
+      "SELECT id, network, state, wallet, agent, amount_usdc, receipt_in_log, settle_tx->>'signature' AS settle_signature FROM executions WHERE id = ANY($1::text[])",
       [ids],
     );
     const creators = new Map<string, string | null>();
@@ -298,7 +300,7 @@ export class DisputeService {
         creator: creators.get(key)!,
         amount_usdc: row.amount_usdc,
         receipt_in_log: row.receipt_in_log,
-        confirmed_at: row.confirmed_at,
+        settle_signature: row.settle_signature,
       });
     }
     return parties;
@@ -356,13 +358,8 @@ export class DisputeService {
     // Clock: slot, epoch start timestamp, epoch, leader schedule epoch, then unix_timestamp.
     const now_secs = clock!.data.readBigInt64LE(32);
     const window_secs = BigInt((await this.chain.market(execution.network)).disputeWindowSecs);
-    // A leaf of the receipt log records its settlement time in its event, which the relayer does
-    // not read: its confirmation, a moment after the settlement, stands in for it.
-    const settled_secs = receipt
-      ? decodeReceipt(receipt.data).settledAt
-      : execution.receipt_in_log && execution.confirmed_at
-        ? BigInt(Math.floor(execution.confirmed_at.getTime() / 1000))
-        : null;
+    // Settled by settle_batch: no receipt account, its leaf's settlement time is in its event.
+    const settled_secs = receipt ? decodeReceipt(receipt.data).settledAt : await this.loggedSettledAt(execution, programId, executionId);
     const ends_secs = settled_secs === null ? null : settled_secs + window_secs;
     if (ends_secs === null || now_secs > ends_secs) {
       throw new ApiError(
@@ -371,6 +368,15 @@ export class DisputeService {
           ? `${execution.id}'s receipt is closed: its dispute window has passed.`
           : `${execution.id}'s dispute window closed at ${new Date(Number(ends_secs) * 1000).toISOString()} (chain time).`,
       );
+    }
+  }
+
+  private async loggedSettledAt(execution: ExecutionParty, programId: PublicKey, executionId: Uint8Array): Promise<bigint | null> {
+    if (!execution.receipt_in_log || execution.settle_signature === null) return null;
+    try {
+      return await loggedSettledAt(this.chain.connection(execution.network), programId, execution.settle_signature, executionId);
+    } catch (error) {
+      throw new ApiError("chain_unavailable", `The ${execution.network} RPC did not answer.`, undefined, undefined, error);
     }
   }
 

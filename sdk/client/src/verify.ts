@@ -7,7 +7,9 @@
 // carries the program's settle of this escrow with this result hash, right after the Ed25519
 // verification of this very signature, emitted EscrowSettled with the execution's charge, moved
 // exactly the creator's share to the payout account and the fee to a fee shard, and the agent
-// account holds the receipt's signing key.
+// account holds the receipt's signing key. An execution settled by settle_batch is checked
+// against its batch instead (verify-batch.ts), and with an indexer URL its leaf and Merkle proof
+// against the roots the agent's receipt log account holds.
 //
 // A separate entry because it needs @agent-market/program (anchor's coder, web3.js), which the
 // main entry keeps out of browser bundles.
@@ -29,29 +31,13 @@ import {
   toHex,
   type EventData,
 } from "@agent-market/program";
-import {
-  PublicKey,
-  type Connection,
-  type Finality,
-  type TokenBalance,
-  type VersionedTransactionResponse,
-} from "@solana/web3.js";
+import { PublicKey, type Connection, type Finality, type VersionedTransactionResponse } from "@solana/web3.js";
 
 import type { Execution, Receipt } from "./types.js";
-import { parseUsdc } from "./usdc.js";
+import { batchChecks, SETTLE_BATCH_ESCROWS_AT } from "./verify-batch.js";
+import { Checks, same, tokenDelta, units, type ReceiptVerification } from "./verify-checks.js";
 
-export interface ReceiptCheck {
-  name: string;
-  ok: boolean;
-  /** What was compared, or why it could not be. */
-  detail: string;
-}
-
-export interface ReceiptVerification {
-  /** Every check passed. */
-  ok: boolean;
-  checks: ReceiptCheck[];
-}
+export type { ReceiptCheck, ReceiptVerification } from "./verify-checks.js";
 
 export interface VerifyReceiptOptions {
   /** What was sent: adds the request_hash check, which binds the receipt to the input. */
@@ -71,6 +57,12 @@ export interface VerifyReceiptOptions {
    * by default. The on-chain checks accept only this program's settle, events and agent account.
    */
   programId?: PublicKey;
+  /**
+   * The indexer's GraphQL URL of the execution's network. For an execution settled by
+   * settle_batch (no receipt account), the on-chain checks then read its leaf and Merkle proof
+   * there and check both against a root the agent's receipt log account holds.
+   */
+  indexerUrl?: string;
 }
 
 const SETTLE = IDL.instructions.find((ix) => ix.name === "settle")!;
@@ -82,33 +74,6 @@ const FEE_SHARD_INDEX = SETTLE_ACCOUNT("fee_shard");
 
 /** The one-signature layout of the Ed25519 precompile (see ed25519VerifyInstruction). */
 const THIS_INSTRUCTION = 0xffff;
-
-class Checks {
-  readonly list: ReceiptCheck[] = [];
-
-  add(name: string, ok: boolean, detail: string): boolean {
-    this.list.push({ name, ok, detail });
-    return ok;
-  }
-
-  /** Runs `check`; an exception fails it with its message rather than escaping. */
-  try(name: string, check: () => [boolean, string]): boolean {
-    try {
-      const [ok, detail] = check();
-      return this.add(name, ok, detail);
-    } catch (error) {
-      return this.add(name, false, error instanceof Error ? error.message : String(error));
-    }
-  }
-
-  result(): ReceiptVerification {
-    return { ok: this.list.every((check) => check.ok), checks: this.list };
-  }
-}
-
-function same(what: string, got: string, expected: string): [boolean, string] {
-  return got === expected ? [true, `${what} ${got}`] : [false, `${what} ${got}, expected ${expected}`];
-}
 
 function offline(execution: Execution, receipt: Receipt, options: VerifyReceiptOptions, checks: Checks): Uint8Array | null {
   checks.try("execution_id", () => {
@@ -146,22 +111,6 @@ function offline(execution: Execution, receipt: Receipt, options: VerifyReceiptO
   return digest;
 }
 
-/** Base units a token account gained in the transaction (0 when it is not among the balances). */
-function tokenDelta(tx: VersionedTransactionResponse, accountIndex: number): bigint {
-  const amount = (balances: TokenBalance[] | null | undefined) =>
-    BigInt(balances?.find((b) => b.accountIndex === accountIndex)?.uiTokenAmount.amount ?? "0");
-  return amount(tx.meta?.postTokenBalances) - amount(tx.meta?.preTokenBalances);
-}
-
-/** Base units of a charge amount, or null for one that is not an amount. */
-function units(text: string): bigint | null {
-  try {
-    return parseUsdc(text);
-  } catch {
-    return null;
-  }
-}
-
 async function onChain(
   execution: Execution,
   receipt: Receipt,
@@ -170,6 +119,7 @@ async function onChain(
   commitment: Finality,
   programId: PublicKey,
   checks: Checks,
+  options: VerifyReceiptOptions,
 ): Promise<void> {
   const signature = execution.transactions.settlement;
   if (!signature) {
@@ -207,6 +157,20 @@ async function onChain(
     return decoded?.name === "settle" && escrow !== null && keys[ix.accountKeyIndexes[ESCROW_INDEX]!]?.equals(escrow) === true;
   });
   const settle = instructions[settleAt];
+  if (settle === undefined && escrow !== null) {
+    // Settled by settle_batch: the escrow is among its remaining accounts.
+    const batchAt = instructions.findIndex(
+      (ix) =>
+        keys[ix.programIdIndex]?.equals(programId) === true &&
+        coder.instruction.decode(Buffer.from(ix.data))?.name === "settle_batch" &&
+        ix.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT).some((index) => keys[index]?.equals(escrow) === true),
+    );
+    if (batchAt >= 0) {
+      await batchChecks({ execution, receipt, tx, keys, at: batchAt, escrow, executionId: executionId!, programId, connection, commitment, checks, options });
+      await signingKeyCheck(receipt, connection, commitment, programId, checks);
+      return;
+    }
+  }
   if (!checks.add(
     "settle_instruction",
     settle !== undefined,
@@ -278,6 +242,11 @@ async function onChain(
     return [delta === charge.fee, `fee shard ${keys[index]!.toBase58()} gained ${delta}, the charge says ${charge.fee}`];
   });
 
+  await signingKeyCheck(receipt, connection, commitment, programId, checks);
+}
+
+/** The agent account on chain holds the key that signed the receipt. */
+async function signingKeyCheck(receipt: Receipt, connection: Connection, commitment: Finality, programId: PublicKey, checks: Checks): Promise<void> {
   try {
     const agent = await fetchAgent(connection, new PublicKey(receipt.agent), { commitment, programId });
     const key = agent ? new PublicKey(agent.signingKey).toBase58() : null;
@@ -309,7 +278,7 @@ export async function verifyReceipt(execution: Execution, options: VerifyReceipt
   if (options.connection) {
     try {
       const commitment = options.commitment ?? "confirmed";
-      await onChain(execution, receipt!, digest, options.connection, commitment, options.programId ?? PROGRAM_ID, checks);
+      await onChain(execution, receipt!, digest, options.connection, commitment, options.programId ?? PROGRAM_ID, checks, options);
     } catch (error) {
       // Each check catches its own failures; this is a transaction of a shape none expected.
       checks.add("on_chain", false, error instanceof Error ? error.message : String(error));

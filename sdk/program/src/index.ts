@@ -39,3 +39,5 @@ export * from "./sign-batch.js";
 export * from "./evidence.js";
 export * from "./transaction.js";
 export * from "./conformance.js";
+export * from "./receipt-log.js";
+export * from "./dispute-route.js";

@@ -6,14 +6,14 @@ import {
   attachmentDigest,
   collateralVaultPda,
   disputePda,
+  disputeRoute,
   evidenceHash,
   fetchAgent,
   fetchDispute,
-  fetchReceipt,
+  fetchLoggedReceipt,
   fromHex,
-  openDisputeInstruction,
+  openDisputeFor,
   parseExecutionId,
-  receiptPda,
   resolveDisputeInstruction,
   toHex,
 } from "@agent-market/program";
@@ -21,6 +21,7 @@ import { getAccount } from "@solana/spl-token";
 
 import { chainNow, connect, duration, market, signAndSend } from "../chain.js";
 import { readConfig } from "../config.js";
+import { indexerUrl } from "../indexer.js";
 import { CliError, output, UsageError, type Command, type Io } from "../io.js";
 import { keypairOption } from "../keyfile.js";
 import { parse, required, usdcOption } from "../options.js";
@@ -29,8 +30,8 @@ import { storedSession } from "../session.js";
 import { table } from "../table.js";
 
 const usage = `agent-market dispute open <execution id> (--statement <text> | --statement-file <file>) [--attach <file>]… [--answer]
-                          [--keypair <wallet file>] [--rpc <url>] [--api <url>] [--program-id <address>]
-                          [--json]
+                          [--keypair <wallet file>] [--rpc <url>] [--api <url>] [--indexer <url>]
+                          [--program-id <address>] [--json]
 agent-market dispute show <execution id> [--api <url>] [--json]
 agent-market dispute list [--role payer|creator|arbiter] [--state open|resolved] [--api <url>] [--json]
 agent-market dispute resolve <execution id> (--uphold --slash <usdc> | --reject) --keypair <arbiter file> [--rpc <url>]
@@ -40,6 +41,9 @@ open: the payer contests a settled execution within the market's dispute window.
 and up to 5 files (1 MiB each) go to the relayer with the wallet's session (agent-market login);
 the command checks the evidence hash it answers against the files, then signs open_dispute with
 that hash (the wallet's keypair, the one given to login unless --keypair) and sends it to the RPC.
+An execution settled into its agent's receipt log (no receipt account) is disputed with
+open_dispute_from_log and its leaf's proof, read from the indexer's GraphQL (--indexer, else
+$AGENT_MARKET_INDEXER_URL, else the one the relayer names); the program checks the proof.
 A creator answers a dispute on its agent with the same command and --answer: the statement is
 kept and hashed, nothing is signed.
 show, list: the dispute as the chain has it, with the evidence (list: --role payer by default).
@@ -115,6 +119,7 @@ async function open(args: string[], io: Io): Promise<void> {
       keypair: { type: "string" },
       rpc: { type: "string" },
       api: { type: "string" },
+      indexer: { type: "string" },
       "program-id": { type: "string" },
     },
     usage,
@@ -138,11 +143,16 @@ async function open(args: string[], io: Io): Promise<void> {
     throw new CliError(`the keypair is ${keypair.publicKey.toBase58()}, but the session is ${session.address}`, "pass the signed-in wallet's --keypair");
   }
   const connection = keypair ? connect(io, values.rpc, config) : null;
-  const receipt = connection ? await fetchReceipt(connection, receiptPda(bytes, programId), { programId }) : null;
+  const route = connection
+    ? await disputeRoute(connection, bytes, {
+        programId,
+        loggedReceipt: async () => fetchLoggedReceipt(await indexerUrl(io, values.indexer, values.api, config), id),
+      })
+    : null;
   if (connection) {
-    if (!receipt) throw new CliError(`${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`);
-    if (receipt.disputed) throw new CliError(`${id} is disputed already`, `agent-market dispute show ${id}`);
-    const window_ends_at = receipt.settledAt + BigInt((await market(connection, programId)).disputeWindowSecs);
+    if (!route) throw new CliError(`${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`);
+    if (route.kind === "receipt" && route.disputed) throw new CliError(`${id} is disputed already`, `agent-market dispute show ${id}`);
+    const window_ends_at = route.settledAt + BigInt((await market(connection, programId)).disputeWindowSecs);
     const now = await chainNow(connection);
     if (now > window_ends_at) throw new CliError(`the dispute window of ${id} closed ${duration(now - window_ends_at)} ago`);
   }
@@ -156,7 +166,7 @@ async function open(args: string[], io: Io): Promise<void> {
   if (created.evidence_hash !== expected) {
     throw new CliError(`the relayer answered evidence hash ${created.evidence_hash}, but the statement and files hash to ${expected}`, "nothing was signed; report it to the marketplace");
   }
-  if (!keypair || !connection || !receipt) {
+  if (!keypair || !connection || !route) {
     output(io, created, () => [`Kept ${created.evidence_id} as the ${created.role}'s evidence on ${id}, hash ${created.evidence_hash}`]);
     return;
   }
@@ -164,19 +174,15 @@ async function open(args: string[], io: Io): Promise<void> {
     io,
     connection,
     keypair,
+    [openDisputeFor(route, { programId, payer: keypair.publicKey, executionId: bytes, evidenceHash: fromHex(created.evidence_hash) })],
     [
-      openDisputeInstruction({
-        programId,
-        payer: keypair.publicKey,
-        agent: receipt.agent,
-        executionId: bytes,
-        evidenceHash: fromHex(created.evidence_hash),
-      }),
-    ],
-    [
-      `open_dispute on ${id} (agent ${receipt.agent.toBase58()}, ${formatUsdc(receipt.amountUsdc)} USDC paid)`,
+      route.kind === "receipt"
+        ? `open_dispute on ${id} (agent ${route.agent.toBase58()}, ${formatUsdc(route.amountUsdc)} USDC paid)`
+        : `open_dispute_from_log on ${id} (agent ${route.agent.toBase58()}, ${formatUsdc(route.amountUsdc)} USDC paid, leaf ${route.leafIndex} of its receipt log)`,
       `evidence hash ${created.evidence_hash} (${created.evidence_id}: the statement and ${files.length} file(s))`,
-      `the dispute account's rent comes from this wallet and goes back to it when resolved`,
+      route.kind === "receipt"
+        ? `the dispute account's rent comes from this wallet and goes back to it when resolved`
+        : `the dispute account's rent comes from this wallet and goes back to it when resolved; so does the receipt's it writes, back after the dispute window`,
     ],
   );
   output(io, { ...created, transaction: signature }, () => [`Opened the dispute on ${id} with ${created.evidence_id}, transaction ${signature}`]);

@@ -1,0 +1,162 @@
+// The on-chain checks of a receipt whose execution settle_batch settled (docs/program.md,
+// "Batched settlement"): the batch carries this escrow with this result hash, the Ed25519
+// precompile right before it verified the receipt's key over the batch digest that commits to
+// this execution's digest (or over this digest itself, one signature per escrow), the execution's
+// EscrowSettledToLog carries its charge, the payout and fee moved the batch's totals, and, given
+// the indexer, the leaf and its proof lead to a root the agent's receipt log holds on chain.
+import {
+  ED25519_PROGRAM_ID,
+  IDL,
+  batchDigest,
+  coder,
+  eventsFromInnerInstructions,
+  fetchLoggedReceipt,
+  parseAddress,
+  resultDigest,
+  toHex,
+  verifyLoggedReceipt,
+  type EventData,
+} from "@agent-market/program";
+import type { Connection, Finality, PublicKey, VersionedTransactionResponse } from "@solana/web3.js";
+
+import type { Execution, Receipt } from "./types.js";
+import { Checks, same, tokenDelta, units } from "./verify-checks.js";
+
+const SETTLE_BATCH = IDL.instructions.find((ix) => ix.name === "settle_batch")!;
+/** The escrows follow the instruction's named accounts. */
+export const SETTLE_BATCH_ESCROWS_AT = SETTLE_BATCH.accounts.length;
+const ACCOUNT = (name: string): number => SETTLE_BATCH.accounts.findIndex((account) => account.name === name);
+const AGENT_INDEX = ACCOUNT("agent");
+const PAYOUT_INDEX = ACCOUNT("payout_account");
+const FEE_SHARD_INDEX = ACCOUNT("fee_shard");
+/** The precompile's entries read from its own instruction. */
+const THIS_INSTRUCTION = 0xffff;
+
+type Logged = EventData<"EscrowSettledToLog">;
+
+export interface BatchContext {
+  execution: Execution;
+  receipt: Receipt;
+  tx: VersionedTransactionResponse;
+  keys: PublicKey[];
+  /** Index of the settle_batch instruction. */
+  at: number;
+  escrow: PublicKey;
+  executionId: Uint8Array;
+  programId: PublicKey;
+  connection: Connection;
+  commitment: Finality;
+  checks: Checks;
+  options: { indexerUrl?: string };
+}
+
+/** The precompile's entry `i`: key, signature and message, all from its own data. */
+function precompileEntry(data: Uint8Array, i: number): { key: string; signature: string; message: string } | null {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const at = 2 + 14 * i;
+  const [signatureAt, signatureIx, keyAt, keyIx, messageAt, messageBytes, messageIx] = [0, 2, 4, 6, 8, 10, 12].map((offset) =>
+    view.getUint16(at + offset, true),
+  ) as [number, number, number, number, number, number, number];
+  if (signatureIx !== THIS_INSTRUCTION || keyIx !== THIS_INSTRUCTION || messageIx !== THIS_INSTRUCTION) return null;
+  return {
+    key: toHex(data.subarray(keyAt, keyAt + 32)),
+    signature: toHex(data.subarray(signatureAt, signatureAt + 64)),
+    message: toHex(data.subarray(messageAt, messageAt + messageBytes)),
+  };
+}
+
+export async function batchChecks(context: BatchContext): Promise<void> {
+  const { receipt, tx, keys, at, escrow, checks } = context;
+  const instructions = tx.transaction.message.compiledInstructions;
+  const batch = instructions[at]!;
+  const escrows = batch.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT).map((index) => keys[index]!);
+  const position = escrows.findIndex((key) => key.equals(escrow));
+  checks.add("settle_instruction", true, `instruction ${at} settles escrow ${escrow.toBase58()}, ${position + 1} of ${escrows.length} in a settle_batch`);
+  checks.try("settle_arguments", () => {
+    const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { result_hashes: number[][] };
+    const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!.toBase58();
+    if (agent !== receipt.agent) return [false, `settles agent ${agent}, the receipt names ${receipt.agent}`];
+    return same("settled result hash", toHex(Uint8Array.from(args.result_hashes[position] ?? [])), receipt.result_hash);
+  });
+
+  // The batch's events, in its order: each carries what its result digest is rebuilt from.
+  const logged = eventsFromInnerInstructions(context.tx, context.programId)
+    .filter((event): event is { name: "EscrowSettledToLog"; data: Logged } => event.name === "EscrowSettledToLog");
+  const mine = logged.filter((event) => toHex(event.data.executionId) === toHex(context.executionId)).map((event) => event.data);
+
+  checks.try("ed25519_instruction", () => {
+    const previous = instructions[at - 1];
+    if (!previous || !keys[previous.programIdIndex]?.equals(ED25519_PROGRAM_ID)) return [false, "settle_batch is not preceded by the Ed25519 precompile"];
+    const key = parseAddress(receipt.creator_public_key);
+    if (!key) return [false, `${receipt.creator_public_key} is not an Ed25519 public key`];
+    const count = previous.data[0]!;
+    // One signature per escrow (a batch of one may carry either form): this escrow's entry signs its digest.
+    const own = count === escrows.length ? precompileEntry(previous.data, position) : null;
+    if (own !== null && own.message === receipt.digest) {
+      if (own.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
+      if (own.signature !== receipt.creator_signature) return [false, "the chain verified another signature than the receipt's"];
+      return [true, `the chain verified the receipt's key, signature and digest, entry ${position} of ${count}`];
+    }
+    if (count !== 1) return [false, `the precompile verifies ${count} signatures for ${escrows.length} escrows, none over this receipt's digest`];
+    const entry = precompileEntry(previous.data, 0);
+    if (!entry) return [false, "the precompile reads from another instruction"];
+    if (entry.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
+    if (logged.length !== escrows.length) return [false, `${logged.length} EscrowSettledToLog events for ${escrows.length} escrows`];
+    const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!;
+    const digests = logged.map((event) => resultDigest(event.data.executionId, agent, event.data.requestHash, event.data.resultHash));
+    if (toHex(digests[position]!) !== receipt.digest) return [false, "the batch's digest of this escrow is not the receipt's"];
+    if (entry.message !== toHex(batchDigest(agent, digests))) return [false, "the chain verified another message than the batch digest of these escrows"];
+    return [true, `the chain verified the receipt's key over the batch digest of ${escrows.length} result digests, this receipt's among them`];
+  });
+
+  const charge = {
+    amount: units(context.execution.charge.amount_usdc),
+    creatorShare: units(context.execution.charge.creator_share_usdc),
+    fee: units(context.execution.charge.fee_usdc),
+  };
+  checks.try("escrow_settled_event", () => {
+    if (mine.length !== 1) return [false, `${mine.length} EscrowSettledToLog events for this execution`];
+    const event = mine[0]!;
+    const problems: string[] = [];
+    if (event.agent.toBase58() !== receipt.agent) problems.push(`agent ${event.agent.toBase58()}`);
+    if (toHex(event.resultHash) !== receipt.result_hash) problems.push(`result hash ${toHex(event.resultHash)}`);
+    if (toHex(event.requestHash) !== receipt.request_hash) problems.push(`request hash ${toHex(event.requestHash)}`);
+    if (event.amountUsdc !== charge.amount) problems.push(`amount ${event.amountUsdc} ≠ ${charge.amount}`);
+    if (event.creatorShareUsdc !== charge.creatorShare) problems.push(`creator share ${event.creatorShareUsdc} ≠ ${charge.creatorShare}`);
+    if (event.feeUsdc !== charge.fee) problems.push(`fee ${event.feeUsdc} ≠ ${charge.fee}`);
+    return problems.length === 0
+      ? [true, `settled to leaf ${event.leafIndex} of the receipt log: ${event.amountUsdc} base units, ${event.creatorShareUsdc} to the creator, ${event.feeUsdc} fee`]
+      : [false, `the event differs from the receipt and charge: ${problems.join("; ")}`];
+  });
+  // One transfer each for the whole batch: what moved is the sum of its executions' shares.
+  const total = (field: "creatorShareUsdc" | "feeUsdc") => logged.reduce((sum, event) => sum + event.data[field], 0n);
+  checks.try("creator_payout", () => {
+    const index = batch.accountKeyIndexes[PAYOUT_INDEX]!;
+    const delta = tokenDelta(tx, index);
+    return [delta === total("creatorShareUsdc"), `payout account ${keys[index]!.toBase58()} gained ${delta}, the batch's creator shares sum to ${total("creatorShareUsdc")}`];
+  });
+  checks.try("marketplace_fee", () => {
+    const index = batch.accountKeyIndexes[FEE_SHARD_INDEX]!;
+    const delta = tokenDelta(tx, index);
+    return [delta === total("feeUsdc"), `fee shard ${keys[index]!.toBase58()} gained ${delta}, the batch's fees sum to ${total("feeUsdc")}`];
+  });
+
+  if (context.options.indexerUrl === undefined) return;
+  try {
+    const served = await fetchLoggedReceipt(context.options.indexerUrl, context.execution.id);
+    if (!served) {
+      checks.add("receipt_log", false, `the indexer has no receipt log leaf of ${context.execution.id}`);
+      return;
+    }
+    const event = mine[0];
+    const leaf = served.receiptProof.leaf;
+    if (!event || leaf.executionId !== toHex(event.executionId) || leaf.resultHash !== toHex(event.resultHash) || BigInt(leaf.amountUsdc) !== event.amountUsdc || BigInt(leaf.settledAt) !== event.settledAt || served.agent !== receipt.agent) {
+      checks.add("receipt_log", false, "the indexer's leaf differs from the settlement's EscrowSettledToLog");
+      return;
+    }
+    const check = await verifyLoggedReceipt(context.connection, served, { programId: context.programId, commitment: context.commitment });
+    checks.add("receipt_log", check.ok, check.detail);
+  } catch (error) {
+    checks.add("receipt_log", false, error instanceof Error ? error.message : String(error));
+  }
+}
