@@ -1,7 +1,8 @@
 // What a paid execution costs the marketplace on chain, counted from the chain itself: runs
 // executions through the relayer of a whole local marketplace (at 1 and 32 concurrent clients, then
-// refunded ones with the creator down), once for each way the relayer settles (a receipt account
-// per call; the agent's receipt log, batched), and for each execution reads every transaction that touched
+// refunded ones with the creator down), once for today's design (open_escrow and settle per call,
+// a receipt account each) and once batched (escrows opened together, settled together into the
+// agent's receipt log), and for each execution reads every transaction that touched
 // its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
 // fees per settled and per refunded execution, the signatures they took, the rent held per
 // execution once settled (through the dispute window), and the call price at which the
@@ -122,10 +123,10 @@ function breakEvenUsdc(lamports: number): number {
   return ((lamports / LAMPORTS_PER_SOL) * SOL_USD * 10_000) / FEE_BPS;
 }
 
-/** The two ways the relayer settles (SETTLEMENT), each measured on a marketplace of its own. */
+/** Today's design and the batched one (docs/architecture.md), each measured on a marketplace of its own. */
 const DESIGNS = [
-  { label: "per-call", settlement: "receipt_account" },
-  { label: "log-batch", settlement: "receipt_log" },
+  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false" } },
+  { label: "batched", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" } },
 ] as const;
 
 async function measure(design: (typeof DESIGNS)[number], line: (design: string, outcome: string, clients: number, cost: Cost) => void): Promise<void> {
@@ -133,7 +134,7 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
     name: "cost",
     // The refunded row's calls ask the echo agent for an answer over this size, which the relayer
     // refuses (creator_error) and refunds; the circuit breaker must not pause the agent meanwhile.
-    relayer_env: { CREATOR_MAX_RESPONSE_BYTES: "1024", CIRCUIT_BREAKER_FAILURES: "1000000", SETTLEMENT: design.settlement },
+    relayer_env: { CREATOR_MAX_RESPONSE_BYTES: "1024", CIRCUIT_BREAKER_FAILURES: "1000000", ...design.env },
   });
   const { marketplace } = bench;
   try {

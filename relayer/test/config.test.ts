@@ -223,6 +223,19 @@ describe("configuration", () => {
     assert.equal(parseConfig({ ...valid(), PUBLIC_URL: "http://localhost:8080", REDIS_URL: "redis://127.0.0.1:6379" }).cookie_secure, false);
   });
 
+  it("settles per call and opens per call unless told, and names a bad SETTLEMENT or BATCH_OPENS", () => {
+    const defaults = parseConfig(valid());
+    assert.equal(defaults.settlement, "receipt_account");
+    assert.equal(defaults.batch_opens, false);
+    const batched = parseConfig({ ...valid(), SETTLEMENT: "receipt_log", BATCH_OPENS: "true" });
+    assert.equal(batched.settlement, "receipt_log");
+    assert.equal(batched.batch_opens, true);
+    assert.deepEqual(problems({ ...valid(), SETTLEMENT: "log", BATCH_OPENS: "yes" }), [
+      'SETTLEMENT must be "receipt_log" or "receipt_account", got "log"',
+      'BATCH_OPENS must be "true" or "false", got "yes"',
+    ]);
+  });
+
   it("refuses ENDPOINT_POLICY=development with a mainnet RPC", () => {
     assert.deepEqual(problems({ ...valid(), ...mainnet(), ENDPOINT_POLICY: "development" }), [
       "ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints",
