@@ -26,7 +26,7 @@ import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
 import { formatUsdc } from "../usdc.js";
-import { loggedSettledAt } from "./logged-settlement.js";
+import { loggedSettledAt } from "../executions/log-settlement.js";
 
 export const MAX_STATEMENT_CHARS = 10_000;
 export const MAX_ATTACHMENTS = 5;
