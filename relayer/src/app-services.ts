@@ -12,6 +12,7 @@ import type { SubscriptionService } from "./executions/subscription-service.js";
 import type { JobQueue } from "./jobs/job-queue.js";
 import type { Discovery } from "./listings/discovery.js";
 import type { ListingService } from "./listings/listing-service.js";
+import type { WebhookEndpoints } from "./webhooks/webhook-endpoints.js";
 
 export interface Services {
   config: RelayerConfig;
@@ -31,4 +32,6 @@ export interface Services {
   jobs: JobQueue;
   /** Dispute evidence and state (POST /v1/disputes/evidence, GET /v1/disputes…). */
   disputes: DisputeService;
+  /** The wallet's webhook endpoints and their deliveries (/v1/webhooks…). */
+  webhooks: WebhookEndpoints;
 }

@@ -382,6 +382,17 @@ export const ERROR_CODES = {
     type: "conflict_error",
     description: "The execution's dispute window has closed on chain and no dispute of it is open: evidence is no longer taken.",
   },
+  webhook_url_not_allowed: {
+    status: 400,
+    type: "invalid_request_error",
+    description:
+      "The webhook URL is not an https URL without credentials or fragment (http too where the relayer allows local endpoints), or names an address the endpoint policy refuses.",
+  },
+  webhook_limit_reached: {
+    status: 409,
+    type: "conflict_error",
+    description: "The wallet already has the most webhook endpoints one wallet may have (10): delete one first.",
+  },
   rate_limited: {
     status: 429,
     type: "rate_limit_error",

@@ -33,6 +33,8 @@ import { DisputeService } from "./disputes/dispute-service.js";
 import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
 import type { JobQueue } from "./jobs/job-queue.js";
 import { LocalJobQueue } from "./jobs/local-queue.js";
+import { WebhookEndpoints } from "./webhooks/webhook-endpoints.js";
+import { WEBHOOK_WORKER_DEFAULTS, WebhookWorker } from "./webhooks/webhook-worker.js";
 
 export interface RunningServices extends Services {
   /** Compares the database with the chain (see executions/reconcile.ts). */
@@ -102,6 +104,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
         `${JSON.stringify({ level: 50, time: Date.now(), msg: "purge of expired sign-in nonces and sessions failed", err: String(error) })}\n`,
       ),
   });
+  const webhookWorker = new WebhookWorker(db, { ...WEBHOOK_WORKER_DEFAULTS, policy: config.endpoint_policy });
   let workers = false;
   return {
     config,
@@ -130,11 +133,13 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     subscriptions,
     jobs,
     disputes: new DisputeService(db, chain),
+    webhooks: new WebhookEndpoints(db, config.endpoint_policy),
     reconcile: (network) => reconcile(db, chain, senders, network),
     async startWorkers() {
       workers = true;
       await recovery.startInstance();
       purge.start();
+      webhookWorker.start();
       await jobs.start({
         finish: (id) => recovery.finish(id),
         execute: (id) => recovery.execute(id),
@@ -149,6 +154,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       leases.close();
       await runner.close();
       await jobs.close();
+      await webhookWorker.close();
       if (workers) recovery.stopInstance();
       await authenticator.flushUsage().catch(() => undefined);
       await db.end();

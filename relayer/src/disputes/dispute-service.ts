@@ -27,6 +27,7 @@ import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
 import { formatUsdc } from "../usdc.js";
 import { loggedSettledAt } from "../executions/log-settlement.js";
+import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
 
 export const MAX_STATEMENT_CHARS = 10_000;
 export const MAX_ATTACHMENTS = 5;
@@ -449,12 +450,30 @@ export class DisputeService {
   }
 
   private async record(execution_id: string, outcome: Omit<OutcomeRow, "execution_id">): Promise<OutcomeRow> {
+    // The relayer learns of a dispute only here, when it reads one: the webhook events (to the
+    // payer and to the agent's creator) are queued by this statement, the first time it records
+    // the dispute (dispute.opened) and the first time it records its outcome (dispute.resolved).
     await this.db.query(
-      `INSERT INTO dispute_outcomes (execution_id, state, amount_usdc, evidence_hash, opened_at, slashed_usdc, resolved_at, resolve_signature)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (execution_id) DO UPDATE SET state = EXCLUDED.state, amount_usdc = EXCLUDED.amount_usdc,
-         evidence_hash = EXCLUDED.evidence_hash, opened_at = EXCLUDED.opened_at, slashed_usdc = EXCLUDED.slashed_usdc,
-         resolved_at = EXCLUDED.resolved_at, resolve_signature = EXCLUDED.resolve_signature, updated_at = clock_timestamp()`,
+      `WITH before AS (
+         SELECT state FROM dispute_outcomes WHERE execution_id = $1
+       ), outcome AS (
+         INSERT INTO dispute_outcomes (execution_id, state, amount_usdc, evidence_hash, opened_at, slashed_usdc, resolved_at, resolve_signature)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (execution_id) DO UPDATE SET state = EXCLUDED.state, amount_usdc = EXCLUDED.amount_usdc,
+           evidence_hash = EXCLUDED.evidence_hash, opened_at = EXCLUDED.opened_at, slashed_usdc = EXCLUDED.slashed_usdc,
+           resolved_at = EXCLUDED.resolved_at, resolve_signature = EXCLUDED.resolve_signature, updated_at = clock_timestamp()
+         RETURNING execution_id, state
+       ), events AS (
+         SELECT o.execution_id, party.wallet, ev.event
+           FROM outcome o JOIN executions e ON e.id = o.execution_id
+           CROSS JOIN LATERAL (SELECT e.wallet UNION SELECT l.creator FROM agent_listings l
+                                WHERE l.network = e.network AND l.agent = e.agent) party (wallet)
+           CROSS JOIN LATERAL (SELECT 'dispute.opened' WHERE NOT EXISTS (SELECT 1 FROM before)
+                               UNION ALL
+                               SELECT 'dispute.resolved' WHERE o.state <> 'open'
+                                 AND NOT EXISTS (SELECT 1 FROM before WHERE state <> 'open')) ev (event)
+       )
+       ${queueDeliveriesSql("events")}`,
       [
         execution_id,
         outcome.state,

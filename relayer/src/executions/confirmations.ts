@@ -10,17 +10,25 @@ import { reportBackgroundError } from "../background.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
+import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
 
 const COMPLETE: Statement = {
   name: "executions_complete",
+  // The webhook deliveries of each execution made final are queued by this very statement.
   text: `WITH done AS (
      UPDATE executions e
         SET state = d.final, confirmed_at = clock_timestamp(),
             finished_at = coalesce(e.finished_at, d.finished_at, clock_timestamp()), updated_at = clock_timestamp()
        FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS d (id, from_state, final, finished_at)
       WHERE e.id = d.id AND e.state = d.from_state
-     RETURNING e.api_key_id,
+     RETURNING e.id, e.wallet, d.final, e.api_key_id,
                e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
+   ), events AS (
+     SELECT id AS execution_id, wallet,
+            CASE WHEN final = 'settled' THEN 'execution.succeeded' ELSE 'execution.refunded' END AS event
+       FROM done
+   ), deliveries AS (
+     ${queueDeliveriesSql("events")}
    ), released AS (
      SELECT api_key_id, sum(released) AS usdc FROM done GROUP BY api_key_id HAVING sum(released) <> 0
    )

@@ -2,6 +2,7 @@
 // its writer saw, so two instances (a relayer and the finish job of another) never both move it.
 import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
+import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
 import { completeExecutions } from "./confirmations.js";
 import type { ExecutionRow, ExecutionState } from "./execution-row.js";
 
@@ -63,8 +64,16 @@ export class ExecutionStore {
     try {
       await client.query("BEGIN");
       const { rows } = await client.query<ExecutionRow>(
-        `UPDATE executions SET state = 'failed', failure_code = $2, failure_message = $3, finished_at = clock_timestamp(),
-           updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' RETURNING *`,
+        // Its webhook deliveries (execution.failed) are queued by the same statement.
+        `WITH failed AS (
+           UPDATE executions SET state = 'failed', failure_code = $2, failure_message = $3, finished_at = clock_timestamp(),
+             updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' RETURNING *
+         ), events AS (
+           SELECT id AS execution_id, wallet, 'execution.failed' AS event FROM failed
+         ), deliveries AS (
+           ${queueDeliveriesSql("events")}
+         )
+         SELECT * FROM failed`,
         [row.id, code, message],
       );
       if (rows.length === 1) {

@@ -38,6 +38,11 @@ import { registerWalletAllowanceRevoke } from "./wallet-allowance-revoke.js";
 import { registerWalletFunding } from "./wallet-funding.js";
 import { registerWalletWebRuns } from "./wallet-web-runs.js";
 import { registerWalletWebRunsUpdate } from "./wallet-web-runs-update.js";
+import { registerWebhooksCreate } from "./webhooks-create.js";
+import { registerWebhooksDeliveries } from "./webhooks-deliveries.js";
+import { registerWebhooksDelete } from "./webhooks-delete.js";
+import { registerWebhooksList } from "./webhooks-list.js";
+import { registerWebhooksTest } from "./webhooks-test.js";
 import { registerWhoami } from "./whoami.js";
 
 export function registerRoutes(app: FastifyInstance, services: Services): void {
@@ -73,6 +78,11 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerDisputesList(app, services);
   registerDisputesGet(app, services);
   registerDisputesAttachment(app, services);
+  registerWebhooksCreate(app, services);
+  registerWebhooksList(app, services);
+  registerWebhooksDelete(app, services);
+  registerWebhooksTest(app, services);
+  registerWebhooksDeliveries(app, services);
   registerOpenApi(app);
   registerReference(app);
   registerDashboardRpc(app, services);
