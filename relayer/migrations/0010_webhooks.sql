@@ -16,12 +16,21 @@ CREATE TABLE webhook_endpoints (
 );
 CREATE INDEX webhook_endpoints_wallet ON webhook_endpoints (wallet, created_at DESC, id DESC);
 
+-- The callback an async execution names (`callback_url`), with the secret its delivery is signed
+-- with, shown once in the execution's 202. Written before that answer, so the statement that makes
+-- the execution final finds it.
+CREATE TABLE execution_callbacks (
+  execution_id text PRIMARY KEY REFERENCES executions (id) ON DELETE CASCADE,
+  url          text NOT NULL,
+  secret       text NOT NULL
+);
+
 -- `id` is the message id (`webhook-id`), the same on every attempt. Deleting an endpoint deletes
 -- its deliveries: nothing more is sent to it, and what a wallet can store stays bounded by its
--- endpoints.
+-- endpoints. A delivery without an endpoint is an execution's callback.
 CREATE TABLE webhook_deliveries (
   id              text PRIMARY KEY,
-  endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  endpoint_id     text REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
   event           text NOT NULL,
   -- The execution the event is about; null for a test send.
   execution_id    text,
@@ -37,6 +46,7 @@ CREATE TABLE webhook_deliveries (
 -- Each event once per endpoint: a statement that runs twice (two relayers finishing one
 -- execution) adds nothing the second time.
 CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries (endpoint_id, event, execution_id) WHERE execution_id IS NOT NULL;
+CREATE UNIQUE INDEX webhook_deliveries_callback_once ON webhook_deliveries (execution_id) WHERE endpoint_id IS NULL;
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
 

@@ -154,6 +154,11 @@ describe("API conventions", () => {
       "POST /v1/agents/{agent_id}/subscription",
       "GET /v1/executions",
       "GET /v1/executions/{execution_id}",
+      "POST /v1/webhooks",
+      "GET /v1/webhooks",
+      "DELETE /v1/webhooks/{webhook_id}",
+      "POST /v1/webhooks/{webhook_id}/test",
+      "GET /v1/webhooks/{webhook_id}/deliveries",
     ]) {
       assert.ok(routes.includes(route), `${route} in ${routes.join(", ")}`);
     }

@@ -12,6 +12,7 @@ import { Keypair } from "@solana/web3.js";
 import { Webhook } from "standardwebhooks";
 
 import { dropDatabase } from "../src/db/pool.js";
+import { recordDisputeOutcome } from "../src/disputes/dispute-outcomes.js";
 import { completeExecutions } from "../src/executions/confirmations.js";
 import { ExecutionStore } from "../src/executions/execution-store.js";
 import type { ExecutionRow } from "../src/executions/execution-row.js";
@@ -287,6 +288,47 @@ describe("webhooks", function () {
     });
   });
 
+  describe("callback_url of an async execution", () => {
+    it("is refused without Prefer: respond-async, or outside the endpoint policy, before anything is charged", async () => {
+      const owner = await wallet();
+      const agent = Keypair.generate().publicKey.toBase58();
+      const execute = (headers: Record<string, string>, callback_url: string) =>
+        relayer.app.inject({
+          method: "POST",
+          url: `/v1/agents/${agent}/execute`,
+          headers: { ...bearer(owner.key_secret), ...headers },
+          payload: { task: "t", parameters: {}, callback_url },
+        });
+      const sync = await execute({}, receiver.url);
+      assert.equal(sync.statusCode, 400);
+      assert.deepEqual([errorOf(sync).code, errorOf(sync).param], ["validation_failed", "callback_url"]);
+      for (const url of ["ftp://example.com/x", "http://10.1.2.3/x", "https://u:p@example.com/x"]) {
+        const refused = await execute({ prefer: "respond-async" }, url);
+        assert.equal(refused.statusCode, 400, url);
+        assert.deepEqual([errorOf(refused).code, errorOf(refused).param], ["webhook_url_not_allowed", "callback_url"], url);
+      }
+      const { rows } = await relayer.services.db.query("SELECT count(*)::int AS n FROM executions WHERE wallet = $1", [owner.address]);
+      assert.equal(rows[0].n, 0);
+    });
+
+    it("gets the execution's final event once, signed with its own secret, beside the wallet's endpoints", async () => {
+      const owner = await wallet();
+      const endpoint = await createEndpoint(owner.token, receiver.url, ["execution.refunded"]);
+      const row = await execution(owner, "refunding");
+      const secret = "whsec_" + randomBytes(32).toString("base64");
+      await relayer.services.db.query("INSERT INTO execution_callbacks (execution_id, url, secret) VALUES ($1, $2, $3)", [row.id, receiver.url, secret]);
+      startWorker();
+      const completion = { id: row.id, from: "refunding", final: "refunded", finished_at: null } as const;
+      await completeExecutions(relayer.services.db, [completion]);
+      await completeExecutions(relayer.services.db, [completion]);
+      await until("the callback and the endpoint's event", () => receiver.verified(secret).length === 1 && receiver.verified(endpoint.secret).length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const callback = receiver.verified(secret);
+      assert.deepEqual(callback.map((e) => [e.type, e.data.id]), [["execution.refunded", row.id]]);
+      assert.notEqual(callback[0]!.id, receiver.verified(endpoint.secret)[0]!.id);
+    });
+  });
+
   describe("deliveries", () => {
     it("sends each event of an execution once, signed, with the execution as GET /v1/executions/:id returns it", async () => {
       const owner = await wallet();
@@ -336,6 +378,49 @@ describe("webhooks", function () {
         assert.equal(delivery.attempt_count, 1);
         assert.deepEqual(delivery.attempts.map((a) => a.status_code), [204]);
       }
+    });
+
+    it("sends dispute.opened and dispute.resolved once each, when the relayer records them", async () => {
+      const owner = await wallet();
+      const endpoint = await createEndpoint(owner.token, receiver.url, ["dispute.opened", "dispute.resolved"]);
+      const row = await execution(owner, "settling");
+      await completeExecutions(relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
+      const open = {
+        state: "open" as const,
+        amount_usdc: "250000",
+        evidence_hash: randomBytes(32),
+        opened_at: new Date("2026-11-26T00:00:00Z"),
+        slashed_usdc: null,
+        resolved_at: null,
+        resolve_signature: null,
+      };
+      // Read twice while open, then twice once resolved, as GET /v1/disputes/:id records them.
+      await recordDisputeOutcome(relayer.services.db, row.id, open);
+      await recordDisputeOutcome(relayer.services.db, row.id, open);
+      startWorker();
+      await until("dispute.opened", () => receiver.verified(endpoint.secret).length === 1);
+      const resolved = { ...open, state: "upheld" as const, slashed_usdc: "250000", resolved_at: new Date("2026-11-26T01:00:00Z"), resolve_signature: "sig" };
+      await recordDisputeOutcome(relayer.services.db, row.id, resolved);
+      await recordDisputeOutcome(relayer.services.db, row.id, resolved);
+      await until("dispute.resolved", () => receiver.verified(endpoint.secret).length === 2);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const events = receiver.verified(endpoint.secret);
+      assert.deepEqual(events.map((e) => e.type), ["dispute.opened", "dispute.resolved"]);
+      assert.deepEqual(events[1]!.data, {
+        object: "dispute",
+        execution_id: row.id,
+        network: "devnet",
+        agent: row.agent,
+        payer: owner.address,
+        creator: null,
+        state: "upheld",
+        amount_usdc: "0.250000",
+        slashed_usdc: "0.250000",
+        evidence_hash: open.evidence_hash.toString("hex"),
+        opened_at: "2026-11-26T00:00:00.000Z",
+        resolved_at: "2026-11-26T01:00:00.000Z",
+        resolve_transaction: "sig",
+      });
     });
 
     it("sends a test event through the same path, and records it", async () => {

@@ -25,9 +25,9 @@ import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
-import { formatUsdc } from "../usdc.js";
 import { loggedSettledAt } from "../executions/log-settlement.js";
-import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
+import { formatUsdc } from "../usdc.js";
+import { recordDisputeOutcome, type OutcomeRow } from "./dispute-outcomes.js";
 
 export const MAX_STATEMENT_CHARS = 10_000;
 export const MAX_ATTACHMENTS = 5;
@@ -81,16 +81,6 @@ interface AttachmentRow {
   sha256: Buffer;
 }
 
-interface OutcomeRow {
-  execution_id: string;
-  state: "open" | "upheld" | "rejected";
-  amount_usdc: string;
-  evidence_hash: Buffer;
-  opened_at: Date;
-  slashed_usdc: string | null;
-  resolved_at: Date | null;
-  resolve_signature: string | null;
-}
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const discriminator = (name: string) => utils.bytes.bs58.encode(Uint8Array.from(IDL.accounts.find((a) => a.name === name)!.discriminator));
@@ -391,7 +381,7 @@ export class DisputeService {
     const address = disputePda(executionIdBytes(execution.id), programId);
     const open = await fetchDispute(connection, address, { commitment: "confirmed", programId });
     if (open) {
-      return this.record(execution.id, {
+      return recordDisputeOutcome(this.db, execution.id, {
         state: "open",
         amount_usdc: open.amountUsdc.toString(),
         evidence_hash: Buffer.from(open.evidenceHash),
@@ -433,7 +423,7 @@ export class DisputeService {
             };
             // The newest opening: resolved after it, or still open as far as history tells.
             if (resolved === null) return { execution_id: execution.id, ...opened };
-            return this.record(execution.id, {
+            return recordDisputeOutcome(this.db, execution.id, {
               ...opened,
               state: resolved.upheld ? "upheld" : "rejected",
               slashed_usdc: resolved.slashedUsdc.toString(),
@@ -447,45 +437,6 @@ export class DisputeService {
       before = signatures[signatures.length - 1]!.signature;
     }
     return recorded;
-  }
-
-  private async record(execution_id: string, outcome: Omit<OutcomeRow, "execution_id">): Promise<OutcomeRow> {
-    // The relayer learns of a dispute only here, when it reads one: the webhook events (to the
-    // payer and to the agent's creator) are queued by this statement, the first time it records
-    // the dispute (dispute.opened) and the first time it records its outcome (dispute.resolved).
-    await this.db.query(
-      `WITH before AS (
-         SELECT state FROM dispute_outcomes WHERE execution_id = $1
-       ), outcome AS (
-         INSERT INTO dispute_outcomes (execution_id, state, amount_usdc, evidence_hash, opened_at, slashed_usdc, resolved_at, resolve_signature)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (execution_id) DO UPDATE SET state = EXCLUDED.state, amount_usdc = EXCLUDED.amount_usdc,
-           evidence_hash = EXCLUDED.evidence_hash, opened_at = EXCLUDED.opened_at, slashed_usdc = EXCLUDED.slashed_usdc,
-           resolved_at = EXCLUDED.resolved_at, resolve_signature = EXCLUDED.resolve_signature, updated_at = clock_timestamp()
-         RETURNING execution_id, state
-       ), events AS (
-         SELECT o.execution_id, party.wallet, ev.event
-           FROM outcome o JOIN executions e ON e.id = o.execution_id
-           CROSS JOIN LATERAL (SELECT e.wallet UNION SELECT l.creator FROM agent_listings l
-                                WHERE l.network = e.network AND l.agent = e.agent) party (wallet)
-           CROSS JOIN LATERAL (SELECT 'dispute.opened' WHERE NOT EXISTS (SELECT 1 FROM before)
-                               UNION ALL
-                               SELECT 'dispute.resolved' WHERE o.state <> 'open'
-                                 AND NOT EXISTS (SELECT 1 FROM before WHERE state <> 'open')) ev (event)
-       )
-       ${queueDeliveriesSql("events")}`,
-      [
-        execution_id,
-        outcome.state,
-        outcome.amount_usdc,
-        outcome.evidence_hash,
-        outcome.opened_at,
-        outcome.slashed_usdc,
-        outcome.resolved_at,
-        outcome.resolve_signature,
-      ],
-    );
-    return { execution_id, ...outcome };
   }
 
   private async view(execution: ExecutionParty) {

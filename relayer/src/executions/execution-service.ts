@@ -16,6 +16,7 @@ import type { JobQueue } from "../jobs/job-queue.js";
 import { circuitState, type CircuitBreaker } from "../listings/circuit-breaker.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
+import { newWebhookSecret } from "../webhooks/webhook-signing.js";
 import { EMPTY_ROW, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionLeases } from "./execution-leases.js";
 import type { ExecutionRunner } from "./execution-run.js";
@@ -36,6 +37,8 @@ export interface ExecuteInput {
   mode: "sync" | "async";
   /** The most the caller agreed to pay for this call, in USDC base units (the price it was shown). */
   max_price_usdc?: bigint;
+  /** Async only: where the execution's final event is delivered (checked by the route). */
+  callback_url?: string;
 }
 
 /** What limits admission: the in-flight leases and the agents' circuit breakers. */
@@ -49,6 +52,8 @@ export interface AdmissionServices {
 export interface ExecuteOutcome {
   row: ExecutionRow;
   replayed: boolean;
+  /** The secret the callback's delivery is signed with: in the first answer only. */
+  callback_secret?: string;
 }
 
 export class ExecutionService {
@@ -226,17 +231,28 @@ export class ExecutionService {
     const row: ExecutionRow = { ...EMPTY_ROW, ...execution, state: "opening", created_at };
 
     if (input.mode === "async") {
+      let callback_secret: string | undefined;
       try {
+        // Recorded before the job may run it, so the statement that makes it final finds it.
+        if (input.callback_url !== undefined) {
+          callback_secret = newWebhookSecret();
+          await this.db.query("INSERT INTO execution_callbacks (execution_id, url, secret) VALUES ($1, $2, $3)", [
+            id,
+            input.callback_url,
+            callback_secret,
+          ]);
+        }
         await this.jobs.add("execute", id);
       } catch (error) {
-        // Not queued, and its caller is told to retry: this execution must never run. (Should this
+        // Not queued (or its callback not recorded), and its caller is told to retry: this
+        // execution must never run. (Should this
         // write fail too, the row waits for the sweep's stalled rule.)
         await this.store.fail(row, "database_unavailable", "the execution could not be queued").catch((failure: unknown) =>
           reportBackgroundError("async execution not queued", failure, { execution_id: id }),
         );
         throw error;
       }
-      return { row, replayed: false };
+      return { row, replayed: false, ...(callback_secret === undefined ? {} : { callback_secret }) };
     }
     return { row: await this.runner.run(row, { agent: quote.agent, listing }), replayed: false };
   }

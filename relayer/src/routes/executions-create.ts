@@ -12,11 +12,13 @@ import { idempotencyKeyOf } from "../http/idempotency.js";
 import { servedNetwork } from "../http/web-runs.js";
 import { agentIdParams, errorResponses, network, usdcAmount } from "../http/schemas.js";
 import { parseUsdc } from "../usdc.js";
+import { checkWebhookUrl, MAX_URL_BYTES } from "../webhooks/webhook-endpoints.js";
 
 interface Body {
   task: string;
   parameters: Record<string, unknown>;
   max_price_usdc?: string;
+  callback_url?: string;
 }
 
 /** The HTTP answer an execution's row gives: its status, and the execution or the error that carries it. */
@@ -62,7 +64,8 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
           "(`Bearer sess_…`, or the dashboard's cookie with `Content-Type: application/json`) runs on `network` " +
           "(default devnet), charged to the signed-in wallet through its web-run key. Send an " +
           "Idempotency-Key to retry safely: a replay returns the first answer and never charges twice (kept 48 h). " +
-          "`Prefer: respond-async` answers 202 at once with the execution to poll. 402 (insufficient_balance, " +
+          "`Prefer: respond-async` answers 202 at once with the execution to poll, and `callback_url` has its final " +
+          "event delivered there. 402 (insufficient_balance, " +
           "insufficient_allowance, subscription_required, spending_cap_reached) is only ever answered before any " +
           "funds move. A refunded execution answers creator_error (502), creator_timeout (504), invalid_result " +
           "(502) or relayer_error (500) with the execution and its refund transaction. An execution the relayer " +
@@ -91,11 +94,20 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
               ...usdcAmount,
               description: "The most this call may cost, as shown to the caller (e.g. the listing's price_usdc).",
             },
+            callback_url: {
+              type: "string",
+              minLength: 1,
+              maxLength: MAX_URL_BYTES,
+              description:
+                "With `Prefer: respond-async` only: where the execution's final event (execution.succeeded, " +
+                "execution.refunded or execution.failed) is delivered, signed like a webhook with `callback_secret`, " +
+                "which the 202 carries once.",
+            },
           },
         },
         response: {
           200: executionObject,
-          202: executionObject,
+          202: { ...executionObject, properties: { ...executionObject.properties, callback_secret: { type: "string" } } },
           ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504),
         },
       },
@@ -109,6 +121,13 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       const header = idempotencyKeyOf(request.headers);
       const prefer = String(request.headers.prefer ?? "");
       const mode = /(^|[,;\s])respond-async($|[,;\s])/i.test(prefer) ? "async" : "sync";
+      const { callback_url } = request.body;
+      if (callback_url !== undefined) {
+        if (mode !== "async") {
+          throw new ApiError("validation_failed", "callback_url needs Prefer: respond-async.", "callback_url");
+        }
+        checkWebhookUrl(callback_url, services.config.endpoint_policy, "callback_url");
+      }
       const outcome = await services.executions.execute({
         key,
         agent: request.params.agent_id,
@@ -117,6 +136,7 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
         ...(header === undefined ? {} : { idempotency_key: header }),
         ...(request.body.max_price_usdc === undefined ? {} : { max_price_usdc: maxPrice(request.body.max_price_usdc) }),
         mode,
+        ...(callback_url === undefined ? {} : { callback_url }),
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
@@ -131,7 +151,8 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       }
       if (status === 202) reply.header("Location", `/v1/executions/${outcome.row.id}`);
       if (status === 202 && mode === "sync") request.log.error({ execution_id: outcome.row.id }, "execution handed to the finish job");
-      return reply.code(status).send(body);
+      const sent = outcome.callback_secret === undefined ? body : { ...(body as object), callback_secret: outcome.callback_secret };
+      return reply.code(status).send(sent);
     },
   );
 }

@@ -77,7 +77,7 @@ export class WebhookEndpoints {
     wallet: string,
     input: { url: string; events: WebhookEvent[]; description?: string },
   ): Promise<WebhookEndpointObject & { secret: string }> {
-    this.checkUrl(input.url);
+    checkWebhookUrl(input.url, this.policy, "url");
     const id = `whep_${utils.bytes.bs58.encode(randomBytes(16))}`;
     const secret = newWebhookSecret();
     // The wallet's creations take turns (a transaction lock on its wallet), and each counts in a
@@ -168,29 +168,29 @@ export class WebhookEndpoints {
     );
     return { data: rows.slice(0, page.limit).map(deliveryObject), has_more: rows.length > page.limit };
   }
+}
 
-  /**
-   * https (http too under the development policy, as for creators' endpoints), no credentials, no
-   * fragment. A host written as an IP address is judged now; a name is judged when each attempt
-   * connects, on the addresses it resolves to then.
-   */
-  private checkUrl(text: string): void {
-    const allowed = this.policy === "development" ? ["https:", "http:"] : ["https:"];
-    let url: URL | undefined;
-    try {
-      url = new URL(text);
-    } catch {
-      // refused below
-    }
-    const refuse = (why: string) => new ApiError("webhook_url_not_allowed", `url ${why}.`, "url");
-    if (url === undefined) throw refuse("is not an absolute URL");
-    if (Buffer.byteLength(text) > MAX_URL_BYTES) throw refuse(`is longer than ${MAX_URL_BYTES} bytes`);
-    if (!allowed.includes(url.protocol)) throw refuse(`must be an ${allowed.join(" or ")} URL`);
-    if (url.username !== "" || url.password !== "" || url.hash !== "") throw refuse("must have no credentials or fragment");
-    const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    if (net.isIP(host) !== 0 && !isAllowedAddress(host, this.policy)) {
-      throw refuse(`names an address the ${this.policy} endpoint policy refuses`);
-    }
+/**
+ * A webhook or callback URL: https (http too under the development policy, as for creators'
+ * endpoints), no credentials, no fragment. A host written as an IP address is judged now; a name is
+ * judged when each attempt connects, on the addresses it resolves to then.
+ */
+export function checkWebhookUrl(text: string, policy: EndpointPolicy, param: string): void {
+  const allowed = policy === "development" ? ["https:", "http:"] : ["https:"];
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    // refused below
+  }
+  const refuse = (why: string) => new ApiError("webhook_url_not_allowed", `${param} ${why}.`, param);
+  if (url === undefined) throw refuse("is not an absolute URL");
+  if (Buffer.byteLength(text) > MAX_URL_BYTES) throw refuse(`is longer than ${MAX_URL_BYTES} bytes`);
+  if (!allowed.includes(url.protocol)) throw refuse(`must be an ${allowed.join(" or ")} URL`);
+  if (url.username !== "" || url.password !== "" || url.hash !== "") throw refuse("must have no credentials or fragment");
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (net.isIP(host) !== 0 && !isAllowedAddress(host, policy)) {
+    throw refuse(`names an address the ${policy} endpoint policy refuses`);
   }
 }
 

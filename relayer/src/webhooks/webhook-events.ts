@@ -19,13 +19,18 @@ export const TEST_EVENT = "webhook.test";
 export const MESSAGE_ID_SQL = "'msg_' || replace(gen_random_uuid()::text, '-', '')";
 
 /**
- * An INSERT (for a CTE) of one delivery per endpoint of each row's wallet subscribed to its event;
- * `source` names a CTE with the columns (execution_id, wallet, event). An event already queued for
- * an endpoint adds nothing: each is delivered once.
+ * An INSERT (for a CTE) of one delivery per endpoint of each row's wallet subscribed to its event,
+ * and of an execution event to the execution's callback if it named one; `source` names a CTE with
+ * the columns (execution_id, wallet, event). An event already queued for an endpoint (or a
+ * callback) adds nothing: each is delivered once.
  */
 export function queueDeliveriesSql(source: string): string {
   return `INSERT INTO webhook_deliveries (id, endpoint_id, event, execution_id)
      SELECT ${MESSAGE_ID_SQL}, w.id, s.event, s.execution_id
        FROM ${source} s JOIN webhook_endpoints w ON w.wallet = s.wallet AND s.event = ANY (w.events)
+     UNION ALL
+     SELECT ${MESSAGE_ID_SQL}, NULL, s.event, s.execution_id
+       FROM ${source} s JOIN execution_callbacks c ON c.execution_id = s.execution_id
+      WHERE s.event LIKE 'execution.%'
      ON CONFLICT DO NOTHING`;
 }

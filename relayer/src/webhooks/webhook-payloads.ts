@@ -14,7 +14,7 @@ export interface PayloadSource {
   id: string;
   event: string;
   execution_id: string | null;
-  endpoint_id: string;
+  endpoint_id: string | null;
   created_at: Date;
 }
 

@@ -1,4 +1,4 @@
-// Sends the queued webhook deliveries: every relayer polls the table, takes due deliveries with
+// Sends the queued webhook deliveries (to endpoints and to async executions' callbacks): every relayer polls the table, takes due deliveries with
 // SKIP LOCKED (so two relayers never send one attempt twice), and sends each through the guarded
 // client the creators' calls use (endpoint policy at connect time, no redirects, one deadline).
 // It runs beside the executions, never in their path: a slow or dead receiver holds one of this
@@ -88,22 +88,25 @@ export class WebhookWorker {
     const { rows } = await this.db.query<Due>(
       `WITH candidates AS (
          SELECT id, next_attempt_at FROM (
-           SELECT DISTINCT ON (d.endpoint_id) d.id, d.next_attempt_at FROM webhook_deliveries d
+           SELECT DISTINCT ON (coalesce(d.endpoint_id, d.id)) d.id, d.next_attempt_at FROM webhook_deliveries d
             WHERE d.state = 'pending' AND d.next_attempt_at <= clock_timestamp()
               AND (d.locked_until IS NULL OR d.locked_until < clock_timestamp())
               AND (SELECT count(*) FROM webhook_deliveries x
                     WHERE x.endpoint_id = d.endpoint_id AND x.state = 'pending' AND x.locked_until >= clock_timestamp()) < $3
-            ORDER BY d.endpoint_id, d.next_attempt_at
+            ORDER BY coalesce(d.endpoint_id, d.id), d.next_attempt_at
          ) c ORDER BY next_attempt_at LIMIT $1
        )
        UPDATE webhook_deliveries d SET locked_until = clock_timestamp() + make_interval(secs => $2), attempt_count = d.attempt_count + 1
-         FROM webhook_endpoints w
-        WHERE w.id = d.endpoint_id
+         FROM webhook_deliveries t
+         LEFT JOIN webhook_endpoints w ON w.id = t.endpoint_id
+         LEFT JOIN execution_callbacks c ON t.endpoint_id IS NULL AND c.execution_id = t.execution_id
+        WHERE t.id = d.id
           AND d.id IN (SELECT id FROM webhook_deliveries
                         WHERE id IN (SELECT id FROM candidates)
                           AND (locked_until IS NULL OR locked_until < clock_timestamp())
                         FOR UPDATE SKIP LOCKED)
-        RETURNING d.id, d.endpoint_id, d.event, d.execution_id, d.created_at, d.payload, d.attempt_count, w.url, w.secret`,
+        RETURNING d.id, d.endpoint_id, d.event, d.execution_id, d.created_at, d.payload, d.attempt_count,
+                  coalesce(w.url, c.url) AS url, coalesce(w.secret, c.secret) AS secret`,
       [free, lock_secs, this.options.per_endpoint],
     );
     for (const due of rows) {
