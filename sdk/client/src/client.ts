@@ -97,6 +97,7 @@ export class Agents {
         task: input.task,
         parameters: input.parameters,
         ...(options.maxPriceUsdc === undefined ? {} : { max_price_usdc: options.maxPriceUsdc }),
+        ...(options.callbackUrl === undefined ? {} : { callback_url: options.callbackUrl }),
       },
       headers,
       replayable: true,

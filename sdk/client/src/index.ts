@@ -20,6 +20,22 @@ export {
   type EvidenceCreated,
 } from "./session-disputes.js";
 export {
+  SessionWebhooks,
+  type CreatedWebhookEndpoint,
+  type WebhookAttempt,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointCreateParams,
+  type WebhookEventType,
+} from "./session-webhooks.js";
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  WEBHOOK_TOLERANCE_SECS,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+} from "./webhook-verify.js";
+export {
   AgentMarketError,
   AuthenticationError,
   ConflictError,

@@ -1,10 +1,11 @@
-// The wallet's side of the API: Sign-In With Solana, then API keys, the USDC allowance and
+// The wallet's side of the API: Sign-In With Solana, then API keys, the USDC allowance, webhooks and
 // agent listings, which an API key can never touch. The signer is anything that signs bytes
 // with the wallet's Ed25519 key: a browser wallet adapter, or a Keypair in a script.
 import { base58Encode } from "./base58.js";
 import { paginate } from "./client.js";
 import { Transport } from "./http.js";
 import { SessionDisputes } from "./session-disputes.js";
+import { SessionWebhooks } from "./session-webhooks.js";
 import type {
   Agent,
   ApiKey,
@@ -199,6 +200,7 @@ export class WalletSession {
   readonly wallet: SessionWallet;
   readonly listings: SessionListings;
   readonly disputes: SessionDisputes;
+  readonly webhooks: SessionWebhooks;
   private readonly transport: Transport;
 
   private constructor(
@@ -213,6 +215,7 @@ export class WalletSession {
     this.wallet = new SessionWallet(this.transport);
     this.listings = new SessionListings(this.transport);
     this.disputes = new SessionDisputes(this.transport);
+    this.webhooks = new SessionWebhooks(this.transport);
   }
 
   /** The wallet's address (base58). */

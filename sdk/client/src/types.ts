@@ -108,6 +108,8 @@ export interface Charge {
 
 export interface Execution {
   object: "execution";
+  /** Only in the answer to an async execute with a callbackUrl: the secret its delivery is signed with. */
+  callback_secret?: string;
   id: string;
   agent: string;
   network: Network;
@@ -159,6 +161,11 @@ export interface ExecuteOptions {
    * price_above_maximum), and the program never charges more than it.
    */
   maxPriceUsdc?: string;
+  /**
+   * With `async` only: where the execution's final event is delivered, signed with the
+   * `callback_secret` the answer carries (verifyWebhook checks it).
+   */
+  callbackUrl?: string;
   signal?: AbortSignal;
 }
 
