@@ -13,6 +13,7 @@ import { MarketplaceScreen } from "./screens/Marketplace.js";
 import { SignInScreen } from "./screens/SignIn.js";
 import { UsageScreen } from "./screens/Usage.js";
 import { WalletScreen } from "./screens/Wallet.js";
+import { WebhooksScreen } from "./screens/Webhooks.js";
 import { DEV_ARBITER_WALLET } from "./wallet/local-wallet.js";
 import { reconnect } from "./wallet/reconnect.js";
 import type { ConnectedWallet } from "./wallet/wallet.js";
@@ -33,6 +34,7 @@ const GROUPS: readonly { label: string; screens: readonly (readonly [string, str
       ["keys", "API keys"],
       ["usage", "Usage"],
       ["executions", "Executions"],
+      ["webhooks", "Webhooks"],
       ["wallet", "Wallet"],
       ["disputes", "Disputes"],
       ["marketplace", "Marketplace"],
@@ -69,6 +71,8 @@ function Screen({ route, go }: { route: string; go: (route: string) => void }) {
       return <ExecutionsScreen />;
     case "wallet":
       return <WalletScreen />;
+    case "webhooks":
+      return <WebhooksScreen />;
     case "my-agents":
       return <MyAgentsScreen />;
     case "list-agent":

@@ -24,6 +24,8 @@ const RELAYER_FIXES: Record<string, string> = {
   key_concurrency_limit: "Too many of your calls are running at once; nothing was charged. Wait for one to finish, then run it again.",
   agent_concurrency_limit: "The agent is running as many calls as it may; nothing was charged. Try again in a moment.",
   web_runs_revoked: "Runs from this dashboard are revoked for this wallet. Allow them again on the Wallet screen.",
+  webhook_limit_reached: "A wallet may have 10 webhook endpoints. Delete one you no longer use, then add this one.",
+  webhook_url_not_allowed: "Give an https URL of a public host, without a user name, password or #fragment.",
 };
 
 const WALLET_LINK = { href: "#/wallet", label: "Open the Wallet screen" };
