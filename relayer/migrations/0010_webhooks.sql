@@ -49,6 +49,10 @@ CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries (endpoint_id, 
 CREATE UNIQUE INDEX webhook_deliveries_callback_once ON webhook_deliveries (execution_id) WHERE endpoint_id IS NULL;
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
+-- What the worker counts to keep one endpoint's attempts in flight bounded, and what the purge
+-- deletes, each without reading an endpoint's whole history.
+CREATE INDEX webhook_deliveries_pending_endpoint ON webhook_deliveries (endpoint_id) WHERE state = 'pending';
+CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (finished_at) WHERE state <> 'pending';
 
 CREATE TABLE webhook_attempts (
   delivery_id  text NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,

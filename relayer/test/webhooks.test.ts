@@ -29,8 +29,10 @@ class Receiver {
   readonly received: Received[] = [];
   private server: http.Server | undefined;
   port = 0;
-  /** How long it waits before answering. */
+  /** How long it waits before answering, and with what. */
   delay_ms = 0;
+  status = 204;
+  headers: Record<string, string> = {};
 
   async start(port = 0): Promise<void> {
     this.server = http.createServer((request, response) => {
@@ -38,7 +40,7 @@ class Receiver {
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
         this.received.push({ headers: request.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
-        setTimeout(() => response.writeHead(204).end(), this.delay_ms);
+        setTimeout(() => response.writeHead(this.status, this.headers).end(), this.delay_ms);
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(port, "127.0.0.1", resolve));
@@ -286,6 +288,27 @@ describe("webhooks", function () {
       const { rows } = await relayer.services.db.query("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1", [created.id]);
       assert.equal(rows[0].n, 20);
     });
+    it("counts creations, deletions and test sends per wallet and per address (RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE): churn resets nothing", async () => {
+      const limited = await startTestRelayer({ RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE: "3" });
+      try {
+        const token = await signIn(limited.app);
+        const create = () => limited.app.inject({ method: "POST", url: "/v1/webhooks", headers: bearer(token), payload: { url: receiver.url, events: ["execution.failed"] } });
+        const created = (await create()).json() as { id: string };
+        const test = await limited.app.inject({ method: "POST", url: `/v1/webhooks/${created.id}/test`, headers: bearer(token) });
+        assert.equal(test.statusCode, 202);
+        const deleted = await limited.app.inject({ method: "DELETE", url: `/v1/webhooks/${created.id}`, headers: bearer(token) });
+        assert.equal(deleted.statusCode, 200);
+        const refused = await create();
+        assert.equal(refused.statusCode, 429);
+        assert.equal(errorOf(refused).code, "rate_limited");
+        assert.ok(Number(refused.headers["retry-after"]) >= 1);
+        // Reads are not counted.
+        const list = await limited.app.inject({ method: "GET", url: "/v1/webhooks", headers: bearer(token) });
+        assert.equal(list.statusCode, 200);
+      } finally {
+        await limited.close();
+      }
+    });
   });
 
   describe("callback_url of an async execution", () => {
@@ -423,6 +446,27 @@ describe("webhooks", function () {
       });
     });
 
+    it("deletes deliveries finished more than 30 days ago, with their attempts, and keeps the rest", async () => {
+      const owner = await wallet();
+      const endpoint = await createEndpoint(owner.token, receiver.url);
+      const worker = startWorker();
+      const queued = await Promise.all(
+        [1, 2, 3].map(async () => (await relayer.app.inject({ method: "POST", url: `/v1/webhooks/${endpoint.id}/test`, headers: bearer(owner.token) })).json() as { id: string }),
+      );
+      await until("three tests sent", () => receiver.verified(endpoint.secret).length === 3);
+      const ids = queued.map((q) => q.id);
+      await until("three recorded", async () => {
+        const { rows } = await relayer.services.db.query("SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = ANY($1) AND state = 'succeeded'", [ids]);
+        return rows[0].n === 3;
+      });
+      await relayer.services.db.query("UPDATE webhook_deliveries SET finished_at = clock_timestamp() - interval '31 days' WHERE id = ANY($1)", [ids.slice(0, 2)]);
+      assert.ok((await worker.purge()) >= 2);
+      const { rows } = await relayer.services.db.query<{ id: string }>("SELECT id FROM webhook_deliveries WHERE id = ANY($1)", [ids]);
+      assert.deepEqual(rows.map((r) => r.id), [ids[2]]);
+      const attempts = await relayer.services.db.query("SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ANY($1)", [ids.slice(0, 2)]);
+      assert.equal(attempts.rows[0].n, 0);
+    });
+
     it("sends a test event through the same path, and records it", async () => {
       const owner = await wallet();
       const endpoint = await createEndpoint(owner.token, receiver.url);
@@ -474,6 +518,37 @@ describe("webhooks", function () {
         assert.equal(done.next_attempt_at, null);
       } finally {
         await down.stop();
+      }
+    });
+
+    it("follows no redirect, and gives up after the schedule's last attempt: the delivery is failed", async () => {
+      const owner = await wallet();
+      const moved = new Receiver();
+      moved.status = 307;
+      const target = new Receiver();
+      await Promise.all([moved.start(), target.start()]);
+      moved.headers = { location: target.url };
+      try {
+        const endpoint = await createEndpoint(owner.token, moved.url);
+        startWorker({ schedule_secs: [0, 0.2, 0.2] });
+        const queued = (await relayer.app.inject({ method: "POST", url: `/v1/webhooks/${endpoint.id}/test`, headers: bearer(owner.token) })).json() as { id: string };
+        const delivery = async () =>
+          (
+            (await relayer.app.inject({ method: "GET", url: `/v1/webhooks/${endpoint.id}/deliveries`, headers: bearer(owner.token) })).json() as {
+              data: { id: string; status: string; attempt_count: number; next_attempt_at: string | null; attempts: { status_code: number }[] }[];
+            }
+          ).data[0]!;
+        await until("the delivery failed", async () => (await delivery()).status === "failed");
+        const failed = await delivery();
+        assert.equal(failed.id, queued.id);
+        assert.deepEqual(failed.attempts.map((a) => a.status_code), [307, 307, 307]);
+        assert.equal(failed.next_attempt_at, null);
+        assert.equal(moved.received.length, 3);
+        assert.equal(target.received.length, 0, "the redirect was not followed");
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(moved.received.length, 3, "nothing after the last attempt");
+      } finally {
+        await Promise.all([moved.stop(), target.stop()]);
       }
     });
 

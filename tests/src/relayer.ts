@@ -80,6 +80,7 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
     RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "1000000",
+    RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE: "1000000",
     // scripts/test.sh runs the execution tests once more with escrows opened and settled in batches.
     ...(process.env.SETTLEMENT ? { SETTLEMENT: process.env.SETTLEMENT } : {}),
     ...(process.env.BATCH_OPENS ? { BATCH_OPENS: process.env.BATCH_OPENS } : {}),

@@ -51,6 +51,13 @@ const LISTING_WRITES = new Set([
  */
 const DISPUTE_EVIDENCE = new Set(["POST /v1/disputes/evidence"]);
 
+/**
+ * Routes that write a webhook endpoint or send to one, as "METHOD url": each test send is a request
+ * to a URL the caller chose, and deleting and creating endpoints again must not reset what the
+ * per-endpoint bound on test sends allows.
+ */
+const WEBHOOK_WRITES = new Set(["POST /v1/webhooks", "DELETE /v1/webhooks/:webhook_id", "POST /v1/webhooks/:webhook_id/test"]);
+
 type Limiter = (request: FastifyRequest) => Promise<{ isAllowed: true } | { isAllowed: false; isExceeded: boolean; ttlInSeconds: number }>;
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -77,7 +84,12 @@ export async function registerRateLimits(
   app: FastifyInstance,
   config: Pick<
     RelayerConfig,
-    "redis_url" | "queue_name" | "rate_limit_anonymous_per_minute" | "rate_limit_listing_writes_per_minute" | "rate_limit_dispute_evidence_per_minute"
+    | "redis_url"
+    | "queue_name"
+    | "rate_limit_anonymous_per_minute"
+    | "rate_limit_listing_writes_per_minute"
+    | "rate_limit_dispute_evidence_per_minute"
+    | "rate_limit_webhook_writes_per_minute"
   >,
 ): Promise<void> {
   // A count Redis has not answered within REDIS_COMMAND_TIMEOUT_MS lets the request pass.
@@ -128,6 +140,10 @@ export async function registerRateLimits(
     "for one wallet",
   );
 
+  const hooks = config.rate_limit_webhook_writes_per_minute;
+  const hooksByAddress = enforce(limiter("webhook-writes:address", hooks, (r) => r.ip), hooks, "from one address");
+  const hooksByWallet = enforce(limiter("webhook-writes:wallet", hooks, (r) => r.walletSession?.wallet), hooks, "for one wallet");
+
   app.addHook("onRoute", (route) => {
     for (const method of [route.method].flat()) {
       const name = `${method === "HEAD" ? "GET" : method} ${route.url}`;
@@ -138,6 +154,9 @@ export async function registerRateLimits(
         append(route, "onRequest", writesByAddress);
         // After the route's own preHandler, which finds the session's wallet.
         append(route, "preHandler", writesByWallet);
+      } else if (WEBHOOK_WRITES.has(name)) {
+        append(route, "onRequest", hooksByAddress);
+        append(route, "preHandler", hooksByWallet);
       } else if (DISPUTE_EVIDENCE.has(name)) {
         append(route, "onRequest", evidenceByAddress);
         append(route, "onRequest", evidenceByWallet);

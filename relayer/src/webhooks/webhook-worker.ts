@@ -42,6 +42,10 @@ export const WEBHOOK_WORKER_DEFAULTS: WebhookWorkerOptions = {
 
 /** What a receiver may answer: read and dropped, only its status counts. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/** Finished deliveries (and their attempts) are kept this long, then deleted. */
+export const RETENTION_DAYS = 30;
+const PURGE_INTERVAL_MS = 3_600_000;
+const PURGE_BATCH = 10_000;
 
 interface Due extends PayloadSource {
   url: string;
@@ -54,6 +58,8 @@ export class WebhookWorker {
   private readonly running = new Set<Promise<void>>();
   private readonly aborter = new AbortController();
   private timer: NodeJS.Timeout | undefined;
+  private wake: () => void = () => undefined;
+  private purged_ms = 0;
   private closed = false;
 
   constructor(
@@ -62,16 +68,47 @@ export class WebhookWorker {
   ) {}
 
   start(): void {
+    let ticking = false;
+    let woken = false;
     const tick = async () => {
       if (this.closed) return;
+      ticking = true;
+      woken = false;
       const taken = await this.runDue().catch((error: unknown) => {
         reportBackgroundError("webhook poll", error);
         return 0;
       });
-      // A round that found work looks again at once: it takes one delivery per endpoint.
-      if (!this.closed) this.timer = setTimeout(() => void tick(), taken > 0 ? 0 : this.options.poll_ms);
+      if (Date.now() - this.purged_ms > PURGE_INTERVAL_MS) {
+        this.purged_ms = Date.now();
+        await this.purge().catch((error: unknown) => reportBackgroundError("webhook purge", error));
+      }
+      ticking = false;
+      // A round that found work looks again at once (it takes one delivery per endpoint), and so
+      // does one during which an attempt ended.
+      if (!this.closed) this.timer = setTimeout(() => void tick(), taken > 0 || woken ? 0 : this.options.poll_ms);
+    };
+    // An attempt that ends frees a slot, and may let its endpoint's next delivery go: look now.
+    this.wake = () => {
+      if (this.closed) return;
+      if (ticking) {
+        woken = true;
+        return;
+      }
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => void tick(), 0);
     };
     this.timer = setTimeout(() => void tick(), 0);
+  }
+
+  /** Deletes deliveries finished more than RETENTION_DAYS ago (their attempts go with them). */
+  async purge(): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries
+          WHERE state <> 'pending' AND finished_at < clock_timestamp() - make_interval(days => $1) LIMIT $2)`,
+      [RETENTION_DAYS, PURGE_BATCH],
+    );
+    return rowCount ?? 0;
   }
 
   /**
@@ -112,29 +149,23 @@ export class WebhookWorker {
     for (const due of rows) {
       const attempt = this.attempt(due)
         .catch((error: unknown) => reportBackgroundError("webhook attempt", error, { delivery: due.id }))
-        .finally(() => this.running.delete(attempt));
+        .finally(() => {
+          this.running.delete(attempt);
+          this.wake();
+        });
       this.running.add(attempt);
     }
     return rows.length;
   }
 
   private async attempt(due: Due): Promise<void> {
-    let body = due.payload;
-    if (body === null) {
-      body = await renderPayload(this.db, due);
-      // Written before it is sent: every later attempt sends these very bytes.
-      const { rows } = await this.db.query<{ payload: string }>(
-        "UPDATE webhook_deliveries SET payload = coalesce(payload, $2) WHERE id = $1 RETURNING payload",
-        [due.id, body],
-      );
-      if (!rows[0]) return;
-      body = rows[0].payload;
-    }
     const started_at = new Date();
     const started = performance.now();
     let status_code: number | null = null;
     let error: string | null = null;
     try {
+      const body = await this.payloadOf(due);
+      if (body === null) return;
       const response = await guardedRequest({
         method: "POST",
         url: due.url,
@@ -159,6 +190,8 @@ export class WebhookWorker {
         );
         return;
       }
+      // A failure of ours (the payload's read, say) counts as an attempt too, so that the
+      // schedule ends even for a delivery that can never be sent.
       error = failure instanceof OutboundError ? `${failure.code}: ${failure.message}` : "internal_error";
       if (!(failure instanceof OutboundError)) reportBackgroundError("webhook send", failure, { delivery: due.id });
     }
@@ -190,6 +223,17 @@ export class WebhookWorker {
         schedule.slice(0, due.attempt_count + 1).reduce((sum, secs) => sum + secs, 0),
       ],
     );
+  }
+
+  /** The delivery's body: the one written before its first attempt, or written now. Null: deleted. */
+  private async payloadOf(due: Due): Promise<string | null> {
+    if (due.payload !== null) return due.payload;
+    const body = await renderPayload(this.db, due);
+    const { rows } = await this.db.query<{ payload: string }>(
+      "UPDATE webhook_deliveries SET payload = coalesce(payload, $2) WHERE id = $1 RETURNING payload",
+      [due.id, body],
+    );
+    return rows[0]?.payload ?? null;
   }
 
   /** Stops taking deliveries; attempts in flight are cut short and taken again later. */
