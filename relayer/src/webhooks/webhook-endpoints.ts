@@ -19,6 +19,9 @@ export const MAX_TESTS_PER_WINDOW = 20;
 export const TEST_WINDOW_SECS = 3_600;
 export const MAX_URL_BYTES = 2_048;
 
+/** Everything but the secret, which no answer after the creation's carries. */
+const ENDPOINT_COLUMNS = "id, wallet, url, events, description, created_at";
+
 interface EndpointRow {
   id: string;
   wallet: string;
@@ -87,7 +90,7 @@ export class WebhookEndpoints {
       const inserted = await client.query<EndpointRow>(
         `INSERT INTO webhook_endpoints (id, wallet, url, events, description, secret)
          SELECT $1, $2, $3, $4, $5, $6 WHERE (SELECT count(*) FROM webhook_endpoints WHERE wallet = $2) < $7
-         RETURNING id, wallet, url, events, description, created_at`,
+         RETURNING ${ENDPOINT_COLUMNS}`,
         [id, wallet, input.url, [...new Set(input.events)], input.description ?? "", secret, MAX_ENDPOINTS_PER_WALLET],
       );
       return inserted.rows;
@@ -100,7 +103,7 @@ export class WebhookEndpoints {
 
   async list(wallet: string): Promise<WebhookEndpointObject[]> {
     const { rows } = await this.db.query<EndpointRow>(
-      "SELECT * FROM webhook_endpoints WHERE wallet = $1 ORDER BY created_at DESC, id DESC",
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE wallet = $1 ORDER BY created_at DESC, id DESC`,
       [wallet],
     );
     return rows.map(endpointObject);
@@ -108,7 +111,7 @@ export class WebhookEndpoints {
 
   /** Deletes the endpoint with its deliveries: nothing more is sent to it, even what was queued. */
   async delete(wallet: string, id: string): Promise<WebhookEndpointObject> {
-    const { rows } = await this.db.query<EndpointRow>("DELETE FROM webhook_endpoints WHERE id = $1 AND wallet = $2 RETURNING *", [
+    const { rows } = await this.db.query<EndpointRow>(`DELETE FROM webhook_endpoints WHERE id = $1 AND wallet = $2 RETURNING ${ENDPOINT_COLUMNS}`, [
       id,
       wallet,
     ]);
