@@ -159,6 +159,7 @@ describe("API conventions", () => {
       "DELETE /v1/webhooks/{webhook_id}",
       "POST /v1/webhooks/{webhook_id}/test",
       "GET /v1/webhooks/{webhook_id}/deliveries",
+      "GET /v1/executions/{execution_id}/callback",
     ]) {
       assert.ok(routes.includes(route), `${route} in ${routes.join(", ")}`);
     }

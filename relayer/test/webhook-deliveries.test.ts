@@ -9,7 +9,7 @@ import { dropDatabase } from "../src/db/pool.js";
 import { recordDisputeOutcome } from "../src/disputes/dispute-outcomes.js";
 import { completeExecutions } from "../src/executions/confirmations.js";
 import { ExecutionStore } from "../src/executions/execution-store.js";
-import { bearer, databaseUrl, startTestRelayer, type TestRelayer } from "./support.js";
+import { bearer, databaseUrl, errorOf, startTestRelayer, type TestRelayer } from "./support.js";
 import { Receiver, until, webhookFixture } from "./webhook-support.js";
 
 describe("webhook deliveries", function () {
@@ -23,6 +23,11 @@ describe("webhook deliveries", function () {
       const row = await fx.execution(owner, "refunding");
       const secret = "whsec_" + randomBytes(32).toString("base64");
       await fx.relayer.services.db.query("INSERT INTO execution_callbacks (execution_id, url, secret) VALUES ($1, $2, $3)", [row.id, fx.receiver.url, secret]);
+      const read = (key: string, id = row.id) => fx.relayer.app.inject({ method: "GET", url: `/v1/executions/${id}/callback`, headers: bearer(key) });
+      // Named, not due yet: no delivery until the execution is final.
+      const before = await read(owner.key_secret);
+      assert.equal(before.statusCode, 200);
+      assert.deepEqual(before.json(), { object: "execution_callback", execution_id: row.id, url: fx.receiver.url, delivery: null });
       fx.startWorker();
       const completion = { id: row.id, from: "refunding", final: "refunded", finished_at: null } as const;
       await completeExecutions(fx.relayer.services.db, [completion]);
@@ -32,6 +37,18 @@ describe("webhook deliveries", function () {
       const callback = fx.receiver.verified(secret);
       assert.deepEqual(callback.map((e) => [e.type, e.data.id]), [["execution.refunded", row.id]]);
       assert.notEqual(callback[0]!.id, fx.receiver.verified(endpoint.secret)[0]!.id);
+      // Its record, to the paying wallet's keys and session only.
+      const recorded = (await read(owner.token)).json() as { delivery: { id: string; webhook_id: null; status: string; attempts: { status_code: number }[] } };
+      assert.equal(recorded.delivery.id, callback[0]!.id);
+      assert.equal(recorded.delivery.webhook_id, null);
+      assert.equal(recorded.delivery.status, "succeeded");
+      assert.deepEqual(recorded.delivery.attempts.map((a) => a.status_code), [204]);
+      const other = await fx.wallet();
+      const refused = await read(other.key_secret);
+      assert.equal(refused.statusCode, 404);
+      assert.deepEqual([errorOf(refused).code, errorOf(refused).param], ["resource_not_found", "execution_id"]);
+      const without = await fx.execution(owner, "settling");
+      assert.equal(errorOf(await read(owner.key_secret, without.id)).code, "resource_not_found");
     });
   });
 

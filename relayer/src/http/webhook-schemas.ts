@@ -29,7 +29,7 @@ export const webhookDeliveryObject = {
   properties: {
     object: { const: "webhook_delivery" },
     id: { type: "string", description: "The message id: the `webhook-id` header of every attempt." },
-    webhook_id: { type: "string" },
+    webhook_id: { type: ["string", "null"], description: "The endpoint; null for an execution's callback." },
     event: { type: "string", enum: [...WEBHOOK_EVENTS, TEST_EVENT] },
     execution_id: { type: ["string", "null"] },
     status: { type: "string", enum: ["pending", "succeeded", "failed"] },
@@ -50,5 +50,16 @@ export const webhookDeliveryObject = {
         },
       },
     },
+  },
+} as const;
+
+export const executionCallbackObject = {
+  type: "object",
+  required: ["object", "execution_id", "url", "delivery"],
+  properties: {
+    object: { const: "execution_callback" },
+    execution_id: { type: "string" },
+    url: { type: "string" },
+    delivery: { anyOf: [webhookDeliveryObject, { type: "null" }] },
   },
 } as const;

@@ -21,6 +21,7 @@ import { registerDisputesAttachment } from "./disputes-attachment.js";
 import { registerDisputesEvidenceCreate } from "./disputes-evidence-create.js";
 import { registerDisputesGet } from "./disputes-get.js";
 import { registerDisputesList } from "./disputes-list.js";
+import { registerExecutionsCallback } from "./executions-callback.js";
 import { registerExecutionsCreate } from "./executions-create.js";
 import { registerExecutionsGet } from "./executions-get.js";
 import { registerExecutionsList } from "./executions-list.js";
@@ -73,6 +74,7 @@ export function registerRoutes(app: FastifyInstance, services: Services): void {
   registerExecutionsCreate(app, services);
   registerExecutionsGet(app, services);
   registerExecutionsList(app, services);
+  registerExecutionsCallback(app, services);
   registerSubscriptionsCreate(app, services);
   registerDisputesEvidenceCreate(app, services);
   registerDisputesList(app, services);

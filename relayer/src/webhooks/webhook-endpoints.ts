@@ -33,7 +33,7 @@ interface EndpointRow {
 
 interface DeliveryRow {
   id: string;
-  endpoint_id: string;
+  endpoint_id: string | null;
   event: string;
   execution_id: string | null;
   state: string;
@@ -66,6 +66,11 @@ const deliveryObject = (row: DeliveryRow) => ({
   finished_at: row.finished_at?.toISOString() ?? null,
   attempts: row.attempts.map((a) => ({ ...a, started_at: new Date(a.started_at).toISOString() })),
 });
+
+/** A delivery's attempts, oldest first, as a JSON array (`attempts`). */
+const ATTEMPTS_SQL = `coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'started_at', a.started_at,
+    'duration_ms', a.duration_ms, 'status_code', a.status_code, 'error', a.error) ORDER BY a.attempt)
+    FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts`;
 
 export type WebhookEndpointObject = ReturnType<typeof endpointObject>;
 
@@ -162,16 +167,45 @@ export class WebhookEndpoints {
       after = "AND (d.created_at, d.id) < ($3, $4)";
     }
     const { rows } = await this.db.query<DeliveryRow>(
-      `SELECT d.*, coalesce((SELECT json_agg(json_build_object('attempt', a.attempt, 'started_at', a.started_at,
-                'duration_ms', a.duration_ms, 'status_code', a.status_code, 'error', a.error) ORDER BY a.attempt)
-                FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-         FROM webhook_deliveries d WHERE d.endpoint_id = $1 ${after}
+      `SELECT d.*, ${ATTEMPTS_SQL} FROM webhook_deliveries d WHERE d.endpoint_id = $1 ${after}
         ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
       params,
     );
     return { data: rows.slice(0, page.limit).map(deliveryObject), has_more: rows.length > page.limit };
   }
+
+  /**
+   * The callback an async execution of the wallet named, and its delivery once the execution is
+   * final (null before). An execution of another wallet, or without a callback, is absent.
+   */
+  async callback(wallet: string, execution_id: string) {
+    const { rows } = await this.db.query<{ url: string; delivery: DeliveryRow | null }>(
+      `SELECT c.url, (SELECT row_to_json(x) FROM (SELECT d.*, ${ATTEMPTS_SQL} FROM webhook_deliveries d
+                       WHERE d.execution_id = c.execution_id AND d.endpoint_id IS NULL) x) AS delivery
+         FROM execution_callbacks c JOIN executions e ON e.id = c.execution_id
+        WHERE c.execution_id = $1 AND e.wallet = $2`,
+      [execution_id, wallet],
+    );
+    if (!rows[0]) throw new ApiError("resource_not_found", `No callback of execution ${execution_id}.`, "execution_id");
+    const { url, delivery } = rows[0];
+    return {
+      object: "execution_callback" as const,
+      execution_id,
+      url,
+      // row_to_json leaves timestamps as text.
+      delivery:
+        delivery === null
+          ? null
+          : deliveryObject({
+              ...delivery,
+              next_attempt_at: new Date(delivery.next_attempt_at),
+              created_at: new Date(delivery.created_at),
+              finished_at: delivery.finished_at === null ? null : new Date(delivery.finished_at),
+            }),
+    };
+  }
 }
+
 
 /**
  * A webhook or callback URL: https (http too under the development policy, as for creators'

@@ -1,6 +1,7 @@
 // The consumer's client: discovery, executions paid from the API key's wallet, and their
 // history. Only global fetch and Web APIs, so it runs in browsers, Node, Deno and workers alike.
 import { Transport } from "./http.js";
+import type { ExecutionCallback } from "./session-webhooks.js";
 import type {
   Agent,
   AgentListParams,
@@ -128,6 +129,17 @@ export class Agents {
 
 export class Executions {
   constructor(private readonly transport: Transport) {}
+
+  /** The callback an async execution named (callbackUrl), and its delivery once the execution is final. */
+  async callback(executionId: string, options: RequestOptions = {}): Promise<ExecutionCallback> {
+    const { body } = await this.transport.request<ExecutionCallback>({
+      method: "GET",
+      path: `/v1/executions/${segment(executionId)}/callback`,
+      replayable: true,
+      signal: options.signal,
+    });
+    return body;
+  }
 
   async get(executionId: string, options: RequestOptions = {}): Promise<Execution> {
     const { body } = await this.transport.request<Execution>({

@@ -22,6 +22,7 @@ export {
 export {
   SessionWebhooks,
   type CreatedWebhookEndpoint,
+  type ExecutionCallback,
   type WebhookAttempt,
   type WebhookDelivery,
   type WebhookEndpoint,

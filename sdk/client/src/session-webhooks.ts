@@ -45,7 +45,8 @@ export interface WebhookDelivery {
   object: "webhook_delivery";
   /** The message id: the `webhook-id` header of every attempt. */
   id: string;
-  webhook_id: string;
+  /** The endpoint; null for an execution's callback. */
+  webhook_id: string | null;
   event: WebhookEventType | "webhook.test";
   execution_id: string | null;
   status: "pending" | "succeeded" | "failed";
@@ -54,6 +55,15 @@ export interface WebhookDelivery {
   created_at: string;
   finished_at: string | null;
   attempts: WebhookAttempt[];
+}
+
+/** GET /v1/executions/:id/callback: the URL an async execution named, and its delivery once final. */
+export interface ExecutionCallback {
+  object: "execution_callback";
+  execution_id: string;
+  url: string;
+  /** `webhook_id` null; null itself until the execution is final. */
+  delivery: WebhookDelivery | null;
 }
 
 const segment = (id: string) => encodeURIComponent(id);

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { ed25519PublicKey, ed25519Sign, formatAddress } from "@agent-market/program";
 import { Webhook } from "standardwebhooks";
 
-import { ConflictError, verifyWebhook, WalletSession, WebhookVerificationError } from "../src/index.js";
+import { AgentMarket, ConflictError, verifyWebhook, WalletSession, WebhookVerificationError } from "../src/index.js";
 import { apiError, startFakeApi, type FakeApi } from "./fake-api.js";
 
 /** A delivery signed by the standardwebhooks package, the format's reference implementation. */
@@ -59,6 +59,15 @@ describe("session.webhooks", () => {
   afterEach(async () => api?.close());
   const seed = new Uint8Array(32).fill(9);
   const wallet = formatAddress(ed25519PublicKey(seed));
+
+  it("reads an execution's callback with the API key", async () => {
+    api = await startFakeApi();
+    const callback = { object: "execution_callback", execution_id: "exec_1", url: "https://example.com/cb", delivery: null };
+    api.routes.set("/v1/executions/exec_1/callback", () => ({ status: 200, body: callback }));
+    const market = new AgentMarket({ apiKey: "svc_test_x", baseUrl: api.url });
+    assert.deepEqual(await market.executions.callback("exec_1"), callback);
+    assert.equal(api.requests.at(-1)!.headers.authorization, "Bearer svc_test_x");
+  });
 
   it("creates, lists, tests, reads deliveries and deletes, with the session; never repeats a creation", async () => {
     api = await startFakeApi();
