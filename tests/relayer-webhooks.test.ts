@@ -140,6 +140,10 @@ describe("relayer: webhooks of real executions", function () {
     );
     const callback = receiver.events.filter((e) => e.secret_of === callbackSecret);
     assert.deepEqual(callback.map((e) => `${e.type} ${e.data.id}`), [`execution.succeeded ${async.body.id}`]);
+    const recorded = await api<{ url: string; delivery: { id: string; status: string } }>(live, "GET", `/v1/executions/${async.body.id}/callback`, { token: payer.apiKey });
+    assert.equal(recorded.body.url, receiver.url);
+    assert.equal(recorded.body.delivery.id, callback[0]!.id);
+    assert.equal(recorded.body.delivery.status, "succeeded");
     for (const event of toEndpoint) {
       const read = await api(live, "GET", `/v1/executions/${event.data.id}`, { token: payer.apiKey });
       assert.deepEqual(event.data, read.body, event.type);
