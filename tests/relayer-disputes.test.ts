@@ -18,7 +18,7 @@ import { Keypair, SystemProgram } from "@solana/web3.js";
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, PER_CALL_DESIGN, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const MIB = 1024 * 1024;
 /** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
@@ -77,7 +77,7 @@ describe("relayer: dispute evidence", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet);
+    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
     agent = await newAgent();
     payer = await newPayer(market, relayer, 10_000_000n);
     settled = await executed(agent);

@@ -169,9 +169,12 @@ describe("relayer: in-flight limits and the circuit breaker", function () {
       assert.ok(Number(refusal.headers.get("retry-after")) >= 1);
 
       assert.equal(await escrowsOf(relayer, payer), refunded, "an escrow for each refunded call, none for a refused one");
-      // Refunds confirm within moments; then the relayer has spent two fees per refunded call.
+      // Refunds confirm within moments; then the relayer has spent a refund's fee per refunded
+      // call, and an open's at most (escrows opened together share one).
       await sleep(1_000);
-      assert.equal(sol - (await relayerSol()), BigInt(refunded) * 2n * LAMPORTS_PER_SIGNATURE);
+      const spent = sol - (await relayerSol());
+      assert.ok(spent <= BigInt(refunded) * 2n * LAMPORTS_PER_SIGNATURE, `${spent} lamports`);
+      assert.ok(spent > BigInt(refunded) * LAMPORTS_PER_SIGNATURE, `${spent} lamports`);
       assert.equal(await market.usdc(payer.tokenAccount), usdc, "every escrow was refunded");
     });
 

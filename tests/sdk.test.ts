@@ -18,7 +18,7 @@ import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
-import { startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { PER_CALL_DESIGN, startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { run, type Run } from "./src/run.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
@@ -74,7 +74,7 @@ describe("SDK: CLI and client end to end", function () {
       if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build --workspaces first`);
     }
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet);
+    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
     dir = mkdtempSync(join(tmpdir(), "sdk-e2e-"));
     home = join(dir, "home");
     mkdirSync(home);

@@ -65,7 +65,7 @@ export interface RelayerConfig {
    * the dispute window). docs/program.md, "Batched settlement".
    */
   settlement: "receipt_log" | "receipt_account";
-  /** Opens the escrows of one agent that are ready together, by open_escrow_batch (BATCH_OPENS=true). */
+  /** Opens the escrows of one agent that are ready together, by open_escrow_batch (BATCH_OPENS, on unless "false"). */
   batch_opens: boolean;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
@@ -266,11 +266,11 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     problems.push("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
   }
 
-  const settlement = text("SETTLEMENT") ?? "receipt_account";
+  const settlement = text("SETTLEMENT") ?? "receipt_log";
   if (settlement !== "receipt_log" && settlement !== "receipt_account") {
     problems.push(`SETTLEMENT must be "receipt_log" or "receipt_account", got "${settlement}"`);
   }
-  const batch_opens = text("BATCH_OPENS") ?? "false";
+  const batch_opens = text("BATCH_OPENS") ?? "true";
   if (batch_opens !== "true" && batch_opens !== "false") problems.push(`BATCH_OPENS must be "true" or "false", got "${batch_opens}"`);
   const policy = text("ENDPOINT_POLICY") ?? "public";
   if (policy !== "public" && policy !== "development") {

@@ -223,13 +223,13 @@ describe("configuration", () => {
     assert.equal(parseConfig({ ...valid(), PUBLIC_URL: "http://localhost:8080", REDIS_URL: "redis://127.0.0.1:6379" }).cookie_secure, false);
   });
 
-  it("settles per call and opens per call unless told, and names a bad SETTLEMENT or BATCH_OPENS", () => {
+  it("opens and settles in batches unless told, and names a bad SETTLEMENT or BATCH_OPENS", () => {
     const defaults = parseConfig(valid());
-    assert.equal(defaults.settlement, "receipt_account");
-    assert.equal(defaults.batch_opens, false);
-    const batched = parseConfig({ ...valid(), SETTLEMENT: "receipt_log", BATCH_OPENS: "true" });
-    assert.equal(batched.settlement, "receipt_log");
-    assert.equal(batched.batch_opens, true);
+    assert.equal(defaults.settlement, "receipt_log");
+    assert.equal(defaults.batch_opens, true);
+    const perCall = parseConfig({ ...valid(), SETTLEMENT: "receipt_account", BATCH_OPENS: "false" });
+    assert.equal(perCall.settlement, "receipt_account");
+    assert.equal(perCall.batch_opens, false);
     assert.deepEqual(problems({ ...valid(), SETTLEMENT: "log", BATCH_OPENS: "yes" }), [
       'SETTLEMENT must be "receipt_log" or "receipt_account", got "log"',
       'BATCH_OPENS must be "true" or "false", got "yes"',
