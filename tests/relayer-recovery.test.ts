@@ -2,53 +2,23 @@
 // escrow: the next relayer finishes it, settled or refunded exactly once, the payer whole. And an
 // RPC that does not answer: a clear 503 and nothing charged.
 import { strict as assert } from "node:assert";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 
 import { escrowPda, parseExecutionId } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 import pg from "pg";
 
 import { TestMarket } from "./src/fixtures.js";
-import { REPO_ROOT, sleep } from "./src/localnet.js";
+import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
 import { errorCode, freePort, relayerEnv, startRelayerWith } from "./src/relayer.js";
+import { reconcileCommand, spawnRelayer } from "./src/relayer-process.js";
 
 /** The relayer's documented stop bound (relayer/src/shutdown.ts). */
 const SHUTDOWN_BOUND_MS = 20_000;
 
 const PRICE = 250_000n;
-
-/** The reconciliation command, as an operator runs it, with the relayer's environment. */
-function reconcileCommand(env: Record<string, string>) {
-  return spawnSync(process.execPath, [join(REPO_ROOT, "relayer", "dist", "reconcile-main.js")], {
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-  });
-}
-
-/** `node relayer/dist/main.js` with `env`, resolved once it answers HTTP. */
-async function spawnRelayer(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, "relayer", "dist", "main.js")], {
-    env: { ...process.env, ...env, LOG_LEVEL: "warn" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the relayer exited: ${stderr}`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/openapi.json`);
-      if (response.ok) return child;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the relayer did not start: ${stderr}`);
-    await sleep(100);
-  }
-}
 
 describe("relayer: crashes and outages", function () {
   this.timeout(120_000);
