@@ -7,9 +7,8 @@ import { strict as assert } from "node:assert";
 import { splitPayment } from "@agent-market/program";
 
 import { TestMarket } from "./src/fixtures.js";
-import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { errorCode, expectReconciled, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 
@@ -27,13 +26,7 @@ describe("relayer: concurrent bursts", function () {
   after(async () => {
     try {
       if (relayer) {
-        const deadline = Date.now() + 30_000;
-        let report = await relayer.services.reconcile("devnet");
-        while (report.differences.length > 0 && Date.now() < deadline) {
-          await sleep(250);
-          report = await relayer.services.reconcile("devnet");
-        }
-        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        await expectReconciled(relayer, 30_000);
       }
     } finally {
       await agent?.server.close();

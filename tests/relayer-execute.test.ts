@@ -9,7 +9,7 @@ import type { CreatorBehaviour } from "./src/creator-server.js";
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, errorCode, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, expectReconciled, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 
@@ -41,13 +41,7 @@ describe("relayer: execute", function () {
     try {
       // Every execution above, whatever its fate, agrees with the chain once finished.
       if (relayer) {
-        const deadline = Date.now() + 20_000;
-        let report = await relayer.services.reconcile("devnet");
-        while (report.differences.length > 0 && Date.now() < deadline) {
-          await sleep(250);
-          report = await relayer.services.reconcile("devnet");
-        }
-        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        const report = await expectReconciled(relayer);
         assert.ok(report.executions > 0, "there were executions to reconcile");
       }
     } finally {

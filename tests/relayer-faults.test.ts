@@ -18,7 +18,7 @@ import pg from "pg";
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, freePort, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, expectReconciled, freePort, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
 
 const PRICE = 250_000n;
@@ -82,13 +82,7 @@ describe("relayer: faults at each step of an execution, the relayer kept running
     try {
       if (relayer) {
         // Every execution above agrees with the chain once finished.
-        const deadline = Date.now() + 30_000;
-        let report = await relayer.services.reconcile("devnet");
-        while (report.differences.length > 0 && Date.now() < deadline) {
-          await sleep(250);
-          report = await relayer.services.reconcile("devnet");
-        }
-        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        const report = await expectReconciled(relayer, 30_000);
         assert.equal(report.open_escrows_on_chain, 0, "no escrow is left open");
       }
     } finally {

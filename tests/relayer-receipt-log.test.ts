@@ -11,7 +11,7 @@ import { parseExecutionId, receiptLogPda, receiptPda, splitPayment } from "@agen
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, expectReconciled, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 
@@ -35,13 +35,7 @@ describe("relayer: settlement into the receipt log", function () {
     await Promise.all(agents.map((a) => a.server.close()));
     try {
       if (relayer) {
-        const deadline = Date.now() + 20_000;
-        let report = await relayer.services.reconcile("devnet");
-        while (report.differences.length > 0 && Date.now() < deadline) {
-          await sleep(250);
-          report = await relayer.services.reconcile("devnet");
-        }
-        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        await expectReconciled(relayer);
         await relayer.close();
       }
     } finally {

@@ -8,9 +8,8 @@ import { webRunKeyId } from "@agent-market/relayer";
 import { PublicKey } from "@solana/web3.js";
 
 import { TestMarket } from "./src/fixtures.js";
-import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, errorCode, signIn, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, expectReconciled, signIn, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 const BODY = { task: "summarize this please", parameters: { language: "en" } };
@@ -31,13 +30,7 @@ describe("relayer: web runs with a wallet session", function () {
     try {
       if (relayer) {
         // The web-run keys' reservations agree with the chain like any key's.
-        const deadline = Date.now() + 20_000;
-        let report = await relayer.services.reconcile("devnet");
-        while (report.differences.length > 0 && Date.now() < deadline) {
-          await sleep(250);
-          report = await relayer.services.reconcile("devnet");
-        }
-        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+        const report = await expectReconciled(relayer);
         assert.ok(report.executions > 0);
         await relayer.close();
       }

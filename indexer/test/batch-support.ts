@@ -7,11 +7,12 @@ import {
   ed25519VerifyInstruction,
   openDisputeFromLogInstruction,
   outputHash,
+  receiptLeafOf,
   resultDigest,
   settleBatchInstruction,
   type EventData,
+  type ServedReceiptProof,
 } from "@agent-market/program";
-import { PublicKey } from "@solana/web3.js";
 
 import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "../../tests/src/fixtures.js";
 
@@ -45,28 +46,6 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
   return { signature, events };
 }
 
-/** The leaf fields and proof as `Execution.receiptProof` answers them. */
-export interface ServedProof {
-  leaf: {
-    executionId: string;
-    payer: string;
-    payerTokenAccount: string;
-    apiKeyId: string;
-    amountUsdc: string;
-    feeUsdc: string;
-    requestHash: string;
-    resultHash: string;
-    settledAt: string;
-  };
-  leafHash: string;
-  leafIndex: string;
-  tree: number;
-  logRoot: string;
-  root: string;
-  treeLeaves: number;
-  proof: string[];
-}
-
 export const RECEIPT_PROOF_FIELDS = `receiptProof {
   leaf { executionId payer payerTokenAccount apiKeyId amountUsdc feeUsdc requestHash resultHash settledAt }
   leafHash leafIndex tree logRoot root treeLeaves proof
@@ -75,20 +54,10 @@ export const RECEIPT_PROOF_FIELDS = `receiptProof {
 const hex = (value: string) => new Uint8Array(Buffer.from(value, "hex"));
 
 /** The payer's open_dispute_from_log with the served leaf and proof, sent and confirmed. */
-export function disputeFromLog(market: TestMarket, agent: AgentFixture, payer: Wallet, served: ServedProof): Promise<string> {
-  const { leaf } = served;
+export function disputeFromLog(market: TestMarket, agent: AgentFixture, payer: Wallet, served: ServedReceiptProof): Promise<string> {
   const instruction = openDisputeFromLogInstruction({
     agent: agent.address,
-    leaf: {
-      executionId: hex(leaf.executionId),
-      payer: new PublicKey(leaf.payer),
-      payerTokenAccount: new PublicKey(leaf.payerTokenAccount),
-      apiKeyId: hex(leaf.apiKeyId),
-      amountUsdc: BigInt(leaf.amountUsdc),
-      requestHash: hex(leaf.requestHash),
-      resultHash: hex(leaf.resultHash),
-      settledAt: BigInt(leaf.settledAt),
-    },
+    leaf: receiptLeafOf(served),
     leafIndex: BigInt(served.leafIndex),
     proof: served.proof.map(hex),
     evidenceHash: new Uint8Array(32).fill(9),

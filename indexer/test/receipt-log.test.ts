@@ -3,7 +3,7 @@
 // open_dispute_from_log, also after more batches of the same agent.
 import { strict as assert } from "node:assert";
 
-import { feeShardPda, formatExecutionId, FEE_SHARD_COUNT } from "@agent-market/program";
+import { feeShardPda, formatExecutionId, FEE_SHARD_COUNT, type ServedReceiptProof } from "@agent-market/program";
 import pg from "pg";
 
 import { backfill } from "../src/ingest/backfill.js";
@@ -12,7 +12,7 @@ import { decodeTransaction } from "../src/ingest/decoder.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
 import type { AgentFixture, OpenedEscrow, Wallet } from "../../tests/src/fixtures.js";
-import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type ServedProof, type SettledBatch } from "./batch-support.js";
+import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
 import { graphql, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 const usdc = (units: bigint) => `${units / 1_000_000n}.${(units % 1_000_000n).toString().padStart(6, "0")}`;
@@ -128,7 +128,7 @@ describe("batched settlement", function () {
 
       const event = batch.events[1]!;
       const row = await execution(indexer, escrows[1]!);
-      const proof = row.receiptProof as ServedProof;
+      const proof = row.receiptProof as ServedReceiptProof;
       assert.deepEqual(
         { state: row.state, amount: row.amount.usdc, creatorShare: row.creatorShare.usdc, fee: row.fee.usdc, feeShard: row.feeShard, close: row.closeTransaction.signature },
         { state: "SETTLED", amount: usdc(event.amountUsdc), creatorShare: usdc(event.creatorShareUsdc), fee: usdc(event.feeUsdc), feeShard: 1, close: batch.signature },
@@ -175,13 +175,13 @@ describe("batched settlement", function () {
     const indexer = await quietIndexer(env!, { schema: "indexer_batch_proofs" });
     try {
       await backfill(indexer.rpc, indexer.store);
-      const early = (await execution(indexer, first[0]!)).receiptProof as ServedProof;
+      const early = (await execution(indexer, first[0]!)).receiptProof as ServedReceiptProof;
       assert.equal(early.treeLeaves, 2);
 
       const later: SettledBatch[] = [];
       for (let i = 0; i < 3; i++) later.push(await settleBatch(market, agent, await openMany(env!, agent, payer, 2)));
       await backfill(indexer.rpc, indexer.store);
-      const fresh = (await execution(indexer, first[1]!)).receiptProof as ServedProof;
+      const fresh = (await execution(indexer, first[1]!)).receiptProof as ServedReceiptProof;
       assert.equal(fresh.treeLeaves, 8);
       assert.equal(fresh.logRoot, early.logRoot, "its batch's root does not change");
       assert.equal(fresh.root, hex(later[2]!.events[1]!.logRoot), "the current root is the newest batch's");
@@ -217,12 +217,12 @@ describe("batched settlement", function () {
       assert.equal(answer.data?.execution.state, "SETTLED", "the execution itself is counted meanwhile");
 
       await ingest(firstBatch.signature);
-      const whole = (await execution(indexer, second[0]!)).receiptProof as ServedProof;
+      const whole = (await execution(indexer, second[0]!)).receiptProof as ServedReceiptProof;
       assert.deepEqual([whole.treeLeaves, whole.root], [4, hex(secondBatch.events[0]!.logRoot)]);
 
       // The kept tree of 4 leaves loses the second batch: the next proof is against the first's root.
       await indexer.store.drop([secondBatch.signature]);
-      const after = (await execution(indexer, first[1]!)).receiptProof as ServedProof;
+      const after = (await execution(indexer, first[1]!)).receiptProof as ServedReceiptProof;
       assert.deepEqual([after.treeLeaves, after.root], [2, hex(firstBatch.events[1]!.logRoot)]);
     } finally {
       await indexer.close();

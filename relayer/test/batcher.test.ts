@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 
-import { Batcher } from "../src/db/batcher.js";
+import { Batcher, KeyedBatchers } from "../src/db/batcher.js";
 
 /** A batch runner whose batches finish only when the test says so. */
 function controlledRunner() {
@@ -56,5 +56,35 @@ describe("Batcher", () => {
     assert.deepEqual(batches[2]!.items, [4]);
     batches[2]!.finish();
     assert.equal(await third, "answer 4");
+  });
+});
+
+describe("KeyedBatchers", () => {
+  it("batches each key on its own: one key's batch in flight holds back only that key's items", async () => {
+    const { batches, run } = controlledRunner();
+    const keyed = new KeyedBatchers(run, { max_batch: 8, max_in_flight: 1 });
+    const first = keyed.submit("agent-a", 1);
+    const waiting = [2, 3].map((item) => keyed.submit("agent-a", item));
+    const other = keyed.submit("agent-b", 4);
+    assert.deepEqual(batches.map((b) => b.items), [[1], [4]], "agent-b goes at once beside agent-a's batch");
+    batches[0]!.finish();
+    await turn();
+    assert.deepEqual(batches.map((b) => b.items), [[1], [4], [2, 3]], "agent-a's waiting items go together next");
+    batches[1]!.finish();
+    batches[2]!.finish();
+    assert.deepEqual(await Promise.all([first, ...waiting, other]), ["answer 1", "answer 2", "answer 3", "answer 4"]);
+  });
+
+  it("starts afresh for a key whose batches are all done", async () => {
+    const { batches, run } = controlledRunner();
+    const keyed = new KeyedBatchers(run, { max_batch: 8, max_in_flight: 1 });
+    const first = keyed.submit("agent-a", 1);
+    batches[0]!.finish();
+    await first;
+    await turn();
+    const again = keyed.submit("agent-a", 2);
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2]], "a lone item after an idle spell goes at once");
+    batches[1]!.finish();
+    assert.equal(await again, "answer 2");
   });
 });

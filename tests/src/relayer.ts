@@ -1,5 +1,6 @@
 // A relayer for the cross-part tests: the real app on a real port, over a fresh PostgreSQL
 // database and a localnet, with wallets signed in through the real Sign-In With Solana flow.
+import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -15,13 +16,14 @@ import {
   ensureDatabase,
   loggerOptions,
   parseConfig,
+  type ReconcileReport,
   type RunningServices,
 } from "@agent-market/relayer";
 import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";
 
-import { devKeys, type Localnet } from "./localnet.js";
+import { devKeys, sleep, type Localnet } from "./localnet.js";
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -176,4 +178,19 @@ export function errorCode(response: ApiResponse): string {
     throw new Error(`not an error answer: ${response.status} ${JSON.stringify(response.body)}`);
   }
   return error.code;
+}
+
+/**
+ * The relayer's reconciliation of devnet, asked again while it finds differences (executions
+ * still finishing) for up to `wait_ms`; then none must be left. The report, for further checks.
+ */
+export async function expectReconciled(relayer: RunningRelayer, wait_ms = 20_000): Promise<ReconcileReport> {
+  const deadline = Date.now() + wait_ms;
+  let report = await relayer.services.reconcile("devnet");
+  while (report.differences.length > 0 && Date.now() < deadline) {
+    await sleep(250);
+    report = await relayer.services.reconcile("devnet");
+  }
+  assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+  return report;
 }

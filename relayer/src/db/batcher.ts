@@ -51,3 +51,30 @@ export class Batcher<I, O> {
     }
   }
 }
+
+/**
+ * One Batcher per key (an agent, say), made on first use and forgotten once idle, so that only the
+ * keys with work in flight hold one.
+ */
+export class KeyedBatchers<I, O> {
+  private readonly batchers = new Map<string, Batcher<I, O>>();
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly options: BatcherOptions,
+  ) {}
+
+  submit(key: string, item: I): Promise<O> {
+    let batcher = this.batchers.get(key);
+    if (!batcher) {
+      batcher = new Batcher(this.run, this.options);
+      this.batchers.set(key, batcher);
+    }
+    const done = batcher.submit(item);
+    const forget = () => {
+      if (batcher.idle && this.batchers.get(key) === batcher) this.batchers.delete(key);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+}

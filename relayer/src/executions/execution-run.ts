@@ -30,12 +30,22 @@ import type { ListingForExecution, ListingService } from "../listings/listing-se
 import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { ConfirmationTracker } from "./confirmations.js";
 import type { ExecutionLeases } from "./execution-leases.js";
-import { executionIdBytes, keyIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
+import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
 import type { OpenBatches } from "./open-batches.js";
 import type { SettleBatches } from "./settle-batches.js";
-import { anyFeeShard, errorFromLogs, escrowRef, feePayerShort, REBROADCAST_MS, senderOf, signRefund, type Senders } from "./transactions.js";
+import {
+  anyFeeShard,
+  errorFromLogs,
+  escrowRef,
+  feePayerShort,
+  openItemOf,
+  REBROADCAST_MS,
+  senderOf,
+  signRefund,
+  type Senders,
+} from "./transactions.js";
 
 const bs58 = utils.bytes.bs58;
 
@@ -189,12 +199,7 @@ export class ExecutionRunner {
         relayer: sender.signer.publicKey,
         usdcMint: market.usdcMint,
         agent: new PublicKey(row.agent),
-        payer: new PublicKey(row.wallet),
-        payerTokenAccount: new PublicKey(row.payer_token_account),
-        executionId: executionIdBytes(row.id),
-        apiKeyId: keyIdBytes(row.api_key_id),
-        requestHash: row.request_hash,
-        maxAmountUsdc: BigInt(row.quoted_usdc),
+        ...openItemOf(row),
       }),
     ]);
     await this.run(await this.store.advance(row, "opening", { escrow_tx }));

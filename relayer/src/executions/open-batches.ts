@@ -8,10 +8,10 @@ import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
-import { Batcher } from "../db/batcher.js";
+import { KeyedBatchers } from "../db/batcher.js";
 import { inTransaction, type Db } from "../db/pool.js";
-import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
-import { feePayerShort, senderOf, type Senders } from "./transactions.js";
+import type { ExecutionRow } from "./execution-row.js";
+import { feePayerShort, openItemOf, senderOf, type Senders } from "./transactions.js";
 
 /** The row with its recorded open and the outcome of its send; `sent` null if another instance moved it first. */
 export interface OpenSent {
@@ -20,7 +20,11 @@ export interface OpenSent {
 }
 
 export class OpenBatches {
-  private readonly agents = new Map<string, Batcher<ExecutionRow, OpenSent>>();
+  // One open of an agent on its way at a time: what arrives meanwhile waits for the next.
+  private readonly agents = new KeyedBatchers<ExecutionRow, OpenSent>((rows) => this.open(rows), {
+    max_batch: MAX_OPEN_BATCH,
+    max_in_flight: 1,
+  });
 
   constructor(
     private readonly db: Db,
@@ -30,19 +34,7 @@ export class OpenBatches {
 
   /** Opens the escrow of `row` (in `opening`, no transaction recorded yet) with whatever else of its agent is ready. */
   submit(row: ExecutionRow): Promise<OpenSent> {
-    const key = `${row.network}:${row.agent}`;
-    let batcher = this.agents.get(key);
-    if (!batcher) {
-      // One open of an agent on its way at a time: what arrives meanwhile waits for the next.
-      batcher = new Batcher((rows) => this.open(rows), { max_batch: MAX_OPEN_BATCH, max_in_flight: 1 });
-      this.agents.set(key, batcher);
-    }
-    const done = batcher.submit(row);
-    const forget = () => {
-      if (batcher.idle && this.agents.get(key) === batcher) this.agents.delete(key);
-    };
-    done.then(forget, forget);
-    return done;
+    return this.agents.submit(`${row.network}:${row.agent}`, row);
   }
 
   /** The rows in as many transactions as they need (a legacy transaction holds 4 to 8), sent together. */
@@ -108,14 +100,7 @@ export class OpenBatches {
       usdcMint: market.usdcMint,
       agent: new PublicKey(agent),
     };
-    const items = rows.map((row) => ({
-      payer: new PublicKey(row.wallet),
-      payerTokenAccount: new PublicKey(row.payer_token_account),
-      executionId: executionIdBytes(row.id),
-      apiKeyId: keyIdBytes(row.api_key_id),
-      requestHash: row.request_hash,
-      maxAmountUsdc: BigInt(row.quoted_usdc),
-    }));
+    const items = rows.map(openItemOf);
     // One alone is today's open_escrow, byte for byte: nothing changes for a lone caller.
     if (items.length === 1) return [openEscrowInstruction({ ...common, ...items[0]! })];
     return [openEscrowBatchInstruction({ ...common, items })];

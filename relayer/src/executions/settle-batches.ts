@@ -17,7 +17,7 @@ import { PublicKey } from "@solana/web3.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { SendOutcome } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
-import { Batcher } from "../db/batcher.js";
+import { KeyedBatchers } from "../db/batcher.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
@@ -49,7 +49,11 @@ export interface SettleSent {
 }
 
 export class SettleBatches {
-  private readonly agents = new Map<string, Batcher<ReadySettle, SettleSent | null>>();
+  // One batch of an agent on its way at a time: what arrives meanwhile waits for the next.
+  private readonly agents = new KeyedBatchers<ReadySettle, SettleSent | null>((items) => this.settle(items), {
+    max_batch: SETTLE_BATCH_SIZE,
+    max_in_flight: 1,
+  });
   /** Receipt logs seen on chain, by `network:agent`. */
   private readonly logs = new Set<string>();
   /** Endpoints that answered /sign-batch with 404, until when they are left alone. */
@@ -69,19 +73,7 @@ export class SettleBatches {
    * `settle`, with a receipt account, is the way.
    */
   submit(ready: ReadySettle): Promise<SettleSent | null> {
-    const key = `${ready.row.network}:${ready.row.agent}`;
-    let batcher = this.agents.get(key);
-    if (!batcher) {
-      // One batch of an agent on its way at a time: what arrives meanwhile waits for the next.
-      batcher = new Batcher((items) => this.settle(items), { max_batch: SETTLE_BATCH_SIZE, max_in_flight: 1 });
-      this.agents.set(key, batcher);
-    }
-    const done = batcher.submit(ready);
-    const forget = () => {
-      if (batcher.idle && this.agents.get(key) === batcher) this.agents.delete(key);
-    };
-    done.then(forget, forget);
-    return done;
+    return this.agents.submit(`${ready.row.network}:${ready.row.agent}`, ready);
   }
 
   private async settle(items: ReadySettle[]): Promise<(SettleSent | null)[]> {

@@ -6,6 +6,7 @@ import {
   refundInstruction,
   settleBatchInstructions,
   settleInstructions,
+  type OpenBatchItem,
   type RefundReason,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
@@ -15,7 +16,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
-import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 
 const bs58 = utils.bytes.bs58;
 
@@ -31,6 +32,18 @@ export function senderOf(senders: Senders, network: NetworkName): TransactionSen
   const sender = senders[network];
   if (!sender) throw new ApiError("network_not_configured", `This relayer does not serve ${network}.`, undefined, { network });
   return sender;
+}
+
+/** An execution's escrow as open_escrow (or an item of open_escrow_batch) takes it: at most its quote. */
+export function openItemOf(row: ExecutionRow): OpenBatchItem {
+  return {
+    payer: new PublicKey(row.wallet),
+    payerTokenAccount: new PublicKey(row.payer_token_account),
+    executionId: executionIdBytes(row.id),
+    apiKeyId: keyIdBytes(row.api_key_id),
+    requestHash: row.request_hash,
+    maxAmountUsdc: BigInt(row.quoted_usdc),
+  };
 }
 
 /** The escrow accounts of an execution, as settle and refund name them. */
