@@ -3,7 +3,20 @@
 // a withdrawal refused while a dispute is open, counted down through the cooldown, then made.
 import { strict as assert } from "node:assert";
 
-import { collateralVaultPda, disputePda, evidenceHash, fetchDispute, fromHex, openDisputeInstruction, parseExecutionId, resolveDisputeInstruction, toHex } from "@agent-market/program";
+import {
+  collateralVaultPda,
+  disputePda,
+  disputeRoute,
+  evidenceHash,
+  fetchDispute,
+  fetchLoggedReceipt,
+  fromHex,
+  openDisputeFor,
+  parseExecutionId,
+  resolveDisputeInstruction,
+  toHex,
+  type DisputeRoute,
+} from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import { COLLATERAL_COOLDOWN_SECS, MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
@@ -104,7 +117,16 @@ describe("my agents in the dashboard", function () {
       return false;
     });
     assert.equal(evidence.body.evidence_hash, toHex(evidenceHash("Wrong language.", [])));
-    await market.send([openDisputeInstruction({ payer: payer.wallet.publicKey, agent: agent.address, executionId, evidenceHash: fromHex(evidence.body.evidence_hash) })], [payer.wallet]);
+    // Settled into the agent's receipt log: its leaf and proof come from the indexer once it has it.
+    let route: DisputeRoute | null = null;
+    await waitFor("the execution's leaf in the indexer", async () => {
+      route = await disputeRoute(market.connection, executionId, { loggedReceipt: () => fetchLoggedReceipt(stack.graphqlUrl, id) });
+      return route !== null;
+    });
+    await market.send(
+      [openDisputeFor(route!, { payer: payer.wallet.publicKey, executionId, evidenceHash: fromHex(evidence.body.evidence_hash) })],
+      [payer.wallet],
+    );
 
     const address = agent.address.toBase58();
     await waitFor("the settled execution in the indexer", async () => {
