@@ -8,7 +8,7 @@
 // given throughput. Rows follow a 10 s warm-up of paid calls. Then CPU per process (and per
 // execution), and the reconciliation of the database with the chain.
 //
-//   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128] [--rates 100,200,300]
+//   npm run bench:execute [-- --seconds 10] [--clients 1,8,32,128] [--rates 100,200,300] [--design batched|per-call]
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -29,6 +29,18 @@ const RATES = ratesArg > 0 ? process.argv[ratesArg + 1]!.split(",").map(Number) 
 const OPEN_LOOP_CLIENTS = 32;
 const clientsArg = process.argv.indexOf("--clients");
 const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").map(Number) : [1, 8, 32, 128];
+const designArg = process.argv.indexOf("--design");
+/**
+ * The relayer's design (docs/architecture.md): "batched", its default (escrows opened and
+ * settled together per agent, into the receipt log), or "per-call" (an open_escrow and a settle
+ * with a receipt account per execution). Run both on one machine to compare them.
+ */
+const DESIGN = designArg > 0 ? process.argv[designArg + 1]! : "batched";
+const DESIGN_ENV: Record<string, Record<string, string>> = {
+  batched: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" },
+  "per-call": { SETTLEMENT: "receipt_account", BATCH_OPENS: "false" },
+};
+if (!DESIGN_ENV[DESIGN]) throw new Error(`--design must be one of ${Object.keys(DESIGN_ENV).join(", ")}, got ${DESIGN}`);
 /** Paid calls before the first row, not reported. */
 const WARM_UP_SECONDS = 10;
 
@@ -164,6 +176,7 @@ async function topUpRelayer(rpc_url: string): Promise<void> {
 async function main(): Promise<void> {
   const bench = await startBenchMarketplace({
     name: "execute",
+    relayer_env: DESIGN_ENV[DESIGN]!,
     // BENCH_PROFILE_DIR=dir writes a CPU profile of the relayer there (open it in Chrome's DevTools).
     ...(process.env.BENCH_PROFILE_DIR ? { relayer_node_options: ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] } : {}),
   });
@@ -200,6 +213,8 @@ async function main(): Promise<void> {
     const processes: [string, () => number[]][] = [
       ["localnet", () => [marketplace.processes.localnet.pid!]],
       ["relayer", () => [marketplace.processes.relayer.pid!]],
+      // It reads every transaction of the program: its share of an execution's cost.
+      ["indexer", () => [marketplace.processes.indexer.pid!]],
       ["load generator + creator", () => [process.pid]],
       ["postgres (all)", () => pidsOf("postgres")],
       ["redis-server", () => pidsOf("redis-server")],
@@ -208,7 +223,7 @@ async function main(): Promise<void> {
     const cpuUsed = (before: Map<number, number>[], after: Map<number, number>[]) =>
       after.map((now, i) => [...now].reduce((sum, [pid, seconds]) => sum + seconds - (before[i]!.get(pid) ?? 0), 0));
 
-    console.log(`POST /v1/agents/:id/execute against localnet (100 ms slots), PostgreSQL and BullMQ on Redis; ${SECONDS} s per row`);
+    console.log(`POST /v1/agents/:id/execute, ${DESIGN} design, against localnet (100 ms slots), PostgreSQL and BullMQ on Redis; ${SECONDS} s per row`);
     console.log("the echo agent answers at once; 'direct' is a marketplace-signed call straight to it, in the same run\n");
     console.log("clients   executions/s   p50 ms   p99 ms   direct p50   direct p99   added p50   added p99   errors");
     const cpuRows: string[] = [];
