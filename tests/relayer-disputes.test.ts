@@ -3,7 +3,7 @@
 // as the chain has it (open, then upheld with its slash), and receipts and evidence that the
 // receipt closer leaves alone while a dispute still needs them.
 import { strict as assert } from "node:assert";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 import {
   collateralVaultPda,
@@ -19,6 +19,7 @@ import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
 import { api, errorCode, PER_CALL_DESIGN, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { Receiver, until } from "./src/webhook-receiver.js";
 
 const MIB = 1024 * 1024;
 /** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
@@ -435,5 +436,48 @@ describe("relayer: dispute evidence", function () {
     const theOther = await dispute(payer.token, other);
     assert.equal(theOther.body.state, "upheld");
     assert.equal(theOther.body.slashed_usdc, "0.700000");
+  });
+  it("sends dispute.opened and dispute.resolved, once each, of a dispute opened and resolved on chain that no one reads through the relayer", async () => {
+    const receiver = new Receiver();
+    await receiver.start();
+    try {
+      const hook = await api<{ secret: string }>(relayer, "POST", "/v1/webhooks", {
+        token: payer.token,
+        body: { url: receiver.url, events: ["dispute.opened", "dispute.resolved"] },
+      });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+      receiver.secrets.push(hook.body.secret);
+      const agent = await newAgent();
+      const id = await executed(agent);
+      const executionId = parseExecutionId(id)!;
+      const of = (type: string) => receiver.events.filter((e) => e.type === type && (e.data as unknown as { execution_id: string }).execution_id === id);
+      await market.send(
+        [openDisputeInstruction({ payer: payer.wallet.publicKey, agent: agent.address, executionId, evidenceHash: randomBytes(32) })],
+        [payer.wallet],
+      );
+      // The sweep reads the open disputes every DISPUTE_WATCH_INTERVAL_MS (10 s).
+      await until("dispute.opened", () => of("dispute.opened").length > 0, 40_000);
+      await market.send(
+        [
+          resolveDisputeInstruction({
+            arbiter: market.arbiter.publicKey,
+            usdcMint: market.usdcMint,
+            agent: agent.address,
+            executionId,
+            payer: payer.wallet.publicKey,
+            payerTokenAccount: payer.tokenAccount,
+            upheld: false,
+            slashUsdc: 0n,
+          }),
+        ],
+        [market.arbiter],
+      );
+      await until("dispute.resolved", () => of("dispute.resolved").length > 0, 40_000);
+      await sleep(12_000);
+      assert.equal(of("dispute.opened").length, 1);
+      assert.equal(of("dispute.resolved").length, 1);
+    } finally {
+      await receiver.stop();
+    }
   });
 });

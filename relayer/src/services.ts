@@ -97,6 +97,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     instance_timeout_secs: config.instance_timeout_secs,
   });
   const receipts = new ReceiptCloser(db, chain, senders);
+  const disputes = new DisputeService(db, chain);
   const purge = new ExpiredSignInPurge(db, {
     interval_ms: PURGE_INTERVAL_MS,
     onError: (error) =>
@@ -132,7 +133,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     executionReads: new ExecutionReads(db),
     subscriptions,
     jobs,
-    disputes: new DisputeService(db, chain),
+    disputes,
     webhooks: new WebhookEndpoints(db, config.endpoint_policy),
     reconcile: (network) => reconcile(db, chain, senders, network),
     async startWorkers() {
@@ -144,7 +145,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
         finish: (id) => recovery.finish(id),
         execute: (id) => recovery.execute(id),
         async sweep() {
-          await Promise.all([recovery.sweep(), receipts.sweep()]);
+          await Promise.all([recovery.sweep(), receipts.sweep(), disputes.watch()]);
         },
       });
     },

@@ -22,10 +22,11 @@ interface Rule {
   hits: number;
 }
 
-/** A forwarded call, as the proxy saw it: for getProgramAccounts, how many accounts it answered. */
+/** A forwarded call, as the proxy saw it: for getProgramAccounts, how many filters it asked and accounts it answered. */
 export interface ObservedCall {
   method: string;
   accounts: number | null;
+  filters: number | null;
 }
 
 export interface RpcProxy {
@@ -47,11 +48,17 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const calls: ObservedCall[] = [];
   const observe = (request: Buffer, answer: Buffer): void => {
     try {
-      const asked = [JSON.parse(request.toString()) as { method?: string } | { method?: string }[]].flat();
+      type Call = { method?: string; params?: [unknown, { filters?: unknown[] }?] };
+      const asked = [JSON.parse(request.toString()) as Call | Call[]].flat();
       const answered = [JSON.parse(answer.toString()) as { result?: unknown } | { result?: unknown }[]].flat();
       asked.forEach((call, i) => {
         const result = answered[i]?.result;
-        calls.push({ method: String(call.method), accounts: call.method === "getProgramAccounts" && Array.isArray(result) ? result.length : null });
+        const programAccounts = call.method === "getProgramAccounts";
+        calls.push({
+          method: String(call.method),
+          accounts: programAccounts && Array.isArray(result) ? result.length : null,
+          filters: programAccounts ? (call.params?.[1]?.filters?.length ?? 0) : null,
+        });
       });
     } catch {
       // not JSON-RPC: not observed

@@ -99,14 +99,50 @@ export const OUTCOME_PAGE_SIZE = 100;
 export const OUTCOME_MAX_PAGES = 10;
 /** Executions read at a time while a page of disputes fills. */
 const LIST_BATCH = 100;
+/**
+ * How often the open disputes of a network are read for their webhook events: one
+ * getProgramAccounts over the Dispute accounts (few: one per dispute under way), a few times a
+ * minute rather than at every 2 s sweep.
+ */
+export const DISPUTE_WATCH_INTERVAL_MS = 10_000;
 /** Offset of Dispute.payer: discriminator, execution id, agent. */
 const DISPUTE_PAYER_OFFSET = 8 + 16 + 32;
 
 export class DisputeService {
+  private readonly watched_at_ms = new Map<NetworkName, number>();
+
   constructor(
     private readonly db: Db,
     private readonly chain: ChainService,
   ) {}
+
+  /**
+   * Records the disputes of this relayer's executions as the chain shows them, so that their
+   * webhook events (dispute.opened, dispute.resolved) go out though no one reads the dispute: the
+   * disputes open on chain not recorded yet, and those recorded open whose account is gone
+   * (resolution closes it). At most every DISPUTE_WATCH_INTERVAL_MS per network; a network whose
+   * RPC fails is tried again at the next sweep.
+   */
+  async watch(): Promise<void> {
+    await Promise.all(
+      this.chain.networks.map(async (network) => {
+        if (Date.now() - (this.watched_at_ms.get(network) ?? 0) < DISPUTE_WATCH_INTERVAL_MS) return;
+        this.watched_at_ms.set(network, Date.now());
+        const open = await this.openOnChain(network).catch(() => null);
+        if (open === null) {
+          this.watched_at_ms.delete(network);
+          return;
+        }
+        const { rows } = await this.db.query<{ id: string }>(
+          `SELECT e.id FROM executions e LEFT JOIN dispute_outcomes d ON d.execution_id = e.id
+            WHERE e.network = $1
+              AND (e.id = ANY($2::text[]) AND d.execution_id IS NULL OR d.state = 'open' AND NOT e.id = ANY($2::text[]))`,
+          [network, open],
+        );
+        for (const execution of await this.executions(rows.map((row) => row.id))) await this.outcome(execution);
+      }),
+    );
+  }
 
   /** Stores a statement of the payer or the creator; the hash is the one open_dispute binds. */
   async submitEvidence(wallet: string, input: EvidenceInput) {
