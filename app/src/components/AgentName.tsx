@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 
 import { getAgent } from "../data/agents.js";
+import { shortId } from "./short-id.js";
 
 // A page shows the same few agents many times: each listing is asked for once per page load.
 const names = new Map<string, Promise<string | null>>();
@@ -17,7 +18,6 @@ function nameOf(address: string): Promise<string | null> {
   return name;
 }
 
-const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
 /** An agent by its listed name (its address on hover), or its short address while unlisted. */
 export function AgentName({ address }: { address: string }) {
@@ -31,7 +31,7 @@ export function AgentName({ address }: { address: string }) {
   }, [address]);
   return (
     <span title={address} className={name === null ? "mono" : undefined} data-testid="agent-name">
-      {name ?? short(address)}
+      {name ?? shortId(address)}
     </span>
   );
 }

@@ -5,6 +5,7 @@ import { AgentName } from "./AgentName.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { timeText } from "./time.js";
 import { Usdc } from "./Usdc.js";
+import { shortId } from "./short-id.js";
 
 const OUTCOME: Record<Dispute["state"], string> = {
   none: "no dispute opened",
@@ -13,7 +14,6 @@ const OUTCOME: Record<Dispute["state"], string> = {
   rejected: "rejected",
 };
 
-const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
 /** A dispute as both sides and the arbiter see it: its state, outcome and every piece of evidence. */
 export function DisputeView({ dispute }: { dispute: Dispute }) {
@@ -38,7 +38,7 @@ export function DisputeView({ dispute }: { dispute: Dispute }) {
         </dd>
         <dt>Payer</dt>
         <dd className="mono" title={dispute.payer}>
-          {short(dispute.payer)}
+          {shortId(dispute.payer)}
         </dd>
         {dispute.slashed_usdc !== null && (
           <>

@@ -3,6 +3,7 @@ import type { Agent, AgentCircuit } from "@agent-market/client";
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
+import { shortId } from "../components/short-id.js";
 import { priceText } from "../components/price.js";
 import { RunForm } from "../components/RunForm.js";
 import { latencyText, successText } from "../components/figures.js";
@@ -130,7 +131,12 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                     <ul className="plain">
                       {chain.value.executions.edges.map(({ node }) => (
                         <li key={node.id} data-testid="agent-execution-row">
-                          <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span> <Usdc amount={node.amount.usdc} />{" "}
+                          <span className={`badge badge-${node.state.toLowerCase()}`}>{node.state.toLowerCase()}</span>{" "}
+                          <span className="mono" title={node.id}>
+                            {shortId(node.id)}
+                          </span>{" "}
+                          <Usdc amount={node.amount.usdc} />{" "}
+                          {/* Executions settled together share their transaction: the id tells them apart. */}
                           {node.closeTransaction && <ExplorerLink signature={node.closeTransaction.signature} />}
                         </li>
                       ))}

@@ -11,8 +11,8 @@ import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
 import { timeText } from "../components/time.js";
+import { shortId } from "../components/short-id.js";
 
-const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
 
 export function ExecutionsScreen() {
   const { session, config, network } = useApp();
@@ -23,7 +23,7 @@ export function ExecutionsScreen() {
   const [webKey] = useLoad(() => webRunKeyId(session.address, network), [session, network]);
   const webKeyId = webKey.state === "ready" ? webKey.value : null;
   const keyNames = new Map(keys.state === "ready" ? keys.value.map((k) => [k.id, `${k.name} (…${k.last4})`]) : []);
-  const paidWith = (id: string | null) => (id === null ? "" : id === webKeyId ? WEB_RUNS_LABEL : (keyNames.get(id) ?? short(id)));
+  const paidWith = (id: string | null) => (id === null ? "" : id === webKeyId ? WEB_RUNS_LABEL : (keyNames.get(id) ?? shortId(id)));
   const [page, reload] = useLoad(async () => {
     setPages([]);
     return fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address });
@@ -101,7 +101,7 @@ export function ExecutionsScreen() {
                 <Fragment key={x.id}>
                   <tr data-testid="execution-row">
                     <th scope="row" className="mono">
-                      {short(x.id)}
+                      {shortId(x.id)}
                     </th>
                     <td data-label="Agent">
                       <AgentName address={x.agent} />
