@@ -5,7 +5,7 @@
 // each execution is exactly what the single statement would have said.
 import type { SignedTransaction } from "../chain/tx-sender.js";
 import { Batcher } from "../db/batcher.js";
-import { inTransaction, runStatement, type Db, type Statement } from "../db/pool.js";
+import { runStatement, type Db, type Statement } from "../db/pool.js";
 import type { ExecutionRow } from "./execution-row.js";
 
 /** A new execution's row, as it is inserted. */
@@ -85,9 +85,8 @@ const RESERVE_AND_INSERT_BATCH: Statement = {
    RETURNING id, created_at`,
 };
 
-export const SETTLE_BATCH: Statement = {
-  name: "executions_settle_batch",
-  text: `UPDATE executions e SET state = 'settling',
+// What a settle records on its row, from a recordset `v` of the columns below.
+const SETTLE_SET = `state = 'settling',
      amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
      escrow_opened_at = coalesce(v.escrow_opened_at, e.escrow_opened_at),
      creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
@@ -95,12 +94,30 @@ export const SETTLE_BATCH: Statement = {
      result_digest = decode(v.result_digest, 'hex'), creator_signature = decode(v.creator_signature, 'hex'),
      signing_key = v.signing_key, payout_account = v.payout_account, fee_shard = v.fee_shard,
      receipt_in_log = v.receipt_in_log, settle_tx = v.settle_tx,
-     updated_at = clock_timestamp()
-   FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, amount_usdc numeric, escrow_deadline timestamptz,
+     updated_at = clock_timestamp()`;
+const SETTLE_INPUT = `jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, amount_usdc numeric, escrow_deadline timestamptz,
      escrow_opened_at timestamptz, creator_started_at timestamptz, creator_finished_at timestamptz, output jsonb,
      result_hash text, result_digest text, creator_signature text, signing_key text, payout_account text, fee_shard int,
-     receipt_in_log boolean, settle_tx jsonb)
+     receipt_in_log boolean, settle_tx jsonb)`;
+
+export const SETTLE_BATCH: Statement = {
+  name: "executions_settle_batch",
+  text: `UPDATE executions e SET ${SETTLE_SET}
+   FROM ${SETTLE_INPUT}
    WHERE e.id = v.id AND e.state = v.from_state
+   RETURNING e.id`,
+};
+
+// All the rows or none, in one statement: the rows still in their state are locked first (a row
+// another transaction moved meanwhile is re-read and left out), and they are written only if
+// that is every one of them. One round trip, no transaction around it.
+const SETTLE_ALL: Statement = {
+  name: "executions_settle_all",
+  text: `WITH v AS (SELECT * FROM ${SETTLE_INPUT}),
+   locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id AND e.state = v.from_state FOR UPDATE OF e)
+   UPDATE executions e SET ${SETTLE_SET}
+   FROM v
+   WHERE e.id = v.id AND e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)
    RETURNING e.id`,
 };
 
@@ -153,22 +170,13 @@ export class ExecutionWrites {
   }
 
   /**
-   * Moves every one of `settles` to `settling` under one transaction, or none of them: they share
+   * Moves every one of `settles` to `settling` in one statement, or none of them: they share
    * one settle_batch transaction, which must not be recorded for some and sent for all. False if
    * any was moved by another instance first.
    */
   async settleAll(settles: Settle[]): Promise<boolean> {
-    const rolledBack = Symbol("rolled back");
-    try {
-      return await inTransaction(this.db, async (client) => {
-        const { rows } = await client.query<{ id: string }>(SETTLE_BATCH.text, [JSON.stringify(settles.map(settleInput))]);
-        if (rows.length !== settles.length) throw rolledBack;
-        return true;
-      });
-    } catch (error) {
-      if (error === rolledBack) return false;
-      throw error;
-    }
+    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_ALL, [JSON.stringify(settles.map(settleInput))]);
+    return rows.length === settles.length;
   }
 
   private async insertBatch(executions: NewExecution[]): Promise<(Date | undefined)[]> {

@@ -9,9 +9,18 @@ import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
-import { inTransaction, type Db } from "../db/pool.js";
+import { runStatement, type Db, type Statement } from "../db/pool.js";
 import type { ExecutionRow } from "./execution-row.js";
 import { feePayerShort, openItemOf, senderOf, type Senders } from "./transactions.js";
+
+const RECORD_OPEN: Statement = {
+  name: "executions_record_open",
+  text: `WITH v AS (SELECT * FROM unnest($1::text[], $3::text[]) AS v (id, previous)),
+   locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id
+               WHERE e.state = 'opening' AND e.escrow_tx->>'signature' IS NOT DISTINCT FROM v.previous FOR UPDATE OF e)
+   UPDATE executions e SET escrow_tx = $2::jsonb, updated_at = clock_timestamp()
+   WHERE e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)`,
+};
 
 /** The row with its recorded open and the outcome of its send; `sent` null if another instance moved it first. */
 export interface OpenSent {
@@ -69,26 +78,17 @@ export class OpenBatches {
   }
 
   /**
-   * The open of `rows` recorded on each, in one database transaction: from none recorded yet, or
-   * from the refused batch they were part of. False (and nothing recorded) if any was moved.
+   * The open of `rows` recorded on each, in one statement: from none recorded yet, or from the
+   * refused batch they were part of. The rows still as seen are locked first, and written only if
+   * that is every one of them; false (nothing recorded) if any was moved.
    */
   private async record(rows: ExecutionRow[], escrow_tx: SignedTransaction): Promise<boolean> {
-    const rolledBack = Symbol("rolled back");
-    try {
-      return await inTransaction(this.db, async (client) => {
-        const { rowCount } = await client.query(
-          `UPDATE executions e SET escrow_tx = $2::jsonb, updated_at = clock_timestamp()
-             FROM unnest($1::text[], $3::text[]) AS v (id, previous)
-            WHERE e.id = v.id AND e.state = 'opening' AND e.escrow_tx->>'signature' IS NOT DISTINCT FROM v.previous`,
-          [rows.map((row) => row.id), JSON.stringify(escrow_tx), rows.map((row) => row.escrow_tx?.signature ?? null)],
-        );
-        if (rowCount !== rows.length) throw rolledBack;
-        return true;
-      });
-    } catch (error) {
-      if (error === rolledBack) return false;
-      throw error;
-    }
+    const { rowCount } = await runStatement(this.db, RECORD_OPEN, [
+      rows.map((row) => row.id),
+      JSON.stringify(escrow_tx),
+      rows.map((row) => row.escrow_tx?.signature ?? null),
+    ]);
+    return rowCount === rows.length;
   }
 
   private async instructions(rows: ExecutionRow[], sender: TransactionSender): Promise<TransactionInstruction[]> {
