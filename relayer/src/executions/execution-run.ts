@@ -215,6 +215,7 @@ export class ExecutionRunner {
       if (!opened.sent) return { row: await this.store.row(row.id), escrow: null };
       row = opened.row;
       sent = opened.sent;
+      read = Promise.resolve(opened.escrow ?? null);
     } else {
       const sending = senderOf(this.senders, row.network).send(row.escrow_tx!);
       // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
@@ -222,7 +223,7 @@ export class ExecutionRunner {
       read = this.readEscrow(row);
       sent = await sending;
     }
-    if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, read === undefined ? undefined : await read) };
+    if (sent.kind === "processed") return { row, escrow: await this.awaitEscrow(row, await read) };
     if (sent.kind === "rejected") {
       if (feePayerShort(sent)) {
         const message = "open_escrow was refused: the relayer's SOL ran short. Nothing was charged; retry later.";

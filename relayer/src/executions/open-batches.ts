@@ -3,14 +3,15 @@
 // transaction together, as one `open_escrow_batch`. A lone execution goes at once with its own
 // `open_escrow`: nothing waits at low load. Each escrow is still its own account, opened under
 // `open_escrow`'s rules for its own payer and amount; only the transaction and its fee are shared.
-import { MAX_OPEN_BATCH, openEscrowBatchInstruction, openEscrowInstruction, fitsLegacyTransaction } from "@agent-market/program";
+import { escrowPda, fitsLegacyTransaction, MAX_OPEN_BATCH, openEscrowBatchInstruction, openEscrowInstruction } from "@agent-market/program";
 import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
+import type { AccountData } from "../chain/rpc-client.js";
 import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
-import type { ExecutionRow } from "./execution-row.js";
+import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { feePayerShort, openItemOf, senderOf, type Senders } from "./transactions.js";
 
 const RECORD_OPEN: Statement = {
@@ -22,10 +23,14 @@ const RECORD_OPEN: Statement = {
    WHERE e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)`,
 };
 
-/** The row with its recorded open and the outcome of its send; `sent` null if another instance moved it first. */
+/**
+ * The row with its recorded open and the outcome of its send; `sent` null if another instance
+ * moved it first. `escrow`: its escrow account read right behind the send (null: not seen yet).
+ */
 export interface OpenSent {
   row: ExecutionRow;
   sent: SendOutcome | null;
+  escrow?: AccountData | null;
 }
 
 export class OpenBatches {
@@ -69,12 +74,24 @@ export class OpenBatches {
       if (rows.length === 1) return [{ row: rows[0]!, sent: null }];
       return (await Promise.all(rows.map((row) => this.openChunk([row], sender)))).flat();
     }
-    const sent = await sender.send(escrow_tx);
+    const sending = sender.send(escrow_tx);
+    // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
+    // node that runs a batch in order answers with the escrows the transaction just opened, for
+    // all of them in one call.
+    const reading = this.chain
+      .rpc(rows[0]!.network)
+      .getMultipleAccounts(
+        rows.map((row) => escrowPda(executionIdBytes(row.id), this.chain.programId(row.network))),
+        "processed",
+      )
+      .catch(() => null);
+    const sent = await sending;
+    const escrows = await reading;
     const recorded = rows.map((row) => ({ ...row, escrow_tx }));
     if (sent.kind === "rejected" && rows.length > 1 && !feePayerShort(sent)) {
       return (await Promise.all(recorded.map((row) => this.openChunk([row], sender)))).flat();
     }
-    return recorded.map((row) => ({ row, sent }));
+    return recorded.map((row, i) => ({ row, sent, escrow: escrows?.[i] ?? null }));
   }
 
   /**
