@@ -57,7 +57,7 @@ const hex = (value: string) => new Uint8Array(Buffer.from(value, "hex"));
 export function disputeFromLog(market: TestMarket, agent: AgentFixture, payer: Wallet, served: ServedReceiptProof): Promise<string> {
   const instruction = openDisputeFromLogInstruction({
     agent: agent.address,
-    leaf: receiptLeafOf(served),
+    leaf: receiptLeafOf(served.leaf),
     leafIndex: BigInt(served.leafIndex),
     proof: served.proof.map(hex),
     evidenceHash: new Uint8Array(32).fill(9),

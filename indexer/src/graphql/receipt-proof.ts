@@ -1,7 +1,9 @@
 // An execution settled by settle_batch has no receipt account: it is a leaf of its agent's receipt
 // log. `Execution.receiptProof` gives a dispute tool what open_dispute_from_log takes: the leaf's
 // fields, its index and the siblings of the leaf up to the current root of its tree.
-import { TREE_LEAVES, type ReceiptLeafFields } from "../ingest/receipt-leaf.js";
+import type { ServedReceiptLeaf } from "@agent-market/program";
+
+import { TREE_LEAVES } from "../ingest/receipt-leaf.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
 
@@ -52,7 +54,7 @@ export const receiptProofResolvers = {
       throw graphqlError("RECEIPT_LOG_INCOMPLETE", `no proof yet: ${err.message}`);
     });
     return {
-      leaf: row.receipt_leaf as ReceiptLeafFields,
+      leaf: row.receipt_leaf as ServedReceiptLeaf,
       leafHash: row.leaf_hash,
       leafIndex: String(row.leaf_index),
       tree: Math.floor(leafIndex / TREE_LEAVES),

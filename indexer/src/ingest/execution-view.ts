@@ -1,8 +1,10 @@
 // An execution's row, rebuilt from all its stored events: whatever order they arrived in, the
 // row is the same function of the same set, so a duplicate, a late open or a dropped settle
 // all end in the right row.
+import type { ServedReceiptLeaf } from "@agent-market/program";
+
 import type { Commitment, JsonValue } from "./event-row.js";
-import { leafHash, receiptLeafOf, type ReceiptLeafFields } from "./receipt-leaf.js";
+import { leafHash, servedLeafOf } from "./receipt-leaf.js";
 
 export type ExecutionState = "open" | "settled" | "refunded" | "reclaimed";
 export type DisputeState = "open" | "upheld" | "rejected";
@@ -48,7 +50,7 @@ export interface ExecutionRow {
   leaf_index: number | null;
   log_root: string | null;
   leaf_hash: string | null;
-  receipt_leaf: ReceiptLeafFields | null;
+  receipt_leaf: ServedReceiptLeaf | null;
   activity_at: number;
   max_slot: number;
   commitment: Commitment;
@@ -125,7 +127,7 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
         if (event.name === "EscrowSettledToLog") {
           row.leaf_index = num(data.leafIndex);
           row.log_root = str(data.logRoot);
-          row.receipt_leaf = receiptLeafOf(data);
+          row.receipt_leaf = servedLeafOf(data);
           row.leaf_hash = leafHash(row.agent, row.receipt_leaf).toString("hex");
         }
         break;

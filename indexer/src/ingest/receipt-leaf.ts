@@ -4,7 +4,7 @@
 // of its leaf, so the indexer rebuilds the leaf from the stored event alone.
 import { createHash } from "node:crypto";
 
-import { parseExecutionId, splitPayment } from "@agent-market/program";
+import { parseExecutionId, receiptLeafHash, receiptLeafOf, type ServedReceiptLeaf } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
@@ -15,7 +15,6 @@ const bs58 = utils.bytes.bs58;
 export const RECEIPT_TREE_DEPTH = 18;
 export const TREE_LEAVES = 2 ** RECEIPT_TREE_DEPTH;
 
-const LEAF_PREFIX = Buffer.from([0]);
 const NODE_PREFIX = Buffer.from([1]);
 
 /** An empty leaf: 32 zero bytes, which no SHA-256 output is known to equal. */
@@ -32,22 +31,6 @@ export const EMPTY_SUBTREES: readonly Buffer[] = (() => {
   return empties;
 })();
 
-/**
- * A leaf's fields in wire form, what open_dispute_from_log takes: bytes as hex, keys base58,
- * integers as decimal strings. The agent is the log's.
- */
-export interface ReceiptLeafFields {
-  executionId: string;
-  payer: string;
-  payerTokenAccount: string;
-  apiKeyId: string;
-  amountUsdc: string;
-  feeUsdc: string;
-  requestHash: string;
-  resultHash: string;
-  settledAt: string;
-}
-
 /** The 16 bytes of the API key id the decoder wrote as `key_…`, or zeros for a call without a key. */
 function apiKeyBytes(apiKeyId: JsonValue | undefined): Buffer {
   if (typeof apiKeyId !== "string") return Buffer.alloc(16);
@@ -55,7 +38,7 @@ function apiKeyBytes(apiKeyId: JsonValue | undefined): Buffer {
 }
 
 /** The leaf of an `EscrowSettledToLog` event's data (as the decoder stores it). */
-export function receiptLeafOf(data: Record<string, JsonValue>): ReceiptLeafFields {
+export function servedLeafOf(data: Record<string, JsonValue>): ServedReceiptLeaf {
   const executionId = parseExecutionId(String(data.executionId));
   if (!executionId) throw new Error(`EscrowSettledToLog carries no execution id: ${String(data.executionId)}`);
   return {
@@ -71,31 +54,10 @@ export function receiptLeafOf(data: Record<string, JsonValue>): ReceiptLeafField
   };
 }
 
-function u64Le(value: string, signed = false): Buffer {
-  const out = Buffer.alloc(8);
-  if (signed) out.writeBigInt64LE(BigInt(value));
-  else out.writeBigUInt64LE(BigInt(value));
-  return out;
-}
-
 /**
- * `SHA-256(0x00 ‖ execution_id ‖ agent ‖ payer ‖ payer_token_account ‖ api_key_id ‖ amount_usdc ‖
- * fee_usdc ‖ request_hash ‖ result_hash ‖ settled_at)`, integers little-endian. The fee is the
- * program's split of the amount (ReceiptLeaf::hash recomputes it), not the event's copy of it.
+ * The leaf's hash, as the program computes it (`receiptLeafHash` of @agent-market/program, the
+ * one definition the dispute tools check against too).
  */
-export function leafHash(agent: string, leaf: ReceiptLeafFields): Buffer {
-  const feeUsdc = splitPayment(BigInt(leaf.amountUsdc)).feeUsdc.toString();
-  return createHash("sha256")
-    .update(LEAF_PREFIX)
-    .update(Buffer.from(leaf.executionId, "hex"))
-    .update(new PublicKey(agent).toBuffer())
-    .update(new PublicKey(leaf.payer).toBuffer())
-    .update(new PublicKey(leaf.payerTokenAccount).toBuffer())
-    .update(Buffer.from(leaf.apiKeyId, "hex"))
-    .update(u64Le(leaf.amountUsdc))
-    .update(u64Le(feeUsdc))
-    .update(Buffer.from(leaf.requestHash, "hex"))
-    .update(Buffer.from(leaf.resultHash, "hex"))
-    .update(u64Le(leaf.settledAt, true))
-    .digest();
+export function leafHash(agent: string, leaf: ServedReceiptLeaf): Buffer {
+  return Buffer.from(receiptLeafHash(new PublicKey(agent), receiptLeafOf(leaf)));
 }

@@ -51,17 +51,20 @@ export class OpenBatches {
     return this.agents.submit(`${row.network}:${row.agent}`, row);
   }
 
-  /** The rows in as many transactions as they need (a legacy transaction holds 4 to 8), sent together. */
+  /** The rows in as few transactions as they fit in (a legacy transaction holds 4 to 8), sent together. */
   private async open(rows: ExecutionRow[]): Promise<OpenSent[]> {
     const sender = senderOf(this.senders, rows[0]!.network);
-    const chunks: ExecutionRow[][] = [];
-    for (const row of rows) {
-      const last = chunks.at(-1);
-      if (last && fitsLegacyTransaction(sender.signer.publicKey, await this.instructions([...last, row], sender))) last.push(row);
-      else chunks.push([row]);
-    }
+    const chunks = await this.fitting(rows, sender);
     return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender)))).flat();
   }
+
+  /** `rows` whole if one transaction holds them, else their halves, each split again as needed. */
+  private async fitting(rows: ExecutionRow[], sender: TransactionSender): Promise<ExecutionRow[][]> {
+    if (rows.length === 1 || fitsLegacyTransaction(sender.signer.publicKey, await this.instructions(rows, sender))) return [rows];
+    const half = Math.ceil(rows.length / 2);
+    return [...(await this.fitting(rows.slice(0, half), sender)), ...(await this.fitting(rows.slice(half), sender))];
+  }
+
 
   /**
    * Records the chunk's transaction on every row (all or none), then sends it once. A batch the

@@ -15,19 +15,25 @@ import { receiptLogPda, receiptPda } from "./pda.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, receiptRootFromProof } from "./receipt-log.js";
 import type { ReceiptLeaf } from "./types.js";
 
+/**
+ * A receipt log leaf's fields on the wire (the indexer's `Execution.receiptProof.leaf`, and what it
+ * stores): bytes in hex, keys in base58, integers as decimal strings. The agent is the log's.
+ */
+export interface ServedReceiptLeaf {
+  executionId: string;
+  payer: string;
+  payerTokenAccount: string;
+  apiKeyId: string;
+  amountUsdc: string;
+  feeUsdc: string;
+  requestHash: string;
+  resultHash: string;
+  settledAt: string;
+}
+
 /** `Execution.receiptProof` as the indexer serves it: bytes in hex, keys in base58, integers as decimal strings. */
 export interface ServedReceiptProof {
-  leaf: {
-    executionId: string;
-    payer: string;
-    payerTokenAccount: string;
-    apiKeyId: string;
-    amountUsdc: string;
-    feeUsdc: string;
-    requestHash: string;
-    resultHash: string;
-    settledAt: string;
-  };
+  leaf: ServedReceiptLeaf;
   leafHash: string;
   leafIndex: string;
   tree: number;
@@ -81,9 +87,8 @@ export async function fetchLoggedReceipt(graphqlUrl: string, executionId: string
   return execution?.receiptProof ? { agent: execution.agent, receiptProof: execution.receiptProof } : null;
 }
 
-/** The leaf's fields as open_dispute_from_log takes them. */
-export function receiptLeafOf(served: ServedReceiptProof): ReceiptLeaf {
-  const { leaf } = served;
+/** The leaf's fields as open_dispute_from_log takes them (and receiptLeafHash hashes them). */
+export function receiptLeafOf(leaf: ServedReceiptLeaf): ReceiptLeaf {
   return {
     executionId: fromHex(leaf.executionId),
     payer: new PublicKey(leaf.payer),
@@ -127,7 +132,7 @@ export async function disputeRoute(
   }
   const logged = await options.loggedReceipt();
   if (!logged) return null;
-  const leaf = receiptLeafOf(logged.receiptProof);
+  const leaf = receiptLeafOf(logged.receiptProof.leaf);
   if (toHex(leaf.executionId) !== toHex(executionId)) {
     throw new Error(`the indexer answered the leaf of execution ${logged.receiptProof.leaf.executionId}, not of ${toHex(executionId)}`);
   }
@@ -169,7 +174,7 @@ export interface LoggedReceiptCheck {
  */
 export async function verifyLoggedReceipt(connection: Connection, logged: LoggedReceipt, options: FetchOptions = {}): Promise<LoggedReceiptCheck> {
   const agent = new PublicKey(logged.agent);
-  const leafHash = receiptLeafHash(agent, receiptLeafOf(logged.receiptProof));
+  const leafHash = receiptLeafHash(agent, receiptLeafOf(logged.receiptProof.leaf));
   const root = receiptRootFromProof(leafHash, BigInt(logged.receiptProof.leafIndex), logged.receiptProof.proof.map(fromHex));
   const [leafHex, rootHex] = [toHex(leafHash), toHex(root)];
   const check = (ok: boolean, detail: string): LoggedReceiptCheck => ({ ok, leafHash: leafHex, root: rootHex, detail });
