@@ -39,11 +39,11 @@ for file in relayer-execute.test.ts relayer-faults.test.ts; do
   [ "$(cat "$npm_log.status")" -eq 0 ] || npm_test_status=1
 done
 
-# The execution tests once more in the per-call design (BATCH_OPENS=false,
+# The execution tests once more in the per-call design (BATCH_OPENS=false, BATCH_REFUNDS=false,
 # SETTLEMENT=receipt_account, docs/architecture.md), which a relayer still runs when told: every
 # fault and recovery path of the batched default, on it too.
 for file in relayer-execute.test.ts relayer-faults.test.ts relayer-recovery.test.ts relayer-drops.test.ts; do
-  { (cd "$here/../tests" && BATCH_OPENS=false SETTLEMENT=receipt_account npx mocha --no-config --import=tsx --reporter spec --timeout 60000 --exit "$file") 2>&1; echo $? >"$npm_log.status"; } | tee -a "$npm_log"
+  { (cd "$here/../tests" && BATCH_OPENS=false BATCH_REFUNDS=false SETTLEMENT=receipt_account npx mocha --no-config --import=tsx --reporter spec --timeout 60000 --exit "$file") 2>&1; echo $? >"$npm_log.status"; } | tee -a "$npm_log"
   [ "$(cat "$npm_log.status")" -eq 0 ] || npm_test_status=1
 done
 

@@ -2,11 +2,12 @@
 // localnet, the relayer on PostgreSQL and Redis, creators as real HTTP servers. A lone call opens
 // with its own open_escrow and settles at once by settle_batch under its own signature; a burst of
 // one agent's calls opens by open_escrow_batch and settles in batches under one signature of the
-// creator each; no call leaves a receipt account's rent behind; every amount is
+// creator each; a burst of failed calls is refunded in shared transactions, one `refund` each;
+// no call leaves a receipt account's rent behind; every amount is
 // checked on chain to the unit, and the relayer's database agrees with the chain.
 import { strict as assert } from "node:assert";
 
-import { parseExecutionId, receiptLogPda, receiptPda, splitPayment } from "@agent-market/program";
+import { escrowPda, formatExecutionId, parseExecutionId, receiptLogPda, receiptPda, splitPayment } from "@agent-market/program";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
@@ -124,6 +125,44 @@ describe("relayer: settlement into the receipt log", function () {
     console.log(
       `      24 calls: ${opens.size} open and ${by.size} settle_batch transactions, ${fees_lamports / 24n} lamports of fees per call`,
     );
+  });
+
+  it("refunds a burst of one agent's failed calls in fewer transactions: each escrow refunded whole, with its own reason and event", async () => {
+    const agent = await newAgent(true);
+    agent.server.behaviour = "status_500";
+    const calls = 12;
+    const payer = await newPayer(market, relayer, PRICE * BigInt(calls));
+    const creatorBefore = await market.usdc(agent.creator.tokenAccount);
+    const feesBefore = await feeShardsTotal(market);
+    const responses = await Promise.all(Array.from({ length: calls }, () => execute(relayer, payer, agent.address)));
+    const refunds = new Map<string, string[]>();
+    for (const response of responses) {
+      assert.equal(response.status, 502, JSON.stringify(response.body));
+      const error = (response.body as { error: { code: string; execution_id: string; refund_transaction: string; execution: Execution & { failure?: { refund_reason: string } } } }).error;
+      assert.equal(error.code, "creator_error");
+      assert.equal(error.execution.failure?.refund_reason, "CreatorError");
+      refunds.set(error.refund_transaction, [...(refunds.get(error.refund_transaction) ?? []), error.execution_id]);
+    }
+    assert.ok(refunds.size < calls, `${calls} refunds in ${refunds.size} transactions`);
+    let fees_lamports = 0n;
+    for (const [signature, ids] of refunds) {
+      await market.waitForConfirmed(signature);
+      const events = (await market.events(signature)).filter((event) => event.name === "EscrowRefunded");
+      assert.deepEqual(
+        events.map((event) => formatExecutionId(Uint8Array.from((event.data as { executionId: number[] }).executionId))).sort(),
+        [...ids].sort(),
+        "one EscrowRefunded per execution, each in the transaction its execution names",
+      );
+      for (const event of events) assert.deepEqual(Object.keys((event.data as { reason: object }).reason), ["creatorError"]);
+      fees_lamports += await market.fee(signature);
+    }
+    assert.equal(await market.usdc(payer.tokenAccount), PRICE * BigInt(calls), "every payer's escrow came back whole");
+    assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore, "the creator got nothing");
+    assert.equal(await feeShardsTotal(market), feesBefore, "no fee on a refund");
+    for (const id of responses.map((r) => (r.body as { error: { execution_id: string } }).error.execution_id)) {
+      assert.equal(await market.exists(escrowPda(parseExecutionId(id)!)), false, "each escrow closed");
+    }
+    console.log(`      ${calls} refunds: ${refunds.size} transactions, ${fees_lamports / BigInt(calls)} lamports of refund fees per call`);
   });
 
   it("settles each call alone, still without receipt rent, when the creator has no /sign-batch", async () => {

@@ -125,8 +125,8 @@ function breakEvenUsdc(lamports: number): number {
 
 /** Today's design and the batched one (docs/architecture.md), each measured on a marketplace of its own. */
 const DESIGNS = [
-  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false" } },
-  { label: "batched", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" } },
+  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" } },
+  { label: "batched", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true" } },
 ] as const;
 
 async function measure(design: (typeof DESIGNS)[number], line: (design: string, outcome: string, clients: number, cost: Cost) => void): Promise<void> {
@@ -155,9 +155,12 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
     }
 
     // The echo agent's answer, past the relayer's size limit: each call is opened, refused and refunded.
-    const refunded = await run(1, REFUNDED_CALLS, 502, call({ padding: "x".repeat(2048) }));
-    line(design.label, "refunded", 1, await chainCost(connection, refunded.ids, false));
-    if (refunded.statuses.size > 1) console.error(`· statuses of the refunded row: ${JSON.stringify([...refunded.statuses])}`);
+    const oversized = call({ padding: "x".repeat(2048) });
+    for (const clients of [1, 32]) {
+      const refunded = await run(clients, clients === 1 ? REFUNDED_CALLS : CALLS, 502, oversized);
+      line(design.label, "refunded", clients, await chainCost(connection, refunded.ids, false));
+      if (refunded.statuses.size > 1) console.error(`· statuses of the refunded row at ${clients} clients: ${JSON.stringify([...refunded.statuses])}`);
+    }
   } finally {
     await bench.stop();
   }

@@ -37,8 +37,8 @@ const designArg = process.argv.indexOf("--design");
  */
 const DESIGN = designArg > 0 ? process.argv[designArg + 1]! : "batched";
 const DESIGN_ENV: Record<string, Record<string, string>> = {
-  batched: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" },
-  "per-call": { SETTLEMENT: "receipt_account", BATCH_OPENS: "false" },
+  batched: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true" },
+  "per-call": { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" },
 };
 if (!DESIGN_ENV[DESIGN]) throw new Error(`--design must be one of ${Object.keys(DESIGN_ENV).join(", ")}, got ${DESIGN}`);
 /** Paid calls before the first row, not reported. */

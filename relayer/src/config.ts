@@ -67,6 +67,8 @@ export interface RelayerConfig {
   settlement: "receipt_log" | "receipt_account";
   /** Opens the escrows of one agent that are ready together, by open_escrow_batch (BATCH_OPENS, on unless "false"). */
   batch_opens: boolean;
+  /** Sends the refunds of one agent that are due together, one transaction for several (BATCH_REFUNDS, on unless "false"). */
+  batch_refunds: boolean;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
   body_limit_bytes: number;
@@ -272,6 +274,10 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   }
   const batch_opens = text("BATCH_OPENS") ?? "true";
   if (batch_opens !== "true" && batch_opens !== "false") problems.push(`BATCH_OPENS must be "true" or "false", got "${batch_opens}"`);
+  const batch_refunds = text("BATCH_REFUNDS") ?? "true";
+  if (batch_refunds !== "true" && batch_refunds !== "false") {
+    problems.push(`BATCH_REFUNDS must be "true" or "false", got "${batch_refunds}"`);
+  }
   const policy = text("ENDPOINT_POLICY") ?? "public";
   if (policy !== "public" && policy !== "development") {
     problems.push(`ENDPOINT_POLICY must be "public" or "development", got "${policy}"`);
@@ -343,6 +349,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     endpoint_policy: policy === "development" ? "development" : "public",
     settlement: settlement === "receipt_log" ? "receipt_log" : "receipt_account",
     batch_opens: batch_opens === "true",
+    batch_refunds: batch_refunds === "true",
     session_ttl_secs: integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
     body_limit_bytes: integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -12,6 +12,7 @@ import type { NetworkName, RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { OpenBatches } from "./executions/open-batches.js";
+import { RefundBatches } from "./executions/refund-batches.js";
 import { SettleBatches } from "./executions/settle-batches.js";
 import { createPool, migrate } from "./db/pool.js";
 import { IndexerClient } from "./indexer/indexer-client.js";
@@ -77,6 +78,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     leases,
     ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, writes, chain, senders, creators) } : {}),
     ...(config.batch_opens ? { open_batches: new OpenBatches(db, chain, senders) } : {}),
+    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, writes, chain, senders) } : {}),
   });
   const executions = new ExecutionService(
     db,

@@ -223,16 +223,19 @@ describe("configuration", () => {
     assert.equal(parseConfig({ ...valid(), PUBLIC_URL: "http://localhost:8080", REDIS_URL: "redis://127.0.0.1:6379" }).cookie_secure, false);
   });
 
-  it("opens and settles in batches unless told, and names a bad SETTLEMENT or BATCH_OPENS", () => {
+  it("opens, settles and refunds in batches unless told, and names a bad SETTLEMENT, BATCH_OPENS or BATCH_REFUNDS", () => {
     const defaults = parseConfig(valid());
     assert.equal(defaults.settlement, "receipt_log");
     assert.equal(defaults.batch_opens, true);
-    const perCall = parseConfig({ ...valid(), SETTLEMENT: "receipt_account", BATCH_OPENS: "false" });
+    assert.equal(defaults.batch_refunds, true);
+    const perCall = parseConfig({ ...valid(), SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" });
     assert.equal(perCall.settlement, "receipt_account");
     assert.equal(perCall.batch_opens, false);
-    assert.deepEqual(problems({ ...valid(), SETTLEMENT: "log", BATCH_OPENS: "yes" }), [
+    assert.equal(perCall.batch_refunds, false);
+    assert.deepEqual(problems({ ...valid(), SETTLEMENT: "log", BATCH_OPENS: "yes", BATCH_REFUNDS: "1" }), [
       'SETTLEMENT must be "receipt_log" or "receipt_account", got "log"',
       'BATCH_OPENS must be "true" or "false", got "yes"',
+      'BATCH_REFUNDS must be "true" or "false", got "1"',
     ]);
   });
 

@@ -86,6 +86,7 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     // scripts/test.sh runs the execution tests once more in the per-call design.
     ...(process.env.SETTLEMENT ? { SETTLEMENT: process.env.SETTLEMENT } : {}),
     ...(process.env.BATCH_OPENS ? { BATCH_OPENS: process.env.BATCH_OPENS } : {}),
+    ...(process.env.BATCH_REFUNDS ? { BATCH_REFUNDS: process.env.BATCH_REFUNDS } : {}),
     ...env,
   };
 }
@@ -94,7 +95,7 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
  * The per-call design (an open_escrow and a settle per execution, a receipt account each), for the
  * files whose subject is a receipt account: its dispute, its closing, its rent, its verification.
  */
-export const PER_CALL_DESIGN = { SETTLEMENT: "receipt_account", BATCH_OPENS: "false" } as const;
+export const PER_CALL_DESIGN = { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" } as const;
 
 /** The relayer app in this process, listening on a free port, its job workers running. */
 export async function startRelayer(localnet: Localnet, env: Record<string, string> = {}): Promise<RunningRelayer> {

@@ -34,6 +34,7 @@ import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./executi
 import type { ExecutionStore } from "./execution-store.js";
 import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
 import type { OpenBatches } from "./open-batches.js";
+import type { RefundBatches } from "./refund-batches.js";
 import type { SettleBatches } from "./settle-batches.js";
 import {
   anyFeeShard,
@@ -80,9 +81,11 @@ export interface RunOptions {
   settle_batches?: SettleBatches;
   /** Opens escrows of one agent together; without it, each execution's open is signed with its row. */
   open_batches?: OpenBatches;
+  /** Sends the refunds of one agent together; without it, each refund is a transaction of its own. */
+  refund_batches?: RefundBatches;
 }
 
-/** Where a call to the creator left its execution; `sent`: its settle_batch was sent already. */
+/** Where a call to the creator left its execution; `sent`: its settle_batch or batched refund was sent already. */
 interface Called {
   row: ExecutionRow;
   sent?: SendOutcome;
@@ -292,27 +295,23 @@ export class ExecutionRunner {
       agent = decodeAgent(info!.data);
     }
     if (!listing) {
-      return {
-        row: await this.startRefund(row, "CreatorError", "creator_error", "the agent's listing is gone", {
-          ...unrecorded,
-          creator_finished_at: new Date(),
-        }),
-      };
+      return this.refundCall(row, "CreatorError", "creator_error", "the agent's listing is gone", {
+        ...unrecorded,
+        creator_finished_at: new Date(),
+      });
     }
     // Only the endpoint the listing probed is ever called (listings/probed-endpoint.ts).
     const unprobed = await unprobedEndpoint(this.listings, row.network, row.agent, listing, agent.endpoint);
     if (unprobed !== null) {
-      return { row: await this.startRefund(row, "CreatorError", "endpoint_changed", unprobed, { ...unrecorded, creator_finished_at: new Date() }) };
+      return this.refundCall(row, "CreatorError", "endpoint_changed", unprobed, { ...unrecorded, creator_finished_at: new Date() });
     }
     const deadline_ms = row.escrow_deadline!.getTime();
     const timeout_ms = Math.min(agent.maxExecutionSecs * 1000, deadline_ms - SETTLE_MARGIN_MS - Date.now());
     if (timeout_ms < MIN_CREATOR_TIME_MS) {
-      return {
-        row: await this.startRefund(row, "RelayerError", "relayer_error", "the escrow's deadline left the creator no time", {
-          ...unrecorded,
-          creator_finished_at: new Date(),
-        }),
-      };
+      return this.refundCall(row, "RelayerError", "relayer_error", "the escrow's deadline left the creator no time", {
+        ...unrecorded,
+        creator_finished_at: new Date(),
+      });
     }
     const request: CreatorExecuteRequest = {
       execution_id: row.id,
@@ -337,7 +336,7 @@ export class ExecutionRunner {
     await recordVerdict(this.options.breaker, this.listings, row, outcome.ok, listing);
     if (!outcome.ok) {
       const failure = FAILURES[outcome.failure];
-      return { row: await this.startRefund(row, failure.reason, failure.code, outcome.message, finished) };
+      return this.refundCall(row, failure.reason, failure.code, outcome.message, finished);
     }
     const verified = {
       ...finished,
@@ -372,6 +371,22 @@ export class ExecutionRunner {
     const record: SettleRecord = { ...verified, fee_shard, receipt_in_log: false, settle_tx };
     if (await this.writes.settle(row.id, row.state, record)) return { row: { ...row, ...record, state: "settling" } };
     return { row: await this.store.row(row.id) };
+  }
+
+  /** A refund of a call, with the refunds of its agent due at the same time when they go together. */
+  private async refundCall(
+    row: ExecutionRow,
+    reason: RefundReason,
+    code: ErrorCode,
+    message: string,
+    extra: Partial<ExecutionRow>,
+  ): Promise<Called> {
+    if (!this.options.refund_batches) return { row: await this.startRefund(row, reason, code, message, extra) };
+    const refunded = await this.options.refund_batches.submit({
+      row,
+      record: { ...extra, refund_reason: reason, failure_code: code, failure_message: message },
+    });
+    return refunded.sent ? { row: refunded.row, sent: refunded.sent } : { row: refunded.row };
   }
 
   async startRefund(

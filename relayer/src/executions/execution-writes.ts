@@ -121,6 +121,37 @@ const SETTLE_ALL: Statement = {
    RETURNING e.id`,
 };
 
+/** A refund on its way, with what the row does not hold yet (a sync call's escrow facts, the creator's end). */
+export type RefundRecord = Pick<ExecutionRow, "refund_reason" | "failure_code" | "failure_message"> &
+  Partial<Pick<ExecutionRow, "creator_finished_at" | "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">> & {
+    refund_tx: SignedTransaction;
+  };
+
+// A batch's refund recorded on every row or on none, as SETTLE_ALL does for a settlement.
+const REFUND_ALL: Statement = {
+  name: "executions_refund_all",
+  text: `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, refund_tx jsonb, refund_reason text,
+       failure_code text, failure_message text, creator_finished_at timestamptz, amount_usdc numeric, escrow_deadline timestamptz,
+       escrow_opened_at timestamptz, creator_started_at timestamptz)),
+   locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id AND e.state = v.from_state FOR UPDATE OF e)
+   UPDATE executions e SET state = 'refunding', refund_tx = v.refund_tx, refund_reason = v.refund_reason,
+     failure_code = v.failure_code, failure_message = v.failure_message,
+     creator_finished_at = coalesce(v.creator_finished_at, e.creator_finished_at),
+     amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
+     escrow_opened_at = coalesce(v.escrow_opened_at, e.escrow_opened_at),
+     creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
+     updated_at = clock_timestamp()
+   FROM v
+   WHERE e.id = v.id AND e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)
+   RETURNING e.id`,
+};
+
+export interface Refund {
+  id: string;
+  from_state: string;
+  record: RefundRecord;
+}
+
 export interface Settle {
   id: string;
   from_state: string;
@@ -177,6 +208,16 @@ export class ExecutionWrites {
   async settleAll(settles: Settle[]): Promise<boolean> {
     const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_ALL, [JSON.stringify(settles.map(settleInput))]);
     return rows.length === settles.length;
+  }
+
+  /**
+   * Moves every one of `refunds` to `refunding` in one statement, or none of them: they share one
+   * transaction of refunds. False if any was moved by another instance first.
+   */
+  async refundAll(refunds: Refund[]): Promise<boolean> {
+    const input = refunds.map(({ id, from_state, record }) => ({ ...record, id, from_state }));
+    const { rows } = await runStatement<{ id: string }>(this.db, REFUND_ALL, [JSON.stringify(input)]);
+    return rows.length === refunds.length;
   }
 
   private async insertBatch(executions: NewExecution[]): Promise<(Date | undefined)[]> {

@@ -10,7 +10,7 @@ import {
   type RefundReason,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
-import { PublicKey } from "@solana/web3.js";
+import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
@@ -92,20 +92,23 @@ export function resignSettle(row: ExecutionRow, usdcMint: PublicKey, sender: Tra
   });
 }
 
+/** The refund of the execution's escrow, as one instruction (a batch of refunds carries several). */
+export function refundOf(row: ExecutionRow, reason: RefundReason, usdcMint: PublicKey, sender: TransactionSender, programId: PublicKey): TransactionInstruction {
+  return refundInstruction({
+    programId,
+    relayer: sender.signer.publicKey,
+    usdcMint,
+    escrow: escrowRef(row, sender),
+    reason,
+    withSubscription: row.used_subscription,
+  });
+}
+
 /** A refund of the execution's escrow, signed with a fresh blockhash. */
 export async function signRefund(chain: ChainService, senders: Senders, row: ExecutionRow, reason: RefundReason): Promise<SignedTransaction> {
   const sender = senderOf(senders, row.network);
   const market = await chain.market(row.network);
-  return sender.sign([
-    refundInstruction({
-      programId: chain.programId(row.network),
-      relayer: sender.signer.publicKey,
-      usdcMint: market.usdcMint,
-      escrow: escrowRef(row, sender),
-      reason,
-      withSubscription: row.used_subscription,
-    }),
-  ]);
+  return sender.sign([refundOf(row, reason, market.usdcMint, sender, chain.programId(row.network))]);
 }
 
 /**

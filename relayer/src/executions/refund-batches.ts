@@ -1,0 +1,95 @@
+// Refunds group-committed per agent: the refunds of one agent that become due while its previous
+// refund transaction is on its way go together in the next one, one `refund` instruction each, so
+// they share one signature and its fee. A lone refund goes at once, alone: nothing waits at low
+// load. Each instruction is the program's `refund` of one escrow, with its own reason, its own
+// checks and its own event; the program refunds the whole escrow, so nothing here sets an amount.
+import { fitsLegacyTransaction, type RefundReason } from "@agent-market/program";
+import type { TransactionInstruction } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
+import { KeyedBatchers } from "../db/batcher.js";
+import type { ExecutionRow } from "./execution-row.js";
+import type { ExecutionStore } from "./execution-store.js";
+import type { ExecutionWrites, RefundRecord } from "./execution-writes.js";
+import { feePayerShort, refundOf, senderOf, type Senders } from "./transactions.js";
+
+/**
+ * Most refunds taken into one batch; a legacy transaction holds about 9 refunds of one agent
+ * (≈ 90 bytes each past the first's 446), and a batch that does not fit is sent in halves.
+ */
+export const REFUND_BATCH_SIZE = 16;
+
+/** A refund due: the row as its run holds it (`state` is the state it is moved from) and what to record. */
+export interface DueRefund {
+  row: ExecutionRow;
+  record: Omit<RefundRecord, "refund_tx">;
+}
+
+/** The row in `refunding` with the sent transaction's outcome; `sent` null if another instance moved it first. */
+export interface RefundSent {
+  row: ExecutionRow;
+  sent: SendOutcome | null;
+}
+
+export class RefundBatches {
+  // One refund transaction of an agent on its way at a time: what is due meanwhile waits for the next.
+  private readonly agents = new KeyedBatchers<DueRefund, RefundSent>((items) => this.refund(items), {
+    max_batch: REFUND_BATCH_SIZE,
+    max_in_flight: 1,
+  });
+
+  constructor(
+    private readonly store: ExecutionStore,
+    private readonly writes: ExecutionWrites,
+    private readonly chain: ChainService,
+    private readonly senders: Senders,
+  ) {}
+
+  /** Refunds `due` with whatever else of its agent is due by the time the agent's previous refund is sent. */
+  submit(due: DueRefund): Promise<RefundSent> {
+    return this.agents.submit(`${due.row.network}:${due.row.agent}`, due);
+  }
+
+  private async refund(items: DueRefund[]): Promise<RefundSent[]> {
+    const sender = senderOf(this.senders, items[0]!.row.network);
+    const chunks = await this.fitting(items, sender);
+    return (await Promise.all(chunks.map((chunk) => this.send(chunk, sender)))).flat();
+  }
+
+  /** `items` whole if one transaction holds them, else their halves, each split again as needed. */
+  private async fitting(items: DueRefund[], sender: TransactionSender): Promise<DueRefund[][]> {
+    if (items.length === 1 || fitsLegacyTransaction(sender.signer.publicKey, await this.instructions(items, sender))) return [items];
+    const half = Math.ceil(items.length / 2);
+    return [...(await this.fitting(items.slice(0, half), sender)), ...(await this.fitting(items.slice(half), sender))];
+  }
+
+  /**
+   * Records the transaction on every row (all or none), then sends it once. A transaction the
+   * program refuses (one escrow already closed by its payer's reclaim, say) is not the others'
+   * fault: each is then refunded alone.
+   */
+  private async send(items: DueRefund[], sender: TransactionSender): Promise<RefundSent[]> {
+    const refund_tx = await sender.sign(await this.instructions(items, sender));
+    const records = items.map((item): RefundRecord => ({ ...item.record, refund_tx }));
+    const moved = await this.writes.refundAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
+    if (!moved) {
+      if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
+      // Another instance took one over: each goes alone, and only those still ours are sent.
+      return (await Promise.all(items.map((item) => this.send([item], sender)))).flat();
+    }
+    const refunding = items.map((item, i): DueRefund => ({ ...item, row: { ...item.row, ...records[i]!, state: "refunding" } }));
+    const sent = await sender.send(refund_tx);
+    if (sent.kind === "rejected" && items.length > 1 && !feePayerShort(sent)) {
+      return (await Promise.all(refunding.map((item) => this.send([item], sender)))).flat();
+    }
+    return refunding.map((item) => ({ row: item.row, sent }));
+  }
+
+  private async instructions(items: DueRefund[], sender: TransactionSender): Promise<TransactionInstruction[]> {
+    const { network } = items[0]!.row;
+    const { usdcMint } = await this.chain.market(network);
+    const programId = this.chain.programId(network);
+    return items.map(({ row, record }) => refundOf(row, record.refund_reason as RefundReason, usdcMint, sender, programId));
+  }
+}
