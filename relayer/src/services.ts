@@ -91,7 +91,6 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     jobs,
     instance_id,
     { leases, breaker, listings },
-    config.batch_opens,
   );
   const subscriptions = new SubscriptionService(db, chain, senders, quoter, jobs, listings);
   const recovery = new ExecutionRecovery(db, store, runner, subscriptions, chain, senders, jobs, {

@@ -212,7 +212,8 @@ export class ExecutionRunner {
   private async openEscrow(row: ExecutionRow): Promise<{ row: ExecutionRow; escrow: EscrowFacts | null }> {
     let sent: SendOutcome;
     let read: Promise<AccountData | null> | undefined;
-    if (row.escrow_tx === null && this.options.open_batches) {
+    // A run starts before its recorded open_escrow (if any) was ever sent: a batch may replace it.
+    if (this.options.open_batches) {
       const opened = await this.options.open_batches.submit(row);
       // Not recorded: another instance moved the row first, and it is theirs.
       if (!opened.sent) return { row: await this.store.row(row.id), escrow: null };

@@ -68,8 +68,6 @@ export class ExecutionService {
     private readonly jobs: JobQueue,
     private readonly instance_id: string,
     private readonly admission: AdmissionServices,
-    /** The runner opens escrows in batches: a sync execution's open is signed there, not with its row. */
-    private readonly batch_opens = false,
   ) {}
 
   async execute(input: ExecuteInput): Promise<ExecuteOutcome> {
@@ -171,7 +169,7 @@ export class ExecutionService {
 
     const hash = requestHash(input.task, input.parameters);
     const escrow_tx =
-      input.mode === "sync" && !this.batch_opens
+      input.mode === "sync"
         ? await sender.sign([
             openEscrowInstruction({
               programId: this.chain.programId(network),
