@@ -57,22 +57,25 @@ describe("a relayer run, indexed", function () {
     bad.server.behaviour = "invalid_output";
     const payer = await newPayer(market, relayer, 50_000_000n);
 
-    const answers: RelayerExecution[] = [];
-    const calls = [...Array(6).fill(good), ...Array(3).fill(bad)] as ListedAgent[];
-    for (const agent of calls) {
-      const response = await execute(relayer, payer, agent.address);
-      // A failed execution answers in the error shape, with the execution inside.
-      const body = response.body as unknown as RelayerExecution & { error?: { execution: RelayerExecution } };
-      answers.push(body.error ? body.error.execution : body);
-    }
-    assert.equal(new Set(answers.map((a) => a.id)).size, 9);
+    // All at once: the relayer opens, settles and refunds each agent's calls in shared
+    // transactions, several events of one kind in one transaction, each counted once.
+    const calls = [...Array(6).fill(good), ...Array(6).fill(bad)] as ListedAgent[];
+    const answers: RelayerExecution[] = await Promise.all(
+      calls.map(async (agent) => {
+        const response = await execute(relayer!, payer, agent.address);
+        // A failed execution answers in the error shape, with the execution inside.
+        const body = response.body as unknown as RelayerExecution & { error?: { execution: RelayerExecution } };
+        return body.error ? body.error.execution : body;
+      }),
+    );
+    assert.equal(new Set(answers.map((a) => a.id)).size, 12);
 
     await waitFor("every execution, closed, in the indexer", async () => {
       const data = await query(indexer!, `query($key: String!) { usage(dimension: API_KEY, subject: $key) { totals(window: H24) { executions settled refunded } } }`, {
         key: payer.apiKeyId,
       });
       const totals = data.usage.totals;
-      return totals.executions === 9 && totals.settled + totals.refunded === 9;
+      return totals.executions === 12 && totals.settled + totals.refunded === 12;
     });
 
     for (const answer of answers) {
@@ -92,10 +95,10 @@ describe("a relayer run, indexed", function () {
     const { agent: failing } = await query(indexer, `query($a: String!) { agent(address: $a) { status stats(window: H1) { refunded { outputInvalid againstCreator } successRate } } }`, {
       a: bad.address.toBase58(),
     });
-    assert.deepEqual(failing, { status: "DOWN", stats: { refunded: { outputInvalid: 3, againstCreator: 3 }, successRate: 0 } });
+    assert.deepEqual(failing, { status: "DOWN", stats: { refunded: { outputInvalid: 6, againstCreator: 6 }, successRate: 0 } });
 
     const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
     assert.deepEqual(result.differences, []);
-    assert.equal(result.executions, 9);
+    assert.equal(result.executions, 12);
   });
 });
