@@ -94,7 +94,7 @@ describe("a relayer run, indexed", function () {
     });
     assert.deepEqual(failing, { status: "DOWN", stats: { refunded: { outputInvalid: 3, againstCreator: 3 }, successRate: 0 } });
 
-    const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+    const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
     assert.deepEqual(result.differences, []);
     assert.equal(result.executions, 9);
   });
