@@ -157,7 +157,7 @@ describe("configuration", () => {
   });
 
   it("never lends mainnet the unprefixed keypairs: MAINNET_RELAYER_KEYPAIR and MAINNET_MARKETPLACE_KEYPAIR are required", () => {
-    assert.deepEqual(problems({ ...valid(), PUBLIC_URL: "https://market.example", MAINNET_RPC_URL: "https://rpc.mainnet.example" }), [
+    assert.deepEqual(problems({ ...valid(), PUBLIC_URL: "https://market.example", MAINNET_RPC_URL: "https://rpc.mainnet.example", MAINNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58() }), [
       "MAINNET_MARKETPLACE_KEYPAIR is required: path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to mainnet creators",
       "MAINNET_RELAYER_KEYPAIR is required: path of the Solana keypair file of the mainnet market's relayer (signs open_escrow, settle and refund, pays their fees)",
     ]);
