@@ -34,7 +34,7 @@ describe("agent-market admin on a chain without a market", function () {
   });
 
   it("creates the market and its fee shards, and the market serves an execution that settles", async () => {
-    const market = marketPda().toBase58();
+    const market = marketPda(localnet.programId).toBase58();
     const show = await admin("show");
     assert.equal(show.code, 1);
     assert.equal(
@@ -56,11 +56,12 @@ describe("agent-market admin on a chain without a market", function () {
       `error: ${frontRunnerFile} is ${keys.relayer.publicKey.toBase58()}, not the program's upgrade authority ${keys.authority.publicKey.toBase58()}\n` +
         "next: pass the keypair that deployed the program as --keypair",
     );
-    assert.equal(await fetchMarket(localnet.connection()), null);
+    assert.equal(await fetchMarket(localnet.connection(), undefined, { programId: localnet.programId }), null);
     const relayerLamports = await localnet.connection().getBalance(keys.relayer.publicKey);
     // Sent anyway (the CLI's check skipped), the program refuses it and nothing is spent.
     const direct = new Transaction().add(
       initializeMarketInstruction({
+        programId: localnet.programId,
         authority: keys.relayer.publicKey,
         usdcMint: keys.usdcMint.publicKey,
         treasury: new PublicKey(treasury),
@@ -81,7 +82,7 @@ describe("agent-market admin on a chain without a market", function () {
       (error: unknown) => String(error),
     );
     assert.match(refused ?? "succeeded", new RegExp(`custom program error: 0x${errorCode("NotUpgradeAuthority").toString(16)}`));
-    assert.equal(await fetchMarket(localnet.connection()), null);
+    assert.equal(await fetchMarket(localnet.connection(), undefined, { programId: localnet.programId }), null);
     assert.equal(await localnet.connection().getBalance(keys.relayer.publicKey), relayerLamports);
 
     const init = await admin(
@@ -90,7 +91,7 @@ describe("agent-market admin on a chain without a market", function () {
     );
     assert.equal(init.code, 0, init.stderr);
     assert.match(init.stdout.trim(), SIGNATURE);
-    const created = (await fetchMarket(localnet.connection()))!;
+    const created = (await fetchMarket(localnet.connection(), undefined, { programId: localnet.programId }))!;
     assert.equal(created.authority.toBase58(), keys.authority.publicKey.toBase58());
     assert.equal(created.usdcMint.toBase58(), usdcMint);
     assert.equal(created.treasury.toBase58(), treasury);

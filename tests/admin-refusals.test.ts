@@ -36,7 +36,7 @@ describe("agent-market admin: init and refusals", function () {
       assert.equal(init.code, 1);
       assert.equal(
         init.stderr.trim(),
-        `error: the market ${marketPda().toBase58()} exists already (program ${PROGRAM_ID.toBase58()}): initialize_market runs once\n` +
+        `error: the market ${marketPda(market.programId).toBase58()} exists already (program ${PROGRAM_ID.toBase58()}): initialize_market runs once\n` +
           "next: change its parameters with agent-market admin update",
       );
     });
@@ -143,7 +143,7 @@ describe("agent-market admin: init and refusals", function () {
       assert.equal(noRpc.stderr.trim(), "error: no RPC URL\nnext: pass --rpc <url> (or set AGENT_MARKET_RPC_URL)");
       const fromEnv = await agentMarket(["admin", "show", "--keypair", authority, "--json"], { AGENT_MARKET_RPC_URL: market.localnet.rpcUrl });
       assert.equal(fromEnv.code, 0, fromEnv.stderr);
-      assert.equal((JSON.parse(fromEnv.stdout) as { market: string }).market, marketPda().toBase58());
+      assert.equal((JSON.parse(fromEnv.stdout) as { market: string }).market, marketPda(market.programId).toBase58());
     });
   });
 });

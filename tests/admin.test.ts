@@ -37,7 +37,7 @@ describe("agent-market admin", function () {
       [
         "devnet",
         PROGRAM_ID.toBase58(),
-        marketPda().toBase58(),
+        marketPda(market.programId).toBase58(),
         market.usdcMint.toBase58(),
         market.keys.authority.publicKey.toBase58(),
         market.config.treasury.toBase58(),
@@ -74,7 +74,7 @@ describe("agent-market admin", function () {
       result.instructions[0]!.accounts.map((a) => [a.name, a.address, a.signer, a.writable]),
       [
         ["authority", market.keys.authority.publicKey.toBase58(), true, false],
-        ["market", marketPda().toBase58(), false, true],
+        ["market", marketPda(market.programId).toBase58(), false, true],
         ["treasury", market.config.treasury.toBase58(), false, false],
         ["event_authority", result.instructions[0]!.accounts[3]!.address, false, false],
         ["program", PROGRAM_ID.toBase58(), false, false],
@@ -177,7 +177,7 @@ describe("agent-market admin", function () {
     await market.settle(await market.openEscrow(agent, payer), agent, 3);
     await market.settle(await market.openEscrow(agent, payer), agent, 5);
     const { treasury } = await read();
-    const shards = [0, 1, 2, 3, 4, 5, 6, 7].map((index) => feeShardPda(index));
+    const shards = [0, 1, 2, 3, 4, 5, 6, 7].map((index) => feeShardPda(index, market.programId));
     const balances = async () => Promise.all([treasury, ...shards].map((account) => market.usdc(account)));
     const before = await balances();
     const fees = before.slice(1);

@@ -107,7 +107,7 @@ describe("agent-market: commands that move money", function () {
     assert.equal(response.status, 200, JSON.stringify(response.body));
     const id = response.body.id as string;
     const deadline = Date.now() + 10_000;
-    while (!(await market.exists(receiptPda(parseExecutionId(id)!)))) {
+    while (!(await market.exists(receiptPda(parseExecutionId(id)!, market.programId)))) {
       if (Date.now() > deadline) throw new Error(`no receipt for ${id}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -115,7 +115,7 @@ describe("agent-market: commands that move money", function () {
   }
 
   const usdc = (address: Parameters<TestMarket["usdc"]>[0]) => market.usdc(address);
-  const vault = (agent: ListedAgent) => usdc(collateralVaultPda(agent.address));
+  const vault = (agent: ListedAgent) => usdc(collateralVaultPda(agent.address, market.programId));
 
   it("prints its version, and in --json its failures as one error object on stdout with the same exit codes", async () => {
     const anywhere = mkdtempSync(join(dir, "home-"));
@@ -168,12 +168,12 @@ describe("agent-market: commands that move money", function () {
       attachmentDigest("output.txt", "text/plain; charset=utf-8", readFileSync(evidenceFile)),
     ]);
     assert.equal(opened.evidence_hash, toHex(expected));
-    const onChain = await fetchDispute(market.connection, disputePda(parseExecutionId(id)!));
+    const onChain = await fetchDispute(market.connection, disputePda(parseExecutionId(id)!, market.programId), { programId: market.programId });
     assert.ok(onChain, "the dispute is open on chain");
     assert.equal(toHex(onChain.evidenceHash), opened.evidence_hash, "open_dispute bound the relayer's hash");
     assert.ok(onChain.payer.equals(payer.wallet.publicKey));
     assert.equal(await usdc(payer.tokenAccount), payerBefore, "opening a dispute moves no USDC");
-    assert.equal((await fetchAgent(market.connection, agent.address))!.openDisputes, 1);
+    assert.equal((await fetchAgent(market.connection, agent.address, { programId: market.programId }))!.openDisputes, 1);
 
     const twice = await fails(payerHome, ["dispute", "open", id, "--statement", "again"]);
     assert.equal(twice, `${id} is disputed already`);
@@ -225,7 +225,7 @@ describe("agent-market: commands that move money", function () {
     assert.deepEqual([resolved.state, resolved.slashed_usdc, resolved.payer_received_usdc], ["upheld", "2.500000", "2.500000"]);
     assert.equal(await vault(agent), vaultBefore - 2_500_000n, "exactly the slash left the collateral");
     assert.equal(await usdc(payer.tokenAccount), payerBeforeSlash + 2_500_000n, "and reached the payer");
-    assert.equal(await market.exists(disputePda(parseExecutionId(id)!)), false, "the dispute closed");
+    assert.equal(await market.exists(disputePda(parseExecutionId(id)!, market.programId)), false, "the dispute closed");
     const after = await ok<{ state: string; slashed_usdc: string }>(payerHome, ["dispute", "show", id]);
     assert.deepEqual([after.state, after.slashed_usdc], ["upheld", "2.500000"]);
   });
@@ -286,7 +286,7 @@ describe("agent-market: commands that move money", function () {
     assert.match(active, /is active: collateral is locked until it is retired/);
     const retired = await ok<{ listing: string; transaction: string }>(creatorHome, ["agents", "retire", agent.address.toBase58()]);
     assert.equal(retired.listing, "retired");
-    assert.equal((await fetchAgent(market.connection, agent.address))!.status, "Retired");
+    assert.equal((await fetchAgent(market.connection, agent.address, { programId: market.programId }))!.status, "Retired");
 
     const disputed = await fails(creatorHome, ["agents", "withdraw", agent.address.toBase58()]);
     assert.match(disputed, /has 1 open dispute\(s\): the collateral stays until the arbiter resolves them/);
@@ -365,7 +365,7 @@ describe("agent-market: commands that move money", function () {
     const reclaimed = await ok<{ reclaimed_usdc: string }>(payerHome, ["reclaim", id, "--keypair", payerKey]);
     assert.equal(reclaimed.reclaimed_usdc, "0.250000");
     assert.equal(await usdc(payer.tokenAccount), 1_000_000n, "the whole escrow came back");
-    assert.equal(await market.exists(escrowPda(escrow.executionId)), false);
+    assert.equal(await market.exists(escrowPda(escrow.executionId, market.programId)), false);
     assert.match(await fails(payerHome, ["reclaim", id, "--keypair", payerKey]), /no open escrow for .*: it was settled, refunded or reclaimed already/);
   });
 
@@ -382,7 +382,7 @@ describe("agent-market: commands that move money", function () {
     assert.equal(bought.charge.amount_usdc, "2.000000");
     assert.equal(await usdc(payer.tokenAccount), 10_000_000n - periodPriceUsdc);
     assert.equal(await usdc(agent.creator.tokenAccount), creatorBefore + splitPayment(periodPriceUsdc).creatorShareUsdc);
-    assert.ok(await market.exists(subscriptionPda(agent.address, payer.wallet.publicKey)));
+    assert.ok(await market.exists(subscriptionPda(agent.address, payer.wallet.publicKey, market.programId)));
 
     const id = await settled(agent, payer);
     const list = await ok<{ id: string }[]>(anywhere, ["executions", "list", "--api-key", payer.apiKey]);

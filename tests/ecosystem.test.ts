@@ -193,7 +193,7 @@ describe("ecosystem clients against localnet", function () {
     const accounts = program.account as unknown as Record<string, AccountClient<Idl, string, any, any>>;
     assert.equal(program.programId.toBase58(), PROGRAM_ID.toBase58());
 
-    const market = await accounts.market.fetch(marketPda());
+    const market = await accounts.market.fetch(marketPda(t.programId));
     assert.equal(market.relayer.toBase58(), t.relayer.publicKey.toBase58());
     assert.ok(market.minCollateralUsdc.eq(new BN(MIN_COLLATERAL_USDC.toString())));
     assert.equal(market.feeShardBumps.length, FEE_SHARD_COUNT);
@@ -208,9 +208,9 @@ describe("ecosystem clients against localnet", function () {
     assert.deepEqual(addresses, rawAgents.map((a) => a.pubkey.toBase58()).sort());
     for (const agent of [payPerUseAgent, hybridAgent]) assert.ok(addresses.includes(agent.address.toBase58()));
     for (const { publicKey, account: agentAccount } of agents) {
-      const decoded = await fetchAgent(t.connection, publicKey);
+      const decoded = await fetchAgent(t.connection, publicKey, { programId: t.programId });
       assert.ok(decoded);
-      assert.equal(publicKey.toBase58(), agentPda(decoded.agentId).toBase58());
+      assert.equal(publicKey.toBase58(), agentPda(decoded.agentId, t.programId).toBase58());
       assert.equal(agentAccount.creator.toBase58(), decoded.creator.toBase58());
       assert.equal(agentAccount.collateralUsdc.toString(), decoded.collateralUsdc.toString());
       assert.equal(agentAccount.endpoint, decoded.endpoint);
@@ -233,10 +233,10 @@ describe("ecosystem clients against localnet", function () {
     assert.equal(subscriptions[0]!.account.includedCallsRemaining, 3);
     assert.equal(subscriptions[0]!.account.payer.toBase58(), payer.wallet.publicKey.toBase58());
 
-    const [one, missing] = await accounts.agent.fetchMultiple([payPerUseAgent.address, agentPda(new Uint8Array(16))]);
+    const [one, missing] = await accounts.agent.fetchMultiple([payPerUseAgent.address, agentPda(new Uint8Array(16), t.programId)]);
     assert.equal(one?.creator.toBase58(), payPerUseAgent.creator.wallet.publicKey.toBase58());
     assert.equal(missing, null);
-    assert.equal(await accounts.dispute.fetchNullable(agentPda(new Uint8Array(16))), null);
+    assert.equal(await accounts.dispute.fetchNullable(agentPda(new Uint8Array(16), t.programId)), null);
 
     // anchor builds, signs (the provider's wallet, the creator) and confirms these itself.
     const creator = payPerUseAgent.creator;
@@ -245,14 +245,14 @@ describe("ecosystem clients against localnet", function () {
       .topUpCollateral(new BN((5n * USDC).toString()))
       .accountsPartial({
         creator: creator.wallet.publicKey,
-        market: marketPda(),
+        market: marketPda(t.programId),
         agent: payPerUseAgent.address,
-        collateralVault: collateralVaultPda(payPerUseAgent.address),
+        collateralVault: collateralVaultPda(payPerUseAgent.address, t.programId),
         creatorTokenAccount: creator.tokenAccount,
         usdcMint: t.usdcMint,
       })
       .rpc();
-    assert.equal(await t.usdc(collateralVaultPda(payPerUseAgent.address)), MIN_COLLATERAL_USDC + 5n * USDC);
+    assert.equal(await t.usdc(collateralVaultPda(payPerUseAgent.address, t.programId)), MIN_COLLATERAL_USDC + 5n * USDC);
     assert.equal((await t.event(topUp, "CollateralToppedUp")).collateralUsdc, MIN_COLLATERAL_USDC + 5n * USDC);
 
     const retire = await program.methods.retireAgent().accountsPartial({ creator: creator.wallet.publicKey, agent: payPerUseAgent.address }).rpc();
@@ -348,6 +348,7 @@ describe("ecosystem clients against localnet", function () {
       // with its error, mentions the program and the agent, and so reaches all three. Sent until
       // one arrives, since a subscription starts some time after onLogs returns.
       const withdraw = withdrawCollateralInstruction({
+        programId: t.programId,
         creator: agent.creator.wallet.publicKey,
         agent: agent.address,
         creatorTokenAccount: agent.creator.tokenAccount,
@@ -377,7 +378,7 @@ describe("ecosystem clients against localnet", function () {
           assert.equal(logs.err, null);
           assert.deepEqual(logs.logs, tx?.meta?.logMessages);
         }
-        assert.equal(eventsFromInnerInstructions(tx!).length, 1);
+        assert.equal(eventsFromInnerInstructions(tx!, t.programId).length, 1);
       }
       assert.ok(seen.program.get(opened.signature)!.logs.includes(`Program ${PROGRAM_ID.toBase58()} invoke [1]`));
       assert.ok(seen.program.get(opened.signature)!.logs.includes("Program log: Instruction: OpenEscrow"));

@@ -76,11 +76,11 @@ describe("lifecycle over JSON-RPC", function () {
 
   it("the market is initialized as localnet_marketConfig describes it, with its eight fee shards", async function () {
     sameKey(t.config.programId, PROGRAM_ID, "program id");
-    sameKey(t.config.market, marketPda(), "market PDA");
-    sameKey(t.config.delegate, delegatePda(), "delegate PDA");
+    sameKey(t.config.market, marketPda(t.programId), "market PDA");
+    sameKey(t.config.delegate, delegatePda(t.programId), "delegate PDA");
     assert.equal(BigInt(t.config.feeBps), FEE_BPS);
 
-    const market = await fetchMarket(t.connection);
+    const market = await fetchMarket(t.connection, undefined, { programId: t.programId });
     assert.ok(market);
     sameKey(market.authority, t.keys.authority.publicKey, "authority");
     sameKey(market.relayer, t.relayer.publicKey, "relayer");
@@ -97,11 +97,11 @@ describe("lifecycle over JSON-RPC", function () {
     const treasury = await getAccount(t.connection, t.config.treasury);
     sameKey(treasury.mint, t.usdcMint, "treasury mint");
     for (let index = 0; index < FEE_SHARD_COUNT; index++) {
-      const shard = await getAccount(t.connection, feeShardPda(index));
-      sameKey(shard.owner, marketPda(), `fee shard ${index} owner`);
+      const shard = await getAccount(t.connection, feeShardPda(index, t.programId));
+      sameKey(shard.owner, marketPda(t.programId), `fee shard ${index} owner`);
       sameKey(shard.mint, t.usdcMint, `fee shard ${index} mint`);
     }
-    const shardAccount = await t.connection.getAccountInfo(feeShardPda(0));
+    const shardAccount = await t.connection.getAccountInfo(feeShardPda(0, t.programId));
     sameKey(shardAccount!.owner, TOKEN_PROGRAM_ID, "fee shards are SPL Token accounts");
   });
 
@@ -114,15 +114,15 @@ describe("lifecycle over JSON-RPC", function () {
       t.registerAgentInstructions(creator, agentId, signing, payPerUse(), 120n * USDC),
       [creator.wallet],
     );
-    const agent = agentPda(agentId);
+    const agent = agentPda(agentId, t.programId);
 
     assert.equal(await t.usdc(creator.tokenAccount), 30n * USDC);
-    assert.equal(await t.usdc(collateralVaultPda(agent)), 120n * USDC);
-    assert.equal(await t.usdc(escrowVaultPda(agent)), 0n);
-    const collateralVault = await getAccount(t.connection, collateralVaultPda(agent));
+    assert.equal(await t.usdc(collateralVaultPda(agent, t.programId)), 120n * USDC);
+    assert.equal(await t.usdc(escrowVaultPda(agent, t.programId)), 0n);
+    const collateralVault = await getAccount(t.connection, collateralVaultPda(agent, t.programId));
     sameKey(collateralVault.owner, agent, "the collateral vault is owned by the agent PDA");
 
-    const stored = await fetchAgent(t.connection, agent);
+    const stored = await fetchAgent(t.connection, agent, { programId: t.programId });
     assert.ok(stored);
     sameKey(stored.creator, creator.wallet.publicKey, "creator");
     sameBytes(stored.agentId, agentId, "agent id");
@@ -142,7 +142,7 @@ describe("lifecycle over JSON-RPC", function () {
     // The creator paid two signatures (its own, and the signing key's proof the precompile
     // verifies) and the rent of the agent and its two vaults, nothing else.
     let rent = 0n;
-    for (const address of [agent, collateralVaultPda(agent), escrowVaultPda(agent)]) {
+    for (const address of [agent, collateralVaultPda(agent, t.programId), escrowVaultPda(agent, t.programId)]) {
       const info = await t.connection.getAccountInfo(address);
       assert.ok(info);
       assert.equal(info.lamports, await t.connection.getMinimumBalanceForRentExemption(info.data.length));
@@ -159,7 +159,7 @@ describe("lifecycle over JSON-RPC", function () {
       "CollateralBelowMinimum",
     );
     assert.equal(await t.usdc(poor.tokenAccount), MIN_COLLATERAL_USDC);
-    assert.equal(await t.exists(agentPda(poorId)), false);
+    assert.equal(await t.exists(agentPda(poorId, t.programId)), false);
   });
 
   it("the payer approves the delegate; open_escrow takes the price; settle with the creator's signature pays 99/1", async function () {
@@ -167,16 +167,16 @@ describe("lifecycle over JSON-RPC", function () {
     const payer = await t.walletWithUsdc(10n * USDC);
     await t.approveMarket(payer, 5n * USDC);
     const approved = await getAccount(t.connection, payer.tokenAccount);
-    sameKey(approved.delegate!, delegatePda(), "delegate");
+    sameKey(approved.delegate!, delegatePda(t.programId), "delegate");
     assert.equal(approved.delegatedAmount, 5n * USDC);
 
     const relayerBefore = await t.lamports(t.relayer.publicKey);
     const opened = await t.openEscrow(agent, payer);
     assert.equal(await t.usdc(payer.tokenAccount), 10n * USDC - PRICE_USDC);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), PRICE_USDC);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), PRICE_USDC);
     assert.equal((await getAccount(t.connection, payer.tokenAccount)).delegatedAmount, 5n * USDC - PRICE_USDC);
 
-    const escrow = await fetchEscrow(t.connection, escrowPda(opened.executionId));
+    const escrow = await fetchEscrow(t.connection, escrowPda(opened.executionId, t.programId), { programId: t.programId });
     assert.ok(escrow);
     assert.equal(escrow.amountUsdc, PRICE_USDC);
     sameKey(escrow.payer, payer.wallet.publicKey, "escrow payer");
@@ -189,22 +189,22 @@ describe("lifecycle over JSON-RPC", function () {
     const openedEvent = await t.event(opened.signature, "EscrowOpened");
     assert.equal(openedEvent.amountUsdc, PRICE_USDC);
     assert.equal(openedEvent.deadline, escrow.deadline);
-    const escrowRent = await t.lamports(escrowPda(opened.executionId));
+    const escrowRent = await t.lamports(escrowPda(opened.executionId, t.programId));
     assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - FEE - escrowRent);
 
     const creatorBefore = await t.usdc(agent.payoutAccount);
-    const shardBefore = await t.usdc(feeShardPda(5));
+    const shardBefore = await t.usdc(feeShardPda(5, t.programId));
     const settled = await t.settle(opened, agent, 5);
     const { creatorShareUsdc, feeUsdc } = splitPayment(PRICE_USDC);
     assert.equal(feeUsdc, 2_500n);
     assert.equal(creatorShareUsdc, 247_500n);
     assert.equal(await t.usdc(agent.payoutAccount), creatorBefore + 247_500n);
-    assert.equal(await t.usdc(feeShardPda(5)), shardBefore + 2_500n);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), 0n);
+    assert.equal(await t.usdc(feeShardPda(5, t.programId)), shardBefore + 2_500n);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), 0n);
     assert.equal(await t.usdc(payer.tokenAccount), 10n * USDC - PRICE_USDC);
-    assert.equal(await t.exists(escrowPda(opened.executionId)), false, "the escrow is closed");
+    assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false, "the escrow is closed");
 
-    const receipt = await fetchReceipt(t.connection, receiptPda(opened.executionId));
+    const receipt = await fetchReceipt(t.connection, receiptPda(opened.executionId, t.programId), { programId: t.programId });
     assert.ok(receipt);
     sameKey(receipt.payer, payer.wallet.publicKey, "receipt payer");
     sameKey(receipt.agent, agent.address, "receipt agent");
@@ -219,7 +219,7 @@ describe("lifecycle over JSON-RPC", function () {
     // Settle pays for two signatures (the relayer's and the one the precompile verified); the
     // relayer gets the escrow's rent back and pays the receipt's.
     assert.equal(await t.fee(settled), 2n * FEE);
-    const receiptRent = await t.lamports(receiptPda(opened.executionId));
+    const receiptRent = await t.lamports(receiptPda(opened.executionId, t.programId));
     assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 3n * FEE - receiptRent);
   });
 
@@ -229,9 +229,9 @@ describe("lifecycle over JSON-RPC", function () {
     const opened = await t.openEscrow(agent, payer);
     const forged = await t.settleInstructions(opened.executionId, { signing: Keypair.generate() });
     await t.expectPreflightError(forged, [t.relayer], "SignerKeyMismatch");
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), PRICE_USDC);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), PRICE_USDC);
     await t.settle(opened, agent);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), 0n);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), 0n);
   });
 
   it("refund returns the escrow to the payer", async function () {
@@ -243,8 +243,8 @@ describe("lifecycle over JSON-RPC", function () {
 
     const signature = await t.sendAsRelayer([t.refundInstruction(opened, "CreatorError")]);
     assert.equal(await t.usdc(payer.tokenAccount), USDC);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), 0n);
-    assert.equal(await t.exists(escrowPda(opened.executionId)), false);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), 0n);
+    assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false);
     // The allowance is spent by the transfer in; a refund does not restore it.
     assert.equal((await getAccount(t.connection, payer.tokenAccount)).delegatedAmount, USDC - PRICE_USDC);
     const refunded = await t.event(signature, "EscrowRefunded");
@@ -258,14 +258,14 @@ describe("lifecycle over JSON-RPC", function () {
     const agent = await t.agent();
     const payer = await t.payer(USDC, USDC);
     const opened = await t.openEscrow(agent, payer);
-    const escrowRent = await t.lamports(escrowPda(opened.executionId));
-    const escrow = await fetchEscrow(t.connection, escrowPda(opened.executionId));
+    const escrowRent = await t.lamports(escrowPda(opened.executionId, t.programId));
+    const escrow = await fetchEscrow(t.connection, escrowPda(opened.executionId, t.programId), { programId: t.programId });
     assert.ok(escrow);
     assert.ok((await t.now()) < escrow.deadline);
 
     await t.expectPreflightError([t.reclaimInstruction(opened)], [payer.wallet], "EscrowNotExpired");
     assert.equal(await t.usdc(payer.tokenAccount), USDC - PRICE_USDC);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), PRICE_USDC);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), PRICE_USDC);
 
     await t.localnet.advanceClock({ seconds: MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + 1 });
     assert.ok((await t.now()) > escrow.deadline, "the clock moved past the deadline");
@@ -276,8 +276,8 @@ describe("lifecycle over JSON-RPC", function () {
     const relayerLamports = await t.lamports(t.relayer.publicKey);
     const signature = await t.send([t.reclaimInstruction(opened)], [payer.wallet]);
     assert.equal(await t.usdc(payer.tokenAccount), USDC);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), 0n);
-    assert.equal(await t.exists(escrowPda(opened.executionId)), false);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), 0n);
+    assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false);
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports - FEE);
     assert.equal(await t.lamports(t.relayer.publicKey), relayerLamports + escrowRent, "the rent goes back to the relayer");
     const reclaimed = await t.event(signature, "EscrowReclaimed");
@@ -298,12 +298,12 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.usdc(payer.tokenAccount), 25n * USDC);
 
     const creatorBefore = await t.usdc(agent.payoutAccount);
-    const shardBefore = await t.usdc(feeShardPda(3));
+    const shardBefore = await t.usdc(feeShardPda(3, t.programId));
     const subscribed = await t.sendAsRelayer([t.subscribeInstruction(agent, payer, 3)]);
     assert.equal(await t.usdc(payer.tokenAccount), 15n * USDC);
     assert.equal(await t.usdc(agent.payoutAccount), creatorBefore + 9_900_000n);
-    assert.equal(await t.usdc(feeShardPda(3)), shardBefore + 100_000n);
-    const subscription = await fetchSubscription(t.connection, subscriptionPda(agent.address, payer.wallet.publicKey));
+    assert.equal(await t.usdc(feeShardPda(3, t.programId)), shardBefore + 100_000n);
+    const subscription = await fetchSubscription(t.connection, subscriptionPda(agent.address, payer.wallet.publicKey, t.programId), { programId: t.programId });
     assert.ok(subscription);
     assert.equal(subscription.expiresAt, subscription.periodStartedAt + BigInt(periodSecs));
     const event = await t.event(subscribed, "Subscribed");
@@ -323,7 +323,7 @@ describe("lifecycle over JSON-RPC", function () {
 
     // A second period extends the first.
     await t.sendAsRelayer([t.subscribeInstruction(agent, payer, 3)]);
-    const extended = await fetchSubscription(t.connection, subscriptionPda(agent.address, payer.wallet.publicKey));
+    const extended = await fetchSubscription(t.connection, subscriptionPda(agent.address, payer.wallet.publicKey, t.programId), { programId: t.programId });
     assert.equal(extended?.expiresAt, subscription.expiresAt + BigInt(periodSecs));
     assert.equal(await t.usdc(payer.tokenAccount), 5n * USDC);
 
@@ -338,8 +338,8 @@ describe("lifecycle over JSON-RPC", function () {
     const pricing: Pricing = { kind: "Hybrid", periodPriceUsdc: 5n * USDC, periodSecs: 3600, includedCalls: 2, overagePriceUsdc: overage };
     const agent = await t.agent(pricing);
     const payer = await t.payer(10n * USDC);
-    const subscription = subscriptionPda(agent.address, payer.wallet.publicKey);
-    const remaining = async () => (await fetchSubscription(t.connection, subscription))!.includedCallsRemaining;
+    const subscription = subscriptionPda(agent.address, payer.wallet.publicKey, t.programId);
+    const remaining = async () => (await fetchSubscription(t.connection, subscription, { programId: t.programId }))!.includedCallsRemaining;
 
     // Without a subscription a hybrid call pays the overage price.
     const unsubscribed = await t.openEscrow(agent, payer);
@@ -352,7 +352,7 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await remaining(), 2);
 
     const first = await t.openEscrow(agent, payer);
-    assert.equal((await fetchEscrow(t.connection, escrowPda(first.executionId)))?.usedIncludedCall, true);
+    assert.equal((await fetchEscrow(t.connection, escrowPda(first.executionId, t.programId), { programId: t.programId }))?.usedIncludedCall, true);
     assert.equal(await remaining(), 1);
     await t.sendAsRelayer([t.refundInstruction(first, "CreatorError", true)]);
     assert.equal(await remaining(), 2, "the refunded call is given back");
@@ -360,23 +360,23 @@ describe("lifecycle over JSON-RPC", function () {
     const creatorBefore = await t.usdc(agent.payoutAccount);
     for (let i = 0; i < 2; i++) {
       const covered = await t.openEscrow(agent, payer);
-      assert.equal((await fetchEscrow(t.connection, escrowPda(covered.executionId)))?.amountUsdc, 0n);
+      assert.equal((await fetchEscrow(t.connection, escrowPda(covered.executionId, t.programId), { programId: t.programId }))?.amountUsdc, 0n);
       await t.settle(covered, agent);
     }
     assert.equal(await remaining(), 0);
     assert.equal(await t.usdc(payer.tokenAccount), 5n * USDC);
     assert.equal(await t.usdc(agent.payoutAccount), creatorBefore);
 
-    const shardBefore = await t.usdc(feeShardPda(2));
+    const shardBefore = await t.usdc(feeShardPda(2, t.programId));
     const over = await t.openEscrow(agent, payer);
-    const escrow = await fetchEscrow(t.connection, escrowPda(over.executionId));
+    const escrow = await fetchEscrow(t.connection, escrowPda(over.executionId, t.programId), { programId: t.programId });
     assert.equal(escrow?.amountUsdc, overage);
     assert.equal(escrow?.usedIncludedCall, false);
     assert.equal(await t.usdc(payer.tokenAccount), 5n * USDC - overage);
     await t.settle(over, agent, 2);
     assert.equal(await t.usdc(agent.payoutAccount), creatorBefore + 297_000n);
-    assert.equal(await t.usdc(feeShardPda(2)), shardBefore + 3_000n);
-    assert.equal(await t.usdc(escrowVaultPda(agent.address)), 0n);
+    assert.equal(await t.usdc(feeShardPda(2, t.programId)), shardBefore + 3_000n);
+    assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), 0n);
   });
 
   it("an upheld dispute slashes collateral to the payer, never more than there is", async function () {
@@ -387,15 +387,15 @@ describe("lifecycle over JSON-RPC", function () {
 
     const payerLamports = await t.lamports(payer.wallet.publicKey);
     const disputed = await t.send([disputeInstruction(agent, payer, first.executionId)], [payer.wallet]);
-    const disputeRent = await t.lamports(disputePda(first.executionId));
+    const disputeRent = await t.lamports(disputePda(first.executionId, t.programId));
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports - FEE - disputeRent);
-    const dispute = await fetchDispute(t.connection, disputePda(first.executionId));
+    const dispute = await fetchDispute(t.connection, disputePda(first.executionId, t.programId), { programId: t.programId });
     assert.ok(dispute);
     assert.equal(dispute.amountUsdc, PRICE_USDC);
     sameBytes(dispute.evidenceHash, new Uint8Array(32).fill(4), "evidence hash");
     assert.equal((await t.event(disputed, "DisputeOpened")).amountUsdc, PRICE_USDC);
-    assert.equal((await fetchAgent(t.connection, agent.address))?.openDisputes, 1);
-    assert.equal((await fetchReceipt(t.connection, receiptPda(first.executionId)))?.disputed, true);
+    assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.openDisputes, 1);
+    assert.equal((await fetchReceipt(t.connection, receiptPda(first.executionId, t.programId), { programId: t.programId }))?.disputed, true);
 
     // Upheld for 30 USDC: exactly that leaves the collateral for the payer, who also gets the
     // dispute's rent back.
@@ -407,9 +407,9 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(resolvedEvent.slashedUsdc, 30n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 30n * USDC);
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamportsBefore + disputeRent);
-    assert.equal(await t.usdc(collateralVaultPda(agent.address)), 70n * USDC);
-    assert.equal(await t.exists(disputePda(first.executionId)), false);
-    const afterFirst = await fetchAgent(t.connection, agent.address);
+    assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 70n * USDC);
+    assert.equal(await t.exists(disputePda(first.executionId, t.programId)), false);
+    const afterFirst = await fetchAgent(t.connection, agent.address, { programId: t.programId });
     assert.equal(afterFirst?.collateralUsdc, 70n * USDC);
     assert.equal(afterFirst?.openDisputes, 0);
 
@@ -421,8 +421,8 @@ describe("lifecycle over JSON-RPC", function () {
     const capped = await t.send([resolveInstruction(agent, payer, second.executionId, true, 1_000n * USDC)], [t.arbiter]);
     assert.equal((await t.event(capped, "DisputeResolved")).slashedUsdc, 70n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 100n * USDC);
-    assert.equal(await t.usdc(collateralVaultPda(agent.address)), 0n);
-    assert.equal((await fetchAgent(t.connection, agent.address))?.collateralUsdc, 0n);
+    assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 0n);
+    assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.collateralUsdc, 0n);
   });
 
   it("collateral: top-up, retire, no withdrawal before the cooldown or while a dispute is open, then all of it", async function () {
@@ -432,6 +432,7 @@ describe("lifecycle over JSON-RPC", function () {
     const topUp = await t.send(
       [
         topUpCollateralInstruction({
+          programId: t.programId,
           creator: creator.wallet.publicKey,
           agent: agent.address,
           creatorTokenAccount: creator.tokenAccount,
@@ -444,7 +445,7 @@ describe("lifecycle over JSON-RPC", function () {
     const toppedUp = await t.event(topUp, "CollateralToppedUp");
     assert.equal(toppedUp.amountUsdc, 50n * USDC);
     assert.equal(toppedUp.collateralUsdc, 150n * USDC);
-    assert.equal(await t.usdc(collateralVaultPda(agent.address)), 150n * USDC);
+    assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 150n * USDC);
     assert.equal(await t.usdc(creator.tokenAccount), 0n);
 
     const payer = await t.payer(USDC);
@@ -452,8 +453,8 @@ describe("lifecycle over JSON-RPC", function () {
     const creatorUsdc = await t.usdc(creator.tokenAccount);
     assert.equal(creatorUsdc, 247_500n, "the creator's share of the call");
 
-    const retired = await t.send([retireAgentInstruction({ creator: creator.wallet.publicKey, agent: agent.address })], [creator.wallet]);
-    const stored = await fetchAgent(t.connection, agent.address);
+    const retired = await t.send([retireAgentInstruction({ programId: t.programId, creator: creator.wallet.publicKey, agent: agent.address })], [creator.wallet]);
+    const stored = await fetchAgent(t.connection, agent.address, { programId: t.programId });
     assert.equal(stored?.status, "Retired");
     assert.equal((await t.event(retired, "AgentRetired")).retiredAt, stored?.retiredAt);
     await t.expectPreflightError(
@@ -463,6 +464,7 @@ describe("lifecycle over JSON-RPC", function () {
     );
 
     const withdraw = withdrawCollateralInstruction({
+      programId: t.programId,
       creator: creator.wallet.publicKey,
       agent: agent.address,
       creatorTokenAccount: creator.tokenAccount,
@@ -481,32 +483,32 @@ describe("lifecycle over JSON-RPC", function () {
     const failed = await t.expectOnChainError([withdraw], [creator.wallet], "OpenDisputes");
     assert.equal(failed.fee, FEE);
     assert.equal(await t.lamports(creator.wallet.publicKey), creatorLamports - FEE);
-    assert.equal(await t.usdc(collateralVaultPda(agent.address)), 150n * USDC);
+    assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 150n * USDC);
     assert.equal(await t.usdc(creator.tokenAccount), creatorUsdc);
 
     // Rejected: nothing is slashed, and the dispute no longer blocks the withdrawal.
     const payerUsdc = await t.usdc(payer.tokenAccount);
     await t.send([resolveInstruction(agent, payer, execution.executionId, false, 0n)], [t.arbiter]);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc);
-    assert.equal(await t.usdc(collateralVaultPda(agent.address)), 150n * USDC);
+    assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 150n * USDC);
 
     const withdrawn = await t.send([withdraw], [creator.wallet]);
     assert.equal((await t.event(withdrawn, "CollateralWithdrawn")).amountUsdc, 150n * USDC);
     assert.equal(await t.usdc(creator.tokenAccount), creatorUsdc + 150n * USDC);
-    assert.equal(await t.usdc(collateralVaultPda(agent.address)), 0n);
-    assert.equal((await fetchAgent(t.connection, agent.address))?.collateralUsdc, 0n);
+    assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 0n);
+    assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.collateralUsdc, 0n);
 
     // The dispute window has passed too: anyone may close the receipt, its rent goes back to
     // the relayer that paid it.
-    const receiptRent = await t.lamports(receiptPda(execution.executionId));
+    const receiptRent = await t.lamports(receiptPda(execution.executionId, t.programId));
     const relayerLamports = await t.lamports(t.relayer.publicKey);
     const closed = await t.send(
-      [closeReceiptInstruction({ executionId: execution.executionId, rentPayer: t.relayer.publicKey })],
+      [closeReceiptInstruction({ programId: t.programId, executionId: execution.executionId, rentPayer: t.relayer.publicKey })],
       [payer.wallet],
     );
     assert.equal((await t.event(closed, "ReceiptClosed")).agent.toBase58(), agent.address.toBase58());
     assert.equal(await t.lamports(t.relayer.publicKey), relayerLamports + receiptRent);
-    assert.equal(await t.exists(receiptPda(execution.executionId)), false);
+    assert.equal(await t.exists(receiptPda(execution.executionId, t.programId)), false);
   });
 
   async function settledExecution(agent: AgentFixture, payer: Wallet) {
@@ -517,6 +519,7 @@ describe("lifecycle over JSON-RPC", function () {
 
   function disputeInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array) {
     return openDisputeInstruction({
+      programId: t.programId,
       payer: payer.wallet.publicKey,
       agent: agent.address,
       executionId,
@@ -526,6 +529,7 @@ describe("lifecycle over JSON-RPC", function () {
 
   function resolveInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array, upheld: boolean, slashUsdc: bigint) {
     return resolveDisputeInstruction({
+      programId: t.programId,
       arbiter: t.arbiter.publicKey,
       usdcMint: t.usdcMint,
       agent: agent.address,

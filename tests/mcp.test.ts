@@ -35,6 +35,7 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
   let marketplace: LocalMarketplace;
   let data_dir: string;
   let connection: Connection;
+  let programId: PublicKey;
   let payerToken: PublicKey;
   let echo: string;
   const clients: Client[] = [];
@@ -42,7 +43,7 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
 
   before(async () => {
     local = await startLocalTestMarket("agent-market-mcp-", { log: () => undefined });
-    ({ marketplace, data_dir, connection, payerToken, echo } = local);
+    ({ marketplace, data_dir, connection, programId, payerToken, echo } = local);
   });
   after(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
@@ -227,8 +228,9 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
       output_schema: listing.output_schema as Record<string, unknown>,
     };
     const creator = Keypair.fromSecretKey(Uint8Array.from(JSON.parse(readFileSync(join(data_dir, "creator.json"), "utf8")) as number[]));
-    const onChain = (await fetchAgent(connection, new PublicKey(echo)))!;
+    const onChain = (await fetchAgent(connection, new PublicKey(echo), { programId: programId }))!;
     const update = updateAgentInstruction({
+      programId: programId,
       creator: creator.publicKey,
       agent: new PublicKey(echo),
       payoutAccount: onChain.payoutAccount,

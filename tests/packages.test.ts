@@ -235,7 +235,7 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
       env: childEnv({
         PORT: String(agentPort),
         AGENT_MARKET_MARKETPLACE_KEY: relayer.marketplaceKey.publicKey.toBase58(),
-        AGENT_ADDRESS: agentPda(agentId).toBase58(),
+        AGENT_ADDRESS: agentPda(agentId, market.programId).toBase58(),
       }),
       stdio: ["ignore", "inherit", "inherit"],
     });

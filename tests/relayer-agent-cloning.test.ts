@@ -49,8 +49,9 @@ describe("relayer + program: an agent cannot be cloned", function () {
   it("refuses on chain a clone of the victim's key without the key's own proof for the clone", async () => {
     const cloner = await market.walletWithUsdc(MIN_COLLATERAL_USDC);
     const agentId = randomId();
-    const clone = agentPda(agentId);
+    const clone = agentPda(agentId, market.programId);
     const input = {
+      programId: market.programId,
       creator: cloner.wallet.publicKey,
       agentId,
       creatorTokenAccount: cloner.tokenAccount,
@@ -97,7 +98,7 @@ describe("relayer + program: an agent cannot be cloned", function () {
     await market.expectPreflightError([own, registerAgentInstruction(input)], [cloner.wallet], "SigningKeyProofKeyMismatch");
 
     assert.equal(await market.exists(clone), false, "no clone on chain");
-    assert.equal(await market.exists(collateralVaultPda(clone)), false);
+    assert.equal(await market.exists(collateralVaultPda(clone, market.programId)), false);
     assert.equal(await market.usdc(cloner.tokenAccount), MIN_COLLATERAL_USDC, "the cloner's USDC did not move");
     assert.equal(await feeShardsTotal(market), shards);
     assert.equal(victim.server.received.length, received, "the victim's service heard nothing");
@@ -126,7 +127,7 @@ describe("relayer + program: an agent cannot be cloned", function () {
     for (const endpoint of [victim.server.url, `${victim.server.url}/`, victim.server.url.replace("http://", "HTTP://")]) {
       const signing = Keypair.generate();
       const { creator, address } = await registerOnChain(market, { signing, endpoint, listing: DOC, pricing: victim.pricing, maxExecutionSecs: 3 });
-      const collateral = await market.usdc(collateralVaultPda(address));
+      const collateral = await market.usdc(collateralVaultPda(address, market.programId));
       const token = await signIn(relayer, creator.wallet);
       const listed = await api(relayer, "POST", "/v1/agents", {
         token,
@@ -142,7 +143,7 @@ describe("relayer + program: an agent cannot be cloned", function () {
       assert.equal(errorCode(listed), "endpoint_already_listed", endpoint);
       assert.equal((await api(relayer, "GET", `/v1/agents/${address.toBase58()}`)).status, 404, "not listed");
       assert.equal(await market.usdc(creator.tokenAccount), 0n, "the collateral stays locked, nothing else moved");
-      assert.equal(await market.usdc(collateralVaultPda(address)), collateral);
+      assert.equal(await market.usdc(collateralVaultPda(address, market.programId)), collateral);
     }
     assert.equal(victim.server.received.length, received, "the victim's service was never probed for a clone");
   });

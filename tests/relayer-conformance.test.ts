@@ -20,10 +20,11 @@ describe("relayer: the conformance probe before registration", function () {
   let server: CreatorServer;
   let creator: Wallet;
   let token: string;
-  const agent = agentPda(randomId());
+  let agent: PublicKey;
 
   before(async () => {
     market = await TestMarket.start();
+    agent = agentPda(randomId(), market.programId);
     relayer = await startRelayer(market.localnet);
     server = await startCreator(relayer.marketplaceKey.publicKey.toBase58());
     creator = await market.walletWithUsdc(0n);
@@ -92,7 +93,7 @@ describe("relayer: the conformance probe before registration", function () {
     // A proof by another key than the one probed with.
     await refused(body({ key_proof: proof(Keypair.generate()) }), 403, "invalid_key_proof");
     // The holder's proof for another agent, or for another wallet (replayed by this one).
-    await refused(body({ key_proof: proof(server.signing, agentPda(randomId())) }), 403, "invalid_key_proof");
+    await refused(body({ key_proof: proof(server.signing, agentPda(randomId(), market.programId)) }), 403, "invalid_key_proof");
     await refused(body({ key_proof: proof(server.signing, agent, Keypair.generate().publicKey) }), 403, "invalid_key_proof");
     await refused(body({ key_proof: "not base58 0OIl" }), 403, "invalid_key_proof");
     // The task and parameters are the relayer's, not the caller's.

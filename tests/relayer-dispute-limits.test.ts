@@ -64,6 +64,7 @@ describe("relayer: dispute limits and bounded dispute lists", function () {
     await market.send(
       [
         openDisputeInstruction({
+          programId: market.programId,
           payer: payer.wallet.publicKey,
           agent: agent.address,
           executionId: parseExecutionId(id)!,

@@ -226,6 +226,7 @@ describe("relayer: dispute evidence", function () {
     await market.send(
       [
         openDisputeInstruction({
+          programId: market.programId,
           payer: payer.wallet.publicKey,
           agent: agent.address,
           executionId: parseExecutionId(id)!,
@@ -304,16 +305,17 @@ describe("relayer: dispute evidence", function () {
     await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
     await waitUntil("the undisputed receipt is closed", async () => (await executionRow(untouched)).receipt_closed_at !== null);
     await sleep(ONE_SWEEP_MS);
-    assert.equal(await market.exists(receiptPda(parseExecutionId(id)!)), true, "the disputed receipt stays");
+    assert.equal(await market.exists(receiptPda(parseExecutionId(id)!, market.programId)), true, "the disputed receipt stays");
     assert.equal((await executionRow(id)).receipt_closed_at, null);
 
     // The arbiter upholds it: the slash goes from the collateral to the payer, and then the
     // receipt can go, but the evidence stays.
-    const vaultBefore = await market.usdc(collateralVaultPda(agent.address));
+    const vaultBefore = await market.usdc(collateralVaultPda(agent.address, market.programId));
     const payerBefore = await market.usdc(payer.tokenAccount);
     await market.send(
       [
         resolveDisputeInstruction({
+          programId: market.programId,
           arbiter: market.arbiter.publicKey,
           usdcMint: market.usdcMint,
           agent: agent.address,
@@ -326,7 +328,7 @@ describe("relayer: dispute evidence", function () {
       ],
       [market.arbiter],
     );
-    assert.equal(await market.usdc(collateralVaultPda(agent.address)), vaultBefore - 1_500_000n);
+    assert.equal(await market.usdc(collateralVaultPda(agent.address, market.programId)), vaultBefore - 1_500_000n);
     assert.equal(await market.usdc(payer.tokenAccount), payerBefore + 1_500_000n);
     await waitUntil("the disputed receipt is closed once resolved", async () => (await executionRow(id)).receipt_closed_at !== null);
     const resolved = await dispute(payer.token, id);
@@ -349,6 +351,7 @@ describe("relayer: dispute evidence", function () {
     await market.send(
       [
         openDisputeInstruction({
+          programId: market.programId,
           payer: payer.wallet.publicKey,
           agent: agent.address,
           executionId: parseExecutionId(id)!,
@@ -357,10 +360,11 @@ describe("relayer: dispute evidence", function () {
       ],
       [payer.wallet],
     );
-    const vaultBefore = await market.usdc(collateralVaultPda(agent.address));
+    const vaultBefore = await market.usdc(collateralVaultPda(agent.address, market.programId));
     await market.send(
       [
         resolveDisputeInstruction({
+          programId: market.programId,
           arbiter: market.arbiter.publicKey,
           usdcMint: market.usdcMint,
           agent: agent.address,
@@ -373,7 +377,7 @@ describe("relayer: dispute evidence", function () {
       ],
       [market.arbiter],
     );
-    assert.equal(await market.usdc(collateralVaultPda(agent.address)), vaultBefore);
+    assert.equal(await market.usdc(collateralVaultPda(agent.address, market.programId)), vaultBefore);
     // Resolved before the relayer ever saw it open: the outcome comes from the transactions.
     const rejected = await dispute(payer.token, id);
     assert.equal(rejected.body.state, "rejected");
@@ -390,6 +394,7 @@ describe("relayer: dispute evidence", function () {
       await market.send(
         [
           openDisputeInstruction({
+            programId: market.programId,
             payer: payer.wallet.publicKey,
             agent: agent.address,
             executionId: parseExecutionId(execution)!,
@@ -401,6 +406,7 @@ describe("relayer: dispute evidence", function () {
     };
     const resolve = (execution: string, upheld: boolean, slashUsdc: bigint) =>
       resolveDisputeInstruction({
+        programId: market.programId,
         arbiter: market.arbiter.publicKey,
         usdcMint: market.usdcMint,
         agent: agent.address,
@@ -412,7 +418,7 @@ describe("relayer: dispute evidence", function () {
       });
     await open(id);
     await open(other);
-    const address = disputePda(parseExecutionId(id)!);
+    const address = disputePda(parseExecutionId(id)!, market.programId);
     // The other dispute's resolution (upheld, 0.7 USDC) mentions this dispute's address.
     const misleading = resolve(other, true, 700_000n);
     misleading.keys.push({ pubkey: address, isSigner: false, isWritable: false });
@@ -452,7 +458,7 @@ describe("relayer: dispute evidence", function () {
       const executionId = parseExecutionId(id)!;
       const of = (type: string) => receiver.events.filter((e) => e.type === type && (e.data as unknown as { execution_id: string }).execution_id === id);
       await market.send(
-        [openDisputeInstruction({ payer: payer.wallet.publicKey, agent: agent.address, executionId, evidenceHash: randomBytes(32) })],
+        [openDisputeInstruction({ programId: market.programId, payer: payer.wallet.publicKey, agent: agent.address, executionId, evidenceHash: randomBytes(32) })],
         [payer.wallet],
       );
       // The sweep reads the open disputes every DISPUTE_WATCH_INTERVAL_MS (10 s).
@@ -460,6 +466,7 @@ describe("relayer: dispute evidence", function () {
       await market.send(
         [
           resolveDisputeInstruction({
+            programId: market.programId,
             arbiter: market.arbiter.publicKey,
             usdcMint: market.usdcMint,
             agent: agent.address,

@@ -50,6 +50,7 @@ describe("relayer: the executed endpoint is the probed one", function () {
     servers.push(moved);
     await market.send(
       updateAgentInstructions({
+          programId: market.programId,
           creator: agent.creator.wallet.publicKey,
           agent: agent.address,
           payoutAccount: agent.creator.tokenAccount,
@@ -107,6 +108,7 @@ describe("relayer: the executed endpoint is the probed one", function () {
     servers.push(moved);
     await market.send(
       updateAgentInstructions({
+          programId: market.programId,
           creator: other.creator.wallet.publicKey,
           agent: other.address,
           payoutAccount: other.creator.tokenAccount,

@@ -122,7 +122,7 @@ describe("relayer: faults at each step of an execution, the relayer kept running
 
   /** open_escrow and exactly one settle or refund landed on the escrow, and it is closed. */
   async function exactlyOnce(id: string): Promise<void> {
-    const escrow = escrowPda(parseExecutionId(id)!);
+    const escrow = escrowPda(parseExecutionId(id)!, market.programId);
     assert.equal(await market.connection.getAccountInfo(escrow, "confirmed"), null, "the escrow is closed");
     const history = await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed");
     assert.equal(history.filter((entry) => entry.err === null).length, 2, "open_escrow and one settle or refund");
@@ -293,11 +293,12 @@ describe("relayer: faults at each step of an execution, the relayer kept running
     const short = await listAgent(market, relayer, { maxExecutionSecs: 3 });
     agents.push(short);
     const payer = await newPayer(market, relayer, FUNDS);
-    const before = (await fetchMarket(market.connection))!;
+    const before = (await fetchMarket(market.connection, undefined, { programId: market.programId }))!;
     const setGrace = async (escrowGraceSecs: number) => {
       await market.send(
         [
           updateMarketInstruction({
+            programId: market.programId,
             authority: market.keys.authority.publicKey,
             treasury: before.treasury,
             params: {
@@ -500,7 +501,7 @@ describe("relayer: its PostgreSQL server stopped and started again mid-execution
       await db.end();
     }
     assert.equal(await market.usdc(payer.tokenAccount), FUNDS, "the payer is whole, to the unit");
-    const escrow = escrowPda(parseExecutionId(id)!);
+    const escrow = escrowPda(parseExecutionId(id)!, market.programId);
     const history = await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed");
     assert.equal(history.filter((entry) => entry.err === null).length, 2, "open_escrow and one refund");
     agent.server.behaviour = "echo";

@@ -104,7 +104,7 @@ describe("relayer: its own SOL", function () {
     assert.deepEqual((await rows(settled)).map((row) => row.state), ["settled", "settled", "settled"]);
     assert.equal((await rows([refunded]))[0]!.state, "refunded");
 
-    const receipts = settled.map((id) => receiptPda(parseExecutionId(id)!));
+    const receipts = settled.map((id) => receiptPda(parseExecutionId(id)!, market.programId));
     const rents = await Promise.all(receipts.map((receipt) => market.lamports(receipt)));
     assert.ok(rents.every((rent) => rent > 0n), "settle opened a receipt, paid by the relayer");
     const before = await relayerLamports();
@@ -150,9 +150,9 @@ describe("relayer: its own SOL", function () {
 
       // close_receipt is open to anyone; the rent still goes to the relayer that paid it.
       const relayerBefore = await relayerLamports();
-      const rent = await market.lamports(receiptPda(parseExecutionId(byOther)!));
+      const rent = await market.lamports(receiptPda(parseExecutionId(byOther)!, market.programId));
       await market.send(
-        [closeReceiptInstruction({ executionId: parseExecutionId(byOther)!, rentPayer: market.relayer.publicKey })],
+        [closeReceiptInstruction({ programId: market.programId, executionId: parseExecutionId(byOther)!, rentPayer: market.relayer.publicKey })],
         [payer.wallet],
       );
       assert.equal(await relayerLamports(), relayerBefore + rent);
@@ -167,7 +167,7 @@ describe("relayer: its own SOL", function () {
     const [other, own] = await rows([byOther, byRelayer]);
     assert.equal(other!.receipt_close_signature, null, "no transaction for a receipt already gone");
     assert.notEqual(own!.receipt_close_signature, null);
-    assert.equal(await market.exists(receiptPda(parseExecutionId(byRelayer)!)), false);
+    assert.equal(await market.exists(receiptPda(parseExecutionId(byRelayer)!, market.programId)), false);
   });
 
   it("reconciles a receipt marked closed against the chain", async () => {
@@ -214,7 +214,7 @@ describe("relayer: its own SOL", function () {
       assert.equal(response.status, 503, JSON.stringify(response.body));
       assert.equal(errorCode(response), "relayer_underfunded");
       failed = (response.body.error as { execution_id: string }).execution_id;
-      assert.equal(await market.exists(escrowPda(parseExecutionId(failed)!)), false, "no escrow opened");
+      assert.equal(await market.exists(escrowPda(parseExecutionId(failed)!, market.programId)), false, "no escrow opened");
       assert.equal((await rows([failed]))[0]!.state, "failed");
       assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n, "nothing was charged");
       assert.equal(await executionCount(payer.apiKeyId), countBefore, "a call that charged nothing is not counted");
@@ -242,7 +242,7 @@ describe("relayer: its own SOL", function () {
       const refused = await subscribe();
       assert.equal(refused.status, 503, JSON.stringify(refused.body));
       assert.equal(errorCode(refused), "relayer_underfunded");
-      assert.equal(await market.exists(subscriptionPda(monthly.address, payer.wallet.publicKey)), false);
+      assert.equal(await market.exists(subscriptionPda(monthly.address, payer.wallet.publicKey, market.programId)), false);
       assert.equal(await market.usdc(payer.tokenAccount), 2_000_000n, "nothing was charged");
     } finally {
       await refillRelayer();

@@ -264,7 +264,7 @@ describe("relayer: agent listings", function () {
     const before = await funding();
     assert.equal(before.balance_usdc, "40.000000");
     assert.equal(before.allowance_usdc, "0.000000");
-    assert.equal(before.delegate, delegatePda().toBase58());
+    assert.equal(before.delegate, delegatePda(market.programId).toBase58());
     assert.equal(before.usdc_mint, market.usdcMint.toBase58());
 
     for (const [name, cap] of [["a", "5.000000"], ["b", "7.500000"]] as const) {
@@ -335,6 +335,7 @@ describe("relayer: listing checks that need a market of their own", function () 
       await market.send(
         [
           updateMarketInstruction({
+            programId: market.programId,
             authority: market.keys.authority.publicKey,
             treasury: onChain.treasury,
             params: {

@@ -123,7 +123,7 @@ describe("relayer: subscriptions after a pricing switch or retirement", function
     const payer = await newPayer(market, relayer, 3_000_000n);
     const stranger = await newPayer(market, relayer, 3_000_000n);
     await subscribe(payer, agent);
-    await market.send([retireAgentInstruction({ creator: agent.creator.wallet.publicKey, agent: agent.address })], [agent.creator.wallet]);
+    await market.send([retireAgentInstruction({ programId: market.programId, creator: agent.creator.wallet.publicKey, agent: agent.address })], [agent.creator.wallet]);
 
     // Retired on chain only: the subscriber is served, anyone else is told it is retired.
     await assertCovered(payer, agent, 1);

@@ -27,7 +27,7 @@ describe("relayer: the program id per network", function () {
     await market?.stop();
   });
 
-  it("names the IDL's id for each network when none is configured, and serves the market there", async () => {
+  it("names the configured id, localnet's (the IDL's), for each network, and serves the market there", async () => {
     const relayer = await startRelayer(market.localnet);
     relayers.push(relayer);
     const response = await api<MarketplaceBody>(relayer, "GET", "/v1/marketplace");

@@ -95,7 +95,7 @@ describe("relayer: a price raised after the quote is refused", function () {
     assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
     const executionId = parseExecutionId(error.execution_id!);
     assert.ok(executionId);
-    assert.equal(await market.connection.getAccountInfo(escrowPda(executionId), "confirmed"), null, "no escrow opened");
+    assert.equal(await market.connection.getAccountInfo(escrowPda(executionId, market.programId), "confirmed"), null, "no escrow opened");
 
     // The next call is not charged the new price either: the listing still shows the old one.
     const next = await execute(relayer, payer, agent.address);
@@ -169,10 +169,11 @@ describe("relayer: a price raised after the quote is refused", function () {
   it("a listing hash changed on chain: agent_terms_changed with both hashes, nothing sent, the listing paused", async () => {
     const agent = await listed({ kind: "PayPerUse", priceUsdc: PRICE });
     const payer = await newPayer(market, relayer, 10_000_000n);
-    const onChain = await fetchAgent(market.connection, agent.address);
+    const onChain = await fetchAgent(market.connection, agent.address, { programId: market.programId });
     await market.send(
       [
         updateAgentInstruction({
+          programId: market.programId,
           creator: agent.creator.wallet.publicKey,
           agent: agent.address,
           payoutAccount: onChain!.payoutAccount,
@@ -267,7 +268,7 @@ describe("relayer: a price raised after the quote is refused", function () {
     assert.equal(execution.status, "failed", JSON.stringify(execution));
     assert.equal(execution.failure?.code, "price_changed");
     assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
-    assert.equal(await market.connection.getAccountInfo(escrowPda(parseExecutionId(id)!), "confirmed"), null);
+    assert.equal(await market.connection.getAccountInfo(escrowPda(parseExecutionId(id)!, market.programId), "confirmed"), null);
   });
 
   it("a subscription whose period price rose after it was read: price_changed (PriceAboveMaximum), nothing charged", async () => {
@@ -285,7 +286,7 @@ describe("relayer: a price raised after the quote is refused", function () {
     assert.equal(errorCode(refused), "price_changed");
     assert.match(refused.body.error.message, /PriceAboveMaximum/);
     assert.deepEqual(await balances(payer, agent), before, "nothing was charged");
-    const subscription = subscriptionPda(agent.address, payer.wallet.publicKey);
+    const subscription = subscriptionPda(agent.address, payer.wallet.publicKey, market.programId);
     assert.equal(await market.connection.getAccountInfo(subscription, "confirmed"), null, "no subscription");
   });
 });

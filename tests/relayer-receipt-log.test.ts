@@ -81,7 +81,7 @@ describe("relayer: settlement into the receipt log", function () {
     assert.equal(await feeShardsTotal(market), feesBefore + feeUsdc * BigInt(calls), "1% of each call");
     assert.equal(await market.usdc(payer.tokenAccount), 0n, "each call charged once");
     for (const execution of executions) {
-      assert.equal(await market.exists(receiptPda(parseExecutionId(execution.id)!)), false, "no receipt account, no rent");
+      assert.equal(await market.exists(receiptPda(parseExecutionId(execution.id)!, market.programId)), false, "no receipt account, no rent");
     }
     return executions;
   }
@@ -100,9 +100,9 @@ describe("relayer: settlement into the receipt log", function () {
 
   it("settles a lone call at once into the agent's receipt log, under its own signature: 99/1 exact, no receipt rent", async () => {
     const agent = await newAgent(true);
-    assert.equal(await market.exists(receiptLogPda(agent.address)), false);
+    assert.equal(await market.exists(receiptLogPda(agent.address, market.programId)), false);
     const [execution] = await burst(agent, 1);
-    assert.equal(await market.exists(receiptLogPda(agent.address)), true, "the relayer created the agent's log first");
+    assert.equal(await market.exists(receiptLogPda(agent.address, market.programId)), true, "the relayer created the agent's log first");
     const by = await settlements([execution!]);
     assert.equal(by.size, 1);
     assert.deepEqual(agent.server.batches_signed, [], "a batch of one needs no batch signature");

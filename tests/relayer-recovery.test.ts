@@ -73,7 +73,7 @@ describe("relayer: crashes and outages", function () {
       }
       assert.equal(state, "refunded", "the result was lost with the relayer: refunded");
       assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "the payer is whole");
-      const escrow = escrowPda(parseExecutionId(id!)!);
+      const escrow = escrowPda(parseExecutionId(id!)!, market.programId);
       assert.equal(await market.connection.getAccountInfo(escrow), null, "the escrow is closed");
       const history = await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed");
       const landed = history.filter((entry) => entry.err === null);

@@ -72,7 +72,7 @@ async function settled(relayer: RunningRelayer, payer: Payer, plan: ListedAgent,
 }
 
 async function expiryOnChain(market: TestMarket, plan: PublicKey, wallet: PublicKey): Promise<string> {
-  const info = await market.localnet.connection().getAccountInfo(subscriptionPda(plan, wallet), "confirmed");
+  const info = await market.localnet.connection().getAccountInfo(subscriptionPda(plan, wallet, market.programId), "confirmed");
   return new Date(Number(decodeSubscription(info!.data).expiresAt) * 1000).toISOString();
 }
 

@@ -80,7 +80,7 @@ describe("relayer: two instances on one database, one killed mid-burst", functio
       assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + creatorShareUsdc * BigInt(settled.length));
       assert.equal(await feeShardsTotal(market), feesBefore + feeUsdc * BigInt(settled.length));
       for (const row of rows.filter((row) => row.state !== "failed")) {
-        const escrow = escrowPda(parseExecutionId(row.id)!);
+        const escrow = escrowPda(parseExecutionId(row.id)!, market.programId);
         assert.equal(await market.connection.getAccountInfo(escrow), null, `${row.id}'s escrow is closed`);
         const landed = (await market.connection.getSignaturesForAddress(escrow, undefined, "confirmed")).filter((e) => e.err === null);
         assert.equal(landed.length, 2, `${row.id}: its open and one settlement or refund, nothing else`);

@@ -52,7 +52,7 @@ async function transactionRecord(t: TestMarket, signature: string) {
     preTokenBalances: JSON.stringify(tx.meta.preTokenBalances),
     postTokenBalances: JSON.stringify(tx.meta.postTokenBalances),
     logMessages: tx.meta.logMessages,
-    events: JSON.stringify(eventsFromInnerInstructions(tx), (_, value: unknown) => (typeof value === "bigint" ? value.toString() : value)),
+    events: JSON.stringify(eventsFromInnerInstructions(tx, t.programId), (_, value: unknown) => (typeof value === "bigint" ? value.toString() : value)),
   };
 }
 
@@ -79,19 +79,19 @@ describe("localnet --ledger across restarts", function () {
     const settled: OpenedEscrow = await t.openEscrow(agent, payer);
     const settleSignature = await t.settle(settled, agent, 4);
     const open: OpenedEscrow = await t.openEscrow(agent, payer);
-    const deadline = (await fetchEscrow(t.connection, escrowPda(open.executionId)))!.deadline;
+    const deadline = (await fetchEscrow(t.connection, escrowPda(open.executionId, t.programId), { programId: t.programId }))!.deadline;
     await t.localnet.advanceClock({ seconds: MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + 1 });
     const clockBefore = await t.now();
     assert.ok(clockBefore > deadline);
 
     const watched = [
-      marketPda(),
+      marketPda(t.programId),
       agent.address,
-      collateralVaultPda(agent.address),
-      escrowVaultPda(agent.address),
-      escrowPda(open.executionId),
-      receiptPda(settled.executionId),
-      feeShardPda(4),
+      collateralVaultPda(agent.address, t.programId),
+      escrowVaultPda(agent.address, t.programId),
+      escrowPda(open.executionId, t.programId),
+      receiptPda(settled.executionId, t.programId),
+      feeShardPda(4, t.programId),
       agent.creator.wallet.publicKey,
       agent.creator.tokenAccount,
       payer.wallet.publicKey,
@@ -118,7 +118,7 @@ describe("localnet --ledger across restarts", function () {
     assert.deepEqual((await t.connection.getSignaturesForAddress(agent.address)).map((s) => s.signature), historyBefore);
     assert.deepEqual(await transactionRecord(t, settleSignature), settleBefore);
     assert.equal((await t.connection.getSignatureStatus(settleSignature, { searchTransactionHistory: true })).value?.err, null);
-    assert.equal((await fetchAgent(t.connection, agent.address))?.collateralUsdc, 100n * USDC);
+    assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.collateralUsdc, 100n * USDC);
 
     // The restarted chain runs the market: the payer reclaims the expired escrow, and a new
     // execution opens and settles.
@@ -142,7 +142,7 @@ describe("localnet --ledger across restarts", function () {
     assert.deepEqual(await snapshot(t, watched), afterReclaim);
     assert.deepEqual((await t.connection.getSignaturesForAddress(payer.tokenAccount)).map((s) => s.signature), historyAfter);
     assert.equal(await t.usdc(payer.tokenAccount), 5n * USDC - 2n * PRICE_USDC);
-    assert.equal(await t.exists(escrowPda(open.executionId)), false);
-    assert.equal(await t.exists(receiptPda(next.executionId)), true);
+    assert.equal(await t.exists(escrowPda(open.executionId, t.programId)), false);
+    assert.equal(await t.exists(receiptPda(next.executionId, t.programId)), true);
   });
 });

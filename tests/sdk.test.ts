@@ -63,7 +63,7 @@ describe("SDK: CLI and client end to end", function () {
   let agent: string;
   // The agent's id is chosen first: the service answers for its address alone, and register uses it.
   const agentId = randomId();
-  const plannedAgent = agentPda(agentId).toBase58();
+  let plannedAgent: string;
   let apiKey: string;
   let payer: Wallet;
 
@@ -74,6 +74,7 @@ describe("SDK: CLI and client end to end", function () {
       if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build --workspaces first`);
     }
     market = await TestMarket.start();
+    plannedAgent = agentPda(agentId, market.programId).toBase58();
     relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
     dir = mkdtempSync(join(tmpdir(), "sdk-e2e-"));
     home = join(dir, "home");
@@ -208,7 +209,7 @@ describe("SDK: CLI and client end to end", function () {
     assert.equal(allowance.code, 0, allowance.stderr);
     assert.match(allowance.stdout, /^Allowance 1\.000000 USDC on devnet/);
     const account = await getAccount(market.connection, payer.tokenAccount);
-    assert.ok(account.delegate?.equals(delegatePda()));
+    assert.ok(account.delegate?.equals(delegatePda(market.programId)));
     assert.equal(account.delegatedAmount, USDC);
 
     const listed = await agentMarket("keys", "list");
@@ -235,7 +236,7 @@ describe("SDK: CLI and client end to end", function () {
       await sleep(100);
       settled = await client.executions.get(execution.id);
     }
-    const options = { connection: market.connection, request, expectedSigningKey: echo.signing_key };
+    const options = { connection: market.connection, programId: market.programId, request, expectedSigningKey: echo.signing_key };
     const verified = await verifyReceipt(settled, options);
     assert.equal(verified.ok, true, JSON.stringify(verified.checks, null, 2));
     assert.deepEqual(

@@ -83,7 +83,7 @@ describe("disputes in the dashboard", function () {
 
     await openFromExecutions(payerPage, true);
     await checkScreen(payerPage.page, "dispute-opened");
-    const onChain = await fetchDispute(stack.market.connection, disputePda(executionId));
+    const onChain = await fetchDispute(stack.market.connection, disputePda(executionId, stack.market.programId), { programId: stack.market.programId });
     assert.ok(onChain, "open_dispute created the dispute account");
     const expected = evidenceHash(STATEMENT, [attachmentDigest(ATTACHMENT.name, ATTACHMENT.mimeType, ATTACHMENT.buffer)]);
     assert.equal(toHex(onChain.evidenceHash), toHex(expected), "the wallet bound the hash of the statement and file");
@@ -128,7 +128,7 @@ describe("disputes in the dashboard", function () {
     await item.getByRole("button", { name: "Sign: uphold and slash" }).click();
     assert.equal(await item.getByRole("alert").textContent(), "To uphold, slash more than 0 USDC.");
 
-    const vault = collateralVaultPda(agent.address);
+    const vault = collateralVaultPda(agent.address, stack.market.programId);
     const [vaultBefore, payerBefore] = [await balance(vault), await balance(payer.tokenAccount)];
     await item.getByLabel("Slash, USDC").fill("2.5");
     await item.getByRole("button", { name: "Sign: uphold and slash" }).click();
@@ -137,7 +137,7 @@ describe("disputes in the dashboard", function () {
     assert.equal(await item.getByTestId("resolved").getByTitle("2.500000 USDC").count(), 2);
     assert.equal(await balance(vault), vaultBefore - 2_500_000n, "exactly the slash left the collateral vault");
     assert.equal(await balance(payer.tokenAccount), payerBefore + 2_500_000n, "and reached the payer's token account");
-    assert.equal(await stack.market.exists(disputePda(executionId)), false, "the dispute closed");
+    assert.equal(await stack.market.exists(disputePda(executionId, stack.market.programId)), false, "the dispute closed");
     await item.getByTestId("dispute-state").filter({ hasText: "upheld" }).waitFor();
 
     // Both sides see the outcome.
@@ -156,7 +156,7 @@ describe("disputes in the dashboard", function () {
     const { agent, payer, id } = await settledExecution();
     const payerPage = await signedIn(payer.wallet, 375);
     await openFromExecutions(payerPage, false);
-    const vault = collateralVaultPda(agent.address);
+    const vault = collateralVaultPda(agent.address, stack.market.programId);
     const [vaultBefore, payerBefore] = [await balance(vault), await balance(payer.tokenAccount)];
 
     const arbiterPage = await signedIn(stack.market.arbiter, 375);
@@ -170,7 +170,7 @@ describe("disputes in the dashboard", function () {
     assert.match((await item.getByTestId("resolved").textContent())!, /^Rejected: 0\.00 USDC left the agent's collateral, 0\.00 USDC reached the payer\./);
     assert.equal(await balance(vault), vaultBefore);
     assert.equal(await balance(payer.tokenAccount), payerBefore);
-    assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!)), false, "the dispute closed");
+    assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!, stack.market.programId)), false, "the dispute closed");
 
     await payerPage.page.getByRole("link", { name: "Disputes" }).click();
     const entry = payerPage.page.getByTestId("dispute-payer").filter({ hasText: id });

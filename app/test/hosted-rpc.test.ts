@@ -89,7 +89,7 @@ describe("the dashboard on a hosted network", function () {
     await card.getByLabel("Top up, USDC").fill("2");
     await card.getByRole("button", { name: "Sign and top up" }).click();
     await card.getByTestId("collateral-usdc").filter({ hasText: "102.00 USDC" }).waitFor({ timeout: 60_000 });
-    assert.equal(await stack.market.usdc(collateralVaultPda(agent.address)), MIN_COLLATERAL_USDC + 2_000_000n);
+    assert.equal(await stack.market.usdc(collateralVaultPda(agent.address, stack.market.programId)), MIN_COLLATERAL_USDC + 2_000_000n);
     assert.ok(chainCalls.includes(`${rpcUrl} sendTransaction`), chainCalls.join("\n"));
     assert.deepEqual(
       chainCalls.filter((call) => !call.startsWith(rpcUrl)),

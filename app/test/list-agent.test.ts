@@ -124,8 +124,8 @@ describe("listing an agent from the dashboard", function () {
     );
     await checkScreen(page, "list-agent-unreachable");
     assert.equal(await page.getByTestId("planned-agent").textContent(), planned.toBase58());
-    assert.equal(await fetchAgent(stack.market.connection, planned), null, "no agent account");
-    assert.equal(await stack.market.connection.getAccountInfo(collateralVaultPda(planned)), null, "no collateral vault");
+    assert.equal(await fetchAgent(stack.market.connection, planned, { programId: stack.market.programId }), null, "no agent account");
+    assert.equal(await stack.market.connection.getAccountInfo(collateralVaultPda(planned, stack.market.programId)), null, "no collateral vault");
     assert.equal(await stack.market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC, "the collateral stays in the wallet");
 
     // The service answers but signs with another key than the one entered: conformance fails with
@@ -141,7 +141,7 @@ describe("listing an agent from the dashboard", function () {
     assert.match((await conformance.textContent())!, /: Conformance probe: .+\. probe_bad_signature$/);
     assert.equal(await register.isDisabled(), true);
     await checkScreen(page, "list-agent-bad-signature");
-    assert.equal(await fetchAgent(stack.market.connection, planned), null, "still no agent account");
+    assert.equal(await fetchAgent(stack.market.connection, planned, { programId: stack.market.programId }), null, "still no agent account");
     assert.equal(await stack.market.usdc(creator.tokenAccount), MIN_COLLATERAL_USDC);
     // The browser logs each refused probe; those two, and nothing else, are expected here.
     const phone = opened[0]!;
@@ -162,10 +162,10 @@ describe("listing an agent from the dashboard", function () {
 
     const agent = (await page.getByTestId("registered-agent").textContent())!;
     assert.equal(agent, planned.toBase58(), "registered at the address the probe was run for");
-    const account = (await fetchAgent(stack.market.connection, new PublicKey(agent)))!;
+    const account = (await fetchAgent(stack.market.connection, new PublicKey(agent), { programId: stack.market.programId }))!;
     assert.ok(account.creator.equals(creator.wallet.publicKey));
     assert.equal(account.collateralUsdc, MIN_COLLATERAL_USDC);
-    assert.equal(await stack.market.usdc(collateralVaultPda(new PublicKey(agent))), MIN_COLLATERAL_USDC, "the minimum collateral is locked");
+    assert.equal(await stack.market.usdc(collateralVaultPda(new PublicKey(agent), stack.market.programId)), MIN_COLLATERAL_USDC, "the minimum collateral is locked");
     assert.equal(await stack.market.usdc(creator.tokenAccount), 0n);
     assert.deepEqual([...account.signingKey], [...server.signing.publicKey.toBytes()]);
     const listing = await api<{ status: string; name: string; tags: string[]; pricing: { price_usdc: string } }>(stack.relayer, "GET", `/v1/agents/${agent}`);

@@ -24,7 +24,6 @@ import {
   fetchReceipt,
   formatExecutionId,
   parseExecutionId,
-  PROGRAM_ID,
   receiptLogPda,
   receiptPda,
   toHex,
@@ -111,14 +110,14 @@ describe("disputes of executions settled into the receipt log", function () {
     assert.equal(ran.status, 200, JSON.stringify(ran.body));
     const id = (ran.body as { id: string }).id;
     await waitFor(`${id}'s receipt proof in the indexer`, async () => (await fetchLoggedReceipt(stack.graphqlUrl, id)) !== null);
-    assert.equal(await fetchReceipt(stack.market.connection, receiptPda(parseExecutionId(id)!)), null, "settle_batch wrote no receipt");
+    assert.equal(await fetchReceipt(stack.market.connection, receiptPda(parseExecutionId(id)!, stack.market.programId), { programId: stack.market.programId }), null, "settle_batch wrote no receipt");
     return id;
   }
 
   async function chainFor(graphqlUrl: string): Promise<Chain> {
     const connection = new web3.Connection(stack.market.localnet.rpcUrl, "confirmed");
-    const market = (await fetchMarket(connection))!;
-    return { program, web3, connection, rpcUrl: stack.market.localnet.rpcUrl, network: "devnet", programId: PROGRAM_ID, market, localnet: true, graphqlUrl };
+    const market = (await fetchMarket(connection, undefined, { programId: stack.market.programId }))!;
+    return { program, web3, connection, rpcUrl: stack.market.localnet.rpcUrl, network: "devnet", programId: stack.market.programId, market, localnet: true, graphqlUrl };
   }
 
   function agentMarket(home: string, args: string[]) {
@@ -145,11 +144,11 @@ describe("disputes of executions settled into the receipt log", function () {
     const opened = await agentMarket(home, ["dispute", "open", id, "--statement", "The summary was empty."]);
     assert.equal(opened.code, 0, `${opened.stdout}\n${opened.stderr}`);
     const created = JSON.parse(opened.stdout) as { evidence_hash: string; transaction: string };
-    const dispute = await fetchDispute(stack.market.connection, disputePda(bytes));
+    const dispute = await fetchDispute(stack.market.connection, disputePda(bytes, stack.market.programId), { programId: stack.market.programId });
     assert.ok(dispute, "the Dispute account exists");
     assert.equal(toHex(dispute.evidenceHash), created.evidence_hash);
     assert.equal(dispute.payer.toBase58(), payer.wallet.publicKey.toBase58());
-    assert.equal((await fetchReceipt(stack.market.connection, receiptPda(bytes)))?.disputed, true, "open_dispute_from_log wrote the receipt, marked disputed");
+    assert.equal((await fetchReceipt(stack.market.connection, receiptPda(bytes, stack.market.programId), { programId: stack.market.programId }))?.disputed, true, "open_dispute_from_log wrote the receipt, marked disputed");
 
     const twice = await agentMarket(home, ["dispute", "open", id, "--statement", "Again."]);
     assert.equal(twice.code, 1);
@@ -177,7 +176,7 @@ describe("disputes of executions settled into the receipt log", function () {
     const session = await WalletSession.resume(stack.relayer.url, payer.token);
     const evidence = await submitEvidence(session, id, "The output was cut short.", []);
     await openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, evidence.evidence_hash);
-    const dispute = await fetchDispute(stack.market.connection, disputePda(bytes));
+    const dispute = await fetchDispute(stack.market.connection, disputePda(bytes, stack.market.programId), { programId: stack.market.programId });
     assert.ok(dispute, "the Dispute account exists");
     assert.equal(toHex(dispute.evidenceHash), evidence.evidence_hash);
     assert.equal((await disputeWindow(chain, id)).disputed, true, "the receipt it wrote says disputed");
@@ -193,7 +192,7 @@ describe("disputes of executions settled into the receipt log", function () {
     const chain = { ...(await chainFor(stack.graphqlUrl)), graphqlUrl: null };
     assert.equal((await disputeWindow(chain, id)).receiptExists, true);
     await openDispute(chain, keypairWallet(wallet.wallet, chain.connection), id, "cd".repeat(32));
-    const dispute = await fetchDispute(stack.market.connection, disputePda(escrow.executionId));
+    const dispute = await fetchDispute(stack.market.connection, disputePda(escrow.executionId, stack.market.programId), { programId: stack.market.programId });
     assert.equal(toHex(dispute!.evidenceHash), "cd".repeat(32));
   });
 
@@ -206,16 +205,16 @@ describe("disputes of executions settled into the receipt log", function () {
       await assert.rejects(openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, "ab".repeat(32)), {
         message: `The program refused: ${refused.msg} (UnknownReceiptRoot).`,
       });
-      assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!)), false, "no dispute opened");
+      assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!, stack.market.programId)), false, "no dispute opened");
 
       const real = (await fetchLoggedReceipt(stack.graphqlUrl, id))!;
-      const genuine = await verifyLoggedReceipt(stack.market.connection, real);
+      const genuine = await verifyLoggedReceipt(stack.market.connection, real, { programId: stack.market.programId });
       assert.equal(genuine.ok, true, genuine.detail);
       assert.equal(genuine.leafHash, real.receiptProof.leafHash);
       assert.equal(genuine.root, real.receiptProof.root);
-      const check = await verifyLoggedReceipt(stack.market.connection, (await fetchLoggedReceipt(tampering.url, id))!);
+      const check = await verifyLoggedReceipt(stack.market.connection, (await fetchLoggedReceipt(tampering.url, id))!, { programId: stack.market.programId });
       assert.equal(check.ok, false);
-      assert.equal(check.detail, `the proof leads to root ${check.root}, which the receipt log ${receiptLogPda(agent.address).toBase58()} does not hold`);
+      assert.equal(check.detail, `the proof leads to root ${check.root}, which the receipt log ${receiptLogPda(agent.address, stack.market.programId).toBase58()} does not hold`);
     } finally {
       await tampering.close();
     }
@@ -224,7 +223,7 @@ describe("disputes of executions settled into the receipt log", function () {
   it("verifyReceipt checks the relayer's receipt of a batched settlement against its batch, and with the indexer its proof against the log", async () => {
     const id = await settledToLog();
     const execution = (await api<Execution>(stack.relayer, "GET", `/v1/executions/${id}`, { token: payer.apiKey })).body;
-    const verified = await verifyReceipt(execution, { connection: stack.market.connection, indexerUrl: stack.graphqlUrl });
+    const verified = await verifyReceipt(execution, { connection: stack.market.connection, programId: stack.market.programId, indexerUrl: stack.graphqlUrl });
     assert.deepEqual(verified.checks.filter((check) => !check.ok), []);
     assert.deepEqual(
       verified.checks.map((check) => check.name),
@@ -233,7 +232,7 @@ describe("disputes of executions settled into the receipt log", function () {
 
     const tampering = await tamperingIndexer(stack.graphqlUrl);
     try {
-      const forged = await verifyReceipt(execution, { connection: stack.market.connection, indexerUrl: tampering.url });
+      const forged = await verifyReceipt(execution, { connection: stack.market.connection, programId: stack.market.programId, indexerUrl: tampering.url });
       const failed = forged.checks.filter((check) => !check.ok);
       assert.deepEqual(failed.map((check) => check.name), ["receipt_log"]);
       assert.match(failed[0]!.detail, /^the proof leads to root [0-9a-f]{64}, which the receipt log \w+ does not hold$/);
@@ -257,7 +256,7 @@ describe("disputes of executions settled into the receipt log", function () {
     await page.getByRole("button", { name: "Sign and open the dispute" }).click();
     await page.getByTestId("dispute-opened").waitFor({ timeout: 60_000 });
     await page.getByTestId("dispute-state").filter({ hasText: "open: waiting for the arbiter" }).waitFor();
-    const dispute = await fetchDispute(stack.market.connection, disputePda(parseExecutionId(id)!));
+    const dispute = await fetchDispute(stack.market.connection, disputePda(parseExecutionId(id)!, stack.market.programId), { programId: stack.market.programId });
     assert.ok(dispute, "open_dispute_from_log created the dispute account");
     assert.equal(toHex(dispute.evidenceHash), toHex(evidenceHash(statement, [])));
   });

@@ -120,11 +120,11 @@ describe("my agents in the dashboard", function () {
     // Settled into the agent's receipt log: its leaf and proof come from the indexer once it has it.
     let route: DisputeRoute | null = null;
     await waitFor("the execution's leaf in the indexer", async () => {
-      route = await disputeRoute(market.connection, executionId, { loggedReceipt: () => fetchLoggedReceipt(stack.graphqlUrl, id) });
+      route = await disputeRoute(market.connection, executionId, { programId: market.programId, loggedReceipt: () => fetchLoggedReceipt(stack.graphqlUrl, id) });
       return route !== null;
     });
     await market.send(
-      [openDisputeFor(route!, { payer: payer.wallet.publicKey, executionId, evidenceHash: fromHex(evidence.body.evidence_hash) })],
+      [openDisputeFor(route!, { programId: market.programId, payer: payer.wallet.publicKey, executionId, evidenceHash: fromHex(evidence.body.evidence_hash) })],
       [payer.wallet],
     );
 
@@ -164,7 +164,7 @@ describe("my agents in the dashboard", function () {
     await card.getByRole("button", { name: "Resume Echo" }).click();
     await card.getByTestId("listing-status").filter({ hasText: "listing active" }).waitFor();
 
-    const vault = collateralVaultPda(agent.address);
+    const vault = collateralVaultPda(agent.address, market.programId);
     await card.getByLabel("Top up, USDC").fill("two");
     await card.getByRole("button", { name: "Sign and top up" }).click();
     assert.equal(await card.getByRole("alert").textContent(), "Give an amount in USDC, e.g. 10 (up to 6 decimals).");
@@ -190,10 +190,11 @@ describe("my agents in the dashboard", function () {
     assert.equal(await withdraw.isDisabled(), true, "refused while the dispute is open");
     await checkScreen(page, "my-agents-retired");
 
-    const open = (await fetchDispute(market.connection, disputePda(executionId)))!;
+    const open = (await fetchDispute(market.connection, disputePda(executionId, market.programId), { programId: market.programId }))!;
     await market.send(
       [
         resolveDisputeInstruction({
+          programId: market.programId,
           arbiter: market.arbiter.publicKey,
           usdcMint: market.usdcMint,
           agent: agent.address,

@@ -89,7 +89,7 @@ describe("pricing in the dashboard", function () {
     await page.getByTestId("listed").waitFor({ timeout: 60_000 });
 
     const agent = (await page.getByTestId("registered-agent").textContent())!;
-    const account = (await fetchAgent(stack.market.connection, new PublicKey(agent)))!;
+    const account = (await fetchAgent(stack.market.connection, new PublicKey(agent), { programId: stack.market.programId }))!;
     assert.deepEqual(account.pricing, { kind: "Hybrid", periodPriceUsdc: 20_000_000n, periodSecs: 30 * 86_400, includedCalls: 100, overagePriceUsdc: 300_000n });
     const listing = await api<ListingBody>(stack.relayer, "GET", `/v1/agents/${agent}`);
     assert.deepEqual(listing.body.pricing, {
@@ -141,7 +141,7 @@ describe("pricing in the dashboard", function () {
     await checkScreen(page, "my-agents-edit-listing");
     assert.equal(await card.getByTestId("listing-pricing").textContent(), "5.00 USDC per 7 days");
 
-    const account = (await fetchAgent(stack.market.connection, listed.address))!;
+    const account = (await fetchAgent(stack.market.connection, listed.address, { programId: stack.market.programId }))!;
     assert.deepEqual(account.pricing, { kind: "Subscription", periodPriceUsdc: 5_000_000n, periodSecs: 7 * 86_400 });
     const document = { name: "Echo", description: "Echoes the task and counts its words.", tags: ["test"], input_schema: inputSchema, output_schema: ECHO_OUTPUT_SCHEMA };
     assert.deepEqual([...account.listingHash], [...listingHash(document)], "the chain holds the new document's hash");

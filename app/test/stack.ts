@@ -38,6 +38,7 @@ export async function startStack(
   const indexer = await createIndexer(
     parseConfig({
       INDEXER_NETWORK: "localnet",
+      DEVNET_PROGRAM_ID: market.programId.toBase58(),
       INDEXER_DATABASE_URL: databaseUrl,
       INDEXER_RPC_URL: market.localnet.rpcUrl,
       INDEXER_WEBSOCKET_URL: market.localnet.websocketUrl,

@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 
-import { escrowPda, parseExecutionId, receiptPda, PROGRAM_ID } from "@agent-market/program";
+import { escrowPda, parseExecutionId, receiptPda } from "@agent-market/program";
 import { Connection, PublicKey } from "@solana/web3.js";
 
 import { startBenchMarketplace } from "./bench-marketplace.js";
@@ -70,8 +70,8 @@ interface Cost {
  * Reads every successful transaction that touched the executions' escrows (waiting for the last
  * ones to be confirmed) and shares each one's fee among the escrows of this set it names.
  */
-async function chainCost(connection: Connection, ids: string[], settled: boolean): Promise<Cost> {
-  const escrows = new Map(ids.map((id) => [escrowPda(parseExecutionId(id)!, PROGRAM_ID).toBase58(), id]));
+async function chainCost(connection: Connection, programId: PublicKey, ids: string[], settled: boolean): Promise<Cost> {
+  const escrows = new Map(ids.map((id) => [escrowPda(parseExecutionId(id)!, programId).toBase58(), id]));
   const seen = new Map<string, { fee: number; signatures: number; escrows: number }>();
   for (const escrow of escrows.keys()) {
     // An escrow is closed by its settlement or refund: wait until its history shows both.
@@ -106,7 +106,7 @@ async function chainCost(connection: Connection, ids: string[], settled: boolean
   let rent = 0;
   if (settled) {
     for (const id of escrows.values()) {
-      rent += await connection.getBalance(receiptPda(parseExecutionId(id)!, PROGRAM_ID), "confirmed");
+      rent += await connection.getBalance(receiptPda(parseExecutionId(id)!, programId), "confirmed");
     }
   }
   return {
@@ -140,6 +140,9 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
   try {
     const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
     const connection = new Connection(marketplace.rpc_url, "confirmed");
+    // The program's address on this chain, as the relayer serves it.
+    const served = (await (await fetch(`${marketplace.relayer_url}/v1/marketplace`)).json()) as { networks: { program_id: string }[] };
+    const programId = new PublicKey(served.networks[0]!.program_id);
     const call = (parameters: Record<string, unknown>) => () =>
       post(
         `${marketplace.relayer_url}/v1/agents/${echo.address}/execute`,
@@ -151,14 +154,14 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
     for (const clients of [1, 32]) {
       const { ids, statuses } = await run(clients, clients === 1 ? Math.max(1, CALLS / 4) : CALLS, 200, paid);
       if (statuses.size > 1) console.error(`· statuses at ${clients} clients: ${JSON.stringify([...statuses])}`);
-      line(design.label, "settled", clients, await chainCost(connection, ids, true));
+      line(design.label, "settled", clients, await chainCost(connection, programId, ids, true));
     }
 
     // The echo agent's answer, past the relayer's size limit: each call is opened, refused and refunded.
     const oversized = call({ padding: "x".repeat(2048) });
     for (const clients of [1, 32]) {
       const refunded = await run(clients, clients === 1 ? REFUNDED_CALLS : CALLS, 502, oversized);
-      line(design.label, "refunded", clients, await chainCost(connection, refunded.ids, false));
+      line(design.label, "refunded", clients, await chainCost(connection, programId, refunded.ids, false));
       if (refunded.statuses.size > 1) console.error(`· statuses of the refunded row at ${clients} clients: ${JSON.stringify([...refunded.statuses])}`);
     }
   } finally {

@@ -22,7 +22,6 @@ import { TestMarket, type AgentFixture, type Wallet } from "../../tests/src/fixt
 
 import { createIndexer, parseConfig, SolanaRpc, type Indexer } from "../../indexer/src/index.js";
 import { backfill } from "../../indexer/src/ingest/backfill.js";
-import { PROGRAM_ADDRESS } from "../../indexer/src/ingest/decoder.js";
 import { silentLogger } from "../../indexer/src/logger.js";
 import { SEEDED_AGENTS, seedExecutions, seededSubjects, type SeededSubjects } from "./seed-executions.js";
 
@@ -57,6 +56,7 @@ async function indexerOver(market: TestMarket, url: string, options: { live: boo
   await ensureDatabase(url);
   const config = parseConfig({
     INDEXER_NETWORK: "localnet",
+    DEVNET_PROGRAM_ID: market.programId.toBase58(),
     INDEXER_DATABASE_URL: url,
     INDEXER_RPC_URL: market.localnet.rpcUrl,
     INDEXER_WEBSOCKET_URL: market.localnet.websocketUrl,
@@ -70,6 +70,7 @@ async function indexerOver(market: TestMarket, url: string, options: { live: boo
 async function openEscrowTransaction(market: TestMarket, agent: AgentFixture, payer: Wallet, blockhash: string) {
   const executionId = randomBytes(16);
   const instruction = openEscrowInstruction({
+    programId: market.programId,
     relayer: market.relayer.publicKey,
     usdcMint: market.usdcMint,
     agent: agent.address,
@@ -213,7 +214,7 @@ async function backfillRow(): Promise<void> {
     let before: string | undefined;
     const signatures: string[] = [];
     for (;;) {
-      const page = await rpc.getSignaturesForAddress(PROGRAM_ADDRESS, { before, limit: 1000 });
+      const page = await rpc.getSignaturesForAddress(indexer.config.program_id.toBase58(), { before, limit: 1000 });
       signatures.push(...page.map((info) => info.signature));
       if (page.length < 1000) break;
       before = page[page.length - 1]!.signature;

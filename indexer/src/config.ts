@@ -13,7 +13,9 @@ export interface IndexerConfig {
   network: NetworkName;
   /**
    * The agent_market program's address on this network: `DEVNET_PROGRAM_ID` or
-   * `MAINNET_PROGRAM_ID` (the relayer's variables, so one environment names it once), else the IDL's.
+   * `MAINNET_PROGRAM_ID` (the relayer's variables, so one environment names it once), required
+   * there. On localnet, which loads the program at the IDL's address, `DEVNET_PROGRAM_ID` may be
+   * left out and the IDL's address (PROGRAM_ID) is meant.
    */
   program_id: PublicKey;
   /** PostgreSQL schema of this network's tables, e.g. `indexer_devnet`. */
@@ -41,6 +43,9 @@ export interface IndexerConfig {
   /** How long a query's answer is served again while no change arrives; 0 turns the cache off. */
   response_cache_ms: number;
 }
+
+/** Localnet (INDEXER_NETWORK=localnet) loads the program at the IDL's address. */
+const LOCALNET_PROGRAM_ID = PROGRAM_ID;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -74,11 +79,19 @@ function url(env: NodeJS.ProcessEnv, name: string, protocols: string[], problems
   return raw;
 }
 
-/** `<NETWORK>_PROGRAM_ID` of `network`, the IDL's address when unset. */
-export function programIdOf(env: NodeJS.ProcessEnv, network: NetworkName, problems: string[]): PublicKey {
+/**
+ * `<NETWORK>_PROGRAM_ID` of `network`. Unset, it is a problem: the IDL's address is right on
+ * localnet only, and an indexer of a deployment at another id would index nothing. `localnet`
+ * says that the chain is a local one, which loads the program at the IDL's address.
+ */
+export function programIdOf(env: NodeJS.ProcessEnv, network: NetworkName, problems: string[], localnet = false): PublicKey {
   const name = `${network.toUpperCase()}_PROGRAM_ID`;
   const raw = env[name];
-  if (raw === undefined || raw === "") return PROGRAM_ID;
+  if (raw === undefined || raw === "") {
+    if (localnet) return LOCALNET_PROGRAM_ID;
+    problems.push(`${name}: required, the program's address on ${network}`);
+    return PROGRAM_ID;
+  }
   try {
     return new PublicKey(raw);
   } catch {
@@ -98,7 +111,8 @@ function websocketFor(rpcUrl: string): string {
 export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig {
   const problems: string[] = [];
   const rawNetwork = env.INDEXER_NETWORK ?? "devnet";
-  const network = (rawNetwork === "localnet" ? "devnet" : rawNetwork) as NetworkName;
+  const localnet = rawNetwork === "localnet";
+  const network = (localnet ? "devnet" : rawNetwork) as NetworkName;
   if (!NETWORK_NAMES.includes(network)) problems.push(`INDEXER_NETWORK: expected devnet, mainnet or localnet, got ${JSON.stringify(rawNetwork)}`);
   const database_url = url(env, "INDEXER_DATABASE_URL", ["postgres:", "postgresql:"], problems);
   const rpc_url = url(env, "INDEXER_RPC_URL", ["http:", "https:"], problems);
@@ -107,7 +121,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig
   else if (problems.every((p) => !p.startsWith("INDEXER_RPC_URL"))) websocket_url = websocketFor(rpc_url);
   const auth = env.INDEXER_HELIUS_WEBHOOK_AUTH;
   if (auth !== undefined && auth.length > 0 && auth.length < 16) problems.push("INDEXER_HELIUS_WEBHOOK_AUTH: at least 16 characters");
-  const program_id = NETWORK_NAMES.includes(network) ? programIdOf(env, network, problems) : PROGRAM_ID;
+  const program_id = NETWORK_NAMES.includes(network) ? programIdOf(env, network, problems, localnet) : PROGRAM_ID; // unused: the bad network fails the configuration
   const nodeEnv = env.NODE_ENV ?? "development";
   // GraphiQL and introspection are off only in production; a mainnet indexer never serves them.
   if (network === "mainnet" && nodeEnv !== "production") {

@@ -5,7 +5,7 @@ export { createPool } from "./db/pool.js";
 export { migrate } from "./db/migrate.js";
 export { EventStore } from "./ingest/store.js";
 export { SolanaRpc } from "./ingest/rpc.js";
-export { decodeTransaction, type RawTransaction } from "./ingest/decoder.js";
+export { transactionDecoder, type RawTransaction } from "./ingest/decoder.js";
 export { backfill } from "./ingest/backfill.js";
 export { settleFinality } from "./ingest/finality.js";
 export { reconcile } from "./reconcile.js";

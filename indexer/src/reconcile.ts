@@ -2,7 +2,7 @@
 // from scratch with getSignaturesForAddress and getTransaction) must be stored once with the same
 // data, nothing else may be stored, and each execution's row must equal the one its chain events
 // give. Compared up to the slot both sides have seen, so an in-flight transaction is no difference.
-import { canonicalJson, PROGRAM_ID } from "@agent-market/program";
+import { canonicalJson } from "@agent-market/program";
 import type { PublicKey } from "@solana/web3.js";
 
 import type { Pool } from "./db/pool.js";
@@ -23,7 +23,7 @@ export async function reconcile(
   rpc: SolanaRpc,
   pool: Pool,
   schema: string,
-  programId: PublicKey = PROGRAM_ID,
+  programId: PublicKey,
 ): Promise<{ events: number; executions: number; differences: Difference[] }> {
   const decode = transactionDecoder(programId);
   const upTo = Number((await pool.query(`SELECT latest_slot FROM ${schema}.checkpoint`)).rows[0].latest_slot);

@@ -17,7 +17,7 @@ import {
 import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "../../tests/src/fixtures.js";
 
 export function createReceiptLog(market: TestMarket, agent: AgentFixture): Promise<string> {
-  return market.sendAsRelayer([createReceiptLogInstruction({ payer: market.relayer.publicKey, agent: agent.address })]);
+  return market.sendAsRelayer([createReceiptLogInstruction({ programId: market.programId, payer: market.relayer.publicKey, agent: agent.address })]);
 }
 
 export interface SettledBatch {
@@ -33,6 +33,7 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
   const signature = await market.sendAsRelayer([
     ed25519VerifyInstruction(agent.signing.publicKey.toBytes(), ed25519Sign(agent.signing, digest), digest),
     settleBatchInstruction({
+      programId: market.programId,
       relayer: market.relayer.publicKey,
       usdcMint: market.usdcMint,
       agent: agent.address,
@@ -56,6 +57,7 @@ const hex = (value: string) => new Uint8Array(Buffer.from(value, "hex"));
 /** The payer's open_dispute_from_log with the served leaf and proof, sent and confirmed. */
 export function disputeFromLog(market: TestMarket, agent: AgentFixture, payer: Wallet, served: ServedReceiptProof): Promise<string> {
   const instruction = openDisputeFromLogInstruction({
+    programId: market.programId,
     agent: agent.address,
     leaf: receiptLeafOf(served.leaf),
     leafIndex: BigInt(served.leafIndex),

@@ -1,5 +1,6 @@
-// The indexer's program id: the network's DEVNET_PROGRAM_ID or MAINNET_PROGRAM_ID, the IDL's
-// address when unset, and every configuration problem reported at once.
+// The indexer's program id: the network's DEVNET_PROGRAM_ID or MAINNET_PROGRAM_ID, required but
+// on localnet (which loads the program at the IDL's address), and every configuration problem
+// reported at once.
 import { strict as assert } from "node:assert";
 
 import { PROGRAM_ID } from "@agent-market/program";
@@ -22,8 +23,18 @@ describe("indexer configuration: the program id", () => {
     assert.equal(parseConfig({ ...base, ...ids, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).program_id.toBase58(), mainnet);
   });
 
-  it("is the IDL's address when unset", () => {
-    assert.ok(parseConfig({ ...base, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).program_id.equals(PROGRAM_ID));
+  it("is required on devnet and mainnet, and the IDL's address on localnet when unset", () => {
+    for (const network of ["devnet", "mainnet"]) {
+      assert.throws(
+        () => parseConfig({ ...base, INDEXER_NETWORK: network, NODE_ENV: "production" }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.deepEqual(error.problems, [`${network.toUpperCase()}_PROGRAM_ID: required, the program's address on ${network}`]);
+          return true;
+        },
+      );
+    }
+    assert.ok(parseConfig({ ...base, INDEXER_NETWORK: "localnet" }).program_id.equals(PROGRAM_ID));
   });
 
   it("refuses one that is not an address, with the other problems", () => {
@@ -43,10 +54,11 @@ describe("indexer configuration: the program id", () => {
 
 describe("indexer configuration: mainnet", () => {
   it("turns GraphiQL and introspection off, and refuses to start outside production, naming NODE_ENV", () => {
-    assert.equal(parseConfig({ ...base, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).production, true);
+    const program = { MAINNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58() };
+    assert.equal(parseConfig({ ...base, ...program, INDEXER_NETWORK: "mainnet", NODE_ENV: "production" }).production, true);
     for (const NODE_ENV of [undefined, "development", "test"]) {
       assert.throws(
-        () => parseConfig({ ...base, INDEXER_NETWORK: "mainnet", ...(NODE_ENV === undefined ? {} : { NODE_ENV }) }),
+        () => parseConfig({ ...base, ...program, INDEXER_NETWORK: "mainnet", ...(NODE_ENV === undefined ? {} : { NODE_ENV }) }),
         (error: unknown) => {
           assert.ok(error instanceof ConfigError);
           assert.deepEqual(error.message.split("\n").slice(1).map((line) => line.trim()), [

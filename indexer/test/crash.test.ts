@@ -66,7 +66,7 @@ describe("kill -9 during ingestion", function () {
       const result = await waitFor(
         "the indexer to match the chain",
         async () => {
-          const check = await reconcile(rpc, pool, schema);
+          const check = await reconcile(rpc, pool, schema, env!.config.program_id);
           return check.differences.length === 0 && check.executions === executions ? check : null;
         },
         60_000,

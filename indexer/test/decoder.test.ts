@@ -3,28 +3,24 @@
 import { strict as assert } from "node:assert";
 
 import { eventAuthorityPda, formatExecutionId } from "@agent-market/program";
-import { Keypair } from "@solana/web3.js";
+import { Keypair, type PublicKey } from "@solana/web3.js";
 
 import type { TestMarket } from "../../tests/src/fixtures.js";
-import {
-  decodeTransaction,
-  EVENT_AUTHORITY_ADDRESS,
-  PROGRAM_ADDRESS,
-  transactionDecoder,
-  type RawTransaction,
-} from "../src/ingest/decoder.js";
+import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
+import type { DecodedTransaction } from "../src/ingest/event-row.js";
 import { activity, rawTransaction, startEnv, stopEnv, type Activity, type IndexerEnv } from "./support.js";
 
 function clone(raw: RawTransaction): RawTransaction {
   return JSON.parse(JSON.stringify(raw)) as RawTransaction;
 }
 
-/** The inner instruction carrying the event (the program's self-invocation). */
-function eventInstruction(raw: RawTransaction) {
+/** The inner instruction carrying the event (the self-invocation of the program at `programId`). */
+function eventInstruction(raw: RawTransaction, programId: PublicKey) {
+  const [program, eventAuthority] = [programId.toBase58(), eventAuthorityPda(programId).toBase58()];
   const keys = raw.transaction.message.accountKeys;
   for (const group of raw.meta!.innerInstructions ?? []) {
     for (const ix of group.instructions) {
-      if (keys[ix.programIdIndex] === PROGRAM_ADDRESS && ix.accounts.length === 1 && keys[ix.accounts[0]!] === EVENT_AUTHORITY_ADDRESS) return { group, ix };
+      if (keys[ix.programIdIndex] === program && ix.accounts.length === 1 && keys[ix.accounts[0]!] === eventAuthority) return { group, ix };
     }
   }
   throw new Error("no event instruction");
@@ -36,10 +32,13 @@ describe("decoder", function () {
   let market: TestMarket;
   let run: Activity;
   let settle: RawTransaction;
+  /** The decoder of the chain's program, as the indexer configured for it builds it. */
+  let decodeTransaction: (raw: RawTransaction) => DecodedTransaction;
 
   before(async () => {
     env = await startEnv();
     market = env.market;
+    decodeTransaction = transactionDecoder(env.config.program_id);
     run = await activity(market, { settled: 1, refunded: 1, open: 0 });
     settle = await rawTransaction(market, run.signatures[2]!);
   });
@@ -68,7 +67,7 @@ describe("decoder", function () {
     assert.equal(event.blockTime, settle.blockTime);
     assert.equal(event.feeShard, 0, "the shard comes from settle's arguments");
     assert.equal(BigInt(String(event.data.creatorShareUsdc)) + BigInt(String(event.data.feeUsdc)), BigInt(String(event.data.amountUsdc)));
-    const { group, ix } = eventInstruction(settle);
+    const { group, ix } = eventInstruction(settle, market.programId);
     assert.equal(event.instructionIndex, group.index);
     assert.equal(event.innerIndex, group.instructions.indexOf(ix));
 
@@ -82,15 +81,15 @@ describe("decoder", function () {
     const other = Keypair.generate().publicKey;
     const moved = clone(settle);
     moved.transaction.message.accountKeys = moved.transaction.message.accountKeys.map((key) =>
-      key === PROGRAM_ADDRESS ? other.toBase58() : key === EVENT_AUTHORITY_ADDRESS ? eventAuthorityPda(other).toBase58() : key,
+      key === market.programId.toBase58() ? other.toBase58() : key === eventAuthorityPda(market.programId).toBase58() ? eventAuthorityPda(other).toBase58() : key,
     );
     const decodeOther = transactionDecoder(other);
     assert.deepEqual(
       decodeOther(moved).events.map((e) => [e.name, e.executionId, e.feeShard]),
       decodeTransaction(settle).events.map((e) => [e.name, e.executionId, e.feeShard]),
     );
-    assert.equal(decodeTransaction(moved).events.length, 0, "the IDL's decoder ignores another program's events");
-    assert.equal(decodeOther(settle).events.length, 0, "a configured id ignores the IDL program's events");
+    assert.equal(decodeTransaction(moved).events.length, 0, "the chain's decoder ignores another program's events");
+    assert.equal(decodeOther(settle).events.length, 0, "another configured id ignores the chain program's events");
   });
 
   it("gives no event for a failed transaction", () => {
@@ -103,7 +102,7 @@ describe("decoder", function () {
 
   it("refuses an event instruction to another program", () => {
     const forged = clone(settle);
-    const { ix } = eventInstruction(forged);
+    const { ix } = eventInstruction(forged, market.programId);
     forged.transaction.message.accountKeys.push("Stake11111111111111111111111111111111111111");
     ix.programIdIndex = forged.transaction.message.accountKeys.length - 1;
     assert.equal(decodeTransaction(forged).events.length, 0);
@@ -111,17 +110,17 @@ describe("decoder", function () {
 
   it("refuses an event without the event authority as its account", () => {
     const forged = clone(settle);
-    const { ix } = eventInstruction(forged);
+    const { ix } = eventInstruction(forged, market.programId);
     ix.accounts = [0];
     assert.equal(decodeTransaction(forged).events.length, 0);
     const none = clone(settle);
-    eventInstruction(none).ix.accounts = [];
+    eventInstruction(none, market.programId).ix.accounts = [];
     assert.equal(decodeTransaction(none).events.length, 0);
   });
 
   it("refuses an event the program did not invoke itself (the authority could not have signed)", () => {
     const forged = clone(settle);
-    const { group } = eventInstruction(forged);
+    const { group } = eventInstruction(forged, market.programId);
     // The outer instruction now belongs to another program: the self-invocation's caller is not the program.
     forged.transaction.message.accountKeys.push("Stake11111111111111111111111111111111111111");
     forged.transaction.message.instructions[group.index]!.programIdIndex = forged.transaction.message.accountKeys.length - 1;
@@ -131,7 +130,7 @@ describe("decoder", function () {
   it("refuses data without the event tag, or with an unknown discriminator", async () => {
     const { utils } = await import("@coral-xyz/anchor");
     const forged = clone(settle);
-    const { ix } = eventInstruction(forged);
+    const { ix } = eventInstruction(forged, market.programId);
     const bytes = utils.bytes.bs58.decode(ix.data);
     const wrongTag = Uint8Array.from(bytes);
     wrongTag[0] ^= 0xff;

@@ -7,14 +7,15 @@ import type { AddressInfo } from "node:net";
 
 import { formatExecutionId } from "@agent-market/program";
 
-import { decodeTransaction } from "../src/ingest/decoder.js";
 import { settleFinality } from "../src/ingest/finality.js";
 import { SolanaRpc } from "../src/ingest/rpc.js";
-import { activity, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
+import type { RawTransaction } from "../src/ingest/decoder.js";
+import { activity, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 describe("finality", function () {
   this.timeout(120_000);
   let env: IndexerEnv | undefined;
+  const decodeTransaction = (raw: RawTransaction) => decoderOf(env)(raw);
 
   // Slots slow enough to act between confirmed and finalized (32 slots, 6.4 s), fast enough that
   // a blockhash expires (150 blocks) within the test.

@@ -9,7 +9,6 @@ import { promisify } from "node:util";
 
 import { Keypair } from "@solana/web3.js";
 
-import { PROGRAM_ADDRESS } from "../src/ingest/decoder.js";
 
 const run = promisify(execFile);
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -77,19 +76,22 @@ describe("Helius webhook command", function () {
   after(() => new Promise<void>((resolve) => api.server.close(() => resolve())));
 
   it("creates the raw webhook for the program, leaves it alone when unchanged, and updates it", async () => {
+    const program = Keypair.generate().publicKey.toBase58();
     const env = {
       HELIUS_API_KEY: API_KEY,
       HELIUS_API_URL: api.url,
       INDEXER_PUBLIC_URL: "https://indexer.example",
       INDEXER_HELIUS_WEBHOOK_AUTH: "first-authorization-value",
       INDEXER_NETWORK: "devnet",
+      DEVNET_PROGRAM_ID: program,
+      MAINNET_PROGRAM_ID: program,
     };
     const created = await command(env);
     assert.equal(created.action, "created");
     assert.equal(created.webhookUrl, "https://indexer.example/webhooks/helius");
     const stored = api.webhooks.get(created.webhookId)!;
     assert.equal(stored.webhookType, "rawDevnet");
-    assert.deepEqual(stored.accountAddresses, [PROGRAM_ADDRESS]);
+    assert.deepEqual(stored.accountAddresses, [program]);
     assert.equal(stored.authHeader, "first-authorization-value");
     assert.equal(stored.txnStatus, "success");
 
@@ -103,7 +105,7 @@ describe("Helius webhook command", function () {
     assert.deepEqual(api.calls, ["GET /v0/webhooks", "POST /v0/webhooks", "GET /v0/webhooks", "GET /v0/webhooks", `PUT /v0/webhooks/${created.webhookId}`]);
   });
 
-  it("registers the network's configured program id, and refuses one that is not an address", async () => {
+  it("registers the network's configured program id, and refuses none or one that is not an address", async () => {
     // Its own stand-in, so that the other test's count of webhooks and calls holds in any order.
     const own = await standIn();
     try {
@@ -117,6 +119,11 @@ describe("Helius webhook command", function () {
       const mainnetProgram = Keypair.generate().publicKey.toBase58();
       const created = await command({ ...env, MAINNET_PROGRAM_ID: mainnetProgram, DEVNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58() });
       assert.deepEqual(own.webhooks.get(created.webhookId)!.accountAddresses, [mainnetProgram]);
+      await assert.rejects(command({ ...env, DEVNET_PROGRAM_ID: mainnetProgram }), (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 2);
+        assert.match(err.stderr, /MAINNET_PROGRAM_ID: required, the program's address on mainnet/);
+        return true;
+      });
       await assert.rejects(command({ ...env, MAINNET_PROGRAM_ID: "not-an-address" }), (err: { code: number; stderr: string }) => {
         assert.equal(err.code, 2);
         assert.match(err.stderr, /MAINNET_PROGRAM_ID: not a base58 program address: "not-an-address"/);

@@ -5,10 +5,10 @@ import { strict as assert } from "node:assert";
 import { formatExecutionId } from "@agent-market/program";
 
 import { backfill } from "../src/ingest/backfill.js";
-import { decodeTransaction } from "../src/ingest/decoder.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
-import { activity, quietIndexer, query, rawTransaction, startEnv, stopEnv, type Activity, type IndexerEnv } from "./support.js";
+import type { RawTransaction } from "../src/ingest/decoder.js";
+import { activity, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, type Activity, type IndexerEnv } from "./support.js";
 
 const WEBHOOK_AUTH = "test-webhook-authorization-value";
 
@@ -19,6 +19,7 @@ async function count(indexer: Indexer, table: string): Promise<number> {
 describe("ingestion", function () {
   this.timeout(180_000);
   let env: IndexerEnv | undefined;
+  const decodeTransaction = (raw: RawTransaction) => decoderOf(env)(raw);
   let run: Activity;
 
   before(async () => {
@@ -87,7 +88,7 @@ describe("ingestion", function () {
       const usdc = (v: bigint) => `${v / 1_000_000n}.${(v % 1_000_000n).toString().padStart(6, "0")}`;
       assert.deepEqual([stats.spent.usdc, stats.earned.usdc, stats.fees.usdc], [usdc(spent), usdc(earned), usdc(fees)]);
 
-      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
       assert.deepEqual(result.differences, []);
       assert.equal(result.executions, 6);
     } finally {

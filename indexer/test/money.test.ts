@@ -28,10 +28,10 @@ describe("money", function () {
       settled.push(escrow);
     }
     const dispute = (escrow: OpenedEscrow) =>
-      t.send([openDisputeInstruction({ payer: payer.wallet.publicKey, agent: agent.address, executionId: escrow.executionId, evidenceHash: new Uint8Array(32).fill(4) })], [payer.wallet]);
+      t.send([openDisputeInstruction({ programId: t.programId, payer: payer.wallet.publicKey, agent: agent.address, executionId: escrow.executionId, evidenceHash: new Uint8Array(32).fill(4) })], [payer.wallet]);
     const resolve = (a: AgentFixture, p: Wallet, escrow: OpenedEscrow, upheld: boolean, slashUsdc: bigint) =>
       t.send(
-        [resolveDisputeInstruction({ arbiter: t.arbiter.publicKey, usdcMint: t.usdcMint, agent: a.address, executionId: escrow.executionId, payer: p.wallet.publicKey, payerTokenAccount: p.tokenAccount, upheld, slashUsdc })],
+        [resolveDisputeInstruction({ programId: t.programId, arbiter: t.arbiter.publicKey, usdcMint: t.usdcMint, agent: a.address, executionId: escrow.executionId, payer: p.wallet.publicKey, payerTokenAccount: p.tokenAccount, upheld, slashUsdc })],
         [t.arbiter],
       );
     for (const escrow of settled) await dispute(escrow);

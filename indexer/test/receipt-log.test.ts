@@ -8,18 +8,19 @@ import pg from "pg";
 
 import { backfill } from "../src/ingest/backfill.js";
 import { channelOf, type ChangeNotice } from "../src/ingest/change-notice.js";
-import { decodeTransaction } from "../src/ingest/decoder.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
 import type { AgentFixture, OpenedEscrow, Wallet } from "../../tests/src/fixtures.js";
 import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
-import { graphql, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
+import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
+import { graphql, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 const usdc = (units: bigint) => `${units / 1_000_000n}.${(units % 1_000_000n).toString().padStart(6, "0")}`;
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** The settlements of the whole chain, read again from the program's signatures: both kinds. */
 async function chainSettlements(indexer: Indexer): Promise<{ count: number; spent: bigint; earned: bigint; fees: bigint; byShard: bigint[] }> {
+  const decode = transactionDecoder(indexer.config.program_id);
   const signatures: string[] = [];
   let before: string | undefined;
   for (;;) {
@@ -30,7 +31,7 @@ async function chainSettlements(indexer: Indexer): Promise<{ count: number; spen
   }
   const totals = { count: 0, spent: 0n, earned: 0n, fees: 0n, byShard: Array.from({ length: FEE_SHARD_COUNT }, () => 0n) };
   for (const raw of await indexer.rpc.getTransactions(signatures)) {
-    for (const event of raw ? decodeTransaction(raw).events : []) {
+    for (const event of raw ? decode(raw).events : []) {
       if (event.name !== "EscrowSettled" && event.name !== "EscrowSettledToLog") continue;
       totals.count += 1;
       totals.spent += BigInt(String(event.data.amountUsdc));
@@ -58,6 +59,7 @@ async function openMany(env: IndexerEnv, agent: AgentFixture, payer: Wallet, cou
 describe("batched settlement", function () {
   this.timeout(300_000);
   let env: IndexerEnv | undefined;
+  const decodeTransaction = (raw: RawTransaction) => decoderOf(env)(raw);
 
   before(async () => {
     env = await startEnv();
@@ -123,7 +125,7 @@ describe("batched settlement", function () {
       assert.equal(data.market.fees.usdc, usdc(chain.fees));
       for (const shard of data.market.feeShards) {
         assert.equal(shard.fees.usdc, usdc(chain.byShard[shard.index]!), `shard ${shard.index}`);
-        assert.equal(shard.fees.usdc, usdc(await market.usdc(feeShardPda(shard.index))), `shard ${shard.index} holds its fees`);
+        assert.equal(shard.fees.usdc, usdc(await market.usdc(feeShardPda(shard.index, market.programId))), `shard ${shard.index} holds its fees`);
       }
 
       const event = batch.events[1]!;
@@ -157,7 +159,7 @@ describe("batched settlement", function () {
       await backfill(indexer.rpc, indexer.store);
       assert.deepEqual((await execution(indexer, escrows[1]!)).dispute, { state: "OPEN" });
 
-      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
       assert.deepEqual(result.differences, []);
     } finally {
       await listener.end();
@@ -281,7 +283,7 @@ describe("batched settlement", function () {
       assert.equal(data.market.fees.usdc, usdc(chain.fees));
       assert.deepEqual(
         data.market.feeShards.map((shard: { fees: { usdc: string } }) => shard.fees.usdc),
-        await Promise.all(chain.byShard.map(async (_, index) => usdc(await market.usdc(feeShardPda(index))))),
+        await Promise.all(chain.byShard.map(async (_, index) => usdc(await market.usdc(feeShardPda(index, market.programId))))),
         "each shard's fees are what it holds",
       );
 
@@ -292,7 +294,7 @@ describe("batched settlement", function () {
       assert.equal(batchedRow.receiptProof.treeLeaves, 3);
       assert.equal(batchedRow.receiptProof.leafIndex, "2");
 
-      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
       assert.deepEqual(result.differences, []);
     } finally {
       await indexer.close();

@@ -97,7 +97,7 @@ describe("a relayer run, indexed", function () {
     });
     assert.deepEqual(failing, { status: "DOWN", stats: { refunded: { outputInvalid: 6, againstCreator: 6 }, successRate: 0 } });
 
-    const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema);
+    const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
     assert.deepEqual(result.differences, []);
     assert.equal(result.executions, 12);
   });

@@ -3,9 +3,9 @@
 // process once its notice arrives; past its age an answer is computed again; off at 0.
 import { strict as assert } from "node:assert";
 
-import { decodeTransaction } from "../src/ingest/decoder.js";
 import type { Indexer } from "../src/indexer.js";
-import { activity, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
+import type { RawTransaction } from "../src/ingest/decoder.js";
+import { activity, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 /** The statements `indexer` sends to PostgreSQL while `work` runs. */
 async function statementsDuring(indexer: Indexer, work: () => Promise<unknown>): Promise<number> {
@@ -28,6 +28,7 @@ const MARKET = `{ market { executions spent { usdc } } }`;
 describe("response cache", function () {
   this.timeout(180_000);
   let env: IndexerEnv | undefined;
+  const decodeTransaction = (raw: RawTransaction) => decoderOf(env)(raw);
 
   before(async () => {
     env = await startEnv();

@@ -8,7 +8,8 @@ import { TestMarket, type AgentFixture, type OpenedEscrow, type Wallet } from ".
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig, type IndexerConfig } from "../src/config.js";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
-import type { RawTransaction } from "../src/ingest/decoder.js";
+import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
+import type { DecodedTransaction } from "../src/ingest/event-row.js";
 import { silentLogger } from "../src/logger.js";
 
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -32,6 +33,7 @@ export async function startEnv(options: { slotMs?: number; extraEnv?: Record<str
   await ensureDatabase(url);
   const env = {
     INDEXER_NETWORK: "localnet",
+    DEVNET_PROGRAM_ID: market.programId.toBase58(),
     INDEXER_DATABASE_URL: url,
     INDEXER_RPC_URL: market.localnet.rpcUrl,
     INDEXER_WEBSOCKET_URL: market.localnet.websocketUrl,
@@ -48,6 +50,11 @@ export async function stopEnv(env: IndexerEnv | undefined): Promise<void> {
   if (!env) return;
   await env.market.stop();
   await dropDatabase(env.databaseUrl).catch(() => {});
+}
+
+/** The indexer's decoder of the environment's transactions, at its configured program id. */
+export function decoderOf(env: IndexerEnv | undefined): (raw: RawTransaction) => DecodedTransaction {
+  return transactionDecoder(env!.config.program_id);
 }
 
 /** An indexer that does not ingest by itself: the test hands it transactions. */

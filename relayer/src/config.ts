@@ -2,7 +2,7 @@
 // reported together, each naming its variable, so a bad deployment fails before it serves.
 import { readFileSync } from "node:fs";
 
-import { ed25519PublicKey, PROGRAM_ID } from "@agent-market/program";
+import { ed25519PublicKey } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { committedDevelopmentKey } from "./dev-keys.js";
@@ -16,8 +16,9 @@ export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
 export interface NetworkConfig {
   name: NetworkName;
   /**
-   * The agent_market program's address on this network (`<NETWORK>_PROGRAM_ID`, the IDL's by
-   * default): devnet and mainnet deployments may each have their own.
+   * The agent_market program's address on this network (`<NETWORK>_PROGRAM_ID`, required):
+   * devnet and mainnet deployments may each have their own, and a local chain that loads the
+   * program at the IDL's address is given that address by whoever starts it.
    */
   program_id: PublicKey;
   rpc_url: string;
@@ -238,12 +239,10 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
         }
       }
     }
-    const programId = text(`${prefix}_PROGRAM_ID`);
-    let program_id = PROGRAM_ID;
-    if (programId !== undefined) {
-      const parsed = programAddress(programId);
-      if (parsed) program_id = parsed;
-      else problems.push(`${prefix}_PROGRAM_ID must be the program's base58 address (32 bytes), got "${programId}"`);
+    const programId = required(`${prefix}_PROGRAM_ID`, `the agent_market program's base58 address on ${name}`);
+    const program_id = programId ? programAddress(programId) : undefined;
+    if (programId && !program_id) {
+      problems.push(`${prefix}_PROGRAM_ID must be the program's base58 address (32 bytes), got "${programId}"`);
     }
     if (rpc === undefined) continue;
     const rpcUrl = url(`${prefix}_RPC_URL`, rpc, ["http:", "https:"]);
@@ -252,7 +251,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     if (!url(`${prefix}_WS_URL`, ws, ["ws:", "wss:"])) continue;
     const indexer = text(`${prefix}_INDEXER_URL`);
     if (indexer !== undefined && !url(`${prefix}_INDEXER_URL`, indexer, ["http:", "https:"])) continue;
-    if (!marketplace || !relayer) continue;
+    if (!marketplace || !relayer || !program_id) continue;
     networks[name] = {
       name,
       program_id,

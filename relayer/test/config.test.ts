@@ -3,7 +3,6 @@ import { randomBytes } from "node:crypto";
 
 import { readFileSync } from "node:fs";
 
-import { PROGRAM_ID } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 import { Redis } from "ioredis";
 
@@ -21,6 +20,7 @@ const mainnet = () => ({
   MAINNET_RPC_URL: "https://rpc.mainnet.example",
   MAINNET_RELAYER_KEYPAIR: keypairFile(),
   MAINNET_MARKETPLACE_KEYPAIR: keypairFile(),
+  MAINNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58(),
 });
 
 const valid = () => ({
@@ -29,6 +29,7 @@ const valid = () => ({
   MARKETPLACE_KEYPAIR: keypairFile(),
   RELAYER_KEYPAIR: keypairFile(),
   DEVNET_RPC_URL: "http://127.0.0.1:8899",
+  DEVNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58(),
 });
 
 function problems(env: Record<string, string>): string[] {
@@ -124,15 +125,20 @@ describe("configuration", () => {
     assert.deepEqual(problems({ ...valid(), ...mainnet(), MAINNET_INDEXER_URL: "indexer" }), ['MAINNET_INDEXER_URL is not a URL: "indexer"']);
   });
 
-  it("reads each network's program id, the IDL's unless set, and refuses one that is not an address", () => {
+  it("reads each network's program id, requires it, and refuses one that is not an address", () => {
     const devnetProgram = Keypair.generate().publicKey.toBase58();
     const mainnetProgram = Keypair.generate().publicKey.toBase58();
     const both = parseConfig({ ...valid(), ...mainnet(), DEVNET_PROGRAM_ID: devnetProgram, MAINNET_PROGRAM_ID: mainnetProgram });
     assert.equal(both.networks.devnet?.program_id.toBase58(), devnetProgram);
     assert.equal(both.networks.mainnet?.program_id.toBase58(), mainnetProgram);
-    const defaults = parseConfig({ ...valid(), ...mainnet() });
-    assert.equal(defaults.networks.devnet?.program_id.toBase58(), PROGRAM_ID.toBase58());
-    assert.equal(defaults.networks.mainnet?.program_id.toBase58(), PROGRAM_ID.toBase58());
+    // Unset, the IDL's address would be right on localnet only: the relayer does not start.
+    const neither: Record<string, string> = { ...valid(), ...mainnet() };
+    delete neither.DEVNET_PROGRAM_ID;
+    delete neither.MAINNET_PROGRAM_ID;
+    assert.deepEqual(problems(neither), [
+      "DEVNET_PROGRAM_ID is required: the agent_market program's base58 address on devnet",
+      "MAINNET_PROGRAM_ID is required: the agent_market program's base58 address on mainnet",
+    ]);
     assert.deepEqual(problems({ ...valid(), ...mainnet(), DEVNET_PROGRAM_ID: "not-an-address", MAINNET_PROGRAM_ID: "111" }), [
       'DEVNET_PROGRAM_ID must be the program\'s base58 address (32 bytes), got "not-an-address"',
       'MAINNET_PROGRAM_ID must be the program\'s base58 address (32 bytes), got "111"',
@@ -151,7 +157,7 @@ describe("configuration", () => {
   });
 
   it("never lends mainnet the unprefixed keypairs: MAINNET_RELAYER_KEYPAIR and MAINNET_MARKETPLACE_KEYPAIR are required", () => {
-    assert.deepEqual(problems({ ...valid(), PUBLIC_URL: "https://market.example", MAINNET_RPC_URL: "https://rpc.mainnet.example" }), [
+    assert.deepEqual(problems({ ...valid(), PUBLIC_URL: "https://market.example", MAINNET_RPC_URL: "https://rpc.mainnet.example", MAINNET_PROGRAM_ID: Keypair.generate().publicKey.toBase58() }), [
       "MAINNET_MARKETPLACE_KEYPAIR is required: path of a Solana keypair file (JSON array of 64 bytes) whose key signs requests to mainnet creators",
       "MAINNET_RELAYER_KEYPAIR is required: path of the Solana keypair file of the mainnet market's relayer (signs open_escrow, settle and refund, pays their fees)",
     ]);

@@ -38,7 +38,7 @@ describe("relayer/.env.devnet.example", () => {
       const read = readName(name);
       assert.ok(source.includes(read === name ? `"${name}"` : `\`${read}\``), `${name} is not read by config.ts`);
     }
-    for (const name of ["DATABASE_URL", "API_KEY_HASH_SECRET", "MARKETPLACE_KEYPAIR", "RELAYER_KEYPAIR", "DEVNET_RPC_URL", "REDIS_URL", "QUEUE_NAME", "PUBLIC_URL"]) {
+    for (const name of ["DATABASE_URL", "API_KEY_HASH_SECRET", "MARKETPLACE_KEYPAIR", "RELAYER_KEYPAIR", "DEVNET_PROGRAM_ID", "DEVNET_RPC_URL", "REDIS_URL", "QUEUE_NAME", "PUBLIC_URL"]) {
       assert.ok(name in env, `the example sets ${name}`);
     }
     assert.ok(!("RELAYER_PORT" in env), "the port is left to each instance (systemd unit, Procfile)");

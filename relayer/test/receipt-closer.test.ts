@@ -10,8 +10,10 @@ import { RECEIPTS_PER_TRANSACTION } from "../src/executions/receipt-closer.js";
 
 function closeReceiptsTransaction(receipts: number): Uint8Array {
   const relayer = Keypair.generate().publicKey;
+  // Any deployment's id: an address is 32 bytes whichever it is.
+  const programId = Keypair.generate().publicKey;
   const instructions = Array.from({ length: receipts }, () =>
-    closeReceiptInstruction({ executionId: randomBytes(16), rentPayer: relayer }),
+    closeReceiptInstruction({ programId, executionId: randomBytes(16), rentPayer: relayer }),
   );
   const message = compileLegacyMessage(relayer, instructions, Keypair.generate().publicKey.toBase58());
   return serializeLegacyTransaction([new Uint8Array(64)], message);

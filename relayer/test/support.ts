@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 
 import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
-import { ed25519Sign } from "@agent-market/program";
+import { ed25519Sign, PROGRAM_ID } from "@agent-market/program";
 import type { FastifyInstance } from "fastify";
 
 import { buildApp } from "../src/app.js";
@@ -49,6 +49,8 @@ export function testEnv(database_url: string, overrides: Record<string, string> 
     MARKETPLACE_KEYPAIR: keypairFile(),
     RELAYER_KEYPAIR: keypairFile(),
     DEVNET_RPC_URL: "http://127.0.0.1:9",
+    // The tests' localnet loads the program at the IDL's address.
+    DEVNET_PROGRAM_ID: PROGRAM_ID.toBase58(),
     PUBLIC_URL: "http://localhost:8080",
     ENDPOINT_POLICY: "development",
     LOG_LEVEL: "info",

@@ -54,7 +54,7 @@ export async function startAdminMarket(): Promise<AdminMarket> {
     dir,
     authority,
     admin: (action, ...args) => agentMarket(["admin", action, "--keypair", authority, "--rpc", market.localnet.rpcUrl, ...args]),
-    read: async () => (await fetchMarket(market.connection))!,
+    read: async () => (await fetchMarket(market.connection, undefined, { programId: market.programId }))!,
   };
 }
 

@@ -167,6 +167,11 @@ export class TestMarket {
     return this.config.usdcMint;
   }
 
+  /** The program's address on this chain: what every instruction, address and account read here names. */
+  get programId(): PublicKey {
+    return this.localnet.programId;
+  }
+
   get relayer(): Keypair {
     return this.keys.relayer;
   }
@@ -269,7 +274,7 @@ export class TestMarket {
     assert.ok(recorded?.meta, "the failed transaction is recorded");
     assert.equal(errorFromTransactionError(recorded.meta.err)?.name, name);
     assertAnchorErrorLogged(recorded.meta.logMessages ?? [], name);
-    assert.deepEqual(eventsFromInnerInstructions(recorded), [], "a failed transaction has no events");
+    assert.deepEqual(eventsFromInnerInstructions(recorded, this.programId), [], "a failed transaction has no events");
     return { signature, fee: BigInt(recorded.meta.fee) };
   }
 
@@ -313,7 +318,7 @@ export class TestMarket {
     const tx = await this.connection.getTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
     assert.ok(tx?.meta, `transaction ${signature} is recorded`);
     assert.equal(tx.meta.err, null);
-    return eventsFromInnerInstructions(tx);
+    return eventsFromInnerInstructions(tx, this.programId);
   }
 
   /** The one event named `name` in transaction `signature`. */
@@ -358,7 +363,7 @@ export class TestMarket {
 
   /** The wallet approves the market's delegate PDA for `allowance`, with @solana/spl-token's instruction. */
   async approveMarket(owner: Wallet, allowance: bigint): Promise<string> {
-    return this.send([createApproveInstruction(owner.tokenAccount, delegatePda(), owner.wallet.publicKey, allowance)], [owner.wallet]);
+    return this.send([createApproveInstruction(owner.tokenAccount, delegatePda(this.programId), owner.wallet.publicKey, allowance)], [owner.wallet]);
   }
 
   /** A payer holding `usdc` that approved the market for `allowance`. */
@@ -374,6 +379,7 @@ export class TestMarket {
   /** `[signing-key proof by signing, register_agent]`. */
   registerAgentInstructions(creator: Wallet, agentId: Uint8Array, signing: Keypair, pricing: Pricing, collateralUsdc: bigint) {
     return registerAgentInstructions({
+      programId: this.programId,
       creator: creator.wallet.publicKey,
       agentId,
       creatorTokenAccount: creator.tokenAccount,
@@ -381,7 +387,7 @@ export class TestMarket {
       usdcMint: this.usdcMint,
       terms: terms(signing, pricing),
       collateralUsdc,
-      signingKeyProof: signingKeyProof(signing, agentPda(agentId), creator.wallet.publicKey),
+      signingKeyProof: signingKeyProof(signing, agentPda(agentId, this.programId), creator.wallet.publicKey),
     });
   }
 
@@ -394,7 +400,7 @@ export class TestMarket {
       this.registerAgentInstructions(creator, agentId, signing, pricing, collateralUsdc),
       [creator.wallet],
     );
-    return { agentId, address: agentPda(agentId), signing, payoutAccount: creator.tokenAccount, creator, signature };
+    return { agentId, address: agentPda(agentId, this.programId), signing, payoutAccount: creator.tokenAccount, creator, signature };
   }
 
   openEscrowInstruction(
@@ -405,6 +411,7 @@ export class TestMarket {
     maxAmountUsdc: bigint = NO_MAXIMUM_USDC,
   ) {
     return openEscrowInstruction({
+      programId: this.programId,
       relayer: this.relayer.publicKey,
       usdcMint: this.usdcMint,
       agent: agent.address,
@@ -444,13 +451,14 @@ export class TestMarket {
     executionId: Uint8Array,
     options: { signing: Keypair; feeShardIndex?: number; output?: unknown },
   ): Promise<TransactionInstruction[]> {
-    const escrow = await fetchEscrow(this.connection, escrowPda(executionId));
+    const escrow = await fetchEscrow(this.connection, escrowPda(executionId, this.programId), { programId: this.programId });
     assert.ok(escrow, "the escrow is open");
-    const agent = await fetchAgent(this.connection, escrow.agent);
+    const agent = await fetchAgent(this.connection, escrow.agent, { programId: this.programId });
     assert.ok(agent);
     const resultHash = outputHash(options.output ?? { summary: "Hi." });
     const digest = resultDigest(escrow.executionId, escrow.agent, escrow.requestHash, resultHash);
     return settleInstructions({
+      programId: this.programId,
       relayer: this.relayer.publicKey,
       usdcMint: this.usdcMint,
       escrow: escrowRef(escrow),
@@ -468,15 +476,16 @@ export class TestMarket {
   }
 
   refundInstruction(escrow: OpenedEscrow, reason: RefundReason, withSubscription = false) {
-    return refundInstruction({ relayer: this.relayer.publicKey, usdcMint: this.usdcMint, escrow: escrow.ref, reason, withSubscription });
+    return refundInstruction({ programId: this.programId, relayer: this.relayer.publicKey, usdcMint: this.usdcMint, escrow: escrow.ref, reason, withSubscription });
   }
 
   reclaimInstruction(escrow: OpenedEscrow, withSubscription = false) {
-    return reclaimInstruction({ usdcMint: this.usdcMint, escrow: escrow.ref, withSubscription });
+    return reclaimInstruction({ programId: this.programId, usdcMint: this.usdcMint, escrow: escrow.ref, withSubscription });
   }
 
   subscribeInstruction(agent: AgentFixture, payer: Wallet, feeShardIndex = 0, maxAmountUsdc: bigint = NO_MAXIMUM_USDC) {
     return subscribeInstruction({
+      programId: this.programId,
       relayer: this.relayer.publicKey,
       usdcMint: this.usdcMint,
       agent: agent.address,

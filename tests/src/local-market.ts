@@ -15,6 +15,8 @@ export interface LocalTestMarket {
   marketplace: LocalMarketplace;
   data_dir: string;
   connection: Connection;
+  /** The program's address on the chain, as the relayer serves it. */
+  programId: PublicKey;
   /** The printed test wallet's USDC account. */
   payerToken: PublicKey;
   /** The echo agent's address. */
@@ -37,11 +39,12 @@ export async function startLocalTestMarket(
     slot_ms: 100,
     ...options,
   });
-  const market = (await (await fetch(`${marketplace.relayer_url}/v1/marketplace`)).json()) as { networks: { usdc_mint: string }[] };
+  const market = (await (await fetch(`${marketplace.relayer_url}/v1/marketplace`)).json()) as { networks: { program_id: string; usdc_mint: string }[] };
   return {
     marketplace,
     data_dir,
     connection: new Connection(marketplace.rpc_url, "confirmed"),
+    programId: new PublicKey(market.networks[0]!.program_id),
     payerToken: getAssociatedTokenAddressSync(new PublicKey(market.networks[0]!.usdc_mint), marketplace.wallet.publicKey),
     echo: marketplace.agents.find((agent) => agent.slug === "echo")!.address,
     async stop() {

@@ -121,6 +121,7 @@ export interface StartOptions {
 export class Localnet {
   private readonly connections: Connection[] = [];
   private exited: Promise<number | null>;
+  private program?: PublicKey;
 
   private constructor(
     readonly child: ChildProcess,
@@ -236,6 +237,12 @@ export class Localnet {
     const result = await this.call<{ slot: number; unixTimestamp: number }>("localnet_advanceClock", [by]);
     await this.waitForSlot(result.slot + 1);
     return result;
+  }
+
+  /** The program's address on this chain, as localnet announced it: the one PublicKey, so derivations share one memo. */
+  get programId(): PublicKey {
+    this.program ??= new PublicKey(this.ready.market.programId);
+    return this.program;
   }
 
   async slot(commitment: Commitment = "processed"): Promise<number> {

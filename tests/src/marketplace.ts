@@ -79,6 +79,7 @@ export async function registerOnChain(
   const agentId = randomId();
   await market.send(
     registerAgentInstructions({
+        programId: market.programId,
         creator: creator.wallet.publicKey,
         agentId,
         creatorTokenAccount: creator.tokenAccount,
@@ -92,11 +93,11 @@ export async function registerOnChain(
           maxExecutionSecs: terms.maxExecutionSecs ?? 30,
         },
         collateralUsdc: collateral,
-        signingKeyProof: signingKeyProof(terms.signing, agentPda(agentId), creator.wallet.publicKey),
+        signingKeyProof: signingKeyProof(terms.signing, agentPda(agentId, market.programId), creator.wallet.publicKey),
       }),
     [creator.wallet],
   );
-  return { creator, agentId, address: agentPda(agentId) };
+  return { creator, agentId, address: agentPda(agentId, market.programId) };
 }
 
 /** Registers an agent on-chain for a new creator and lists it through the relayer. */
@@ -157,7 +158,7 @@ export async function newPayer(
 /** USDC in the fee shards, all of them. */
 export async function feeShardsTotal(market: TestMarket): Promise<bigint> {
   let total = 0n;
-  for (let i = 0; i < FEE_SHARD_COUNT; i += 1) total += await market.usdc(feeShardPda(i));
+  for (let i = 0; i < FEE_SHARD_COUNT; i += 1) total += await market.usdc(feeShardPda(i, market.programId));
   return total;
 }
 
@@ -180,11 +181,12 @@ export function execute(
  * changed on chain, which the relayer's listing does not show until the creator's PATCH.
  */
 export async function repriceOnChain(market: TestMarket, agent: ListedAgent, pricing: Pricing): Promise<void> {
-  const onChain = await fetchAgent(market.connection, agent.address);
+  const onChain = await fetchAgent(market.connection, agent.address, { programId: market.programId });
   assert.ok(onChain, "the agent is on chain");
   await market.send(
     [
       updateAgentInstruction({
+        programId: market.programId,
         creator: agent.creator.wallet.publicKey,
         agent: agent.address,
         payoutAccount: onChain.payoutAccount,

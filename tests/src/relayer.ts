@@ -72,6 +72,7 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     MARKETPLACE_KEYPAIR: writeKeypair(Keypair.generate()),
     RELAYER_KEYPAIR: writeKeypair(devKeys().relayer),
     DEVNET_RPC_URL: localnet.rpcUrl,
+    DEVNET_PROGRAM_ID: localnet.programId.toBase58(),
     DEVNET_WS_URL: localnet.websocketUrl,
     ENDPOINT_POLICY: "development",
     PROBE_TIMEOUT_MS: "2000",

@@ -12,7 +12,7 @@
 //   - the instruction that invoked it (one stack level up) is the program too, which is the
 //     same signer proof read from the call stack rather than inferred from success;
 //   - the data starts with anchor's event tag and carries a known event discriminator.
-import { decodeCpiEventData, eventAuthorityPda, PROGRAM_ID, coder, formatExecutionId } from "@agent-market/program";
+import { decodeCpiEventData, eventAuthorityPda, coder, formatExecutionId } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
@@ -133,9 +133,3 @@ function decodeWith(raw: RawTransaction, program: string, eventAuthority: string
   }
   return { ...base, blockhash, failed: false, events };
 }
-
-/** The decoder of the program at the IDL's address. */
-export const decodeTransaction = transactionDecoder(PROGRAM_ID);
-/** The IDL's program address and its event authority, the defaults where no id is configured. */
-export const PROGRAM_ADDRESS = PROGRAM_ID.toBase58();
-export const EVENT_AUTHORITY_ADDRESS = eventAuthorityPda().toBase58();

@@ -2,7 +2,6 @@
 // decoded transactions to `ingest`, which stores each event once, keyed by (signature,
 // instruction index, inner index), and brings the views up to date in the same database
 // transaction. `drop` and `promote` are the finality task's side of the same tables.
-import { PROGRAM_ID } from "@agent-market/program";
 import type { PublicKey } from "@solana/web3.js";
 
 import { inTransaction, type Client, type Pool } from "../db/pool.js";
@@ -64,7 +63,7 @@ export class EventStore {
   constructor(
     readonly pool: Pool,
     readonly schema: string,
-    readonly programId: PublicKey = PROGRAM_ID,
+    readonly programId: PublicKey,
   ) {
     this.shardIndexes = feeShardIndexes(programId);
   }

@@ -5,7 +5,7 @@
 //   INDEXER_PUBLIC_URL             this indexer's public origin (the webhook is <it>/webhooks/helius)
 //   INDEXER_HELIUS_WEBHOOK_AUTH    the Authorization value Helius echoes (16 characters at least)
 //   INDEXER_NETWORK                devnet (or localnet) or mainnet
-//   DEVNET_PROGRAM_ID, MAINNET_PROGRAM_ID   optional: the network's program id (the IDL's by default)
+//   DEVNET_PROGRAM_ID, MAINNET_PROGRAM_ID   the network's program id (on localnet the IDL's when unset)
 //   HELIUS_API_URL                 optional: send the SDK's REST calls there instead of Helius
 import { programIdOf } from "../config.js";
 import { heliusClient, rerouteHeliusApi, upsertHeliusWebhook } from "./register.js";
@@ -23,7 +23,7 @@ const authHeader = need("INDEXER_HELIUS_WEBHOOK_AUTH");
 const rawNetwork = process.env.INDEXER_NETWORK ?? "devnet";
 const network = rawNetwork === "mainnet" ? "mainnet" : rawNetwork === "devnet" || rawNetwork === "localnet" ? "devnet" : null;
 if (!network) problems.push(`INDEXER_NETWORK: expected devnet, mainnet or localnet`);
-const programId = network ? programIdOf(process.env, network, problems) : null;
+const programId = network ? programIdOf(process.env, network, problems, rawNetwork === "localnet") : null;
 if (authHeader && authHeader.length < 16) problems.push("INDEXER_HELIUS_WEBHOOK_AUTH: at least 16 characters");
 if (problems.length > 0) {
   console.error(`cannot set up the Helius webhook:\n  ${problems.join("\n  ")}`);

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { agentPda, delegatePda, ed25519Verify, parseAddress, parseSigningKeyProof, verifySigningKeyProof } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519Verify, parseAddress, parseSigningKeyProof, PROGRAM_ID, verifySigningKeyProof } from "@agent-market/program";
 import {
   createApproveCheckedInstruction,
   createAssociatedTokenAccountIdempotentInstruction,
@@ -112,7 +112,8 @@ describe("agent-market", () => {
       const ran = await cli(["key-proof", "--signing-key", keyFile, "--creator", creator.toBase58(), "--json"]);
       assert.equal(ran.code, 0, ran.err);
       const out = JSON.parse(ran.out) as { agent_id: string; agent: string; key_proof: string; signing_key: string };
-      assert.equal(out.agent, agentPda(utils.bytes.bs58.decode(out.agent_id)).toBase58());
+      // Without --program-id or AGENT_MARKET_PROGRAM_ID the CLI names the IDL's program.
+      assert.equal(out.agent, agentPda(utils.bytes.bs58.decode(out.agent_id), PROGRAM_ID).toBase58());
       assert.equal(out.signing_key, signing.publicKey.toBase58());
       assert.ok(verifySigningKeyProof(parseSigningKeyProof(out.key_proof)!, signing.publicKey.toBytes(), out.agent, creator));
     });
@@ -430,7 +431,9 @@ describe("agent-market", () => {
     const mint = Keypair.generate().publicKey;
     const tokenAccount = getAssociatedTokenAddressSync(mint, wallet.publicKey);
     const funding = { usdc_mint: mint.toBase58() } as Parameters<typeof checkAllowanceTransaction>[2];
-    const approve = (delegate: PublicKey = delegatePda(), amount = 1_000_000n, owner = wallet.publicKey) =>
+    // Any deployment's id: the check holds the approval to that program's delegate.
+    const programId = Keypair.generate().publicKey;
+    const approve = (delegate: PublicKey = delegatePda(programId), amount = 1_000_000n, owner = wallet.publicKey) =>
       createApproveCheckedInstruction(tokenAccount, mint, delegate, owner, amount, 6);
     const transaction = (...instructions: Parameters<Transaction["add"]>) => {
       const tx = new Transaction({ feePayer: wallet.publicKey, blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1 });
@@ -438,9 +441,9 @@ describe("agent-market", () => {
     };
 
     it("accepts what the API builds: maybe the wallet's USDC account, then one approveChecked to the delegate", () => {
-      checkAllowanceTransaction(transaction(approve()), wallet.publicKey, funding, 1_000_000n);
+      checkAllowanceTransaction(transaction(approve()), wallet.publicKey, funding, 1_000_000n, programId);
       const create = createAssociatedTokenAccountIdempotentInstruction(wallet.publicKey, tokenAccount, wallet.publicKey, mint);
-      checkAllowanceTransaction(transaction(create, approve()), wallet.publicKey, funding, 1_000_000n);
+      checkAllowanceTransaction(transaction(create, approve()), wallet.publicKey, funding, 1_000_000n, programId);
     });
 
     it("accepts one revoke on the wallet's own USDC account, and nothing else", () => {
@@ -468,7 +471,7 @@ describe("agent-market", () => {
         [new Transaction({ feePayer: stranger, blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1 }).add(approve()), /fee/],
       ];
       for (const [tx, reason] of cases) {
-        assert.throws(() => checkAllowanceTransaction(tx, wallet.publicKey, funding, 1_000_000n), reason);
+        assert.throws(() => checkAllowanceTransaction(tx, wallet.publicKey, funding, 1_000_000n, programId), reason);
       }
     });
   });

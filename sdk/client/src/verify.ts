@@ -16,7 +16,6 @@
 import {
   ED25519_PROGRAM_ID,
   IDL,
-  PROGRAM_ID,
   coder,
   escrowPda,
   eventsFromInnerInstructions,
@@ -39,24 +38,29 @@ import { Checks, same, tokenDelta, units, type ReceiptVerification } from "./ver
 
 export type { ReceiptCheck, ReceiptVerification } from "./verify-checks.js";
 
-export interface VerifyReceiptOptions {
+/** The offline checks' options. */
+interface OfflineOptions {
   /** What was sent: adds the request_hash check, which binds the receipt to the input. */
   request?: { task: string; parameters: Record<string, unknown> };
   /** A key the caller trusts (the listing's signing_key, say): adds a check that the receipt names it. */
   expectedSigningKey?: string;
+}
+
+/** The on-chain checks' options: a connection and the program id go together. */
+export interface OnChainOptions {
   /** Adds the on-chain checks, read through this connection. */
-  connection?: Connection;
+  connection: Connection;
+  /**
+   * The program's address on the execution's network, from a source the caller trusts (its own
+   * configuration; `networks[].program_id` of GET /v1/marketplace names it too). Required with
+   * `connection`: the on-chain checks accept only this program's settle, events and agent account.
+   */
+  programId: PublicKey;
   /**
    * How settled the settlement must be (default "confirmed"). The API answers once it is
    * processed; until `transactions.confirmation` is "confirmed", the on-chain checks can fail.
    */
   commitment?: Finality;
-  /**
-   * The program's address on the execution's network, from a source the caller trusts (its own
-   * configuration; `networks[].program_id` of GET /v1/marketplace names it too). The IDL's address
-   * by default. The on-chain checks accept only this program's settle, events and agent account.
-   */
-  programId?: PublicKey;
   /**
    * The indexer's GraphQL URL of the execution's network. For an execution settled by
    * settle_batch (no receipt account), the on-chain checks then read its leaf and Merkle proof
@@ -64,6 +68,9 @@ export interface VerifyReceiptOptions {
    */
   indexerUrl?: string;
 }
+
+/** Offline checks alone, or with the on-chain ones (a connection and the program id, both). */
+export type VerifyReceiptOptions = OfflineOptions & (OnChainOptions | { [K in keyof OnChainOptions]?: undefined });
 
 const SETTLE = IDL.instructions.find((ix) => ix.name === "settle")!;
 const SETTLE_ACCOUNT = (name: string): number => SETTLE.accounts.findIndex((account) => account.name === name);
@@ -278,7 +285,7 @@ export async function verifyReceipt(execution: Execution, options: VerifyReceipt
   if (options.connection) {
     try {
       const commitment = options.commitment ?? "confirmed";
-      await onChain(execution, receipt!, digest, options.connection, commitment, options.programId ?? PROGRAM_ID, checks, options);
+      await onChain(execution, receipt!, digest, options.connection, commitment, options.programId, checks, options);
     } catch (error) {
       // Each check catches its own failures; this is a transaction of a shape none expected.
       checks.add("on_chain", false, error instanceof Error ? error.message : String(error));

@@ -112,7 +112,8 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
     save();
   }
 
-  const market = await api<{ networks: { usdc_mint: string; minimum_collateral_usdc: string }[] }>(relayer_url, "GET", "/v1/marketplace");
+  const market = await api<{ networks: { program_id: string; usdc_mint: string; minimum_collateral_usdc: string }[] }>(relayer_url, "GET", "/v1/marketplace");
+  const programId = new PublicKey(market.body.networks[0]!.program_id);
   const usdcMint = new PublicKey(market.body.networks[0]!.usdc_mint);
   const creatorToken = getAssociatedTokenAddressSync(usdcMint, creator.publicKey);
   const creatorSession = await signIn(relayer_url, creator);
@@ -123,7 +124,7 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
     state.agent_ids[slug] ??= utils.bytes.bs58.encode(randomBytes(16));
     save();
     const agentId = utils.bytes.bs58.decode(state.agent_ids[slug]!);
-    const address = agentPda(agentId);
+    const address = agentPda(agentId, programId);
     // The service answers for this agent alone: a copy of its listing under another address gets nothing.
     const agent = await example.start({
       signingKey: signing.secretKey,
@@ -136,6 +137,7 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
       log(`registering the ${slug} agent on-chain with 100 USDC of collateral`);
       const transaction = new Transaction().add(
         ...registerAgentInstructions({
+          programId,
           creator: creator.publicKey,
           agentId,
           creatorTokenAccount: creatorToken,

@@ -218,6 +218,9 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       },
       stop_timeout_ms: STOP_BOUNDS_MS.localnet,
     });
+    // Localnet loads the program at the IDL's address and says which: the relayer and the indexer
+    // are given that id, as a deployment gives them its own.
+    const program_id = (await rpc<{ programId: string }>(rpc_url, "localnet_marketConfig", [])).programId;
     const connection = new Connection(rpc_url, { commitment: "confirmed", wsEndpoint: `ws://127.0.0.1:${options.rpc_port + 1}` });
     (connection as unknown as { _disableBlockhashCaching: boolean })._disableBlockhashCaching = true;
 
@@ -236,6 +239,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       MARKETPLACE_KEYPAIR: join(data_dir, "marketplace.json"),
       RELAYER_KEYPAIR: relayerKeypairPath,
       DEVNET_RPC_URL: rpc_url,
+      DEVNET_PROGRAM_ID: program_id,
       DEVNET_INDEXER_URL: indexer_url,
       // The dashboard, served by the relayer on its own origin, with the local test wallet.
       ...(existsSync(join(DASHBOARD_DIR, "index.html"))
@@ -280,6 +284,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
         INDEXER_RPC_URL: rpc_url,
         INDEXER_WEBSOCKET_URL: `ws://127.0.0.1:${options.rpc_port + 1}`,
         INDEXER_NETWORK: "localnet",
+        DEVNET_PROGRAM_ID: program_id,
         INDEXER_HOST: "127.0.0.1",
         INDEXER_PORT: String(indexer_port),
       },

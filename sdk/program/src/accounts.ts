@@ -3,7 +3,7 @@
 import type { Commitment, Connection, PublicKey } from "@solana/web3.js";
 
 import { definedFromAnchor } from "./convert.js";
-import { IDL, PROGRAM_ID, coder } from "./program.js";
+import { IDL, coder } from "./program.js";
 import type { AccountData, AccountName, Agent, Dispute, Escrow, Market, Receipt, Subscription } from "./types.js";
 import { marketPda } from "./pda.js";
 import type { EscrowRef } from "./instructions.js";
@@ -27,15 +27,13 @@ export function decodeAccount<A extends AccountName>(name: A, data: Uint8Array):
   return definedFromAnchor(name, raw) as AccountData<A>;
 }
 
-/** How to read an account: the commitment, and the program's address on the cluster (the IDL's by default). */
+/**
+ * How to read an account: the commitment, and the program's address on the cluster, which is
+ * required (an account owned by another id is refused, so a wrong default would read nothing).
+ */
 export interface FetchOptions {
   commitment?: Commitment;
-  programId?: PublicKey;
-}
-
-/** A commitment alone is still accepted where FetchOptions are, as before program ids were configurable. */
-function fetchOptions(options: Commitment | FetchOptions | undefined): FetchOptions {
-  return typeof options === "string" ? { commitment: options } : (options ?? {});
+  programId: PublicKey;
 }
 
 /**
@@ -46,9 +44,11 @@ export async function fetchAccount<A extends AccountName>(
   connection: Connection,
   name: A,
   address: PublicKey,
-  options?: Commitment | FetchOptions,
+  options: FetchOptions,
 ): Promise<AccountData<A> | null> {
-  const { commitment, programId = PROGRAM_ID } = fetchOptions(options);
+  // A caller without the type checker may still leave it out: refused before anything is read.
+  if (!options?.programId) throw new TypeError(`fetchAccount ${name}: options.programId is required`);
+  const { commitment, programId } = options;
   const info = await connection.getAccountInfo(address, commitment);
   if (!info) return null;
   if (!info.owner.equals(programId)) {
@@ -64,23 +64,23 @@ export const decodeReceipt = (data: Uint8Array): Receipt => decodeAccount("Recei
 export const decodeSubscription = (data: Uint8Array): Subscription => decodeAccount("Subscription", data);
 export const decodeDispute = (data: Uint8Array): Dispute => decodeAccount("Dispute", data);
 
-/** The market (at the program's market PDA unless `address` is given). */
-export function fetchMarket(connection: Connection, address?: PublicKey, options?: Commitment | FetchOptions) {
-  return fetchAccount(connection, "Market", address ?? marketPda(fetchOptions(options).programId), options);
+/** The market (at the program's market PDA when `address` is undefined). */
+export function fetchMarket(connection: Connection, address: PublicKey | undefined, options: FetchOptions) {
+  return fetchAccount(connection, "Market", address ?? marketPda(options.programId), options);
 }
-export function fetchAgent(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+export function fetchAgent(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Agent", address, options);
 }
-export function fetchEscrow(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+export function fetchEscrow(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Escrow", address, options);
 }
-export function fetchReceipt(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+export function fetchReceipt(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Receipt", address, options);
 }
-export function fetchSubscription(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+export function fetchSubscription(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Subscription", address, options);
 }
-export function fetchDispute(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+export function fetchDispute(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Dispute", address, options);
 }
 

@@ -10,7 +10,6 @@ import { fetchReceipt, type FetchOptions } from "./accounts.js";
 import { openDisputeFromLogInstruction } from "./batch-instructions.js";
 import { fromHex, toHex } from "./bytes.js";
 import { openDisputeInstruction } from "./instructions.js";
-import { PROGRAM_ID } from "./program.js";
 import { receiptLogPda, receiptPda } from "./pda.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, receiptRootFromProof } from "./receipt-log.js";
 import type { ReceiptLeaf } from "./types.js";
@@ -123,9 +122,9 @@ export type DisputeRoute =
 export async function disputeRoute(
   connection: Connection,
   executionId: Uint8Array,
-  options: { programId?: PublicKey; loggedReceipt: () => Promise<LoggedReceipt | null> },
+  options: { programId: PublicKey; loggedReceipt: () => Promise<LoggedReceipt | null> },
 ): Promise<DisputeRoute | null> {
-  const programId = options.programId ?? PROGRAM_ID;
+  const { programId } = options;
   const receipt = await fetchReceipt(connection, receiptPda(executionId, programId), { programId });
   if (receipt) {
     return { kind: "receipt", agent: receipt.agent, payer: receipt.payer, amountUsdc: receipt.amountUsdc, settledAt: receipt.settledAt, disputed: receipt.disputed };
@@ -151,7 +150,7 @@ export async function disputeRoute(
 /** `open_dispute` or `open_dispute_from_log`, as the route says, binding `evidenceHash`; the payer signs. */
 export function openDisputeFor(
   route: DisputeRoute,
-  input: { payer: PublicKey; executionId: Uint8Array; evidenceHash: Uint8Array; programId?: PublicKey },
+  input: { payer: PublicKey; executionId: Uint8Array; evidenceHash: Uint8Array; programId: PublicKey },
 ): TransactionInstruction {
   const { payer, executionId, evidenceHash, programId } = input;
   if (route.kind === "receipt") return openDisputeInstruction({ payer, agent: route.agent, executionId, evidenceHash, programId });
@@ -172,7 +171,7 @@ export interface LoggedReceiptCheck {
  * Checks a served leaf and proof against the chain alone: the leaf hashed here (as the program
  * does), walked up its proof, and the root looked for in the agent's receipt log account.
  */
-export async function verifyLoggedReceipt(connection: Connection, logged: LoggedReceipt, options: FetchOptions = {}): Promise<LoggedReceiptCheck> {
+export async function verifyLoggedReceipt(connection: Connection, logged: LoggedReceipt, options: FetchOptions): Promise<LoggedReceiptCheck> {
   const agent = new PublicKey(logged.agent);
   const leafHash = receiptLeafHash(agent, receiptLeafOf(logged.receiptProof.leaf));
   const root = receiptRootFromProof(leafHash, BigInt(logged.receiptProof.leafIndex), logged.receiptProof.proof.map(fromHex));

@@ -9,7 +9,7 @@ import { PublicKey } from "@solana/web3.js";
 
 import { definedFromAnchor } from "./convert.js";
 import { eventAuthorityPda } from "./pda.js";
-import { coder, PROGRAM_ID } from "./program.js";
+import { coder } from "./program.js";
 import type { AgentMarketEvent } from "./types.js";
 
 /** anchor_lang::event::EVENT_IX_TAG: the first 8 bytes of SHA-256("anchor:event"), read big-endian. */
@@ -33,9 +33,9 @@ export function decodeEvent(data: Uint8Array): AgentMarketEvent | null {
 
 /**
  * The program's events logged as "Program data: …" while the program ran (`emit!`), the program
- * being the one at `programId` (the IDL's by default).
+ * being the one at `programId`.
  */
-export function eventsFromLogs(logs: readonly string[], programId: PublicKey = PROGRAM_ID): AgentMarketEvent[] {
+export function eventsFromLogs(logs: readonly string[], programId: PublicKey): AgentMarketEvent[] {
   const parser = new EventParser(programId, coder);
   return Array.from(parser.parseLogs([...logs]), (event) => toEvent(event)!);
 }
@@ -89,11 +89,11 @@ function accountKeys(tx: TransactionWithInnerInstructions): string[] {
  * The program's `emit_cpi!` events in a transaction, in execution order: inner instructions to
  * the program itself, with the event authority as their account, whose data starts with the
  * event tag. A failed transaction (meta.err set) has none, since its effects did not happen. The
- * program is the one at `programId` (the IDL's by default): another id's events are not its own.
+ * program is the one at `programId`: another id's events are not its own.
  */
 export function eventsFromInnerInstructions(
   tx: TransactionWithInnerInstructions,
-  programId: PublicKey = PROGRAM_ID,
+  programId: PublicKey,
 ): AgentMarketEvent[] {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return [];

@@ -21,7 +21,7 @@ import {
   receiptPda,
   subscriptionPda,
 } from "./pda.js";
-import { coder, IDL, PROGRAM_ID } from "./program.js";
+import { coder, IDL } from "./program.js";
 import type { AgentTerms, InstructionName, MarketParams, RefundReason } from "./types.js";
 
 type IdlAccountJson = { name: string; writable?: boolean; signer?: boolean; optional?: boolean; address?: string };
@@ -44,13 +44,13 @@ function implicitAccount(account: IdlAccountJson, programId: PublicKey): PublicK
  * left out) and arguments (camelCase names, this package's value shapes). Every account the IDL
  * lists must be given, except fixed addresses, `eventAuthority` and `program`; an optional
  * account left out is passed as the program id, read-only, as Anchor expects. `programId` is the
- * program's address on the cluster (the IDL's by default).
+ * program's address on the cluster.
  */
 export function buildInstruction(
   name: InstructionName,
   accounts: Record<string, PublicKey | null>,
-  args: Record<string, unknown> = {},
-  programId: PublicKey = PROGRAM_ID,
+  args: Record<string, unknown>,
+  programId: PublicKey,
 ): TransactionInstruction {
   const def = instructionDefs.get(name);
   if (!def) throw new Error(`IDL has no instruction ${name}`);
@@ -80,10 +80,11 @@ export function buildInstruction(
 
 /**
  * Every builder takes the program's address on the cluster it targets, since devnet and mainnet
- * may run the program at different ids; left out, the IDL's (PROGRAM_ID).
+ * may run the program at different ids. It is required: a caller that means the IDL's address
+ * (localnet loads the program there) passes PROGRAM_ID itself.
  */
 export interface ProgramOption {
-  programId?: PublicKey;
+  programId: PublicKey;
 }
 
 // ---------------------------------------------------------------------------------------------

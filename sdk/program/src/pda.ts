@@ -73,10 +73,10 @@ class Derivations {
 
 /** Program ids other than the IDL's a process works with at once: a deployment per network. */
 const PROGRAM_MEMO_SIZE = 16;
-const defaultDerivations = new Derivations(PROGRAM_ID);
+const idlDerivations = new Derivations(PROGRAM_ID);
 // By object first (a deployment passes the same PublicKey from its configuration every time), by
 // address second (the same id parsed twice shares one memo).
-const derivationsByKey = new WeakMap<PublicKey, Derivations>([[PROGRAM_ID, defaultDerivations]]);
+const derivationsByKey = new WeakMap<PublicKey, Derivations>([[PROGRAM_ID, idlDerivations]]);
 const derivationsByAddress = new LruMap<string, Derivations>(PROGRAM_MEMO_SIZE);
 
 function derivations(programId: PublicKey): Derivations {
@@ -86,7 +86,7 @@ function derivations(programId: PublicKey): Derivations {
   const address = programId.toBase58();
   const found =
     address === PROGRAM_ID.toBase58()
-      ? defaultDerivations
+      ? idlDerivations
       : derivationsByAddress.getOrSet(address, () => new Derivations(programId));
   derivationsByKey.set(programId, found);
   return found;
@@ -94,38 +94,39 @@ function derivations(programId: PublicKey): Derivations {
 
 /** Internal, for tests: how many derivations each memo of the IDL's program id holds, and how many it may. */
 export function pdaMemoSizes(): Record<"accounts" | "executions", { size: number; capacity: number }> {
-  const { accounts, executions } = defaultDerivations;
+  const { accounts, executions } = idlDerivations;
   return {
     accounts: { size: accounts.size, capacity: accounts.capacity },
     executions: { size: executions.size, capacity: executions.capacity },
   };
 }
 
-// Every function below derives under `programId`, the program's address on the cluster at hand,
-// which defaults to the IDL's (PROGRAM_ID).
+// Every function below derives under `programId`, the program's address on the cluster at hand.
+// It has no default: an id left out would derive the IDL's addresses, right on localnet and wrong
+// on a deployment at another id.
 
 /** The market configuration account: `["market"]`. */
-export function marketPda(programId: PublicKey = PROGRAM_ID): PublicKey {
+export function marketPda(programId: PublicKey): PublicKey {
   return derivations(programId).once("market", MARKET_SEED);
 }
 
 /** The SPL Token delegate every payer approves: `["delegate"]`. */
-export function delegatePda(programId: PublicKey = PROGRAM_ID): PublicKey {
+export function delegatePda(programId: PublicKey): PublicKey {
   return derivations(programId).once("delegate", DELEGATE_SEED);
 }
 
 /** Signs the program's `emit_cpi!` self-invocations: `["__event_authority"]`. */
-export function eventAuthorityPda(programId: PublicKey = PROGRAM_ID): PublicKey {
+export function eventAuthorityPda(programId: PublicKey): PublicKey {
   return derivations(programId).once("event_authority", EVENT_AUTHORITY_SEED);
 }
 
 /** The upgradeable loader's account that names the program's upgrade authority: `[programId]` under that loader. */
-export function programDataPda(programId: PublicKey = PROGRAM_ID): PublicKey {
+export function programDataPda(programId: PublicKey): PublicKey {
   return findProgramAddress([programId.toBytes()], BPF_LOADER_UPGRADEABLE_ID)[0];
 }
 
 /** Fee shard token account `index` (0 ‥ FEE_SHARD_COUNT - 1): `["fee_shard", index]`. */
-export function feeShardPda(index: number, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function feeShardPda(index: number, programId: PublicKey): PublicKey {
   if (!Number.isInteger(index) || index < 0 || index >= FEE_SHARD_COUNT) {
     throw new RangeError(`fee shard index ${index} is not in 0..${FEE_SHARD_COUNT - 1}`);
   }
@@ -133,49 +134,49 @@ export function feeShardPda(index: number, programId: PublicKey = PROGRAM_ID): P
 }
 
 /** The agent account: `["agent", agentId]` with the 16-byte agent id. */
-export function agentPda(agentId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function agentPda(agentId: Uint8Array, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.accounts, AGENT_SEED, requireLength("agentId", agentId, 16));
 }
 
 /** The agent's collateral vault: `["collateral_vault", agent]`. */
-export function collateralVaultPda(agent: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function collateralVaultPda(agent: PublicKey, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.accounts, COLLATERAL_VAULT_SEED, agent.toBytes());
 }
 
 /** The agent's escrow vault: `["escrow_vault", agent]`. */
-export function escrowVaultPda(agent: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function escrowVaultPda(agent: PublicKey, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.accounts, ESCROW_VAULT_SEED, agent.toBytes());
 }
 
 /** One execution's escrow: `["escrow", executionId]` with the 16-byte execution id. */
-export function escrowPda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function escrowPda(executionId: Uint8Array, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.executions, ESCROW_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** One execution's receipt: `["receipt", executionId]`. */
-export function receiptPda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function receiptPda(executionId: Uint8Array, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.executions, RECEIPT_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** The agent's receipt log, which `settle_batch` appends to: `["receipt_log", agent]`. */
-export function receiptLogPda(agent: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function receiptLogPda(agent: PublicKey, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.accounts, RECEIPT_LOG_SEED, agent.toBytes());
 }
 
 /** One execution's dispute: `["dispute", executionId]`. */
-export function disputePda(executionId: Uint8Array, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function disputePda(executionId: Uint8Array, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.executions, DISPUTE_SEED, requireLength("executionId", executionId, 16));
 }
 
 /** A payer's subscription to an agent: `["subscription", agent, payer]` (payer = the wallet). */
-export function subscriptionPda(agent: PublicKey, payer: PublicKey, programId: PublicKey = PROGRAM_ID): PublicKey {
+export function subscriptionPda(agent: PublicKey, payer: PublicKey, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.accounts, SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes());
 }

@@ -3,7 +3,7 @@
 // state/receipt_log.rs do, so that anyone can check a batched settlement's receipt against the
 // roots the agent's log holds on chain, without trusting whoever served the proof.
 import { sha256 } from "@noble/hashes/sha2";
-import type { Commitment, Connection, PublicKey } from "@solana/web3.js";
+import type { Connection, PublicKey } from "@solana/web3.js";
 
 import { decodeAccount, fetchAccount, type FetchOptions } from "./accounts.js";
 import { concatBytes, requireLength, toHex } from "./bytes.js";
@@ -21,8 +21,8 @@ const NODE_PREFIX = Uint8Array.of(1);
 
 export const decodeReceiptLog = (data: Uint8Array): ReceiptLog => decodeAccount("ReceiptLog", data);
 
-/** The agent's receipt log (at `receiptLogPda(agent)`); null before its first batch created it. */
-export function fetchReceiptLog(connection: Connection, address: PublicKey, options?: Commitment | FetchOptions) {
+/** The agent's receipt log (at `receiptLogPda(agent, programId)`); null before its first batch created it. */
+export function fetchReceiptLog(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "ReceiptLog", address, options);
 }
 

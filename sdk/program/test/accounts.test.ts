@@ -118,17 +118,17 @@ describe("accounts", () => {
     const connection = fakeConnection(
       new Map([
         [escrowAddress.toBase58(), info(escrowData)],
-        [marketPda().toBase58(), info(marketData)],
+        [marketPda(PROGRAM_ID).toBase58(), info(marketData)],
         [foreign.toBase58(), info(escrowData, new PublicKey("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"))],
       ]),
     );
-    assert.deepEqual(await fetchEscrow(connection, escrowAddress), decodeEscrow(escrowData));
-    const market = await fetchMarket(connection);
+    assert.deepEqual(await fetchEscrow(connection, escrowAddress, { programId: PROGRAM_ID }), decodeEscrow(escrowData));
+    const market = await fetchMarket(connection, undefined, { programId: PROGRAM_ID });
     assert.ok(market);
     assert.equal(market.feeShardBumps.length, 8);
     assert.equal(typeof market.minCollateralUsdc, "bigint");
-    assert.equal(await fetchAccount(connection, "Escrow", PROGRAM_ID), null);
-    await assert.rejects(fetchEscrow(connection, foreign), /not the program/);
-    await assert.rejects(fetchAccount(connection, "Receipt", escrowAddress), /discriminator/);
+    assert.equal(await fetchAccount(connection, "Escrow", PROGRAM_ID, { programId: PROGRAM_ID }), null);
+    await assert.rejects(fetchEscrow(connection, foreign, { programId: PROGRAM_ID }), /not the program/);
+    await assert.rejects(fetchAccount(connection, "Receipt", escrowAddress, { programId: PROGRAM_ID }), /discriminator/);
   });
 });

@@ -149,7 +149,7 @@ describe("events", () => {
     ];
 
     it("returns the program's events in order, and only the program's", () => {
-      const events = eventsFromLogs(logs);
+      const events = eventsFromLogs(logs, PROGRAM_ID);
       assert.deepEqual(
         events.map((e) => e.name),
         ["EscrowOpened", "EscrowSettled"],
@@ -159,14 +159,14 @@ describe("events", () => {
     });
 
     it("returns nothing for logs without events", () => {
-      assert.deepEqual(eventsFromLogs([`Program ${program} invoke [1]`, "Program log: hi", `Program ${program} success`]), []);
-      assert.deepEqual(eventsFromLogs([]), []);
+      assert.deepEqual(eventsFromLogs([`Program ${program} invoke [1]`, "Program log: hi", `Program ${program} success`], PROGRAM_ID), []);
+      assert.deepEqual(eventsFromLogs([], PROGRAM_ID), []);
     });
   });
 
   describe("from emit_cpi! inner instructions", () => {
     const relayer = Keypair.generate().publicKey;
-    const eventAuthority = eventAuthorityPda();
+    const eventAuthority = eventAuthorityPda(PROGRAM_ID);
     // A v0 message whose static keys hold the program's accounts; the token program comes
     // from an address lookup table, so its index points past the static keys.
     const message = new TransactionMessage({
@@ -216,17 +216,17 @@ describe("events", () => {
     });
 
     it("decodes them from a VersionedTransactionResponse, skipping other programs", () => {
-      const events = eventsFromInnerInstructions(response([transfer, cpi(escrowOpened), transfer, cpi(settled)]));
+      const events = eventsFromInnerInstructions(response([transfer, cpi(escrowOpened), transfer, cpi(settled)]), PROGRAM_ID);
       assert.deepEqual(events, [decodeEvent(escrowOpened), decodeEvent(settled)]);
     });
 
     it("ignores self-invocations not signed by the event authority, and failed transactions", () => {
-      assert.deepEqual(eventsFromInnerInstructions(response([cpi(escrowOpened, relayer)])), []);
+      assert.deepEqual(eventsFromInnerInstructions(response([cpi(escrowOpened, relayer)]), PROGRAM_ID), []);
       assert.deepEqual(
-        eventsFromInnerInstructions(response([cpi(escrowOpened)], { InstructionError: [0, { Custom: 6001 }] })),
+        eventsFromInnerInstructions(response([cpi(escrowOpened)], { InstructionError: [0, { Custom: 6001 }] }), PROGRAM_ID),
         [],
       );
-      assert.deepEqual(eventsFromInnerInstructions({ transaction: { message }, meta: null }), []);
+      assert.deepEqual(eventsFromInnerInstructions({ transaction: { message }, meta: null }, PROGRAM_ID), []);
     });
 
     it("orders events by the top-level instruction they came from", () => {
@@ -236,7 +236,7 @@ describe("events", () => {
         { index: 0, instructions: [cpi(escrowOpened)] },
       ];
       assert.deepEqual(
-        eventsFromInnerInstructions(tx).map((e) => e.name),
+        eventsFromInnerInstructions(tx, PROGRAM_ID).map((e) => e.name),
         ["EscrowOpened", "EscrowSettled"],
       );
     });
@@ -269,7 +269,7 @@ describe("events", () => {
           ],
         },
       } satisfies ParsedTransactionWithMeta;
-      assert.deepEqual(eventsFromInnerInstructions(parsed), [decodeEvent(escrowOpened)]);
+      assert.deepEqual(eventsFromInnerInstructions(parsed, PROGRAM_ID), [decodeEvent(escrowOpened)]);
     });
   });
 });

@@ -32,7 +32,7 @@ import {
   subscriptionPda,
   toHex,
 } from "../src/index.js";
-import { buildGoldenCase, golden, goldenInputs } from "./golden.js";
+import { buildGoldenCase, golden, GOLDEN_PROGRAM_ID, goldenInputs } from "./golden.js";
 
 
 /** Ed25519 private key from a 32-byte seed, for node:crypto (PKCS#8 DER prefix + seed). */
@@ -136,36 +136,36 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
   describe("PDAs", () => {
     const p = golden.pdas;
     it("market, delegate, event authority", () => {
-      assert.equal(marketPda().toBase58(), p.market);
-      assert.equal(delegatePda().toBase58(), p.delegate);
-      assert.equal(eventAuthorityPda().toBase58(), p.event_authority);
+      assert.equal(marketPda(PROGRAM_ID).toBase58(), p.market);
+      assert.equal(delegatePda(PROGRAM_ID).toBase58(), p.delegate);
+      assert.equal(eventAuthorityPda(PROGRAM_ID).toBase58(), p.event_authority);
     });
     it(`fee shards 0..${FEE_SHARD_COUNT - 1}`, () => {
       assert.equal(p.fee_shards.length, FEE_SHARD_COUNT);
       assert.deepEqual(
-        p.fee_shards.map((_, i) => feeShardPda(i).toBase58()),
+        p.fee_shards.map((_, i) => feeShardPda(i, PROGRAM_ID).toBase58()),
         p.fee_shards,
       );
     });
     it("agents and their vaults", () => {
       for (const c of p.agents) {
-        const agent = agentPda(fromHex(c.agent_id));
+        const agent = agentPda(fromHex(c.agent_id), PROGRAM_ID);
         assert.equal(agent.toBase58(), c.agent);
-        assert.equal(collateralVaultPda(agent).toBase58(), c.collateral_vault);
-        assert.equal(escrowVaultPda(agent).toBase58(), c.escrow_vault);
+        assert.equal(collateralVaultPda(agent, PROGRAM_ID).toBase58(), c.collateral_vault);
+        assert.equal(escrowVaultPda(agent, PROGRAM_ID).toBase58(), c.escrow_vault);
       }
     });
     it("escrows, receipts and disputes", () => {
       for (const c of p.executions) {
         const executionId = fromHex(c.execution_id);
-        assert.equal(escrowPda(executionId).toBase58(), c.escrow);
-        assert.equal(receiptPda(executionId).toBase58(), c.receipt);
-        assert.equal(disputePda(executionId).toBase58(), c.dispute);
+        assert.equal(escrowPda(executionId, PROGRAM_ID).toBase58(), c.escrow);
+        assert.equal(receiptPda(executionId, PROGRAM_ID).toBase58(), c.receipt);
+        assert.equal(disputePda(executionId, PROGRAM_ID).toBase58(), c.dispute);
       }
     });
     it("subscriptions", () => {
       for (const c of p.subscriptions) {
-        assert.equal(subscriptionPda(new PublicKey(c.agent), new PublicKey(c.payer)).toBase58(), c.subscription);
+        assert.equal(subscriptionPda(new PublicKey(c.agent), new PublicKey(c.payer), PROGRAM_ID).toBase58(), c.subscription);
       }
     });
   });
@@ -177,7 +177,7 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
 
     for (const [i, c] of inputs.cases.entries()) {
       it(`case ${i}: ${c.name} ${JSON.stringify(c.args).slice(0, 60)}`, () => {
-        const ix = buildGoldenCase(c);
+        const ix = buildGoldenCase(c, GOLDEN_PROGRAM_ID);
         assert.equal(ix.programId.toBase58(), c.program_id);
         assert.deepEqual(
           ix.keys.map((k) => ({ pubkey: k.pubkey.toBase58(), is_signer: k.isSigner, is_writable: k.isWritable })),
@@ -192,6 +192,7 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
       const resultHash = fromHex(inputs.result_hash);
       const requestHashBytes = fromHex(inputs.request_hash);
       const input = {
+        programId: GOLDEN_PROGRAM_ID,
         relayer: key("relayer"),
         usdcMint: key("usdc_mint"),
         escrow,

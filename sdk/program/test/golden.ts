@@ -102,13 +102,15 @@ export interface Golden {
 
 export const GOLDEN_PATH = new URL("../../../tests/vectors/golden.json", import.meta.url);
 export const golden: Golden = JSON.parse(readFileSync(GOLDEN_PATH, "utf8")) as Golden;
+/** The program id the vectors were built at (localnet's, the IDL's address). */
+export const GOLDEN_PROGRAM_ID = new PublicKey(golden.program_id);
 
 type Json = Record<string, unknown>;
 
 const inputs = golden.instructions;
 const key = (name: keyof typeof inputs.keys) => new PublicKey(inputs.keys[name]);
 const agentId = fromHex(inputs.agent_id);
-const agent = agentPda(agentId);
+const agent = agentPda(agentId, GOLDEN_PROGRAM_ID);
 const executionId = fromHex(inputs.execution_id);
 const escrow: EscrowRef = {
   executionId,
@@ -163,13 +165,14 @@ const terms = (v: Json): AgentTerms => ({
 });
 
 /**
- * Builds golden case `c`, for the program at `programId` when given: then the agent and the
- * escrow are that program's too, so that every derived address is the same derivation under it.
+ * Builds golden case `c` for the program at `programId` (GOLDEN_PROGRAM_ID for the vectors' own):
+ * the agent and the escrow are that program's too, so that every derived address is the same
+ * derivation under it.
  */
-export function buildGoldenCase(c: GoldenInstructionCase, programId?: PublicKey): TransactionInstruction {
+export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey): TransactionInstruction {
   const a = c.args;
   const usdcMint = key("usdc_mint");
-  const agent = programId ? agentPda(agentId, programId) : goldenInputs.agent;
+  const agent = agentPda(agentId, programId);
   const escrow: EscrowRef = { ...goldenInputs.escrow, agent };
   switch (c.name) {
     case "initialize_market":

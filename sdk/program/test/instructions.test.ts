@@ -18,7 +18,7 @@ import {
   topUpCollateralInstruction,
   type AgentTerms,
 } from "../src/index.js";
-import { buildGoldenCase, golden, goldenInputs } from "./golden.js";
+import { buildGoldenCase, golden, GOLDEN_PROGRAM_ID, goldenInputs } from "./golden.js";
 
 const instructions = new Map(IDL.instructions.map((ix) => [ix.name as string, ix]));
 
@@ -31,7 +31,7 @@ function remainingAccounts(name: string, ix: TransactionInstruction) {
   for (const meta of remaining) assert.ok(["settle_batch", "open_escrow_batch"].includes(name) && meta.isWritable && !meta.isSigner, `${name}: extra account`);
   return remaining;
 }
-const built = golden.instructions.cases.map((c, i) => ({ name: c.name, label: `${c.name} (case ${i})`, ix: buildGoldenCase(c) }));
+const built = golden.instructions.cases.map((c, i) => ({ name: c.name, label: `${c.name} (case ${i})`, ix: buildGoldenCase(c, GOLDEN_PROGRAM_ID) }));
 
 describe("instruction builders", () => {
   it("cover every instruction of the IDL", () => {
@@ -60,7 +60,7 @@ describe("instruction builders", () => {
         if ("address" in account) assert.equal(meta.pubkey.toBase58(), account.address, what);
       });
       // #[event_cpi] adds the event authority and the program itself, last of the IDL's.
-      assert.ok(ix.keys[def.accounts.length - 2]!.pubkey.equals(eventAuthorityPda()));
+      assert.ok(ix.keys[def.accounts.length - 2]!.pubkey.equals(eventAuthorityPda(PROGRAM_ID)));
       assert.ok(ix.keys[def.accounts.length - 1]!.pubkey.equals(PROGRAM_ID));
     });
   }
@@ -112,6 +112,7 @@ describe("instruction builders", () => {
     };
     const register = (over: Partial<Parameters<typeof registerAgentInstruction>[0]>) =>
       registerAgentInstruction({
+        programId: PROGRAM_ID,
         creator: someone,
         agentId: new Uint8Array(16),
         creatorTokenAccount: someone,
@@ -127,6 +128,7 @@ describe("instruction builders", () => {
       assert.throws(
         () =>
           openEscrowInstruction({
+            programId: PROGRAM_ID,
             relayer: someone,
             usdcMint: someone,
             agent,
@@ -145,6 +147,7 @@ describe("instruction builders", () => {
     it("amounts that are not u64 bigints", () => {
       const topUp = (amountUsdc: unknown) =>
         topUpCollateralInstruction({
+          programId: PROGRAM_ID,
           creator: someone,
           agent,
           creatorTokenAccount: someone,
@@ -165,6 +168,7 @@ describe("instruction builders", () => {
       assert.throws(
         () =>
           settleInstruction({
+            programId: PROGRAM_ID,
             relayer: someone,
             usdcMint: someone,
             escrow,
@@ -180,6 +184,7 @@ describe("instruction builders", () => {
       assert.throws(
         () =>
           refundInstruction({
+            programId: PROGRAM_ID,
             relayer: someone,
             usdcMint: someone,
             escrow,

@@ -90,21 +90,21 @@ describe("findProgramAddress (src/curve.ts)", () => {
     const payer = Keypair.generate().publicKey;
     const id = randomBytes(16);
     const feeShards = Array.from({ length: FEE_SHARD_COUNT }, (_, index): [PublicKey, Uint8Array[]] => [
-      feeShardPda(index),
+      feeShardPda(index, PROGRAM_ID),
       [FEE_SHARD_SEED, Uint8Array.of(index)],
     ]);
     const cases: [PublicKey, Uint8Array[]][] = [
-      [marketPda(), [MARKET_SEED]],
-      [delegatePda(), [DELEGATE_SEED]],
-      [eventAuthorityPda(), [EVENT_AUTHORITY_SEED]],
+      [marketPda(PROGRAM_ID), [MARKET_SEED]],
+      [delegatePda(PROGRAM_ID), [DELEGATE_SEED]],
+      [eventAuthorityPda(PROGRAM_ID), [EVENT_AUTHORITY_SEED]],
       ...feeShards,
-      [agentPda(id), [AGENT_SEED, id]],
-      [collateralVaultPda(agent), [COLLATERAL_VAULT_SEED, agent.toBytes()]],
-      [escrowVaultPda(agent), [ESCROW_VAULT_SEED, agent.toBytes()]],
-      [subscriptionPda(agent, payer), [SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes()]],
-      [escrowPda(id), [ESCROW_SEED, id]],
-      [receiptPda(id), [RECEIPT_SEED, id]],
-      [disputePda(id), [DISPUTE_SEED, id]],
+      [agentPda(id, PROGRAM_ID), [AGENT_SEED, id]],
+      [collateralVaultPda(agent, PROGRAM_ID), [COLLATERAL_VAULT_SEED, agent.toBytes()]],
+      [escrowVaultPda(agent, PROGRAM_ID), [ESCROW_VAULT_SEED, agent.toBytes()]],
+      [subscriptionPda(agent, payer, PROGRAM_ID), [SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes()]],
+      [escrowPda(id, PROGRAM_ID), [ESCROW_SEED, id]],
+      [receiptPda(id, PROGRAM_ID), [RECEIPT_SEED, id]],
+      [disputePda(id, PROGRAM_ID), [DISPUTE_SEED, id]],
     ];
     for (const [address, seeds] of cases) {
       assert.equal(assertSameDerivation(undefined, seeds, PROGRAM_ID)[0], address.toBase58());
@@ -184,13 +184,13 @@ describe("PDA memos", () => {
     const agentId = randomBytes(16);
     const executionId = randomBytes(16);
     const cases: [string, (a: PublicKey, p: PublicKey, agentId: Uint8Array, executionId: Uint8Array) => PublicKey, PublicKey][] = [
-      ["agent", (_a, _p, id) => agentPda(id), derive(AGENT_SEED, agentId)],
-      ["collateral vault", (a) => collateralVaultPda(a), derive(COLLATERAL_VAULT_SEED, agent.toBytes())],
-      ["escrow vault", (a) => escrowVaultPda(a), derive(ESCROW_VAULT_SEED, agent.toBytes())],
-      ["subscription", (a, p) => subscriptionPda(a, p), derive(SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes())],
-      ["escrow", (_a, _p, _id, e) => escrowPda(e), derive(ESCROW_SEED, executionId)],
-      ["receipt", (_a, _p, _id, e) => receiptPda(e), derive(RECEIPT_SEED, executionId)],
-      ["dispute", (_a, _p, _id, e) => disputePda(e), derive(DISPUTE_SEED, executionId)],
+      ["agent", (_a, _p, id) => agentPda(id, PROGRAM_ID), derive(AGENT_SEED, agentId)],
+      ["collateral vault", (a) => collateralVaultPda(a, PROGRAM_ID), derive(COLLATERAL_VAULT_SEED, agent.toBytes())],
+      ["escrow vault", (a) => escrowVaultPda(a, PROGRAM_ID), derive(ESCROW_VAULT_SEED, agent.toBytes())],
+      ["subscription", (a, p) => subscriptionPda(a, p, PROGRAM_ID), derive(SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes())],
+      ["escrow", (_a, _p, _id, e) => escrowPda(e, PROGRAM_ID), derive(ESCROW_SEED, executionId)],
+      ["receipt", (_a, _p, _id, e) => receiptPda(e, PROGRAM_ID), derive(RECEIPT_SEED, executionId)],
+      ["dispute", (_a, _p, _id, e) => disputePda(e, PROGRAM_ID), derive(DISPUTE_SEED, executionId)],
     ];
     for (const [name, pda, expected] of cases) {
       const first = pda(agent, payer, agentId, executionId);
@@ -208,24 +208,24 @@ describe("PDA memos", () => {
 
   it("tell seeds apart: an agent's escrow vault is not its collateral vault, a subscription depends on both keys", () => {
     const [a, b] = [Keypair.generate().publicKey, Keypair.generate().publicKey];
-    assert.ok(!escrowVaultPda(a).equals(collateralVaultPda(a)));
-    assert.ok(!subscriptionPda(a, b).equals(subscriptionPda(b, a)));
-    assert.ok(subscriptionPda(b, a).equals(derive(SUBSCRIPTION_SEED, b.toBytes(), a.toBytes())));
+    assert.ok(!escrowVaultPda(a, PROGRAM_ID).equals(collateralVaultPda(a, PROGRAM_ID)));
+    assert.ok(!subscriptionPda(a, b, PROGRAM_ID).equals(subscriptionPda(b, a, PROGRAM_ID)));
+    assert.ok(subscriptionPda(b, a, PROGRAM_ID).equals(derive(SUBSCRIPTION_SEED, b.toBytes(), a.toBytes())));
   });
 
   it("hold at most their capacity, dropping the least recently used derivation", () => {
     const { executions, accounts } = pdaMemoSizes();
     assert.equal(accounts.capacity, 10_000);
     const ids = Array.from({ length: executions.capacity + 10 }, () => randomBytes(16));
-    const first = escrowPda(ids[0]!);
-    const kept = escrowPda(ids[1]!);
+    const first = escrowPda(ids[0]!, PROGRAM_ID);
+    const kept = escrowPda(ids[1]!, PROGRAM_ID);
     for (const id of ids.slice(2)) {
-      escrowPda(id);
+      escrowPda(id, PROGRAM_ID);
       // Used all along, so never the least recent.
-      assert.equal(escrowPda(ids[1]!), kept);
+      assert.equal(escrowPda(ids[1]!, PROGRAM_ID), kept);
     }
     assert.equal(pdaMemoSizes().executions.size, executions.capacity);
-    const rederived = escrowPda(ids[0]!);
+    const rederived = escrowPda(ids[0]!, PROGRAM_ID);
     assert.notEqual(rederived, first, "dropped, then derived again");
     assert.ok(rederived.equals(first));
     assert.equal(pdaMemoSizes().executions.size, executions.capacity);

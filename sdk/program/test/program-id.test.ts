@@ -1,6 +1,6 @@
 // The program at another address than the IDL's, as a deployment configures it per network:
 // derivations, builders, account reads and event decoding all follow the id they are given, and
-// the IDL's stays the default.
+// none of them has a default (the IDL's address is passed as PROGRAM_ID by whoever means it).
 import assert from "node:assert/strict";
 
 import { utils } from "@coral-xyz/anchor";
@@ -43,8 +43,9 @@ import {
   subscriptionPda,
   programDataPda,
   BPF_LOADER_UPGRADEABLE_ID,
+  type FetchOptions,
 } from "../src/index.js";
-import { buildGoldenCase, golden, goldenInputs } from "./golden.js";
+import { buildGoldenCase, golden, GOLDEN_PROGRAM_ID, goldenInputs } from "./golden.js";
 import { sampleRaw } from "./samples.js";
 
 const OTHER = Keypair.generate().publicKey;
@@ -96,26 +97,26 @@ describe("a program id other than the IDL's", () => {
   const ours = derivedAddresses(PROGRAM_ID);
   const theirs = derivedAddresses(OTHER);
 
-  it("derives every PDA under the id given, and under the IDL's without one", () => {
+  it("derives every PDA under the id given, the IDL's included", () => {
     const { agentId, executionId } = goldenInputs;
     const agent = theirs.get("agent")!;
     const pairs: [string, PublicKey, PublicKey][] = [
-      ["program_data", programDataPda(OTHER), programDataPda()],
-      ["market", marketPda(OTHER), marketPda()],
-      ["delegate", delegatePda(OTHER), delegatePda()],
-      ["event_authority", eventAuthorityPda(OTHER), eventAuthorityPda()],
-      ["agent", agentPda(agentId, OTHER), agentPda(agentId)],
-      ["collateral_vault", collateralVaultPda(agent, OTHER), collateralVaultPda(ours.get("agent")!)],
-      ["escrow_vault", escrowVaultPda(agent, OTHER), escrowVaultPda(ours.get("agent")!)],
-      ["escrow", escrowPda(executionId, OTHER), escrowPda(executionId)],
-      ["receipt", receiptPda(executionId, OTHER), receiptPda(executionId)],
-      ["dispute", disputePda(executionId, OTHER), disputePda(executionId)],
-      ["subscription", subscriptionPda(agent, payer, OTHER), subscriptionPda(ours.get("agent")!, payer)],
-      ["receipt_log", receiptLogPda(agent, OTHER), receiptLogPda(ours.get("agent")!)],
+      ["program_data", programDataPda(OTHER), programDataPda(PROGRAM_ID)],
+      ["market", marketPda(OTHER), marketPda(PROGRAM_ID)],
+      ["delegate", delegatePda(OTHER), delegatePda(PROGRAM_ID)],
+      ["event_authority", eventAuthorityPda(OTHER), eventAuthorityPda(PROGRAM_ID)],
+      ["agent", agentPda(agentId, OTHER), agentPda(agentId, PROGRAM_ID)],
+      ["collateral_vault", collateralVaultPda(agent, OTHER), collateralVaultPda(ours.get("agent")!, PROGRAM_ID)],
+      ["escrow_vault", escrowVaultPda(agent, OTHER), escrowVaultPda(ours.get("agent")!, PROGRAM_ID)],
+      ["escrow", escrowPda(executionId, OTHER), escrowPda(executionId, PROGRAM_ID)],
+      ["receipt", receiptPda(executionId, OTHER), receiptPda(executionId, PROGRAM_ID)],
+      ["dispute", disputePda(executionId, OTHER), disputePda(executionId, PROGRAM_ID)],
+      ["subscription", subscriptionPda(agent, payer, OTHER), subscriptionPda(ours.get("agent")!, payer, PROGRAM_ID)],
+      ["receipt_log", receiptLogPda(agent, OTHER), receiptLogPda(ours.get("agent")!, PROGRAM_ID)],
       ...Array.from({ length: FEE_SHARD_COUNT }, (_, i): [string, PublicKey, PublicKey] => [
         `fee_shard/${i}`,
         feeShardPda(i, OTHER),
-        feeShardPda(i),
+        feeShardPda(i, PROGRAM_ID),
       ]),
     ];
     for (const [name, other, default_] of pairs) {
@@ -130,7 +131,7 @@ describe("a program id other than the IDL's", () => {
     assert.equal(marketPda(again).toBase58(), theirs.get("market")!.toBase58());
     const third = Keypair.generate().publicKey;
     assert.equal(marketPda(third).toBase58(), derive(third, MARKET_SEED).toBase58());
-    assert.equal(marketPda().toBase58(), ours.get("market")!.toBase58());
+    assert.equal(marketPda(PROGRAM_ID).toBase58(), ours.get("market")!.toBase58());
   });
 
   it("refuses a program id that is not a PublicKey (a caller passing a PDA function to map)", () => {
@@ -140,9 +141,16 @@ describe("a program id other than the IDL's", () => {
     });
   });
 
+  it("refuses a program id left out by a caller the type checker does not see", () => {
+    assert.throws(() => marketPda(undefined as unknown as PublicKey), {
+      name: "TypeError",
+      message: "programId must be a PublicKey, got undefined",
+    });
+  });
+
   for (const c of golden.instructions.cases) {
     it(`${c.name}: the instruction is the other program's, every derived account its twin, the data the same`, () => {
-      const default_ = buildGoldenCase(c);
+      const default_ = buildGoldenCase(c, GOLDEN_PROGRAM_ID);
       const other = buildGoldenCase(c, OTHER);
       assert.ok(other.programId.equals(OTHER));
       assert.deepEqual(Buffer.from(other.data), Buffer.from(default_.data));
@@ -193,11 +201,17 @@ describe("a program id other than the IDL's", () => {
       });
     });
 
-    it("still takes a bare commitment, for the IDL's program", async () => {
+    it("reads the IDL's program when given its id, and nothing without an id", async () => {
       const asked: string[] = [];
       const connection = connectionWith(new Map([[ours.get("market")!.toBase58(), info(PROGRAM_ID)]]), asked);
-      assert.ok(await fetchMarket(connection, undefined, "confirmed"));
+      assert.ok(await fetchMarket(connection, undefined, { programId: PROGRAM_ID, commitment: "confirmed" }));
       assert.deepEqual(asked, [ours.get("market")!.toBase58()]);
+      const address = ours.get("agent")!;
+      await assert.rejects(fetchAgent(connection, address, "confirmed" as unknown as FetchOptions), {
+        name: "TypeError",
+        message: "fetchAccount Agent: options.programId is required",
+      });
+      assert.deepEqual(asked, [ours.get("market")!.toBase58()], "nothing more was read");
     });
   });
 
@@ -226,15 +240,15 @@ describe("a program id other than the IDL's", () => {
       },
     });
 
-    it("takes the other program's emit_cpi events and not the IDL program's, and the reverse by default", () => {
+    it("takes the other program's emit_cpi events and not the IDL program's, and the reverse", () => {
       assert.deepEqual(
         eventsFromInnerInstructions(emittedBy(OTHER), OTHER).map((e) => e.name),
         ["FeesSwept"],
       );
       assert.deepEqual(eventsFromInnerInstructions(emittedBy(PROGRAM_ID), OTHER), []);
-      assert.deepEqual(eventsFromInnerInstructions(emittedBy(OTHER)), []);
+      assert.deepEqual(eventsFromInnerInstructions(emittedBy(OTHER), PROGRAM_ID), []);
       assert.deepEqual(
-        eventsFromInnerInstructions(emittedBy(PROGRAM_ID)).map((e) => e.name),
+        eventsFromInnerInstructions(emittedBy(PROGRAM_ID), PROGRAM_ID).map((e) => e.name),
         ["FeesSwept"],
       );
     });
@@ -251,7 +265,7 @@ describe("a program id other than the IDL's", () => {
       );
       assert.deepEqual(eventsFromLogs(logs(PROGRAM_ID), OTHER), []);
       assert.deepEqual(
-        eventsFromLogs(logs(PROGRAM_ID)).map((e) => e.name),
+        eventsFromLogs(logs(PROGRAM_ID), PROGRAM_ID).map((e) => e.name),
         ["FeesSwept"],
       );
     });

@@ -33,6 +33,7 @@ function settle(rentPayer: PublicKey): TransactionInstruction[] {
   const ref = { ...escrow, rentPayer };
   const digest = resultDigest(executionId, agent, requestHash, resultHash);
   return settleInstructions({
+    programId: PROGRAM_ID,
     relayer: relayer.publicKey,
     usdcMint: key("usdc_mint"),
     escrow: ref,
@@ -47,6 +48,7 @@ function settle(rentPayer: PublicKey): TransactionInstruction[] {
 
 const openEscrow = () =>
   openEscrowInstruction({
+    programId: PROGRAM_ID,
     relayer: relayer.publicKey,
     usdcMint: key("usdc_mint"),
     agent,
@@ -67,6 +69,7 @@ const cases: { name: string; instructions: TransactionInstruction[]; signers?: K
     name: "refund with the subscription",
     instructions: [
       refundInstruction({
+        programId: PROGRAM_ID,
         relayer: relayer.publicKey,
         usdcMint: key("usdc_mint"),
         escrow,
@@ -79,6 +82,7 @@ const cases: { name: string; instructions: TransactionInstruction[]; signers?: K
     name: "refund without the subscription (PROGRAM_ID in its place)",
     instructions: [
       refundInstruction({
+        programId: PROGRAM_ID,
         relayer: relayer.publicKey,
         usdcMint: key("usdc_mint"),
         escrow,
@@ -91,6 +95,7 @@ const cases: { name: string; instructions: TransactionInstruction[]; signers?: K
     name: "subscribe",
     instructions: [
       subscribeInstruction({
+        programId: PROGRAM_ID,
         relayer: relayer.publicKey,
         usdcMint: key("usdc_mint"),
         agent,

@@ -1,5 +1,5 @@
 import { formatUsdc, parseUsdc, type WalletFunding } from "@agent-market/client";
-import { delegatePda, PROGRAM_ID } from "@agent-market/program";
+import { delegatePda } from "@agent-market/program";
 import {
   ASSOCIATED_TOKEN_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
@@ -39,7 +39,7 @@ export function checkAllowanceTransaction(
   wallet: PublicKey,
   funding: WalletFunding,
   amount: bigint,
-  programId: PublicKey = PROGRAM_ID,
+  programId: PublicKey,
 ): void {
   const refuse = (why: string) => {
     throw new CliError(`refusing to sign the API's transaction: ${why}`, "report it to the marketplace; nothing was signed");
