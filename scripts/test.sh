@@ -17,7 +17,7 @@ sh "$here/cargo.sh" run --quiet -p agent-market-idl --locked -- --check
 idl_status=$?
 
 # npm runs from the repository root, where the workspaces are declared.
-(cd "$here/.." && npm run build --workspaces --if-present)
+node "$here/build-ts.mjs"
 npm_build_status=$?
 
 # --ignore-scripts skips the workspaces' pretest steps (not their test scripts): the builds above
@@ -54,7 +54,7 @@ awk '/^ *[0-9]+ failing/ { listing = 1; next }
   listing && /^ *[0-9]+ passing/ { listing = 0 }
   listing && /^  [0-9]+\) / { title = $0; getline; sub(/^ +/, "", title); sub(/^ +/, ""); print "failed (mocha): " title " " $0 }' "$npm_log"
 [ "$idl_status" -eq 0 ] || echo "failed: the IDL check"
-[ "$npm_build_status" -eq 0 ] || echo "failed: npm run build --workspaces"
+[ "$npm_build_status" -eq 0 ] || echo "failed: node scripts/build-ts.mjs (the workspaces' builds)"
 # npm names each workspace whose test script exited non-zero, a crash after the tests included.
 # What that script printed last comes first, so that a crash without a failing test shows its cause
 # in the tail of the log.
