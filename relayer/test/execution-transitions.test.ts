@@ -4,7 +4,15 @@
 import { strict as assert } from "node:assert";
 
 import { EXECUTION_STATES, type ExecutionState } from "../src/executions/execution-row.js";
-import { FACTS, INITIAL_STATE, nextState, transition, TransitionRefused, TRANSITIONS, type Fact } from "../src/executions/execution-transitions.js";
+import {
+  FACTS,
+  INITIAL_STATE,
+  nextState,
+  transition,
+  TransitionRefused,
+  TRANSITIONS,
+  type Fact,
+} from "../src/executions/execution-transitions.js";
 
 const _ = null;
 

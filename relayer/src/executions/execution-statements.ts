@@ -57,7 +57,9 @@ export const RESERVE_AND_INSERT_BATCH: Statement = {
 };
 
 // Only a row no run has signed an open for: once one is recorded, the run that recorded it owns it.
-export const CLAIM_OWNER_SQL = `UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 AND state = '${soleSource("owner_claimed")}' AND escrow_tx IS NULL`;
+export const CLAIM_OWNER_SQL =
+  "UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 " +
+  `AND state = '${soleSource("owner_claimed")}' AND escrow_tx IS NULL`;
 
 /**
  * A move from the state its writer read (`$3`) to `$2`, with the columns given from `$4` on. One
