@@ -26,7 +26,6 @@ import { ExecutionRunner } from "./executions/execution-run.js";
 import { ExecutionLeases } from "./executions/execution-leases.js";
 import { ExecutionService } from "./executions/execution-service.js";
 import { ExecutionStore } from "./executions/execution-store.js";
-import { ExecutionWrites } from "./executions/execution-writes.js";
 import { Quoter } from "./executions/quote.js";
 import { SubscriptionService } from "./executions/subscription-service.js";
 import { ReceiptCloser } from "./executions/receipt-closer.js";
@@ -60,7 +59,6 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   const listings = new ListingService(db, chain, creators, config);
   const instance_id = `relayer-${hostname()}-${process.pid}-${randomBytes(4).toString("hex")}`;
   const store = new ExecutionStore(db);
-  const writes = new ExecutionWrites(db);
   const quoter = new Quoter(chain, listings);
   const leases = new ExecutionLeases(db, {
     per_key: config.executions_in_flight_per_key,
@@ -71,14 +69,14 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     window_secs: config.circuit_breaker_window_secs,
     cooloff_secs: config.circuit_breaker_cooloff_secs,
   });
-  const runner = new ExecutionRunner(db, store, writes, chain, senders, listings, creators, jobs, {
+  const runner = new ExecutionRunner(store, chain, senders, listings, creators, jobs, {
     instance_id,
     creator_max_response_bytes: config.creator_max_response_bytes,
     breaker,
     leases,
-    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, writes, chain, senders, creators) } : {}),
-    ...(config.batch_opens ? { open_batches: new OpenBatches(db, chain, senders) } : {}),
-    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, writes, chain, senders) } : {}),
+    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, chain, senders, creators) } : {}),
+    ...(config.batch_opens ? { open_batches: new OpenBatches(store, chain, senders) } : {}),
+    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, chain, senders) } : {}),
   });
   const executions = new ExecutionService(
     db,
@@ -86,7 +84,6 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     senders,
     quoter,
     store,
-    writes,
     runner,
     jobs,
     instance_id,
@@ -97,7 +94,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     instance_id,
     instance_timeout_secs: config.instance_timeout_secs,
   });
-  const receipts = new ReceiptCloser(db, chain, senders);
+  const receipts = new ReceiptCloser(db, store, chain, senders);
   const disputes = new DisputeService(db, chain);
   const purge = new ExpiredSignInPurge(db, {
     interval_ms: PURGE_INTERVAL_MS,

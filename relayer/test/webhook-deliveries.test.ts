@@ -1,16 +1,20 @@
 // Webhook deliveries to a real HTTP receiver that verifies each with the standardwebhooks package.
-// The events come from the statements that make executions final (completeExecutions, the store's
+// The events come from the statements that make executions final (the store's completeAll and
 // fail) and that record disputes, run on rows written here: the chain plays no part (the tests of
 // tests/relayer-webhooks.test.ts run real executions on localnet).
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
-import { dropDatabase } from "../src/db/pool.js";
+import { dropDatabase, type Db } from "../src/db/pool.js";
 import { recordDisputeOutcome } from "../src/disputes/dispute-outcomes.js";
-import { completeExecutions } from "../src/executions/confirmations.js";
-import { ExecutionStore } from "../src/executions/execution-store.js";
+import { ExecutionStore, type Completion } from "../src/executions/execution-store.js";
 import { bearer, databaseUrl, errorOf, startTestRelayer, type TestRelayer } from "./support.js";
 import { Receiver, until, webhookFixture } from "./webhook-support.js";
+
+/** Makes executions final as the confirmation tracker and the finish job do. */
+function complete(db: Db, completions: Completion[]): Promise<void> {
+  return new ExecutionStore(db).completeAll(completions);
+}
 
 describe("webhook deliveries", function () {
   this.timeout(60_000);
@@ -30,8 +34,8 @@ describe("webhook deliveries", function () {
       assert.deepEqual(before.json(), { object: "execution_callback", execution_id: row.id, url: fx.receiver.url, delivery: null });
       fx.startWorker();
       const completion = { id: row.id, from: "refunding", final: "refunded", finished_at: null } as const;
-      await completeExecutions(fx.relayer.services.db, [completion]);
-      await completeExecutions(fx.relayer.services.db, [completion]);
+      await complete(fx.relayer.services.db, [completion]);
+      await complete(fx.relayer.services.db, [completion]);
       await until("the callback and the endpoint's event", () => fx.receiver.verified(secret).length === 1 && fx.receiver.verified(endpoint.secret).length === 1);
       await new Promise((resolve) => setTimeout(resolve, 300));
       const callback = fx.receiver.verified(secret);
@@ -64,9 +68,9 @@ describe("webhook deliveries", function () {
         { id: settled.id, from: "settling", final: "settled", finished_at: null },
         { id: refunded.id, from: "refunding", final: "refunded", finished_at: null },
       ] as const;
-      await completeExecutions(fx.relayer.services.db, [...completions]);
+      await complete(fx.relayer.services.db, [...completions]);
       // Another relayer finishing the same executions, and a second failure: no event twice.
-      await completeExecutions(fx.relayer.services.db, [...completions]);
+      await complete(fx.relayer.services.db, [...completions]);
       const store = new ExecutionStore(fx.relayer.services.db);
       await store.fail(failed, "escrow_rejected", "open_escrow failed on chain");
       await store.fail(failed, "escrow_rejected", "open_escrow failed on chain");
@@ -107,7 +111,7 @@ describe("webhook deliveries", function () {
       const owner = await fx.wallet();
       const endpoint = await fx.createEndpoint(owner.token, fx.receiver.url, ["dispute.opened", "dispute.resolved"]);
       const row = await fx.execution(owner, "settling");
-      await completeExecutions(fx.relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
+      await complete(fx.relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
       const open = {
         state: "open" as const,
         amount_usdc: "250000",
@@ -194,7 +198,7 @@ describe("webhook deliveries", function () {
       const endpoint = await fx.createEndpoint(owner.token, `http://127.0.0.1:${port}/hooks`, ["execution.succeeded"]);
       const row = await fx.execution(owner, "settling");
       fx.startWorker();
-      await completeExecutions(fx.relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
+      await complete(fx.relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
       const deliveries = async () =>
         (
           (await fx.relayer.app.inject({ method: "GET", url: `/v1/webhooks/${endpoint.id}/deliveries`, headers: bearer(owner.token) })).json() as {
@@ -262,7 +266,7 @@ describe("webhook deliveries", function () {
         const created = await first.app.inject({ method: "POST", url: "/v1/webhooks", headers: bearer(token), payload: { url: fx.receiver.url, events: ["execution.succeeded", "execution.refunded"] } });
         const endpoint = created.json() as { id: string; secret: string };
         const rows = await Promise.all([fx.execution(owner, "settling", first.services.db), fx.execution(owner, "refunding", first.services.db)]);
-        await completeExecutions(first.services.db, [
+        await complete(first.services.db, [
           { id: rows[0]!.id, from: "settling", final: "settled", finished_at: null },
           { id: rows[1]!.id, from: "refunding", final: "refunded", finished_at: null },
         ]);
@@ -297,12 +301,12 @@ describe("webhook deliveries", function () {
         const slowRows = await Promise.all(Array.from({ length: 10 }, () => fx.execution(patient, "settling")));
         const started = performance.now();
         for (const row of slowRows) {
-          await completeExecutions(fx.relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
+          await complete(fx.relayer.services.db, [{ id: row.id, from: "settling", final: "settled", finished_at: null }]);
         }
         await until("the slow receiver holding its share of the worker's slots", () => slow.received.length >= 2);
         const quick = await fx.execution(hurried, "settling");
         const completeStarted = performance.now();
-        await completeExecutions(fx.relayer.services.db, [{ id: quick.id, from: "settling", final: "settled", finished_at: null }]);
+        await complete(fx.relayer.services.db, [{ id: quick.id, from: "settling", final: "settled", finished_at: null }]);
         const complete_ms = performance.now() - completeStarted;
         assert.ok(complete_ms < 200, `completing took ${complete_ms} ms`);
         assert.ok(performance.now() - started < 5_000);

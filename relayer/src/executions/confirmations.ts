@@ -9,58 +9,7 @@
 import { reportBackgroundError } from "../background.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
-import { runStatement, type Db, type Statement } from "../db/pool.js";
-import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
-
-const COMPLETE: Statement = {
-  name: "executions_complete",
-  // The webhook deliveries of each execution made final are queued by this very statement.
-  text: `WITH done AS (
-     UPDATE executions e
-        SET state = d.final, confirmed_at = clock_timestamp(),
-            finished_at = coalesce(e.finished_at, d.finished_at, clock_timestamp()), updated_at = clock_timestamp()
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS d (id, from_state, final, finished_at)
-      WHERE e.id = d.id AND e.state = d.from_state
-     RETURNING e.id, e.wallet, d.final, e.api_key_id,
-               e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
-   ), events AS (
-     SELECT id AS execution_id, wallet,
-            CASE WHEN final = 'settled' THEN 'execution.succeeded' ELSE 'execution.refunded' END AS event
-       FROM done
-   ), deliveries AS (
-     ${queueDeliveriesSql("events")}
-   ), released AS (
-     SELECT api_key_id, sum(released) AS usdc FROM done GROUP BY api_key_id HAVING sum(released) <> 0
-   )
-   UPDATE api_keys k SET spent_usdc = k.spent_usdc - r.usdc FROM released r WHERE k.id = r.api_key_id`,
-};
-
-export interface Completion {
-  id: string;
-  from: "settling" | "refunding";
-  final: "settled" | "refunded";
-  /** When the caller got its answer; kept if the row has one already. */
-  finished_at: Date | null;
-}
-
-/**
- * Moves executions from `from` to `final` (only those still in `from`: another instance may have
- * finished one first) and releases on each API key what was reserved but not charged: the whole
- * quote for a refund, the difference for a settlement whose escrow differs from the quote.
- */
-export async function completeExecutions(db: Db, completions: Completion[]): Promise<void> {
-  if (completions.length === 0) return;
-  await runStatement(
-    db,
-    COMPLETE,
-    [
-      completions.map((c) => c.id),
-      completions.map((c) => c.from),
-      completions.map((c) => c.final),
-      completions.map((c) => c.finished_at),
-    ],
-  );
-}
+import type { Completion, ExecutionStore } from "./execution-store.js";
 
 export interface Watched {
   id: string;
@@ -87,7 +36,7 @@ export class ConfirmationTracker {
   private closed = false;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: ExecutionStore,
     private readonly senders: Partial<Record<NetworkName, TransactionSender>>,
     /** Gives an execution to the finish job. */
     private readonly handover: (id: string) => Promise<void>,
@@ -150,7 +99,7 @@ export class ConfirmationTracker {
     // Whatever a resend answers, the next rounds read the status; the finish job judges the rest.
     await Promise.all(resends.map((w) => this.senders[w.network]!.send(w.tx)));
     try {
-      await completeExecutions(this.db, confirmed);
+      await this.store.completeAll(confirmed);
       for (const c of confirmed) this.pending.delete(c.id);
     } catch {
       // Left pending: the next round tries again, and the finish job takes over in the end.

@@ -144,7 +144,7 @@ export class ExecutionRecovery {
         }
         if (row.state === "settling" && row.escrow_deadline!.getTime() - SETTLE_MARGIN_MS > Date.now() && state.kind === "expired") {
           const resigned = await sender.sign(resignSettle(row, (await this.chain.market(row.network)).usdcMint, sender, this.chain.programId(row.network)));
-          const next = await this.store.advance(row, "settling", { settle_tx: resigned });
+          const next = await this.store.advance(row, "settle_resigned", { settle_tx: resigned });
           await sender.send(next.settle_tx!);
         } else if (row.state === "settling") {
           const next = await this.runner.startRefund(
@@ -156,7 +156,7 @@ export class ExecutionRecovery {
           await sender.send(next.refund_tx!);
         } else {
           const refund_tx = await signRefund(this.chain, this.senders, row, row.refund_reason as RefundReason);
-          const next = await this.store.advance(row, "refunding", { refund_tx });
+          const next = await this.store.advance(row, "refund_resigned", { refund_tx });
           await sender.send(next.refund_tx!);
         }
         throw new Error("re-signed");

@@ -10,7 +10,8 @@ import type { NetworkName } from "../config.js";
  * `refunding` (final transaction sent) → `settled` or `refunded` (confirmed); `failed` when no
  * escrow opened, nothing charged.
  */
-export type ExecutionState = "opening" | "running" | "settling" | "refunding" | "settled" | "refunded" | "failed";
+export const EXECUTION_STATES = ["opening", "running", "settling", "refunding", "settled", "refunded", "failed"] as const;
+export type ExecutionState = (typeof EXECUTION_STATES)[number];
 
 export interface ExecutionRow {
   id: string;

@@ -21,7 +21,6 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
 import type { SendOutcome } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
-import type { Db } from "../db/pool.js";
 import type { ErrorCode } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { CircuitBreaker } from "../listings/circuit-breaker.js";
@@ -31,8 +30,7 @@ import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { ConfirmationTracker } from "./confirmations.js";
 import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
-import type { ExecutionStore } from "./execution-store.js";
-import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
+import type { ExecutionStore, SettleRecord } from "./execution-store.js";
 import type { OpenBatches } from "./open-batches.js";
 import type { RefundBatches } from "./refund-batches.js";
 import type { SettleBatches } from "./settle-batches.js";
@@ -102,9 +100,7 @@ export class ExecutionRunner {
   private readonly confirmations: ConfirmationTracker;
 
   constructor(
-    private readonly db: Db,
     private readonly store: ExecutionStore,
-    private readonly writes: ExecutionWrites,
     private readonly chain: ChainService,
     private readonly senders: Senders,
     private readonly listings: ListingService,
@@ -112,7 +108,7 @@ export class ExecutionRunner {
     private readonly jobs: JobQueue,
     private readonly options: RunOptions,
   ) {
-    this.confirmations = new ConfirmationTracker(db, senders, (id) => jobs.add("finish", id), {
+    this.confirmations = new ConfirmationTracker(store, senders, (id) => jobs.add("finish", id), {
       poll_ms: CONFIRMATION_POLL_MS,
       rebroadcast_ms: REBROADCAST_MS,
       handover_after_ms: CONFIRMATION_HANDOVER_MS,
@@ -137,7 +133,7 @@ export class ExecutionRunner {
       if (opened.escrow) {
         if (opened.row.mode === "async") {
           // Its caller polls for it: `running` is worth a write.
-          called.row = await this.store.advance(opened.row, "running", opened.escrow);
+          called.row = await this.store.advance(opened.row, "escrow_opened", opened.escrow);
           if (called.row.state === "running") called = await this.callCreator(called.row, {}, context);
         } else {
           // Its caller waits on this very request: the escrow's facts are written with the result,
@@ -188,11 +184,7 @@ export class ExecutionRunner {
   }
 
   private async takeAndRun(id: string): Promise<boolean> {
-    const taken = await this.db.query(
-      "UPDATE executions SET owner = $2, updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' AND escrow_tx IS NULL",
-      [id, this.options.instance_id],
-    );
-    if (taken.rowCount === 0) return false;
+    if (!(await this.store.claimOwner(id, this.options.instance_id))) return false;
     const row = await this.store.row(id);
     const sender = senderOf(this.senders, row.network);
     const market = await this.chain.market(row.network);
@@ -205,7 +197,7 @@ export class ExecutionRunner {
         ...openItemOf(row),
       }),
     ]);
-    await this.run(await this.store.advance(row, "opening", { escrow_tx }));
+    await this.run(await this.store.advance(row, "open_recorded", { escrow_tx }));
     return true;
   }
 
@@ -370,7 +362,7 @@ export class ExecutionRunner {
       }),
     );
     const record: SettleRecord = { ...verified, fee_shard, receipt_in_log: false, settle_tx };
-    if (await this.writes.settle(row.id, row.state, record)) return { row: { ...row, ...record, state: "settling" } };
+    if (await this.store.settle(row.id, row.state, record)) return { row: { ...row, ...record, state: "settling" } };
     return { row: await this.store.row(row.id) };
   }
 
@@ -398,7 +390,7 @@ export class ExecutionRunner {
     extra: Record<string, unknown> = {},
   ): Promise<ExecutionRow> {
     const refund_tx = await signRefund(this.chain, this.senders, row, reason);
-    return this.store.advance(row, "refunding", {
+    return this.store.advance(row, "refund_recorded", {
       ...extra,
       refund_tx,
       refund_reason: reason,

@@ -20,8 +20,7 @@ import { newWebhookSecret } from "../webhooks/webhook-signing.js";
 import { EMPTY_ROW, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionLeases } from "./execution-leases.js";
 import type { ExecutionRunner } from "./execution-run.js";
-import type { ExecutionStore } from "./execution-store.js";
-import { insertValues, RESERVE_AND_INSERT, type ExecutionWrites, type NewExecution } from "./execution-writes.js";
+import type { ExecutionStore, NewExecution } from "./execution-store.js";
 import type { Quoter } from "./quote.js";
 import { senderOf, type Senders } from "./transactions.js";
 
@@ -63,7 +62,6 @@ export class ExecutionService {
     private readonly senders: Senders,
     private readonly quoter: Quoter,
     private readonly store: ExecutionStore,
-    private readonly writes: ExecutionWrites,
     private readonly runner: ExecutionRunner,
     private readonly jobs: JobQueue,
     private readonly instance_id: string,
@@ -206,9 +204,9 @@ export class ExecutionService {
     };
     let created_at: Date | undefined;
     if (input.idempotency_key === undefined) {
-      created_at = await this.writes.insert(execution);
+      created_at = await this.store.insert(execution);
     } else {
-      const claim = await this.claimAndInsert(execution, input.idempotency_key, fingerprint!);
+      const claim = await this.store.claimAndInsert(execution, input.idempotency_key, fingerprint!);
       // Replayed once the connection is back in the pool: fifty duplicates holding theirs while
       // waiting for another would exhaust it.
       if (!claim.claimed) {
@@ -253,38 +251,6 @@ export class ExecutionService {
       return { row, replayed: false, ...(callback_secret === undefined ? {} : { callback_secret }) };
     }
     return { row: await this.runner.run(row, { agent: quote.agent, listing }), replayed: false };
-  }
-
-  /**
-   * Claims the Idempotency-Key for `execution` and inserts it: one transaction, as the claim must
-   * vanish if the key's spending cap refuses the execution. Not claimed: another request has it.
-   */
-  private async claimAndInsert(
-    execution: NewExecution,
-    idempotency_key: string,
-    fingerprint: Buffer,
-  ): Promise<{ claimed: false } | { claimed: true; created_at: Date | undefined }> {
-    const client = await this.db.connect();
-    try {
-      await client.query("BEGIN");
-      const claimed = await client.query(
-        `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, execution_id) VALUES ($1, $2, $3, $4)
-         ON CONFLICT DO NOTHING`,
-        [execution.api_key_id, idempotency_key, fingerprint, execution.id],
-      );
-      if (claimed.rowCount === 0) {
-        await client.query("ROLLBACK");
-        return { claimed: false };
-      }
-      const created_at = (await client.query<{ created_at: Date }>(RESERVE_AND_INSERT.text, insertValues(execution))).rows[0]?.created_at;
-      await client.query(created_at ? "COMMIT" : "ROLLBACK");
-      return { claimed: true, created_at };
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 
   /** The first response again for a known Idempotency-Key, or null if the key is new. */

@@ -1,15 +1,110 @@
-// An execution's row moved from state to state: each step is a conditional UPDATE from the state
-// its writer saw, so two instances (a relayer and the finish job of another) never both move it.
+// The only writer of `executions`: every statement that inserts or moves a row is a method here,
+// its text in execution-statements.ts. A move is asked of the transition table first
+// (execution-transitions.ts), then written as a conditional statement from the state its writer
+// saw, so two instances (a relayer and the finish job of another) never both move it.
+//
+// The two writes every execution makes on its way (its row with the key's spending reservation,
+// then its verified result with the recorded settle) are group-committed: the executions that
+// reach a write while the previous batch of it runs go together in one statement, one round
+// trip and one WAL flush. Each batch is one statement, so it commits or fails whole, and what it
+// says of each execution is exactly what the single statement would have said.
+import type { SignedTransaction } from "../chain/tx-sender.js";
+import { Batcher } from "../db/batcher.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
-import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
-import { completeExecutions } from "./confirmations.js";
-import type { ExecutionRow, ExecutionState } from "./execution-row.js";
+import type { ExecutionRow } from "./execution-row.js";
+import {
+  advanceStatement,
+  CLAIM_OWNER_SQL,
+  COMPLETE,
+  FAIL_SQL,
+  RECEIPT_CLOSE_SENT_SQL,
+  RECEIPT_DISPUTES_SEEN_SQL,
+  RECEIPTS_CLOSED_SQL,
+  RECORD_OPEN,
+  REFUND_ALL,
+  RESERVE_AND_INSERT,
+  RESERVE_AND_INSERT_BATCH,
+  SETTLE_ALL,
+  SETTLE_BATCH,
+} from "./execution-statements.js";
+import { transition, type Fact } from "./execution-transitions.js";
+
+/** A new execution's row, as it is inserted. */
+export type NewExecution = Pick<
+  ExecutionRow,
+  | "id"
+  | "api_key_id"
+  | "wallet"
+  | "network"
+  | "agent"
+  | "mode"
+  | "owner"
+  | "task"
+  | "parameters"
+  | "request_hash"
+  | "payer_token_account"
+  | "used_subscription"
+  | "quoted_usdc"
+  | "escrow_tx"
+>;
+
+/** A verified result and its recorded settle; the escrow's facts when the row does not hold them yet. */
+export type SettleRecord = Pick<
+  ExecutionRow,
+  | "creator_finished_at"
+  | "output"
+  | "result_hash"
+  | "result_digest"
+  | "creator_signature"
+  | "signing_key"
+  | "payout_account"
+  | "fee_shard"
+  | "receipt_in_log"
+> &
+  Partial<Pick<ExecutionRow, "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">> & {
+    settle_tx: SignedTransaction;
+  };
+
+/** A refund on its way, with what the row does not hold yet (a sync call's escrow facts, the creator's end). */
+export type RefundRecord = Pick<ExecutionRow, "refund_reason" | "failure_code" | "failure_message"> &
+  Partial<Pick<ExecutionRow, "creator_finished_at" | "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">> & {
+    refund_tx: SignedTransaction;
+  };
+
+export interface Settle {
+  id: string;
+  from_state: ExecutionRow["state"];
+  record: SettleRecord;
+}
+
+export interface Refund {
+  id: string;
+  from_state: ExecutionRow["state"];
+  record: RefundRecord;
+}
+
+export interface Completion {
+  id: string;
+  from: "settling" | "refunding";
+  final: "settled" | "refunded";
+  /** When the caller got its answer; kept if the row has one already. */
+  finished_at: Date | null;
+}
+
+/** Most executions in one statement. */
+const MAX_BATCH = 64;
 
 export class ExecutionStore {
   private readonly advanceStatements = new Map<string, Statement>();
+  private readonly inserts: Batcher<NewExecution, Date | undefined>;
+  private readonly settles: Batcher<Settle, boolean>;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    // One insert batch at a time: two could lock the same keys in opposite orders.
+    this.inserts = new Batcher((executions) => this.insertBatch(executions), { max_batch: MAX_BATCH, max_in_flight: 1 });
+    this.settles = new Batcher((settles) => this.settleBatch(settles), { max_batch: MAX_BATCH, max_in_flight: 2 });
+  }
 
   async row(id: string): Promise<ExecutionRow> {
     const { rows } = await this.db.query<ExecutionRow>("SELECT * FROM executions WHERE id = $1", [id]);
@@ -17,11 +112,56 @@ export class ExecutionStore {
     return rows[0];
   }
 
+  /** Inserts the row and reserves its quote on the key; undefined if the key's spending cap refuses it. */
+  insert(execution: NewExecution): Promise<Date | undefined> {
+    return this.inserts.submit(execution);
+  }
+
   /**
-   * Moves `row` to `state` with `changes` (column values), unless another instance moved it
-   * first: then the row as that instance left it.
+   * Claims the Idempotency-Key for `execution` and inserts it: one transaction, as the claim must
+   * vanish if the key's spending cap refuses the execution. Not claimed: another request has it.
    */
-  async advance(row: ExecutionRow, state: ExecutionState, changes: Record<string, unknown>): Promise<ExecutionRow> {
+  async claimAndInsert(
+    execution: NewExecution,
+    idempotency_key: string,
+    fingerprint: Buffer,
+  ): Promise<{ claimed: false } | { claimed: true; created_at: Date | undefined }> {
+    const client = await this.db.connect();
+    try {
+      await client.query("BEGIN");
+      const claimed = await client.query(
+        `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, execution_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [execution.api_key_id, idempotency_key, fingerprint, execution.id],
+      );
+      if (claimed.rowCount === 0) {
+        await client.query("ROLLBACK");
+        return { claimed: false };
+      }
+      const created_at = (await client.query<{ created_at: Date }>(RESERVE_AND_INSERT.text, insertValues(execution))).rows[0]?.created_at;
+      await client.query(created_at ? "COMMIT" : "ROLLBACK");
+      return { claimed: true, created_at };
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** An async execution's job takes the row over (owner_claimed); false if a run signed its open already. */
+  async claimOwner(id: string, owner: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(CLAIM_OWNER_SQL, [id, owner]);
+    return rowCount !== 0;
+  }
+
+  /**
+   * Records `fact` on `row` with `changes` (column values), unless another instance moved it
+   * first: then the row as that instance left it. Throws TransitionRefused, writing nothing, if
+   * the table does not allow `fact` in the state the row was read in.
+   */
+  async advance(row: ExecutionRow, fact: Fact, changes: Record<string, unknown>): Promise<ExecutionRow> {
+    const state = transition(row.state, fact);
     const columns = Object.keys(changes);
     const { rowCount } = await runStatement(this.db, this.advanceStatement(columns), [
       row.id,
@@ -33,21 +173,56 @@ export class ExecutionStore {
     return this.row(row.id);
   }
 
-  // One statement per set of columns, as each step always writes the same ones. Numbered, not
-  // named after the columns: PostgreSQL cuts statement names at 63 characters.
   private advanceStatement(columns: string[]): Statement {
     const key = columns.join(",");
     let statement = this.advanceStatements.get(key);
     if (!statement) {
-      const sets = columns.map((column, i) => `${column} = $${i + 4}`);
-      statement = {
-        name: `executions_advance_${this.advanceStatements.size + 1}`,
-        text: `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
-       WHERE id = $1 AND state = $3`,
-      };
+      statement = advanceStatement(columns, this.advanceStatements.size + 1);
       this.advanceStatements.set(key, statement);
     }
     return statement;
+  }
+
+  /**
+   * Records `escrow_tx` as the open of every one of `rows` (open_recorded), in place of each
+   * one's own unsent open, or on none: false if any was moved since it was read.
+   */
+  async recordOpen(rows: ExecutionRow[], escrow_tx: SignedTransaction): Promise<boolean> {
+    for (const row of rows) transition(row.state, "open_recorded");
+    const { rowCount } = await runStatement(this.db, RECORD_OPEN, [
+      rows.map((row) => row.id),
+      JSON.stringify(escrow_tx),
+      rows.map((row) => row.escrow_tx?.signature ?? null),
+    ]);
+    return rowCount === rows.length;
+  }
+
+  /** Moves the execution from `from_state` to `settling` (settle_recorded); false if another instance moved it first. */
+  async settle(id: string, from_state: ExecutionRow["state"], record: SettleRecord): Promise<boolean> {
+    transition(from_state, "settle_recorded");
+    return this.settles.submit({ id, from_state, record });
+  }
+
+  /**
+   * Moves every one of `settles` to `settling` in one statement, or none of them: they share
+   * one settle_batch transaction, which must not be recorded for some and sent for all. False if
+   * any was moved by another instance first.
+   */
+  async settleAll(settles: Settle[]): Promise<boolean> {
+    for (const settle of settles) transition(settle.from_state, "settle_recorded");
+    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_ALL, [JSON.stringify(settles.map(settleInput))]);
+    return rows.length === settles.length;
+  }
+
+  /**
+   * Moves every one of `refunds` to `refunding` in one statement, or none of them: they share one
+   * transaction of refunds. False if any was moved by another instance first.
+   */
+  async refundAll(refunds: Refund[]): Promise<boolean> {
+    for (const refund of refunds) transition(refund.from_state, "refund_recorded");
+    const input = refunds.map(({ id, from_state, record }) => ({ ...record, id, from_state }));
+    const { rows } = await runStatement<{ id: string }>(this.db, REFUND_ALL, [JSON.stringify(input)]);
+    return rows.length === refunds.length;
   }
 
   /**
@@ -55,27 +230,35 @@ export class ExecutionStore {
    * and the key's usage exact.
    */
   complete(row: ExecutionRow, final: "settled" | "refunded"): Promise<void> {
-    return completeExecutions(this.db, [{ id: row.id, from: row.state as "settling" | "refunding", final, finished_at: null }]);
+    return this.completeAll([{ id: row.id, from: row.state as "settling" | "refunding", final, finished_at: null }]);
   }
 
-  /** No escrow opened: nothing charged; the reservation on the key is released. */
+  /**
+   * Moves executions from `from` to `final` (only those still in `from`: another instance may have
+   * finished one first) and releases on each API key what was reserved but not charged: the whole
+   * quote for a refund, the difference for a settlement whose escrow differs from the quote.
+   */
+  async completeAll(completions: Completion[]): Promise<void> {
+    if (completions.length === 0) return;
+    for (const { from, final } of completions) {
+      const fact: Fact = final === "settled" ? "confirmed_settled" : "confirmed_refunded";
+      if (transition(from, fact) !== final) throw new Error(`${fact} does not end in ${final}`);
+    }
+    await runStatement(this.db, COMPLETE, [
+      completions.map((c) => c.id),
+      completions.map((c) => c.from),
+      completions.map((c) => c.final),
+      completions.map((c) => c.finished_at),
+    ]);
+  }
+
+  /** No escrow opened (open_failed): nothing charged; the reservation on the key is released. */
   async fail(row: ExecutionRow, code: ErrorCode, message: string): Promise<ExecutionRow> {
+    transition(row.state, "open_failed");
     const client = await this.db.connect();
     try {
       await client.query("BEGIN");
-      const { rows } = await client.query<ExecutionRow>(
-        // Its webhook deliveries (execution.failed) are queued by the same statement.
-        `WITH failed AS (
-           UPDATE executions SET state = 'failed', failure_code = $2, failure_message = $3, finished_at = clock_timestamp(),
-             updated_at = clock_timestamp() WHERE id = $1 AND state = 'opening' RETURNING *
-         ), events AS (
-           SELECT id AS execution_id, wallet, 'execution.failed' AS event FROM failed
-         ), deliveries AS (
-           ${queueDeliveriesSql("events")}
-         )
-         SELECT * FROM failed`,
-        [row.id, code, message],
-      );
+      const { rows } = await client.query<ExecutionRow>(FAIL_SQL, [row.id, code, message]);
       if (rows.length === 1) {
         await client.query(
           "UPDATE api_keys SET spent_usdc = spent_usdc - $2, execution_count = execution_count - 1 WHERE id = $1",
@@ -96,4 +279,90 @@ export class ExecutionStore {
       client.release();
     }
   }
+
+  /** The receipts of these settled executions are gone from the chain: closed, by us or anyone. */
+  async markReceiptsClosed(ids: string[]): Promise<void> {
+    await this.db.query(RECEIPTS_CLOSED_SQL, [ids]);
+  }
+
+  /** These settled executions' receipts wait on an open dispute: read after the others next time. */
+  async markReceiptDisputesSeen(ids: string[]): Promise<void> {
+    await this.db.query(RECEIPT_DISPUTES_SEEN_SQL, [ids]);
+  }
+
+  /** A close of these receipts is about to be sent: none other until its blockhash expires. */
+  async recordReceiptClose(ids: string[], close_tx: SignedTransaction): Promise<void> {
+    await this.db.query(RECEIPT_CLOSE_SENT_SQL, [ids, close_tx.signature, close_tx.last_valid_block_height]);
+  }
+
+  private async insertBatch(executions: NewExecution[]): Promise<(Date | undefined)[]> {
+    if (executions.length === 1) return [await this.insertOne(executions[0]!)];
+    const input = executions.map((execution) => ({ ...execution, request_hash: execution.request_hash.toString("hex") }));
+    let rows: { id: string; created_at: Date }[];
+    try {
+      ({ rows } = await runStatement<{ id: string; created_at: Date }>(this.db, RESERVE_AND_INSERT_BATCH, [JSON.stringify(input)]));
+    } catch {
+      // Whatever failed, fails again for its own execution only.
+      rows = [];
+    }
+    const created = new Map(rows.map((row) => [row.id, row.created_at]));
+    const answers: (Date | undefined)[] = [];
+    for (const execution of executions) {
+      answers.push(created.get(execution.id) ?? (await this.insertOne(execution)));
+    }
+    return answers;
+  }
+
+  private async insertOne(execution: NewExecution): Promise<Date | undefined> {
+    const { rows } = await runStatement<{ created_at: Date }>(this.db, RESERVE_AND_INSERT, insertValues(execution));
+    return rows[0]?.created_at;
+  }
+
+  private async settleBatch(settles: Settle[]): Promise<boolean[]> {
+    if (settles.length === 1) return this.settleTogether(settles);
+    try {
+      return await this.settleTogether(settles);
+    } catch {
+      // Whatever failed, fails again for its own execution only.
+      const answers: boolean[] = [];
+      for (const settle of settles) answers.push(...(await this.settleTogether([settle])));
+      return answers;
+    }
+  }
+
+  private async settleTogether(settles: Settle[]): Promise<boolean[]> {
+    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_BATCH, [JSON.stringify(settles.map(settleInput))]);
+    const moved = new Set(rows.map((row) => row.id));
+    return settles.map(({ id }) => moved.has(id));
+  }
+}
+
+function insertValues(execution: NewExecution): unknown[] {
+  return [
+    execution.id,
+    execution.api_key_id,
+    execution.wallet,
+    execution.network,
+    execution.agent,
+    execution.mode,
+    execution.owner,
+    execution.task,
+    JSON.stringify(execution.parameters),
+    execution.request_hash,
+    execution.payer_token_account,
+    execution.used_subscription,
+    execution.quoted_usdc,
+    execution.escrow_tx,
+  ];
+}
+
+function settleInput({ id, from_state, record }: Settle) {
+  return {
+    ...record,
+    id,
+    from_state,
+    result_hash: record.result_hash!.toString("hex"),
+    result_digest: record.result_digest!.toString("hex"),
+    creator_signature: record.creator_signature!.toString("hex"),
+  };
 }

@@ -10,18 +10,9 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
 import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
-import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+import type { ExecutionStore } from "./execution-store.js";
 import { feePayerShort, openItemOf, senderOf, type Senders } from "./transactions.js";
-
-const RECORD_OPEN: Statement = {
-  name: "executions_record_open",
-  text: `WITH v AS (SELECT * FROM unnest($1::text[], $3::text[]) AS v (id, previous)),
-   locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id
-               WHERE e.state = 'opening' AND e.escrow_tx->>'signature' IS NOT DISTINCT FROM v.previous FOR UPDATE OF e)
-   UPDATE executions e SET escrow_tx = $2::jsonb, updated_at = clock_timestamp()
-   WHERE e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)`,
-};
 
 /**
  * The row with its recorded open and the outcome of its send; `sent` null if another instance
@@ -41,7 +32,7 @@ export class OpenBatches {
   });
 
   constructor(
-    private readonly db: Db,
+    private readonly store: ExecutionStore,
     private readonly chain: ChainService,
     private readonly senders: Senders,
   ) {}
@@ -80,7 +71,7 @@ export class OpenBatches {
    */
   private async openChunk(rows: ExecutionRow[], sender: TransactionSender): Promise<OpenSent[]> {
     const escrow_tx = await sender.sign(await this.instructions(rows, sender));
-    if (!(await this.record(rows, escrow_tx))) {
+    if (!(await this.store.recordOpen(rows, escrow_tx))) {
       if (rows.length === 1) return [{ row: rows[0]!, sent: null }];
       return (await Promise.all(rows.map((row) => this.openChunk([row], sender)))).flat();
     }
@@ -107,20 +98,6 @@ export class OpenBatches {
       return (await Promise.all(recorded.map((row) => this.openChunk([row], sender)))).flat();
     }
     return recorded.map((row, i) => ({ row, sent, escrow: escrows?.[i] ?? null }));
-  }
-
-  /**
-   * The open of `rows` recorded on each, in one statement: from none recorded yet, or from the
-   * refused batch they were part of. The rows still as seen are locked first, and written only if
-   * that is every one of them; false (nothing recorded) if any was moved.
-   */
-  private async record(rows: ExecutionRow[], escrow_tx: SignedTransaction): Promise<boolean> {
-    const { rowCount } = await runStatement(this.db, RECORD_OPEN, [
-      rows.map((row) => row.id),
-      JSON.stringify(escrow_tx),
-      rows.map((row) => row.escrow_tx?.signature ?? null),
-    ]);
-    return rowCount === rows.length;
   }
 
   private async instructions(rows: ExecutionRow[], sender: TransactionSender): Promise<TransactionInstruction[]> {

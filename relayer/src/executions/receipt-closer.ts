@@ -20,6 +20,7 @@ import type { TransactionSender } from "../chain/tx-sender.js";
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { executionIdBytes } from "./execution-row.js";
+import type { ExecutionStore } from "./execution-store.js";
 
 /**
  * close_receipt instructions in one transaction: each adds its receipt's address and a 16-byte
@@ -39,6 +40,7 @@ export const RECEIPT_CLOSER_LOCK_CLASS = 0x52435054;
 export class ReceiptCloser {
   constructor(
     private readonly db: Db,
+    private readonly store: ExecutionStore,
     private readonly chain: ChainService,
     private readonly senders: Partial<Record<NetworkName, TransactionSender>>,
   ) {}
@@ -122,11 +124,11 @@ export class ReceiptCloser {
       if (now.unix_secs > window_ends_at_secs) due.push({ id: row.id, rent_payer: receipt.rentPayer, disputed: receipt.disputed });
     });
     if (gone.length > 0) {
-      await this.db.query("UPDATE executions SET receipt_closed_at = clock_timestamp() WHERE id = ANY($1::text[])", [gone]);
+      await this.store.markReceiptsClosed(gone);
     }
     const held = await this.openDisputes(network, due.filter((receipt) => receipt.disputed).map((receipt) => receipt.id));
     if (held.size > 0) {
-      await this.db.query("UPDATE executions SET receipt_dispute_seen_at = clock_timestamp() WHERE id = ANY($1::text[])", [[...held]]);
+      await this.store.markReceiptDisputesSeen([...held]);
     }
 
     // One transaction per rent payer and batch: the rent goes back to whoever paid it (a former
@@ -144,11 +146,7 @@ export class ReceiptCloser {
         const signed = await sender.sign(
           ids.map((id) => closeReceiptInstruction({ programId, executionId: executionIdBytes(id), rentPayer: rent_payer })),
         );
-        await this.db.query(
-          `UPDATE executions SET receipt_close_signature = $2, receipt_close_last_valid_block_height = $3
-           WHERE id = ANY($1::text[])`,
-          [ids, signed.signature, signed.last_valid_block_height],
-        );
+        await this.store.recordReceiptClose(ids, signed);
         // Whatever the outcome, a later round reads these receipts again: gone means closed.
         const outcome = await sender.send(signed);
         if (outcome.kind === "processed") sent += ids.length;

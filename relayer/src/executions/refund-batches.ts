@@ -10,8 +10,7 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import type { ExecutionRow } from "./execution-row.js";
-import type { ExecutionStore } from "./execution-store.js";
-import type { ExecutionWrites, RefundRecord } from "./execution-writes.js";
+import type { ExecutionStore, RefundRecord } from "./execution-store.js";
 import { feePayerShort, refundOf, senderOf, type Senders } from "./transactions.js";
 
 /**
@@ -41,7 +40,6 @@ export class RefundBatches {
 
   constructor(
     private readonly store: ExecutionStore,
-    private readonly writes: ExecutionWrites,
     private readonly chain: ChainService,
     private readonly senders: Senders,
   ) {}
@@ -72,7 +70,7 @@ export class RefundBatches {
   private async send(items: DueRefund[], sender: TransactionSender): Promise<RefundSent[]> {
     const refund_tx = await sender.sign(await this.instructions(items, sender));
     const records = items.map((item): RefundRecord => ({ ...item.record, refund_tx }));
-    const moved = await this.writes.refundAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
+    const moved = await this.store.refundAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
     if (!moved) {
       if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
       // Another instance took one over: each goes alone, and only those still ours are sent.

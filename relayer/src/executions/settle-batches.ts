@@ -19,8 +19,7 @@ import type { SendOutcome } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
-import type { ExecutionStore } from "./execution-store.js";
-import type { ExecutionWrites, SettleRecord } from "./execution-writes.js";
+import type { ExecutionStore, SettleRecord } from "./execution-store.js";
 import { anyFeeShard, feePayerShort, senderOf, type Senders } from "./transactions.js";
 
 /**
@@ -61,7 +60,6 @@ export class SettleBatches {
 
   constructor(
     private readonly store: ExecutionStore,
-    private readonly writes: ExecutionWrites,
     private readonly chain: ChainService,
     private readonly senders: Senders,
     private readonly creators: CreatorClient,
@@ -117,7 +115,7 @@ export class SettleBatches {
       }),
     );
     const records = items.map((item) => ({ ...item.record, fee_shard, receipt_in_log: true, settle_tx }));
-    const moved = await this.writes.settleAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
+    const moved = await this.store.settleAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
     if (!moved) {
       if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
       // Another instance took one over: each goes alone, and only those still ours are sent.

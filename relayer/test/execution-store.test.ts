@@ -1,10 +1,11 @@
-// The group-committed writes of an execution against a real PostgreSQL database: a batch says of
-// each execution what its single statement would have said, spending caps included.
+// The store's group-committed writes of an execution against a real PostgreSQL database: a batch
+// says of each execution what its single statement would have said, spending caps included.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
 import { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "../src/db/pool.js";
-import { ExecutionWrites, SETTLE_BATCH, type NewExecution, type SettleRecord } from "../src/executions/execution-writes.js";
+import { SETTLE_BATCH } from "../src/executions/execution-statements.js";
+import { ExecutionStore, type NewExecution, type SettleRecord } from "../src/executions/execution-store.js";
 import { databaseUrl } from "./support.js";
 
 /** A verified result and its recorded settle that bring none of the escrow's facts. */
@@ -23,16 +24,16 @@ function verifiedResult(output: unknown): SettleRecord {
   };
 }
 
-describe("execution writes", () => {
+describe("execution store writes", () => {
   const url = databaseUrl(`relayer_writes_${randomBytes(6).toString("hex")}`);
   let db: Db;
-  let writes: ExecutionWrites;
+  let store: ExecutionStore;
 
   before(async () => {
     await ensureDatabase(url);
     db = createPool(url, 10, { prepare_statements: true });
     await migrate(db);
-    writes = new ExecutionWrites(db);
+    store = new ExecutionStore(db);
   });
   after(async () => {
     await db.end();
@@ -75,7 +76,7 @@ describe("execution writes", () => {
   it("inserts concurrent executions of several keys together, each row exactly as given", async () => {
     const keys = [await newKey(null), await newKey(1_000_000n)];
     const executions = Array.from({ length: 12 }, (_, i) => execution(keys[i % 2]!, 50_000n));
-    const created = await Promise.all(executions.map((e) => writes.insert(e)));
+    const created = await Promise.all(executions.map((e) => store.insert(e)));
     assert.ok(created.every((at) => at instanceof Date));
     for (const key of keys) assert.deepEqual(await keyUsage(key), { spent_usdc: "300000", execution_count: "6" });
     const { rows } = await db.query("SELECT * FROM executions WHERE id = $1", [executions[3]!.id]);
@@ -95,7 +96,7 @@ describe("execution writes", () => {
       ...Array.from({ length: 4 }, () => execution(capped, 100_000n)),
       ...Array.from({ length: 3 }, () => execution(free, 100_000n)),
     ];
-    const created = await Promise.all(executions.map((e) => writes.insert(e)));
+    const created = await Promise.all(executions.map((e) => store.insert(e)));
     assert.equal(created.slice(0, 4).filter(Boolean).length, 2, "two of 100000 fit under a cap of 250000");
     assert.equal(created.slice(4).filter(Boolean).length, 3);
     assert.deepEqual(await keyUsage(capped), { spent_usdc: "200000", execution_count: "2" });
@@ -107,7 +108,7 @@ describe("execution writes", () => {
   it("settles concurrent executions together, and says which another instance moved first", async () => {
     const key = await newKey(null);
     const executions = Array.from({ length: 6 }, () => execution(key, 10_000n));
-    await Promise.all(executions.map((e) => writes.insert(e)));
+    await Promise.all(executions.map((e) => store.insert(e)));
     await db.query("UPDATE executions SET state = 'refunding' WHERE id = $1", [executions[2]!.id]);
     const outputs: unknown[] = [[1, 2, 3], null, "text", { answer: 42 }, 7, [{ a: "b" }]];
     const record = (i: number): SettleRecord => ({
@@ -127,7 +128,7 @@ describe("execution writes", () => {
       settle_tx: { signature: `settle-${i}`, bytes: "AQID", last_valid_block_height: 43 },
     });
     const records = executions.map((_, i) => record(i));
-    const moved = await Promise.all(executions.map((e, i) => writes.settle(e.id, "opening", records[i]!)));
+    const moved = await Promise.all(executions.map((e, i) => store.settle(e.id, "opening", records[i]!)));
     assert.deepEqual(moved, [true, true, false, true, true, true]);
     const { rows } = await db.query("SELECT * FROM executions WHERE api_key_id = $1", [key]);
     const byId = new Map(rows.map((row) => [row.id, row]));
@@ -151,19 +152,19 @@ describe("execution writes", () => {
   it("records one settle_batch on all of its executions or on none, when another instance moved one first", async () => {
     const key = await newKey(null);
     const executions = Array.from({ length: 3 }, () => execution(key, 10_000n));
-    await Promise.all(executions.map((e) => writes.insert(e)));
+    await Promise.all(executions.map((e) => store.insert(e)));
     const batch_tx = { signature: "batch", bytes: "AQID", last_valid_block_height: 45 };
     const settles = (ids: string[]) =>
-      ids.map((id) => ({ id, from_state: "opening", record: { ...verifiedResult("ok"), receipt_in_log: true, settle_tx: batch_tx } }));
+      ids.map((id) => ({ id, from_state: "opening" as const, record: { ...verifiedResult("ok"), receipt_in_log: true, settle_tx: batch_tx } }));
     await db.query("UPDATE executions SET state = 'refunding' WHERE id = $1", [executions[1]!.id]);
-    assert.equal(await writes.settleAll(settles(executions.map((e) => e.id))), false);
+    assert.equal(await store.settleAll(settles(executions.map((e) => e.id))), false);
     const states = async () =>
       (await db.query("SELECT id, state, receipt_in_log, settle_tx FROM executions WHERE api_key_id = $1", [key])).rows;
     for (const row of await states()) {
       assert.equal(row.state, row.id === executions[1]!.id ? "refunding" : "opening", "nothing recorded");
       assert.equal(row.settle_tx, null);
     }
-    assert.equal(await writes.settleAll(settles([executions[0]!.id, executions[2]!.id])), true);
+    assert.equal(await store.settleAll(settles([executions[0]!.id, executions[2]!.id])), true);
     for (const row of await states()) {
       if (row.id === executions[1]!.id) continue;
       assert.equal(row.state, "settling");
@@ -175,12 +176,12 @@ describe("execution writes", () => {
   it("keeps the escrow's facts a row already holds when a settle brings none", async () => {
     const key = await newKey(null);
     const running = execution(key, 10_000n);
-    await writes.insert(running);
+    await store.insert(running);
     await db.query(
       "UPDATE executions SET state = 'running', amount_usdc = 9000, escrow_deadline = '2031-01-01T00:00:00Z' WHERE id = $1",
       [running.id],
     );
-    const moved = await writes.settle(running.id, "running", verifiedResult({ ok: true }));
+    const moved = await store.settle(running.id, "running", verifiedResult({ ok: true }));
     assert.equal(moved, true);
     const row = (await db.query("SELECT * FROM executions WHERE id = $1", [running.id])).rows[0];
     assert.equal(row.amount_usdc, "9000");
@@ -188,7 +189,7 @@ describe("execution writes", () => {
   });
 });
 
-describe("execution writes on a growing table", () => {
+describe("execution store writes on a growing table", () => {
   const url = databaseUrl(`relayer_plans_${randomBytes(6).toString("hex")}`);
   let db: Db;
 
@@ -204,10 +205,10 @@ describe("execution writes on a growing table", () => {
   });
 
   it("plans a settle batch for the table as it is now, not as it was when the statement was prepared", async () => {
-    const writes = new ExecutionWrites(db);
+    const store = new ExecutionStore(db);
     const record = verifiedResult(null);
     // More calls than PostgreSQL makes custom plans for before it weighs keeping a generic one.
-    for (let i = 0; i < 8; i++) assert.equal(await writes.settle(`exec_absent_${i}`, "running", record), false);
+    for (let i = 0; i < 8; i++) assert.equal(await store.settle(`exec_absent_${i}`, "running", record), false);
 
     await db.query(
       `INSERT INTO api_keys (id, wallet, name, environment, key_hash, last4) VALUES ('key_fill', 'wallet', 'fill', 'test', $1, 'abcd')`,
