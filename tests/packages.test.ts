@@ -308,7 +308,13 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
     const result = succeeded(
       await runIn(process.execPath, [join(app, "out", "verify.js")], {
         cwd: app,
-        env: { AGENT_MARKET_API_KEY: apiKey, API_URL: relayer.url, RPC_URL: market.localnet.rpcUrl, EXECUTION_ID: executionId },
+        env: {
+          AGENT_MARKET_API_KEY: apiKey,
+          API_URL: relayer.url,
+          RPC_URL: market.localnet.rpcUrl,
+          PROGRAM_ID: market.programId.toBase58(),
+          EXECUTION_ID: executionId,
+        },
       }),
       "the receipt verification example",
     );
@@ -340,9 +346,10 @@ describe("SDK packages: installed from tarballs into an empty folder, the docs' 
       join(src, "verify.ts"),
       [
         'import { AgentMarket, type Execution } from "@agent-market/client";',
-        'import { Connection } from "@solana/web3.js";',
+        'import { Connection, PublicKey } from "@solana/web3.js";',
         "const market = new AgentMarket({ apiKey: process.env.AGENT_MARKET_API_KEY, baseUrl: process.env.API_URL! });",
         'const connection = new Connection(process.env.RPC_URL!, "confirmed");',
+        "const programId = new PublicKey(process.env.PROGRAM_ID!);",
         'const task = "Summarize this article";',
         'const parameters = { text: "hello, agents", top_n: 3 };',
         "let execution: Execution = await market.executions.get(process.env.EXECUTION_ID!);",
