@@ -125,4 +125,43 @@ describe("ingestion", function () {
       await indexer.close();
     }
   });
+
+  it("serializes the writes of one schema across processes: a Helius delivery to a second server waits for the writer's transaction", async () => {
+    // Two indexers over one database stand for two processes: the network's writer and a server
+    // that takes webhook deliveries. Each rebuilds an execution's row from its events, so the
+    // second must not write while the first's transaction is open.
+    const schema = "indexer_two_writers";
+    const writer = await quietIndexer(env!, { schema });
+    const server = await quietIndexer(env!, { schema });
+    const holder = await writer.pool.connect();
+    try {
+      const [open, settle] = await Promise.all([run.signatures[1]!, run.signatures[2]!].map((s) => rawTransaction(env!.market, s)));
+      await holder.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtext('indexer-write:${schema}'))`);
+      await holder.query(`SELECT 1`); // the writer's transaction, still open
+      let delivered = false;
+      const delivery = Promise.resolve(
+        server.yoga.fetch("http://indexer.test/webhooks/helius", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: WEBHOOK_AUTH },
+          body: JSON.stringify([settle]),
+        }),
+      ).then((response) => {
+        delivered = true;
+        return response;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(delivered, false, "the delivery waits while the writer's transaction is open");
+      const writing = writer.store.ingest([decodeTransaction(open!)], "confirmed");
+      await holder.query("COMMIT");
+      assert.equal((await delivery).status, 200);
+      await writing;
+      const id = formatExecutionId(run.settled[0]!.executionId);
+      const data = await query(server, `query($id: ID!) { execution(id: $id) { state openTransaction { signature } } }`, { id });
+      assert.deepEqual(data.execution, { state: "SETTLED", openTransaction: { signature: run.settled[0]!.signature } });
+    } finally {
+      holder.release();
+      await server.close();
+      await writer.close();
+    }
+  });
 });

@@ -37,10 +37,11 @@ export function prepared(text: string, values: unknown[]): pg.QueryConfig {
 }
 
 /** Runs `work` in one database transaction on one client. */
-export async function inTransaction<T>(pool: Pool, work: (client: Client) => Promise<T>): Promise<T> {
+/** `begin`: what opens the transaction, with statements to run first in the same round trip. */
+export async function inTransaction<T>(pool: Pool, work: (client: Client) => Promise<T>, begin = "BEGIN"): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
+    await client.query(begin);
     const result = await work(client);
     await client.query("COMMIT");
     return result;

@@ -77,6 +77,17 @@ export class EventStore {
     return () => this.commitListeners.delete(listener);
   }
 
+  /**
+   * A write transaction of this schema. Its first statement waits for every other process's write
+   * transaction of the schema to end: the network's writer is one process, but a server that takes
+   * Helius deliveries writes too, and two transactions that each rebuild an execution's row from
+   * its events would otherwise each miss the other's uncommitted events. Sent with BEGIN, so it
+   * costs no round trip.
+   */
+  private transaction<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work, `BEGIN; SELECT pg_advisory_xact_lock(hashtext('indexer-write:${this.schema}'))`);
+  }
+
   /** Writes one at a time, in order, and tells the commit listeners after each. */
   private write<T>(work: () => Promise<T>): Promise<T> {
     return this.serial.run(work).then((result) => {
@@ -90,7 +101,7 @@ export class EventStore {
    * checkpoint. `commitment` is the one the source read them at, or a choice per transaction.
    */
   ingest(transactions: readonly DecodedTransaction[], commitment: Commitment | ((tx: DecodedTransaction) => Commitment), checkpoint?: CheckpointUpdate): Promise<IngestResult> {
-    return this.write(() => inTransaction(this.pool, (client) => this.ingestIn(client, transactions, commitment, checkpoint)));
+    return this.write(() => this.transaction((client) => this.ingestIn(client, transactions, commitment, checkpoint)));
   }
 
   private async ingestIn(
@@ -172,7 +183,7 @@ export class EventStore {
   drop(signatures: readonly string[]): Promise<number> {
     if (signatures.length === 0) return Promise.resolve(0);
     return this.write(() =>
-      inTransaction(this.pool, async (client) => {
+      this.transaction(async (client) => {
         const s = this.schema;
         const events = (
           await client.query(`SELECT ${EVENT_COLUMNS} FROM ${s}.events WHERE signature = ANY($1) ${EVENT_ORDER}`, [signatures])
@@ -199,7 +210,7 @@ export class EventStore {
   promote(signatures: readonly string[]): Promise<void> {
     if (signatures.length === 0) return Promise.resolve();
     return this.write(() =>
-      inTransaction(this.pool, async (client) => {
+      this.transaction(async (client) => {
         const s = this.schema;
         await client.query(`UPDATE ${s}.transactions SET commitment = 'finalized' WHERE signature = ANY($1)`, [signatures]);
         const touched = await client.query<{ execution_id: string | null; agent: string | null }>(
