@@ -3,7 +3,7 @@
 // transaction together, as one `open_escrow_batch`. A lone execution goes at once with its own
 // `open_escrow`: nothing waits at low load. Each escrow is still its own account, opened under
 // `open_escrow`'s rules for its own payer and amount; only the transaction and its fee are shared.
-import { escrowPda, fitsLegacyTransaction, MAX_OPEN_BATCH, openEscrowBatchInstruction, openEscrowInstruction } from "@agent-market/program";
+import { escrowPda, MAX_OPEN_BATCH, openEscrowBatchInstruction, openEscrowInstruction } from "@agent-market/program";
 import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
@@ -12,7 +12,7 @@ import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain
 import { KeyedBatchers } from "../db/batcher.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
-import { feePayerShort, openItemOf, senderOf, type Senders } from "./transactions.js";
+import { feePayerShort, fittingChunks, openItemOf, senderOf, type Senders } from "./transactions.js";
 
 /**
  * The row with its recorded open and the outcome of its send; `sent` null if another instance
@@ -51,17 +51,9 @@ export class OpenBatches {
     // Alone, a call's own open_escrow, recorded with its row, goes as it is: no write before the
     // send, so a lone caller waits no longer than with opens one by one.
     if (rows.length === 1 && rows[0]!.escrow_tx) return this.sendRecorded(rows, rows[0]!.escrow_tx, sender);
-    const chunks = await this.fitting(rows, sender);
+    const chunks = await fittingChunks(rows, sender, (chunk) => this.instructions(chunk, sender));
     return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender)))).flat();
   }
-
-  /** `rows` whole if one transaction holds them, else their halves, each split again as needed. */
-  private async fitting(rows: ExecutionRow[], sender: TransactionSender): Promise<ExecutionRow[][]> {
-    if (rows.length === 1 || fitsLegacyTransaction(sender.signer.publicKey, await this.instructions(rows, sender))) return [rows];
-    const half = Math.ceil(rows.length / 2);
-    return [...(await this.fitting(rows.slice(0, half), sender)), ...(await this.fitting(rows.slice(half), sender))];
-  }
-
 
   /**
    * Records the chunk's transaction on every row (all or none, in place of each one's own unsent

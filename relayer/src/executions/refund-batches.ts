@@ -3,7 +3,7 @@
 // they share one signature and its fee. A lone refund goes at once, alone: nothing waits at low
 // load. Each instruction is the program's `refund` of one escrow, with its own reason, its own
 // checks and its own event; the program refunds the whole escrow, so nothing here sets an amount.
-import { fitsLegacyTransaction, type RefundReason } from "@agent-market/program";
+import type { RefundReason } from "@agent-market/program";
 import type { TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
@@ -11,7 +11,7 @@ import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import type { ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore, RefundRecord } from "./execution-store.js";
-import { feePayerShort, refundOf, senderOf, type Senders } from "./transactions.js";
+import { feePayerShort, fittingChunks, refundOf, senderOf, type Senders } from "./transactions.js";
 
 /**
  * Most refunds taken into one batch; a legacy transaction holds about 9 refunds of one agent
@@ -51,15 +51,8 @@ export class RefundBatches {
 
   private async refund(items: DueRefund[]): Promise<RefundSent[]> {
     const sender = senderOf(this.senders, items[0]!.row.network);
-    const chunks = await this.fitting(items, sender);
+    const chunks = await fittingChunks(items, sender, (chunk) => this.instructions(chunk, sender));
     return (await Promise.all(chunks.map((chunk) => this.send(chunk, sender)))).flat();
-  }
-
-  /** `items` whole if one transaction holds them, else their halves, each split again as needed. */
-  private async fitting(items: DueRefund[], sender: TransactionSender): Promise<DueRefund[][]> {
-    if (items.length === 1 || fitsLegacyTransaction(sender.signer.publicKey, await this.instructions(items, sender))) return [items];
-    const half = Math.ceil(items.length / 2);
-    return [...(await this.fitting(items.slice(0, half), sender)), ...(await this.fitting(items.slice(half), sender))];
   }
 
   /**

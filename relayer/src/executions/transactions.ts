@@ -3,6 +3,7 @@
 import {
   errorFromCode,
   FEE_SHARD_COUNT,
+  fitsLegacyTransaction,
   refundInstruction,
   settleBatchInstructions,
   settleInstructions,
@@ -109,6 +110,20 @@ export async function signRefund(chain: ChainService, senders: Senders, row: Exe
   const sender = senderOf(senders, row.network);
   const market = await chain.market(row.network);
   return sender.sign([refundOf(row, reason, market.usdcMint, sender, chain.programId(row.network))]);
+}
+
+/**
+ * `items` in as few transactions as they fit in: whole if one legacy transaction of `instructions`,
+ * signed by `sender` alone, holds them, else their halves, each split again as needed.
+ */
+export async function fittingChunks<T>(
+  items: T[],
+  sender: TransactionSender,
+  instructions: (chunk: T[]) => Promise<TransactionInstruction[]>,
+): Promise<T[][]> {
+  if (items.length === 1 || fitsLegacyTransaction(sender.signer.publicKey, await instructions(items))) return [items];
+  const half = Math.ceil(items.length / 2);
+  return [...(await fittingChunks(items.slice(0, half), sender, instructions)), ...(await fittingChunks(items.slice(half), sender, instructions))];
 }
 
 /**
