@@ -3,7 +3,7 @@
 import { Keypair, Transaction } from "@solana/web3.js";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
-import { ed25519Sign } from "../../tests/src/fixtures.js";
+import { ed25519Sign } from "@agent-market/tests/fixtures";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 

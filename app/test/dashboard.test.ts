@@ -4,8 +4,8 @@ import { strict as assert } from "node:assert";
 
 import { PublicKey } from "@solana/web3.js";
 
-import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
-import { api, signIn } from "../../tests/src/relayer.js";
+import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
+import { api, signIn } from "@agent-market/tests/relayer";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
 import { checkScreen, checkScreenAt, SHOTS } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";

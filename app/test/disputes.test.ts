@@ -6,7 +6,7 @@ import { strict as assert } from "node:assert";
 import { collateralVaultPda, disputePda, fetchDispute, parseExecutionId, toHex, evidenceHash, attachmentDigest } from "@agent-market/program";
 import type { Keypair } from "@solana/web3.js";
 
-import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
+import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
 import { checkScreen, checkScreenAt } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";

@@ -6,9 +6,9 @@ import { strict as assert } from "node:assert";
 
 import { collateralVaultPda } from "@agent-market/program";
 
-import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
-import { listAgent, type ListedAgent } from "../../tests/src/marketplace.js";
-import { api, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
+import { MIN_COLLATERAL_USDC } from "@agent-market/tests/fixtures";
+import { listAgent, type ListedAgent } from "@agent-market/tests/marketplace";
+import { api, startRelayerWith, type RunningRelayer } from "@agent-market/tests/relayer";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen } from "./page-checks.js";
 import { waitFor } from "./stack.js";

@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs";
 import { collateralVaultPda, fetchAgent, formatSigningKeyProof, signSigningKeyProof } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
-import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
-import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
-import { api } from "../../tests/src/relayer.js";
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "@agent-market/tests/creator-server";
+import { MIN_COLLATERAL_USDC } from "@agent-market/tests/fixtures";
+import { api } from "@agent-market/tests/relayer";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen } from "./page-checks.js";
 import { dashboardSuite } from "./suite.js";

@@ -4,7 +4,7 @@
 // record update from the indexer's subscriptions, with no reload or navigation.
 import { strict as assert } from "node:assert";
 
-import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
+import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/tests/marketplace";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen } from "./page-checks.js";
 import type { Stack } from "./stack.js";

@@ -32,14 +32,15 @@ import {
 import * as web3 from "@solana/web3.js";
 import { Keypair, Transaction } from "@solana/web3.js";
 
+import { DISPUTE_WINDOW_SECS } from "@agent-market/tests/fixtures";
+import { REPO_ROOT } from "@agent-market/tests/localnet";
+import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
+import { api } from "@agent-market/tests/relayer";
+import { run } from "@agent-market/tests/run";
+
 import type { Chain } from "../src/data/chain.js";
 import { disputeWindow, openDispute, submitEvidence } from "../src/data/disputes.js";
 import type { ConnectedWallet } from "../src/wallet/wallet.js";
-import { DISPUTE_WINDOW_SECS } from "../../tests/src/fixtures.js";
-import { REPO_ROOT } from "../../tests/src/localnet.js";
-import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "../../tests/src/marketplace.js";
-import { api } from "../../tests/src/relayer.js";
-import { run } from "../../tests/src/run.js";
 import { signInWithTestWallet } from "./browser.js";
 import { waitFor, type Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";

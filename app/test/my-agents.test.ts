@@ -19,10 +19,10 @@ import {
 } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
-import { COLLATERAL_COOLDOWN_SECS, MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
-import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator } from "../../tests/src/creator-server.js";
-import { execute, listAgent, newPayer, pricingWire, registerOnChain, type ListedAgent } from "../../tests/src/marketplace.js";
-import { api, signIn } from "../../tests/src/relayer.js";
+import { COLLATERAL_COOLDOWN_SECS, MIN_COLLATERAL_USDC } from "@agent-market/tests/fixtures";
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator } from "@agent-market/tests/creator-server";
+import { execute, listAgent, newPayer, pricingWire, registerOnChain, type ListedAgent } from "@agent-market/tests/marketplace";
+import { api, signIn } from "@agent-market/tests/relayer";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen } from "./page-checks.js";
 import { waitFor } from "./stack.js";

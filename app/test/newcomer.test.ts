@@ -8,8 +8,8 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 
 import { Keypair, PublicKey } from "@solana/web3.js";
 
-import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent } from "../../tests/src/marketplace.js";
-import { api } from "../../tests/src/relayer.js";
+import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent } from "@agent-market/tests/marketplace";
+import { api } from "@agent-market/tests/relayer";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen, SHOTS } from "./page-checks.js";
 import type { Stack } from "./stack.js";

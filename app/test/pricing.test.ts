@@ -7,10 +7,10 @@ import { strict as assert } from "node:assert";
 import { fetchAgent, formatSigningKeyProof, listingHash, signSigningKeyProof } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
-import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "../../tests/src/creator-server.js";
-import { MIN_COLLATERAL_USDC } from "../../tests/src/fixtures.js";
-import { listAgent } from "../../tests/src/marketplace.js";
-import { api } from "../../tests/src/relayer.js";
+import { ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, startCreator, type CreatorServer } from "@agent-market/tests/creator-server";
+import { MIN_COLLATERAL_USDC } from "@agent-market/tests/fixtures";
+import { listAgent } from "@agent-market/tests/marketplace";
+import { api } from "@agent-market/tests/relayer";
 import { signInWithTestWallet } from "./browser.js";
 import { checkScreen, checkScreenAt } from "./page-checks.js";
 import { waitFor } from "./stack.js";

@@ -10,8 +10,8 @@ import { createIndexer, type Indexer } from "../../indexer/src/indexer.js";
 import { parseConfig } from "../../indexer/src/config.js";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { silentLogger } from "../../indexer/src/logger.js";
-import { TestMarket } from "../../tests/src/fixtures.js";
-import { startRelayer, type RunningRelayer } from "../../tests/src/relayer.js";
+import { TestMarket } from "@agent-market/tests/fixtures";
+import { startRelayer, type RunningRelayer } from "@agent-market/tests/relayer";
 
 export const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 

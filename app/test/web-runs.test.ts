@@ -4,8 +4,8 @@
 import { strict as assert } from "node:assert";
 
 
-import { listAgent, repriceOnChain, type ListedAgent } from "../../tests/src/marketplace.js";
-import { api, signIn } from "../../tests/src/relayer.js";
+import { listAgent, repriceOnChain, type ListedAgent } from "@agent-market/tests/marketplace";
+import { api, signIn } from "@agent-market/tests/relayer";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
 import { SHOTS } from "./page-checks.js";
 import { dashboardSuite } from "./suite.js";

@@ -18,7 +18,7 @@ import { openEscrowInstruction, requestHash, formatExecutionId } from "@agent-ma
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { Transaction } from "@solana/web3.js";
 
-import { TestMarket, type AgentFixture, type Wallet } from "../../tests/src/fixtures.js";
+import { TestMarket, type AgentFixture, type Wallet } from "@agent-market/tests/fixtures";
 
 import { createIndexer, parseConfig, SolanaRpc, type Indexer } from "../../indexer/src/index.js";
 import { backfill } from "../../indexer/src/ingest/backfill.js";

@@ -14,7 +14,7 @@ import {
   type ServedReceiptProof,
 } from "@agent-market/program";
 
-import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "../../tests/src/fixtures.js";
+import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "@agent-market/tests/fixtures";
 
 export function createReceiptLog(market: TestMarket, agent: AgentFixture): Promise<string> {
   return market.sendAsRelayer([createReceiptLogInstruction({ programId: market.programId, payer: market.relayer.publicKey, agent: agent.address })]);

@@ -5,7 +5,7 @@ import { strict as assert } from "node:assert";
 import { eventAuthorityPda, formatExecutionId } from "@agent-market/program";
 import { Keypair, type PublicKey } from "@solana/web3.js";
 
-import type { TestMarket } from "../../tests/src/fixtures.js";
+import type { TestMarket } from "@agent-market/tests/fixtures";
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import type { DecodedTransaction } from "../src/ingest/event-row.js";
 import { activity, rawTransaction, startEnv, stopEnv, type Activity, type IndexerEnv } from "./support.js";

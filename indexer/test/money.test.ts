@@ -4,7 +4,7 @@ import { strict as assert } from "node:assert";
 
 import { openDisputeInstruction, resolveDisputeInstruction } from "@agent-market/program";
 
-import { USDC, type AgentFixture, type OpenedEscrow, type Wallet } from "../../tests/src/fixtures.js";
+import { USDC, type AgentFixture, type OpenedEscrow, type Wallet } from "@agent-market/tests/fixtures";
 import { backfill } from "../src/ingest/backfill.js";
 import { quietIndexer, query, startEnv, stopEnv, type IndexerEnv } from "./support.js";
 

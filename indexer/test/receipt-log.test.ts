@@ -10,7 +10,7 @@ import { backfill } from "../src/ingest/backfill.js";
 import { channelOf, type ChangeNotice } from "../src/ingest/change-notice.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
-import type { AgentFixture, OpenedEscrow, Wallet } from "../../tests/src/fixtures.js";
+import type { AgentFixture, OpenedEscrow, Wallet } from "@agent-market/tests/fixtures";
 import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import { graphql, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";

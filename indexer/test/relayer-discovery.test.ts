@@ -5,9 +5,9 @@
 import { strict as assert } from "node:assert";
 import { createServer, type Server } from "node:http";
 
-import { TestMarket } from "../../tests/src/fixtures.js";
-import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
-import { freePort, startRelayer, startRelayerWith, type RunningRelayer } from "../../tests/src/relayer.js";
+import { TestMarket } from "@agent-market/tests/fixtures";
+import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/tests/marketplace";
+import { freePort, startRelayer, startRelayerWith, type RunningRelayer } from "@agent-market/tests/relayer";
 import { parseConfig } from "../src/config.js";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { createIndexer, type Indexer } from "../src/indexer.js";

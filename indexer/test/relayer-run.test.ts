@@ -3,9 +3,9 @@
 // API key id, and the indexer reconciles with the chain with 0 differences.
 import { strict as assert } from "node:assert";
 
-import { TestMarket } from "../../tests/src/fixtures.js";
-import { execute, listAgent, newPayer, type ListedAgent } from "../../tests/src/marketplace.js";
-import { startRelayer, type RunningRelayer } from "../../tests/src/relayer.js";
+import { TestMarket } from "@agent-market/tests/fixtures";
+import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/tests/marketplace";
+import { startRelayer, type RunningRelayer } from "@agent-market/tests/relayer";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig } from "../src/config.js";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";

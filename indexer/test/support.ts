@@ -1,10 +1,10 @@
 // What the indexer's tests share: a fresh database per test file, a localnet with the market
-// (tests/src's TestMarket, which sends real program transactions), an indexer over both, and a
-// GraphQL helper that goes through `yoga.fetch`.
+// (`@agent-market/tests/fixtures`' TestMarket, which sends real program transactions), an indexer
+// over both, and a GraphQL helper that goes through `yoga.fetch`.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
-import { TestMarket, type AgentFixture, type OpenedEscrow, type Wallet } from "../../tests/src/fixtures.js";
+import { TestMarket, type AgentFixture, type OpenedEscrow, type Wallet } from "@agent-market/tests/fixtures";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig, type IndexerConfig } from "../src/config.js";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
