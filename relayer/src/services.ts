@@ -33,6 +33,7 @@ import { DisputeService } from "./disputes/dispute-service.js";
 import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
 import type { JobQueue } from "./jobs/job-queue.js";
 import { LocalJobQueue } from "./jobs/local-queue.js";
+import { retryLog } from "./jobs/retry-log.js";
 import { WebhookEndpoints } from "./webhooks/webhook-endpoints.js";
 import { WEBHOOK_WORKER_DEFAULTS, WebhookWorker } from "./webhooks/webhook-worker.js";
 
@@ -53,7 +54,10 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   const senders = Object.fromEntries(
     chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
   );
-  const jobs: JobQueue = config.redis_url ? new BullMqJobQueue(config.redis_url, config.queue_name) : new LocalJobQueue(db);
+  const logRetry = retryLog(config.log_level);
+  const jobs: JobQueue = config.redis_url
+    ? new BullMqJobQueue(config.redis_url, config.queue_name, undefined, logRetry)
+    : new LocalJobQueue(db, undefined, logRetry);
   const authenticator = new ApiKeyAuthenticator(db, config.api_key_hash_secret);
   const creators = new CreatorClient(config.networks, config.endpoint_policy);
   const listings = new ListingService(db, chain, creators, config);
@@ -141,6 +145,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       webhookWorker.start();
       await jobs.start({
         finish: (id) => recovery.finish(id),
+        finish_purchase: (id) => subscriptions.finish(id),
         execute: (id) => recovery.execute(id),
         async sweep() {
           await Promise.all([recovery.sweep(), receipts.sweep(), disputes.watch()]);

@@ -7,12 +7,12 @@ import { escrowPda, MAX_EXECUTION_SECS, receiptPda, type RefundReason } from "@a
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/pool.js";
-import type { JobQueue } from "../jobs/job-queue.js";
+import { JOB_DONE, retryJob, type JobOutcome, type JobQueue } from "../jobs/job-queue.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { settledInLog } from "./log-settlement.js";
 import { CONFIRMATION_HANDOVER_MS, SETTLE_MARGIN_MS, type ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore } from "./execution-store.js";
-import { PURCHASE_PREFIX, type SubscriptionService } from "./subscription-service.js";
+import type { SubscriptionService } from "./subscription-service.js";
 import { resignSettle, senderOf, signRefund, type Senders } from "./transactions.js";
 
 /** A run lasts at most the creator's longest time plus the escrow's opening; past this it is stalled. */
@@ -39,8 +39,8 @@ export class ExecutionRecovery {
   ) {}
 
   /** An async execution's job: runs it if no one has yet, else moves it on. */
-  async execute(id: string): Promise<void> {
-    if (!(await this.runner.runAsync(id))) await this.finish(id);
+  async execute(id: string): Promise<JobOutcome> {
+    return (await this.runner.runAsync(id)) ? JOB_DONE : this.finish(id);
   }
 
   /** Registers this instance and keeps its heartbeat, by which others know its executions are cared for. */
@@ -76,52 +76,51 @@ export class ExecutionRecovery {
   }
 
   /**
-   * Moves an execution on from wherever it stands; safe to run again and from any instance. Throws
-   * while it still waits on the chain, so the job is retried.
+   * Moves an execution on from wherever it stands; safe to run again and from any instance.
+   * `retry` while it still waits on the chain, so the job runs again.
    */
-  async finish(id: string): Promise<void> {
-    if (id.startsWith(PURCHASE_PREFIX)) return this.subscriptions.finish(id);
+  async finish(id: string): Promise<JobOutcome> {
     const row = await this.store.row(id);
     const sender = senderOf(this.senders, row.network);
     switch (row.state) {
       case "settled":
       case "refunded":
       case "failed":
-        return;
+        return JOB_DONE;
       case "opening": {
         if (!row.escrow_tx) {
           if (row.mode === "async") return this.execute(id);
           await this.store.fail(row, "internal_error", "the execution stopped before its escrow was signed");
-          return;
+          return JOB_DONE;
         }
         const state = await sender.state(row.escrow_tx);
         if (state.kind === "landed" && state.err === null) {
           const escrow = await this.runner.awaitEscrow(row);
           if (escrow) await this.refundAbandoned(row, escrow);
-          throw new Error("escrow refund under way");
+          return retryJob("escrow refund under way");
         }
         if (state.kind === "landed" || state.kind === "expired") {
           await this.store.fail(row, "escrow_rejected", state.kind === "expired" ? "open_escrow never landed" : "open_escrow failed on chain");
-          return;
+          return JOB_DONE;
         }
         await sender.send(row.escrow_tx);
-        throw new Error("open_escrow not landed yet");
+        return retryJob("open_escrow not landed yet");
       }
       case "running":
         await this.refundAbandoned(row);
-        throw new Error("refund under way");
+        return retryJob("refund under way");
       case "settling":
       case "refunding": {
         const tx = row.state === "settling" ? row.settle_tx! : row.refund_tx!;
         const state = await sender.state(tx);
         if (state.kind === "landed" && state.err === null) {
-          if (state.confirmation === "processed") throw new Error("waiting for confirmation");
+          if (state.confirmation === "processed") return retryJob("waiting for confirmation");
           await this.store.complete(row, row.state === "settling" ? "settled" : "refunded");
-          return;
+          return JOB_DONE;
         }
         if (state.kind === "pending") {
           await sender.send(tx);
-          throw new Error("not landed yet");
+          return retryJob("not landed yet");
         }
         // Expired unlanded, or landed with an error: sign anew. A settle whose escrow deadline is
         // near or past becomes a refund; an escrow already closed is done: settled if its receipt
@@ -136,11 +135,11 @@ export class ExecutionRecovery {
         );
         if (receipt || (!escrow && row.receipt_in_log && (await settledInLog(connection, programId, executionId)))) {
           await this.store.complete(row, "settled");
-          return;
+          return JOB_DONE;
         }
         if (!escrow) {
           await this.store.complete(row, "refunded");
-          return;
+          return JOB_DONE;
         }
         if (row.state === "settling" && row.escrow_deadline!.getTime() - SETTLE_MARGIN_MS > Date.now() && state.kind === "expired") {
           const resigned = await sender.sign(resignSettle(row, (await this.chain.market(row.network)).usdcMint, sender, this.chain.programId(row.network)));
@@ -159,7 +158,7 @@ export class ExecutionRecovery {
           const next = await this.store.advance(row, "refund_resigned", { refund_tx });
           await sender.send(next.refund_tx!);
         }
-        throw new Error("re-signed");
+        return retryJob("re-signed");
       }
     }
   }

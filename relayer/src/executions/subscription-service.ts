@@ -1,8 +1,8 @@
 // Subscriptions: one period of an agent's subscription or hybrid plan, bought with `subscribe`,
 // which the relayer signs and the program pays from the wallet's delegate approval, split 99/1.
 // A purchase is durable like an execution: its signed transaction is recorded before it is sent,
-// so an unknown send outcome is answered 202 (never "nothing charged") and finished by the finish
-// job; an Idempotency-Key replays the first answer.
+// so an unknown send outcome is answered 202 (never "nothing charged") and finished by the
+// finish_purchase job; an Idempotency-Key replays the first answer.
 import { createHash, randomBytes } from "node:crypto";
 
 import {
@@ -28,14 +28,15 @@ import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js
 import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
-import type { JobQueue } from "../jobs/job-queue.js";
+import { JOB_DONE, retryJob, type JobOutcome, type JobQueue } from "../jobs/job-queue.js";
 import { requireListedTerms } from "../listings/listed-terms.js";
 import type { ListingService } from "../listings/listing-service.js";
 import { formatUsdc } from "../usdc.js";
+import { PURCHASE_PREFIX } from "./purchase-id.js";
 import { priceAboveMaximum, type Quoter } from "./quote.js";
 import { anyFeeShard, errorFromLogs, feePayerShort, REBROADCAST_MS, senderOf, type Senders } from "./transactions.js";
 
-/** How long a sent purchase is awaited before the finish job takes it over, and how often it is looked for. */
+/** How long a sent purchase is awaited before the finish_purchase job takes it over, and how often it is looked for. */
 const SUBSCRIPTION_WAIT_MS = 5_000;
 const SUBSCRIPTION_POLL_MS = 100;
 
@@ -59,9 +60,6 @@ export interface PurchaseOutcome {
   row: PurchaseRow;
   replayed: boolean;
 }
-
-/** A purchase id: `sub_` and 16 random bytes in base58; the finish job tells it from an execution by its prefix. */
-export const PURCHASE_PREFIX = "sub_";
 
 /**
  * The program's rule for another period (subscribe): a live subscription on the same terms is
@@ -189,7 +187,7 @@ export class SubscriptionService {
           maxAmountUsdc: price,
         }),
       ]);
-      // The intent, written before the send: from here on the purchase is the finish job's if
+      // The intent, written before the send: from here on the purchase is finish_purchase's if
       // this request cannot end it.
       inserted = await this.insertWithinCap(key, [
         id, key.id, key.wallet, network, agent, price.toString(), signed, idempotency_key ?? null, fingerprint,
@@ -226,12 +224,12 @@ export class SubscriptionService {
         row = await this.awaitSubscription(row, sender);
       }
     } catch (error) {
-      // Sent or not, it is recorded: the finish job ends it.
+      // Sent or not, it is recorded: the finish_purchase job ends it.
       reportBackgroundError("subscription purchase", error, { purchase_id: row.id });
     }
     if (row.state === "sending") {
       // If the job's store fails too, the sweep finds the purchase still `sending`.
-      await this.jobs.add("finish", row.id).catch((error: unknown) => reportBackgroundError("finish handover", error, { purchase_id: row.id }));
+      await this.jobs.add("finish_purchase", row.id).catch((error: unknown) => reportBackgroundError("finish handover", error, { purchase_id: row.id }));
     }
     return { row, replayed: false };
   }
@@ -250,30 +248,30 @@ export class SubscriptionService {
 
   /**
    * Moves a purchase whose send outcome was unknown on: succeeded once its transaction is
-   * confirmed, failed once it expired unlanded or landed with an error. Throws while the chain
-   * still has to decide, so the job is retried.
+   * confirmed, failed once it expired unlanded or landed with an error. `retry` while the chain
+   * still has to decide, so the finish_purchase job runs again.
    */
-  async finish(id: string): Promise<void> {
+  async finish(id: string): Promise<JobOutcome> {
     const { rows } = await this.db.query<PurchaseRow>("SELECT * FROM subscription_purchases WHERE id = $1", [id]);
     const row = rows[0];
-    if (!row || row.state !== "sending") return;
+    if (!row || row.state !== "sending") return JOB_DONE;
     const sender = senderOf(this.senders, row.network);
     const state = await sender.state(row.tx);
     if (state.kind === "landed" && state.err === null) {
-      if (state.confirmation === "processed") throw new Error("subscribe processed, not confirmed yet");
-      if ((await this.succeed(row)).state === "sending") throw new Error("subscription not visible yet");
-      return;
+      if (state.confirmation === "processed") return retryJob("subscribe processed, not confirmed yet");
+      if ((await this.succeed(row)).state === "sending") return retryJob("subscription not visible yet");
+      return JOB_DONE;
     }
     if (state.kind === "landed") {
       await this.fail(row, "escrow_rejected", `subscribe failed on chain: ${JSON.stringify(state.err)}`);
-      return;
+      return JOB_DONE;
     }
     if (state.kind === "expired") {
       await this.fail(row, "chain_unavailable", "subscribe never landed; nothing was charged");
-      return;
+      return JOB_DONE;
     }
     await sender.send(row.tx);
-    throw new Error("subscribe not landed yet");
+    return retryJob("subscribe not landed yet");
   }
 
   /** Purchases left `sending` for a while (their request and its handover both failed). */
@@ -281,7 +279,7 @@ export class SubscriptionService {
     const { rows } = await this.db.query<{ id: string }>(
       "SELECT id FROM subscription_purchases WHERE state = 'sending' AND updated_at < clock_timestamp() - interval '10 seconds' LIMIT 500",
     );
-    for (const { id } of rows) await this.jobs.add("finish", id);
+    for (const { id } of rows) await this.jobs.add("finish_purchase", id);
   }
 
   /**
@@ -290,7 +288,7 @@ export class SubscriptionService {
    * period was paid. Succeeded once confirmed; failed (its reservation released) once it landed
    * with an error or its blockhash expired unlanded. A cluster loses some sends: the same bytes
    * are sent again every REBROADCAST_MS meanwhile. Past SUBSCRIPTION_WAIT_MS it is left to the
-   * finish job, which goes on the same way (and survives a restart: the row is `sending`).
+   * finish_purchase job, which goes on the same way (and survives a restart: the row is `sending`).
    */
   private async awaitSubscription(row: PurchaseRow, sender: TransactionSender): Promise<PurchaseRow> {
     let sent_ms = Date.now();

@@ -1,10 +1,14 @@
 // JobQueue in-process, its jobs in PostgreSQL (the `jobs` table): what the embedded marketplace
 // runs instead of BullMQ. Jobs survive a restart; a job a dead process had locked is taken again
 // when its lock expires. A running job's lock is renewed while it runs, however long (a creator
-// may take 900 s): no poll retakes it meanwhile. A failing statement fails that round only.
+// may take 900 s): no poll retakes it meanwhile. A failing statement fails that round only. A run
+// that throws records its error in `last_error`; one that waits (a `retry` outcome) clears it:
+// either way the job runs again after retryDelayMs of its attempts.
 import { reportBackgroundError } from "../background.js";
 import type { Db } from "../db/pool.js";
 import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
+import { NO_RETRY_LOG, type RetryLog } from "./retry-log.js";
+import { runJob } from "./run-job.js";
 
 const POLL_MS = 100;
 const LOCK_SECS = 60;
@@ -23,13 +27,15 @@ export class LocalJobQueue implements JobQueue {
   constructor(
     private readonly db: Db,
     private readonly concurrency = 16,
+    private readonly logRetry: RetryLog = NO_RETRY_LOG,
   ) {}
 
-  async add(name: JobName, execution_id: string, delay_ms = 0): Promise<void> {
+  /** The job's data keeps the key `execution_id` for a purchase's id too, as older relayers wrote it. */
+  async add(name: JobName, id: string, delay_ms = 0): Promise<void> {
     await this.db.query(
       `INSERT INTO jobs (id, name, data, run_at) VALUES ($1, $2, $3, clock_timestamp() + make_interval(secs => $4))
        ON CONFLICT (id) DO NOTHING`,
-      [`${name}-${execution_id}`, name, { execution_id }, delay_ms / 1000],
+      [`${name}-${id}`, name, { execution_id: id }, delay_ms / 1000],
     );
   }
 
@@ -76,15 +82,14 @@ export class LocalJobQueue implements JobQueue {
     );
     for (const job of rows) {
       this.runningIds.add(job.id);
-      const run = (job.name === "execute" ? handlers.execute(job.data.execution_id) : handlers.finish(job.data.execution_id))
+      const run = runJob(handlers, job.name, job.data.execution_id)
         .then(
-          () => this.db.query("DELETE FROM jobs WHERE id = $1", [job.id]),
-          (error: unknown) =>
-            this.db.query(
-              `UPDATE jobs SET locked_until = NULL, last_error = $2,
-                 run_at = clock_timestamp() + make_interval(secs => $3) WHERE id = $1`,
-              [job.id, String((error as Error).message ?? error), retryDelayMs(job.attempts) / 1000],
-            ),
+          (outcome) => {
+            if (outcome.kind === "done") return this.db.query("DELETE FROM jobs WHERE id = $1", [job.id]);
+            this.logRetry(job.id, outcome.reason, retryDelayMs(job.attempts));
+            return this.runAgainLater(job.id, job.attempts, null);
+          },
+          (error: unknown) => this.runAgainLater(job.id, job.attempts, String((error as Error).message ?? error)),
         )
         .then(
           () => undefined,
@@ -96,6 +101,15 @@ export class LocalJobQueue implements JobQueue {
         });
       this.running.add(run);
     }
+  }
+
+  /** Unlocks a job to run again after the backoff of its `attempts`; `last_error` null when it waited. */
+  private runAgainLater(id: string, attempts: number, last_error: string | null) {
+    return this.db.query(
+      `UPDATE jobs SET locked_until = NULL, last_error = $2,
+         run_at = clock_timestamp() + make_interval(secs => $3) WHERE id = $1`,
+      [id, last_error, retryDelayMs(attempts) / 1000],
+    );
   }
 
   async ping(): Promise<void> {
