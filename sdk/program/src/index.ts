@@ -1,4 +1,6 @@
 // @agent-market/program: the TypeScript client of the agent_market program.
+// USDC amounts and network names are also their own entries, "@agent-market/program/usdc" and
+// "@agent-market/program/network", which import nothing: a browser bundle takes them without Anchor.
 export {
   IDL,
   type AgentMarket,
@@ -41,3 +43,5 @@ export * from "./transaction.js";
 export * from "./conformance.js";
 export * from "./receipt-log.js";
 export * from "./dispute-route.js";
+export * from "./usdc.js";
+export * from "./network.js";
