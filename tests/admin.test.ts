@@ -4,7 +4,7 @@
 // it found it. The refusals are in admin-refusals.test.ts.
 import { strict as assert } from "node:assert";
 
-import { PROGRAM_ID, feeShardPda, marketPda, requestHash } from "@agent-market/program";
+import { PROGRAM_ID, feeShardPda, formatUsdc, marketPda, requestHash } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
 import { startAdminMarket, type AdminMarket, SIGNATURE, agentMarket, keypairFile, marketFields } from "./src/admin-cli.js";
@@ -195,15 +195,14 @@ describe("agent-market admin", function () {
     assert.equal(swept.code, 0, swept.stderr);
     const result = JSON.parse(swept.stdout) as { signature: string; changes: unknown[]; instructions: { name: string }[] };
     const total = fees.reduce((sum, fee) => sum + fee, 0n);
-    const usdc = (units: bigint) => `${units / USDC}.${(units % USDC).toString().padStart(6, "0")}`;
     const full = fees.flatMap((fee, index) => (fee > 0n ? [index] : []));
     assert.deepEqual(
       result.instructions.map((ix) => ix.name),
       full.map(() => "sweep_fees"),
     );
     assert.deepEqual(result.changes, [
-      ...full.map((index) => ({ field: `fee_shard_${index}_usdc`, before: usdc(fees[index]!), after: "0.000000" })),
-      { field: "treasury_usdc", before: usdc(before[0]!), after: usdc(before[0]! + total) },
+      ...full.map((index) => ({ field: `fee_shard_${index}_usdc`, before: formatUsdc(fees[index]!), after: "0.000000" })),
+      { field: "treasury_usdc", before: formatUsdc(before[0]!), after: formatUsdc(before[0]! + total) },
     ]);
     assert.deepEqual(await balances(), [before[0]! + total, 0n, 0n, 0n, 0n, 0n, 0n, 0n, 0n]);
     assert.deepEqual(

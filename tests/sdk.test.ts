@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 
 import { AgentMarket, callPriceUsdc, ConflictError, PaymentRequiredError, WalletSession, type Execution } from "@agent-market/client";
 import { verifyReceipt } from "@agent-market/client/verify";
-import { agentPda, delegatePda, ed25519Sign, PROGRAM_ID, splitPayment } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519Sign, formatUsdc, PROGRAM_ID, splitPayment } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { getAccount } from "@solana/spl-token";
 import { Keypair, PublicKey } from "@solana/web3.js";
@@ -227,7 +227,7 @@ describe("SDK: CLI and client end to end", function () {
     const { creatorShareUsdc, feeUsdc } = splitPayment(PRICE_USDC);
     assert.deepEqual(
       [execution.charge.amount_usdc, execution.charge.creator_share_usdc, execution.charge.fee_usdc],
-      ["0.250000", `0.${creatorShareUsdc.toString().padStart(6, "0")}`, `0.${feeUsdc.toString().padStart(6, "0")}`],
+      ["0.250000", formatUsdc(creatorShareUsdc), formatUsdc(feeUsdc)],
     );
 
     let settled: Execution = execution;

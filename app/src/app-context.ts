@@ -1,5 +1,6 @@
 // What every screen reads: the deployment's configuration, the wallet and its session.
 import type { WalletSession } from "@agent-market/client";
+import type { NetworkName } from "@agent-market/program/network";
 import { createContext, useContext } from "react";
 
 import type { DashboardConfig } from "./data/config.js";
@@ -10,7 +11,7 @@ export interface AppState {
   wallet: ConnectedWallet;
   session: WalletSession;
   /** The network the dashboard works on: devnet (test keys) unless only mainnet is served. */
-  network: "devnet" | "mainnet";
+  network: NetworkName;
 }
 
 export const AppContext = createContext<AppState | null>(null);

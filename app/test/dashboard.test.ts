@@ -2,6 +2,7 @@
 // signed in with a Wallet Standard wallet injected into the page.
 import { strict as assert } from "node:assert";
 
+import { formatUsdc } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
@@ -140,7 +141,7 @@ describe("the dashboard in a browser", function () {
     await page.getByRole("link", { name: "Usage" }).click();
     await page.getByTestId("total-executions").waitFor();
     assert.equal(await page.getByTestId("total-executions").textContent(), "3");
-    assert.equal(chain.usage.totals.spent.usdc, (Number(charges.reduce((a, b) => a + b, 0n)) / 1e6).toFixed(6));
+    assert.equal(chain.usage.totals.spent.usdc, formatUsdc(charges.reduce((a, b) => a + b, 0n)));
     assert.equal(chain.usage.totals.spent.usdc, "0.750000");
     assert.equal(await page.getByTestId("total-spent").textContent(), "0.75 USDC");
     assert.equal(await page.getByTestId("total-spent").getAttribute("title"), "0.750000 USDC");

@@ -1,12 +1,9 @@
 // The indexer's configuration, read from the environment once at start. Every problem is
 // reported together, each naming its variable, so a bad deployment fails before it serves.
-import { PROGRAM_ID } from "@agent-market/program";
+import { NETWORK_NAMES, PROGRAM_ID, type NetworkName } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import { DEFAULT_SUBSCRIPTION_BOUNDS } from "./graphql/subscription-slots.js";
-
-export type NetworkName = "devnet" | "mainnet";
-export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
 
 export interface IndexerConfig {
   /** One indexer per network; localnet is indexed as devnet. */

@@ -1,4 +1,4 @@
-export { parseConfig, ConfigError, type IndexerConfig, type NetworkName } from "./config.js";
+export { parseConfig, ConfigError, type IndexerConfig } from "./config.js";
 export { createIndexer, type Indexer, type IndexerOptions } from "./indexer.js";
 export { buildYoga, type IndexerYoga } from "./yoga.js";
 export { createPool } from "./db/pool.js";
@@ -9,4 +9,3 @@ export { transactionDecoder, type RawTransaction } from "./ingest/decoder.js";
 export { backfill } from "./ingest/backfill.js";
 export { settleFinality } from "./ingest/finality.js";
 export { reconcile } from "./reconcile.js";
-export { formatUsdc } from "./graphql/money.js";

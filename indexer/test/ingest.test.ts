@@ -2,7 +2,7 @@
 // views equal what the chain says.
 import { strict as assert } from "node:assert";
 
-import { formatExecutionId } from "@agent-market/program";
+import { formatExecutionId, formatUsdc } from "@agent-market/program";
 
 import { backfill } from "../src/ingest/backfill.js";
 import type { Indexer } from "../src/indexer.js";
@@ -85,8 +85,7 @@ describe("ingestion", function () {
         earned += BigInt(String(settledEvent.data.creatorShareUsdc));
         fees += BigInt(String(settledEvent.data.feeUsdc));
       }
-      const usdc = (v: bigint) => `${v / 1_000_000n}.${(v % 1_000_000n).toString().padStart(6, "0")}`;
-      assert.deepEqual([stats.spent.usdc, stats.earned.usdc, stats.fees.usdc], [usdc(spent), usdc(earned), usdc(fees)]);
+      assert.deepEqual([stats.spent.usdc, stats.earned.usdc, stats.fees.usdc], [formatUsdc(spent), formatUsdc(earned), formatUsdc(fees)]);
 
       const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
       assert.deepEqual(result.differences, []);

@@ -3,7 +3,7 @@
 // open_dispute_from_log, also after more batches of the same agent.
 import { strict as assert } from "node:assert";
 
-import { feeShardPda, formatExecutionId, FEE_SHARD_COUNT, type ServedReceiptProof } from "@agent-market/program";
+import { feeShardPda, formatExecutionId, formatUsdc, FEE_SHARD_COUNT, type ServedReceiptProof } from "@agent-market/program";
 import pg from "pg";
 
 import { backfill } from "../src/ingest/backfill.js";
@@ -15,7 +15,6 @@ import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, ty
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import { graphql, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
-const usdc = (units: bigint) => `${units / 1_000_000n}.${(units % 1_000_000n).toString().padStart(6, "0")}`;
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** The settlements of the whole chain, read again from the program's signatures: both kinds. */
@@ -114,18 +113,18 @@ describe("batched settlement", function () {
         executions: 5,
         settled: 4,
         open: 1,
-        spent: { usdc: usdc(spent) },
-        earned: { usdc: usdc(earned) },
-        fees: { usdc: usdc(fees) },
+        spent: { usdc: formatUsdc(spent) },
+        earned: { usdc: formatUsdc(earned) },
+        fees: { usdc: formatUsdc(fees) },
         latencySlots: { samples: 4 },
       });
-      assert.deepEqual(data.usage.totals, { executions: 5, settled: 4, earned: { usdc: usdc(earned) } });
+      assert.deepEqual(data.usage.totals, { executions: 5, settled: 4, earned: { usdc: formatUsdc(earned) } });
       const chain = await chainSettlements(indexer);
-      assert.equal(data.market.spent.usdc, usdc(chain.spent));
-      assert.equal(data.market.fees.usdc, usdc(chain.fees));
+      assert.equal(data.market.spent.usdc, formatUsdc(chain.spent));
+      assert.equal(data.market.fees.usdc, formatUsdc(chain.fees));
       for (const shard of data.market.feeShards) {
-        assert.equal(shard.fees.usdc, usdc(chain.byShard[shard.index]!), `shard ${shard.index}`);
-        assert.equal(shard.fees.usdc, usdc(await market.usdc(feeShardPda(shard.index, market.programId))), `shard ${shard.index} holds its fees`);
+        assert.equal(shard.fees.usdc, formatUsdc(chain.byShard[shard.index]!), `shard ${shard.index}`);
+        assert.equal(shard.fees.usdc, formatUsdc(await market.usdc(feeShardPda(shard.index, market.programId))), `shard ${shard.index} holds its fees`);
       }
 
       const event = batch.events[1]!;
@@ -133,7 +132,7 @@ describe("batched settlement", function () {
       const proof = row.receiptProof as ServedReceiptProof;
       assert.deepEqual(
         { state: row.state, amount: row.amount.usdc, creatorShare: row.creatorShare.usdc, fee: row.fee.usdc, feeShard: row.feeShard, close: row.closeTransaction.signature },
-        { state: "SETTLED", amount: usdc(event.amountUsdc), creatorShare: usdc(event.creatorShareUsdc), fee: usdc(event.feeUsdc), feeShard: 1, close: batch.signature },
+        { state: "SETTLED", amount: formatUsdc(event.amountUsdc), creatorShare: formatUsdc(event.creatorShareUsdc), fee: formatUsdc(event.feeUsdc), feeShard: 1, close: batch.signature },
       );
       assert.equal(row.closedAt, new Date(Number(event.settledAt) * 1000).toISOString());
       assert.deepEqual(proof.leaf, {
@@ -274,16 +273,16 @@ describe("batched settlement", function () {
         settled: 5,
         refunded: { total: 1 },
         successRate: 5 / 6,
-        spent: { usdc: usdc(spent) },
-        earned: { usdc: usdc(earned) },
-        fees: { usdc: usdc(fees) },
+        spent: { usdc: formatUsdc(spent) },
+        earned: { usdc: formatUsdc(earned) },
+        fees: { usdc: formatUsdc(fees) },
       });
       const chain = await chainSettlements(indexer);
-      assert.equal(data.market.spent.usdc, usdc(chain.spent));
-      assert.equal(data.market.fees.usdc, usdc(chain.fees));
+      assert.equal(data.market.spent.usdc, formatUsdc(chain.spent));
+      assert.equal(data.market.fees.usdc, formatUsdc(chain.fees));
       assert.deepEqual(
         data.market.feeShards.map((shard: { fees: { usdc: string } }) => shard.fees.usdc),
-        await Promise.all(chain.byShard.map(async (_, index) => usdc(await market.usdc(feeShardPda(index, market.programId))))),
+        await Promise.all(chain.byShard.map(async (_, index) => formatUsdc(await market.usdc(feeShardPda(index, market.programId))))),
         "each shard's fees are what it holds",
       );
 

@@ -2,16 +2,13 @@
 // reported together, each naming its variable, so a bad deployment fails before it serves.
 import { readFileSync } from "node:fs";
 
-import { ed25519PublicKey } from "@agent-market/program";
+import { ed25519PublicKey, NETWORK_NAMES, type NetworkName } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { committedDevelopmentKey } from "./dev-keys.js";
 import type { EndpointPolicy } from "./net/ip-policy.js";
 import { redisUrlProblem } from "./redis-options.js";
 import { parseSol } from "./sol.js";
-
-export type NetworkName = "devnet" | "mainnet";
-export const NETWORK_NAMES: readonly NetworkName[] = ["devnet", "mainnet"];
 
 export interface NetworkConfig {
   name: NetworkName;

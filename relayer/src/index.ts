@@ -2,7 +2,7 @@
 // one-command local marketplace.
 export { buildApp } from "./app.js";
 export type { Services } from "./app-services.js";
-export { parseConfig, ConfigError, type RelayerConfig, type NetworkName } from "./config.js";
+export { parseConfig, ConfigError, type RelayerConfig } from "./config.js";
 export { createServices, type RunningServices } from "./services.js";
 export { RECEIPT_CLOSER_LOCK_CLASS } from "./executions/receipt-closer.js";
 export { reconcile, type ReconcileReport, type Difference } from "./executions/reconcile.js";
@@ -12,5 +12,4 @@ export { generateApiKey, parseApiKey, hashApiKey } from "./auth/api-key-format.j
 export { signInMessage, SignInService } from "./auth/sign-in.js";
 export { webRunKeyId, WebRunKeys } from "./auth/web-run-keys.js";
 export { ERROR_CODES, ApiError, type ErrorCode } from "./errors.js";
-export { formatUsdc, parseUsdc } from "./usdc.js";
 export { loggerOptions } from "./logger.js";

@@ -1,6 +1,7 @@
 // Builds the relayer's services from its configuration; the one place that wires them together.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import type { NetworkName } from "@agent-market/program";
 
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { WebRunKeys } from "./auth/web-run-keys.js";
@@ -8,7 +9,7 @@ import { ExpiredSignInPurge, PURGE_INTERVAL_MS } from "./auth/expired-purge.js";
 import { SignInService } from "./auth/sign-in.js";
 import type { Services } from "./app-services.js";
 import { ChainService } from "./chain/chain-service.js";
-import type { NetworkName, RelayerConfig } from "./config.js";
+import type { RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { OpenBatches } from "./executions/open-batches.js";

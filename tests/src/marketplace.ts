@@ -13,6 +13,7 @@ import {
   registerAgentInstructions,
   type ListingDocument,
   type Pricing,
+  formatUsdc,
 } from "@agent-market/program";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import type { Keypair, PublicKey } from "@solana/web3.js";
@@ -35,19 +36,18 @@ export interface Payer extends Wallet {
 }
 
 export function pricingWire(pricing: Pricing): Record<string, unknown> {
-  const usdc = (v: bigint) => `${v / 1_000_000n}.${(v % 1_000_000n).toString().padStart(6, "0")}`;
   switch (pricing.kind) {
     case "PayPerUse":
-      return { model: "pay_per_use", price_usdc: usdc(pricing.priceUsdc) };
+      return { model: "pay_per_use", price_usdc: formatUsdc(pricing.priceUsdc) };
     case "Subscription":
-      return { model: "subscription", period_price_usdc: usdc(pricing.periodPriceUsdc), period_secs: pricing.periodSecs };
+      return { model: "subscription", period_price_usdc: formatUsdc(pricing.periodPriceUsdc), period_secs: pricing.periodSecs };
     case "Hybrid":
       return {
         model: "hybrid",
-        period_price_usdc: usdc(pricing.periodPriceUsdc),
+        period_price_usdc: formatUsdc(pricing.periodPriceUsdc),
         period_secs: pricing.periodSecs,
         included_calls: pricing.includedCalls,
-        overage_price_usdc: usdc(pricing.overagePriceUsdc),
+        overage_price_usdc: formatUsdc(pricing.overagePriceUsdc),
       };
   }
 }

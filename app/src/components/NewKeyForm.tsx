@@ -1,4 +1,4 @@
-import type { CreatedApiKey } from "@agent-market/client";
+import { formatUsdc, parseUsdc, type CreatedApiKey } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
@@ -23,7 +23,7 @@ export function NewKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => v
       const key = await session.keys.create({
         name: name.trim(),
         environment,
-        ...(cap.trim() === "" ? {} : { spending_cap_usdc: Number(cap).toFixed(6) }),
+        ...(cap.trim() === "" ? {} : { spending_cap_usdc: formatUsdc(parseUsdc(cap.trim())) }),
         ...(expires === "" ? {} : { expires_at: new Date(`${expires}T23:59:59`).toISOString() }),
       });
       setName("");

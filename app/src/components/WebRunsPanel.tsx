@@ -1,5 +1,6 @@
 // The wallet's web runs (runs from this dashboard, charged through its session): their spending
 // cap, and a switch that revokes them at once on every relayer (docs/dashboard.md, "Web runs").
+import { formatUsdc, parseUsdc } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
@@ -15,11 +16,12 @@ export function WebRunsPanel() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
-  async function change(update: { spending_cap_usdc?: string; enabled?: boolean }) {
+  // The update is made inside the try: a cap that is not an amount shows as the form's error.
+  async function change(update: () => { spending_cap_usdc?: string; enabled?: boolean }) {
     setBusy(true);
     setError(null);
     try {
-      await session.wallet.updateWebRuns({ network, ...update });
+      await session.wallet.updateWebRuns({ network, ...update() });
       setCap("");
       reload();
     } catch (e) {
@@ -31,7 +33,7 @@ export function WebRunsPanel() {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    void change({ spending_cap_usdc: Number(cap).toFixed(6) });
+    void change(() => ({ spending_cap_usdc: formatUsdc(parseUsdc(cap.trim())) }));
   }
 
   return (
@@ -66,11 +68,11 @@ export function WebRunsPanel() {
               Set the cap
             </button>
             {webRuns.value.enabled ? (
-              <button type="button" className="danger" disabled={busy} onClick={() => void change({ enabled: false })}>
+              <button type="button" className="danger" disabled={busy} onClick={() => void change(() => ({ enabled: false }))}>
                 Revoke web runs
               </button>
             ) : (
-              <button type="button" disabled={busy} onClick={() => void change({ enabled: true })}>
+              <button type="button" disabled={busy} onClick={() => void change(() => ({ enabled: true }))}>
                 Allow web runs again
               </button>
             )}

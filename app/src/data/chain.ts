@@ -5,6 +5,7 @@
 // Loaded on demand: the decoders are heavy.
 import { AgentMarket } from "@agent-market/client";
 import type { Market } from "@agent-market/program";
+import type { NetworkName } from "@agent-market/program/network";
 import type { Connection, PublicKey, TransactionInstruction } from "@solana/web3.js";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
@@ -20,7 +21,7 @@ export interface Chain {
   web3: Web3Lib;
   connection: Connection;
   rpcUrl: string;
-  network: "devnet" | "mainnet";
+  network: NetworkName;
   programId: PublicKey;
   market: Market;
   /** A local chain, whose faucet the relayer offers. */
@@ -31,7 +32,7 @@ export interface Chain {
 
 let loaded: Promise<Chain> | null = null;
 
-async function load(config: DashboardConfig, network: "devnet" | "mainnet"): Promise<Chain> {
+async function load(config: DashboardConfig, network: NetworkName): Promise<Chain> {
   const rpcUrl = chainRpcUrl(config, network);
   if (rpcUrl === null) {
     throw new Error(
@@ -51,7 +52,7 @@ async function load(config: DashboardConfig, network: "devnet" | "mainnet"): Pro
 }
 
 /** The chain, its program and its market, read once per page. */
-export function openChain(config: DashboardConfig, network: "devnet" | "mainnet"): Promise<Chain> {
+export function openChain(config: DashboardConfig, network: NetworkName): Promise<Chain> {
   loaded ??= load(config, network).catch((error: unknown) => {
     loaded = null;
     throw error;

@@ -3,15 +3,14 @@
 // browser (docs/api.md, "Web runs"). The session token goes as the bearer credential, never the
 // cookie alone; the client's execute names no network, so the session's network goes in the query.
 import { AgentMarket, type WalletSession } from "@agent-market/client";
+import type { NetworkName } from "@agent-market/program/network";
 
 import { base58Encode } from "../wallet/base58.js";
-
-type Network = "devnet" | "mainnet";
 
 export const WEB_RUNS_LABEL = "Web runs (signed in)";
 
 /** A client whose executions and execution reads are the signed-in wallet's, on `network`. */
-export function webRunClient(session: WalletSession, network: Network): AgentMarket {
+export function webRunClient(session: WalletSession, network: NetworkName): AgentMarket {
   const onNetwork: typeof fetch = (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     if (url.pathname.endsWith("/execute")) url.searchParams.set("network", network);
@@ -22,7 +21,7 @@ export function webRunClient(session: WalletSession, network: Network): AgentMar
 }
 
 /** The id the relayer derives for the wallet's web-run key, as its escrows record it. */
-export async function webRunKeyId(wallet: string, network: Network): Promise<string> {
+export async function webRunKeyId(wallet: string, network: NetworkName): Promise<string> {
   const environment = network === "mainnet" ? "live" : "test";
   const text = new TextEncoder().encode(`agent-market web runs\n${environment}\n${wallet}`);
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", text));

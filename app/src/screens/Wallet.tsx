@@ -1,4 +1,4 @@
-import { parseUsdc } from "@agent-market/client";
+import { formatUsdc, parseUsdc } from "@agent-market/client";
 import { useRef, useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
@@ -52,7 +52,7 @@ export function WalletScreen() {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    void sign(() => session.wallet.allowanceTransaction({ network, ...(amount.trim() === "" ? {} : { amount_usdc: Number(amount).toFixed(6) }) }));
+    void sign(() => session.wallet.allowanceTransaction({ network, ...(amount.trim() === "" ? {} : { amount_usdc: formatUsdc(parseUsdc(amount.trim())) }) }));
   }
 
   return (

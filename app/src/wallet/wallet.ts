@@ -1,3 +1,4 @@
+import type { NetworkName } from "@agent-market/program/network";
 // What the dashboard needs from a wallet, whichever kind it is.
 export interface ConnectedWallet {
   name: string;
@@ -10,6 +11,6 @@ export interface ConnectedWallet {
    * Signs the relayer's unsigned transaction and sends it; resolves with the signature (base58).
    * `rpcUrl` is the local chain, where wallets that cannot send there are given a signed copy to send.
    */
-  signAndSend(transaction: Uint8Array, network: "devnet" | "mainnet", rpcUrl: string | null): Promise<string>;
+  signAndSend(transaction: Uint8Array, network: NetworkName, rpcUrl: string | null): Promise<string>;
   disconnect(): Promise<void>;
 }

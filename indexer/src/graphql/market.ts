@@ -6,7 +6,7 @@ import { prepared } from "../db/pool.js";
 import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { listExecutions } from "./execution.js";
-import { isoTime, money } from "./money.js";
+import { isoTime, money, signedMoney } from "./money.js";
 
 export const MARKET_TYPE_DEFS = /* GraphQL */ `
   type FeeShard {
@@ -14,6 +14,7 @@ export const MARKET_TYPE_DEFS = /* GraphQL */ `
     "Fees paid into the shard by settlements and subscriptions."
     fees: Money!
     swept: Money!
+    "Fees less sweeps. Below zero when USDC reached the shard other than as a fee: a sweep takes it all."
     unswept: Money!
   }
 
@@ -117,7 +118,7 @@ export const marketResolvers = {
           const shardSubscriptions = sums.get(`shard:${index}:subscription_fees`)!;
           const fees = amount(settled, "fee_usdc") + shardSubscriptions.amount;
           const maxSlot = Math.max(slot(settled), shardSwept.maxSlot, shardSubscriptions.maxSlot);
-          return { index: Number(index), fees: money(fees, maxSlot, finalized), swept: money(shardSwept.amount, maxSlot, finalized), unswept: money(fees - shardSwept.amount, maxSlot, finalized) };
+          return { index: Number(index), fees: money(fees, maxSlot, finalized), swept: money(shardSwept.amount, maxSlot, finalized), unswept: signedMoney(fees - shardSwept.amount, maxSlot, finalized) };
         }),
         collateral: money(String(collateral.rows[0].collateral), Number(collateral.rows[0].max_slot), finalized),
         disputes: { open: Number(all?.disputes_open ?? 0), upheld: Number(all?.disputes_upheld ?? 0), rejected: Number(all?.disputes_rejected ?? 0) },

@@ -1,5 +1,7 @@
 // USDC figures: base units (u64, as decimal strings from numeric columns) written with 6
 // decimal places, with whether every event behind the figure is finalized.
+import { formatSignedUsdc, formatUsdc } from "@agent-market/program";
+
 import { graphqlError } from "./errors.js";
 
 export interface Money {
@@ -7,15 +9,18 @@ export interface Money {
   finalized: boolean;
 }
 
-export function formatUsdc(baseUnits: string | bigint): string {
-  const value = BigInt(baseUnits);
-  const negative = value < 0n;
-  const abs = negative ? -value : value;
-  return `${negative ? "-" : ""}${abs / 1_000_000n}.${(abs % 1_000_000n).toString().padStart(6, "0")}`;
+/** A sum of amounts, never below zero. */
+export function money(baseUnits: string | bigint, maxSlot: number, finalizedSlot: number): Money {
+  return { usdc: formatUsdc(BigInt(baseUnits)), finalized: maxSlot <= finalizedSlot };
 }
 
-export function money(baseUnits: string | bigint, maxSlot: number, finalizedSlot: number): Money {
-  return { usdc: formatUsdc(baseUnits), finalized: maxSlot <= finalizedSlot };
+/**
+ * A difference of sums, which may fall below zero: a fee shard's unswept fees are its indexed
+ * fees less its sweeps, and a sweep takes the shard's whole balance, USDC sent straight to its
+ * token account included.
+ */
+export function signedMoney(baseUnits: bigint, maxSlot: number, finalizedSlot: number): Money {
+  return { usdc: formatSignedUsdc(baseUnits), finalized: maxSlot <= finalizedSlot };
 }
 
 export const MONEY_TYPE_DEFS = /* GraphQL */ `

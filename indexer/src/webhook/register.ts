@@ -1,9 +1,8 @@
 // Creates or updates the network's Helius webhook with helius-sdk: raw type (rawDevnet on
 // devnet), the program's address, successful transactions only, and the Authorization value
 // Helius echoes on each delivery. Idempotent: the webhook is found by its URL.
+import type { NetworkName } from "@agent-market/program";
 import { makeWebhookClient, type WebhookClient } from "helius-sdk/webhooks/client";
-
-import type { NetworkName } from "../config.js";
 
 /** The REST origin helius-sdk's webhook calls use (fixed in the SDK). */
 export const HELIUS_API_ORIGIN = "https://api-mainnet.helius-rpc.com";

@@ -4,12 +4,11 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 
 import { utils } from "@coral-xyz/anchor";
+import { formatUsdc, type NetworkName } from "@agent-market/program";
 
-import type { NetworkName } from "../config.js";
 import { Batcher } from "../db/batcher.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError } from "../errors.js";
-import { formatUsdc } from "../usdc.js";
 import { generateApiKey, hashApiKey, KEY_PREFIXES, parseApiKey, type KeyEnvironment } from "./api-key-format.js";
 
 export const KEY_NETWORKS: Record<KeyEnvironment, NetworkName> = { test: "devnet", live: "mainnet" };

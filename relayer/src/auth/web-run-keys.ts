@@ -12,11 +12,10 @@
 import { createHash } from "node:crypto";
 
 import { utils } from "@coral-xyz/anchor";
+import { formatUsdc, type NetworkName } from "@agent-market/program";
 
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
-import { formatUsdc } from "../usdc.js";
 import type { KeyEnvironment } from "./api-key-format.js";
 import { KEY_NETWORKS, type AuthenticatedKey } from "./api-keys.js";
 

@@ -8,6 +8,8 @@ import {
   marketPda,
   type Agent,
   type Market,
+  USDC_DECIMALS,
+  type NetworkName,
 } from "@agent-market/program";
 import {
   createApproveCheckedInstruction,
@@ -18,9 +20,8 @@ import {
 } from "@solana/spl-token";
 import { Connection, PublicKey, Transaction, type TransactionInstruction } from "@solana/web3.js";
 
-import type { NetworkConfig, NetworkName } from "../config.js";
+import type { NetworkConfig } from "../config.js";
 import { ApiError } from "../errors.js";
-import { USDC_DECIMALS } from "../usdc.js";
 import { RpcClient } from "./rpc-client.js";
 
 export interface WalletFunding {

@@ -14,9 +14,10 @@ import {
   verifySignBatchResponse,
   type CreatorExecuteRequest,
   type SignBatchItem,
+  type NetworkName,
 } from "@agent-market/program";
 
-import type { NetworkConfig, NetworkName } from "../config.js";
+import type { NetworkConfig } from "../config.js";
 import type { EndpointPolicy } from "../net/ip-policy.js";
 import { guardedRequest, OutboundError } from "../net/guarded-http.js";
 import { validateAgainst } from "../listings/json-schema.js";

@@ -16,17 +16,17 @@ import {
   IDL,
   receiptPda,
   toHex,
+  formatUsdc,
+  type NetworkName,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey, SYSVAR_CLOCK_PUBKEY } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
 import { loggedSettledAt } from "../executions/log-settlement.js";
-import { formatUsdc } from "../usdc.js";
 import { recordDisputeOutcome, type OutcomeRow } from "./dispute-outcomes.js";
 
 export const MAX_STATEMENT_CHARS = 10_000;

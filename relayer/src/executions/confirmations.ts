@@ -6,9 +6,10 @@
 // with an error on chain, or not confirmed long after, goes to the `finish` job, which
 // rebroadcasts and re-signs once its blockhash has expired. If this instance dies first, the
 // sweep gives its executions to the job.
+import type { NetworkName } from "@agent-market/program";
+
 import { reportBackgroundError } from "../background.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 import type { Completion, ExecutionStore } from "./execution-store.js";
 
 export interface Watched {

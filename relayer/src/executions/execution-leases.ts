@@ -3,8 +3,9 @@
 // relayer pay for more open escrows at once than the limits allow. Leases live in PostgreSQL,
 // which every relayer of a deployment shares; the process running an execution renews its leases,
 // and a process that dies stops renewing, so its leases lapse within LEASE_TTL_MS on their own.
+import type { NetworkName } from "@agent-market/program";
+
 import { reportBackgroundError } from "../background.js";
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 

@@ -1,9 +1,9 @@
 // An execution's row and its states: the one shape the service, its writes, its view and the
 // recovery jobs share. docs/architecture.md draws the state machine.
 import { utils } from "@coral-xyz/anchor";
+import type { NetworkName } from "@agent-market/program";
 
 import type { SignedTransaction } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 
 /**
  * `opening` (escrow being opened) → `running` (creator called; async only) → `settling` or

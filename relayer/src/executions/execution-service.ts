@@ -3,19 +3,17 @@
 // answers with into an HTTP status; docs/architecture.md follows one execution through.
 import { createHash, randomBytes } from "node:crypto";
 
-import { canonicalJson, formatExecutionId, openEscrowInstruction, requestHash } from "@agent-market/program";
+import { canonicalJson, formatExecutionId, openEscrowInstruction, requestHash, formatUsdc, type NetworkName } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { circuitState, type CircuitBreaker } from "../listings/circuit-breaker.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
-import { formatUsdc } from "../usdc.js";
 import { newWebhookSecret } from "../webhooks/webhook-signing.js";
 import { EMPTY_ROW, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionLeases } from "./execution-leases.js";

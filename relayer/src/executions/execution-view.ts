@@ -1,8 +1,7 @@
 // An execution as the API shows it: status, output, the receipt that binds who produced which
 // output for which input, the charge split as the program splits it, the transactions, timings.
-import { splitPayment, toHex } from "@agent-market/program";
+import { splitPayment, toHex, formatUsdc } from "@agent-market/program";
 
-import { formatUsdc } from "../usdc.js";
 import type { ExecutionRow, ExecutionState } from "./execution-row.js";
 
 export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";

@@ -8,17 +8,17 @@ import {
   LruMap,
   subscriptionPda,
   type Agent,
+  formatUsdc,
+  type NetworkName,
 } from "@agent-market/program";
 import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
 import { PublicKey } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
-import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { validateAgainst } from "../listings/json-schema.js";
 import { requireListedTerms } from "../listings/listed-terms.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
-import { formatUsdc } from "../usdc.js";
 
 export interface Quote {
   amount_usdc: bigint;

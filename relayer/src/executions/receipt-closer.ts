@@ -12,12 +12,11 @@
 // close_receipt does not look at disputes, but a receipt whose dispute is still open is part of
 // what the arbiter weighs: it stays until the dispute is resolved. Such receipts are read again
 // after the others, so that open disputes never hold up the rest.
-import { closeReceiptInstruction, decodeReceipt, disputePda, receiptPda } from "@agent-market/program";
+import { closeReceiptInstruction, decodeReceipt, disputePda, receiptPda, type NetworkName } from "@agent-market/program";
 import { SYSVAR_CLOCK_PUBKEY, type PublicKey } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { executionIdBytes } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";

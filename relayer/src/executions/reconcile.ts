@@ -2,13 +2,12 @@
 // state must match what its transactions did on chain, no escrow may be open on chain that the
 // database does not know as unfinished, no receipt marked closed may still be open, and every
 // key's usage must add up to its executions.
-import { decodeEscrow, escrowPda, IDL, receiptPda } from "@agent-market/program";
+import { decodeEscrow, escrowPda, IDL, receiptPda, type NetworkName } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { AccountInfo } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { settledInLog } from "./log-settlement.js";

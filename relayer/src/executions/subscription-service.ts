@@ -16,6 +16,8 @@ import {
   subscriptionPda,
   type Pricing,
   type Subscription,
+  formatUsdc,
+  type NetworkName,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
@@ -25,13 +27,11 @@ import type { AuthenticatedKey } from "../auth/api-keys.js";
 import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 import type { Db } from "../db/pool.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import { JOB_DONE, retryJob, type JobOutcome, type JobQueue } from "../jobs/job-queue.js";
 import { requireListedTerms } from "../listings/listed-terms.js";
 import type { ListingService } from "../listings/listing-service.js";
-import { formatUsdc } from "../usdc.js";
 import { PURCHASE_PREFIX } from "./purchase-id.js";
 import { priceAboveMaximum, type Quoter } from "./quote.js";
 import { anyFeeShard, errorFromLogs, feePayerShort, REBROADCAST_MS, senderOf, type Senders } from "./transactions.js";

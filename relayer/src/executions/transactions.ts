@@ -9,13 +9,13 @@ import {
   settleInstructions,
   type OpenBatchItem,
   type RefundReason,
+  type NetworkName,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
-import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 

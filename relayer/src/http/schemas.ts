@@ -1,14 +1,15 @@
 // JSON Schemas shared by the routes: they validate requests, shape responses and make up the
 // OpenAPI document, so the reference cannot drift from the code.
+import { NETWORK_NAMES, USDC_WIRE_PATTERN } from "@agent-market/program";
+
 import { ERROR_CODES } from "../errors.js";
 import { PRICING_SCHEMA } from "../listings/pricing.js";
-import { USDC_AMOUNT_PATTERN } from "../usdc.js";
 
-export const usdcAmount = { type: "string", pattern: USDC_AMOUNT_PATTERN, examples: ["12.500000"] } as const;
+export const usdcAmount = { type: "string", pattern: USDC_WIRE_PATTERN, examples: ["12.500000"] } as const;
 export const timestamp = { type: "string", format: "date-time" } as const;
 export const nullableTimestamp = { type: ["string", "null"], format: "date-time" } as const;
 export const address = { type: "string", minLength: 32, maxLength: 44, pattern: "^[1-9A-HJ-NP-Za-km-z]+$" } as const;
-export const network = { type: "string", enum: ["devnet", "mainnet"] } as const;
+export const network = { type: "string", enum: NETWORK_NAMES } as const;
 
 export const errorResponse = {
   type: "object",

@@ -1,6 +1,7 @@
 // What the web-run routes share: the settings' response schema, and the network check.
+import type { NetworkName } from "@agent-market/program";
+
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { network, nullableTimestamp, usdcAmount } from "./schemas.js";
 

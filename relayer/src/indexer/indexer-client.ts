@@ -1,7 +1,9 @@
 // Each agent's status and figures as a network's indexer computed them from on-chain records,
 // read over its public GraphQL API. Discovery must never fail because of the indexer: a missing,
 // slow or failing indexer yields no figures, and the listing shows nulls.
-import type { NetworkConfig, NetworkName } from "../config.js";
+import type { NetworkName } from "@agent-market/program";
+
+import type { NetworkConfig } from "../config.js";
 
 export type AgentHealthStatus = "operational" | "degraded" | "down" | "no_data" | "unknown";
 

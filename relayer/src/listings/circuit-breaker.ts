@@ -7,7 +7,8 @@
 // settlement closes the circuit, a creator-caused refund opens it for another cool-off. The state
 // is a row of `agent_circuits`, which every relayer shares; listings read it with the listing
 // (listing-service.ts), so admission costs no extra round trip.
-import type { NetworkName } from "../config.js";
+import type { NetworkName } from "@agent-market/program";
+
 import type { Db } from "../db/pool.js";
 
 export interface BreakerConfig {

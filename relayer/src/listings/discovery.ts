@@ -3,10 +3,10 @@
 // (the newest DISCOVERY_MAX_RANKED listings), never one page, so a cursor walks one consistent
 // order; without them, the listing's own newest-first pagination is used and only the page is
 // annotated.
-import type { NetworkName } from "../config.js";
+import { parseWireUsdc, type NetworkName } from "@agent-market/program";
+
 import { ApiError } from "../errors.js";
 import { NO_DATA_HEALTH, UNKNOWN_HEALTH, type AgentHealth, type AgentHealthStatus, type IndexerClient } from "../indexer/indexer-client.js";
-import { parseUsdc } from "../usdc.js";
 import type { ListingObject, ListingService, ListQuery } from "./listing-service.js";
 import type { PricingWire } from "./pricing.js";
 
@@ -79,7 +79,7 @@ function comparator(sort: Exclude<DiscoverySort, "newest">): (a: DiscoveredListi
 
 /** What one more call costs: the pay-per-use price or the hybrid overage; none for a subscription. */
 function pricePerCall(pricing: PricingWire): number | null {
-  if (pricing.model === "pay_per_use") return Number(parseUsdc(pricing.price_usdc) ?? 0n);
-  if (pricing.model === "hybrid") return Number(parseUsdc(pricing.overage_price_usdc) ?? 0n);
+  if (pricing.model === "pay_per_use") return Number(parseWireUsdc(pricing.price_usdc));
+  if (pricing.model === "hybrid") return Number(parseWireUsdc(pricing.overage_price_usdc));
   return null;
 }

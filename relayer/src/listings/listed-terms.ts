@@ -5,9 +5,8 @@
 // pricing or listing hash differs from the listing's, the call is refused before anything is sent
 // (`agent_terms_changed`), and the listing is paused until its creator lists the new terms (a
 // PATCH, whose checks compare them with the account again, makes it active again).
-import { toHex, type Agent } from "@agent-market/program";
+import { toHex, type Agent, type NetworkName } from "@agent-market/program";
 
-import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { ListingForExecution, ListingService } from "./listing-service.js";
 import { pricingFromChain, samePricing } from "./pricing.js";

@@ -14,14 +14,15 @@ import {
   verifySigningKeyProof,
   type Agent,
   type CreatorExecuteRequest,
+  formatUsdc,
+  type NetworkName,
 } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
-import type { NetworkName, RelayerConfig } from "../config.js";
+import type { RelayerConfig } from "../config.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import { ApiError } from "../errors.js";
-import { formatUsdc } from "../usdc.js";
 import { checkSchema, sampleFor, validateAgainst } from "./json-schema.js";
 import { pricingFromChain, samePricing, type PricingWire } from "./pricing.js";
 

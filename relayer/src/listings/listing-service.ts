@@ -1,14 +1,13 @@
 // Agent listings: created, updated and resumed only once the creator checklist passes
 // (listing-checks.ts), paused, retired, read by executions (cached) and discovered.
-import { LruMap } from "@agent-market/program";
+import { LruMap, formatUsdc, type NetworkName } from "@agent-market/program";
 import type pg from "pg";
 
 import type { ChainService } from "../chain/chain-service.js";
-import type { NetworkName, RelayerConfig } from "../config.js";
+import type { RelayerConfig } from "../config.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import { inTransaction, type Db, type DbClient } from "../db/pool.js";
 import { ApiError } from "../errors.js";
-import { formatUsdc } from "../usdc.js";
 import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
 import { endpointKey } from "./endpoint-key.js";
 import { ListingChecks, type ConformanceInput, type ListingInput, type Verified } from "./listing-checks.js";

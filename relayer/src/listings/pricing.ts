@@ -1,9 +1,7 @@
 // Pricing as the API shows it, and its conversion from the agent account's Pricing enum. The
 // program prices every call; the listing only repeats what the chain holds, and is refused
 // when the two differ.
-import { MAX_SUBSCRIPTION_PERIOD_SECS, type Pricing } from "@agent-market/program";
-
-import { formatUsdc, USDC_AMOUNT_PATTERN } from "../usdc.js";
+import { MAX_SUBSCRIPTION_PERIOD_SECS, type Pricing, formatUsdc, USDC_WIRE_PATTERN } from "@agent-market/program";
 
 export type PricingWire =
   | { model: "pay_per_use"; price_usdc: string }
@@ -43,7 +41,7 @@ export function samePricing(a: PricingWire, b: PricingWire): boolean {
   return ka.join() === keys(b).join() && ka.every((k) => a[k as keyof PricingWire] === b[k as keyof PricingWire]);
 }
 
-const amount = { type: "string", pattern: USDC_AMOUNT_PATTERN } as const;
+const amount = { type: "string", pattern: USDC_WIRE_PATTERN } as const;
 const count = { type: "integer", minimum: 1, maximum: 4294967295 } as const;
 /** The program refuses a longer period (SubscriptionPeriodTooLong). */
 const periodSecs = { type: "integer", minimum: 1, maximum: MAX_SUBSCRIPTION_PERIOD_SECS } as const;

@@ -4,7 +4,8 @@
 // column, equal to the account's when it was listed, updated or resumed). When the two differ,
 // the listing fails closed: it is paused, and runs again only once its creator has listed the
 // new endpoint (PATCH, which probes it) and resumed it.
-import type { NetworkName } from "../config.js";
+import type { NetworkName } from "@agent-market/program";
+
 import type { ListingForExecution, ListingService } from "./listing-service.js";
 
 /**

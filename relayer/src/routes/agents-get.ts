@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { agentIdParams, errorResponses, discoveredListingObject, networkQuery } from "../http/schemas.js";
 
 /** GET /v1/agents/:agent_id: one listing, public. */

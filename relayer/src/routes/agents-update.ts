@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { requireSession } from "../http/auth.js";
 import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
 import type { ListingUpdate } from "../listings/listing-service.js";

@@ -6,11 +6,11 @@
 // leaves the wallet where one call does.
 import { PublicKey } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";
+import { formatUsdc } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { ApiError } from "../errors.js";
 import { requireSession } from "../http/auth.js";
-import { formatUsdc } from "../usdc.js";
 
 /** The SOL a wallet is topped up to: hundreds of thousands of transaction fees. */
 export const FAUCET_SOL_LAMPORTS = 2_000_000_000n;

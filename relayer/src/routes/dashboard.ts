@@ -8,9 +8,9 @@ import { promisify } from "node:util";
 import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 
 import type { FastifyInstance } from "fastify";
+import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { developmentArbiterKey } from "../dev-arbiter.js";
 import { ApiError } from "../errors.js";
 

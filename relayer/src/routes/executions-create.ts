@@ -1,17 +1,17 @@
 import type { FastifyInstance } from "fastify";
+import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { ApiError, errorBody, type ErrorCode } from "../errors.js";
 import type { ExecutionRow } from "../executions/execution-row.js";
 import { MAX_TASK_CHARS } from "../executions/execution-service.js";
 import { renderExecution } from "../executions/execution-view.js";
-import type { NetworkName } from "../config.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
+import { requestUsdc } from "../http/request-usdc.js";
 import { servedNetwork } from "../http/web-runs.js";
 import { agentIdParams, errorResponses, network, usdcAmount } from "../http/schemas.js";
-import { parseUsdc } from "../usdc.js";
 import { checkWebhookUrl, MAX_URL_BYTES } from "../webhooks/webhook-endpoints.js";
 
 interface Body {
@@ -40,9 +40,7 @@ function answer(row: ExecutionRow): { status: number; body: unknown } {
 
 /** Base units of the caller's `max_price_usdc`; the schema's pattern admits amounts above u64 only. */
 function maxPrice(text: string): bigint {
-  const amount = parseUsdc(text);
-  if (amount === null) throw new ApiError("validation_failed", "max_price_usdc is above the largest amount.", "max_price_usdc");
-  return amount;
+  return requestUsdc(text, "max_price_usdc", "max_price_usdc is above the largest amount.");
 }
 
 /** The key a session's run is charged through, on a network this relayer serves. */

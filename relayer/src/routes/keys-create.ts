@@ -5,8 +5,8 @@ import type { KeyEnvironment } from "../auth/api-key-format.js";
 import { KEY_NETWORKS } from "../auth/api-keys.js";
 import { ApiError } from "../errors.js";
 import { requireSession } from "../http/auth.js";
+import { requestUsdc } from "../http/request-usdc.js";
 import { apiKeyObject, errorResponses, usdcAmount } from "../http/schemas.js";
-import { parseUsdc } from "../usdc.js";
 
 interface Body {
   name: string;
@@ -52,10 +52,10 @@ export function registerKeysCreate(app: FastifyInstance, services: Services): vo
     async (request, reply) => {
       const body = request.body;
       services.chain.connection(KEY_NETWORKS[body.environment]);
-      const spending_cap_usdc = body.spending_cap_usdc === undefined ? null : parseUsdc(body.spending_cap_usdc);
-      if (spending_cap_usdc === null && body.spending_cap_usdc !== undefined) {
-        throw new ApiError("validation_failed", "spending_cap_usdc is above the largest u64 amount.", "spending_cap_usdc");
-      }
+      const spending_cap_usdc =
+        body.spending_cap_usdc === undefined
+          ? null
+          : requestUsdc(body.spending_cap_usdc, "spending_cap_usdc", "spending_cap_usdc is above the largest u64 amount.");
       const expires_at = body.expires_at === undefined ? null : new Date(body.expires_at);
       if (expires_at && expires_at.getTime() <= Date.now()) {
         throw new ApiError("validation_failed", "expires_at must be in the future.", "expires_at");

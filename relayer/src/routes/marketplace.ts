@@ -1,9 +1,8 @@
-import { FEE_BPS } from "@agent-market/program";
+import { FEE_BPS, formatUsdc } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
-import { formatUsdc } from "../usdc.js";
 import { address, errorResponses, network, usdcAmount } from "../http/schemas.js";
 
 const KEY_PREFIX = { devnet: "svc_test_", mainnet: "svc_live_" } as const;

@@ -6,14 +6,12 @@ import { renderPurchase } from "../executions/subscription-service.js";
 import { requireApiKey } from "../http/auth.js";
 import { subscriptionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
+import { requestUsdc } from "../http/request-usdc.js";
 import { agentIdParams, errorResponses, usdcAmount } from "../http/schemas.js";
-import { parseUsdc } from "../usdc.js";
 
 function maxPrice(text: string | undefined): bigint | undefined {
   if (text === undefined) return undefined;
-  const amount = parseUsdc(text);
-  if (amount === null) throw new ApiError("validation_failed", "max_price_usdc is above the largest amount.", "max_price_usdc");
-  return amount;
+  return requestUsdc(text, "max_price_usdc", "max_price_usdc is above the largest amount.");
 }
 
 /** POST /v1/agents/:agent_id/subscription: buy a period of a subscription or hybrid plan. */

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
+import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { requireSession } from "../http/auth.js";
 import { errorResponses, network } from "../http/schemas.js";
 import { unsignedTransaction } from "./wallet-allowance.js";

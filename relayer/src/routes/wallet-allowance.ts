@@ -1,13 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
+import { formatUsdc, type NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { KEY_NETWORKS } from "../auth/api-keys.js";
-import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { requireSession } from "../http/auth.js";
+import { requestUsdc } from "../http/request-usdc.js";
 import { errorResponses, network, usdcAmount } from "../http/schemas.js";
-import { formatUsdc, parseUsdc } from "../usdc.js";
 
 export const unsignedTransaction = {
   type: "object",
@@ -47,10 +47,9 @@ export function registerWalletAllowance(app: FastifyInstance, services: Services
     async (request) => {
       const wallet = request.walletSession!.wallet;
       const { network: name, amount_usdc } = request.body;
-      let amount: bigint | null;
+      let amount: bigint;
       if (amount_usdc !== undefined) {
-        amount = parseUsdc(amount_usdc);
-        if (amount === null) throw new ApiError("validation_failed", "amount_usdc is above the largest u64 amount.", "amount_usdc");
+        amount = requestUsdc(amount_usdc, "amount_usdc", "amount_usdc is above the largest u64 amount.");
       } else {
         const environment = name === KEY_NETWORKS.live ? "live" : "test";
         const caps = await services.keys.spendCapTotal(wallet, environment);

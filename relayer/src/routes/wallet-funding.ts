@@ -1,12 +1,10 @@
-import { delegatePda } from "@agent-market/program";
+import { delegatePda, formatUsdc, type NetworkName } from "@agent-market/program";
 import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
 
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { requireSession } from "../http/auth.js";
 import { address, errorResponses, network, networkQuery, usdcAmount } from "../http/schemas.js";
-import { formatUsdc } from "../usdc.js";
 
 /** GET /v1/wallet/funding: what the wallet can pay on a network. */
 export function registerWalletFunding(app: FastifyInstance, services: Services): void {

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from "fastify";
+import { formatUsdc, type NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { WEB_RUN_MAX_CAP_USDC } from "../auth/web-run-keys.js";
-import type { NetworkName } from "../config.js";
 import { ApiError } from "../errors.js";
 import { requireJsonWithCookie, requireSession } from "../http/auth.js";
+import { requestUsdc } from "../http/request-usdc.js";
 import { errorResponses, network, usdcAmount } from "../http/schemas.js";
 import { servedNetwork, webRunSettings } from "../http/web-runs.js";
-import { formatUsdc, parseUsdc } from "../usdc.js";
 
 interface Body {
   network: NetworkName;
@@ -44,14 +44,9 @@ export function registerWalletWebRunsUpdate(app: FastifyInstance, services: Serv
       const { spending_cap_usdc, enabled } = request.body;
       let cap: bigint | undefined;
       if (spending_cap_usdc !== undefined) {
-        cap = parseUsdc(spending_cap_usdc) ?? undefined;
-        if (cap === undefined || cap > WEB_RUN_MAX_CAP_USDC) {
-          throw new ApiError(
-            "validation_failed",
-            `spending_cap_usdc must be at most ${formatUsdc(WEB_RUN_MAX_CAP_USDC)}.`,
-            "spending_cap_usdc",
-          );
-        }
+        const tooLarge = `spending_cap_usdc must be at most ${formatUsdc(WEB_RUN_MAX_CAP_USDC)}.`;
+        cap = requestUsdc(spending_cap_usdc, "spending_cap_usdc", tooLarge);
+        if (cap > WEB_RUN_MAX_CAP_USDC) throw new ApiError("validation_failed", tooLarge, "spending_cap_usdc");
       }
       return services.webRunKeys.update(request.walletSession!.wallet, servedNetwork(services, request.body.network), {
         ...(cap === undefined ? {} : { spending_cap_usdc: cap }),

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
+import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
-import type { NetworkName } from "../config.js";
 import { requireSession } from "../http/auth.js";
 import { errorResponses, network } from "../http/schemas.js";
 import { servedNetwork, webRunSettings } from "../http/web-runs.js";

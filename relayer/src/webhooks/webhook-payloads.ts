@@ -2,12 +2,11 @@
 // attempt after: `{"type", "timestamp", "data"}` as Standard Webhooks recommends. An execution
 // event's `data` is the execution object exactly as GET /v1/executions/:id returns it; a dispute
 // event's is the dispute as GET /v1/disputes/:execution_id shows it, without the evidence.
-import { toHex } from "@agent-market/program";
+import { toHex, formatUsdc } from "@agent-market/program";
 
 import type { Db } from "../db/pool.js";
 import type { ExecutionRow } from "../executions/execution-row.js";
 import { renderExecution } from "../executions/execution-view.js";
-import { formatUsdc } from "../usdc.js";
 import { TEST_EVENT } from "./webhook-events.js";
 
 export interface PayloadSource {

@@ -1,5 +1,6 @@
 // Argument parsing on node:util parseArgs: strict (an unknown option is a usage error) and
 // typed values checked here, so commands only see what they can use.
+import type { NetworkName } from "@agent-market/program/network";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
 import { parseUsdc } from "@agent-market/client";
@@ -53,7 +54,7 @@ export function jsonObjectOption(text: string, name: string, usage: string): Rec
   return value as Record<string, unknown>;
 }
 
-export function networkOption(text: string | undefined, usage: string): "devnet" | "mainnet" {
+export function networkOption(text: string | undefined, usage: string): NetworkName {
   const network = text ?? "devnet";
   if (network !== "devnet" && network !== "mainnet") throw new UsageError("--network is devnet or mainnet", usage);
   return network;

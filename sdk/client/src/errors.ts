@@ -1,8 +1,9 @@
 // Typed errors. Every API error answer is {"error": {"type", "code", "message", "param"?,
 // "request_id", ...details}}; the `type` picks the class and the `code` says exactly what
 // happened, so callers can branch with instanceof or on `code`.
+import { parseUsdc } from "@agent-market/program/usdc";
+
 import type { Execution } from "./types.js";
-import { parseUsdc } from "./usdc.js";
 
 /** The `error` object of an API error answer. */
 export interface ErrorObject {

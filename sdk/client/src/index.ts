@@ -60,5 +60,6 @@ export {
   type AttemptOutcome,
 } from "./http.js";
 export { callPriceUsdc } from "./pricing.js";
-export { formatUsdc, parseUsdc, USDC_DECIMALS } from "./usdc.js";
+// The shared USDC rules, from the entry that imports nothing (the root would bring Anchor along).
+export { formatUsdc, parseUsdc, USDC_DECIMALS } from "@agent-market/program/usdc";
 export type * from "./types.js";

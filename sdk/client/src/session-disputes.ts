@@ -2,6 +2,7 @@
 // it created), and the disputes it takes part in. Opening the dispute itself is the payer's own
 // on-chain transaction (open_dispute with the evidence hash), which no API can send for it.
 import type { Transport } from "./http.js";
+import type { Network } from "./types.js";
 
 export type DisputeRole = "payer" | "creator" | "arbiter";
 export type DisputeState = "none" | "open" | "upheld" | "rejected";
@@ -36,7 +37,7 @@ export interface DisputeEvidence {
 export interface Dispute {
   object: "dispute";
   execution_id: string;
-  network: "devnet" | "mainnet";
+  network: Network;
   agent: string;
   payer: string;
   creator: string | null;

@@ -1,7 +1,8 @@
 // The API's objects as they travel: snake_case fields, USDC amounts as decimal strings with six
 // places ("0.250000"; parseUsdc turns one into base units), times as RFC 3339 strings.
+import type { NetworkName } from "@agent-market/program/network";
 
-export type Network = "devnet" | "mainnet";
+export type Network = NetworkName;
 
 export interface Page<T> {
   object: "list";

@@ -1,7 +1,6 @@
 // The checks of "@agent-market/client/verify", shared by the settle and settle_batch paths.
+import { parseUsdc } from "@agent-market/program/usdc";
 import type { TokenBalance, VersionedTransactionResponse } from "@solana/web3.js";
-
-import { parseUsdc } from "./usdc.js";
 
 export interface ReceiptCheck {
   name: string;

@@ -2,6 +2,7 @@
 // RPC and which cluster it serves (told by its genesis hash, so a mainnet RPC is known as such
 // whatever --network says), the program id, and the market account.
 import { fetchMarket, marketPda, type Market } from "@agent-market/program";
+import type { NetworkName } from "@agent-market/program/network";
 import { Connection, type Keypair, type PublicKey } from "@solana/web3.js";
 
 import { CliError, UsageError, type Io } from "../io.js";
@@ -40,7 +41,7 @@ export interface AdminContext {
   io: Io;
   connection: Connection;
   rpcUrl: string;
-  network: "devnet" | "mainnet";
+  network: NetworkName;
   programId: PublicKey;
   signer: Keypair;
   keypairPath: string;

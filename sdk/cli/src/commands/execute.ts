@@ -1,4 +1,5 @@
 import { AgentMarket, ConflictError, ExecutionFailedError, PaymentRequiredError, callPriceUsdc, formatUsdc } from "@agent-market/client";
+import { USDC_WIRE_PATTERN } from "@agent-market/program/usdc";
 
 import { apiUrl, readConfig } from "../config.js";
 import { CliError, type Command } from "../io.js";
@@ -67,7 +68,7 @@ export const execute: Command = {
     if (maxPriceUsdc === undefined) {
       const listing = await client.agents.get(agent, { network: apiKey.startsWith("svc_live_") ? "mainnet" : "devnet" });
       maxPriceUsdc = callPriceUsdc(listing.pricing);
-    } else if (!/^(0|[1-9][0-9]{0,13})\.[0-9]{6}$/.test(maxPriceUsdc)) {
+    } else if (!new RegExp(USDC_WIRE_PATTERN).test(maxPriceUsdc)) {
       throw new CliError(`--max-price must be USDC with six decimals, like 0.250000, got "${maxPriceUsdc}"`, usage);
     }
 

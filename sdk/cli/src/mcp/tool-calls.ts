@@ -1,6 +1,7 @@
 // What each tool does when called: an agent's tool runs a paid execution within the session's
 // limits, `search_agents` and `get_execution` read. A refusal or a failure is a tool error (the
 // model reads it) that says whether anything was charged and what to do.
+import type { NetworkName } from "@agent-market/program/network";
 import { randomUUID } from "node:crypto";
 
 import {
@@ -51,7 +52,7 @@ export interface ToolCallContext {
   catalog: AgentCatalog;
   budget: SessionBudget;
   max_price_usdc: bigint;
-  network: "devnet" | "mainnet";
+  network: NetworkName;
 }
 
 function refusal(text: string): CallToolResult {
