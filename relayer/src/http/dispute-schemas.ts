@@ -56,7 +56,11 @@ export const evidenceCreated = {
 
 export const disputeObject = {
   type: "object",
-  required: ["object", "execution_id", "network", "agent", "payer", "creator", "state", "amount_usdc", "evidence"],
+  // Every field: dispute-service.ts renders each one, null where there is none yet.
+  required: [
+    "object", "execution_id", "network", "agent", "payer", "creator", "state", "amount_usdc", "slashed_usdc", "evidence_hash",
+    "opened_at", "resolved_at", "resolve_transaction", "evidence",
+  ],
   properties: {
     object: { const: "dispute" },
     execution_id: executionId,

@@ -6,6 +6,11 @@ const nullableString = { type: ["string", "null"] } as const;
 
 export const executionObject = {
   type: "object",
+  // Every field: execution-view.ts's renderExecution always has each one (output null until succeeded).
+  required: [
+    "object", "id", "agent", "network", "status", "api_key_id", "output", "receipt", "charge", "transactions", "failure",
+    "escrow_deadline", "created_at", "finished_at", "durations_ms",
+  ],
   properties: {
     object: { const: "execution" },
     id: { type: "string" },
@@ -18,6 +23,7 @@ export const executionObject = {
       anyOf: [
         {
           type: "object",
+          required: ["execution_id", "agent", "request_hash", "result_hash", "digest", "creator_signature", "creator_public_key"],
           properties: {
             execution_id: { type: "string" },
             agent: address,
@@ -33,6 +39,7 @@ export const executionObject = {
     },
     charge: {
       type: "object",
+      required: ["amount_usdc", "creator_share_usdc", "fee_usdc", "currency", "covered_by_subscription"],
       properties: {
         amount_usdc: usdcAmount,
         creator_share_usdc: usdcAmount,
@@ -43,6 +50,7 @@ export const executionObject = {
     },
     transactions: {
       type: "object",
+      required: ["escrow", "settlement", "refund", "confirmation"],
       properties: {
         escrow: nullableString,
         settlement: nullableString,
@@ -52,7 +60,11 @@ export const executionObject = {
     },
     failure: {
       anyOf: [
-        { type: "object", properties: { code: { type: "string" }, message: nullableString, refund_reason: nullableString } },
+        {
+          type: "object",
+          required: ["code", "message", "refund_reason"],
+          properties: { code: { type: "string" }, message: nullableString, refund_reason: nullableString },
+        },
         { type: "null" },
       ],
     },
@@ -61,6 +73,7 @@ export const executionObject = {
     finished_at: nullableTimestamp,
     durations_ms: {
       type: "object",
+      required: ["total", "escrow", "creator", "settlement"],
       properties: {
         total: { type: ["integer", "null"] },
         escrow: { type: ["integer", "null"] },
@@ -73,6 +86,8 @@ export const executionObject = {
 
 export const subscriptionObject = {
   type: "object",
+  // Every field: subscription-service.ts's renderPurchase always has each one.
+  required: ["object", "id", "status", "agent", "wallet", "network", "expires_at", "included_calls_remaining", "charge", "transaction"],
   properties: {
     object: { const: "subscription" },
     id: { type: "string" },
@@ -84,6 +99,7 @@ export const subscriptionObject = {
     included_calls_remaining: { type: ["integer", "null"] },
     charge: {
       type: "object",
+      required: ["amount_usdc", "creator_share_usdc", "fee_usdc", "currency"],
       properties: {
         amount_usdc: usdcAmount,
         creator_share_usdc: usdcAmount,

@@ -50,7 +50,11 @@ export function listOf<T extends object>(item: T) {
 
 export const apiKeyObject = {
   type: "object",
-  required: ["object", "id", "name", "environment", "network", "wallet", "prefix", "last4", "status", "created_at"],
+  // Every field: api-keys.ts's ApiKeyObject always has each one.
+  required: [
+    "object", "id", "name", "environment", "network", "wallet", "prefix", "last4", "status", "created_at", "last_used_at",
+    "execution_count", "spent_usdc", "spending_cap_usdc", "expires_at", "revoked_at",
+  ],
   properties: {
     object: { const: "api_key" },
     id: { type: "string" },
@@ -91,7 +95,12 @@ const agentHealth = {
 
 export const listingObject = {
   type: "object",
-  required: ["object", "id", "network", "creator", "name", "status"],
+  // Every field: listing-service.ts's ListingObject always has each one.
+  required: [
+    "object", "id", "network", "creator", "name", "description", "tags", "pricing", "input_schema", "output_schema",
+    "endpoint", "signing_key", "max_execution_secs", "collateral_usdc", "minimum_collateral_usdc", "listing_hash",
+    "status", "pause_reason", "circuit", "created_at", "updated_at", "last_probe",
+  ],
   properties: {
     object: { const: "agent" },
     id: address,
@@ -118,6 +127,7 @@ export const listingObject = {
     },
     circuit: {
       type: "object",
+      required: ["state", "opened_at", "retry_at"],
       description:
         "The agent's circuit breaker over the refunds its creator caused: open refuses executions until retry_at, half_open lets one probe call through.",
       properties: {
@@ -130,7 +140,7 @@ export const listingObject = {
     updated_at: timestamp,
     last_probe: {
       anyOf: [
-        { type: "object", properties: { at: timestamp, latency_ms: { type: "integer" } } },
+        { type: "object", required: ["at", "latency_ms"], properties: { at: timestamp, latency_ms: { type: "integer" } } },
         { type: "null" },
       ],
     },

@@ -8,6 +8,7 @@ import { network, nullableTimestamp, usdcAmount } from "./schemas.js";
 /** A wallet's web runs on one network: whether sessions may run agents, and their cap. */
 export const webRunSettings = {
   type: "object",
+  required: ["object", "network", "key_id", "enabled", "spending_cap_usdc", "spent_usdc", "execution_count", "revoked_at"],
   properties: {
     object: { const: "web_runs" },
     network,

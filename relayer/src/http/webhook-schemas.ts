@@ -25,7 +25,11 @@ export const webhookEndpointObject = {
 
 export const webhookDeliveryObject = {
   type: "object",
-  required: ["object", "id", "webhook_id", "event", "status", "attempt_count", "created_at", "attempts"],
+  // Every field: webhook-endpoints.ts renders each one, null where there is none.
+  required: [
+    "object", "id", "webhook_id", "event", "execution_id", "status", "attempt_count", "next_attempt_at", "created_at",
+    "finished_at", "attempts",
+  ],
   properties: {
     object: { const: "webhook_delivery" },
     id: { type: "string", description: "The message id: the `webhook-id` header of every attempt." },
@@ -41,6 +45,7 @@ export const webhookDeliveryObject = {
       type: "array",
       items: {
         type: "object",
+        required: ["attempt", "started_at", "duration_ms", "status_code", "error"],
         properties: {
           attempt: { type: "integer" },
           started_at: timestamp,

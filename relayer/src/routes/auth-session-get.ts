@@ -6,6 +6,7 @@ import { address, errorResponses, timestamp } from "../http/schemas.js";
 
 export const sessionObject = {
   type: "object",
+  required: ["object", "id", "wallet", "created_at", "expires_at"],
   properties: {
     object: { const: "session" },
     id: { type: "string" },

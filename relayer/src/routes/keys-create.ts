@@ -42,6 +42,7 @@ export function registerKeysCreate(app: FastifyInstance, services: Services): vo
         response: {
           201: {
             type: "object",
+            required: [...apiKeyObject.required, "secret"],
             properties: { ...apiKeyObject.properties, secret: { type: "string" } },
           },
           ...errorResponses(400, 401, 403, 413, 415),

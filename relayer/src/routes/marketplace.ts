@@ -21,6 +21,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
         response: {
           200: {
             type: "object",
+            required: ["object", "api_version", "program_id", "fee_bps", "request_signing_key", "networks"],
             properties: {
               object: { const: "marketplace" },
               api_version: { type: "string" },
@@ -31,6 +32,10 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
                 type: "array",
                 items: {
                   type: "object",
+                  required: [
+                    "name", "program_id", "key_prefix", "usdc_mint", "treasury", "relayer", "request_signing_key",
+                    "minimum_collateral_usdc", "escrow_grace_secs", "dispute_window_secs", "escrows_paused",
+                  ],
                   properties: {
                     name: network,
                     program_id: address,

@@ -11,6 +11,7 @@ import { errorResponses, network, usdcAmount } from "../http/schemas.js";
 
 export const unsignedTransaction = {
   type: "object",
+  required: ["object", "network", "transaction", "recent_blockhash", "last_valid_block_height", "amount_usdc"],
   properties: {
     object: { const: "unsigned_transaction" },
     network,

@@ -22,6 +22,10 @@ export function registerWalletFunding(app: FastifyInstance, services: Services):
         response: {
           200: {
             type: "object",
+            required: [
+              "object", "network", "wallet", "usdc_mint", "token_account", "token_account_exists", "delegate", "balance_usdc",
+              "allowance_usdc",
+            ],
             properties: {
               object: { const: "wallet_funding" },
               network,

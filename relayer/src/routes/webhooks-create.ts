@@ -38,7 +38,11 @@ export function registerWebhooksCreate(app: FastifyInstance, services: Services)
           },
         },
         response: {
-          201: { ...webhookEndpointObject, properties: { ...webhookEndpointObject.properties, secret: { type: "string" } } },
+          201: {
+            ...webhookEndpointObject,
+            required: [...webhookEndpointObject.required, "secret"],
+            properties: { ...webhookEndpointObject.properties, secret: { type: "string" } },
+          },
           ...errorResponses(400, 401, 403, 409, 413, 415),
         },
       },

@@ -17,6 +17,7 @@ export function registerWhoami(app: FastifyInstance, services: Services): void {
         response: {
           200: {
             type: "object",
+            required: ["object", "key_id", "name", "environment", "network", "wallet"],
             properties: {
               object: { const: "api_key_identity" },
               key_id: { type: "string" },

@@ -2,54 +2,20 @@
 // it created), and the disputes it takes part in. Opening the dispute itself is the payer's own
 // on-chain transaction (open_dispute with the evidence hash), which no API can send for it.
 import type { Transport } from "./http.js";
-import type { Network } from "./types.js";
+import type { Answer, Body, Query } from "./openapi-access.js";
 
-export type DisputeRole = "payer" | "creator" | "arbiter";
-export type DisputeState = "none" | "open" | "upheld" | "rejected";
+export type DisputeRole = Query<"/v1/disputes", "get">["role"];
 
-export interface EvidenceAttachmentInput {
-  name: string;
-  content_type: string;
-  content_base64: string;
-}
+export type Dispute = Answer<"/v1/disputes/{execution_id}", "get", 200>;
 
-export interface EvidenceCreated {
-  object: "dispute_evidence";
-  evidence_id: string;
-  execution_id: string;
-  role: "payer" | "creator";
-  /** 64 hex characters: what open_dispute binds on chain. */
-  evidence_hash: string;
-  created_at: string;
-}
+export type DisputeState = Dispute["state"];
 
-export interface DisputeEvidence {
-  evidence_id: string;
-  role: "payer" | "creator";
-  wallet: string;
-  evidence_hash: string;
-  bound_on_chain: boolean;
-  statement: string;
-  attachments: { index: number; name: string; content_type: string; size_bytes: number; sha256: string }[];
-  created_at: string;
-}
+export type DisputeEvidence = Dispute["evidence"][number];
 
-export interface Dispute {
-  object: "dispute";
-  execution_id: string;
-  network: Network;
-  agent: string;
-  payer: string;
-  creator: string | null;
-  state: DisputeState;
-  amount_usdc: string;
-  slashed_usdc: string | null;
-  evidence_hash: string | null;
-  opened_at: string | null;
-  resolved_at: string | null;
-  resolve_transaction: string | null;
-  evidence: DisputeEvidence[];
-}
+export type EvidenceAttachmentInput = NonNullable<Body<"/v1/disputes/evidence", "post">["attachments"]>[number];
+
+/** `evidence_hash` (64 hex characters) is what open_dispute binds on chain. */
+export type EvidenceCreated = Answer<"/v1/disputes/evidence", "post", 201>;
 
 const segment = (id: string) => encodeURIComponent(id);
 

@@ -2,69 +2,27 @@
 // dispute events, a test send, and the record of every delivery. docs/api.md, "Webhooks".
 import { paginate } from "./client.js";
 import type { Transport } from "./http.js";
+import type { Answer, Body } from "./openapi-access.js";
 import type { Page, PageParams } from "./types.js";
 
-export type WebhookEventType =
-  | "execution.succeeded"
-  | "execution.refunded"
-  | "execution.failed"
-  | "dispute.opened"
-  | "dispute.resolved";
+export type WebhookEndpoint = Answer<"/v1/webhooks", "get", 200>["data"][number];
 
-export interface WebhookEndpoint {
-  object: "webhook_endpoint";
-  id: string;
-  url: string;
-  events: WebhookEventType[];
-  description: string;
-  created_at: string;
-}
+export type WebhookEventType = WebhookEndpoint["events"][number];
 
-export interface CreatedWebhookEndpoint extends WebhookEndpoint {
-  /** `whsec_…`: what verifyWebhook checks deliveries with; in this answer only. */
-  secret: string;
-}
+/** A new endpoint: `secret` (`whsec_…`, what verifyWebhook checks deliveries with) is in this answer only. */
+export type CreatedWebhookEndpoint = Answer<"/v1/webhooks", "post", 201>;
 
-export interface WebhookEndpointCreateParams {
-  /** https (http only where the relayer allows local endpoints). */
-  url: string;
-  events: WebhookEventType[];
-  description?: string;
-}
+/** `url`: https (http only where the relayer allows local endpoints). */
+export type WebhookEndpointCreateParams = Body<"/v1/webhooks", "post">;
 
-export interface WebhookAttempt {
-  attempt: number;
-  started_at: string;
-  duration_ms: number;
-  /** The receiver's HTTP status; null when none came, and `error` says why. */
-  status_code: number | null;
-  error: string | null;
-}
+/** GET /v1/executions/:id/callback: the URL an async execution named, and its delivery once final (`webhook_id` null). */
+export type ExecutionCallback = Answer<"/v1/executions/{execution_id}/callback", "get", 200>;
 
-export interface WebhookDelivery {
-  object: "webhook_delivery";
-  /** The message id: the `webhook-id` header of every attempt. */
-  id: string;
-  /** The endpoint; null for an execution's callback. */
-  webhook_id: string | null;
-  event: WebhookEventType | "webhook.test";
-  execution_id: string | null;
-  status: "pending" | "succeeded" | "failed";
-  attempt_count: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  finished_at: string | null;
-  attempts: WebhookAttempt[];
-}
+/** A delivery's `id` is the `webhook-id` header of every attempt; `webhook_id` is null for an execution's callback. */
+export type WebhookDelivery = Answer<"/v1/webhooks/{webhook_id}/deliveries", "get", 200>["data"][number];
 
-/** GET /v1/executions/:id/callback: the URL an async execution named, and its delivery once final. */
-export interface ExecutionCallback {
-  object: "execution_callback";
-  execution_id: string;
-  url: string;
-  /** `webhook_id` null; null itself until the execution is final. */
-  delivery: WebhookDelivery | null;
-}
+/** `status_code`: the receiver's HTTP status; null when none came, and `error` says why. */
+export type WebhookAttempt = WebhookDelivery["attempts"][number];
 
 const segment = (id: string) => encodeURIComponent(id);
 
