@@ -169,12 +169,18 @@ describe("relayer: in-flight limits and the circuit breaker", function () {
       assert.ok(Number(refusal.headers.get("retry-after")) >= 1);
 
       assert.equal(await escrowsOf(relayer, payer), refunded, "an escrow for each refunded call, none for a refused one");
-      // Refunds confirm within moments; then the relayer has spent a refund's fee per refunded
-      // call, and an open's at most (escrows opened together share one).
+      // Refunds confirm within moments; then the relayer has spent at most an open's and a
+      // refund's fee per refunded call (escrows opened together, and refunds sent together, share
+      // one), and at least one fee per refund transaction the answers name.
       await sleep(1_000);
       const spent = sol - (await relayerSol());
+      const refundTransactions = new Set(
+        answers
+          .filter((a) => errorCode(a) === "creator_error")
+          .map((a) => (a.body as { error: { refund_transaction: string } }).error.refund_transaction),
+      );
       assert.ok(spent <= BigInt(refunded) * 2n * LAMPORTS_PER_SIGNATURE, `${spent} lamports`);
-      assert.ok(spent > BigInt(refunded) * LAMPORTS_PER_SIGNATURE, `${spent} lamports`);
+      assert.ok(spent > BigInt(refundTransactions.size) * LAMPORTS_PER_SIGNATURE, `${spent} lamports, ${refundTransactions.size} refund transactions`);
       assert.equal(await market.usdc(payer.tokenAccount), usdc, "every escrow was refunded");
     });
 

@@ -1,9 +1,8 @@
 // The live source: a `logsSubscribe` mentioning the program at `confirmed`; each signature is
 // then read with getTransaction at `confirmed` and ingested. What this misses (a dropped
 // socket, a restart) the gap check finds.
-import { Connection } from "@solana/web3.js";
-
 import { transactionDecoder, type RawTransaction } from "./decoder.js";
+import { subscribeLogs } from "./logs-socket.js";
 import type { SolanaRpc } from "./rpc.js";
 import type { EventStore } from "./store.js";
 
@@ -22,8 +21,7 @@ const RETRY_MS = 100;
 /** Signatures read and stored together: one getTransaction batch, one database transaction. */
 const MAX_BATCH = 100;
 
-export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, store: EventStore, options: LiveOptions): LiveSource {
-  const connection = new Connection(rpcUrl, { commitment: "confirmed", wsEndpoint: websocketUrl });
+export function startLive(websocketUrl: string, rpc: SolanaRpc, store: EventStore, options: LiveOptions): LiveSource {
   const decode = transactionDecoder(store.programId);
   // Notifications queue up while a batch is being read and stored; the next batch takes them
   // all, so that under load the work per transaction shrinks instead of the queue growing. The
@@ -110,31 +108,25 @@ export function startLive(rpcUrl: string, websocketUrl: string, rpc: SolanaRpc, 
     });
   };
 
-  const subscription = connection.onLogs(
-    store.programId,
-    (logs) => {
-      if (logs.err !== null || closed) return;
-      if (!queue.has(logs.signature)) queue.set(logs.signature, { attempts: 0, readyAt: 0 });
+  const logs = subscribeLogs(
+    websocketUrl,
+    store.programId.toBase58(),
+    (notice) => {
+      if (notice.err !== null || closed) return;
+      if (!queue.has(notice.signature)) queue.set(notice.signature, { attempts: 0, readyAt: 0 });
       wake?.();
       drain();
     },
-    "confirmed",
+    options.onError,
   );
 
   return {
     async close() {
       closed = true;
       wake?.();
-      await connection.removeOnLogsListener(subscription).catch(() => {});
+      logs.close();
       await draining;
       await storing;
-      const socket = (connection as unknown as { _rpcWebSocket?: { close(code?: number): void; setAutoReconnect?(on: boolean): void } })._rpcWebSocket;
-      try {
-        socket?.setAutoReconnect?.(false);
-        socket?.close(1000);
-      } catch {
-        // not connected
-      }
     },
   };
 }

@@ -81,7 +81,7 @@ export class Writer {
   private begin(): void {
     this.track(this.runBackfill());
     if (this.config.live) {
-      this.live = startLive(this.config.rpc_url, this.config.websocket_url, this.rpc, this.store, {
+      this.live = startLive(this.config.websocket_url, this.rpc, this.store, {
         onError: (err) => this.logger.log("warn", "live ingestion failed; the gap check will repair it", errorFields(err)),
         onIngested: this.options.onIngested,
       });
