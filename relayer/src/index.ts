@@ -1,6 +1,7 @@
 // @agent-market/relayer as a library: the app and its services, for tests, benchmarks and the
 // one-command local marketplace.
 export { buildApp } from "./app.js";
+export { openApiDocument } from "./openapi-document.js";
 export type { Services } from "./app-services.js";
 export { parseConfig, ConfigError, type RelayerConfig } from "./config.js";
 export { createServices, type RunningServices } from "./services.js";

@@ -1,12 +1,13 @@
 // The relayer's OpenAPI document and the TypeScript types generated from it, built in memory
 // from the route schemas (no database, chain or network): gen-openapi-types.mjs writes them,
-// test/openapi-types.test.ts checks that the committed copies are current. Runs under tsx,
-// which loads the relayer's TypeScript sources.
+// test/openapi-types.test.ts checks that the committed copies are current. Reads the relayer's
+// build (@agent-market/relayer, built before this package).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { openApiDocument as build, parseConfig } from "@agent-market/relayer";
 import { Keypair } from "@solana/web3.js";
 import openapiTS, { astToString } from "openapi-typescript";
 
@@ -20,8 +21,6 @@ const HEADER =
 
 /** The document as GET /v1/openapi.json serves it for PUBLIC_URL http://localhost:8080. */
 async function openApiDocument() {
-  const { parseConfig } = await import("../../../relayer/src/config.ts");
-  const { openApiDocument: build } = await import("../../../relayer/src/openapi-document.ts");
   // The configuration wants keypair files; no key appears in the document, so any will do.
   const dir = mkdtempSync(join(tmpdir(), "openapi-types-"));
   try {
