@@ -48,11 +48,13 @@ for file in relayer-execute.test.ts relayer-faults.test.ts relayer-recovery.test
 done
 
 # What failed, once more at the end, where the tail of a CI log shows it: cargo's "test … FAILED"
-# lines, and the numbered titles of mocha's failures (a test, or a hook with the test it served).
+# lines, and the numbered titles of mocha's failures (a test, or a hook with the test it served),
+# each with the first lines of its error (a CI log's excerpt may hold only this tail).
 grep -E '^test .* FAILED$' "$log" | sed 's/^/failed (rust): /'
-awk '/^ *[0-9]+ failing/ { listing = 1; next }
+awk '/^ *[0-9]+ failing/ { listing = 1; shown = 8; next }
   listing && /^ *[0-9]+ passing/ { listing = 0 }
-  listing && /^  [0-9]+\) / { title = $0; getline; sub(/^ +/, "", title); sub(/^ +/, ""); print "failed (mocha): " title " " $0 }' "$npm_log"
+  listing && /^  [0-9]+\) / { title = $0; getline; sub(/^ +/, "", title); sub(/^ +/, ""); print "failed (mocha): " title " " $0; shown = 0; next }
+  listing && shown < 8 && $0 !~ /^ *at / && $0 !~ /^ *$/ && $0 !~ /"level":[0-9]/ { shown += 1; print "    " substr($0, 1, 400) }' "$npm_log"
 [ "$idl_status" -eq 0 ] || echo "failed: the IDL check"
 [ "$npm_build_status" -eq 0 ] || echo "failed: node scripts/build-ts.mjs (the workspaces' builds)"
 # npm names each workspace whose test script exited non-zero, a crash after the tests included.

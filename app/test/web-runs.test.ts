@@ -91,9 +91,7 @@ describe("the limits of web runs in the dashboard", function () {
     assert.match((await alert.textContent())!, /agent_terms_changed/);
     assert.equal(await market.usdc(payer.tokenAccount), before, "nothing charged");
 
-    // The agent page reads the listing again when it is opened again.
-    await page.getByRole("link", { name: "Wallet", exact: true }).click();
-    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    // The refusal makes the page read the listing again: it says why, and the form stops offering the call.
     await page.getByTestId("listing-status").filter({ hasText: "paused: its on-chain price is not its listing's" }).waitFor();
     assert.equal(await page.getByRole("button", { name: "Run and pay from my wallet" }).isDisabled(), true);
     await page.screenshot({ path: `${SHOTS}/agent-terms-changed.png`, fullPage: true });
@@ -110,7 +108,9 @@ describe("the limits of web runs in the dashboard", function () {
       body: { pricing: { model: "pay_per_use", price_usdc: "0.500000" } },
     });
     assert.equal(patched.body.status, "active", JSON.stringify(patched.body));
+    // Opened again, the agent page reads the listing again.
     await page.getByRole("link", { name: "Wallet", exact: true }).click();
+    await page.getByRole("heading", { name: "Wallet", exact: true }).waitFor();
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
     await page.getByTestId("run-max-price").filter({ hasText: "At most 0.50 USDC" }).waitFor();
     await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();

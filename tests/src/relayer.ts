@@ -184,15 +184,24 @@ export function errorCode(response: ApiResponse): string {
 
 /**
  * The relayer's reconciliation of devnet, asked again while it finds differences (executions
- * still finishing) for up to `wait_ms`; then none must be left. The report, for further checks.
+ * still finishing) for up to `wait_ms`; then none must be left. With `escrows_closed`, it also
+ * waits for every escrow the relayer opened to be closed, and names the unfinished executions if
+ * one is not. The report, for further checks.
  */
-export async function expectReconciled(relayer: RunningRelayer, wait_ms = 20_000): Promise<ReconcileReport> {
+export async function expectReconciled(relayer: RunningRelayer, wait_ms = 20_000, escrows_closed = false): Promise<ReconcileReport> {
   const deadline = Date.now() + wait_ms;
+  const done = (r: ReconcileReport) => r.differences.length === 0 && (!escrows_closed || r.open_escrows_on_chain === 0);
   let report = await relayer.services.reconcile("devnet");
-  while (report.differences.length > 0 && Date.now() < deadline) {
+  while (!done(report) && Date.now() < deadline) {
     await sleep(250);
     report = await relayer.services.reconcile("devnet");
   }
   assert.deepEqual(report.differences, [], "reconciliation finds no difference");
+  if (escrows_closed && report.open_escrows_on_chain !== 0) {
+    const { rows } = await relayer.services.db.query<{ id: string; state: string; updated_at: Date }>(
+      "SELECT id, state, updated_at FROM executions WHERE network = 'devnet' AND state NOT IN ('settled', 'refunded', 'failed')",
+    );
+    assert.fail(`${report.open_escrows_on_chain} escrow(s) still open after ${wait_ms} ms; unfinished executions: ${JSON.stringify(rows)}`);
+  }
   return report;
 }

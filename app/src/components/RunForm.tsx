@@ -12,7 +12,11 @@ import { ReceiptCheck } from "./ReceiptCheck.js";
 import { SchemaForm } from "./SchemaForm.js";
 import { Usdc } from "./Usdc.js";
 
-export function RunForm({ agent }: { agent: Agent }) {
+// Refusals that mean the listing shown is out of date: the page reads it again, so its status and
+// price say why instead of the form inviting the same refused call.
+const LISTING_CHANGED = new Set(["agent_terms_changed", "agent_unavailable", "endpoint_changed", "price_above_maximum"]);
+
+export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingChanged: () => void }) {
   const { session, network } = useApp();
   const [task, setTask] = useState("");
   const [parameters, setParameters] = useState<Record<string, unknown> | string>({});
@@ -39,6 +43,7 @@ export function RunForm({ agent }: { agent: Agent }) {
       // A refused or refunded call is finished: the next submission is a new call.
       const status = (e as { status?: number }).status;
       if (e instanceof ExecutionFailedError || status === 402 || status === 409 || status === 429 || status === 503) setIdempotencyKey(newIdempotencyKey());
+      if (LISTING_CHANGED.has((e as { code?: string }).code ?? "")) onListingChanged();
     } finally {
       setBusy(false);
     }

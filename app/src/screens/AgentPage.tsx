@@ -91,7 +91,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
             <dd className="mono small">{agent.value.id}</dd>
           </dl>
           <div className="two-col">
-            <RunForm agent={agent.value} />
+            <RunForm agent={agent.value} onListingChanged={reload} />
             <section className="card" aria-labelledby="status-title">
               <h2 id="status-title">On-chain record</h2>
               {chain.state === "loading" && <Loading what="the chain's record" />}
