@@ -62,6 +62,75 @@ describe("execution limits shared through PostgreSQL", () => {
     }
   });
 
+  it("leases: a burst is taken in one statement per batch, not one per execution, each as if taken alone in order", async () => {
+    // Counts the statements that take leases: one execution at a time, a burst queued on its key's
+    // lock for the commit of every execution before it.
+    let statements = 0;
+    const db = relayer.services.db;
+    const counted = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property !== "query") return Reflect.get(target, property, receiver);
+        return (...args: Parameters<Db["query"]>) => {
+          if (String(args[0]).includes("acquire_execution_leases")) statements += 1;
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    });
+    const leases = new ExecutionLeases(counted, { per_key: 3, per_agent: 5 });
+    const holders = Array.from({ length: 24 }, () => id());
+    try {
+      // Two keys taking turns on one agent: the first five fill the agent, then each later one is
+      // refused by whichever scope is full first, its key's before its agent's.
+      const outcomes = await Promise.all(
+        holders.map((holder, i) =>
+          leases.acquire(holder, i % 2 === 0 ? "key_burst_1" : "key_burst_2", "devnet", "agentBurst").then(
+            () => "leased",
+            (error: unknown) => (error as ApiError).code,
+          ),
+        ),
+      );
+      assert.deepEqual(outcomes.slice(0, 5), Array(5).fill("leased"));
+      outcomes.slice(5).forEach((outcome, j) => {
+        assert.equal(outcome, (5 + j) % 2 === 0 ? "key_concurrency_limit" : "agent_concurrency_limit", `execution ${5 + j}`);
+      });
+      assert.ok(statements <= 3, `${statements} statements for ${holders.length} executions`);
+      const { rows } = await db.query<{ scope: string; n: number }>(
+        "SELECT scope, count(*)::int AS n FROM execution_leases WHERE scope IN ('key/key_burst_1', 'key/key_burst_2', 'agent/devnet/agentBurst') GROUP BY scope ORDER BY scope",
+      );
+      assert.deepEqual(rows, [
+        { scope: "agent/devnet/agentBurst", n: 5 },
+        { scope: "key/key_burst_1", n: 3 },
+        { scope: "key/key_burst_2", n: 2 },
+      ]);
+    } finally {
+      for (const holder of holders) await leases.release(holder);
+      leases.close();
+    }
+  });
+
+  it("leases: two processes bursting on one key never hold more than its limit together", async () => {
+    const limits = { per_key: 4, per_agent: 100 };
+    const first = new ExecutionLeases(relayer.services.db, limits);
+    const second = new ExecutionLeases(other, limits);
+    const holders = Array.from({ length: 40 }, () => id());
+    try {
+      const outcomes = await Promise.all(
+        holders.map((holder, i) =>
+          (i % 2 === 0 ? first : second).acquire(holder, "key_shared", "devnet", `agent${i % 3}`).then(
+            () => "leased",
+            (error: unknown) => (error as ApiError).code,
+          ),
+        ),
+      );
+      assert.equal(outcomes.filter((o) => o === "leased").length, 4);
+      assert.equal(outcomes.filter((o) => o === "key_concurrency_limit").length, 36);
+    } finally {
+      for (const holder of holders) await first.release(holder);
+      first.close();
+      second.close();
+    }
+  });
+
   it("leases: a crashed process's leases lapse on their own; a live process's are renewed", async () => {
     const leases = new ExecutionLeases(relayer.services.db, { per_key: 1, per_agent: 10 });
     try {

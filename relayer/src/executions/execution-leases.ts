@@ -3,9 +3,12 @@
 // relayer pay for more open escrows at once than the limits allow. Leases live in PostgreSQL,
 // which every relayer of a deployment shares; the process running an execution renews its leases,
 // and a process that dies stops renewing, so its leases lapse within LEASE_TTL_MS on their own.
+// The executions that arrive while one statement takes leases are taken together by the next (one
+// lock wait and one commit for all of them, instead of each queueing on its key's lock).
 import type { NetworkName } from "@agent-market/program";
 
 import { reportBackgroundError } from "../background.js";
+import { Batcher } from "../db/batcher.js";
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 
@@ -21,6 +24,18 @@ export interface LeaseLimits {
   per_agent: number;
 }
 
+/** Most executions whose leases one statement takes. */
+const ACQUIRE_BATCH = 64;
+
+interface LeaseRequest {
+  holder: string;
+  key_scope: string;
+  agent_scope: string;
+}
+
+/** What the statement answers for an execution: 0 leased, 1 its key's scope full, 2 its agent's. */
+type LeaseOutcome = 0 | 1 | 2;
+
 export class ExecutionLeases {
   /**
    * Holders this process runs, renewed together, each with how many of its parts here hold it
@@ -28,6 +43,10 @@ export class ExecutionLeases {
    */
   private readonly held = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
+  private readonly acquisitions = new Batcher<LeaseRequest, LeaseOutcome>((requests) => this.acquireTogether(requests), {
+    max_batch: ACQUIRE_BATCH,
+    max_in_flight: 1,
+  });
 
   constructor(
     private readonly db: Db,
@@ -42,11 +61,7 @@ export class ExecutionLeases {
    * 429 (`key_concurrency_limit`, `agent_concurrency_limit`) having taken none.
    */
   async acquire(holder: string, api_key_id: string, network: NetworkName, agent: string): Promise<void> {
-    const { rows } = await this.db.query<{ full: number }>(
-      "SELECT acquire_execution_leases($1::text[], $2::int[], $3, $4) AS full",
-      [[`key/${api_key_id}`, `agent/${network}/${agent}`], [this.limits.per_key, this.limits.per_agent], holder, LEASE_TTL_MS],
-    );
-    const full = rows[0]!.full;
+    const full = await this.acquisitions.submit({ holder, key_scope: `key/${api_key_id}`, agent_scope: `agent/${network}/${agent}` });
     if (full === 1) {
       throw new ApiError("key_concurrency_limit", undefined, undefined, { limit: this.limits.per_key, retry_after_secs: 1 });
     }
@@ -54,6 +69,22 @@ export class ExecutionLeases {
       throw new ApiError("agent_concurrency_limit", undefined, undefined, { limit: this.limits.per_agent, retry_after_secs: 1 });
     }
     this.hold(holder);
+  }
+
+  /** Each request's outcome, as if each had been taken alone in the order given. */
+  private async acquireTogether(requests: LeaseRequest[]): Promise<LeaseOutcome[]> {
+    const { rows } = await this.db.query<{ outcomes: LeaseOutcome[] }>(
+      "SELECT acquire_execution_leases_together($1::text[], $2::text[], $3::text[], $4, $5, $6) AS outcomes",
+      [
+        requests.map((r) => r.holder),
+        requests.map((r) => r.key_scope),
+        requests.map((r) => r.agent_scope),
+        this.limits.per_key,
+        this.limits.per_agent,
+        LEASE_TTL_MS,
+      ],
+    );
+    return rows[0]!.outcomes;
   }
 
   private hold(holder: string): void {
