@@ -12,7 +12,7 @@
 //   - the instruction that invoked it (one stack level up) is the program too, which is the
 //     same signer proof read from the call stack rather than inferred from success;
 //   - the data starts with anchor's event tag and carries a known event discriminator.
-import { decodeCpiEventData, eventAuthorityPda, coder, formatExecutionId } from "@agent-market/program";
+import { decodeBase58, decodeCpiEventData, eventAuthorityPda, coder, formatExecutionId } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
@@ -69,7 +69,7 @@ const FEE_SHARD_EVENTS = new Set(["EscrowSettled", "EscrowSettledToLog", "Subscr
 /** The fee shard index a settle, settle_batch or subscribe instruction names, from its arguments. */
 function feeShardOf(instructionData: string): number | null {
   try {
-    const decoded = coder.instruction.decode(Buffer.from(bs58.decode(instructionData)));
+    const decoded = coder.instruction.decode(Buffer.from(decodeBase58(instructionData)));
     const args = decoded?.data as { fee_shard_index?: number } | undefined;
     return typeof args?.fee_shard_index === "number" ? args.fee_shard_index : null;
   } catch {
@@ -112,7 +112,7 @@ function decodeWith(raw: RawTransaction, program: string, eventAuthority: string
       if (!caller || keys[caller.programIdIndex] !== program) return;
       let bytes: Uint8Array;
       try {
-        bytes = bs58.decode(ix.data);
+        bytes = decodeBase58(ix.data);
       } catch {
         return;
       }

@@ -4,9 +4,10 @@
 // - `emit_cpi!` (what this program uses, since log truncation cannot drop it): an inner
 //   instruction from the program to itself, signed by the event authority PDA, whose data is
 //   EVENT_IX_TAG_LE ‖ discriminator ‖ Borsh.
-import { EventParser, utils } from "@coral-xyz/anchor";
+import { EventParser } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
+import { decodeBase58 } from "./base58.js";
 import { definedFromAnchor } from "./convert.js";
 import { eventAuthorityPda } from "./pda.js";
 import { coder } from "./program.js";
@@ -117,7 +118,7 @@ export function eventsFromInnerInstructions(
       }
       if (programId !== program) continue;
       if (firstAccount !== undefined && firstAccount !== eventAuthority) continue;
-      const event = decodeCpiEventData(utils.bytes.bs58.decode(ix.data));
+      const event = decodeCpiEventData(decodeBase58(ix.data));
       if (event) events.push(event);
     }
   }

@@ -33,6 +33,7 @@ export * from "./accounts.js";
 export * from "./events.js";
 export * from "./errors.js";
 export { toHex, fromHex } from "./bytes.js";
+export { decodeBase58 } from "./base58.js";
 export { LruMap } from "./lru.js";
 export { fromAnchor, toAnchor, camelCase, type IdlTypeJson } from "./convert.js";
 export { ed25519PublicKey, ed25519Sign, ed25519Verify } from "./ed25519.js";
