@@ -1,10 +1,11 @@
 // Builds the server: GraphQL (graphql-yoga) on /graphql, subscriptions over server-sent events
 // on the same path, GraphiQL in development, and the Helius webhook endpoint. `yoga.fetch` serves a request without a socket (what the tests use).
 import type { DocumentNode, ExecutionResult } from "graphql";
-import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, type Plugin, type YogaServerInstance, type YogaServerOptions } from "graphql-yoga";
 
 import type { ChangeFeed } from "./change-feed.js";
 import type { Pool } from "./db/pool.js";
+import { compiledQueriesPlugin } from "./graphql/compiled-queries.js";
 import { createContext, type GraphQLContext, type ServerState } from "./graphql/context.js";
 import { checkQueryLimits, DEFAULT_LIMITS, noIntrospectionRule, type QueryLimits } from "./graphql/limits.js";
 import { DEFAULT_REQUEST_BOUNDS, requestBoundsPlugin, type RequestBounds } from "./graphql/request-limits.js";
@@ -134,7 +135,7 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
     sharedReads: { generation: -1, loaders: null },
     receiptTrees: new ReceiptTrees(options.pool, options.schema),
   };
-  const plugins: Plugin[] = [
+  const plugins: NonNullable<YogaServerOptions<object, GraphQLContext>["plugins"]> = [
     webhookPlugin({ store: options.store, rpc: options.rpc }, options.heliusWebhookAuth),
     requestBoundsPlugin(options.requestBounds ?? DEFAULT_REQUEST_BOUNDS),
     limitsPlugin(options.limits ?? DEFAULT_LIMITS, options.subscriptions),
@@ -142,6 +143,7 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
   // After the limits: a refused query is refused whether or not an answer is kept.
   if (options.responseCacheMs > 0) plugins.push(responseCachePlugin(options.feed, { maxEntries: 2_000, ttlMs: options.responseCacheMs }));
   if (options.production) plugins.push(introspectionPlugin());
+  plugins.push(compiledQueriesPlugin());
   return createYoga<object, GraphQLContext>({
     schema: buildSchema(),
     context: () => createContext(state),

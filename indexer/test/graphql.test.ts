@@ -198,6 +198,34 @@ describe("GraphQL", function () {
     }
   });
 
+  it("answers a query run again (compiled from its second run) as it answered its first", async () => {
+    // No response cache: every run executes, the first through graphql-js, the later ones compiled.
+    const uncached = await quietIndexer(env!, { response_cache_ms: 0 });
+    try {
+      const text = `query($agent: String!) { agent(address: $agent) {
+        address status uptime { window executions successRate latencySeconds { p50 p95 } }
+        daily { day executions status }
+        stats(window: D30) { executions successRate behind(outcome: AGAINST_CREATOR) { nodes { id refundReason amount { usdc finalized } closeTransaction { signature } } } }
+        executions(first: 5) { edges { cursor node { id state amount { usdc finalized } } } pageInfo { hasNextPage endCursor } }
+      } }`;
+      const variables = { agent: run.agent.address.toBase58() };
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await graphql(uncached, text, variables));
+      assert.equal(answers[0]!.status, 200);
+      assert.equal(answers[0]!.errors, undefined, JSON.stringify(answers[0]!.errors));
+      assert.equal((answers[0]!.data as any).agent.executions.edges.length, 5);
+      assert.deepEqual(answers[1], answers[0]);
+      assert.deepEqual(answers[2], answers[0]);
+      // An error answers the same too: a variable of the wrong type, first and then compiled.
+      const wrong = [];
+      for (let i = 0; i < 3; i++) wrong.push(await graphql(uncached, text, { agent: 5 }));
+      assert.deepEqual(wrong[1], wrong[0]);
+      assert.deepEqual(wrong[2], wrong[0]);
+    } finally {
+      await uncached.close();
+    }
+  });
+
   it("shows status, uptime windows, the 90-day chart and the executions behind a figure", async () => {
     const data = await query(
       indexer,
