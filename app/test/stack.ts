@@ -6,10 +6,8 @@ import { createServer, type Server } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { createIndexer, type Indexer } from "../../indexer/src/indexer.js";
-import { parseConfig } from "../../indexer/src/config.js";
+import { createIndexer, parseConfig, silentLogger, type Indexer } from "@agent-market/indexer";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
-import { silentLogger } from "../../indexer/src/logger.js";
 import { TestMarket } from "@agent-market/tests/fixtures";
 import { startRelayer, type RunningRelayer } from "@agent-market/tests/relayer";
 

@@ -20,9 +20,7 @@ import { Transaction } from "@solana/web3.js";
 
 import { TestMarket, type AgentFixture, type Wallet } from "@agent-market/tests/fixtures";
 
-import { createIndexer, parseConfig, SolanaRpc, type Indexer } from "../../indexer/src/index.js";
-import { backfill } from "../../indexer/src/ingest/backfill.js";
-import { silentLogger } from "../../indexer/src/logger.js";
+import { backfill, createIndexer, parseConfig, silentLogger, SolanaRpc, type Indexer } from "@agent-market/indexer";
 import { SEEDED_AGENTS, seedExecutions, seededSubjects, type SeededSubjects } from "./seed-executions.js";
 
 const arg = (name: string, fallback: string) => {

@@ -1,7 +1,7 @@
 // Executions and their rollups written straight into an indexer's database, as ingestion would
 // have built them: the way the benchmarks get a history of 100,000 or 1,000,000 executions
 // without running them on a chain. Shared by the indexer's and the dashboard's benchmarks.
-import type { Indexer } from "../../indexer/src/index.js";
+import type { Indexer } from "@agent-market/indexer";
 
 export interface SeedOptions {
   executions: number;

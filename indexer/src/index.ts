@@ -9,3 +9,4 @@ export { transactionDecoder, type RawTransaction } from "./ingest/decoder.js";
 export { backfill } from "./ingest/backfill.js";
 export { settleFinality } from "./ingest/finality.js";
 export { reconcile } from "./reconcile.js";
+export { silentLogger, stderrLogger, type Logger } from "./logger.js";
