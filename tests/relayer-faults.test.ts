@@ -451,16 +451,7 @@ describe("relayer: its PostgreSQL server stopped and started again mid-execution
   });
   after(async () => {
     try {
-      if (relayer) {
-        const deadline = Date.now() + 30_000;
-        let report = await relayer.services.reconcile("devnet");
-        while ((report.differences.length > 0 || report.open_escrows_on_chain > 0) && Date.now() < deadline) {
-          await sleep(250);
-          report = await relayer.services.reconcile("devnet");
-        }
-        assert.deepEqual(report.differences, [], "reconciliation finds no difference");
-        assert.equal(report.open_escrows_on_chain, 0, "no escrow is left open");
-      }
+      if (relayer) await expectReconciled(relayer, 30_000, true);
     } finally {
       await agent?.server.close();
       await relayer?.app.close();

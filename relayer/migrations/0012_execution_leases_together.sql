@@ -19,10 +19,11 @@ DECLARE
   outcomes int[] := '{}';
   expires timestamptz;
 BEGIN
-  FOR locked_scope IN SELECT DISTINCT k FROM unnest(key_scopes) AS k ORDER BY k LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended('execution_leases/' || locked_scope, 0));
-  END LOOP;
-  FOR locked_scope IN SELECT DISTINCT a FROM unnest(agent_scopes) AS a ORDER BY a LOOP
+  FOR locked_scope IN
+    SELECT s FROM (SELECT DISTINCT 0 AS part, k AS s FROM unnest(key_scopes) AS k
+                   UNION SELECT DISTINCT 1, a FROM unnest(agent_scopes) AS a) AS scopes
+    ORDER BY part, s
+  LOOP
     PERFORM pg_advisory_xact_lock(hashtextextended('execution_leases/' || locked_scope, 0));
   END LOOP;
   DELETE FROM execution_leases WHERE scope = ANY (key_scopes || agent_scopes) AND expires_at <= clock_timestamp();
