@@ -9,6 +9,10 @@ import type { AddressInfo, Socket } from "node:net";
  * stall: never answered (the client's timeout decides);
  * drop (sendTransaction): forwarded and answered, then taken back with `localnet_dropTransaction`
  * as a cluster abandons the fork that held it: the client has its signature, the chain has nothing.
+ * A dropped send runs alone: it waits for the calls already forwarded and holds back new ones until
+ * it is taken back, so no other call sees it landed in between (a fork a cluster abandons is never
+ * seen at the commitment the relayer reads, and a poll racing the drop would see a confirmed send
+ * vanish, which no cluster does).
  */
 export type Fault = "error" | "lose" | "stall" | "drop";
 
@@ -65,6 +69,32 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     }
   };
   const sockets = new Set<Socket>();
+  let alone_gate: Promise<void> | null = null;
+  let in_flight = 0;
+  let on_idle: (() => void) | null = null;
+  const shared = async <T>(work: () => Promise<T>): Promise<T> => {
+    while (alone_gate) await alone_gate;
+    in_flight += 1;
+    try {
+      return await work();
+    } finally {
+      in_flight -= 1;
+      if (in_flight === 0) on_idle?.();
+    }
+  };
+  const alone = async <T>(work: () => Promise<T>): Promise<T> => {
+    while (alone_gate) await alone_gate;
+    let open!: () => void;
+    alone_gate = new Promise((resolve) => (open = resolve));
+    try {
+      if (in_flight > 0) await new Promise<void>((resolve) => (on_idle = resolve));
+      on_idle = null;
+      return await work();
+    } finally {
+      alone_gate = null;
+      open();
+    }
+  };
   const forward = (body: Buffer): Promise<{ status: number; body: Buffer }> =>
     fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (response) => ({
       status: response.status,
@@ -111,9 +141,16 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
         response.writeHead(503).end("injected fault");
         return;
       }
-      forward(body)
-        .then(async (answer) => {
-          if (fault === "drop") await takeBack(answer.body);
+      const forwarded =
+        fault === "drop"
+          ? alone(async () => {
+              const answer = await forward(body);
+              await takeBack(answer.body);
+              return answer;
+            })
+          : shared(() => forward(body));
+      forwarded
+        .then((answer) => {
           observe(body, answer.body);
           return answer;
         })
