@@ -7,7 +7,7 @@ import { crc32 } from "node:zlib";
 
 export type KeyEnvironment = "test" | "live";
 
-export const KEY_PREFIXES: Record<KeyEnvironment, string> = { test: "svc_test_", live: "svc_live_" };
+export const KEY_PREFIXES = { test: "svc_test_", live: "svc_live_" } as const satisfies Record<KeyEnvironment, string>;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 30;
 const CHECKSUM_CHARS = 6;

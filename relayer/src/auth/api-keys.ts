@@ -5,10 +5,12 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 
 import { utils } from "@coral-xyz/anchor";
 import { formatUsdc, type NetworkName } from "@agent-market/program";
+import type { FromSchema } from "json-schema-to-ts";
 
 import { Batcher } from "../db/batcher.js";
 import { runStatement, type Db, type Statement } from "../db/pool.js";
 import { ApiError } from "../errors.js";
+import type { apiKeyObject } from "../http/schemas.js";
 import { generateApiKey, hashApiKey, KEY_PREFIXES, parseApiKey, type KeyEnvironment } from "./api-key-format.js";
 
 export const KEY_NETWORKS: Record<KeyEnvironment, NetworkName> = { test: "devnet", live: "mainnet" };
@@ -49,25 +51,8 @@ export interface AuthenticatedKey {
   spent_usdc: bigint;
 }
 
-/** The API's view of a key. The secret itself is never stored, so it is never in here. */
-export interface ApiKeyObject {
-  object: "api_key";
-  id: string;
-  name: string;
-  environment: KeyEnvironment;
-  network: NetworkName;
-  wallet: string;
-  prefix: string;
-  last4: string;
-  status: "active" | "revoked" | "expired";
-  created_at: string;
-  last_used_at: string | null;
-  execution_count: number;
-  spent_usdc: string;
-  spending_cap_usdc: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
+/** The API's view of a key (its response schema). The secret itself is never stored, so it is never in here. */
+export type ApiKeyObject = FromSchema<typeof apiKeyObject>;
 
 function toObject(row: ApiKeyRow, now: Date): ApiKeyObject {
   const status = row.revoked_at ? "revoked" : row.expires_at && row.expires_at <= now ? "expired" : "active";

@@ -13,9 +13,11 @@ import { createHash } from "node:crypto";
 
 import { utils } from "@coral-xyz/anchor";
 import { formatUsdc, type NetworkName } from "@agent-market/program";
+import type { FromSchema } from "json-schema-to-ts";
 
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
+import type { webRunSettings } from "../http/schemas.js";
 import type { KeyEnvironment } from "./api-key-format.js";
 import { KEY_NETWORKS, type AuthenticatedKey } from "./api-keys.js";
 
@@ -26,16 +28,7 @@ export const WEB_RUN_DEFAULT_CAP_USDC = 10_000_000n;
 export const WEB_RUN_MAX_CAP_USDC = 1_000_000_000_000n;
 
 /** A wallet's web runs on one network, as GET and PATCH /v1/wallet/web-runs show them. */
-export interface WebRunSettings {
-  object: "web_runs";
-  network: NetworkName;
-  key_id: string;
-  enabled: boolean;
-  spending_cap_usdc: string;
-  spent_usdc: string;
-  execution_count: number;
-  revoked_at: string | null;
-}
+export type WebRunSettings = FromSchema<typeof webRunSettings>;
 
 interface WebKeyRow {
   spent_usdc: string;

@@ -202,7 +202,7 @@ export class DisputeService {
     } finally {
       client.release();
     }
-    return { object: "dispute_evidence", evidence_id: id, execution_id: execution.id, role, evidence_hash: toHex(hash), created_at };
+    return { object: "dispute_evidence" as const, evidence_id: id, execution_id: execution.id, role, evidence_hash: toHex(hash), created_at: created_at.toISOString() };
   }
 
   /** One execution's dispute, for its payer, its agent's creator or the market's arbiter. */

@@ -2,12 +2,12 @@
 import type { Db } from "../db/pool.js";
 import { ApiError } from "../errors.js";
 import type { ExecutionRow } from "./execution-row.js";
-import { renderExecution } from "./execution-view.js";
+import { renderExecution, type ExecutionObject } from "./execution-view.js";
 
 export class ExecutionReads {
   constructor(private readonly db: Db) {}
 
-  async get(wallet: string, id: string): Promise<unknown> {
+  async get(wallet: string, id: string): Promise<ExecutionObject> {
     const { rows } = await this.db.query<ExecutionRow>(`SELECT * FROM executions WHERE id = $1 AND wallet = $2`, [id, wallet]);
     if (!rows[0]) throw new ApiError("resource_not_found", `No execution ${id}.`, "execution_id");
     return renderExecution(rows[0]);
@@ -16,7 +16,7 @@ export class ExecutionReads {
   async list(
     wallet: string,
     page: { limit: number; starting_after?: string; agent?: string },
-  ): Promise<{ data: unknown[]; has_more: boolean }> {
+  ): Promise<{ data: ExecutionObject[]; has_more: boolean }> {
     const params: unknown[] = [wallet, page.limit + 1];
     const where = ["wallet = $1"];
     if (page.agent !== undefined) {

@@ -1,7 +1,9 @@
 // An execution as the API shows it: status, output, the receipt that binds who produced which
 // output for which input, the charge split as the program splits it, the transactions, timings.
 import { splitPayment, toHex, formatUsdc } from "@agent-market/program";
+import type { FromSchema } from "json-schema-to-ts";
 
+import type { executionObject } from "../http/execution-schemas.js";
 import type { ExecutionRow, ExecutionState } from "./execution-row.js";
 
 export type ExecutionStatus = "pending" | "running" | "succeeded" | "refunded" | "failed";
@@ -18,7 +20,10 @@ const STATUS: Record<ExecutionState, ExecutionStatus> = {
 
 const ms = (from: Date | null, to: Date | null) => (from && to ? to.getTime() - from.getTime() : null);
 
-export function renderExecution(row: ExecutionRow) {
+/** An execution as its response schema describes it. */
+export type ExecutionObject = FromSchema<typeof executionObject>;
+
+export function renderExecution(row: ExecutionRow): ExecutionObject {
   const status = STATUS[row.state];
   const amount = row.amount_usdc === null ? null : BigInt(row.amount_usdc);
   const charged = status === "succeeded" && amount !== null ? amount : 0n;
@@ -41,7 +46,7 @@ export function renderExecution(row: ExecutionRow) {
             result_hash: toHex(row.result_hash!),
             digest: toHex(row.result_digest!),
             creator_signature: toHex(row.creator_signature!),
-            creator_public_key: row.signing_key,
+            creator_public_key: row.signing_key!,
           }
         : null,
     charge: {
@@ -70,4 +75,3 @@ export function renderExecution(row: ExecutionRow) {
   };
 }
 
-export type ExecutionObject = ReturnType<typeof renderExecution>;

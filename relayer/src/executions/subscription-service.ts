@@ -91,9 +91,9 @@ export function renderPurchase(row: PurchaseRow) {
   const price = BigInt(row.price_usdc);
   const { creatorShareUsdc, feeUsdc } = splitPayment(price);
   return {
-    object: "subscription",
+    object: "subscription" as const,
     id: row.id,
-    status: row.state === "sending" ? "pending" : row.state,
+    status: row.state === "sending" ? ("pending" as const) : row.state,
     agent: row.agent,
     wallet: row.wallet,
     network: row.network,
@@ -103,7 +103,7 @@ export function renderPurchase(row: PurchaseRow) {
       amount_usdc: formatUsdc(price),
       creator_share_usdc: formatUsdc(creatorShareUsdc),
       fee_usdc: formatUsdc(feeUsdc),
-      currency: "USDC",
+      currency: "USDC" as const,
     },
     transaction: row.tx.signature,
   };

@@ -165,3 +165,19 @@ export const networkQuery = {
   additionalProperties: false,
   properties: { network: { ...network, default: "devnet" } },
 } as const;
+
+/** A wallet's web runs on one network: whether sessions may run agents, and their cap. */
+export const webRunSettings = {
+  type: "object",
+  required: ["object", "network", "key_id", "enabled", "spending_cap_usdc", "spent_usdc", "execution_count", "revoked_at"],
+  properties: {
+    object: { const: "web_runs" },
+    network,
+    key_id: { type: "string" },
+    enabled: { type: "boolean" },
+    spending_cap_usdc: usdcAmount,
+    spent_usdc: usdcAmount,
+    execution_count: { type: "integer" },
+    revoked_at: nullableTimestamp,
+  },
+} as const;

@@ -8,7 +8,7 @@ import type { NetworkConfig } from "../config.js";
 export type AgentHealthStatus = "operational" | "degraded" | "down" | "no_data" | "unknown";
 
 /** What a listing shows of an agent's on-chain record (`unknown`: the indexer did not answer). */
-export interface AgentHealth {
+export type AgentHealth = {
   status: AgentHealthStatus;
   /** Settled ÷ (settled + refunds against the creator) over 24 h; null without any. */
   success_rate_24h: number | null;
@@ -16,7 +16,7 @@ export interface AgentHealth {
   /** Escrow open → settlement, in seconds of the chain's clock, over 24 h. */
   latency_p50_secs: number | null;
   latency_p95_secs: number | null;
-}
+};
 
 export const UNKNOWN_HEALTH: AgentHealth = {
   status: "unknown",

@@ -57,12 +57,12 @@ export function circuitRow(json: CircuitJson | null): CircuitRow | null {
 export type CircuitState = "closed" | "open" | "half_open";
 
 /** The circuit as the API shows it on a listing. */
-export interface CircuitView {
+export type CircuitView = {
   state: CircuitState;
   opened_at: string | null;
   /** When an open circuit lets its probe through. */
   retry_at: string | null;
-}
+};
 
 export function circuitState(circuit: CircuitRow | null, now_ms = Date.now()): CircuitState {
   if (!circuit?.opened_until) return "closed";

@@ -43,7 +43,7 @@ export interface ListingForExecution {
 export const LISTING_CACHE_MS = 1_000;
 const LISTING_CACHE_ENTRIES = 10_000;
 
-export interface ListingObject {
+export type ListingObject = {
   object: "agent";
   id: string;
   network: NetworkName;
@@ -52,8 +52,8 @@ export interface ListingObject {
   description: string;
   tags: string[];
   pricing: PricingWire;
-  input_schema: object;
-  output_schema: object;
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown>;
   endpoint: string;
   signing_key: string;
   max_execution_secs: number;
@@ -66,7 +66,7 @@ export interface ListingObject {
   created_at: string;
   updated_at: string;
   last_probe: { at: string; latency_ms: number } | null;
-}
+};
 
 interface ListingRow {
   network: NetworkName;
@@ -75,8 +75,8 @@ interface ListingRow {
   name: string;
   description: string;
   tags: string[];
-  input_schema: object;
-  output_schema: object;
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown>;
   endpoint: string;
   signing_key: string;
   pricing: PricingWire;

@@ -1,10 +1,8 @@
 import { MAX_EXECUTION_SECS } from "@agent-market/program";
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, network } from "../http/schemas.js";
-import type { ConformanceInput } from "../listings/listing-checks.js";
 import { listingFields } from "./agents-create.js";
 
 /**
@@ -15,8 +13,8 @@ import { listingFields } from "./agents-create.js";
  * with this key); its task and parameters are the relayer's, and it counts as a listing write
  * against the rate limit.
  */
-export function registerAgentsConformance(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: ConformanceInput }>(
+export function registerAgentsConformance(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/agents/conformance",
     {
       schema: {

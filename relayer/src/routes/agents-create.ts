@@ -1,9 +1,7 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, jsonSchemaDocument, listingObject, network, pricing } from "../http/schemas.js";
-import type { ListingInput } from "../listings/listing-service.js";
 
 export const listingFields = {
   name: { type: "string", minLength: 1, maxLength: 100 },
@@ -41,8 +39,8 @@ export const LISTING_CHECKLIST =
   "(probe_bad_signature), whose output matches output_schema (probe_output_invalid).";
 
 /** POST /v1/agents: list an agent registered on-chain, after the whole creator checklist passes. */
-export function registerAgentsCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: ListingInput }>(
+export function registerAgentsCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/agents",
     {
       schema: {

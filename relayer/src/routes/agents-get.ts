@@ -1,12 +1,10 @@
-import type { FastifyInstance } from "fastify";
-import type { NetworkName } from "@agent-market/program";
-
 import type { Services } from "../app-services.js";
+import type { RouteApp } from "../http/route-app.js";
 import { agentIdParams, errorResponses, discoveredListingObject, networkQuery } from "../http/schemas.js";
 
 /** GET /v1/agents/:agent_id: one listing, public. */
-export function registerAgentsGet(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { agent_id: string }; Querystring: { network: NetworkName } }>(
+export function registerAgentsGet(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/agents/:agent_id",
     {
       schema: {

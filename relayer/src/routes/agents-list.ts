@@ -1,12 +1,10 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, discoveredListingObject, listOf, network, paginationQuery } from "../http/schemas.js";
-import type { DiscoveryQuery } from "../listings/discovery.js";
 
 /** GET /v1/agents: discovery, public. */
-export function registerAgentsList(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: DiscoveryQuery }>(
+export function registerAgentsList(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/agents",
     {
       schema: {
@@ -33,6 +31,6 @@ export function registerAgentsList(app: FastifyInstance, services: Services): vo
         response: { 200: listOf(discoveredListingObject), ...errorResponses(400, 503) },
       },
     },
-    async (request) => ({ object: "list", ...(await services.discovery.list(request.query)) }),
+    async (request) => ({ object: "list" as const, ...(await services.discovery.list(request.query)) }),
   );
 }

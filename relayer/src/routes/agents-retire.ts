@@ -1,13 +1,11 @@
-import type { FastifyInstance } from "fastify";
-import type { NetworkName } from "@agent-market/program";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
 
 /** POST /v1/agents/:agent_id/retire */
-export function registerAgentsRetire(app: FastifyInstance, services: Services): void {
-  app.post<{ Params: { agent_id: string }; Querystring: { network: NetworkName } }>(
+export function registerAgentsRetire(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/agents/:agent_id/retire",
     {
       schema: {

@@ -1,15 +1,12 @@
-import type { FastifyInstance } from "fastify";
-import type { NetworkName } from "@agent-market/program";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { agentIdParams, errorResponses, listingObject, networkQuery } from "../http/schemas.js";
-import type { ListingUpdate } from "../listings/listing-service.js";
 import { LISTING_CHECKLIST, listingFields } from "./agents-create.js";
 
 /** PATCH /v1/agents/:agent_id: change a listing (after update_agent on-chain, where terms change). */
-export function registerAgentsUpdate(app: FastifyInstance, services: Services): void {
-  app.patch<{ Params: { agent_id: string }; Querystring: { network: NetworkName }; Body: ListingUpdate }>(
+export function registerAgentsUpdate(app: RouteApp, services: Services): void {
+  app.patch(
     "/v1/agents/:agent_id",
     {
       schema: {

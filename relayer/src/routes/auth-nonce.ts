@@ -1,11 +1,10 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, timestamp } from "../http/schemas.js";
 
 /** POST /v1/auth/nonce: step one of Sign-In With Solana. */
-export function registerAuthNonce(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: { wallet: string } }>(
+export function registerAuthNonce(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/auth/nonce",
     {
       schema: {
@@ -39,7 +38,7 @@ export function registerAuthNonce(app: FastifyInstance, services: Services): voi
     async (request, reply) => {
       const challenge = await services.signIn.challenge(request.body.wallet);
       reply.code(201);
-      return { object: "sign_in_challenge", ...challenge };
+      return { object: "sign_in_challenge" as const, ...challenge };
     },
   );
 }

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { SESSION_COOKIE } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, timestamp } from "../http/schemas.js";
 
 /** POST /v1/auth/session: step two of Sign-In With Solana. */
-export function registerAuthSessionCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: { message: string; signature: string } }>(
+export function registerAuthSessionCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/auth/session",
     {
       schema: {
@@ -53,7 +52,7 @@ export function registerAuthSessionCreate(app: FastifyInstance, services: Servic
         expires: new Date(session.expires_at),
       });
       reply.code(201);
-      return { object: "session", token, ...session };
+      return { object: "session" as const, token, ...session };
     },
   );
 }

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession, SESSION_COOKIE } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 import { sessionObject } from "./auth-session-get.js";
 
 /** DELETE /v1/auth/session: sign out; the token is refused from then on. */
-export function registerAuthSessionDelete(app: FastifyInstance, services: Services): void {
+export function registerAuthSessionDelete(app: RouteApp, services: Services): void {
   app.delete(
     "/v1/auth/session",
     {
@@ -23,7 +22,7 @@ export function registerAuthSessionDelete(app: FastifyInstance, services: Servic
       const session = request.walletSession!;
       await services.signIn.signOut(session.id);
       reply.clearCookie(SESSION_COOKIE, { path: "/v1" });
-      return { object: "session", ...session };
+      return { object: "session" as const, ...session };
     },
   );
 }

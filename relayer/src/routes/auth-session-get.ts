@@ -1,7 +1,6 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, timestamp } from "../http/schemas.js";
 
 export const sessionObject = {
@@ -17,7 +16,7 @@ export const sessionObject = {
 } as const;
 
 /** GET /v1/auth/session: the signed-in wallet. */
-export function registerAuthSessionGet(app: FastifyInstance, services: Services): void {
+export function registerAuthSessionGet(app: RouteApp, services: Services): void {
   app.get(
     "/v1/auth/session",
     {
@@ -29,6 +28,6 @@ export function registerAuthSessionGet(app: FastifyInstance, services: Services)
       },
       preHandler: requireSession(services.signIn),
     },
-    async (request) => ({ object: "session", ...request.walletSession! }),
+    async (request) => ({ object: "session" as const, ...request.walletSession! }),
   );
 }

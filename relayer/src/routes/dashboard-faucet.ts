@@ -5,12 +5,12 @@
 // for the session's own wallet only, and only up to fixed amounts, so calling it again and again
 // leaves the wallet where one call does.
 import { PublicKey } from "@solana/web3.js";
-import type { FastifyInstance } from "fastify";
 import { formatUsdc } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { ApiError } from "../errors.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 
 /** The SOL a wallet is topped up to: hundreds of thousands of transaction fees. */
 export const FAUCET_SOL_LAMPORTS = 2_000_000_000n;
@@ -42,7 +42,7 @@ async function confirmed(url: string, signature: string): Promise<void> {
   throw new ApiError("chain_unavailable");
 }
 
-export function registerDashboardFaucet(app: FastifyInstance, services: Services): void {
+export function registerDashboardFaucet(app: RouteApp, services: Services): void {
   const rpcUrl = services.config.dashboard?.localnet ? services.config.networks.devnet?.rpc_url : undefined;
   if (rpcUrl === undefined) return;
   const node: string = rpcUrl;

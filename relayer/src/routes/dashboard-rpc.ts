@@ -4,10 +4,9 @@
 // browser sends the local test wallet's transactions and checks receipts on chain through it.
 // Only the read and send methods those need pass; a hosted RPC is never exposed this way (the page
 // calls DASHBOARD_<NETWORK>_RPC_URL itself).
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { ApiError } from "../errors.js";
+import type { RouteApp } from "../http/route-app.js";
 
 const ALLOWED = new Set([
   "getAccountInfo",
@@ -22,10 +21,10 @@ const ALLOWED = new Set([
   "sendTransaction",
 ]);
 
-export function registerDashboardRpc(app: FastifyInstance, services: Services): void {
+export function registerDashboardRpc(app: RouteApp, services: Services): void {
   const rpcUrl = services.config.dashboard?.localnet ? services.config.networks.devnet?.rpc_url : undefined;
   if (rpcUrl === undefined) return;
-  app.post<{ Body: unknown }>("/dashboard-rpc", { schema: { hide: true } }, async (request, reply) => {
+  app.post("/dashboard-rpc", { schema: { hide: true } }, async (request, reply) => {
     const calls = Array.isArray(request.body) ? request.body : [request.body];
     for (const call of calls) {
       const method = (call as { method?: unknown } | null)?.method;

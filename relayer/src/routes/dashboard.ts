@@ -7,12 +7,12 @@ import { extname, join, normalize, resolve, sep } from "node:path";
 import { promisify } from "node:util";
 import { brotliCompress, constants as zlib, gzip } from "node:zlib";
 
-import type { FastifyInstance } from "fastify";
 import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { developmentArbiterKey } from "../dev-arbiter.js";
 import { ApiError } from "../errors.js";
+import type { RouteApp } from "../http/route-app.js";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -53,7 +53,7 @@ function contentSecurityPolicy(graphqlUrl: string | undefined, rpcUrls: string[]
   ].join("; ");
 }
 
-export function registerDashboard(app: FastifyInstance, services: Services): void {
+export function registerDashboard(app: RouteApp, services: Services): void {
   const dashboard = services.config.dashboard;
   if (dashboard === undefined) return;
   const root = resolve(dashboard.dir);

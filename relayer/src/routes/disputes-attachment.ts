@@ -1,9 +1,10 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyReply } from "fastify";
 
 import type { Services } from "../app-services.js";
 import { attachmentDisposition, MAX_ATTACHMENTS } from "../disputes/dispute-service.js";
 import { requireSession } from "../http/auth.js";
 import { evidenceId, executionId } from "../http/dispute-schemas.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 
 /**
@@ -11,8 +12,8 @@ import { errorResponses } from "../http/schemas.js";
  * Its type is whatever the uploader claimed, so it is always a download, never sniffed, and
  * sandboxed should a browser render it anyway.
  */
-export function registerDisputesAttachment(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { execution_id: string; evidence_id: string; index: number } }>(
+export function registerDisputesAttachment(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/disputes/:execution_id/evidence/:evidence_id/attachments/:index",
     {
       schema: {
@@ -32,7 +33,8 @@ export function registerDisputesAttachment(app: FastifyInstance, services: Servi
     async (request, reply) => {
       const { execution_id, evidence_id, index } = request.params;
       const file = await services.disputes.attachment(request.walletSession!.wallet, execution_id, evidence_id, index);
-      return reply
+      // Raw bytes: the schema's binary string documents them, the type provider would want a string.
+      return (reply as FastifyReply)
         .header("content-type", file.content_type)
         .header("content-disposition", attachmentDisposition(file.name))
         .header("x-content-type-options", "nosniff")

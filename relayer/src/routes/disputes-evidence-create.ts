@@ -1,14 +1,13 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
-import { EVIDENCE_BODY_LIMIT_BYTES, type EvidenceInput } from "../disputes/dispute-service.js";
+import { EVIDENCE_BODY_LIMIT_BYTES } from "../disputes/dispute-service.js";
 import { requireSession } from "../http/auth.js";
 import { evidenceBody, evidenceCreated } from "../http/dispute-schemas.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 
 /** POST /v1/disputes/evidence: the payer's statement (bound by open_dispute) or the creator's answer. */
-export function registerDisputesEvidenceCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: EvidenceInput }>(
+export function registerDisputesEvidenceCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/disputes/evidence",
     {
       bodyLimit: EVIDENCE_BODY_LIMIT_BYTES,

@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
 import { disputeObject, executionId } from "../http/dispute-schemas.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 
 /** GET /v1/disputes/:execution_id: the dispute as the chain has it, with the evidence kept here. */
-export function registerDisputesGet(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { execution_id: string } }>(
+export function registerDisputesGet(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/disputes/:execution_id",
     {
       schema: {

@@ -1,14 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
-import type { DisputeRole } from "../disputes/dispute-service.js";
 import { requireSession } from "../http/auth.js";
 import { disputeObject, executionId } from "../http/dispute-schemas.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, listOf } from "../http/schemas.js";
 
 /** GET /v1/disputes: the disputes the session's wallet takes part in, in one role. */
-export function registerDisputesList(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: { role: DisputeRole; state?: "open" | "resolved"; limit: number; starting_after?: string } }>(
+export function registerDisputesList(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/disputes",
     {
       schema: {

@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 import { executionCallbackObject } from "../http/webhook-schemas.js";
 
 /** GET /v1/executions/:execution_id/callback: the callback an async execution named, and its delivery. */
-export function registerExecutionsCallback(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { execution_id: string } }>(
+export function registerExecutionsCallback(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/executions/:execution_id/callback",
     {
       schema: {

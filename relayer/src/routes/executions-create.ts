@@ -1,41 +1,37 @@
-import type { FastifyInstance } from "fastify";
 import type { NetworkName } from "@agent-market/program";
+import type { FastifyReply } from "fastify";
 
 import type { Services } from "../app-services.js";
 import { ApiError, errorBody, type ErrorCode } from "../errors.js";
 import type { ExecutionRow } from "../executions/execution-row.js";
 import { MAX_TASK_CHARS } from "../executions/execution-service.js";
-import { renderExecution } from "../executions/execution-view.js";
+import { renderExecution, type ExecutionObject } from "../executions/execution-view.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { requestUsdc } from "../http/request-usdc.js";
+import type { RouteApp } from "../http/route-app.js";
 import { servedNetwork } from "../http/web-runs.js";
 import { agentIdParams, errorResponses, network, usdcAmount } from "../http/schemas.js";
 import { checkWebhookUrl, MAX_URL_BYTES } from "../webhooks/webhook-endpoints.js";
 
-interface Body {
-  task: string;
-  parameters: Record<string, unknown>;
-  max_price_usdc?: string;
-  callback_url?: string;
-}
+/** The HTTP answer an execution's row gives: the execution with its status, or the error that carries it. */
+type Answer = { kind: "execution"; status: 200 | 202; body: ExecutionObject } | { kind: "error"; error: ApiError };
 
-/** The HTTP answer an execution's row gives: its status, and the execution or the error that carries it. */
-function answer(row: ExecutionRow): { status: number; body: unknown } {
+function answer(row: ExecutionRow): Answer {
   const body = renderExecution(row);
-  if (row.mode === "async") return { status: 202, body };
-  if (row.state === "settling" || row.state === "settled") return { status: 200, body };
+  if (row.mode === "async") return { kind: "execution", status: 202, body };
+  if (row.state === "settling" || row.state === "settled") return { kind: "execution", status: 200, body };
   // Not finished within its request (the chain or the database failed after its escrow may have
   // opened): the finish job ends it, settled or refunded, and the caller follows it at its URL.
-  if (row.state === "opening" || row.state === "running") return { status: 202, body };
+  if (row.state === "opening" || row.state === "running") return { kind: "execution", status: 202, body };
   const code = (row.failure_code ?? "internal_error") as ErrorCode;
   const error = new ApiError(code, row.failure_message ?? undefined, undefined, {
     execution_id: row.id,
     refund_transaction: row.refund_tx?.signature ?? null,
     execution: body,
   });
-  return { status: error.status, body: error };
+  return { kind: "error", error };
 }
 
 /** Base units of the caller's `max_price_usdc`; the schema's pattern admits amounts above u64 only. */
@@ -49,8 +45,8 @@ function webRunKey(services: Services, wallet: string, network: NetworkName) {
 }
 
 /** POST /v1/agents/:agent_id/execute: run an agent, paid through on-chain escrow. */
-export function registerExecutionsCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Params: { agent_id: string }; Querystring: { network?: NetworkName }; Body: Body }>(
+export function registerExecutionsCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/agents/:agent_id/execute",
     {
       schema: {
@@ -138,18 +134,22 @@ export function registerExecutionsCreate(app: FastifyInstance, services: Service
       });
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
-      const { status, body } = answer(outcome.row);
-      if (body instanceof ApiError) {
+      const answered = answer(outcome.row);
+      if (answered.kind === "error") {
+        const { error } = answered;
         // 500 and 503 are the relayer's own failures (its chain, its SOL): the operator's to see.
         // A creator's failure (502, 504) is the creator's, and shows in the execution.
-        if (status === 500 || status === 503) {
-          request.log.error({ code: body.code, execution_id: body.details?.execution_id }, "execution failed");
+        if (error.status === 500 || error.status === 503) {
+          request.log.error({ code: error.code, execution_id: error.details?.execution_id }, "execution failed");
         }
-        return reply.code(status).send(errorBody(body, request.id));
+        // The status is the row's error code's (errors.ts), one of the error responses above: the
+        // type provider cannot tell which, so this reply is not typed by it.
+        return (reply as FastifyReply).code(error.status).send(errorBody(error, request.id));
       }
+      const { status, body } = answered;
       if (status === 202) reply.header("Location", `/v1/executions/${outcome.row.id}`);
       if (status === 202 && mode === "sync") request.log.error({ execution_id: outcome.row.id }, "execution handed to the finish job");
-      const sent = outcome.callback_secret === undefined ? body : { ...(body as object), callback_secret: outcome.callback_secret };
+      const sent = outcome.callback_secret === undefined ? body : { ...body, callback_secret: outcome.callback_secret };
       return reply.code(status).send(sent);
     },
   );

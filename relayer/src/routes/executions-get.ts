@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 
 /** GET /v1/executions/:execution_id: one of the calling wallet's executions. */
-export function registerExecutionsGet(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { execution_id: string } }>(
+export function registerExecutionsGet(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/executions/:execution_id",
     {
       schema: {

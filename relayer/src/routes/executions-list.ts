@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, listOf, paginationQuery } from "../http/schemas.js";
 
 /** GET /v1/executions: the calling wallet's executions, newest first. */
-export function registerExecutionsList(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: { limit: number; starting_after?: string; agent?: string } }>(
+export function registerExecutionsList(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/executions",
     {
       schema: {
@@ -24,6 +23,6 @@ export function registerExecutionsList(app: FastifyInstance, services: Services)
       },
       preHandler: requireApiKeyOrSession(services.authenticator, services.signIn),
     },
-    async (request) => ({ object: "list", ...(await services.executionReads.list(request.apiKey?.wallet ?? request.walletSession!.wallet, request.query)) }),
+    async (request) => ({ object: "list" as const, ...(await services.executionReads.list(request.apiKey?.wallet ?? request.walletSession!.wallet, request.query)) }),
   );
 }

@@ -1,6 +1,7 @@
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyBaseLogger } from "fastify";
 
 import type { Services } from "../app-services.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, network } from "../http/schemas.js";
 import { RpcUnavailableError } from "../chain/rpc-client.js";
 import { formatSol } from "../sol.js";
@@ -81,7 +82,7 @@ async function probe(what: string, work: () => Promise<unknown>, log: FastifyBas
  * 503 with the same body, naming what is wrong. A relayer out of SOL cannot open escrows, and this
  * is how an operator hears of it before calls fail.
  */
-export function registerHealth(app: FastifyInstance, services: Services): void {
+export function registerHealth(app: RouteApp, services: Services): void {
   app.get(
     "/v1/health",
     {
@@ -107,9 +108,9 @@ export function registerHealth(app: FastifyInstance, services: Services): void {
               const [account] = await withinTime(services.chain.rpc(name).getMultipleAccounts([relayer], "confirmed"));
               // A key that was never funded has no account: it holds nothing.
               const lamports = account ? BigInt(account.lamports) : 0n;
-              return { ...base, status: lamports < minimum ? "low_balance" : "ok", relayer_balance_sol: formatSol(lamports) };
+              return { ...base, status: lamports < minimum ? ("low_balance" as const) : ("ok" as const), relayer_balance_sol: formatSol(lamports) };
             } catch (error) {
-              return { ...base, status: "unavailable", message: failure(`${name} RPC`, error, request.log) };
+              return { ...base, status: "unavailable" as const, message: failure(`${name} RPC`, error, request.log) };
             }
           }),
         ),

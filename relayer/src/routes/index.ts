@@ -2,6 +2,7 @@
 import type { FastifyInstance } from "fastify";
 
 import type { Services } from "../app-services.js";
+import { routeApp } from "../http/route-app.js";
 import { registerAgentsConformance } from "./agents-conformance.js";
 import { registerAgentsCreate } from "./agents-create.js";
 import { registerAgentsGet } from "./agents-get.js";
@@ -46,7 +47,8 @@ import { registerWebhooksList } from "./webhooks-list.js";
 import { registerWebhooksTest } from "./webhooks-test.js";
 import { registerWhoami } from "./whoami.js";
 
-export function registerRoutes(app: FastifyInstance, services: Services): void {
+export function registerRoutes(fastify: FastifyInstance, services: Services): void {
+  const app = routeApp(fastify);
   registerMarketplace(app, services);
   registerHealth(app, services);
   registerAuthNonce(app, services);

@@ -1,23 +1,14 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
-import type { KeyEnvironment } from "../auth/api-key-format.js";
 import { KEY_NETWORKS } from "../auth/api-keys.js";
 import { ApiError } from "../errors.js";
 import { requireSession } from "../http/auth.js";
 import { requestUsdc } from "../http/request-usdc.js";
+import type { RouteApp } from "../http/route-app.js";
 import { apiKeyObject, errorResponses, usdcAmount } from "../http/schemas.js";
 
-interface Body {
-  name: string;
-  environment: KeyEnvironment;
-  spending_cap_usdc?: string;
-  expires_at?: string;
-}
-
 /** POST /v1/keys: a new API key, whose secret is in this response and nowhere else, ever. */
-export function registerKeysCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: Body }>(
+export function registerKeysCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/keys",
     {
       schema: {

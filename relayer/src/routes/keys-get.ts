@@ -1,7 +1,6 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { apiKeyObject, errorResponses } from "../http/schemas.js";
 
 export const keyIdParams = {
@@ -11,8 +10,8 @@ export const keyIdParams = {
 } as const;
 
 /** GET /v1/keys/:key_id: one of the wallet's keys. */
-export function registerKeysGet(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { key_id: string } }>(
+export function registerKeysGet(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/keys/:key_id",
     {
       schema: {

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { apiKeyObject, errorResponses, listOf, paginationQuery } from "../http/schemas.js";
 
 /** GET /v1/keys: the wallet's keys with their usage, newest first. */
-export function registerKeysList(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: { limit: number; starting_after?: string } }>(
+export function registerKeysList(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/keys",
     {
       schema: {
@@ -19,6 +18,6 @@ export function registerKeysList(app: FastifyInstance, services: Services): void
       },
       preHandler: requireSession(services.signIn),
     },
-    async (request) => ({ object: "list", ...(await services.keys.list(request.walletSession!.wallet, request.query)) }),
+    async (request) => ({ object: "list" as const, ...(await services.keys.list(request.walletSession!.wallet, request.query)) }),
   );
 }

@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { apiKeyObject, errorResponses } from "../http/schemas.js";
 import { keyIdParams } from "./keys-get.js";
 
 /** DELETE /v1/keys/:key_id: revoke a key, effective for the very next request on every relayer. */
-export function registerKeysRevoke(app: FastifyInstance, services: Services): void {
-  app.delete<{ Params: { key_id: string } }>(
+export function registerKeysRevoke(app: RouteApp, services: Services): void {
+  app.delete(
     "/v1/keys/:key_id",
     {
       schema: {

@@ -1,14 +1,13 @@
 import { FEE_BPS, formatUsdc } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, network, usdcAmount } from "../http/schemas.js";
 
 const KEY_PREFIX = { devnet: "svc_test_", mainnet: "svc_live_" } as const;
 
 /** GET /v1/marketplace: what a client or creator needs to know before its first call. */
-export function registerMarketplace(app: FastifyInstance, services: Services): void {
+export function registerMarketplace(app: RouteApp, services: Services): void {
   app.get(
     "/v1/marketplace",
     {
@@ -77,7 +76,7 @@ export function registerMarketplace(app: FastifyInstance, services: Services): v
         }),
       );
       return {
-        object: "marketplace",
+        object: "marketplace" as const,
         api_version: "v1",
         // Each network has its own (networks[].program_id); this one, the first network's, predates them.
         program_id: networks[0]!.program_id,

@@ -1,6 +1,5 @@
-import type { FastifyInstance } from "fastify";
-
 import { ERROR_CODES } from "../errors.js";
+import type { RouteApp } from "../http/route-app.js";
 
 interface Operation {
   summary?: string;
@@ -43,7 +42,7 @@ ${ok ? `<details><summary>${ok[0]} response</summary>${json(ok[1].content?.["app
 }
 
 /** GET /v1/reference: a readable API reference rendered from the same OpenAPI document. */
-export function registerReference(app: FastifyInstance): void {
+export function registerReference(app: RouteApp): void {
   app.get("/v1/reference", { schema: { hide: true } }, async (_request, reply) => {
     const doc = app.swagger() as unknown as {
       info: { title: string; description?: string };

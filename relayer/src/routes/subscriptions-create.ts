@@ -1,5 +1,3 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import { renderPurchase } from "../executions/subscription-service.js";
@@ -7,6 +5,7 @@ import { requireApiKey } from "../http/auth.js";
 import { subscriptionObject } from "../http/execution-schemas.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { requestUsdc } from "../http/request-usdc.js";
+import type { RouteApp } from "../http/route-app.js";
 import { agentIdParams, errorResponses, usdcAmount } from "../http/schemas.js";
 
 function maxPrice(text: string | undefined): bigint | undefined {
@@ -15,8 +14,8 @@ function maxPrice(text: string | undefined): bigint | undefined {
 }
 
 /** POST /v1/agents/:agent_id/subscription: buy a period of a subscription or hybrid plan. */
-export function registerSubscriptionsCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Params: { agent_id: string }; Body: { max_price_usdc?: string } | undefined }>(
+export function registerSubscriptionsCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/agents/:agent_id/subscription",
     {
       schema: {
@@ -55,12 +54,12 @@ export function registerSubscriptionsCreate(app: FastifyInstance, services: Serv
       );
       if (replayed) reply.header("Idempotent-Replayed", "true");
       const body = renderPurchase(row);
-      if (row.state === "failed") {
+      if (body.status === "failed") {
         throw new ApiError((row.failure_code ?? "internal_error") as ErrorCode, row.failure_message ?? undefined, undefined, {
           subscription: body,
         });
       }
-      return reply.code(row.state === "succeeded" ? 200 : 202).send(body);
+      return reply.code(body.status === "succeeded" ? 200 : 202).send({ ...body, status: body.status });
     },
   );
 }

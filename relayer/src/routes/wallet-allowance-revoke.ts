@@ -1,15 +1,14 @@
-import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
-import type { NetworkName } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, network } from "../http/schemas.js";
 import { unsignedTransaction } from "./wallet-allowance.js";
 
 /** POST /v1/wallet/allowance/revoke: the unsigned SPL Token revoke of the allowance. */
-export function registerWalletAllowanceRevoke(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: { network: NetworkName } }>(
+export function registerWalletAllowanceRevoke(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/wallet/allowance/revoke",
     {
       schema: {
@@ -24,7 +23,7 @@ export function registerWalletAllowanceRevoke(app: FastifyInstance, services: Se
     },
     async (request) => {
       const unsigned = await services.chain.revokeTransaction(request.body.network, new PublicKey(request.walletSession!.wallet));
-      return { object: "unsigned_transaction", ...unsigned, amount_usdc: "0.000000" };
+      return { object: "unsigned_transaction" as const, ...unsigned, amount_usdc: "0.000000" };
     },
   );
 }

@@ -1,12 +1,12 @@
-import type { FastifyInstance } from "fastify";
 import { PublicKey } from "@solana/web3.js";
-import { formatUsdc, type NetworkName } from "@agent-market/program";
+import { formatUsdc } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { KEY_NETWORKS } from "../auth/api-keys.js";
 import { ApiError } from "../errors.js";
 import { requireSession } from "../http/auth.js";
 import { requestUsdc } from "../http/request-usdc.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, network, usdcAmount } from "../http/schemas.js";
 
 export const unsignedTransaction = {
@@ -23,8 +23,8 @@ export const unsignedTransaction = {
 } as const;
 
 /** POST /v1/wallet/allowance: the unsigned approveChecked that sets the program's allowance. */
-export function registerWalletAllowance(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: { network: NetworkName; amount_usdc?: string } }>(
+export function registerWalletAllowance(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/wallet/allowance",
     {
       schema: {
@@ -66,7 +66,7 @@ export function registerWalletAllowance(app: FastifyInstance, services: Services
         amount = caps.total_usdc;
       }
       const unsigned = await services.chain.approveTransaction(name, new PublicKey(wallet), amount);
-      return { object: "unsigned_transaction", ...unsigned, amount_usdc: formatUsdc(amount) };
+      return { object: "unsigned_transaction" as const, ...unsigned, amount_usdc: formatUsdc(amount) };
     },
   );
 }

@@ -1,14 +1,14 @@
-import { delegatePda, formatUsdc, type NetworkName } from "@agent-market/program";
-import type { FastifyInstance } from "fastify";
+import { delegatePda, formatUsdc } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, network, networkQuery, usdcAmount } from "../http/schemas.js";
 
 /** GET /v1/wallet/funding: what the wallet can pay on a network. */
-export function registerWalletFunding(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: { network: NetworkName } }>(
+export function registerWalletFunding(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/wallet/funding",
     {
       schema: {
@@ -49,7 +49,7 @@ export function registerWalletFunding(app: FastifyInstance, services: Services):
         new PublicKey(request.walletSession!.wallet),
       );
       return {
-        object: "wallet_funding",
+        object: "wallet_funding" as const,
         network: funding.network,
         wallet: funding.wallet.toBase58(),
         usdc_mint: funding.usdc_mint.toBase58(),

@@ -1,23 +1,17 @@
-import type { FastifyInstance } from "fastify";
-import { formatUsdc, type NetworkName } from "@agent-market/program";
+import { formatUsdc } from "@agent-market/program";
 
 import type { Services } from "../app-services.js";
 import { WEB_RUN_MAX_CAP_USDC } from "../auth/web-run-keys.js";
 import { ApiError } from "../errors.js";
 import { requireJsonWithCookie, requireSession } from "../http/auth.js";
 import { requestUsdc } from "../http/request-usdc.js";
-import { errorResponses, network, usdcAmount } from "../http/schemas.js";
-import { servedNetwork, webRunSettings } from "../http/web-runs.js";
-
-interface Body {
-  network: NetworkName;
-  spending_cap_usdc?: string;
-  enabled?: boolean;
-}
+import type { RouteApp } from "../http/route-app.js";
+import { errorResponses, network, usdcAmount, webRunSettings } from "../http/schemas.js";
+import { servedNetwork } from "../http/web-runs.js";
 
 /** PATCH /v1/wallet/web-runs: set the web-run cap, revoke web runs or enable them again. */
-export function registerWalletWebRunsUpdate(app: FastifyInstance, services: Services): void {
-  app.patch<{ Body: Body }>(
+export function registerWalletWebRunsUpdate(app: RouteApp, services: Services): void {
+  app.patch(
     "/v1/wallet/web-runs",
     {
       schema: {

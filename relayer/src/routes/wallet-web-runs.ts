@@ -1,14 +1,12 @@
-import type { FastifyInstance } from "fastify";
-import type { NetworkName } from "@agent-market/program";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
-import { errorResponses, network } from "../http/schemas.js";
-import { servedNetwork, webRunSettings } from "../http/web-runs.js";
+import type { RouteApp } from "../http/route-app.js";
+import { errorResponses, network, webRunSettings } from "../http/schemas.js";
+import { servedNetwork } from "../http/web-runs.js";
 
 /** GET /v1/wallet/web-runs: the session wallet's web runs on a network. */
-export function registerWalletWebRuns(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: { network?: NetworkName } }>(
+export function registerWalletWebRuns(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/wallet/web-runs",
     {
       schema: {

@@ -1,21 +1,13 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 import { webhookEndpointObject, webhookEvent } from "../http/webhook-schemas.js";
-import type { WebhookEvent } from "../webhooks/webhook-events.js";
 import { MAX_URL_BYTES } from "../webhooks/webhook-endpoints.js";
 
-interface Body {
-  url: string;
-  events: WebhookEvent[];
-  description?: string;
-}
-
 /** POST /v1/webhooks: a new endpoint for the wallet's events, whose signing secret is in this response only. */
-export function registerWebhooksCreate(app: FastifyInstance, services: Services): void {
-  app.post<{ Body: Body }>(
+export function registerWebhooksCreate(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/webhooks",
     {
       schema: {

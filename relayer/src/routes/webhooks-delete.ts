@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 import { webhookEndpointObject, webhookIdParams } from "../http/webhook-schemas.js";
 
 /** DELETE /v1/webhooks/:webhook_id: the endpoint and its deliveries, queued ones too. */
-export function registerWebhooksDelete(app: FastifyInstance, services: Services): void {
-  app.delete<{ Params: { webhook_id: string } }>(
+export function registerWebhooksDelete(app: RouteApp, services: Services): void {
+  app.delete(
     "/v1/webhooks/:webhook_id",
     {
       schema: {

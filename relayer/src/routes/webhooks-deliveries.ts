@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, listOf, paginationQuery } from "../http/schemas.js";
 import { webhookDeliveryObject, webhookIdParams } from "../http/webhook-schemas.js";
 
 /** GET /v1/webhooks/:webhook_id/deliveries: the endpoint's deliveries, newest first, with their attempts. */
-export function registerWebhooksDeliveries(app: FastifyInstance, services: Services): void {
-  app.get<{ Params: { webhook_id: string }; Querystring: { limit: number; starting_after?: string } }>(
+export function registerWebhooksDeliveries(app: RouteApp, services: Services): void {
+  app.get(
     "/v1/webhooks/:webhook_id/deliveries",
     {
       schema: {
@@ -24,7 +23,7 @@ export function registerWebhooksDeliveries(app: FastifyInstance, services: Servi
       preHandler: requireSession(services.signIn),
     },
     async (request) => ({
-      object: "list",
+      object: "list" as const,
       ...(await services.webhooks.deliveries(request.walletSession!.wallet, request.params.webhook_id, request.query)),
     }),
   );

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, listOf } from "../http/schemas.js";
 import { webhookEndpointObject } from "../http/webhook-schemas.js";
 
 /** GET /v1/webhooks: the wallet's endpoints (at most 10, so one page), newest first, without their secrets. */
-export function registerWebhooksList(app: FastifyInstance, services: Services): void {
+export function registerWebhooksList(app: RouteApp, services: Services): void {
   app.get(
     "/v1/webhooks",
     {
@@ -19,6 +18,6 @@ export function registerWebhooksList(app: FastifyInstance, services: Services): 
       },
       preHandler: requireSession(services.signIn),
     },
-    async (request) => ({ object: "list", data: await services.webhooks.list(request.walletSession!.wallet), has_more: false }),
+    async (request) => ({ object: "list" as const, data: await services.webhooks.list(request.walletSession!.wallet), has_more: false }),
   );
 }

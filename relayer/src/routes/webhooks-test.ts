@@ -1,13 +1,12 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireSession } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 import { webhookDeliveryObject, webhookIdParams } from "../http/webhook-schemas.js";
 
 /** POST /v1/webhooks/:webhook_id/test: queues a `webhook.test` delivery to the endpoint. */
-export function registerWebhooksTest(app: FastifyInstance, services: Services): void {
-  app.post<{ Params: { webhook_id: string } }>(
+export function registerWebhooksTest(app: RouteApp, services: Services): void {
+  app.post(
     "/v1/webhooks/:webhook_id/test",
     {
       schema: {

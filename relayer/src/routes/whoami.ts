@@ -1,11 +1,10 @@
-import type { FastifyInstance } from "fastify";
-
 import type { Services } from "../app-services.js";
 import { requireApiKey } from "../http/auth.js";
+import type { RouteApp } from "../http/route-app.js";
 import { address, errorResponses, network } from "../http/schemas.js";
 
 /** GET /v1/whoami: the API key a request authenticates as (for SDKs and deployment checks). */
-export function registerWhoami(app: FastifyInstance, services: Services): void {
+export function registerWhoami(app: RouteApp, services: Services): void {
   app.get(
     "/v1/whoami",
     {
@@ -35,7 +34,7 @@ export function registerWhoami(app: FastifyInstance, services: Services): void {
     async (request) => {
       const key = request.apiKey!;
       return {
-        object: "api_key_identity",
+        object: "api_key_identity" as const,
         key_id: key.id,
         name: key.name,
         environment: key.environment,

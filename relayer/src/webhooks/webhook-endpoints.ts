@@ -34,9 +34,9 @@ interface EndpointRow {
 interface DeliveryRow {
   id: string;
   endpoint_id: string | null;
-  event: string;
+  event: WebhookEvent | typeof TEST_EVENT;
   execution_id: string | null;
-  state: string;
+  state: "pending" | "succeeded" | "failed";
   attempt_count: number;
   next_attempt_at: Date;
   created_at: Date;
