@@ -40,11 +40,12 @@ function inside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir + sep);
 }
 
-/** The nearest package.json above a file: the workspace it belongs to. */
+/** The nearest package.json above a file: the workspace it belongs to ("" above every one). */
 function manifestOf(file: string): string {
-  let dir = dirname(file);
-  while (!existsSync(join(dir, "package.json"))) dir = dirname(dir);
-  return join(dir, "package.json");
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return join(dir, "package.json");
+    if (dirname(dir) === dir) return "";
+  }
 }
 
 describe("shared test support imports", () => {
@@ -56,6 +57,17 @@ describe("shared test support imports", () => {
       specifiers(readFileSync(file, "utf8"))
         .filter((spec) => spec.startsWith(".") && inside(resolve(dirname(file), spec), TESTS_DIR))
         .map((spec) => `${relative(REPO_ROOT, file)}: ${spec} (import it as ${PACKAGE}/<module>)`),
+    );
+    assert.deepEqual(offending, [], offending.join("\n"));
+  });
+
+  it("no workspace imports another workspace's files by a relative path", () => {
+    // This file's own scanner examples are text, not imports.
+    const files = sourceFiles(REPO_ROOT).filter((file) => file !== join(TESTS_DIR, "support-imports.test.ts"));
+    const offending = files.flatMap((file) =>
+      specifiers(readFileSync(file, "utf8"))
+        .filter((spec) => spec.startsWith(".") && manifestOf(resolve(dirname(file), spec)) !== manifestOf(file))
+        .map((spec) => `${relative(REPO_ROOT, file)}: ${spec} (import the other workspace by its package name)`),
     );
     assert.deepEqual(offending, [], offending.join("\n"));
   });

@@ -17,7 +17,7 @@ import { gzipSync } from "node:zlib";
 
 import { chromium, type Browser, type Page } from "playwright-core";
 
-import { DIST, startStack, type Stack } from "../../app/test/stack.js";
+import { DIST, startStack, type Stack } from "@agent-market/app/test/stack";
 import { seedExecutions } from "./seed-executions.js";
 
 const arg = (name: string, fallback: string) => {
@@ -89,7 +89,7 @@ async function keysFigures(browser: Browser, stack: Stack) {
 
   // One wallet with KEYS keys, made through the relayer's API with the page's own session.
   const { page } = await timeToKeys(browser, stack.relayer.url);
-  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("agent-market.session")!).token as string);
+  const token = await page.evaluate(() => JSON.parse(localStorage.getItem("agent-market.session")!).token as string);
   for (let made = 0; made < KEYS; made += 20) {
     await Promise.all(
       Array.from({ length: Math.min(20, KEYS - made) }, (_, i) =>
@@ -104,8 +104,8 @@ async function keysFigures(browser: Browser, stack: Stack) {
     );
   }
   const listStart = performance.now();
+  // The session survives the reload: no sign-in again.
   await page.reload();
-  await page.getByRole("button", { name: "Use the local test wallet" }).click();
   await page.waitForFunction((n) => document.querySelectorAll("[data-testid=key-row]").length >= n, KEYS, { timeout: 120_000 });
   console.log(`keys screen with ${KEYS} keys: listed and rendered in ${(performance.now() - listStart).toFixed(0)} ms`);
 
@@ -202,7 +202,7 @@ async function signedInPage(browser: Browser, stack: Stack): Promise<{ page: Pag
   await page.goto(stack.relayer.url);
   await page.getByRole("button", { name: "Use the local test wallet" }).click();
   await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
-  const wallet = await page.evaluate(() => JSON.parse(sessionStorage.getItem("agent-market.session")!).wallet as string);
+  const wallet = await page.evaluate(() => JSON.parse(localStorage.getItem("agent-market.session")!).wallet as string);
   return { page, wallet };
 }
 
