@@ -1,6 +1,7 @@
 export { parseConfig, ConfigError, type IndexerConfig } from "./config.js";
 export { createIndexer, type Indexer, type IndexerOptions } from "./indexer.js";
 export { buildYoga, type IndexerYoga } from "./yoga.js";
+export { schemaSdl } from "./graphql/sdl.js";
 export { createPool } from "./db/pool.js";
 export { migrate } from "./db/migrate.js";
 export { EventStore } from "./ingest/store.js";

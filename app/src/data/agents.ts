@@ -2,6 +2,7 @@
 import { AgentMarket, type Agent, type AgentListParams, type Page } from "@agent-market/client";
 
 import type { ChainExecution } from "./executions.js";
+import type { AgentChainQuery, AgentChainQueryVariables } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
 export type AgentStatus = "OPERATIONAL" | "DEGRADED" | "DOWN" | "NO_DATA";
@@ -68,5 +69,8 @@ const AGENT_CHAIN = /* GraphQL */ `
 `;
 
 export async function agentChain(url: string | null, address: string): Promise<AgentChain | null> {
-  return (await graphql<{ agent: AgentChain | null }>(url, AGENT_CHAIN, { address })).agent;
+  const variables: AgentChainQueryVariables = { address };
+  // The generated result must fit AgentChain, whose executions are the shape executions.ts reads.
+  const answer: { agent: AgentChain | null } = await graphql<AgentChainQuery>(url, AGENT_CHAIN, variables);
+  return answer.agent;
 }

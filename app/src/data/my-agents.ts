@@ -6,34 +6,15 @@ import { AgentMarketError } from "@agent-market/client";
 import type { Agent as AgentAccount } from "@agent-market/program";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
-import type { AgentChain, AgentStatus } from "./agents.js";
 import { getAgent } from "./agents.js";
 import { chainNowSecs, freshMarket, signAndSendInstructions, tokenBalance, usdcAccountOf, type Chain } from "./chain.js";
+import type { CreatorQuery, CreatorQueryVariables, EarningsQuery, EarningsQueryVariables } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
-export interface RefundCounts {
-  timeout: number;
-  creatorError: number;
-  invalidSignature: number;
-  outputInvalid: number;
-  relayerError: number;
-  total: number;
-}
-
-export interface CreatorAgent {
-  address: string;
-  status: AgentStatus;
-  retiredAt: string | null;
-  collateral: { usdc: string };
-  uptime: (AgentChain["uptime"][number] & { refunded: RefundCounts })[];
-  daily: AgentChain["daily"];
-}
-
-export interface CreatorFigures {
-  earnings: { usdc: string };
-  collateral: { usdc: string };
-  agents: CreatorAgent[];
-}
+/** A creator's figures, as the Creator query reads them. */
+export type CreatorFigures = CreatorQuery["creator"];
+export type CreatorAgent = CreatorFigures["agents"][number];
+export type RefundCounts = CreatorAgent["uptime"][number]["refunded"];
 
 const CREATOR = /* GraphQL */ `
   query Creator($address: String!) {
@@ -51,14 +32,12 @@ const CREATOR = /* GraphQL */ `
 `;
 
 export async function creatorFigures(url: string | null, creator: string): Promise<CreatorFigures> {
-  return (await graphql<{ creator: CreatorFigures }>(url, CREATOR, { address: creator })).creator;
+  const variables: CreatorQueryVariables = { address: creator };
+  return (await graphql<CreatorQuery>(url, CREATOR, variables)).creator;
 }
 
-export interface DailyEarning {
-  start: string;
-  earned: { usdc: string };
-  settled: number;
-}
+/** The agent's settled executions and share of one day, as the Earnings query reads them. */
+export type DailyEarning = EarningsQuery["usage"]["buckets"][number];
 
 const EARNINGS = /* GraphQL */ `
   query Earnings($agent: String!, $from: String!) {
@@ -69,7 +48,8 @@ const EARNINGS = /* GraphQL */ `
 /** The agent's share of settled executions, per day, over the last 30 days. */
 export async function dailyEarnings(url: string | null, agent: string): Promise<DailyEarning[]> {
   const from = new Date(Date.now() - 29 * 86_400_000).toISOString();
-  return (await graphql<{ usage: { buckets: DailyEarning[] } }>(url, EARNINGS, { agent, from })).usage.buckets;
+  const variables: EarningsQueryVariables = { agent, from };
+  return (await graphql<EarningsQuery>(url, EARNINGS, variables)).usage.buckets;
 }
 
 /** The relayer's listing; null for an agent registered on chain but never listed here. */

@@ -1,24 +1,15 @@
 // Usage figures from the indexer: totals and time buckets per API key, payer wallet or agent.
+import type { UsageQuery, UsageQueryVariables } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
 export type Dimension = "API_KEY" | "PAYER" | "AGENT";
 export type Range = "24h" | "7d" | "30d";
 
-export interface UsageBucket {
-  start: string;
-  executions: number;
-  settled: number;
-  refunded: number;
-  spent: { usdc: string; finalized: boolean };
-}
+/** One time bucket of a subject's usage, as the Usage query reads it. */
+export type UsageBucket = UsageQuery["usage"]["buckets"][number];
 
-export interface UsageFigures {
-  executions: number;
-  settled: number;
-  refunded: number;
-  spent: { usdc: string; finalized: boolean };
-  fees: { usdc: string; finalized: boolean };
-}
+/** A subject's totals over a window, as the Usage query reads them. */
+export type UsageFigures = UsageQuery["usage"]["totals"];
 
 export const RANGES: Record<Range, { window: "H24" | "D7" | "D30"; granularity: "HOUR" | "DAY"; ms: number }> = {
   "24h": { window: "H24", granularity: "HOUR", ms: 24 * 3600_000 },
@@ -43,7 +34,8 @@ export async function fetchUsage(
 ): Promise<{ totals: UsageFigures; buckets: UsageBucket[] }> {
   const { window, granularity, ms } = RANGES[range];
   const from = new Date(Date.now() - ms).toISOString();
-  const data = await graphql<{ usage: { totals: UsageFigures; buckets: UsageBucket[] } }>(url, USAGE, { dimension, subject, window, granularity, from });
+  const variables: UsageQueryVariables = { dimension, subject, window, granularity, from };
+  const data = await graphql<UsageQuery>(url, USAGE, variables);
   return data.usage;
 }
 

@@ -4,6 +4,7 @@
 import type { NetworkName } from "@agent-market/program";
 
 import type { NetworkConfig } from "../config.js";
+import type { IndexerAgentsQuery, IndexerAgentsQueryVariables } from "./generated/graphql.js";
 
 export type AgentHealthStatus = "operational" | "degraded" | "down" | "no_data" | "unknown";
 
@@ -38,22 +39,17 @@ const PAGE_SIZE = 100;
 export const INDEXER_MAX_AGENTS = 2_000;
 
 const AGENTS_QUERY = /* GraphQL */ `
-  query ($after: String) {
-    agents(first: ${PAGE_SIZE}, after: $after) {
+  query IndexerAgents($first: Int!, $after: String) {
+    agents(first: $first, after: $after) {
       edges { node { address status stats(window: H24) { executions successRate latencySeconds { p50 p95 } } } }
       pageInfo { hasNextPage endCursor }
     }
   }
 `;
 
-interface AgentNode {
-  address: string;
-  status: "OPERATIONAL" | "DEGRADED" | "DOWN" | "NO_DATA";
-  stats: { executions: number; successRate: number | null; latencySeconds: { p50: number | null; p95: number | null } };
-}
-
+/** An answer to AGENTS_QUERY: its data typed from the indexer's schema (generated/graphql.ts). */
 interface AgentsPage {
-  data?: { agents: { edges: { node: AgentNode }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+  data?: IndexerAgentsQuery;
   errors?: { message: string }[];
 }
 
@@ -86,7 +82,7 @@ export class IndexerClient {
       const response = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ query: AGENTS_QUERY, variables: { after } }),
+        body: JSON.stringify({ query: AGENTS_QUERY, variables: { first: PAGE_SIZE, after } satisfies IndexerAgentsQueryVariables }),
         signal: AbortSignal.timeout(INDEXER_TIMEOUT_MS),
       });
       if (!response.ok) throw new Error(`the indexer answered ${response.status}`);

@@ -1,0 +1,30 @@
+// The committed SDL and the query types generated from it must be those of the current schema and
+// queries: a schema change that a reader's query no longer fits, or a query changed without
+// `npm run graphql:types`, fails here.
+import { strict as assert } from "node:assert";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { documentsOf, generate } from "../scripts/graphql-types.mjs";
+
+const repoDir = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+
+describe("generated GraphQL types", () => {
+  it("schema.graphql and every reader's generated/graphql.ts are current (else run npm run graphql:types)", async () => {
+    const files = await generate();
+    assert.deepEqual(
+      files.map((file) => file.path),
+      ["indexer/schema.graphql", "relayer/src/indexer/generated/graphql.ts", "app/src/data/generated/graphql.ts"],
+    );
+    for (const { path, text } of files) {
+      assert.ok(text === readFileSync(join(repoDir, path), "utf8"), `${path} is stale: run npm run graphql:types`);
+    }
+  });
+
+  it("refuses a query built with ${…}, which no generated type could describe", () => {
+    const source = "const Q = /* GraphQL */ `query { agents(first: ${SIZE}) { pageInfo { hasNextPage } } }`;";
+    assert.throws(() => documentsOf(source, "x.ts"), /x\.ts: a \/\* GraphQL \*\/ document with \$\{…\} cannot be typed/);
+    assert.deepEqual(documentsOf("const Q = /* GraphQL */ `query A { market { feeBps } }`;", "y.ts"), ["query A { market { feeBps } }"]);
+  });
+});
