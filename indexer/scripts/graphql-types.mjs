@@ -29,7 +29,7 @@ const READERS = [
     output: "relayer/src/indexer/generated/graphql.ts",
   },
   {
-    sources: ["app/src/data/agents.ts", "app/src/data/my-agents.ts", "app/src/data/usage.ts"],
+    sources: ["app/src/data/agents.ts", "app/src/data/executions.ts", "app/src/data/my-agents.ts", "app/src/data/usage.ts"],
     output: "app/src/data/generated/graphql.ts",
   },
 ];
@@ -69,7 +69,9 @@ export async function generate() {
       config: {
         skipTypename: true,
         enumsAsTypes: true,
-        avoidOptionals: true,
+        // Result fields are always present (null when empty); variables and input fields the
+        // schema makes nullable may be left out, as a caller writes them.
+        avoidOptionals: { field: true, object: true, inputValue: false, defaultValue: false },
         useTypeImports: true,
       },
     });

@@ -1,43 +1,32 @@
 // On-chain executions from the indexer, filtered by payer, key, agent and state.
+import type { ExecutionsQuery, ExecutionsQueryVariables } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
-export type ChainState = "OPEN" | "SETTLED" | "REFUNDED" | "RECLAIMED";
+const EXECUTIONS = /* GraphQL */ `
+  query Executions($first: Int!, $after: String, $filter: ExecutionFilter) {
+    executions(first: $first, after: $after, filter: $filter) {
+      edges {
+        node {
+          id agent payer apiKeyId state refundReason amount { usdc finalized } creatorShare { usdc } fee { usdc }
+          openedAt closedAt openTransaction { signature slot } closeTransaction { signature slot } commitment
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`;
 
-export interface ChainExecution {
-  id: string;
-  agent: string;
-  payer: string;
-  apiKeyId: string | null;
-  state: ChainState;
-  refundReason: string | null;
-  amount: { usdc: string; finalized: boolean };
-  creatorShare: { usdc: string };
-  fee: { usdc: string };
-  openedAt: string | null;
-  closedAt: string | null;
-  openTransaction: { signature: string; slot: number } | null;
-  closeTransaction: { signature: string; slot: number } | null;
-  commitment: "CONFIRMED" | "FINALIZED";
-}
+/** An execution as the indexer records it, as the Executions query reads it. */
+export type ChainExecution = ExecutionsQuery["executions"]["edges"][number]["node"];
+export type ChainState = ChainExecution["state"];
 
+/** Which executions to list; a field left out (or empty) filters nothing. */
 export interface ExecutionFilter {
   payer?: string;
   apiKeyId?: string;
   agent?: string;
   state?: ChainState;
 }
-
-const FIELDS = `id agent payer apiKeyId state refundReason amount { usdc finalized } creatorShare { usdc } fee { usdc }
-  openedAt closedAt openTransaction { signature slot } closeTransaction { signature slot } commitment`;
-
-const EXECUTIONS = /* GraphQL */ `
-  query Executions($first: Int!, $after: String, $filter: ExecutionFilter) {
-    executions(first: $first, after: $after, filter: $filter) {
-      edges { node { ${FIELDS} } }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-`;
 
 export async function fetchExecutions(
   url: string | null,
@@ -46,9 +35,8 @@ export async function fetchExecutions(
   first = 50,
 ): Promise<{ executions: ChainExecution[]; next: string | null }> {
   const clean = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined && v !== ""));
-  const data = await graphql<{
-    executions: { edges: { node: ChainExecution }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
-  }>(url, EXECUTIONS, { first, after, filter: clean });
+  const variables: ExecutionsQueryVariables = { first, after, filter: clean };
+  const data = await graphql<ExecutionsQuery>(url, EXECUTIONS, variables);
   const { edges, pageInfo } = data.executions;
   return { executions: edges.map((e) => e.node), next: pageInfo.hasNextPage ? pageInfo.endCursor : null };
 }

@@ -13,7 +13,7 @@ export type AgentStatus =
 
 export type IndexerAgentsQueryVariables = Exact<{
   first: number;
-  after: string | null | undefined;
+  after?: string | null | undefined;
 }>;
 
 
