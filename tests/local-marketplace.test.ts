@@ -12,8 +12,8 @@ import { join } from "node:path";
 
 import { legacyDatabaseMessage } from "@agent-market/local";
 
+import { freePortBlock } from "./src/local-market.js";
 import { REPO_ROOT } from "./src/localnet.js";
-import { freePort } from "./src/relayer.js";
 
 interface Started {
   child: ChildProcess;
@@ -108,12 +108,13 @@ function running(pid: number): boolean {
 }
 
 async function ports(): Promise<{ RELAYER_PORT: string; INDEXER_PORT: string; LOCALNET_PORT: string; AGENTS_PORT: string; POSTGRES_PORT: string }> {
+  const first = await freePortBlock();
   return {
-    RELAYER_PORT: String(await freePort()),
-    INDEXER_PORT: String(await freePort()),
-    LOCALNET_PORT: String(await freePort()),
-    AGENTS_PORT: String(await freePort()),
-    POSTGRES_PORT: String(await freePort()),
+    LOCALNET_PORT: String(first),
+    RELAYER_PORT: String(first + 2),
+    AGENTS_PORT: String(first + 3),
+    POSTGRES_PORT: String(first + 5),
+    INDEXER_PORT: String(first + 6),
   };
 }
 
@@ -184,6 +185,29 @@ describe("npm start: the local marketplace", function () {
       assert.match(output, new RegExp(`\n  rm -rf ${old}\n  npm start$`, "m"));
     } finally {
       rmSync(old, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses ports that overlap before starting anything, naming both variables (localnet's websocket is LOCALNET_PORT + 1)", async () => {
+    const own = mkdtempSync(join(tmpdir(), "agent-market-start-"));
+    const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
+    env.RELAYER_PORT = String(Number(env.LOCALNET_PORT) + 1);
+    try {
+      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      assert.equal(await exitOf(child), 1);
+      assert.match(
+        output,
+        new RegExp(`npm start failed: port ${env.RELAYER_PORT} is asked for twice \\(LOCALNET_PORT and RELAYER_PORT\\): choose ports that do not overlap`),
+      );
+      assert.doesNotMatch(output, /starting (PostgreSQL|localnet)/, "nothing was started");
+    } finally {
+      rmSync(own, { recursive: true, force: true });
     }
   });
 

@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import type { RunningAgent } from "@agent-market/examples";
+import { exampleAgents, type RunningAgent } from "@agent-market/examples";
 import { Connection, Keypair } from "@solana/web3.js";
 
 import { keypairAt, rpc, setUpDemo, type DemoAgent, type State } from "./demo.js";
@@ -107,13 +107,29 @@ function tryPort(port: number): Promise<number | undefined> {
 
 /**
  * Fails when a port is taken: a readiness probe would otherwise take whatever answers there (a
- * relayer of another marketplace, say) for the process just started.
+ * relayer of another marketplace, say) for the process just started. Fails as well when two of the
+ * marketplace's own ports are one (localnet's websocket is its RPC port + 1, the agents' ports
+ * follow each other): each is free now, and the second process to start would find it taken.
  */
 async function checkPortsFree(ports: [number, string][]): Promise<void> {
+  const seen = new Map<number, string>();
+  for (const [port, variable] of ports) {
+    const other = seen.get(port);
+    if (other !== undefined) throw new Error(`port ${port} is asked for twice (${other} and ${variable}): choose ports that do not overlap`);
+    seen.set(port, variable);
+  }
   for (const [port, variable] of ports) {
     if ((await tryPort(port)) === undefined) {
       throw new Error(`port ${port} is in use (another npm start, or another program): stop it, or choose another port with ${variable}=…`);
     }
+  }
+}
+
+/** A free port that is none of `taken`. */
+async function freePortBesides(taken: readonly number[]): Promise<number> {
+  for (;;) {
+    const port = (await tryPort(0))!;
+    if (!taken.includes(port)) return port;
   }
 }
 
@@ -153,14 +169,16 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     ...options.supervision,
   });
   await supervisor.stopLeftovers();
-  await checkPortsFree([
+  const ports: [number, string][] = [
     ...(options.database_url === undefined && options.postgres_port !== undefined ? [[options.postgres_port, "POSTGRES_PORT"] as [number, string]] : []),
     [options.rpc_port, "LOCALNET_PORT"],
     [options.rpc_port + 1, "LOCALNET_PORT"],
     [options.relayer_port, "RELAYER_PORT"],
     ...(options.indexer_port !== undefined ? [[options.indexer_port, "INDEXER_PORT"] as [number, string]] : []),
-  ]);
-  const indexer_port = options.indexer_port ?? (await tryPort(0))!;
+    ...Object.keys(exampleAgents).map((_, i) => [options.agent_port + i, "AGENTS_PORT"] as [number, string]),
+  ];
+  await checkPortsFree(ports);
+  const indexer_port = options.indexer_port ?? (await freePortBesides(ports.map(([port]) => port)));
   const stop = async () => {
     await supervisor.stop();
     await closeAgents();
@@ -173,7 +191,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     if (database_url === undefined) {
       state.database_password ??= randomBytes(18).toString("hex");
       save();
-      const port = options.postgres_port ?? (await tryPort(0))!;
+      const port = options.postgres_port ?? (await freePortBesides([...ports.map(([taken]) => taken), indexer_port]));
       const server = preparePostgres({ data_dir, port, password: state.database_password, log });
       log(`starting PostgreSQL on 127.0.0.1:${port} (cluster in ${server.dir})`);
       postgres = await supervisor.start({
