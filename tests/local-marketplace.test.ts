@@ -12,8 +12,9 @@ import { join } from "node:path";
 
 import { legacyDatabaseMessage } from "@agent-market/local";
 
-import { freePortBlock } from "./src/local-market.js";
+import { MARKETPLACE_PORTS } from "./src/local-market.js";
 import { REPO_ROOT } from "./src/localnet.js";
+import { freePortBlock } from "./src/ports.js";
 
 interface Started {
   child: ChildProcess;
@@ -108,7 +109,7 @@ function running(pid: number): boolean {
 }
 
 async function ports(): Promise<{ RELAYER_PORT: string; INDEXER_PORT: string; LOCALNET_PORT: string; AGENTS_PORT: string; POSTGRES_PORT: string }> {
-  const first = await freePortBlock();
+  const first = await freePortBlock(MARKETPLACE_PORTS);
   return {
     LOCALNET_PORT: String(first),
     RELAYER_PORT: String(first + 2),

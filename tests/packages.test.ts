@@ -21,7 +21,8 @@ import { utils } from "@coral-xyz/anchor";
 import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { codeBlock, substitute } from "./src/markdown-blocks.js";
-import { freePort, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { freePort } from "./src/ports.js";
+import { startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { run, type Run } from "./src/run.js";
 
 const PACKAGES = ["program", "client", "creator", "cli"].map((name) => ({

@@ -18,7 +18,8 @@ import pg from "pg";
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, expectReconciled, freePort, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
+import { freePort } from "./src/ports.js";
+import { api, errorCode, expectReconciled, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
 
 const PRICE = 250_000n;

@@ -12,7 +12,8 @@ import pg from "pg";
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { errorCode, freePort, relayerEnv, startRelayerWith } from "./src/relayer.js";
+import { freePort } from "./src/ports.js";
+import { errorCode, relayerEnv, startRelayerWith } from "./src/relayer.js";
 import { reconcileCommand, spawnRelayer } from "./src/relayer-process.js";
 
 /** The relayer's documented stop bound (relayer/src/shutdown.ts). */

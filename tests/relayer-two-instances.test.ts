@@ -13,7 +13,8 @@ import pg from "pg";
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { freePort, relayerEnv } from "./src/relayer.js";
+import { freePort } from "./src/ports.js";
+import { relayerEnv } from "./src/relayer.js";
 import { reconcileCommand, spawnRelayer } from "./src/relayer-process.js";
 
 const PRICE = 250_000n;

@@ -7,7 +7,8 @@ import { createServer, type Server } from "node:http";
 
 import { TestMarket } from "@agent-market/tests/fixtures";
 import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/tests/marketplace";
-import { freePort, startRelayer, startRelayerWith, type RunningRelayer } from "@agent-market/tests/relayer";
+import { freePort } from "@agent-market/tests/ports";
+import { startRelayer, startRelayerWith, type RunningRelayer } from "@agent-market/tests/relayer";
 import { parseConfig } from "../src/config.js";
 import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { createIndexer, type Indexer } from "../src/indexer.js";

@@ -2,7 +2,6 @@
 // localnet at 100 ms slots, the example agents) on free ports in a folder of its own, with what
 // the tests of it read: the chain, the printed test wallet's USDC account and the echo agent.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -10,6 +9,7 @@ import { startLocalMarketplace, type LocalMarketplace, type LocalMarketplaceOpti
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import { Connection, PublicKey } from "@solana/web3.js";
 
+import { freePortBlock } from "./ports.js";
 
 export interface LocalTestMarket {
   marketplace: LocalMarketplace;
@@ -25,39 +25,17 @@ export interface LocalTestMarket {
   stop(): Promise<void>;
 }
 
-/** Ports below the kernel's ephemeral range (32768 and up): no outgoing connection takes them meanwhile. */
-const PORT_RANGE = { from: 20_000, to: 32_000 };
 /** localnet's RPC and websocket, the relayer, the two example agents, PostgreSQL, the indexer. */
-const PORTS_USED = 7;
-
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
-/**
- * The first of PORTS_USED consecutive free ports. One block for the whole marketplace: ports
- * picked one at a time could be one another's neighbours (localnet's websocket is its RPC port + 1,
- * the agents' ports follow each other), or the port of a connection opened before they are bound.
- */
-export async function freePortBlock(): Promise<number> {
-  for (;;) {
-    const first = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from - PORTS_USED));
-    let free = true;
-    for (let port = first; port < first + PORTS_USED && free; port += 1) free = await isFree(port);
-    if (free) return first;
-  }
-}
+export const MARKETPLACE_PORTS = 7;
 
 export async function startLocalTestMarket(
   prefix: string,
   options: Pick<LocalMarketplaceOptions, "log" | "supervision">,
 ): Promise<LocalTestMarket> {
   const data_dir = mkdtempSync(join(tmpdir(), prefix));
-  const first = await freePortBlock();
+  // One block for the whole marketplace: ports picked one at a time could be one another's
+  // neighbours (localnet's websocket is its RPC port + 1, the agents' ports follow each other).
+  const first = await freePortBlock(MARKETPLACE_PORTS);
   const marketplace = await startLocalMarketplace({
     data_dir,
     rpc_port: first,
