@@ -21,7 +21,8 @@ interface Started {
   output: () => string;
 }
 
-async function start(env: Record<string, string>): Promise<Started> {
+/** npm start's entry point with `env`, everything it prints collected. */
+function spawnStart(env: Record<string, string>): Started {
   const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
@@ -30,13 +31,18 @@ async function start(env: Record<string, string>): Promise<Started> {
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function start(env: Record<string, string>): Promise<Started> {
+  const started = spawnStart(env);
   const deadline = Date.now() + 90_000;
-  while (!output.includes("Ctrl-C stops everything")) {
-    if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}):\n${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output}`);
+  while (!started.output().includes("Ctrl-C stops everything")) {
+    if (started.child.exitCode !== null) throw new Error(`npm start exited (${started.child.exitCode}):\n${started.output()}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${started.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { child, output: () => output };
+  return started;
 }
 
 /**
@@ -174,16 +180,10 @@ describe("npm start: the local marketplace", function () {
     const old = mkdtempSync(join(tmpdir(), "agent-market-pglite-"));
     try {
       mkdirSync(join(old, "pgdata"));
-      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
-        env: { ...process.env, AGENT_MARKET_DATA: old, ...(await ports()) },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const { child, output } = spawnStart({ AGENT_MARKET_DATA: old, ...(await ports()) });
       assert.equal(await exitOf(child), 1);
-      assert.equal(output, `npm start failed: ${legacyDatabaseMessage(old)}\n`);
-      assert.match(output, new RegExp(`\n  rm -rf ${old}\n  npm start$`, "m"));
+      assert.equal(output(), `npm start failed: ${legacyDatabaseMessage(old)}\n`);
+      assert.match(output(), new RegExp(`\n  rm -rf ${old}\n  npm start$`, "m"));
     } finally {
       rmSync(old, { recursive: true, force: true });
     }
@@ -194,19 +194,13 @@ describe("npm start: the local marketplace", function () {
     const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
     env.RELAYER_PORT = String(Number(env.LOCALNET_PORT) + 1);
     try {
-      const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
-        env: { ...process.env, ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const { child, output } = spawnStart(env);
       assert.equal(await exitOf(child), 1);
       assert.match(
-        output,
+        output(),
         new RegExp(`npm start failed: port ${env.RELAYER_PORT} is asked for twice \\(LOCALNET_PORT and RELAYER_PORT\\): choose ports that do not overlap`),
       );
-      assert.doesNotMatch(output, /starting (PostgreSQL|localnet)/, "nothing was started");
+      assert.doesNotMatch(output(), /starting (PostgreSQL|localnet)/, "nothing was started");
     } finally {
       rmSync(own, { recursive: true, force: true });
     }
@@ -218,16 +212,10 @@ describe("npm start: the local marketplace", function () {
       const env = { AGENT_MARKET_DATA: own, ...(await ports()) };
       const taken = createServer().listen(Number(env[variable]), "127.0.0.1");
       try {
-        const child = spawn(process.execPath, [join(REPO_ROOT, "sdk", "local", "dist", "start.js")], {
-          env: { ...process.env, ...env },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let output = "";
-        child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        const { child, output } = spawnStart(env);
         assert.equal(await exitOf(child), 1);
         assert.match(
-          output,
+          output(),
           new RegExp(`npm start failed: port ${env[variable]} is in use \\(another npm start, or another program\\): stop it, or choose another port with ${variable}=…`),
         );
       } finally {

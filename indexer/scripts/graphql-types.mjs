@@ -6,7 +6,7 @@
 // are current, so a schema change that breaks a reader's query fails here, in the indexer.
 // Reads the indexer's build (dist/, built before its tests).
 import { readFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { codegen } from "@graphql-codegen/core";
@@ -15,9 +15,9 @@ import { parse } from "graphql";
 
 import { schemaSdl } from "../dist/index.js";
 
-const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
-const repoDir = dirname(packageDir);
-export const SDL_PATH = join(packageDir, "schema.graphql");
+/** The repository's root: every path below is relative to it. */
+export const REPO_DIR = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+const SDL_PATH = "indexer/schema.graphql";
 
 /**
  * Each reader: the files holding its queries, and the generated file. A query must be whole
@@ -55,10 +55,10 @@ function header(sources) {
 export async function generate() {
   const sdl = schemaSdl();
   const schema = parse(sdl);
-  const files = [{ path: relative(repoDir, SDL_PATH), text: sdl }];
+  const files = [{ path: SDL_PATH, text: sdl }];
   for (const reader of READERS) {
     const documents = reader.sources.flatMap((source) =>
-      documentsOf(readFileSync(join(repoDir, source), "utf8"), source).map((text) => ({ location: source, document: parse(text) })),
+      documentsOf(readFileSync(join(REPO_DIR, source), "utf8"), source).map((text) => ({ location: source, document: parse(text) })),
     );
     const output = await codegen({
       filename: reader.output,

@@ -3,12 +3,9 @@
 // `npm run graphql:types`, fails here.
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 
-import { documentsOf, generate } from "../scripts/graphql-types.mjs";
-
-const repoDir = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+import { documentsOf, generate, REPO_DIR } from "../scripts/graphql-types.mjs";
 
 describe("generated GraphQL types", () => {
   it("schema.graphql and every reader's generated/graphql.ts are current (else run npm run graphql:types)", async () => {
@@ -18,7 +15,7 @@ describe("generated GraphQL types", () => {
       ["indexer/schema.graphql", "relayer/src/indexer/generated/graphql.ts", "app/src/data/generated/graphql.ts"],
     );
     for (const { path, text } of files) {
-      assert.ok(text === readFileSync(join(repoDir, path), "utf8"), `${path} is stale: run npm run graphql:types`);
+      assert.ok(text === readFileSync(join(REPO_DIR, path), "utf8"), `${path} is stale: run npm run graphql:types`);
     }
   });
 
