@@ -11,10 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { legacyDatabaseMessage } from "@agent-market/local";
+import { freePortBlock } from "@agent-market/service";
 
 import { MARKETPLACE_PORTS } from "./src/local-market.js";
 import { REPO_ROOT } from "./src/localnet.js";
-import { freePortBlock } from "./src/ports.js";
 
 interface Started {
   child: ChildProcess;

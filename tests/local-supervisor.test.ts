@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { Supervisor, type ChildSpec, type SupervisorOptions } from "@agent-market/local";
+import { freePort } from "@agent-market/service";
 
-import { freePort } from "./src/ports.js";
 
 /** A server answering its PID; `ignore_term` makes it deaf to SIGTERM. */
 function server(name: string, port: number, on_exit: ChildSpec["on_exit"], extra: Partial<ChildSpec> = {}, ignore_term = false): ChildSpec {

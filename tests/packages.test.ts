@@ -16,12 +16,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 import { agentPda } from "@agent-market/program";
+import { freePort } from "@agent-market/service";
 import { utils } from "@coral-xyz/anchor";
 
 import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
 import { codeBlock, substitute } from "./src/markdown-blocks.js";
-import { freePort } from "./src/ports.js";
 import { startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { run, type Run } from "./src/run.js";
 

@@ -11,14 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { escrowPda, fetchMarket, parseExecutionId, splitPayment, updateMarketInstruction } from "@agent-market/program";
-import { ensureDatabase } from "@agent-market/relayer";
+import { ensureDatabase, freePort } from "@agent-market/service";
 import { utils } from "@coral-xyz/anchor";
 import pg from "pg";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { freePort } from "./src/ports.js";
 import { api, errorCode, expectReconciled, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
 

@@ -8,11 +8,11 @@ import { readFileSync } from "node:fs";
 import { escrowPda, parseExecutionId } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 import pg from "pg";
+import { freePort } from "@agent-market/service";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { freePort } from "./src/ports.js";
 import { errorCode, relayerEnv, startRelayerWith } from "./src/relayer.js";
 import { reconcileCommand, spawnRelayer } from "./src/relayer-process.js";
 

@@ -9,11 +9,11 @@ import { readFileSync } from "node:fs";
 import { escrowPda, parseExecutionId, splitPayment } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 import pg from "pg";
+import { freePort } from "@agent-market/service";
 
 import { TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { freePort } from "./src/ports.js";
 import { relayerEnv } from "./src/relayer.js";
 import { reconcileCommand, spawnRelayer } from "./src/relayer-process.js";
 

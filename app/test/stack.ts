@@ -6,8 +6,8 @@ import { createServer, type Server } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { createIndexer, parseConfig, silentLogger, type Indexer } from "@agent-market/indexer";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
+import { createIndexer, parseConfig, type Indexer } from "@agent-market/indexer";
+import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { TestMarket } from "@agent-market/tests/fixtures";
 import { startRelayer, type RunningRelayer } from "@agent-market/tests/relayer";
 

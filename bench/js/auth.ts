@@ -10,14 +10,12 @@ import { randomBytes } from "node:crypto";
 import {
   ApiKeyAuthenticator,
   ApiKeyStore,
-  createPool,
-  dropDatabase,
-  ensureDatabase,
   hashApiKey,
   migrate,
   parseApiKey,
   type Db,
 } from "@agent-market/relayer";
+import { createPool, dropDatabase, ensureDatabase } from "@agent-market/service";
 import { Keypair } from "@solana/web3.js";
 
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -78,8 +76,8 @@ async function main(): Promise<void> {
   const url = new URL(POSTGRES_URL);
   url.pathname = `/bench_auth_${randomBytes(4).toString("hex")}`;
   await ensureDatabase(url.href);
-  const db = createPool(url.href, 10);
-  const otherRelayer = createPool(url.href, 2);
+  const db = createPool(url.href, { max_connections: 10 });
+  const otherRelayer = createPool(url.href, { max_connections: 2 });
   try {
     await migrate(db);
     const secret = randomBytes(32);

@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { rpc, startLocalMarketplace, type LocalMarketplace } from "@agent-market/local";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
+import { dropDatabase, ensureDatabase, freePortBlock } from "@agent-market/service";
 
-import { freePair, freePort, raiseAllowance } from "./setup.js";
+import { raiseAllowance } from "./setup.js";
 
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -31,12 +31,13 @@ export async function startBenchMarketplace(options: {
   database.pathname = `/bench_${options.name}_${randomBytes(4).toString("hex")}`;
   await ensureDatabase(database.href);
   const data_dir = mkdtempSync(join(tmpdir(), `bench-${options.name}-`));
-  const rpc_port = await freePair();
+  // localnet's JSON-RPC and PubSub (its port + 1), the relayer, the two example agents in a row.
+  const rpc_port = await freePortBlock(5);
   const marketplace = await startLocalMarketplace({
     data_dir,
     rpc_port,
-    relayer_port: await freePort(),
-    agent_port: await freePort(),
+    relayer_port: rpc_port + 2,
+    agent_port: rpc_port + 3,
     slot_ms: 100,
     database_url: database.href,
     redis_url: REDIS_URL,

@@ -15,12 +15,12 @@
 import { randomBytes } from "node:crypto";
 
 import { openEscrowInstruction, requestHash, formatExecutionId } from "@agent-market/program";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
+import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { Transaction } from "@solana/web3.js";
 
 import { TestMarket, type AgentFixture, type Wallet } from "@agent-market/tests/fixtures";
 
-import { backfill, createIndexer, parseConfig, silentLogger, SolanaRpc, type Indexer } from "@agent-market/indexer";
+import { backfill, createIndexer, parseConfig, SolanaRpc, type Indexer } from "@agent-market/indexer";
 import { SEEDED_AGENTS, seedExecutions, seededSubjects, type SeededSubjects } from "./seed-executions.js";
 
 const arg = (name: string, fallback: string) => {

@@ -1,33 +1,8 @@
-// What the benchmarks that run a whole local marketplace share: free ports for its processes, and
-// the payer's allowance raised through the relayer as the dashboard does it.
+// What the benchmarks that run a whole local marketplace share: the payer's allowance raised
+// through the relayer as the dashboard does it. Their ports come from the service kit's freePort.
 import http from "node:http";
-import { createServer } from "node:net";
 
 import { Keypair, Transaction } from "@solana/web3.js";
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Two free consecutive ports (localnet's JSON-RPC and PubSub). */
-export async function freePair(): Promise<number> {
-  for (;;) {
-    const port = await freePort();
-    const probe = createServer();
-    const nextFree = await new Promise<boolean>((resolve) => {
-      probe.once("error", () => resolve(false));
-      probe.listen(port + 1, "127.0.0.1", () => probe.close(() => resolve(true)));
-    });
-    if (nextFree) return port;
-  }
-}
 
 /** Sets the wallet's allowance for the market to `amount_usdc`: signed in, built by the relayer, signed here. */
 export async function raiseAllowance(relayer_url: string, rpc_url: string, wallet: Keypair, amount_usdc: string): Promise<void> {

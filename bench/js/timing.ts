@@ -17,10 +17,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { rpc, startLocalMarketplace, REPO_ROOT, type LocalMarketplace } from "@agent-market/local";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
+import { dropDatabase, ensureDatabase, freePortBlock } from "@agent-market/service";
 import pg from "pg";
 
-import { freePair, freePort, postJson, raiseAllowance } from "./setup.js";
+import { postJson, raiseAllowance } from "./setup.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 15;
@@ -150,11 +150,13 @@ async function runMode(mode: { name: string; args: string[] }): Promise<{ rows: 
   database.pathname = `/bench_timing_${randomBytes(4).toString("hex")}`;
   await ensureDatabase(database.href);
   const data_dir = mkdtempSync(join(tmpdir(), "bench-timing-"));
+  // localnet's JSON-RPC and PubSub (its port + 1), the relayer, the two example agents in a row.
+  const rpc_port = await freePortBlock(5);
   const marketplace = await startLocalMarketplace({
     data_dir,
-    rpc_port: await freePair(),
-    relayer_port: await freePort(),
-    agent_port: await freePort(),
+    rpc_port,
+    relayer_port: rpc_port + 2,
+    agent_port: rpc_port + 3,
     slot_ms: SLOT_MS,
     localnet_args: mode.args,
     database_url: database.href,

@@ -3,10 +3,10 @@
 // the `finalized` flags), and hands each change to the GraphQL subscriptions that asked for it.
 // Notices sent while the connection is down are lost: on reconnecting, the watermark is read
 // again and every agent subscriber is woken to re-read its figures.
+import type { Logger } from "@agent-market/service";
 import pg from "pg";
 
 import { channelOf, type ChangeNotice, type ExecutionChange } from "./ingest/change-notice.js";
-import { errorFields, type Logger } from "./logger.js";
 
 const RECONNECT_MS = 1_000;
 /** How the listening connection shows in pg_stat_activity. */
@@ -117,7 +117,7 @@ export class ChangeFeed {
     client.on("error", () => {});
     client.end().catch(() => {});
     if (this.stopped || this.reconnect) return;
-    this.logger.log("warn", "change feed lost its connection; reconnecting", errorFields(err));
+    this.logger.warn({ err }, "change feed lost its connection; reconnecting");
     this.reconnect = setTimeout(() => {
       this.reconnect = null;
       void this.start();

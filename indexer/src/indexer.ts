@@ -1,13 +1,13 @@
 // An indexer for one network: migrations applied, the writer (ingestion) started, and the
 // GraphQL server built. main.ts listens; tests use `yoga.fetch` and `store` directly.
+import { createLogger, createPool, type Logger, type Pool } from "@agent-market/service";
+
 import { ChangeFeed } from "./change-feed.js";
 import type { IndexerConfig } from "./config.js";
 import { migrate } from "./db/migrate.js";
-import { createPool, type Pool } from "./db/pool.js";
 import { SolanaRpc } from "./ingest/rpc.js";
 import { EventStore } from "./ingest/store.js";
 import { Writer, type WriterOptions } from "./ingest/writer.js";
-import { stderrLogger, type Logger } from "./logger.js";
 import { SubscriptionSlots } from "./graphql/subscription-slots.js";
 import { buildYoga, type IndexerYoga } from "./yoga.js";
 
@@ -32,7 +32,7 @@ export interface IndexerOptions extends WriterOptions {
 }
 
 export async function createIndexer(config: IndexerConfig, options: IndexerOptions = {}): Promise<Indexer> {
-  const logger = options.logger ?? stderrLogger;
+  const logger = options.logger ?? createLogger(config.log_level);
   const pool = createPool(config.database_url);
   await migrate(pool, config.schema);
   const store = new EventStore(pool, config.schema, config.program_id);

@@ -3,10 +3,12 @@
 // Prints one JSON line once serving, with the GraphQL URL.
 import { createServer } from "node:http";
 
+import { installProcessHandlers, reportBackgroundError } from "@agent-market/service";
+
 import { ConfigError, parseConfig } from "./config.js";
 import { createIndexer } from "./indexer.js";
-import { errorFields, stderrLogger } from "./logger.js";
 
+installProcessHandlers();
 let config;
 try {
   config = parseConfig();
@@ -37,9 +39,8 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
       .close()
       .then(() => process.exit(0))
       .catch((err) => {
-        stderrLogger.log("error", "stopping failed", errorFields(err));
+        reportBackgroundError("stopping", err);
         process.exit(1);
       });
   });
 }
-process.on("unhandledRejection", (err) => stderrLogger.log("error", "unhandled rejection", errorFields(err)));

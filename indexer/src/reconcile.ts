@@ -3,9 +3,9 @@
 // data, nothing else may be stored, and each execution's row must equal the one its chain events
 // give. Compared up to the slot both sides have seen, so an in-flight transaction is no difference.
 import { canonicalJson } from "@agent-market/program";
+import type { Pool } from "@agent-market/service";
 import type { PublicKey } from "@solana/web3.js";
 
-import type { Pool } from "./db/pool.js";
 import { transactionDecoder } from "./ingest/decoder.js";
 import type { StoredEvent } from "./ingest/event-row.js";
 import { executionFromEvents, type EventRecord } from "./ingest/execution-view.js";

@@ -1,10 +1,10 @@
 // Builds the server: GraphQL (graphql-yoga) on /graphql, subscriptions over server-sent events
 // on the same path, GraphiQL in development, and the Helius webhook endpoint. `yoga.fetch` serves a request without a socket (what the tests use).
 import type { DocumentNode, ExecutionResult } from "graphql";
+import type { Pool } from "@agent-market/service";
 import { createYoga, type Plugin, type YogaServerInstance, type YogaServerOptions } from "graphql-yoga";
 
 import type { ChangeFeed } from "./change-feed.js";
-import type { Pool } from "./db/pool.js";
 import { compiledQueriesPlugin } from "./graphql/compiled-queries.js";
 import { createContext, type GraphQLContext, type ServerState } from "./graphql/context.js";
 import { checkQueryLimits, DEFAULT_LIMITS, noIntrospectionRule, type QueryLimits } from "./graphql/limits.js";

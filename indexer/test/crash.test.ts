@@ -5,7 +5,8 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { createPool } from "../src/db/pool.js";
+import { createPool } from "@agent-market/service";
+
 import { SolanaRpc } from "../src/ingest/rpc.js";
 import { reconcile } from "../src/reconcile.js";
 import { activity, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
@@ -41,7 +42,7 @@ describe("kill -9 during ingestion", function () {
     const runs = await Promise.all([0, 1, 2].map(() => activity(env!.market, { settled: 6, refunded: 2, open: 1 })));
     const executions = runs.reduce((sum, run) => sum + run.settled.length + run.refunded.length + run.open.length, 0);
     const childEnv = { ...env!.env, INDEXER_BACKFILL_BATCH_SIZE: "3", INDEXER_FINALITY_INTERVAL_MS: "100" };
-    const pool = createPool(env!.databaseUrl, 2);
+    const pool = createPool(env!.databaseUrl, { max_connections: 2 });
     const schema = env!.config.schema;
     const stored = async () =>
       Number((await pool.query(`SELECT count(*) AS n FROM ${schema}.events`).catch(() => ({ rows: [{ n: 0 }] }))).rows[0].n);

@@ -121,12 +121,12 @@ describe("Helius webhook command", function () {
       assert.deepEqual(own.webhooks.get(created.webhookId)!.accountAddresses, [mainnetProgram]);
       await assert.rejects(command({ ...env, DEVNET_PROGRAM_ID: mainnetProgram }), (err: { code: number; stderr: string }) => {
         assert.equal(err.code, 2);
-        assert.match(err.stderr, /MAINNET_PROGRAM_ID: required, the program's address on mainnet/);
+        assert.match(err.stderr, /MAINNET_PROGRAM_ID is required: the program's address on mainnet/);
         return true;
       });
       await assert.rejects(command({ ...env, MAINNET_PROGRAM_ID: "not-an-address" }), (err: { code: number; stderr: string }) => {
         assert.equal(err.code, 2);
-        assert.match(err.stderr, /MAINNET_PROGRAM_ID: not a base58 program address: "not-an-address"/);
+        assert.match(err.stderr, /MAINNET_PROGRAM_ID must be the program's base58 address \(32 bytes\), got "not-an-address"/);
         return true;
       });
     } finally {
@@ -137,9 +137,9 @@ describe("Helius webhook command", function () {
   it("refuses to run without its settings, naming each", async () => {
     await assert.rejects(command({ HELIUS_API_KEY: "", INDEXER_PUBLIC_URL: "", INDEXER_HELIUS_WEBHOOK_AUTH: "short" }), (err: { code: number; stderr: string }) => {
       assert.equal(err.code, 2);
-      assert.match(err.stderr, /HELIUS_API_KEY: required/);
-      assert.match(err.stderr, /INDEXER_PUBLIC_URL: required/);
-      assert.match(err.stderr, /at least 16 characters/);
+      assert.match(err.stderr, /HELIUS_API_KEY is required: the Helius API key/);
+      assert.match(err.stderr, /INDEXER_PUBLIC_URL is required: this indexer's public origin/);
+      assert.match(err.stderr, /INDEXER_HELIUS_WEBHOOK_AUTH must be at least 16 characters/);
       return true;
     });
   });

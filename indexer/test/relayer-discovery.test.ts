@@ -5,14 +5,13 @@
 import { strict as assert } from "node:assert";
 import { createServer, type Server } from "node:http";
 
+import { dropDatabase, ensureDatabase, freePort, silentLogger } from "@agent-market/service";
 import { TestMarket } from "@agent-market/tests/fixtures";
 import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/tests/marketplace";
-import { freePort } from "@agent-market/tests/ports";
 import { startRelayer, startRelayerWith, type RunningRelayer } from "@agent-market/tests/relayer";
+
 import { parseConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
 import { createIndexer, type Indexer } from "../src/indexer.js";
-import { silentLogger } from "../src/logger.js";
 import { databaseUrl, query, waitFor } from "./support.js";
 
 interface Health {

@@ -8,8 +8,7 @@ import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/te
 import { startRelayer, type RunningRelayer } from "@agent-market/tests/relayer";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
-import { silentLogger } from "../src/logger.js";
+import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { reconcile } from "../src/reconcile.js";
 import { databaseUrl, query, waitFor } from "./support.js";
 

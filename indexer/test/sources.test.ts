@@ -2,10 +2,10 @@
 import { strict as assert } from "node:assert";
 
 import { formatExecutionId } from "@agent-market/program";
+import { silentLogger } from "@agent-market/service";
 
 import type { IndexerConfig } from "../src/config.js";
 import { createIndexer, type Indexer } from "../src/indexer.js";
-import { silentLogger } from "../src/logger.js";
 import { query, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 describe("sources", function () {

@@ -5,10 +5,10 @@
 import { strict as assert } from "node:assert";
 
 import { formatExecutionId } from "@agent-market/program";
+import { silentLogger } from "@agent-market/service";
 
 import { CHANGE_FEED_APPLICATION } from "../src/change-feed.js";
 import { createIndexer, type Indexer } from "../src/indexer.js";
-import { silentLogger } from "../src/logger.js";
 import { query, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 /** One subscription's stream of `next` events. */

@@ -7,10 +7,9 @@ import { randomBytes } from "node:crypto";
 import { TestMarket, type AgentFixture, type OpenedEscrow, type Wallet } from "@agent-market/tests/fixtures";
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig, type IndexerConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "@agent-market/relayer";
+import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import type { DecodedTransaction } from "../src/ingest/event-row.js";
-import { silentLogger } from "../src/logger.js";
 
 export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 

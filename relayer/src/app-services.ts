@@ -4,7 +4,7 @@ import type { SignInService } from "./auth/sign-in.js";
 import type { WebRunKeys } from "./auth/web-run-keys.js";
 import type { ChainService } from "./chain/chain-service.js";
 import type { RelayerConfig } from "./config.js";
-import type { Db } from "./db/pool.js";
+import type { Db } from "./db/database.js";
 import type { DisputeService } from "./disputes/dispute-service.js";
 import type { ExecutionReads } from "./executions/execution-reads.js";
 import type { ExecutionService } from "./executions/execution-service.js";

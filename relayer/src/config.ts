@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 
 import { ed25519PublicKey, NETWORK_NAMES, type NetworkName } from "@agent-market/program";
+import { ConfigError, EnvReader, LOG_LEVELS, type Env, type LogLevel } from "@agent-market/service";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { committedDevelopmentKey } from "./dev-keys.js";
@@ -91,7 +92,7 @@ export interface RelayerConfig {
   circuit_breaker_window_secs: number;
   /** How long an open circuit refuses executions before one probe call is let through. */
   circuit_breaker_cooloff_secs: number;
-  log_level: string;
+  log_level: LogLevel;
   /** The built dashboard (`app/dist`) this relayer serves on its own origin; off when unset. */
   dashboard?: DashboardConfig;
 }
@@ -110,95 +111,53 @@ export interface DashboardConfig {
   rpc_urls: Partial<Record<NetworkName, string>>;
 }
 
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid relayer configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.name = "ConfigError";
-  }
-}
-
-type Env = Record<string, string | undefined>;
+export { ConfigError };
 
 export function parseConfig(env: Env = process.env): RelayerConfig {
-  const problems: string[] = [];
-  const text = (name: string): string | undefined => {
-    const value = env[name]?.trim();
-    return value === "" ? undefined : value;
-  };
-  const required = (name: string, what: string): string => {
-    const value = text(name);
-    if (value === undefined) problems.push(`${name} is required: ${what}`);
-    return value ?? "";
-  };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const value = text(name);
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!/^[0-9]+$/.test(value) || parsed < min || parsed > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
-      return fallback;
-    }
-    return parsed;
-  };
-  const url = (name: string, value: string, protocols: string[]): URL | undefined => {
-    try {
-      const parsed = new URL(value);
-      if (!protocols.includes(parsed.protocol)) {
-        problems.push(`${name} must be a ${protocols.join(" or ")} URL, got "${value}"`);
-        return undefined;
-      }
-      return parsed;
-    } catch {
-      problems.push(`${name} is not a URL: "${value}"`);
-      return undefined;
-    }
-  };
+  const reader = new EnvReader(env);
 
-  const port = integer("RELAYER_PORT", 8080, 0, 65535);
-  const host = text("RELAYER_HOST") ?? "127.0.0.1";
-  const database_url = required("DATABASE_URL", "a PostgreSQL connection string (postgres://127.0.0.1:5432/agent_market)");
-  if (database_url) url("DATABASE_URL", database_url, ["postgres:", "postgresql:"]);
-  if (text("EMBEDDED_DATABASE_DIR") !== undefined) {
-    problems.push("EMBEDDED_DATABASE_DIR is no longer read: `npm start` runs its own PostgreSQL and sets DATABASE_URL");
+  const port = reader.integer("RELAYER_PORT", 8080, 0, 65535);
+  const host = reader.text("RELAYER_HOST") ?? "127.0.0.1";
+  const database_url = reader.required("DATABASE_URL", "a PostgreSQL connection string (postgres://127.0.0.1:5432/agent_market)");
+  if (database_url) reader.url("DATABASE_URL", database_url, ["postgres:", "postgresql:"]);
+  if (reader.text("EMBEDDED_DATABASE_DIR") !== undefined) {
+    reader.problem("EMBEDDED_DATABASE_DIR is no longer read: `npm start` runs its own PostgreSQL and sets DATABASE_URL");
   }
-  const prepared = text("DATABASE_PREPARED_STATEMENTS") ?? "true";
-  if (prepared !== "true" && prepared !== "false") {
-    problems.push(`DATABASE_PREPARED_STATEMENTS must be "true" or "false", got "${prepared}"`);
-  }
+  const prepared = reader.flag("DATABASE_PREPARED_STATEMENTS", true);
 
-  const public_url = url("PUBLIC_URL", text("PUBLIC_URL") ?? `http://localhost:${port}`, ["http:", "https:"]);
+  const public_url = reader.url("PUBLIC_URL", reader.text("PUBLIC_URL") ?? `http://localhost:${port}`, ["http:", "https:"]);
 
   let api_key_hash_secret = Buffer.alloc(0);
-  const secret = required("API_KEY_HASH_SECRET", "at least 32 random bytes as hex (openssl rand -hex 32)");
+  const secret = reader.required("API_KEY_HASH_SECRET", "at least 32 random bytes as hex (openssl rand -hex 32)");
   if (secret) {
     if (!/^[0-9a-fA-F]+$/.test(secret) || secret.length % 2 !== 0 || secret.length < 64) {
-      problems.push("API_KEY_HASH_SECRET must be at least 32 bytes written as hex (64+ hex characters)");
+      reader.problem("API_KEY_HASH_SECRET must be at least 32 bytes written as hex (64+ hex characters)");
     } else {
       api_key_hash_secret = Buffer.from(secret, "hex");
     }
   }
 
   let relayer_min_balance_lamports = 1_000_000_000n;
-  const minBalance = text("RELAYER_MIN_BALANCE_SOL");
+  const minBalance = reader.text("RELAYER_MIN_BALANCE_SOL");
   if (minBalance !== undefined) {
     const parsed = parseSol(minBalance);
     if (parsed !== null) relayer_min_balance_lamports = parsed;
-    else problems.push(`RELAYER_MIN_BALANCE_SOL must be an amount of SOL (up to 9 decimals), got "${minBalance}"`);
+    else reader.problem(`RELAYER_MIN_BALANCE_SOL must be an amount of SOL (up to 9 decimals), got "${minBalance}"`);
   }
 
-  const redis_url = text("REDIS_URL");
-  if (redis_url !== undefined && url("REDIS_URL", redis_url, ["redis:", "rediss:"])) {
+  const redis_url = reader.text("REDIS_URL");
+  if (redis_url !== undefined && reader.url("REDIS_URL", redis_url, ["redis:", "rediss:"])) {
     const problem = redisUrlProblem(redis_url);
-    if (problem) problems.push(problem);
+    if (problem) reader.problem(problem);
   }
 
   const keypair = (name: string, what: string): Keypair | undefined => {
-    const path = required(name, what);
+    const path = reader.required(name, what);
     if (!path) return undefined;
     try {
       return readKeypair(path);
     } catch (error) {
-      problems.push(`${name} (${path}) is not a readable Solana keypair file: ${(error as Error).message}`);
+      reader.problem(`${name} (${path}) is not a readable Solana keypair file: ${(error as Error).message}`);
       return undefined;
     }
   };
@@ -206,13 +165,13 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   const networks: Partial<Record<NetworkName, NetworkConfig>> = {};
   for (const name of NETWORK_NAMES) {
     const prefix = name.toUpperCase();
-    const rpc = text(`${prefix}_RPC_URL`);
+    const rpc = reader.text(`${prefix}_RPC_URL`);
     // Without any network, devnet's keys are still reported, so one run lists everything missing.
-    const none = text("DEVNET_RPC_URL") === undefined && text("MAINNET_RPC_URL") === undefined;
+    const none = reader.text("DEVNET_RPC_URL") === undefined && reader.text("MAINNET_RPC_URL") === undefined;
     if (rpc === undefined && !(none && name === "devnet")) continue;
     // Devnet falls back on the unprefixed names of single-network deployments; mainnet never
     // does, so a key set up for tests cannot end up holding real funds' fees or signing.
-    const keyName = (key: string) => (name === "devnet" && text(`${prefix}_${key}`) === undefined ? key : `${prefix}_${key}`);
+    const keyName = (key: string) => (name === "devnet" && reader.text(`${prefix}_${key}`) === undefined ? key : `${prefix}_${key}`);
     const marketplaceName = keyName("MARKETPLACE_KEYPAIR");
     const relayerName = keyName("RELAYER_KEYPAIR");
     const marketplace = keypair(
@@ -230,24 +189,24 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
       ] as const) {
         const committed = key && committedDevelopmentKey(key.publicKey.toBase58());
         if (committed) {
-          problems.push(
+          reader.problem(
             `${variable} is the committed development keypair "${committed}" of localnet/dev-config.json; mainnet needs a key of its own`,
           );
         }
       }
     }
-    const programId = required(`${prefix}_PROGRAM_ID`, `the agent_market program's base58 address on ${name}`);
+    const programId = reader.required(`${prefix}_PROGRAM_ID`, `the agent_market program's base58 address on ${name}`);
     const program_id = programId ? programAddress(programId) : undefined;
     if (programId && !program_id) {
-      problems.push(`${prefix}_PROGRAM_ID must be the program's base58 address (32 bytes), got "${programId}"`);
+      reader.problem(`${prefix}_PROGRAM_ID must be the program's base58 address (32 bytes), got "${programId}"`);
     }
     if (rpc === undefined) continue;
-    const rpcUrl = url(`${prefix}_RPC_URL`, rpc, ["http:", "https:"]);
+    const rpcUrl = reader.url(`${prefix}_RPC_URL`, rpc, ["http:", "https:"]);
     if (!rpcUrl) continue;
-    const ws = text(`${prefix}_WS_URL`) ?? defaultWebsocketUrl(rpcUrl);
-    if (!url(`${prefix}_WS_URL`, ws, ["ws:", "wss:"])) continue;
-    const indexer = text(`${prefix}_INDEXER_URL`);
-    if (indexer !== undefined && !url(`${prefix}_INDEXER_URL`, indexer, ["http:", "https:"])) continue;
+    const ws = reader.text(`${prefix}_WS_URL`) ?? defaultWebsocketUrl(rpcUrl);
+    if (!reader.url(`${prefix}_WS_URL`, ws, ["ws:", "wss:"])) continue;
+    const indexer = reader.text(`${prefix}_INDEXER_URL`);
+    if (indexer !== undefined && !reader.url(`${prefix}_INDEXER_URL`, indexer, ["http:", "https:"])) continue;
     if (!marketplace || !relayer || !program_id) continue;
     networks[name] = {
       name,
@@ -260,53 +219,40 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
       ...(indexer === undefined ? {} : { indexer_url: indexer }),
     };
   }
-  if (text("DEVNET_RPC_URL") === undefined && text("MAINNET_RPC_URL") === undefined) {
-    problems.push("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
+  if (reader.text("DEVNET_RPC_URL") === undefined && reader.text("MAINNET_RPC_URL") === undefined) {
+    reader.problem("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
   }
 
-  const settlement = text("SETTLEMENT") ?? "receipt_log";
-  if (settlement !== "receipt_log" && settlement !== "receipt_account") {
-    problems.push(`SETTLEMENT must be "receipt_log" or "receipt_account", got "${settlement}"`);
-  }
-  const batch_opens = text("BATCH_OPENS") ?? "true";
-  if (batch_opens !== "true" && batch_opens !== "false") problems.push(`BATCH_OPENS must be "true" or "false", got "${batch_opens}"`);
-  const batch_refunds = text("BATCH_REFUNDS") ?? "true";
-  if (batch_refunds !== "true" && batch_refunds !== "false") {
-    problems.push(`BATCH_REFUNDS must be "true" or "false", got "${batch_refunds}"`);
-  }
-  const policy = text("ENDPOINT_POLICY") ?? "public";
-  if (policy !== "public" && policy !== "development") {
-    problems.push(`ENDPOINT_POLICY must be "public" or "development", got "${policy}"`);
-  }
-  if (policy === "development" && text("MAINNET_RPC_URL") !== undefined) {
-    problems.push("ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints");
+  const settlement = reader.choice("SETTLEMENT", "receipt_log", ["receipt_log", "receipt_account"]);
+  const batch_opens = reader.flag("BATCH_OPENS", true);
+  const batch_refunds = reader.flag("BATCH_REFUNDS", true);
+  const policy = reader.choice("ENDPOINT_POLICY", "public", ["public", "development"]);
+  if (policy === "development" && reader.text("MAINNET_RPC_URL") !== undefined) {
+    reader.problem("ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints");
   }
 
-  const cookieSecure = text("COOKIE_SECURE");
+  const cookieSecure = reader.text("COOKIE_SECURE");
   if (cookieSecure !== undefined && cookieSecure !== "true" && cookieSecure !== "false") {
-    problems.push(`COOKIE_SECURE must be "true" or "false", got "${cookieSecure}"`);
+    reader.problem(`COOKIE_SECURE must be "true" or "false", got "${cookieSecure}"`);
   }
   // Real funds: the session cookie, the sign-in messages' origin and the queue's Redis (which
   // carries its password and the jobs) never travel in clear.
-  if (text("MAINNET_RPC_URL") !== undefined) {
+  if (reader.text("MAINNET_RPC_URL") !== undefined) {
     if (public_url !== undefined && public_url.protocol !== "https:") {
-      problems.push(`PUBLIC_URL must be an https: URL with MAINNET_RPC_URL, got "${public_url.href}"`);
+      reader.problem(`PUBLIC_URL must be an https: URL with MAINNET_RPC_URL, got "${public_url.href}"`);
     }
-    if (cookieSecure === "false") problems.push("COOKIE_SECURE=false is refused with MAINNET_RPC_URL: session cookies must be Secure");
+    if (cookieSecure === "false") reader.problem("COOKIE_SECURE=false is refused with MAINNET_RPC_URL: session cookies must be Secure");
     if (redis_url !== undefined && URL.canParse(redis_url) && new URL(redis_url).protocol !== "rediss:") {
-      problems.push("REDIS_URL must be a rediss:// (TLS) URL with MAINNET_RPC_URL");
+      reader.problem("REDIS_URL must be a rediss:// (TLS) URL with MAINNET_RPC_URL");
     }
   }
 
-  const dashboardDir = text("DASHBOARD_DIR");
-  const indexerGraphqlUrl = text("INDEXER_GRAPHQL_URL");
-  if (indexerGraphqlUrl !== undefined) url("INDEXER_GRAPHQL_URL", indexerGraphqlUrl, ["http:", "https:"]);
-  const dashboardLocalnet = text("DASHBOARD_LOCALNET") ?? "false";
-  if (dashboardLocalnet !== "true" && dashboardLocalnet !== "false") {
-    problems.push(`DASHBOARD_LOCALNET must be "true" or "false", got "${dashboardLocalnet}"`);
-  }
-  if (dashboardLocalnet === "true" && networks.mainnet !== undefined) {
-    problems.push("DASHBOARD_LOCALNET offers a browser-kept test wallet: never with MAINNET_RPC_URL");
+  const dashboardDir = reader.text("DASHBOARD_DIR");
+  const indexerGraphqlUrl = reader.text("INDEXER_GRAPHQL_URL");
+  if (indexerGraphqlUrl !== undefined) reader.url("INDEXER_GRAPHQL_URL", indexerGraphqlUrl, ["http:", "https:"]);
+  const dashboardLocalnet = reader.flag("DASHBOARD_LOCALNET", false);
+  if (dashboardLocalnet && networks.mainnet !== undefined) {
+    reader.problem("DASHBOARD_LOCALNET offers a browser-kept test wallet: never with MAINNET_RPC_URL");
   }
   const dashboardRpcUrls: Partial<Record<NetworkName, string>> = {};
   const dashboardRpcVariables = [
@@ -314,16 +260,16 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     ["mainnet", "DASHBOARD_MAINNET_RPC_URL"],
   ] as const;
   for (const [name, variable] of dashboardRpcVariables) {
-    const value = text(variable);
+    const value = reader.text(variable);
     if (value === undefined) continue;
     // A mainnet page is served over https, and a browser refuses its calls to plain http.
-    if (url(variable, value, name === "mainnet" ? ["https:"] : ["http:", "https:"]) === undefined) continue;
+    if (reader.url(variable, value, name === "mainnet" ? ["https:"] : ["http:", "https:"]) === undefined) continue;
     if (dashboardDir === undefined) {
-      problems.push(`${variable} is for the dashboard: set DASHBOARD_DIR too`);
+      reader.problem(`${variable} is for the dashboard: set DASHBOARD_DIR too`);
     } else if (networks[name] === undefined) {
-      problems.push(`${variable} is set but ${name} is not served: set ${name.toUpperCase()}_RPC_URL too`);
-    } else if (dashboardLocalnet === "true") {
-      problems.push(`${variable} is for a hosted chain: with DASHBOARD_LOCALNET the page reaches the local chain through the relayer`);
+      reader.problem(`${variable} is set but ${name} is not served: set ${name.toUpperCase()}_RPC_URL too`);
+    } else if (dashboardLocalnet) {
+      reader.problem(`${variable} is for a hosted chain: with DASHBOARD_LOCALNET the page reaches the local chain through the relayer`);
     } else {
       dashboardRpcUrls[name] = value;
     }
@@ -333,49 +279,48 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     host,
     port,
     database_url,
-    database_prepared_statements: prepared === "true",
+    database_prepared_statements: prepared,
     public_url: public_url ?? new URL("http://localhost"),
     api_key_hash_secret,
     relayer_min_balance_lamports,
     networks,
     ...(redis_url === undefined ? {} : { redis_url }),
-    queue_name: text("QUEUE_NAME") ?? "agent-market-executions",
-    creator_max_response_bytes: integer("CREATOR_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
-    instance_timeout_secs: integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
-    endpoint_policy: policy === "development" ? "development" : "public",
-    settlement: settlement === "receipt_log" ? "receipt_log" : "receipt_account",
-    batch_opens: batch_opens === "true",
-    batch_refunds: batch_refunds === "true",
-    session_ttl_secs: integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
-    nonce_ttl_secs: integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
-    body_limit_bytes: integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
-    schema_limit_bytes: integer("SCHEMA_LIMIT_BYTES", 64 * 1024, 256, 1024 * 1024),
-    probe_timeout_ms: integer("PROBE_TIMEOUT_MS", 10_000, 100, 120_000),
-    probe_max_response_bytes: integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
-    rate_limit_anonymous_per_minute: integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
-    rate_limit_listing_writes_per_minute: integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
-    rate_limit_dispute_evidence_per_minute: integer("RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE", 10, 1, 1_000_000),
-    rate_limit_webhook_writes_per_minute: integer("RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE", 20, 1, 1_000_000),
-    executions_in_flight_per_key: integer("EXECUTIONS_IN_FLIGHT_PER_KEY", 64, 1, 100_000),
-    executions_in_flight_per_agent: integer("EXECUTIONS_IN_FLIGHT_PER_AGENT", 128, 1, 100_000),
-    circuit_breaker_failures: integer("CIRCUIT_BREAKER_FAILURES", 20, 1, 1_000_000),
-    circuit_breaker_window_secs: integer("CIRCUIT_BREAKER_WINDOW_SECS", 60, 1, 86_400),
-    circuit_breaker_cooloff_secs: integer("CIRCUIT_BREAKER_COOLOFF_SECS", 60, 1, 86_400),
+    queue_name: reader.text("QUEUE_NAME") ?? "agent-market-executions",
+    creator_max_response_bytes: reader.integer("CREATOR_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    instance_timeout_secs: reader.integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
+    endpoint_policy: policy,
+    settlement,
+    batch_opens,
+    batch_refunds,
+    session_ttl_secs: reader.integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
+    nonce_ttl_secs: reader.integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
+    body_limit_bytes: reader.integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    schema_limit_bytes: reader.integer("SCHEMA_LIMIT_BYTES", 64 * 1024, 256, 1024 * 1024),
+    probe_timeout_ms: reader.integer("PROBE_TIMEOUT_MS", 10_000, 100, 120_000),
+    probe_max_response_bytes: reader.integer("PROBE_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    rate_limit_anonymous_per_minute: reader.integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
+    rate_limit_listing_writes_per_minute: reader.integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
+    rate_limit_dispute_evidence_per_minute: reader.integer("RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE", 10, 1, 1_000_000),
+    rate_limit_webhook_writes_per_minute: reader.integer("RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE", 20, 1, 1_000_000),
+    executions_in_flight_per_key: reader.integer("EXECUTIONS_IN_FLIGHT_PER_KEY", 64, 1, 100_000),
+    executions_in_flight_per_agent: reader.integer("EXECUTIONS_IN_FLIGHT_PER_AGENT", 128, 1, 100_000),
+    circuit_breaker_failures: reader.integer("CIRCUIT_BREAKER_FAILURES", 20, 1, 1_000_000),
+    circuit_breaker_window_secs: reader.integer("CIRCUIT_BREAKER_WINDOW_SECS", 60, 1, 86_400),
+    circuit_breaker_cooloff_secs: reader.integer("CIRCUIT_BREAKER_COOLOFF_SECS", 60, 1, 86_400),
     cookie_secure: cookieSecure === undefined ? public_url?.protocol === "https:" : cookieSecure === "true",
-    log_level: text("LOG_LEVEL") ?? "info",
+    log_level: reader.choice("LOG_LEVEL", "info", LOG_LEVELS),
     ...(dashboardDir === undefined
       ? {}
       : {
           dashboard: {
             dir: dashboardDir,
             ...(indexerGraphqlUrl === undefined ? {} : { indexer_graphql_url: indexerGraphqlUrl }),
-            localnet: dashboardLocalnet === "true",
+            localnet: dashboardLocalnet,
             rpc_urls: dashboardRpcUrls,
           },
         }),
   };
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return reader.finish("relayer", config);
 }
 
 /** A Solana CLI keypair file: a JSON array of the 64 secret key bytes. */

@@ -3,7 +3,8 @@
 // SIGINT/SIGTERM. A stop takes no new requests and gives those in flight SHUTDOWN_GRACE_MS; an
 // execution still running then is handed to the finish job (its row says where it stands), and
 // the process exits within SHUTDOWN_BOUND_MS whatever happens. A second signal exits at once.
-import { installProcessHandlers, reportBackgroundError } from "./background.js";
+import { installProcessHandlers, reportBackgroundError } from "@agent-market/service";
+
 import { buildApp } from "./app.js";
 import { ConfigError, parseConfig, type RelayerConfig } from "./config.js";
 import { loggerOptions } from "./logger.js";

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // agent-market-reconcile: compares the relayer's database with the chain, with the relayer's own
 // configuration (environment), prints every difference and exits 1 if there is any.
+import { createPool } from "@agent-market/service";
 import { ChainService } from "./chain/chain-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { ConfigError, parseConfig } from "./config.js";
-import { createPool } from "./db/pool.js";
 import { reconcile } from "./executions/reconcile.js";
 
 async function main(): Promise<number> {
@@ -18,7 +18,7 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const db = createPool(config.database_url, 4);
+  const db = createPool(config.database_url, { max_connections: 4 });
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
     chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),

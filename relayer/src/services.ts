@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { NetworkName } from "@agent-market/program";
+import { createLogger, createPool } from "@agent-market/service";
 
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { WebRunKeys } from "./auth/web-run-keys.js";
@@ -15,7 +16,7 @@ import { CreatorClient } from "./creator/creator-client.js";
 import { OpenBatches } from "./executions/open-batches.js";
 import { RefundBatches } from "./executions/refund-batches.js";
 import { SettleBatches } from "./executions/settle-batches.js";
-import { createPool, migrate } from "./db/pool.js";
+import { migrate } from "./db/database.js";
 import { IndexerClient } from "./indexer/indexer-client.js";
 import { CircuitBreaker } from "./listings/circuit-breaker.js";
 import { Discovery } from "./listings/discovery.js";
@@ -49,13 +50,15 @@ export interface RunningServices extends Services {
 }
 
 export async function createServices(config: RelayerConfig): Promise<RunningServices> {
-  const db = createPool(config.database_url, 20, { prepare_statements: config.database_prepared_statements });
+  const db = createPool(config.database_url, { max_connections: 20, prepare_statements: config.database_prepared_statements, custom_plans: config.database_prepared_statements });
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
     chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
   );
-  const logRetry = retryLog(config.log_level);
+  // The services' own lines go where the HTTP server's go (fastify's pino writes to stdout).
+  const logger = createLogger(config.log_level, process.stdout);
+  const logRetry = retryLog(logger);
   const jobs: JobQueue = config.redis_url
     ? new BullMqJobQueue(config.redis_url, config.queue_name, undefined, logRetry)
     : new LocalJobQueue(db, undefined, logRetry);
@@ -103,10 +106,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   const disputes = new DisputeService(db, chain);
   const purge = new ExpiredSignInPurge(db, {
     interval_ms: PURGE_INTERVAL_MS,
-    onError: (error) =>
-      process.stderr.write(
-        `${JSON.stringify({ level: 50, time: Date.now(), msg: "purge of expired sign-in nonces and sessions failed", err: String(error) })}\n`,
-      ),
+    onError: (error) => logger.error({ err: error }, "purge of expired sign-in nonces and sessions failed"),
   });
   const webhookWorker = new WebhookWorker(db, { ...WEBHOOK_WORKER_DEFAULTS, policy: config.endpoint_policy });
   let workers = false;
@@ -127,9 +127,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     discovery: new Discovery(
       listings,
       new IndexerClient(config.networks, (network, error) =>
-        process.stderr.write(
-          `${JSON.stringify({ level: 40, time: Date.now(), msg: `the ${network} indexer did not answer; listings show no figures`, err: String(error) })}\n`,
-        ),
+        logger.warn({ err: error }, `the ${network} indexer did not answer; listings show no figures`),
       ),
     ),
     executions,

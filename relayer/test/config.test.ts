@@ -78,6 +78,14 @@ describe("configuration", () => {
     assert.match(problems({ ...valid(), DATABASE_PREPARED_STATEMENTS: "yes" })[0]!, /DATABASE_PREPARED_STATEMENTS must be "true" or "false"/);
   });
 
+  it("logs at info unless told, and names a level pino does not have", () => {
+    assert.equal(parseConfig(valid()).log_level, "info");
+    assert.equal(parseConfig({ ...valid(), LOG_LEVEL: "debug" }).log_level, "debug");
+    assert.deepEqual(problems({ ...valid(), LOG_LEVEL: "verbose" }), [
+      'LOG_LEVEL must be "trace", "debug", "info", "warn", "error", "fatal" or "silent", got "verbose"',
+    ]);
+  });
+
   it("requires DATABASE_URL, the one way to name the database (the local marketplace passes its own)", () => {
     const { DATABASE_URL: _unused, ...rest } = valid();
     assert.match(problems(rest)[0]!, /^DATABASE_URL is required/);

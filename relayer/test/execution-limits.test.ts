@@ -2,8 +2,9 @@
 // them: two pools stand for two relayer processes.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
+import { createPool } from "@agent-market/service";
 
-import { createPool, type Db } from "../src/db/pool.js";
+import { type Db } from "../src/db/database.js";
 import { ApiError } from "../src/errors.js";
 import { ExecutionLeases } from "../src/executions/execution-leases.js";
 import { CircuitBreaker, circuitState } from "../src/listings/circuit-breaker.js";
@@ -24,7 +25,7 @@ describe("execution limits shared through PostgreSQL", () => {
   let other: Db;
   before(async () => {
     relayer = await startTestRelayer();
-    other = createPool(String(relayer.services.config.database_url), 4);
+    other = createPool(String(relayer.services.config.database_url), { max_connections: 4 });
   });
   after(async () => {
     await other.end();

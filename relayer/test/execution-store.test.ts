@@ -2,8 +2,9 @@
 // says of each execution what its single statement would have said, spending caps included.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
+import { createPool, dropDatabase, ensureDatabase, prepared } from "@agent-market/service";
 
-import { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "../src/db/pool.js";
+import { migrate, type Db } from "../src/db/database.js";
 import { SETTLE_BATCH } from "../src/executions/execution-statements.js";
 import { ExecutionStore, type NewExecution, type SettleRecord } from "../src/executions/execution-store.js";
 import { databaseUrl } from "./support.js";
@@ -31,7 +32,7 @@ describe("execution store writes", () => {
 
   before(async () => {
     await ensureDatabase(url);
-    db = createPool(url, 10, { prepare_statements: true });
+    db = createPool(url, { max_connections: 10, prepare_statements: true, custom_plans: true });
     await migrate(db);
     store = new ExecutionStore(db);
   });
@@ -196,7 +197,7 @@ describe("execution store writes on a growing table", () => {
   before(async () => {
     await ensureDatabase(url);
     // One connection: the statement explained below is the one the writes prepared on it.
-    db = createPool(url, 1, { prepare_statements: true });
+    db = createPool(url, { max_connections: 1, prepare_statements: true, custom_plans: true });
     await migrate(db);
   });
   after(async () => {
@@ -221,7 +222,7 @@ describe("execution store writes on a growing table", () => {
               'token-account', 10000, jsonb_build_object('text', repeat('x', 500))
          FROM generate_series(1, 50000) AS g`,
     );
-    const { rows } = await db.query(`EXPLAIN EXECUTE ${SETTLE_BATCH.name}('[]')`);
+    const { rows } = await db.query(`EXPLAIN EXECUTE ${prepared(db, SETTLE_BATCH, []).name}('[]')`);
     const plan = rows.map((row) => row["QUERY PLAN"] as string).join("\n");
     assert.doesNotMatch(plan, /Seq Scan on executions/, plan);
     assert.match(plan, /Index Scan using executions_pkey/, plan);

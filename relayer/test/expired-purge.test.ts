@@ -1,8 +1,8 @@
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
+import { createPool } from "@agent-market/service";
 
 import { ExpiredSignInPurge } from "../src/auth/expired-purge.js";
-import { createPool } from "../src/db/pool.js";
 import { startTestRelayer, type TestRelayer } from "./support.js";
 
 describe("purge of expired sign-in nonces and sessions", () => {
@@ -71,7 +71,7 @@ describe("purge of expired sign-in nonces and sessions", () => {
   });
 
   it("reports a failing purge to its error handler, and keeps running", async () => {
-    const broken = createPool("postgres://postgres@127.0.0.1:9/none", 1);
+    const broken = createPool("postgres://postgres@127.0.0.1:9/none", { max_connections: 1 });
     const errors: unknown[] = [];
     const purge = new ExpiredSignInPurge(broken, { interval_ms: 20, onError: (error) => errors.push(error) });
     try {

@@ -111,7 +111,7 @@ describe("what the relayer lets out", () => {
   it("reports an unavailable RPC and database on GET /v1/health without their addresses or driver messages", async () => {
     const relay = await relayToPostgres();
     const database = `relayer_test_leaks_${process.pid}_${Date.now()}`;
-    const { ensureDatabase, dropDatabase } = await import("../src/db/pool.js");
+    const { ensureDatabase, dropDatabase } = await import("@agent-market/service");
     const { databaseUrl } = await import("./support.js");
     await ensureDatabase(databaseUrl(database));
     const relayed = await startTestRelayer({ DATABASE_URL: relay.url(database) }, database);

@@ -4,8 +4,9 @@
 // and a purchase's `finish` queued by an older relayer runs as its finish_purchase.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
+import { createPool, dropDatabase, ensureDatabase } from "@agent-market/service";
 
-import { createPool, dropDatabase, ensureDatabase, migrate, type Db } from "../src/db/pool.js";
+import { migrate, type Db } from "../src/db/database.js";
 import { JOB_DONE, retryDelayMs, retryJob, type JobHandlers, type JobOutcome } from "../src/jobs/job-queue.js";
 import { upgradedJobName } from "../src/jobs/legacy-jobs.js";
 import { LocalJobQueue } from "../src/jobs/local-queue.js";
@@ -21,7 +22,7 @@ describe("LocalJobQueue", () => {
   beforeEach(async () => {
     url = databaseUrl(`relayer_queue_${randomBytes(6).toString("hex")}`);
     await ensureDatabase(url);
-    db = createPool(url, 4);
+    db = createPool(url, { max_connections: 4 });
     await migrate(db);
   });
   afterEach(async () => {

@@ -6,7 +6,8 @@ import net from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { dropDatabase, ensureDatabase } from "../src/db/pool.js";
+import { dropDatabase, ensureDatabase, freePort } from "@agent-market/service";
+
 import { SHUTDOWN_BOUND_MS, SHUTDOWN_GRACE_MS } from "../src/shutdown.js";
 import { databaseUrl, startTestRelayer, testEnv } from "./support.js";
 
@@ -71,17 +72,6 @@ async function spawnRelayer(): Promise<{ child: ChildProcess; port: number; stde
     if (i > 200) throw new Error(`the relayer did not start: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A request in flight: its headers sent, its body never finished. */

@@ -10,11 +10,11 @@ import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import { ed25519Sign, PROGRAM_ID } from "@agent-market/program";
 import type { FastifyInstance } from "fastify";
+import { dropDatabase, ensureDatabase } from "@agent-market/service";
 
 import { buildApp } from "../src/app.js";
 import type { Services } from "../src/app-services.js";
 import { parseConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase } from "../src/db/pool.js";
 import { loggerOptions } from "../src/logger.js";
 import { createServices } from "../src/services.js";
 

@@ -4,8 +4,9 @@
 // tests/relayer-webhooks.test.ts run real executions on localnet).
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
+import { dropDatabase } from "@agent-market/service";
 
-import { dropDatabase, type Db } from "../src/db/pool.js";
+import { type Db } from "../src/db/database.js";
 import { recordDisputeOutcome } from "../src/disputes/dispute-outcomes.js";
 import { ExecutionStore, type Completion } from "../src/executions/execution-store.js";
 import { bearer, databaseUrl, errorOf, startTestRelayer, type TestRelayer } from "./support.js";

@@ -11,7 +11,7 @@ import { Keypair } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";
 import { Webhook } from "standardwebhooks";
 
-import type { Db } from "../src/db/pool.js";
+import type { Db } from "../src/db/database.js";
 import type { ExecutionRow } from "../src/executions/execution-row.js";
 import { WEBHOOK_WORKER_DEFAULTS, WebhookWorker, type WebhookWorkerOptions } from "../src/webhooks/webhook-worker.js";
 import { bearer, signIn, startTestRelayer, type TestRelayer } from "./support.js";

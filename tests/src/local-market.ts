@@ -7,9 +7,9 @@ import { join } from "node:path";
 
 import { startLocalMarketplace, type LocalMarketplace, type LocalMarketplaceOptions } from "@agent-market/local";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
+import { freePortBlock } from "@agent-market/service";
 import { Connection, PublicKey } from "@solana/web3.js";
 
-import { freePortBlock } from "./ports.js";
 
 export interface LocalTestMarket {
   marketplace: LocalMarketplace;

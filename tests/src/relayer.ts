@@ -11,13 +11,12 @@ import { ed25519Sign } from "@agent-market/program";
 import {
   buildApp,
   createServices,
-  dropDatabase,
-  ensureDatabase,
   loggerOptions,
   parseConfig,
   type ReconcileReport,
   type RunningServices,
 } from "@agent-market/relayer";
+import { dropDatabase, ensureDatabase } from "@agent-market/service";
 import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import type { FastifyInstance } from "fastify";

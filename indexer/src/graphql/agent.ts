@@ -1,6 +1,6 @@
 // Agents: status and uptime from on-chain records only, daily buckets for a 90-day chart,
 // collateral, and the executions behind every figure.
-import { prepared } from "../db/pool.js";
+import { prepared } from "@agent-market/service";
 import { DAY_SECS } from "../ingest/buckets.js";
 import { bucketRows } from "./bucket-reads.js";
 import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
@@ -117,7 +117,7 @@ export const agentResolvers = {
         params.push(args.creator);
         where += ` AND creator = $${params.length}`;
       }
-      const rows = (await ctx.pool.query(prepared(`SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
+      const rows = (await ctx.pool.query(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
       for (const row of rows) ctx.loaders.agent.prime(String(row.agent), row);
       return connection(rows, size, (row) => [String(row.agent)]);
     },

@@ -3,7 +3,7 @@
 // index range scan per agent and window and returns one row per (agent, window); the latency
 // histograms, 43 bins each, are summed only when a latency is asked. The statements are named
 // (prepared once per connection): planning them costs more than running them.
-import { prepared, type Queryable } from "../db/pool.js";
+import { prepared, type Queryable } from "@agent-market/service";
 import type { Dimension } from "../ingest/buckets.js";
 import { HISTOGRAM_BINS } from "../ingest/histogram.js";
 import { windowRange, type WindowName } from "./stats.js";
@@ -68,7 +68,7 @@ export async function readWindows(
   nowSecs: number,
   latency: boolean,
 ): Promise<WindowRow[]> {
-  const result = await db.query(prepared(PER_WINDOW(schema, latency ? `${SUMS}, ${HISTOGRAM_SUMS}` : SUMS), [dimension, subjects, ...windowParams(windows, nowSecs)]));
+  const result = await db.query(prepared(db, PER_WINDOW(schema, latency ? `${SUMS}, ${HISTOGRAM_SUMS}` : SUMS), [dimension, subjects, ...windowParams(windows, nowSecs)]));
   return result.rows as WindowRow[];
 }
 
@@ -88,6 +88,7 @@ export async function bucketRows(
 ): Promise<BucketRow[]> {
   const result = await db.query(
     prepared(
+      db,
       `SELECT bucket_start, ${columns.join(", ")}, max_slot FROM ${schema}.buckets
        WHERE dimension = $1 AND subject = $2 AND granularity = $3 AND bucket_start >= $4 AND bucket_start < $5
        ORDER BY bucket_start`,

@@ -3,7 +3,7 @@
 import DataLoader from "dataloader";
 
 import type { ChangeFeed } from "../change-feed.js";
-import { prepared, type Pool } from "../db/pool.js";
+import { prepared, type Pool } from "@agent-market/service";
 import type { Dimension } from "../ingest/buckets.js";
 import { readWindows, type WindowRow } from "./bucket-reads.js";
 import type { ReceiptTrees } from "./receipt-trees.js";
@@ -94,11 +94,11 @@ function createLoaders(state: ServerState): Loaders {
   const { pool, schema } = state;
   return {
     agent: new DataLoader(async (keys) => {
-      const rows = (await pool.query(prepared(`SELECT * FROM ${schema}.agents WHERE agent = ANY($1)`, [keys]))).rows;
+      const rows = (await pool.query(prepared(pool, `SELECT * FROM ${schema}.agents WHERE agent = ANY($1)`, [keys]))).rows;
       return byKey(keys, rows, "agent", (row) => row);
     }),
     execution: new DataLoader(async (keys) => {
-      const rows = (await pool.query(prepared(`SELECT * FROM ${schema}.executions WHERE id = ANY($1)`, [keys]))).rows;
+      const rows = (await pool.query(prepared(pool, `SELECT * FROM ${schema}.executions WHERE id = ANY($1)`, [keys]))).rows;
       return byKey(keys, rows, "id", (row) => row);
     }),
     windows: new DataLoader(async (keys) => {
@@ -128,6 +128,7 @@ function createLoaders(state: ServerState): Loaders {
           const rows = (
             await pool.query(
               prepared(
+                pool,
                 `SELECT e.* FROM unnest($1::text[]) AS s(subject)
                  CROSS JOIN LATERAL (SELECT * FROM ${schema}.executions WHERE ${column} = s.subject ORDER BY activity_at DESC, id DESC LIMIT 1) AS e`,
                 [list],
@@ -150,7 +151,7 @@ export function createContext(state: ServerState): GraphQLContext {
     finalizedSlot() {
       const known = state.feed.finalizedSlot();
       if (known !== null) return Promise.resolve(known);
-      finalized ??= state.pool.query(prepared(`SELECT finalized_slot FROM ${state.schema}.checkpoint`, [])).then((result) => Number(result.rows[0]?.finalized_slot ?? 0));
+      finalized ??= state.pool.query(prepared(state.pool, `SELECT finalized_slot FROM ${state.schema}.checkpoint`, [])).then((result) => Number(result.rows[0]?.finalized_slot ?? 0));
       return finalized;
     },
     // Through `this`: graphql-yoga copies the context into its own object.

@@ -1,6 +1,6 @@
 // Executions: by id, or listed by payer, agent, API key or creator (newest first), with their
 // state, amounts, transactions and commitment.
-import { prepared } from "../db/pool.js";
+import { prepared } from "@agent-market/service";
 import { connection, connectionTypeDefs, decodeCursor, pageSize, type Connection } from "./connection.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
@@ -114,6 +114,7 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
   const rows = (
     await ctx.pool.query(
       prepared(
+        ctx.pool,
         `SELECT * FROM ${ctx.schema}.executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
          ORDER BY activity_at DESC, id DESC LIMIT $${params.length}`,
         params,

@@ -1,5 +1,5 @@
 // The indexer's own state for a network: where ingestion is, and the finalized watermark.
-import { prepared } from "../db/pool.js";
+import { prepared } from "@agent-market/service";
 import type { GraphQLContext } from "./context.js";
 
 export const INDEXER_TYPE_DEFS = /* GraphQL */ `
@@ -20,7 +20,7 @@ export const INDEXER_TYPE_DEFS = /* GraphQL */ `
 export const indexerResolvers = {
   Query: {
     indexer: async (_: unknown, __: unknown, ctx: GraphQLContext) => {
-      const row = (await ctx.pool.query(prepared(`SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
+      const row = (await ctx.pool.query(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
       return {
         network: ctx.network,
         finalizedSlot: Number(row.finalized_slot),

@@ -2,7 +2,7 @@
 // disputes and slashes, subscriptions.
 import { FEE_SHARD_COUNT } from "@agent-market/program";
 
-import { prepared } from "../db/pool.js";
+import { prepared } from "@agent-market/service";
 import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
 import type { DbRow, GraphQLContext } from "./context.js";
 import { listExecutions } from "./execution.js";
@@ -67,7 +67,7 @@ export const MARKET_TYPE_DEFS = /* GraphQL */ `
 `;
 
 async function totals(ctx: GraphQLContext, keys: string[]): Promise<Map<string, { amount: bigint; count: number; maxSlot: number }>> {
-  const rows = (await ctx.pool.query(prepared(`SELECT key, amount_usdc, count, max_slot FROM ${ctx.schema}.totals WHERE key = ANY($1)`, [keys]))).rows;
+  const rows = (await ctx.pool.query(prepared(ctx.pool, `SELECT key, amount_usdc, count, max_slot FROM ${ctx.schema}.totals WHERE key = ANY($1)`, [keys]))).rows;
   const out = new Map(keys.map((key) => [key, { amount: 0n, count: 0, maxSlot: 0 }]));
   for (const row of rows) out.set(row.key, { amount: BigInt(row.amount_usdc), count: Number(row.count), maxSlot: Number(row.max_slot) });
   return out;
@@ -78,6 +78,7 @@ async function allTime(ctx: GraphQLContext, dimension: string, subjects: string[
   const rows = (
     await ctx.pool.query(
       prepared(
+        ctx.pool,
         `SELECT subject, sum(executions) AS executions, sum(spent_usdc) AS spent_usdc, sum(earned_usdc) AS earned_usdc, sum(fee_usdc) AS fee_usdc,
            sum(disputes_open) AS disputes_open, sum(disputes_upheld) AS disputes_upheld, sum(disputes_rejected) AS disputes_rejected,
            sum(slashed_usdc) AS slashed_usdc, coalesce(max(max_slot), 0) AS max_slot
@@ -101,7 +102,7 @@ export const marketResolvers = {
         allTime(ctx, "market", ["all"]),
         allTime(ctx, "shard", shards),
         totals(ctx, ["market:swept", "market:subscriptions", "market:subscription_fees", ...shards.flatMap((i) => [`shard:${i}:swept`, `shard:${i}:subscription_fees`])]),
-        ctx.pool.query(prepared(`SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
+        ctx.pool.query(prepared(ctx.pool, `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
       ]);
       const all = market.get("all");
       const swept = sums.get("market:swept")!;
@@ -128,7 +129,7 @@ export const marketResolvers = {
     },
     creator: async (_: unknown, args: { address: string }, ctx: GraphQLContext) => {
       const finalized = await ctx.finalizedSlot();
-      const agents = (await ctx.pool.query(prepared(`SELECT * FROM ${ctx.schema}.agents WHERE creator = $1 ORDER BY agent`, [args.address]))).rows;
+      const agents = (await ctx.pool.query(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE creator = $1 ORDER BY agent`, [args.address]))).rows;
       for (const row of agents) ctx.loaders.agent.prime(String(row.agent), row);
       const [sums, subscriptionSums] = await Promise.all([
         allTime(ctx, "creator", [args.address]),
@@ -174,7 +175,7 @@ export const marketResolvers = {
       params.push(size + 1);
       const rows = (
         await ctx.pool.query(
-          prepared(`SELECT * FROM ${ctx.schema}.events WHERE ${where.join(" AND ")} ORDER BY slot DESC, signature DESC, instruction_index DESC LIMIT $${params.length}`, params),
+          prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.events WHERE ${where.join(" AND ")} ORDER BY slot DESC, signature DESC, instruction_index DESC LIMIT $${params.length}`, params),
         )
       ).rows;
       return connection(rows, size, (row) => [Number(row.slot), String(row.signature), Number(row.instruction_index)]);

@@ -14,7 +14,7 @@
 // newest leaf's `log_root`): the root commits to every leaf, so a match proves the cached leaves
 // are the chain's, and a mismatch (a dropped transaction, a leaf not stored yet) rebuilds once
 // from the table, then refuses to answer rather than hand out a proof the chain would refuse.
-import { prepared, type Pool } from "../db/pool.js";
+import { prepared, type Pool } from "@agent-market/service";
 import { EMPTY_SUBTREES, nodeHash, RECEIPT_TREE_DEPTH, TREE_LEAVES } from "../ingest/receipt-leaf.js";
 
 const HASH_BYTES = 32;
@@ -138,6 +138,7 @@ export class ReceiptTrees {
     const rows = (
       await this.pool.query<LeafRow>(
         prepared(
+          this.pool,
           `SELECT leaf_index, leaf_hash, log_root FROM ${this.schema}.executions
            WHERE agent = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index`,
           [agent, from, start + TREE_LEAVES],

@@ -1,7 +1,8 @@
 // An execution's contribution to the rollups, and the upsert that adds a set of contributions.
 // A change to an execution is applied as (new contribution − old contribution), so the rollups
 // equal the sum over the current rows without ever being recomputed from them.
-import type { Queryable } from "../db/pool.js";
+import type { Queryable } from "@agent-market/service";
+
 import type { ExecutionRow } from "./execution-view.js";
 import { binOf, emptyHistogram } from "./histogram.js";
 

@@ -2,7 +2,7 @@
 // changed, and the new finalized watermark. Sent with pg_notify inside the writing transaction,
 // so PostgreSQL delivers it only if, and when, the transaction commits, to every process that
 // listens on the network's channel (the writer's own server and any serve-only indexer).
-import type { Queryable } from "../db/pool.js";
+import type { Queryable } from "@agent-market/service";
 
 export interface ExecutionChange {
   id: string;

@@ -3,8 +3,8 @@
 // instruction index, inner index), and brings the views up to date in the same database
 // transaction. `drop` and `promote` are the finality task's side of the same tables.
 import type { PublicKey } from "@solana/web3.js";
+import { inTransaction, type PoolClient, type Pool } from "@agent-market/service";
 
-import { inTransaction, type Client, type Pool } from "../db/pool.js";
 import { agentFromEvents, AGENT_EVENTS, type AgentRow } from "./agent-view.js";
 import { BucketDeltas } from "./buckets.js";
 import { ChangeSet, channelOf } from "./change-notice.js";
@@ -84,7 +84,7 @@ export class EventStore {
    * its events would otherwise each miss the other's uncommitted events. Sent with BEGIN, so it
    * costs no round trip.
    */
-  private transaction<T>(work: (client: Client) => Promise<T>): Promise<T> {
+  private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, work, `BEGIN; SELECT pg_advisory_xact_lock(hashtext('indexer-write:${this.schema}'))`);
   }
 
@@ -105,7 +105,7 @@ export class EventStore {
   }
 
   private async ingestIn(
-    client: Client,
+    client: PoolClient,
     transactions: readonly DecodedTransaction[],
     commitment: Commitment | ((tx: DecodedTransaction) => Commitment),
     checkpoint?: CheckpointUpdate,
@@ -272,7 +272,7 @@ export class EventStore {
   }
 
   /** Rebuilds the rows of these agents and executions from their events, and moves their rollup contributions. */
-  private async refresh(client: Client, executionIds: string[], agentAddresses: string[], changes: ChangeSet): Promise<void> {
+  private async refresh(client: PoolClient, executionIds: string[], agentAddresses: string[], changes: ChangeSet): Promise<void> {
     const s = this.schema;
     const ids = new Set(executionIds);
     const agents = [...new Set(agentAddresses)];
@@ -397,7 +397,7 @@ function sameRow(a: ExecutionRow, b: ExecutionRow): boolean {
   return EXECUTION_COLUMNS.every(([name, type]) => type === "jsonb" || String(left[name] ?? null) === String(right[name] ?? null));
 }
 
-async function upsertExecutions(client: Client, schema: string, rows: ExecutionRow[]): Promise<void> {
+async function upsertExecutions(client: PoolClient, schema: string, rows: ExecutionRow[]): Promise<void> {
   const names = EXECUTION_COLUMNS.map(([name]) => name);
   await client.query(
     `INSERT INTO ${schema}.executions (${names.join(", ")})

@@ -2,8 +2,8 @@
 // event adds its sign × its amounts, so storing then dropping an event leaves the sums as before.
 import { feeShardPda, FEE_SHARD_COUNT } from "@agent-market/program";
 import type { PublicKey } from "@solana/web3.js";
+import type { Queryable } from "@agent-market/service";
 
-import type { Queryable } from "../db/pool.js";
 import type { StoredEvent } from "./event-row.js";
 
 /** Each fee shard's index by its address, under the program at `programId`. */

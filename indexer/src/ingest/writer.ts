@@ -2,9 +2,9 @@
 // while it ingests, so a second indexer of the same network only serves GraphQL until the
 // first one goes away. Runs the backfill once, the live source, the gap check and finality on
 // their intervals; every loop logs its errors and carries on.
+import type { Logger, Pool, PoolClient } from "@agent-market/service";
+
 import type { IndexerConfig } from "../config.js";
-import type { Client, Pool } from "../db/pool.js";
-import { errorFields, type Logger } from "../logger.js";
 import { backfill } from "./backfill.js";
 import { settleFinality } from "./finality.js";
 import { startLive, type LiveSource } from "./live.js";
@@ -18,7 +18,7 @@ export interface WriterOptions {
 }
 
 export class Writer {
-  private lockClient: Client | null = null;
+  private lockClient: PoolClient | null = null;
   private live: LiveSource | null = null;
   private timers = new Set<NodeJS.Timeout>();
   private stopped = false;
@@ -43,7 +43,7 @@ export class Writer {
   }
 
   private track(work: Promise<unknown>): void {
-    const guarded = work.catch((err) => this.logger.log("error", "indexer task failed", errorFields(err)));
+    const guarded = work.catch((err) => this.logger.error({ err }, "indexer task failed"));
     this.running.add(guarded);
     void guarded.finally(() => this.running.delete(guarded));
   }
@@ -59,13 +59,13 @@ export class Writer {
         this.lockClient = client;
         // Losing the session loses the lock: stop writing, and try to take it again.
         client.on("error", () => this.lose());
-        this.logger.log("info", "indexer is the writer", { network: this.config.network });
+        this.logger.info({ network: this.config.network }, "indexer is the writer");
         this.begin();
         return;
       }
       if (locked) await client.query("SELECT pg_advisory_unlock(hashtext($1))", [`indexer:${this.config.schema}`]).catch(() => {});
       client.release();
-      if (!this.stopped) this.logger.log("info", "another indexer writes this network; serving only", { network: this.config.network });
+      if (!this.stopped) this.logger.info({ network: this.config.network }, "another indexer writes this network; serving only");
       await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
     }
   }
@@ -82,20 +82,20 @@ export class Writer {
     this.track(this.runBackfill());
     if (this.config.live) {
       this.live = startLive(this.config.websocket_url, this.rpc, this.store, {
-        onError: (err) => this.logger.log("warn", "live ingestion failed; the gap check will repair it", errorFields(err)),
+        onError: (err) => this.logger.warn({ err }, "live ingestion failed; the gap check will repair it"),
         onIngested: this.options.onIngested,
       });
     }
     this.every(this.config.gap_check_interval_ms, () => this.runBackfill());
     this.every(this.config.finality_interval_ms, async () => {
       const result = await settleFinality(this.rpc, this.store);
-      if (result.dropped > 0) this.logger.log("warn", "dropped transactions removed", { dropped: result.dropped });
+      if (result.dropped > 0) this.logger.warn({ dropped: result.dropped }, "dropped transactions removed");
     });
   }
 
   private async runBackfill(): Promise<void> {
     const result = await backfill(this.rpc, this.store, { batchSize: this.config.backfill_batch_size });
-    if (result.events > 0) this.logger.log("info", "backfill stored events", { ...result });
+    if (result.events > 0) this.logger.info({ ...result }, "backfill stored events");
   }
 
   /** Runs `task` every `intervalMs`, never two at once; a failure is logged and the next run comes. */

@@ -7,33 +7,29 @@
 //   INDEXER_NETWORK                devnet (or localnet) or mainnet
 //   DEVNET_PROGRAM_ID, MAINNET_PROGRAM_ID   the network's program id (on localnet the IDL's when unset)
 //   HELIUS_API_URL                 optional: send the SDK's REST calls there instead of Helius
-import { programIdOf } from "../config.js";
+import { EnvReader } from "@agent-market/service";
+
+import { heliusWebhookAuthOf, networkOf, programIdOf } from "../config.js";
 import { heliusClient, rerouteHeliusApi, upsertHeliusWebhook } from "./register.js";
 import { WEBHOOK_PATH } from "./helius.js";
 
-const problems: string[] = [];
-const need = (name: string) => {
-  const value = process.env[name];
-  if (!value) problems.push(`${name}: required`);
-  return value ?? "";
-};
-const apiKey = need("HELIUS_API_KEY");
-const publicUrl = need("INDEXER_PUBLIC_URL");
-const authHeader = need("INDEXER_HELIUS_WEBHOOK_AUTH");
-const rawNetwork = process.env.INDEXER_NETWORK ?? "devnet";
-const network = rawNetwork === "mainnet" ? "mainnet" : rawNetwork === "devnet" || rawNetwork === "localnet" ? "devnet" : null;
-if (!network) problems.push(`INDEXER_NETWORK: expected devnet, mainnet or localnet`);
-const programId = network ? programIdOf(process.env, network, problems, rawNetwork === "localnet") : null;
-if (authHeader && authHeader.length < 16) problems.push("INDEXER_HELIUS_WEBHOOK_AUTH: at least 16 characters");
-if (problems.length > 0) {
-  console.error(`cannot set up the Helius webhook:\n  ${problems.join("\n  ")}`);
+// Read by the indexer's own rules (config.ts) for the variables both use, so that the two agree.
+const reader = new EnvReader(process.env);
+const apiKey = reader.required("HELIUS_API_KEY", "the Helius API key");
+const publicUrl = reader.required("INDEXER_PUBLIC_URL", "this indexer's public origin (https://indexer.example)");
+if (publicUrl) reader.url("INDEXER_PUBLIC_URL", publicUrl, ["http:", "https:"]);
+const authHeader = heliusWebhookAuthOf(reader) ?? reader.required("INDEXER_HELIUS_WEBHOOK_AUTH", "the Authorization value Helius echoes");
+const { network, localnet } = networkOf(reader);
+const programId = programIdOf(reader, network, localnet);
+if (reader.problems.length > 0) {
+  console.error(`cannot set up the Helius webhook:\n${reader.problems.map((problem) => `  - ${problem}`).join("\n")}`);
   process.exit(2);
 }
 if (process.env.HELIUS_API_URL) rerouteHeliusApi(process.env.HELIUS_API_URL);
 const webhookUrl = new URL(WEBHOOK_PATH, publicUrl).toString();
 const result = await upsertHeliusWebhook(heliusClient(apiKey), {
-  network: network!,
-  programAddress: programId!.toBase58(),
+  network,
+  programAddress: programId.toBase58(),
   webhookUrl,
   authHeader,
 });

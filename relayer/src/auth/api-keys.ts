@@ -5,10 +5,11 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 
 import { utils } from "@coral-xyz/anchor";
 import { formatUsdc, type NetworkName } from "@agent-market/program";
+import { prepared } from "@agent-market/service";
 import type { FromSchema } from "json-schema-to-ts";
 
 import { Batcher } from "../db/batcher.js";
-import { runStatement, type Db, type Statement } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import type { apiKeyObject } from "../http/schemas.js";
 import { generateApiKey, hashApiKey, KEY_PREFIXES, parseApiKey, type KeyEnvironment } from "./api-key-format.js";
@@ -35,10 +36,7 @@ const COLUMNS =
   "id, wallet, name, environment, key_hash, last4, spending_cap_usdc, expires_at, created_at, last_used_at, " +
   "execution_count, spent_usdc, revoked_at";
 
-const KEYS_BY_HASH: Statement = {
-  name: "api_keys_by_hash",
-  text: `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`,
-};
+const KEYS_BY_HASH = `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = ANY($1::bytea[])`;
 
 /** A verified key, as the execute path needs it. */
 export interface AuthenticatedKey {
@@ -197,7 +195,7 @@ export class ApiKeyAuthenticator {
     },
   ) {
     this.lookups = new Batcher(async (hashes) => {
-      const { rows } = await runStatement<ApiKeyRow>(this.db, KEYS_BY_HASH, [hashes]);
+      const { rows } = await this.db.query<ApiKeyRow>(prepared(this.db, KEYS_BY_HASH, [hashes]));
       const byHash = new Map(rows.map((row) => [row.key_hash.toString("hex"), row]));
       return hashes.map((hash) => byHash.get(hash.toString("hex")));
     }, options);

@@ -3,7 +3,7 @@
 // be used (plus a day, so a late client still hears nonce_expired rather than unknown_nonce).
 // It runs on every relayer; the deletes are idempotent. A failure is reported and the next run
 // tries again: it never throws into a timer.
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 
 /** How long an expired or revoked row is kept. */
 export const EXPIRED_RETENTION_SECS = 24 * 3600;

@@ -15,7 +15,7 @@ import { utils } from "@coral-xyz/anchor";
 import { formatUsdc, type NetworkName } from "@agent-market/program";
 import type { FromSchema } from "json-schema-to-ts";
 
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import type { webRunSettings } from "../http/schemas.js";
 import type { KeyEnvironment } from "./api-key-format.js";

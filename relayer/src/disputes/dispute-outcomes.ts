@@ -1,6 +1,6 @@
 // What the relayer saw of a dispute on chain, recorded so that it outlives the Dispute account
 // (resolution closes it), and the webhook events that recording a dispute makes happen.
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
 
 export interface OutcomeRow {

@@ -23,7 +23,7 @@ import { utils } from "@coral-xyz/anchor";
 import { PublicKey, SYSVAR_CLOCK_PUBKEY } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes } from "../executions/execution-row.js";
 import { loggedSettledAt } from "../executions/log-settlement.js";

@@ -7,8 +7,8 @@
 // rebroadcasts and re-signs once its blockhash has expired. If this instance dies first, the
 // sweep gives its executions to the job.
 import type { NetworkName } from "@agent-market/program";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { Completion, ExecutionStore } from "./execution-store.js";
 

@@ -2,8 +2,8 @@
 // of them the creator's doing), and its weight on the agent's circuit breaker
 // (listings/circuit-breaker.ts).
 import type { RefundReason } from "@agent-market/program";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
 import type { CreatorFailure } from "../creator/creator-client.js";
 import type { ErrorCode } from "../errors.js";
 import type { CircuitBreaker } from "../listings/circuit-breaker.js";

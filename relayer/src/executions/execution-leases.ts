@@ -6,10 +6,10 @@
 // The executions that arrive while one statement takes leases are taken together by the next (one
 // lock wait and one commit for all of them, instead of each queueing on its key's lock).
 import type { NetworkName } from "@agent-market/program";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
 import { Batcher } from "../db/batcher.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 
 /** A lease not renewed for this long is gone: what a crashed relayer holds, it holds no longer. */

@@ -1,5 +1,5 @@
 // Reading executions: one by id, or a wallet's newest first, always within the calling wallet.
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import type { ExecutionRow } from "./execution-row.js";
 import { renderExecution, type ExecutionObject } from "./execution-view.js";

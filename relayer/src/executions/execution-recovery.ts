@@ -3,10 +3,10 @@
 // transaction, re-signing only once it can no longer land); the sweep hands it the executions of
 // dead instances; the heartbeat tells the others this instance is alive.
 import { escrowPda, MAX_EXECUTION_SECS, receiptPda, type RefundReason } from "@agent-market/program";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { JOB_DONE, retryJob, type JobOutcome, type JobQueue } from "../jobs/job-queue.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { settledInLog } from "./log-settlement.js";

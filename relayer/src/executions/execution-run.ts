@@ -15,8 +15,8 @@ import {
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
 import type { SendOutcome } from "../chain/tx-sender.js";

@@ -5,11 +5,11 @@ import { createHash, randomBytes } from "node:crypto";
 
 import { canonicalJson, formatExecutionId, openEscrowInstruction, requestHash, formatUsdc, type NetworkName } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
+import { reportBackgroundError } from "@agent-market/service";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
-import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import { circuitState, type CircuitBreaker } from "../listings/circuit-breaker.js";

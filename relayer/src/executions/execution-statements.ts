@@ -3,7 +3,6 @@
 // (test/execution-writer.test.ts reads the sources). The states they set and guard on are the
 // transition table's (execution-transitions.ts). Each is one statement, so what it writes for a
 // batch commits or fails whole.
-import type { Statement } from "../db/pool.js";
 import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
 import type { ExecutionState } from "./execution-row.js";
 import { INITIAL_STATE, TRANSITIONS, type Fact } from "./execution-transitions.js";
@@ -17,9 +16,7 @@ function soleSource(fact: Fact): ExecutionState {
 
 // The key's spending reservation and the execution row are one statement: the key's row is
 // locked only while it runs, so executions under one key do not queue behind each other.
-export const RESERVE_AND_INSERT: Statement = {
-  name: "executions_reserve_and_insert",
-  text: `WITH reserved AS (
+export const RESERVE_AND_INSERT = `WITH reserved AS (
      UPDATE api_keys SET spent_usdc = spent_usdc + $13::numeric, execution_count = execution_count + 1
       WHERE id = $2::text AND (spending_cap_usdc IS NULL OR spent_usdc + $13::numeric <= spending_cap_usdc)
      RETURNING id
@@ -29,14 +26,11 @@ export const RESERVE_AND_INSERT: Statement = {
    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, '${INITIAL_STATE}', $7::text, $8::text, $9::jsonb,
           $10::bytea, $11::text, $12::boolean, $13::numeric, $14::jsonb
      FROM reserved
-   RETURNING created_at`,
-};
+   RETURNING created_at`;
 
 // A batch reserves each key's total at once: a key whose total would pass its cap reserves
 // nothing here, and its executions are inserted one by one after, each against the cap alone.
-export const RESERVE_AND_INSERT_BATCH: Statement = {
-  name: "executions_reserve_and_insert_batch",
-  text: `WITH input AS (
+export const RESERVE_AND_INSERT_BATCH = `WITH input AS (
      SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, api_key_id text, wallet text, network text, agent text,
        mode text, owner text, task text, parameters jsonb, request_hash text, payer_token_account text,
        used_subscription boolean, quoted_usdc numeric, escrow_tx jsonb)
@@ -53,8 +47,7 @@ export const RESERVE_AND_INSERT_BATCH: Statement = {
    SELECT v.id, v.api_key_id, v.wallet, v.network, v.agent, v.mode, '${INITIAL_STATE}', v.owner, v.task, v.parameters,
           decode(v.request_hash, 'hex'), v.payer_token_account, v.used_subscription, v.quoted_usdc, v.escrow_tx
      FROM input v JOIN reserved r ON r.id = v.api_key_id
-   RETURNING id, created_at`,
-};
+   RETURNING id, created_at`;
 
 // Only a row no run has signed an open for: once one is recorded, the run that recorded it owns it.
 export const CLAIM_OWNER_SQL =
@@ -62,30 +55,23 @@ export const CLAIM_OWNER_SQL =
   `AND state = '${soleSource("owner_claimed")}' AND escrow_tx IS NULL`;
 
 /**
- * A move from the state its writer read (`$3`) to `$2`, with the columns given from `$4` on. One
- * statement per set of columns, as each step always writes the same ones; numbered, not named
- * after the columns: PostgreSQL cuts statement names at 63 characters.
+ * A move from the state its writer read (`$3`) to `$2`, with the columns given from `$4` on: one
+ * statement per set of columns, as each step always writes the same ones.
  */
-export function advanceStatement(columns: string[], number: number): Statement {
+export function advanceStatement(columns: string[]): string {
   const sets = columns.map((column, i) => `${column} = $${i + 4}`);
-  return {
-    name: `executions_advance_${number}`,
-    text: `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
-       WHERE id = $1 AND state = $3`,
-  };
+  return `UPDATE executions SET state = $2, ${[...sets, "updated_at = clock_timestamp()"].join(", ")}
+       WHERE id = $1 AND state = $3`;
 }
 
 // The open of a batch recorded on every row, or on none: from none recorded yet, or from the
 // refused batch they were part of (`previous`). The rows still as seen are locked first, and
 // written only if that is every one of them.
-export const RECORD_OPEN: Statement = {
-  name: "executions_record_open",
-  text: `WITH v AS (SELECT * FROM unnest($1::text[], $3::text[]) AS v (id, previous)),
+export const RECORD_OPEN = `WITH v AS (SELECT * FROM unnest($1::text[], $3::text[]) AS v (id, previous)),
    locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id
                WHERE e.state = '${soleSource("open_recorded")}' AND e.escrow_tx->>'signature' IS NOT DISTINCT FROM v.previous FOR UPDATE OF e)
    UPDATE executions e SET escrow_tx = $2::jsonb, updated_at = clock_timestamp()
-   WHERE e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)`,
-};
+   WHERE e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)`;
 
 // What a settle records on its row, from a recordset `v` of the columns below.
 const SETTLE_SET = `state = '${TRANSITIONS.settle_recorded.to}',
@@ -102,31 +88,23 @@ const SETTLE_INPUT = `jsonb_to_recordset($1::jsonb) AS v(id text, from_state tex
      result_hash text, result_digest text, creator_signature text, signing_key text, payout_account text, fee_shard int,
      receipt_in_log boolean, settle_tx jsonb)`;
 
-export const SETTLE_BATCH: Statement = {
-  name: "executions_settle_batch",
-  text: `UPDATE executions e SET ${SETTLE_SET}
+export const SETTLE_BATCH = `UPDATE executions e SET ${SETTLE_SET}
    FROM ${SETTLE_INPUT}
    WHERE e.id = v.id AND e.state = v.from_state
-   RETURNING e.id`,
-};
+   RETURNING e.id`;
 
 // All the rows or none, in one statement: the rows still in their state are locked first (a row
 // another transaction moved meanwhile is re-read and left out), and they are written only if
 // that is every one of them. One round trip, no transaction around it.
-export const SETTLE_ALL: Statement = {
-  name: "executions_settle_all",
-  text: `WITH v AS (SELECT * FROM ${SETTLE_INPUT}),
+export const SETTLE_ALL = `WITH v AS (SELECT * FROM ${SETTLE_INPUT}),
    locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id AND e.state = v.from_state FOR UPDATE OF e)
    UPDATE executions e SET ${SETTLE_SET}
    FROM v
    WHERE e.id = v.id AND e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)
-   RETURNING e.id`,
-};
+   RETURNING e.id`;
 
 // A batch's refund recorded on every row or on none, as SETTLE_ALL does for a settlement.
-export const REFUND_ALL: Statement = {
-  name: "executions_refund_all",
-  text: `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, refund_tx jsonb, refund_reason text,
+export const REFUND_ALL = `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, refund_tx jsonb, refund_reason text,
        failure_code text, failure_message text, creator_finished_at timestamptz, amount_usdc numeric, escrow_deadline timestamptz,
        escrow_opened_at timestamptz, creator_started_at timestamptz)),
    locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id AND e.state = v.from_state FOR UPDATE OF e)
@@ -139,13 +117,10 @@ export const REFUND_ALL: Statement = {
      updated_at = clock_timestamp()
    FROM v
    WHERE e.id = v.id AND e.id IN (SELECT id FROM locked) AND (SELECT count(*) FROM locked) = (SELECT count(*) FROM v)
-   RETURNING e.id`,
-};
+   RETURNING e.id`;
 
-export const COMPLETE: Statement = {
-  name: "executions_complete",
-  // The webhook deliveries of each execution made final are queued by this very statement.
-  text: `WITH done AS (
+// The webhook deliveries of each execution made final are queued by this very statement.
+export const COMPLETE = `WITH done AS (
      UPDATE executions e
         SET state = d.final, confirmed_at = clock_timestamp(),
             finished_at = coalesce(e.finished_at, d.finished_at, clock_timestamp()), updated_at = clock_timestamp()
@@ -162,8 +137,7 @@ export const COMPLETE: Statement = {
    ), released AS (
      SELECT api_key_id, sum(released) AS usdc FROM done GROUP BY api_key_id HAVING sum(released) <> 0
    )
-   UPDATE api_keys k SET spent_usdc = k.spent_usdc - r.usdc FROM released r WHERE k.id = r.api_key_id`,
-};
+   UPDATE api_keys k SET spent_usdc = k.spent_usdc - r.usdc FROM released r WHERE k.id = r.api_key_id`;
 
 // Its webhook deliveries (execution.failed) are queued by the same statement.
 export const FAIL_SQL = `WITH failed AS (

@@ -8,9 +8,11 @@
 // reach a write while the previous batch of it runs go together in one statement, one round
 // trip and one WAL flush. Each batch is one statement, so it commits or fails whole, and what it
 // says of each execution is exactly what the single statement would have said.
+import { prepared } from "@agent-market/service";
+
 import type { SignedTransaction } from "../chain/tx-sender.js";
 import { Batcher } from "../db/batcher.js";
-import { runStatement, type Db, type Statement } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import type { ExecutionRow } from "./execution-row.js";
 import {
@@ -96,7 +98,7 @@ export interface Completion {
 const MAX_BATCH = 64;
 
 export class ExecutionStore {
-  private readonly advanceStatements = new Map<string, Statement>();
+  private readonly advanceStatements = new Map<string, string>();
   private readonly inserts: Batcher<NewExecution, Date | undefined>;
   private readonly settles: Batcher<Settle, boolean>;
 
@@ -138,7 +140,7 @@ export class ExecutionStore {
         await client.query("ROLLBACK");
         return { claimed: false };
       }
-      const created_at = (await client.query<{ created_at: Date }>(RESERVE_AND_INSERT.text, insertValues(execution))).rows[0]?.created_at;
+      const created_at = (await client.query<{ created_at: Date }>(prepared(client, RESERVE_AND_INSERT, insertValues(execution)))).rows[0]?.created_at;
       await client.query(created_at ? "COMMIT" : "ROLLBACK");
       return { claimed: true, created_at };
     } catch (error) {
@@ -163,21 +165,21 @@ export class ExecutionStore {
   async advance(row: ExecutionRow, fact: Fact, changes: Record<string, unknown>): Promise<ExecutionRow> {
     const state = transition(row.state, fact);
     const columns = Object.keys(changes);
-    const { rowCount } = await runStatement(this.db, this.advanceStatement(columns), [
+    const { rowCount } = await this.db.query(prepared(this.db, this.advanceStatement(columns), [
       row.id,
       state,
       row.state,
       ...columns.map((column) => changes[column]),
-    ]);
+    ]));
     if (rowCount === 1) return { ...row, ...changes, state } as ExecutionRow;
     return this.row(row.id);
   }
 
-  private advanceStatement(columns: string[]): Statement {
+  private advanceStatement(columns: string[]): string {
     const key = columns.join(",");
     let statement = this.advanceStatements.get(key);
     if (!statement) {
-      statement = advanceStatement(columns, this.advanceStatements.size + 1);
+      statement = advanceStatement(columns);
       this.advanceStatements.set(key, statement);
     }
     return statement;
@@ -189,11 +191,11 @@ export class ExecutionStore {
    */
   async recordOpen(rows: ExecutionRow[], escrow_tx: SignedTransaction): Promise<boolean> {
     for (const row of rows) transition(row.state, "open_recorded");
-    const { rowCount } = await runStatement(this.db, RECORD_OPEN, [
+    const { rowCount } = await this.db.query(prepared(this.db, RECORD_OPEN, [
       rows.map((row) => row.id),
       JSON.stringify(escrow_tx),
       rows.map((row) => row.escrow_tx?.signature ?? null),
-    ]);
+    ]));
     return rowCount === rows.length;
   }
 
@@ -210,7 +212,7 @@ export class ExecutionStore {
    */
   async settleAll(settles: Settle[]): Promise<boolean> {
     for (const settle of settles) transition(settle.from_state, "settle_recorded");
-    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_ALL, [JSON.stringify(settles.map(settleInput))]);
+    const { rows } = await this.db.query<{ id: string }>(prepared(this.db, SETTLE_ALL, [JSON.stringify(settles.map(settleInput))]));
     return rows.length === settles.length;
   }
 
@@ -221,7 +223,7 @@ export class ExecutionStore {
   async refundAll(refunds: Refund[]): Promise<boolean> {
     for (const refund of refunds) transition(refund.from_state, "refund_recorded");
     const input = refunds.map(({ id, from_state, record }) => ({ ...record, id, from_state }));
-    const { rows } = await runStatement<{ id: string }>(this.db, REFUND_ALL, [JSON.stringify(input)]);
+    const { rows } = await this.db.query<{ id: string }>(prepared(this.db, REFUND_ALL, [JSON.stringify(input)]));
     return rows.length === refunds.length;
   }
 
@@ -244,12 +246,12 @@ export class ExecutionStore {
       const fact: Fact = final === "settled" ? "confirmed_settled" : "confirmed_refunded";
       if (transition(from, fact) !== final) throw new Error(`${fact} does not end in ${final}`);
     }
-    await runStatement(this.db, COMPLETE, [
+    await this.db.query(prepared(this.db, COMPLETE, [
       completions.map((c) => c.id),
       completions.map((c) => c.from),
       completions.map((c) => c.final),
       completions.map((c) => c.finished_at),
-    ]);
+    ]));
   }
 
   /** No escrow opened (open_failed): nothing charged; the reservation on the key is released. */
@@ -300,7 +302,7 @@ export class ExecutionStore {
     const input = executions.map((execution) => ({ ...execution, request_hash: execution.request_hash.toString("hex") }));
     let rows: { id: string; created_at: Date }[];
     try {
-      ({ rows } = await runStatement<{ id: string; created_at: Date }>(this.db, RESERVE_AND_INSERT_BATCH, [JSON.stringify(input)]));
+      ({ rows } = await this.db.query<{ id: string; created_at: Date }>(prepared(this.db, RESERVE_AND_INSERT_BATCH, [JSON.stringify(input)])));
     } catch {
       // Whatever failed, fails again for its own execution only.
       rows = [];
@@ -314,7 +316,7 @@ export class ExecutionStore {
   }
 
   private async insertOne(execution: NewExecution): Promise<Date | undefined> {
-    const { rows } = await runStatement<{ created_at: Date }>(this.db, RESERVE_AND_INSERT, insertValues(execution));
+    const { rows } = await this.db.query<{ created_at: Date }>(prepared(this.db, RESERVE_AND_INSERT, insertValues(execution)));
     return rows[0]?.created_at;
   }
 
@@ -331,7 +333,7 @@ export class ExecutionStore {
   }
 
   private async settleTogether(settles: Settle[]): Promise<boolean[]> {
-    const { rows } = await runStatement<{ id: string }>(this.db, SETTLE_BATCH, [JSON.stringify(settles.map(settleInput))]);
+    const { rows } = await this.db.query<{ id: string }>(prepared(this.db, SETTLE_BATCH, [JSON.stringify(settles.map(settleInput))]));
     const moved = new Set(rows.map((row) => row.id));
     return settles.map(({ id }) => moved.has(id));
   }

@@ -17,7 +17,7 @@ import { SYSVAR_CLOCK_PUBKEY, type PublicKey } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { executionIdBytes } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 

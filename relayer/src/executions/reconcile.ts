@@ -8,7 +8,7 @@ import type { AccountInfo } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { TransactionSender } from "../chain/tx-sender.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import { settledInLog } from "./log-settlement.js";
 

@@ -22,12 +22,12 @@ import {
 import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
 import { PublicKey } from "@solana/web3.js";
+import { reportBackgroundError } from "@agent-market/service";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
-import { reportBackgroundError } from "../background.js";
 import type { ChainService } from "../chain/chain-service.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import { ApiError, type ErrorCode } from "../errors.js";
 import { JOB_DONE, retryJob, type JobOutcome, type JobQueue } from "../jobs/job-queue.js";
 import { requireListedTerms } from "../listings/listed-terms.js";

@@ -6,8 +6,8 @@
 // (`attemptsStarted`), waits and failures alike, so either way a job backs off as it always has,
 // and is left failed after MAX_RUNS runs.
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job, type MinimalJob } from "bullmq";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
 import { redisOptions } from "../redis-options.js";
 import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
 import { NO_RETRY_LOG, type RetryLog } from "./retry-log.js";

@@ -4,8 +4,9 @@
 // may take 900 s): no poll retakes it meanwhile. A failing statement fails that round only. A run
 // that throws records its error in `last_error`; one that waits (a `retry` outcome) clears it:
 // either way the job runs again after retryDelayMs of its attempts.
-import { reportBackgroundError } from "../background.js";
-import type { Db } from "../db/pool.js";
+import { reportBackgroundError } from "@agent-market/service";
+
+import type { Db } from "../db/database.js";
 import { retryDelayMs, SWEEP_INTERVAL_MS, type JobHandlers, type JobName, type JobQueue } from "./job-queue.js";
 import { NO_RETRY_LOG, type RetryLog } from "./retry-log.js";
 import { runJob } from "./run-job.js";

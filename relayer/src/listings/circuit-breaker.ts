@@ -9,7 +9,7 @@
 // (listing-service.ts), so admission costs no extra round trip.
 import type { NetworkName } from "@agent-market/program";
 
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 
 export interface BreakerConfig {
   /** Creator-caused refunds within the window that open the circuit. */

@@ -2,11 +2,12 @@
 // (listing-checks.ts), paused, retired, read by executions (cached) and discovered.
 import { LruMap, formatUsdc, type NetworkName } from "@agent-market/program";
 import type pg from "pg";
+import { inTransaction } from "@agent-market/service";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { RelayerConfig } from "../config.js";
 import type { CreatorClient } from "../creator/creator-client.js";
-import { inTransaction, type Db, type DbClient } from "../db/pool.js";
+import { type Db, type DbClient } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
 import { endpointKey } from "./endpoint-key.js";

@@ -5,8 +5,9 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 
 import { utils } from "@coral-xyz/anchor";
+import { inTransaction } from "@agent-market/service";
 
-import { inTransaction, type Db } from "../db/pool.js";
+import { type Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import { isAllowedAddress, type EndpointPolicy } from "../net/ip-policy.js";
 import { MESSAGE_ID_SQL, TEST_EVENT, type WebhookEvent } from "./webhook-events.js";

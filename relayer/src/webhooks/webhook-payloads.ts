@@ -4,7 +4,7 @@
 // event's is the dispute as GET /v1/disputes/:execution_id shows it, without the evidence.
 import { toHex, formatUsdc } from "@agent-market/program";
 
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import type { ExecutionRow } from "../executions/execution-row.js";
 import { renderExecution } from "../executions/execution-view.js";
 import { TEST_EVENT } from "./webhook-events.js";

@@ -4,9 +4,9 @@
 // It runs beside the executions, never in their path: a slow or dead receiver holds one of this
 // worker's few slots for one attempt's deadline at most, and an execution only ever inserts rows.
 import { performance } from "node:perf_hooks";
+import { reportBackgroundError } from "@agent-market/service";
 
-import { reportBackgroundError } from "../background.js";
-import type { Db } from "../db/pool.js";
+import type { Db } from "../db/database.js";
 import type { EndpointPolicy } from "../net/ip-policy.js";
 import { guardedRequest, OutboundError } from "../net/guarded-http.js";
 import { renderPayload, type PayloadSource } from "./webhook-payloads.js";

@@ -1,4 +1,4 @@
-// Ports for the servers a test starts. Taken below the kernel's ephemeral range (32768 and up on
+// Ports for the servers a test or a benchmark starts. Taken below the kernel's ephemeral range (32768 and up on
 // Linux), where no outgoing connection of anything on the machine can take one between its
 // choice and its server's listen; a port that answers a listen now is the one handed out.
 import { createServer } from "node:net";
