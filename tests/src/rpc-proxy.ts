@@ -100,11 +100,9 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       status: response.status,
       body: Buffer.from(await response.arrayBuffer()),
     }));
-  /** Takes back the transaction a sendTransaction answer names (a refused send names none). */
-  const takeBack = async (answer: Buffer): Promise<void> => {
-    const { result } = JSON.parse(answer.toString()) as { result?: unknown };
-    if (typeof result !== "string") return;
-    const call = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "localnet_dropTransaction", params: [result] }));
+  /** Takes back one transaction by its signature, once the node has run it. */
+  const dropTransaction = async (signature: string): Promise<void> => {
+    const call = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "localnet_dropTransaction", params: [signature] }));
     // The instant profile has run it by now; a devnet-like one runs it at the next slot boundary
     // (or loses it, and then there is nothing to take back).
     for (let attempt = 0; attempt < DROP_ATTEMPTS; attempt += 1) {
@@ -112,6 +110,19 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       if (!dropped.error) return;
       if (!/no such transaction/.test(dropped.error.message ?? "")) throw new Error(`localnet_dropTransaction refused: ${JSON.stringify(dropped.error)}`);
       await new Promise((resolve) => setTimeout(resolve, DROP_RETRY_MS));
+    }
+  };
+  /**
+   * Takes back every transaction the sendTransaction calls of a request sent (a refused send names
+   * none). The relayer's client sends the calls of one event-loop turn as one JSON-RPC batch, so a
+   * send may share its request with other calls: its answer is found by its call's id.
+   */
+  const takeBack = async (request: Buffer, answer: Buffer): Promise<void> => {
+    const calls = [JSON.parse(request.toString()) as { id?: unknown; method?: string } | { id?: unknown; method?: string }[]].flat();
+    const answers = [JSON.parse(answer.toString()) as { id?: unknown; result?: unknown } | { id?: unknown; result?: unknown }[]].flat();
+    const sends = new Set(calls.filter((call) => call.method === "sendTransaction").map((call) => call.id));
+    for (const { id, result } of answers) {
+      if (sends.has(id) && typeof result === "string") await dropTransaction(result);
     }
   };
   const server = http.createServer((request, response) => {
@@ -145,7 +156,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
         fault === "drop"
           ? alone(async () => {
               const answer = await forward(body);
-              await takeBack(answer.body);
+              await takeBack(body, answer.body);
               return answer;
             })
           : shared(() => forward(body));
