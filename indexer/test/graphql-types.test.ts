@@ -1,6 +1,6 @@
-// The committed SDL and the query types generated from it must be those of the current schema and
-// queries: a schema change that a reader's query no longer fits, or a query changed without
-// `npm run graphql:types`, fails here.
+// The committed SDL, the resolver types and the query types generated from it must be those of the
+// current schema, mappers and queries: a schema change that a resolver or a reader's query no
+// longer fits, or a query changed without `npm run graphql:types`, fails here.
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -8,11 +8,16 @@ import { join } from "node:path";
 import { documentsOf, generate, REPO_DIR } from "../scripts/graphql-types.mjs";
 
 describe("generated GraphQL types", () => {
-  it("schema.graphql and every reader's generated/graphql.ts are current (else run npm run graphql:types)", async () => {
+  it("schema.graphql, the resolver types and every reader's generated/graphql.ts are current (else run npm run graphql:types)", async () => {
     const files = await generate();
     assert.deepEqual(
       files.map((file) => file.path),
-      ["indexer/schema.graphql", "relayer/src/indexer/generated/graphql.ts", "app/src/data/generated/graphql.ts"],
+      [
+        "indexer/schema.graphql",
+        "indexer/src/graphql/generated/resolvers.ts",
+        "relayer/src/indexer/generated/graphql.ts",
+        "app/src/data/generated/graphql.ts",
+      ],
     );
     for (const { path, text } of files) {
       assert.ok(text === readFileSync(join(REPO_DIR, path), "utf8"), `${path} is stale: run npm run graphql:types`);

@@ -3,12 +3,13 @@
 // API key id, and the indexer reconciles with the chain with 0 differences.
 import { strict as assert } from "node:assert";
 
+import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { TestMarket } from "@agent-market/tests/fixtures";
 import { execute, listAgent, newPayer, type ListedAgent } from "@agent-market/tests/marketplace";
 import { startRelayer, type RunningRelayer } from "@agent-market/tests/relayer";
+
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { reconcile } from "../src/reconcile.js";
 import { databaseUrl, query, waitFor } from "./support.js";
 

@@ -4,10 +4,11 @@
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
+import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { TestMarket, type AgentFixture, type OpenedEscrow, type Wallet } from "@agent-market/tests/fixtures";
+
 import { createIndexer, type Indexer } from "../src/indexer.js";
 import { parseConfig, type IndexerConfig } from "../src/config.js";
-import { dropDatabase, ensureDatabase, silentLogger } from "@agent-market/service";
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import type { DecodedTransaction } from "../src/ingest/event-row.js";
 

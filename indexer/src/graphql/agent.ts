@@ -4,11 +4,13 @@ import { prepared } from "@agent-market/service";
 import { DAY_SECS } from "../ingest/buckets.js";
 import { bucketRows } from "./bucket-reads.js";
 import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
-import { windowFigures, windowLatency, type DbRow, type GraphQLContext } from "./context.js";
+import { windowFigures, windowLatency, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
+import { upper, type AgentRecord } from "./rows.js";
 import { listExecutions } from "./execution.js";
-import { isoTime, money } from "./money.js";
+import { isoSecs, isoTime, money } from "./money.js";
 import { addRow, againstCreator, emptyFigures, latency, rateStatus, statusOf, successRate, WINDOWS, type Figures, type Status, type WindowName } from "./stats.js";
+import type { Resolvers } from "./generated/resolvers.js";
 
 export const AGENT_TYPE_DEFS = /* GraphQL */ `
   enum Window { H1 H24 D7 D30 }
@@ -81,7 +83,7 @@ export const AGENT_TYPE_DEFS = /* GraphQL */ `
 `;
 
 /** A window of an agent; its sums and its latency histograms are loaded by the fields that need them. */
-interface StatsSource {
+export interface StatsSource {
   agent: string;
   window: WindowName;
 }
@@ -107,8 +109,8 @@ const DAILY_COLUMNS = ["executions", "settled", "refunded_timeout", "refunded_cr
 
 export const agentResolvers = {
   Query: {
-    agent: (_: unknown, args: { address: string }, ctx: GraphQLContext) => ctx.loaders.agent.load(args.address),
-    agents: async (_: unknown, args: { first?: number; after?: string; creator?: string }, ctx: GraphQLContext) => {
+    agent: (_, args, ctx) => ctx.loaders.agent.load(args.address),
+    agents: async (_, args, ctx) => {
       const size = pageSize(args.first);
       const cursor = decodeCursor(args.after, ["string"]);
       const params: unknown[] = [cursor ? cursor[0] : "", size + 1];
@@ -117,32 +119,32 @@ export const agentResolvers = {
         params.push(args.creator);
         where += ` AND creator = $${params.length}`;
       }
-      const rows = (await ctx.pool.query(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
-      for (const row of rows) ctx.loaders.agent.prime(String(row.agent), row);
-      return connection(rows, size, (row) => [String(row.agent)]);
+      const rows = (await ctx.pool.query<AgentRecord>(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
+      for (const row of rows) ctx.loaders.agent.prime(row.agent, row);
+      return connection(rows, size, (row) => [row.agent]);
     },
   },
   Agent: {
-    address: (row: DbRow) => row.agent,
-    agentId: (row: DbRow) => row.agent_id,
-    registeredAt: (row: DbRow) => isoTime(row.registered_at as string | null),
-    retiredAt: (row: DbRow) => isoTime(row.retired_at as string | null),
-    collateral: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String(row.collateral_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
-    status: (row: DbRow, _: unknown, ctx: GraphQLContext) => agentStatus(ctx, String(row.agent)),
-    stats: (row: DbRow, args: { window: WindowName }) => stats(String(row.agent), args.window),
-    uptime: (row: DbRow) => WINDOWS.map((window) => stats(String(row.agent), window)),
-    daily: async (row: DbRow, args: { days: number }, ctx: GraphQLContext) => {
+    address: (row) => row.agent,
+    agentId: (row) => row.agent_id,
+    registeredAt: (row) => isoTime(row.registered_at),
+    retiredAt: (row) => isoTime(row.retired_at),
+    collateral: async (row, _, ctx) => money(row.collateral_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+    status: (row, _, ctx) => agentStatus(ctx, row.agent),
+    stats: (row, args) => stats(row.agent, args.window),
+    uptime: (row) => WINDOWS.map((window) => stats(row.agent, window)),
+    daily: async (row, args, ctx) => {
       if (!Number.isInteger(args.days) || args.days < 1 || args.days > MAX_DAYS) throw graphqlError("BAD_USER_INPUT", `days must be between 1 and ${MAX_DAYS}`, { argument: "days" });
       const today = Math.floor(ctx.nowSecs() / DAY_SECS) * DAY_SECS;
       const from = today - (args.days - 1) * DAY_SECS;
-      const rows = await bucketRows(ctx.pool, ctx.schema, "agent", String(row.agent), "day", from, today + DAY_SECS, DAILY_COLUMNS);
+      const rows = await bucketRows(ctx.pool, ctx.schema, "agent", row.agent, "day", from, today + DAY_SECS, DAILY_COLUMNS);
       const byDay = new Map(rows.map((bucket) => [Number(bucket.bucket_start), addRow(emptyFigures(), bucket)]));
       return Array.from({ length: args.days }, (_, i) => {
         const start = from + i * DAY_SECS;
         const figures = byDay.get(start) ?? emptyFigures();
         const rate = successRate(figures);
         return {
-          day: isoTime(start)!.slice(0, 10),
+          day: isoSecs(start).slice(0, 10),
           executions: figures.executions,
           settled: figures.settled,
           refundedAgainstCreator: againstCreator(figures),
@@ -151,10 +153,10 @@ export const agentResolvers = {
         };
       });
     },
-    lastExecution: (row: DbRow, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`agent\u0000${String(row.agent)}`),
-    executions: (row: DbRow, args: { first?: number; after?: string; window?: WindowName; outcome?: "OPEN" }, ctx: GraphQLContext) =>
-      listExecutions(ctx, { agent: String(row.agent), window: args.window, outcome: args.outcome }, args.first, args.after),
-    commitment: (row: DbRow) => String(row.commitment).toUpperCase(),
+    lastExecution: (row, _, ctx) => ctx.loaders.lastExecution.load(`agent\u0000${row.agent}`),
+    executions: (row, args, ctx) =>
+      listExecutions(ctx, { agent: row.agent, window: args.window, outcome: args.outcome }, args.first, args.after),
+    commitment: (row) => upper(row.commitment),
   },
   AgentStats: {
     executions: fromFigures((f) => f.executions),
@@ -171,22 +173,22 @@ export const agentResolvers = {
     })),
     reclaimed: fromFigures((f) => f.reclaimed),
     successRate: fromFigures(successRate),
-    latencySlots: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => latency((await latencyOf(s, ctx)).slots),
-    latencySeconds: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => latency((await latencyOf(s, ctx)).secs),
-    spent: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => {
+    latencySlots: async (s, _, ctx) => latency((await latencyOf(s, ctx)).slots),
+    latencySeconds: async (s, _, ctx) => latency((await latencyOf(s, ctx)).secs),
+    spent: async (s, _, ctx) => {
       const f = await figuresOf(s, ctx);
       return money(f.spentUsdc, f.maxSlot, await ctx.finalizedSlot());
     },
-    earned: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => {
+    earned: async (s, _, ctx) => {
       const f = await figuresOf(s, ctx);
       return money(f.earnedUsdc, f.maxSlot, await ctx.finalizedSlot());
     },
-    fees: async (s: StatsSource, _: unknown, ctx: GraphQLContext) => {
+    fees: async (s, _, ctx) => {
       const f = await figuresOf(s, ctx);
       return money(f.feeUsdc, f.maxSlot, await ctx.finalizedSlot());
     },
-    lastExecution: (s: StatsSource, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`agent\u0000${s.agent}`),
-    behind: (s: StatsSource, args: { first?: number; after?: string; outcome?: "OPEN" }, ctx: GraphQLContext) =>
+    lastExecution: (s, _, ctx) => ctx.loaders.lastExecution.load(`agent\u0000${s.agent}`),
+    behind: (s, args, ctx) =>
       listExecutions(ctx, { agent: s.agent, window: s.window, outcome: args.outcome }, args.first, args.after),
   },
-};
+} satisfies Resolvers;

@@ -1,12 +1,13 @@
 // What every resolver gets: the database, the network's schema, the clock, and DataLoaders made
 // fresh for each request (so one request batches and caches, and never sees another's data).
+import { prepared, type Pool } from "@agent-market/service";
 import DataLoader from "dataloader";
 
 import type { ChangeFeed } from "../change-feed.js";
-import { prepared, type Pool } from "@agent-market/service";
 import type { Dimension } from "../ingest/buckets.js";
 import { readWindows, type WindowRow } from "./bucket-reads.js";
 import type { ReceiptTrees } from "./receipt-trees.js";
+import type { AgentRecord, ExecutionRecord } from "./rows.js";
 import { addRow, emptyFigures, latencyHistograms, type Figures, type LatencyHistograms, type WindowName } from "./stats.js";
 
 export interface ServerState {
@@ -27,15 +28,13 @@ export interface ServerState {
   receiptTrees: ReceiptTrees;
 }
 
-export type DbRow = Record<string, unknown>;
-
 export interface Loaders {
-  agent: DataLoader<string, DbRow | null>;
-  execution: DataLoader<string, DbRow | null>;
+  agent: DataLoader<string, AgentRecord | null>;
+  execution: DataLoader<string, ExecutionRecord | null>;
   /** Key: `${windowKey}\0sums` or `${windowKey}\0latency`; read through `windowFigures` and `windowLatency`. */
   windows: DataLoader<string, WindowRow | null>;
   /** Key: `${dimension}\0${subject}`. */
-  lastExecution: DataLoader<string, DbRow | null>;
+  lastExecution: DataLoader<string, ExecutionRecord | null>;
 }
 
 export interface GraphQLContext extends ServerState {
@@ -49,8 +48,8 @@ export interface GraphQLContext extends ServerState {
   renew(): void;
 }
 
-function byKey<T>(keys: readonly string[], rows: DbRow[], column: string, map: (row: DbRow) => T): (T | null)[] {
-  const found = new Map(rows.map((row) => [String(row[column]), map(row)]));
+function byKey<R>(keys: readonly string[], rows: R[], keyOf: (row: R) => string): (R | null)[] {
+  const found = new Map(rows.map((row) => [keyOf(row), row]));
   return keys.map((key) => found.get(key) ?? null);
 }
 
@@ -88,18 +87,18 @@ function byDimension(keys: readonly string[]): Map<Dimension, WindowGroup> {
   return groups;
 }
 
-const LAST_EXECUTION_COLUMN: Partial<Record<Dimension, string>> = { agent: "agent", payer: "payer", api_key: "api_key_id", creator: "creator" };
+const LAST_EXECUTION_COLUMN: Partial<Record<Dimension, "agent" | "payer" | "api_key_id" | "creator">> = { agent: "agent", payer: "payer", api_key: "api_key_id", creator: "creator" };
 
 function createLoaders(state: ServerState): Loaders {
   const { pool, schema } = state;
   return {
     agent: new DataLoader(async (keys) => {
-      const rows = (await pool.query(prepared(pool, `SELECT * FROM ${schema}.agents WHERE agent = ANY($1)`, [keys]))).rows;
-      return byKey(keys, rows, "agent", (row) => row);
+      const rows = (await pool.query<AgentRecord>(prepared(pool, `SELECT * FROM ${schema}.agents WHERE agent = ANY($1)`, [keys]))).rows;
+      return byKey(keys, rows, (row) => row.agent);
     }),
     execution: new DataLoader(async (keys) => {
-      const rows = (await pool.query(prepared(pool, `SELECT * FROM ${schema}.executions WHERE id = ANY($1)`, [keys]))).rows;
-      return byKey(keys, rows, "id", (row) => row);
+      const rows = (await pool.query<ExecutionRecord>(prepared(pool, `SELECT * FROM ${schema}.executions WHERE id = ANY($1)`, [keys]))).rows;
+      return byKey(keys, rows, (row) => row.id);
     }),
     windows: new DataLoader(async (keys) => {
       // The sums and, if any field asks, the histograms of every pair: one statement per dimension.
@@ -116,7 +115,7 @@ function createLoaders(state: ServerState): Loaders {
     }),
     lastExecution: new DataLoader(async (keys) => {
       // One statement per dimension: for each subject, the newest row of its index.
-      const out = new Map<string, DbRow>();
+      const out = new Map<string, ExecutionRecord>();
       const subjects = new Map<Dimension, string[]>();
       for (const key of keys) {
         const [dimension, subject] = key.split("\u0000") as [Dimension, string];
@@ -126,7 +125,7 @@ function createLoaders(state: ServerState): Loaders {
         [...subjects].map(async ([dimension, list]) => {
           const column = LAST_EXECUTION_COLUMN[dimension]!;
           const rows = (
-            await pool.query(
+            await pool.query<ExecutionRecord>(
               prepared(
                 pool,
                 `SELECT e.* FROM unnest($1::text[]) AS s(subject)

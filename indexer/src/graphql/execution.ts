@@ -2,11 +2,13 @@
 // state, amounts, transactions and commitment.
 import { prepared } from "@agent-market/service";
 import { connection, connectionTypeDefs, decodeCursor, pageSize, type Connection } from "./connection.js";
-import type { DbRow, GraphQLContext } from "./context.js";
+import type { GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
+import { upper, type ExecutionRecord } from "./rows.js";
 import { receiptProofResolvers } from "./receipt-proof.js";
 import { isoTime, money } from "./money.js";
-import { windowRange, type WindowName } from "./stats.js";
+import { windowRange } from "./stats.js";
+import type { DisputeState, ExecutionFilter, RefundReason, Resolvers } from "./generated/resolvers.js";
 
 export const EXECUTION_TYPE_DEFS = /* GraphQL */ `
   enum ExecutionState { OPEN SETTLED REFUNDED RECLAIMED }
@@ -68,7 +70,7 @@ export const EXECUTION_TYPE_DEFS = /* GraphQL */ `
   ${connectionTypeDefs("Execution")}
 `;
 
-const REASONS: Record<string, string> = {
+const REASONS: Record<string, RefundReason> = {
   Timeout: "TIMEOUT",
   CreatorError: "CREATOR_ERROR",
   InvalidSignature: "INVALID_SIGNATURE",
@@ -76,18 +78,8 @@ const REASONS: Record<string, string> = {
   RelayerError: "RELAYER_ERROR",
 };
 
-export interface ExecutionFilter {
-  agent?: string | null;
-  payer?: string | null;
-  apiKeyId?: string | null;
-  creator?: string | null;
-  state?: "OPEN" | "SETTLED" | "REFUNDED" | "RECLAIMED" | null;
-  outcome?: "OPEN" | "SETTLED" | "REFUNDED" | "RECLAIMED" | "AGAINST_CREATOR" | null;
-  window?: WindowName | null;
-}
-
 /** A page of executions, newest first, keyset-paged on (activity_at, id). */
-export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilter, first: number | null | undefined, after: string | null | undefined, extra?: { disputeState?: string | null; disputed?: boolean }): Promise<Connection<DbRow>> {
+export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilter, first: number | null | undefined, after: string | null | undefined, extra?: { disputeState?: DisputeState | null; disputed?: boolean }): Promise<Connection<ExecutionRecord>> {
   const size = pageSize(first);
   const cursor = decodeCursor(after, ["number", "string"]);
   const where: string[] = [];
@@ -112,7 +104,7 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
   }
   params.push(size + 1);
   const rows = (
-    await ctx.pool.query(
+    await ctx.pool.query<ExecutionRecord>(
       prepared(
         ctx.pool,
         `SELECT * FROM ${ctx.schema}.executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
@@ -121,48 +113,48 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
       ),
     )
   ).rows;
-  for (const row of rows) ctx.loaders.execution.prime(String(row.id), row);
-  return connection(rows, size, (row) => [Number(row.activity_at), String(row.id)]);
+  for (const row of rows) ctx.loaders.execution.prime(row.id, row);
+  return connection(rows, size, (row) => [Number(row.activity_at), row.id]);
 }
 
 const n = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 export const executionResolvers = {
   Query: {
-    execution: (_: unknown, args: { id: string }, ctx: GraphQLContext) => {
+    execution: (_, args, ctx) => {
       if (!args.id.startsWith("exec_")) throw graphqlError("BAD_USER_INPUT", "id is an execution id (exec_…)", { argument: "id" });
       return ctx.loaders.execution.load(args.id);
     },
-    executions: (_: unknown, args: { first?: number; after?: string; filter?: ExecutionFilter }, ctx: GraphQLContext) =>
+    executions: (_, args, ctx) =>
       listExecutions(ctx, args.filter ?? {}, args.first, args.after),
   },
   Execution: {
-    apiKeyId: (row: DbRow) => row.api_key_id,
-    state: (row: DbRow) => String(row.state).toUpperCase(),
-    refundReason: (row: DbRow) => (row.refund_reason ? REASONS[String(row.refund_reason)] : null),
-    amount: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String(row.amount_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
-    creatorShare: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String(row.creator_share_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
-    fee: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String(row.fee_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
-    feeShard: (row: DbRow) => n(row.fee_shard),
-    usedIncludedCall: (row: DbRow) => row.used_included_call,
-    openedAt: (row: DbRow) => isoTime(row.opened_at as string | null),
-    deadline: (row: DbRow) => isoTime(row.deadline as string | null),
-    closedAt: (row: DbRow) => isoTime(row.closed_at as string | null),
-    latencySlots: (row: DbRow) => (row.state === "settled" && row.open_slot !== null ? Number(row.close_slot) - Number(row.open_slot) : null),
-    latencySeconds: (row: DbRow) => (row.state === "settled" && row.opened_at !== null ? Number(row.closed_at) - Number(row.opened_at) : null),
-    openTransaction: (row: DbRow) => (row.open_signature ? { signature: row.open_signature, slot: Number(row.open_slot) } : null),
-    closeTransaction: (row: DbRow) => (row.close_signature ? { signature: row.close_signature, slot: Number(row.close_slot) } : null),
-    dispute: async (row: DbRow, _: unknown, ctx: GraphQLContext) =>
+    apiKeyId: (row) => row.api_key_id,
+    state: (row) => upper(row.state),
+    refundReason: (row) => (row.refund_reason ? REASONS[row.refund_reason] : null),
+    amount: async (row, _, ctx) => money(row.amount_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+    creatorShare: async (row, _, ctx) => money(row.creator_share_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+    fee: async (row, _, ctx) => money(row.fee_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+    feeShard: (row) => n(row.fee_shard),
+    usedIncludedCall: (row) => row.used_included_call,
+    openedAt: (row) => isoTime(row.opened_at),
+    deadline: (row) => isoTime(row.deadline),
+    closedAt: (row) => isoTime(row.closed_at),
+    latencySlots: (row) => (row.state === "settled" && row.open_slot !== null ? Number(row.close_slot) - Number(row.open_slot) : null),
+    latencySeconds: (row) => (row.state === "settled" && row.opened_at !== null ? Number(row.closed_at) - Number(row.opened_at) : null),
+    openTransaction: (row) => (row.open_signature ? { signature: row.open_signature, slot: Number(row.open_slot) } : null),
+    closeTransaction: (row) => (row.close_signature ? { signature: row.close_signature, slot: Number(row.close_slot) } : null),
+    dispute: async (row, _, ctx) =>
       row.dispute_state
         ? {
-            state: String(row.dispute_state).toUpperCase(),
-            openedAt: isoTime(row.dispute_opened_at as string | null),
-            resolvedAt: isoTime(row.dispute_resolved_at as string | null),
-            slashed: money(String(row.slashed_usdc), Number(row.max_slot), await ctx.finalizedSlot()),
+            state: upper(row.dispute_state),
+            openedAt: isoTime(row.dispute_opened_at),
+            resolvedAt: isoTime(row.dispute_resolved_at),
+            slashed: money(row.slashed_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
           }
         : null,
-    commitment: (row: DbRow) => String(row.commitment).toUpperCase(),
-    agentDetails: (row: DbRow, _: unknown, ctx: GraphQLContext) => ctx.loaders.agent.load(String(row.agent)),
+    commitment: (row) => upper(row.commitment),
+    agentDetails: (row, _, ctx) => ctx.loaders.agent.load(row.agent),
     receiptProof: receiptProofResolvers.receiptProof,
   },
-};
+} satisfies Resolvers;

@@ -1,6 +1,6 @@
 // The indexer's own state for a network: where ingestion is, and the finalized watermark.
 import { prepared } from "@agent-market/service";
-import type { GraphQLContext } from "./context.js";
+import type { Resolvers } from "./generated/resolvers.js";
 
 export const INDEXER_TYPE_DEFS = /* GraphQL */ `
   type IndexerStatus {
@@ -17,10 +17,19 @@ export const INDEXER_TYPE_DEFS = /* GraphQL */ `
   }
 `;
 
+/** The network's one row of `checkpoint`: slots and the count as decimal strings. */
+interface CheckpointRow {
+  finalized_slot: string;
+  latest_slot: string;
+  signature: string | null;
+  slot: string;
+  events: string;
+}
+
 export const indexerResolvers = {
   Query: {
-    indexer: async (_: unknown, __: unknown, ctx: GraphQLContext) => {
-      const row = (await ctx.pool.query(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
+    indexer: async (_, __, ctx) => {
+      const row = (await ctx.pool.query<CheckpointRow>(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
       return {
         network: ctx.network,
         finalizedSlot: Number(row.finalized_slot),
@@ -31,4 +40,4 @@ export const indexerResolvers = {
       };
     },
   },
-};
+} satisfies Resolvers;

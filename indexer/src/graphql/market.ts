@@ -4,9 +4,11 @@ import { FEE_SHARD_COUNT } from "@agent-market/program";
 
 import { prepared } from "@agent-market/service";
 import { connection, connectionTypeDefs, decodeCursor, pageSize } from "./connection.js";
-import type { DbRow, GraphQLContext } from "./context.js";
+import type { GraphQLContext } from "./context.js";
 import { listExecutions } from "./execution.js";
+import type { Resolvers } from "./generated/resolvers.js";
 import { isoTime, money, signedMoney } from "./money.js";
+import { upper, type AgentRecord, type SubscriptionRecord } from "./rows.js";
 
 export const MARKET_TYPE_DEFS = /* GraphQL */ `
   type FeeShard {
@@ -67,16 +69,30 @@ export const MARKET_TYPE_DEFS = /* GraphQL */ `
 `;
 
 async function totals(ctx: GraphQLContext, keys: string[]): Promise<Map<string, { amount: bigint; count: number; maxSlot: number }>> {
-  const rows = (await ctx.pool.query(prepared(ctx.pool, `SELECT key, amount_usdc, count, max_slot FROM ${ctx.schema}.totals WHERE key = ANY($1)`, [keys]))).rows;
+  const rows = (await ctx.pool.query<{ key: string; amount_usdc: string; count: string; max_slot: string }>(prepared(ctx.pool, `SELECT key, amount_usdc, count, max_slot FROM ${ctx.schema}.totals WHERE key = ANY($1)`, [keys]))).rows;
   const out = new Map(keys.map((key) => [key, { amount: 0n, count: 0, maxSlot: 0 }]));
   for (const row of rows) out.set(row.key, { amount: BigInt(row.amount_usdc), count: Number(row.count), maxSlot: Number(row.max_slot) });
   return out;
 }
 
+/** A subject's all-time sums, as PostgreSQL's sum() returns them: decimal strings. */
+interface AllTimeSums {
+  subject: string;
+  executions: string;
+  spent_usdc: string;
+  earned_usdc: string;
+  fee_usdc: string;
+  disputes_open: string;
+  disputes_upheld: string;
+  disputes_rejected: string;
+  slashed_usdc: string;
+  max_slot: string;
+}
+
 /** All-time sums of a dimension's buckets (day buckets: one row per active day). */
-async function allTime(ctx: GraphQLContext, dimension: string, subjects: string[]): Promise<Map<string, DbRow>> {
+async function allTime(ctx: GraphQLContext, dimension: string, subjects: string[]): Promise<Map<string, AllTimeSums>> {
   const rows = (
-    await ctx.pool.query(
+    await ctx.pool.query<AllTimeSums>(
       prepared(
         ctx.pool,
         `SELECT subject, sum(executions) AS executions, sum(spent_usdc) AS spent_usdc, sum(earned_usdc) AS earned_usdc, sum(fee_usdc) AS fee_usdc,
@@ -87,22 +103,22 @@ async function allTime(ctx: GraphQLContext, dimension: string, subjects: string[
       ),
     )
   ).rows;
-  return new Map(rows.map((row) => [String(row.subject), row]));
+  return new Map(rows.map((row) => [row.subject, row]));
 }
 
-const amount = (row: DbRow | undefined, column: string) => BigInt(String(row?.[column] ?? "0"));
-const slot = (row: DbRow | undefined) => Number(row?.max_slot ?? 0);
+const amount = (row: AllTimeSums | undefined, column: "spent_usdc" | "earned_usdc" | "fee_usdc" | "slashed_usdc") => BigInt(row?.[column] ?? "0");
+const slot = (row: AllTimeSums | undefined) => Number(row?.max_slot ?? 0);
 
 export const marketResolvers = {
   Query: {
-    market: async (_: unknown, __: unknown, ctx: GraphQLContext) => {
+    market: async (_, __, ctx) => {
       const finalized = await ctx.finalizedSlot();
       const shards = Array.from({ length: FEE_SHARD_COUNT }, (_, i) => String(i));
       const [market, shardSums, sums, collateral] = await Promise.all([
         allTime(ctx, "market", ["all"]),
         allTime(ctx, "shard", shards),
         totals(ctx, ["market:swept", "market:subscriptions", "market:subscription_fees", ...shards.flatMap((i) => [`shard:${i}:swept`, `shard:${i}:subscription_fees`])]),
-        ctx.pool.query(prepared(ctx.pool, `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
+        ctx.pool.query<{ collateral: string; max_slot: string }>(prepared(ctx.pool, `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
       ]);
       const all = market.get("all");
       const swept = sums.get("market:swept")!;
@@ -127,9 +143,9 @@ export const marketResolvers = {
         subscriptions: { count: subscriptions.count, amount: money(subscriptions.amount, subscriptions.maxSlot, finalized) },
       };
     },
-    creator: async (_: unknown, args: { address: string }, ctx: GraphQLContext) => {
+    creator: async (_, args, ctx) => {
       const finalized = await ctx.finalizedSlot();
-      const agents = (await ctx.pool.query(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE creator = $1 ORDER BY agent`, [args.address]))).rows;
+      const agents = (await ctx.pool.query<AgentRecord>(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE creator = $1 ORDER BY agent`, [args.address]))).rows;
       for (const row of agents) ctx.loaders.agent.prime(String(row.agent), row);
       const [sums, subscriptionSums] = await Promise.all([
         allTime(ctx, "creator", [args.address]),
@@ -153,9 +169,9 @@ export const marketResolvers = {
         agents,
       };
     },
-    disputes: (_: unknown, args: { first?: number; after?: string; state?: string }, ctx: GraphQLContext) =>
+    disputes: (_, args, ctx) =>
       listExecutions(ctx, {}, args.first, args.after, { disputed: true, disputeState: args.state }),
-    subscriptions: async (_: unknown, args: { first?: number; after?: string; agent?: string; payer?: string }, ctx: GraphQLContext) => {
+    subscriptions: async (_, args, ctx) => {
       const size = pageSize(args.first);
       const cursor = decodeCursor(args.after, ["number", "string", "number"]);
       const params: unknown[] = [];
@@ -174,7 +190,7 @@ export const marketResolvers = {
       }
       params.push(size + 1);
       const rows = (
-        await ctx.pool.query(
+        await ctx.pool.query<SubscriptionRecord>(
           prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.events WHERE ${where.join(" AND ")} ORDER BY slot DESC, signature DESC, instruction_index DESC LIMIT $${params.length}`, params),
         )
       ).rows;
@@ -182,14 +198,14 @@ export const marketResolvers = {
     },
   },
   AgentSubscription: {
-    agent: (row: DbRow) => row.agent,
-    payer: (row: DbRow) => (row.data as DbRow).payer,
-    amount: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String((row.data as DbRow).amountUsdc), Number(row.slot), await ctx.finalizedSlot()),
-    creatorShare: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String((row.data as DbRow).creatorShareUsdc), Number(row.slot), await ctx.finalizedSlot()),
-    fee: async (row: DbRow, _: unknown, ctx: GraphQLContext) => money(String((row.data as DbRow).feeUsdc), Number(row.slot), await ctx.finalizedSlot()),
-    expiresAt: (row: DbRow) => isoTime((row.data as DbRow).expiresAt as string),
-    includedCalls: (row: DbRow) => Number((row.data as DbRow).includedCallsRemaining),
-    transaction: (row: DbRow) => ({ signature: row.signature, slot: Number(row.slot) }),
-    commitment: (row: DbRow) => String(row.commitment).toUpperCase(),
+    agent: (row) => row.agent,
+    payer: (row) => row.data.payer,
+    amount: async (row, _, ctx) => money(row.data.amountUsdc, Number(row.slot), await ctx.finalizedSlot()),
+    creatorShare: async (row, _, ctx) => money(row.data.creatorShareUsdc, Number(row.slot), await ctx.finalizedSlot()),
+    fee: async (row, _, ctx) => money(row.data.feeUsdc, Number(row.slot), await ctx.finalizedSlot()),
+    expiresAt: (row) => isoTime(row.data.expiresAt),
+    includedCalls: (row) => Number(row.data.includedCallsRemaining),
+    transaction: (row) => ({ signature: row.signature, slot: Number(row.slot) }),
+    commitment: (row) => upper(row.commitment),
   },
-};
+} satisfies Resolvers;

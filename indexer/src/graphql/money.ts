@@ -32,9 +32,13 @@ export const MONEY_TYPE_DEFS = /* GraphQL */ `
 `;
 
 /** Seconds since the epoch → RFC 3339, for the API's times. */
-export function isoTime(unixSecs: number | string | null | undefined): string | null {
-  if (unixSecs === null || unixSecs === undefined) return null;
+export function isoSecs(unixSecs: number | string): string {
   return new Date(Number(unixSecs) * 1000).toISOString();
+}
+
+/** A time that may be unknown (a column left null), as isoSecs. */
+export function isoTime(unixSecs: number | string | null | undefined): string | null {
+  return unixSecs === null || unixSecs === undefined ? null : isoSecs(unixSecs);
 }
 
 /** RFC 3339 → seconds since the epoch. */

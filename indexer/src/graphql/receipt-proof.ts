@@ -1,11 +1,9 @@
 // An execution settled by settle_batch has no receipt account: it is a leaf of its agent's receipt
 // log. `Execution.receiptProof` gives a dispute tool what open_dispute_from_log takes: the leaf's
 // fields, its index and the siblings of the leaf up to the current root of its tree.
-import type { ServedReceiptLeaf } from "@agent-market/program";
-
 import { TREE_LEAVES } from "../ingest/receipt-leaf.js";
-import type { DbRow, GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
+import type { ExecutionResolvers } from "./generated/resolvers.js";
 
 export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
   "A receipt log leaf's fields as open_dispute_from_log takes them: bytes in hex, keys in base58, integers as decimal strings. The agent is the log's."
@@ -47,16 +45,17 @@ export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
 
 export const receiptProofResolvers = {
   /** Null for an execution not settled by settle_batch. */
-  receiptProof: async (row: DbRow, _: unknown, ctx: GraphQLContext) => {
-    if (row.leaf_index === null || row.leaf_index === undefined) return null;
+  receiptProof: async (row, _, ctx) => {
+    // The four are written together, by the settlement's EscrowSettledToLog.
+    if (row.leaf_index === null || row.leaf_hash === null || row.log_root === null || row.receipt_leaf === null) return null;
     const leafIndex = Number(row.leaf_index);
-    const built = await ctx.receiptTrees.proof(String(row.agent), leafIndex).catch((err: Error) => {
+    const built = await ctx.receiptTrees.proof(row.agent, leafIndex).catch((err: Error) => {
       throw graphqlError("RECEIPT_LOG_INCOMPLETE", `no proof yet: ${err.message}`);
     });
     return {
-      leaf: row.receipt_leaf as ServedReceiptLeaf,
+      leaf: row.receipt_leaf,
       leafHash: row.leaf_hash,
-      leafIndex: String(row.leaf_index),
+      leafIndex: row.leaf_index,
       tree: Math.floor(leafIndex / TREE_LEAVES),
       logRoot: row.log_root,
       root: built.root.toString("hex"),
@@ -64,4 +63,4 @@ export const receiptProofResolvers = {
       proof: built.proof.map((hash) => hash.toString("hex")),
     };
   },
-};
+} satisfies Pick<ExecutionResolvers, "receiptProof">;

@@ -9,6 +9,7 @@ import { agentStatus } from "./agent.js";
 import { ChangeQueue, keepOnly } from "./change-queue.js";
 import type { GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
+import type { Resolvers } from "./generated/resolvers.js";
 
 export const SUBSCRIPTION_TYPE_DEFS = /* GraphQL */ `
   type ExecutionUpdate {
@@ -96,4 +97,4 @@ export const subscriptionResolvers = {
       },
     },
   },
-};
+} satisfies Resolvers;

@@ -4,9 +4,10 @@ import { DAY_SECS, HOUR_SECS, type Dimension } from "../ingest/buckets.js";
 import { bucketRows } from "./bucket-reads.js";
 import { windowFigures, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
-import { listExecutions, type ExecutionFilter } from "./execution.js";
-import { isoTime, money, parseTime } from "./money.js";
-import { addRow, againstCreator, emptyFigures, type Figures, type WindowName } from "./stats.js";
+import { listExecutions } from "./execution.js";
+import { isoSecs, money, parseTime } from "./money.js";
+import type { ExecutionFilter, Resolvers, UsageDimension } from "./generated/resolvers.js";
+import { addRow, againstCreator, emptyFigures, type Figures } from "./stats.js";
 
 export const USAGE_TYPE_DEFS = /* GraphQL */ `
   enum UsageDimension { API_KEY PAYER AGENT CREATOR }
@@ -46,7 +47,7 @@ export const USAGE_TYPE_DEFS = /* GraphQL */ `
   }
 `;
 
-const DIMENSIONS: Record<string, Dimension> = { API_KEY: "api_key", PAYER: "payer", AGENT: "agent", CREATOR: "creator" };
+const DIMENSIONS: Record<UsageDimension, Dimension> = { API_KEY: "api_key", PAYER: "payer", AGENT: "agent", CREATOR: "creator" };
 const FILTER_OF: Record<string, keyof ExecutionFilter> = { api_key: "apiKeyId", payer: "payer", agent: "agent", creator: "creator" };
 /** Buckets in one answer at most (a 90-day chart by day, or 4 weeks by hour). */
 const MAX_BUCKETS = 744;
@@ -64,7 +65,9 @@ const BUCKET_COLUMNS = [
   "fee_usdc",
 ] as const;
 
-interface UsageSource {
+export interface UsageSource {
+  /** The schema's name of the dimension, and the buckets' own. */
+  name: UsageDimension;
   dimension: Dimension;
   subject: string;
 }
@@ -84,13 +87,13 @@ async function usageFigures(figures: Figures, ctx: GraphQLContext) {
 
 export const usageResolvers = {
   Query: {
-    usage: (_: unknown, args: { dimension: string; subject: string }): UsageSource => ({ dimension: DIMENSIONS[args.dimension]!, subject: args.subject }),
+    usage: (_, args) => ({ name: args.dimension, dimension: DIMENSIONS[args.dimension], subject: args.subject }),
   },
   Usage: {
-    dimension: (u: UsageSource) => Object.keys(DIMENSIONS).find((key) => DIMENSIONS[key] === u.dimension),
-    totals: async (u: UsageSource, args: { window: WindowName }, ctx: GraphQLContext) =>
+    dimension: (u) => u.name,
+    totals: async (u, args, ctx) =>
       usageFigures(await windowFigures(ctx, u.dimension, args.window, u.subject), ctx),
-    buckets: async (u: UsageSource, args: { granularity: "HOUR" | "DAY"; from?: string; to?: string }, ctx: GraphQLContext) => {
+    buckets: async (u, args, ctx) => {
       const size = args.granularity === "HOUR" ? HOUR_SECS : DAY_SECS;
       const now = ctx.nowSecs();
       const to = Math.floor((args.to ? parseTime(args.to, "to") : now) / size) * size + size;
@@ -102,12 +105,12 @@ export const usageResolvers = {
       return Promise.all(
         Array.from({ length: count }, async (_, i) => {
           const start = from + i * size;
-          return { start: isoTime(start), ...(await usageFigures(byStart.get(start) ?? emptyFigures(), ctx)) };
+          return { start: isoSecs(start), ...(await usageFigures(byStart.get(start) ?? emptyFigures(), ctx)) };
         }),
       );
     },
-    lastExecution: (u: UsageSource, _: unknown, ctx: GraphQLContext) => ctx.loaders.lastExecution.load(`${u.dimension}\u0000${u.subject}`),
-    executions: (u: UsageSource, args: { first?: number; after?: string; window?: WindowName }, ctx: GraphQLContext) =>
+    lastExecution: (u, _, ctx) => ctx.loaders.lastExecution.load(`${u.dimension}\u0000${u.subject}`),
+    executions: (u, args, ctx) =>
       listExecutions(ctx, { [FILTER_OF[u.dimension]!]: u.subject, window: args.window }, args.first, args.after),
   },
-};
+} satisfies Resolvers;
