@@ -20,6 +20,7 @@ import { formatExecutionId, requestHash, signRequest, toHex, REQUEST_SIGNATURE_H
 import { Keypair } from "@solana/web3.js";
 
 import { startBenchMarketplace } from "./bench-marketplace.js";
+import { cpuBetween, pidsOf, readCpu, type ProcessGroups } from "./cpu.js";
 
 const secondsArg = process.argv.indexOf("--seconds");
 const SECONDS = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 10;
@@ -142,21 +143,6 @@ function added(paid_ms: number, direct_ms: number): string {
   return paid_ms >= direct_ms ? (paid_ms - direct_ms).toFixed(1) : "—";
 }
 
-/** CPU seconds a process used so far (user + system), from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-function pidsOf(name: string): number[] {
-  const found = spawnSync("pgrep", ["-x", name], { encoding: "utf8" });
-  return found.stdout.split("\n").filter(Boolean).map(Number);
-}
-
 /** Enough for about 200,000 executions, more than any row makes. */
 const RELAYER_FLOOR_LAMPORTS = 500 * 1_000_000_000;
 const RELAYER_TOP_UP_LAMPORTS = 1_000 * 1_000_000_000;
@@ -210,7 +196,7 @@ async function main(): Promise<void> {
 
     // PostgreSQL forks a backend per connection, and the relayer's pool opens connections as the
     // load grows: processes are listed again at every reading, a newcomer counted from zero.
-    const processes: [string, () => number[]][] = [
+    const processes: ProcessGroups = [
       ["localnet", () => [marketplace.processes.localnet.pid!]],
       ["relayer", () => [marketplace.processes.relayer.pid!]],
       // It reads every transaction of the program: its share of an execution's cost.
@@ -219,9 +205,7 @@ async function main(): Promise<void> {
       ["postgres (all)", () => pidsOf("postgres")],
       ["redis-server", () => pidsOf("redis-server")],
     ];
-    const cpu = () => processes.map(([, pids]) => new Map(pids().map((pid) => [pid, cpuSeconds(pid)])));
-    const cpuUsed = (before: Map<number, number>[], after: Map<number, number>[]) =>
-      after.map((now, i) => [...now].reduce((sum, [pid, seconds]) => sum + seconds - (before[i]!.get(pid) ?? 0), 0));
+    const cpu = () => readCpu(processes);
 
     console.log(`POST /v1/agents/:id/execute, ${DESIGN} design, against localnet (100 ms slots), PostgreSQL and BullMQ on Redis; ${SECONDS} s per row`);
     console.log("the echo agent answers at once; 'direct' is a marketplace-signed call straight to it, in the same run\n");
@@ -234,7 +218,7 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       const result = await run(paid, SECONDS);
       const wall_s = (performance.now() - t0) / 1000;
-      const used = cpuUsed(before, cpu()).map((seconds) => seconds / wall_s);
+      const used = cpuBetween(before, cpu()).map((seconds) => seconds / wall_s);
       const statuses = [...result.statuses].filter(([s]) => s !== 200).map(([s, n]) => `${s}×${n}`).join(" ");
       console.log(
         `${label.padStart(7)}   ${result.per_sec.toFixed(0).padStart(12)}   ${result.p50_ms.toFixed(1).padStart(6)}   ${result.p99_ms.toFixed(1).padStart(6)}` +

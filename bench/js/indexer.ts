@@ -3,7 +3,8 @@
 //   1. ingestion lag, transaction processed → visible in GraphQL, p50/p99, while escrows are
 //      opened at fixed rates and at the most the chain takes; baseline: the chain's own lag,
 //      processed → readable with getTransaction at `confirmed`, for the same transactions;
-//   2. backfill from localnet: events/s; baseline: the same reads without storing anything;
+//   2. backfill from localnet: events/s; baseline: the same reads without storing anything; and
+//      the CPU per event of localnet, the indexer and PostgreSQL, beside how busy the cores were;
 //   3. GraphQL p50/p99 of the dashboard's queries at 32 concurrent clients over executions
 //      seeded directly in the database; baseline: the smallest query (`{ indexer { network } }`).
 //
@@ -21,6 +22,7 @@ import { Transaction } from "@solana/web3.js";
 import { TestMarket, type AgentFixture, type Wallet } from "@agent-market/tests/fixtures";
 
 import { backfill, createIndexer, parseConfig, SolanaRpc, type Indexer } from "@agent-market/indexer";
+import { CORES, cpuBetween, machineBusySeconds, pidsOf, readCpu, type ProcessGroups } from "./cpu.js";
 import { SEEDED_AGENTS, seedExecutions, seededSubjects, type SeededSubjects } from "./seed-executions.js";
 
 const arg = (name: string, fallback: string) => {
@@ -215,26 +217,48 @@ async function backfillRow(): Promise<void> {
     await sleep(2000);
     indexer = await indexerOver(market, url, { live: false });
 
+    // CPU of each process while it reads and while it backfills: on a machine of few cores the
+    // node, the indexer and PostgreSQL share them, and their sum per event bounds the rate.
+    const groups: ProcessGroups = [
+      ["localnet", () => [market.localnet.child.pid!]],
+      ["indexer (this process)", () => [process.pid]],
+      ["postgres (all)", () => pidsOf("postgres")],
+    ];
+    const measured = async <T>(work: () => Promise<T>) => {
+      const cpu = readCpu(groups);
+      const busy = machineBusySeconds();
+      const started = performance.now();
+      const result = await work();
+      const secs = (performance.now() - started) / 1000;
+      return { result, secs, cpu: cpuBetween(cpu, readCpu(groups)), busy: (machineBusySeconds() - busy) / (secs * CORES) };
+    };
+
     // Baseline: the same reads, nothing stored.
     const rpc = new SolanaRpc(market.localnet.rpcUrl);
-    const readStarted = performance.now();
-    let before: string | undefined;
-    const signatures: string[] = [];
-    for (;;) {
-      const page = await rpc.getSignaturesForAddress(indexer.config.program_id.toBase58(), { before, limit: 1000 });
-      signatures.push(...page.map((info) => info.signature));
-      if (page.length < 1000) break;
-      before = page[page.length - 1]!.signature;
-    }
-    for (let from = 0; from < signatures.length; from += 500) await rpc.getTransactions(signatures.slice(from, from + 500));
-    const readSecs = (performance.now() - readStarted) / 1000;
-
-    const started = performance.now();
-    const result = await backfill(indexer.rpc, indexer.store);
-    const secs = (performance.now() - started) / 1000;
+    const read = await measured(async () => {
+      let before: string | undefined;
+      const signatures: string[] = [];
+      for (;;) {
+        const page = await rpc.getSignaturesForAddress(indexer!.config.program_id.toBase58(), { before, limit: 1000 });
+        signatures.push(...page.map((info) => info.signature));
+        if (page.length < 1000) break;
+        before = page[page.length - 1]!.signature;
+      }
+      for (let from = 0; from < signatures.length; from += 500) await rpc.getTransactions(signatures.slice(from, from + 500));
+      return signatures.length;
+    });
+    const stored = await measured(() => backfill(indexer!.rpc, indexer!.store));
+    const events = stored.result.events;
     console.log("| events | backfill events/s | read-only events/s | ratio |");
     console.log("|---|---|---|---|");
-    console.log(`| ${result.events} | ${(result.events / secs).toFixed(0)} | ${(signatures.length / readSecs).toFixed(0)} | ${(result.events / secs / (signatures.length / readSecs)).toFixed(2)} |`);
+    console.log(`| ${events} | ${(events / stored.secs).toFixed(0)} | ${(read.result / read.secs).toFixed(0)} | ${(events / stored.secs / (read.result / read.secs)).toFixed(2)} |`);
+    console.log(`\nCPU per event (ms), and the machine's ${CORES} cores busy:`);
+    console.log(`| run | ${groups.map(([name]) => name).join(" | ")} | all | cores busy |`);
+    console.log(`|---|${groups.map(() => "---").join("|")}|---|---|`);
+    for (const [name, run, count] of [["read only", read, read.result], ["backfill", stored, events]] as const) {
+      const perEvent = run.cpu.map((seconds) => (seconds * 1000) / count);
+      console.log(`| ${name} | ${perEvent.map((ms) => ms.toFixed(3)).join(" | ")} | ${perEvent.reduce((a, b) => a + b, 0).toFixed(3)} | ${(run.busy * 100).toFixed(0)}% |`);
+    }
   } finally {
     await indexer?.close();
     await market.stop();
