@@ -40,6 +40,8 @@ export interface IndexerConfig {
   max_subscriptions_per_client: number;
   /** How long a query's answer is served again while no change arrives; 0 turns the cache off. */
   response_cache_ms: number;
+  /** Calls a second the RPC provider allows (each call of a batch counts); 0 for no budget. */
+  rpc_calls_per_second: number;
   /** INDEXER_LOG_LEVEL: the least level logged (info by default). */
   log_level: LogLevel;
 }
@@ -122,6 +124,7 @@ export function parseConfig(env: Env = process.env): IndexerConfig {
     max_subscriptions: reader.integer("INDEXER_MAX_SUBSCRIPTIONS", DEFAULT_SUBSCRIPTION_BOUNDS.total, 1, 1_000_000),
     max_subscriptions_per_client: reader.integer("INDEXER_MAX_SUBSCRIPTIONS_PER_CLIENT", DEFAULT_SUBSCRIPTION_BOUNDS.perClient, 1, 100_000),
     response_cache_ms: reader.integer("INDEXER_RESPONSE_CACHE_MS", 1_000, 0, 60_000),
+    rpc_calls_per_second: reader.integer("INDEXER_RPC_CALLS_PER_SECOND", 0, 0, 1_000_000),
     log_level: reader.choice("INDEXER_LOG_LEVEL", "info", LOG_LEVELS),
   });
 }

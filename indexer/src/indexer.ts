@@ -39,7 +39,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
   const feed = new ChangeFeed(config.database_url, config.schema, logger);
   await feed.start();
   store.onCommit(() => feed.noteCommit());
-  const rpc = new SolanaRpc(config.rpc_url);
+  const rpc = new SolanaRpc(config.rpc_url, { calls_per_second: config.rpc_calls_per_second });
   const writer = new Writer(config, pool, rpc, store, logger, options);
   if (options.ingest !== false) writer.start();
   const subscriptions = new SubscriptionSlots({ total: config.max_subscriptions, perClient: config.max_subscriptions_per_client });

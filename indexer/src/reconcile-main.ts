@@ -10,7 +10,7 @@ import { reconcile } from "./reconcile.js";
 const config = parseConfig();
 const pool = createPool(config.database_url, { max_connections: 2 });
 try {
-  const result = await reconcile(new SolanaRpc(config.rpc_url), pool, config.schema, config.program_id);
+  const result = await reconcile(new SolanaRpc(config.rpc_url, { calls_per_second: config.rpc_calls_per_second }), pool, config.schema, config.program_id);
   for (const difference of result.differences) console.log(`${difference.kind} ${difference.key}: ${difference.detail}`);
   console.log(`${result.events} events, ${result.executions} executions checked: ${result.differences.length} differences`);
   process.exitCode = result.differences.length === 0 ? 0 : 1;

@@ -106,4 +106,17 @@ describe("indexer configuration: the service kit's rules", () => {
     assert.equal(config.log_level, "warn");
     assert.equal(parseConfig({ ...base, INDEXER_NETWORK: "localnet" }).log_level, "info");
   });
+
+  it("reads the RPC provider's calls a second, no budget unless told", () => {
+    assert.equal(parseConfig({ ...base, INDEXER_NETWORK: "localnet" }).rpc_calls_per_second, 0);
+    assert.equal(parseConfig({ ...base, INDEXER_NETWORK: "localnet", INDEXER_RPC_CALLS_PER_SECOND: "50" }).rpc_calls_per_second, 50);
+    assert.throws(
+      () => parseConfig({ ...base, INDEXER_NETWORK: "localnet", INDEXER_RPC_CALLS_PER_SECOND: "fast" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems, ['INDEXER_RPC_CALLS_PER_SECOND must be an integer from 0 to 1000000, got "fast"']);
+        return true;
+      },
+    );
+  });
 });

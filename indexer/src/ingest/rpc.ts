@@ -1,5 +1,7 @@
-// A small JSON-RPC client for the reads the indexer makes, with batches for backfill.
+// A small JSON-RPC client for the reads the indexer makes, with batches for backfill. Its calls
+// keep to the configured budget, and a 429 (a provider's rate limit) is waited out and sent again.
 import type { RawTransaction } from "./decoder.js";
+import { RequestBudget } from "./request-budget.js";
 
 export class RpcError extends Error {
   constructor(
@@ -29,10 +31,38 @@ type Answer<T> = { id: number; result?: T; error?: { code: number; message: stri
 /** The largest batch a node takes (localnet and most providers: 100). */
 export const MAX_BATCH = 100;
 
+/** Times a request answered 429 is sent again before the error is the caller's. */
+export const RATE_LIMITED_ATTEMPTS = 8;
+/** The wait after a 429 that names none (Retry-After), doubled each time, and its ceiling. */
+const BACKOFF_FIRST_MS = 250;
+const BACKOFF_MAX_MS = 10_000;
+/** The longest wait a Retry-After is taken at: a longer one is most likely a mistake. */
+const RETRY_AFTER_MAX_MS = 60_000;
+
+export interface RpcOptions {
+  /** Calls a second the node allows (each call of a batch counts); 0 for no budget. */
+  calls_per_second?: number;
+}
+
+/** How long a 429 asks to wait: its Retry-After (seconds, or an HTTP date), else the backoff. */
+function retryAfterMs(header: string | null, attempt: number): number {
+  const backoff_ms = Math.min(BACKOFF_FIRST_MS * 2 ** attempt, BACKOFF_MAX_MS);
+  if (header === null) return backoff_ms;
+  const secs = Number(header);
+  const asked_ms = header.trim() !== "" && Number.isFinite(secs) ? secs * 1000 : Date.parse(header) - Date.now();
+  return Number.isNaN(asked_ms) ? backoff_ms : Math.min(Math.max(asked_ms, 0), RETRY_AFTER_MAX_MS);
+}
+
 export class SolanaRpc {
   private nextId = 1;
+  private readonly budget: RequestBudget;
 
-  constructor(readonly url: string) {}
+  constructor(
+    readonly url: string,
+    options: RpcOptions = {},
+  ) {
+    this.budget = new RequestBudget(options.calls_per_second ?? 0);
+  }
 
   async call<T>(method: string, params: unknown[] = []): Promise<T> {
     const [answer] = await this.batch<T>([[method, params]]);
@@ -42,10 +72,8 @@ export class SolanaRpc {
   /** One HTTP request for up to MAX_BATCH calls; answers in the calls' order. */
   async batch<T>(calls: [string, unknown[]][]): Promise<T[]> {
     const ids = calls.map(() => this.nextId++);
-    const body = calls.map(([method, params], i) => ({ jsonrpc: "2.0", id: ids[i], method, params }));
-    const response = await fetch(this.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-    if (!response.ok) throw new RpcError(response.status, `HTTP ${response.status} from ${this.url}`);
-    const answers = (await response.json()) as Answer<T>[];
+    const body = JSON.stringify(calls.map(([method, params], i) => ({ jsonrpc: "2.0", id: ids[i], method, params })));
+    const answers = (await (await this.post(body, calls.length)).json()) as Answer<T>[];
     const byId = new Map(answers.map((answer) => [answer.id, answer]));
     return ids.map((id) => {
       const answer = byId.get(id);
@@ -53,6 +81,21 @@ export class SolanaRpc {
       if (answer.error) throw new RpcError(answer.error.code, answer.error.message);
       return answer.result as T;
     });
+  }
+
+  /** One request within the budget; a 429 is waited out (its Retry-After, else a backoff) and sent again. */
+  private async post(body: string, calls: number): Promise<Response> {
+    for (let attempt = 0; ; attempt += 1) {
+      await this.budget.take(calls);
+      const response = await fetch(this.url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      if (response.status === 429 && attempt + 1 < RATE_LIMITED_ATTEMPTS) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, retryAfterMs(response.headers.get("retry-after"), attempt)));
+        continue;
+      }
+      if (!response.ok) throw new RpcError(response.status, `HTTP ${response.status} from ${this.url}`);
+      return response;
+    }
   }
 
   getSlot(commitment: "confirmed" | "finalized"): Promise<number> {
