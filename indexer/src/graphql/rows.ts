@@ -1,59 +1,23 @@
 // The rows the resolvers read, as PostgreSQL hands them over: numeric and bigint columns as
 // decimal strings (never numbers: u64 amounts and slots), smallint as numbers, jsonb parsed. They
 // are what the generated resolver types map the schema's objects to (generated/resolvers.ts).
-import type { ServedReceiptLeaf } from "@agent-market/program";
+import type { AgentRow } from "../ingest/agent-view.js";
+import type { Commitment } from "../ingest/event-row.js";
+import type { ExecutionRow } from "../ingest/execution-view.js";
 
-export type StoredCommitment = "confirmed" | "finalized";
+/**
+ * A row as it is read back: the writer's numbers in bigint columns come back as decimal strings,
+ * those of `Small` columns (smallint) as numbers.
+ */
+type AsRead<Row, Small extends keyof Row = never> = {
+  [K in keyof Row]: K extends Small ? Row[K] : Row[K] extends number ? string : Row[K] extends number | null ? string | null : Row[K];
+};
 
-/** A row of `agents`. */
-export interface AgentRecord {
-  agent: string;
-  agent_id: string | null;
-  creator: string | null;
-  endpoint: string | null;
-  pricing: unknown;
-  collateral_usdc: string;
-  withdrawn_usdc: string;
-  registered_at: string | null;
-  retired_at: string | null;
-  max_slot: string;
-  commitment: StoredCommitment;
-}
+/** A row of `agents`, as the writer stores it (ingest/agent-view.ts). */
+export type AgentRecord = AsRead<AgentRow>;
 
-/** A row of `executions`. */
-export interface ExecutionRecord {
-  id: string;
-  agent: string;
-  payer: string;
-  api_key_id: string | null;
-  creator: string | null;
-  state: "open" | "settled" | "refunded" | "reclaimed";
-  /** The program's RefundReason variant (`Timeout`, `CreatorError`, …). */
-  refund_reason: string | null;
-  amount_usdc: string;
-  creator_share_usdc: string;
-  fee_usdc: string;
-  fee_shard: number | null;
-  used_included_call: boolean | null;
-  opened_at: string | null;
-  deadline: string | null;
-  closed_at: string | null;
-  open_signature: string | null;
-  open_slot: string | null;
-  close_signature: string | null;
-  close_slot: string | null;
-  dispute_state: "open" | "upheld" | "rejected" | null;
-  dispute_opened_at: string | null;
-  dispute_resolved_at: string | null;
-  slashed_usdc: string;
-  leaf_index: string | null;
-  log_root: string | null;
-  leaf_hash: string | null;
-  receipt_leaf: ServedReceiptLeaf | null;
-  activity_at: string;
-  max_slot: string;
-  commitment: StoredCommitment;
-}
+/** A row of `executions`, as the writer stores it (ingest/execution-view.ts). */
+export type ExecutionRecord = AsRead<ExecutionRow, "fee_shard">;
 
 /** A `Subscribed` row of `events`: its data as the decoder stored it. */
 export interface SubscriptionRecord {
@@ -61,7 +25,7 @@ export interface SubscriptionRecord {
   instruction_index: number;
   slot: string;
   agent: string;
-  commitment: StoredCommitment;
+  commitment: Commitment;
   data: {
     payer: string;
     amountUsdc: string;
