@@ -1,5 +1,7 @@
 // A small JSON-RPC client for the reads the indexer makes, with batches for backfill. Its calls
 // keep to the configured budget, and a 429 (a provider's rate limit) is waited out and sent again.
+import { retryAfterMs } from "@agent-market/program";
+
 import type { RawTransaction } from "./decoder.js";
 import { RequestBudget } from "./request-budget.js";
 
@@ -36,21 +38,15 @@ export const RATE_LIMITED_ATTEMPTS = 8;
 /** The wait after a 429 that names none (Retry-After), doubled each time, and its ceiling. */
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
-/** The longest wait a Retry-After is taken at: a longer one is most likely a mistake. */
-const RETRY_AFTER_MAX_MS = 60_000;
 
 export interface RpcOptions {
   /** Calls a second the node allows (each call of a batch counts); 0 for no budget. */
   calls_per_second?: number;
 }
 
-/** How long a 429 asks to wait: its Retry-After (seconds, or an HTTP date), else the backoff. */
-function retryAfterMs(header: string | null, attempt: number): number {
-  const backoff_ms = Math.min(BACKOFF_FIRST_MS * 2 ** attempt, BACKOFF_MAX_MS);
-  if (header === null) return backoff_ms;
-  const secs = Number(header);
-  const asked_ms = header.trim() !== "" && Number.isFinite(secs) ? secs * 1000 : Date.parse(header) - Date.now();
-  return Number.isNaN(asked_ms) ? backoff_ms : Math.min(Math.max(asked_ms, 0), RETRY_AFTER_MAX_MS);
+/** How long a 429 asks to wait: its Retry-After, else the backoff of its attempt. */
+function waitAfter429Ms(header: string | null, attempt: number): number {
+  return retryAfterMs(header) ?? Math.min(BACKOFF_FIRST_MS * 2 ** attempt, BACKOFF_MAX_MS);
 }
 
 export class SolanaRpc {
@@ -90,7 +86,7 @@ export class SolanaRpc {
       const response = await fetch(this.url, { method: "POST", headers: { "content-type": "application/json" }, body });
       if (response.status === 429 && attempt + 1 < RATE_LIMITED_ATTEMPTS) {
         await response.body?.cancel();
-        await new Promise((resolve) => setTimeout(resolve, retryAfterMs(response.headers.get("retry-after"), attempt)));
+        await new Promise((resolve) => setTimeout(resolve, waitAfter429Ms(response.headers.get("retry-after"), attempt)));
         continue;
       }
       if (!response.ok) throw new RpcError(response.status, `HTTP ${response.status} from ${this.url}`);

@@ -13,6 +13,8 @@
 // The wait before retry n (0, 1, …) is Retry-After when the answer has one, else 500 ms × 2^n
 // (at most 8 s) scaled by a random 50–100 %, so clients that failed together do not come back
 // together.
+import { retryAfterMs } from "@agent-market/program";
+
 import { ConnectionError, ServerError, errorFromResponse, type AgentMarketError } from "./errors.js";
 
 export interface TransportOptions {
@@ -50,8 +52,6 @@ export const DEFAULT_MAX_RETRIES = 2;
 export const DEFAULT_TIMEOUT_MS = 300_000;
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 8_000;
-// A server asking for longer than this is better answered with the error than with a hung caller.
-const MAX_RETRY_AFTER_MS = 60_000;
 
 /** What one attempt came to, for the retry decision. */
 export type AttemptOutcome =
@@ -66,15 +66,6 @@ export function isRetryable(outcome: AttemptOutcome, replayable: boolean): boole
   if (outcome.status === 503) return outcome.code !== "agent_circuit_open";
   if (outcome.status === 502 || outcome.status === 504) return !outcome.hasExecution;
   return false;
-}
-
-/** Milliseconds a Retry-After header asks for (delta-seconds or an HTTP date), or null. */
-export function retryAfterMs(header: string | null, now_ms = Date.now()): number | null {
-  if (header === null) return null;
-  const value = header.trim();
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now_ms;
-  if (Number.isNaN(ms)) return null;
-  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
 }
 
 export function backoffMs(retry: number, random: () => number = Math.random): number {

@@ -56,9 +56,9 @@ export {
   DEFAULT_TIMEOUT_MS,
   backoffMs,
   isRetryable,
-  retryAfterMs,
   type AttemptOutcome,
 } from "./http.js";
+export { retryAfterMs } from "@agent-market/program";
 export { callPriceUsdc } from "./pricing.js";
 // The shared USDC rules, from the entry that imports nothing (the root would bring Anchor along).
 export { formatUsdc, parseUsdc, USDC_DECIMALS } from "@agent-market/program/usdc";

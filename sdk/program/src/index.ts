@@ -46,3 +46,4 @@ export * from "./receipt-log.js";
 export * from "./dispute-route.js";
 export * from "./usdc.js";
 export * from "./network.js";
+export { MAX_RETRY_AFTER_MS, retryAfterMs } from "./retry-after.js";
