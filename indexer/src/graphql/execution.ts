@@ -117,8 +117,6 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
   return connection(rows, size, (row) => [Number(row.activity_at), row.id]);
 }
 
-const n = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-
 export const executionResolvers = {
   Query: {
     execution: (_, args, ctx) => {
@@ -135,7 +133,7 @@ export const executionResolvers = {
     amount: async (row, _, ctx) => money(row.amount_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
     creatorShare: async (row, _, ctx) => money(row.creator_share_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
     fee: async (row, _, ctx) => money(row.fee_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
-    feeShard: (row) => n(row.fee_shard),
+    feeShard: (row) => row.fee_shard,
     usedIncludedCall: (row) => row.used_included_call,
     openedAt: (row) => isoTime(row.opened_at),
     deadline: (row) => isoTime(row.deadline),
