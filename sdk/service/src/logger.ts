@@ -10,13 +10,13 @@ export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** pino's options for `level`, which fastify takes as its `logger` to build the same logger itself. */
-export function logOptions(level: string, extra: LoggerOptions = {}): LoggerOptions {
-  return { level, ...extra };
+export function logOptions(level: string): LoggerOptions {
+  return { level };
 }
 
 /** A logger writing to `stream` (stderr by default: stdout may carry a command's answer). */
-export function createLogger(level: string, stream: DestinationStream = process.stderr, extra: LoggerOptions = {}): Logger {
-  return pino(logOptions(level, extra), stream);
+export function createLogger(level: string, stream: DestinationStream = process.stderr): Logger {
+  return pino(logOptions(level), stream);
 }
 
 export const silentLogger: Logger = pino({ level: "silent" });
