@@ -13,7 +13,7 @@
 // The wait before retry n (0, 1, …) is Retry-After when the answer has one, else 500 ms × 2^n
 // (at most 8 s) scaled by a random 50–100 %, so clients that failed together do not come back
 // together.
-import { retryAfterMs } from "@agent-market/program";
+import { retryAfterMs } from "@agent-market/program/retry-after";
 
 import { ConnectionError, ServerError, errorFromResponse, type AgentMarketError } from "./errors.js";
 

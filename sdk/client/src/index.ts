@@ -58,7 +58,7 @@ export {
   isRetryable,
   type AttemptOutcome,
 } from "./http.js";
-export { retryAfterMs } from "@agent-market/program";
+export { retryAfterMs } from "@agent-market/program/retry-after";
 export { callPriceUsdc } from "./pricing.js";
 // The shared USDC rules, from the entry that imports nothing (the root would bring Anchor along).
 export { formatUsdc, parseUsdc, USDC_DECIMALS } from "@agent-market/program/usdc";

@@ -12,8 +12,8 @@ const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8
 };
 
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g;
-/** The shared USDC rules and network names: walked into like the client's own modules. */
-const LIGHT_ENTRIES = new Set(["@agent-market/program/usdc", "@agent-market/program/network"]);
+/** The shared USDC rules, network names and Retry-After rule: walked into like the client's own modules. */
+const LIGHT_ENTRIES = new Set(["@agent-market/program/usdc", "@agent-market/program/network", "@agent-market/program/retry-after"]);
 
 /** The file a package's entry points at, found as Node does: node_modules upwards, then "exports". */
 function entryFile(specifier: string): string {
