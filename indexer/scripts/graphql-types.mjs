@@ -2,7 +2,7 @@
 // (indexer/src/graphql): schema.graphql, the SDL; the indexer's own resolver types (arguments,
 // parents and results of every field, the schema's objects mapped to the rows the resolvers read);
 // and the result and variable types of the queries its readers write as `/* GraphQL */` template
-// literals (the relayer's indexer client, the dashboard's data access), each generated with
+// literals (the relayer's indexer client, the dashboard's data access, the program client's receipt proof), each generated with
 // @graphql-codegen into a file beside its user.
 // gen-graphql-types.mjs writes them; test/graphql-types.test.ts checks that the committed copies
 // are current, so a schema change that breaks a reader's query fails here, in the indexer.
@@ -47,8 +47,12 @@ const READERS = [
     output: "relayer/src/indexer/generated/graphql.ts",
   },
   {
-    sources: ["app/src/data/agents.ts", "app/src/data/executions.ts", "app/src/data/my-agents.ts", "app/src/data/usage.ts"],
+    sources: ["app/src/data/agents.ts", "app/src/data/executions.ts", "app/src/data/live.ts", "app/src/data/my-agents.ts", "app/src/data/usage.ts"],
     output: "app/src/data/generated/graphql.ts",
+  },
+  {
+    sources: ["sdk/program/src/dispute-route.ts"],
+    output: "sdk/program/src/generated/graphql.ts",
   },
 ];
 

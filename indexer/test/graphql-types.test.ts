@@ -17,6 +17,7 @@ describe("generated GraphQL types", () => {
         "indexer/src/graphql/generated/resolvers.ts",
         "relayer/src/indexer/generated/graphql.ts",
         "app/src/data/generated/graphql.ts",
+        "sdk/program/src/generated/graphql.ts",
       ],
     );
     for (const { path, text } of files) {

@@ -1,11 +1,10 @@
 // Agents: listings from the relayer (text, tags, price), status and uptime from the indexer.
 import { AgentMarket, type Agent, type AgentListParams, type Page } from "@agent-market/client";
 
-import type { ChainExecution } from "./executions.js";
-import type { AgentChainQuery, AgentChainQueryVariables } from "./generated/graphql.js";
+import type { AgentChainQuery, AgentChainQueryVariables, AgentHealthFieldsFragment, AgentStatus } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
-export type AgentStatus = "OPERATIONAL" | "DEGRADED" | "DOWN" | "NO_DATA";
+export type { AgentStatus };
 
 export interface AgentHealth {
   status: AgentStatus;
@@ -13,19 +12,8 @@ export interface AgentHealth {
   executions: number;
 }
 
-export interface WindowStats {
-  window: "H1" | "H24" | "D7" | "D30";
-  executions: number;
-  successRate: number | null;
-  latencySeconds: { p50: number | null; p95: number | null };
-}
-
-export interface AgentChain {
-  status: AgentStatus;
-  uptime: WindowStats[];
-  daily: { day: string; executions: number; successRate: number | null; status: AgentStatus }[];
-  executions: { edges: { node: ChainExecution }[] };
-}
+/** An agent's record as the agent page's query reads it. */
+export type AgentChain = NonNullable<AgentChainQuery["agent"]>;
 
 /** The indexer's alias limit: one query answers a page of listings. */
 export const PAGE_SIZE = 12;
@@ -40,12 +28,21 @@ export function getAgent(id: string): Promise<Agent> {
   return publicClient().agents.get(id);
 }
 
+const AGENT_HEALTH_FIELDS = /* GraphQL */ `
+  fragment AgentHealthFields on Agent {
+    status
+    stats(window: D30) { executions successRate }
+  }
+`;
+
 export async function agentsHealth(url: string | null, addresses: readonly string[]): Promise<Record<string, AgentHealth | null>> {
   if (addresses.length === 0) return {};
-  const fields = addresses.map((_, i) => `a${i}: agent(address: $a${i}) { status stats(window: D30) { executions successRate } }`).join("\n");
-  const query = `query Health(${addresses.map((_, i) => `$a${i}: String!`).join(", ")}) {\n${fields}\n}`;
+  // One alias per listing, so the operation is built here; each alias selects the fragment, which
+  // is whole text and so typed (and checked against the schema) like the other queries.
+  const fields = addresses.map((_, i) => `a${i}: agent(address: $a${i}) { ...AgentHealthFields }`).join("\n");
+  const query = `query Health(${addresses.map((_, i) => `$a${i}: String!`).join(", ")}) {\n${fields}\n}\n${AGENT_HEALTH_FIELDS}`;
   const variables = Object.fromEntries(addresses.map((a, i) => [`a${i}`, a]));
-  const data = await graphql<Record<string, { status: AgentStatus; stats: { executions: number; successRate: number | null } } | null>>(url, query, variables);
+  const data = await graphql<Record<string, AgentHealthFieldsFragment | null>>(url, query, variables);
   return Object.fromEntries(
     addresses.map((a, i) => {
       const row = data[`a${i}`];
@@ -70,7 +67,5 @@ const AGENT_CHAIN = /* GraphQL */ `
 
 export async function agentChain(url: string | null, address: string): Promise<AgentChain | null> {
   const variables: AgentChainQueryVariables = { address };
-  // The generated result must fit AgentChain, whose executions are the shape executions.ts reads.
-  const answer: { agent: AgentChain | null } = await graphql<AgentChainQuery>(url, AGENT_CHAIN, variables);
-  return answer.agent;
+  return (await graphql<AgentChainQuery>(url, AGENT_CHAIN, variables)).agent;
 }

@@ -4,6 +4,12 @@
 // always the indexer's answer. The browser's EventSource reconnects by itself after a drop.
 import { useEffect, useRef } from "react";
 
+import type {
+  AgentChangedSubscriptionVariables,
+  AgentsChangedSubscriptionVariables,
+  PaidBySubscriptionVariables,
+} from "./generated/graphql.js";
+
 /** Events closer together than this make one reload: a settle moves several rows at once. */
 const COALESCE_MS = 150;
 /**
@@ -18,24 +24,38 @@ const AGENTS_PER_STREAM = 100;
 export interface LiveQuery {
   /** A subscription document; its selection is ignored beyond being valid. */
   query: string;
-  variables: Record<string, unknown>;
+  variables: PaidBySubscriptionVariables | AgentChangedSubscriptionVariables | AgentsChangedSubscriptionVariables;
 }
+
+// Whole texts, so the indexer's type generation checks them against the schema.
+const PAID_BY = /* GraphQL */ `
+  subscription PaidBy($payer: String!) { executionUpdated(payer: $payer) { id } }
+`;
+const AGENT_CHANGED = /* GraphQL */ `
+  subscription AgentChanged($address: String!) { agentUpdated(address: $address) { address } }
+`;
+const AGENTS_CHANGED = /* GraphQL */ `
+  subscription AgentsChanged($addresses: [String!]!) { agentsUpdated(addresses: $addresses) { address } }
+`;
 
 /** Executions whose payer is `wallet`, as the chain records them (opened, settled, refunded, finalized). */
 export function paidBy(wallet: string): LiveQuery {
-  return { query: "subscription($payer: String!) { executionUpdated(payer: $payer) { id } }", variables: { payer: wallet } };
+  const variables: PaidBySubscriptionVariables = { payer: wallet };
+  return { query: PAID_BY, variables };
 }
 
 /** An agent after each change of its record or of any of its executions. */
 export function agentChanged(address: string): LiveQuery {
-  return { query: "subscription($address: String!) { agentUpdated(address: $address) { address } }", variables: { address } };
+  const variables: AgentChangedSubscriptionVariables = { address };
+  return { query: AGENT_CHANGED, variables };
 }
 
 /** Any agent of `addresses` after each change: one stream per hundred agents. */
 export function agentsChanged(addresses: string[]): LiveQuery[] {
   const streams: LiveQuery[] = [];
   for (let at = 0; at < addresses.length; at += AGENTS_PER_STREAM) {
-    streams.push({ query: "subscription($addresses: [String!]!) { agentsUpdated(addresses: $addresses) { address } }", variables: { addresses: addresses.slice(at, at + AGENTS_PER_STREAM) } });
+    const variables: AgentsChangedSubscriptionVariables = { addresses: addresses.slice(at, at + AGENTS_PER_STREAM) };
+    streams.push({ query: AGENTS_CHANGED, variables });
   }
   return streams;
 }

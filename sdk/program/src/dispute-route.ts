@@ -9,38 +9,19 @@ import { PublicKey, type Connection, type TransactionInstruction } from "@solana
 import { fetchReceipt, type FetchOptions } from "./accounts.js";
 import { openDisputeFromLogInstruction } from "./batch-instructions.js";
 import { fromHex, toHex } from "./bytes.js";
+import type { ReceiptProofQuery, ReceiptProofQueryVariables } from "./generated/graphql.js";
 import { openDisputeInstruction } from "./instructions.js";
 import { receiptLogPda, receiptPda } from "./pda.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, receiptRootFromProof } from "./receipt-log.js";
 import type { ReceiptLeaf } from "./types.js";
 
 /**
- * A receipt log leaf's fields on the wire (the indexer's `Execution.receiptProof.leaf`, and what it
- * stores): bytes in hex, keys in base58, integers as decimal strings. The agent is the log's.
+ * `Execution.receiptProof` as the indexer serves it (bytes in hex, keys in base58, integers as
+ * decimal strings), typed from the indexer's schema by the query below.
  */
-export interface ServedReceiptLeaf {
-  executionId: string;
-  payer: string;
-  payerTokenAccount: string;
-  apiKeyId: string;
-  amountUsdc: string;
-  feeUsdc: string;
-  requestHash: string;
-  resultHash: string;
-  settledAt: string;
-}
-
-/** `Execution.receiptProof` as the indexer serves it: bytes in hex, keys in base58, integers as decimal strings. */
-export interface ServedReceiptProof {
-  leaf: ServedReceiptLeaf;
-  leafHash: string;
-  leafIndex: string;
-  tree: number;
-  logRoot: string;
-  root: string;
-  treeLeaves: number;
-  proof: string[];
-}
+export type ServedReceiptProof = NonNullable<NonNullable<ReceiptProofQuery["execution"]>["receiptProof"]>;
+/** A receipt log leaf's fields on the wire, as the indexer stores them. The agent is the log's. */
+export type ServedReceiptLeaf = ServedReceiptProof["leaf"];
 
 /** An execution's place in its agent's receipt log, as served: the agent is the log's. */
 export interface LoggedReceipt {
@@ -49,7 +30,7 @@ export interface LoggedReceipt {
 }
 
 export const RECEIPT_PROOF_QUERY = /* GraphQL */ `
-  query ($id: ID!) {
+  query ReceiptProof($id: ID!) {
     execution(id: $id) {
       agent
       receiptProof {
@@ -71,13 +52,13 @@ export async function fetchLoggedReceipt(graphqlUrl: string, executionId: string
     response = await fetch(graphqlUrl, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify({ query: RECEIPT_PROOF_QUERY, variables: { id: executionId } }),
+      body: JSON.stringify({ query: RECEIPT_PROOF_QUERY, variables: { id: executionId } satisfies ReceiptProofQueryVariables }),
     });
   } catch (error) {
     throw new Error(`the indexer at ${graphqlUrl} did not answer: ${error instanceof Error ? error.message : String(error)}`);
   }
   const body = (await response.json().catch(() => null)) as {
-    data?: { execution: { agent: string; receiptProof: ServedReceiptProof | null } | null };
+    data?: ReceiptProofQuery;
     errors?: { message: string }[];
   } | null;
   if (body?.errors?.length) throw new Error(`the indexer could not give ${executionId}'s receipt proof: ${body.errors[0]!.message}`);
