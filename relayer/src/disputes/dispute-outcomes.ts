@@ -1,7 +1,20 @@
 // What the relayer saw of a dispute on chain, recorded so that it outlives the Dispute account
 // (resolution closes it), and the webhook events that recording a dispute makes happen.
+import { disputePda, eventsFromInnerInstructions, fetchDispute } from "@agent-market/program";
+
+import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/database.js";
+import { executionIdBytes } from "../executions/execution-row.js";
 import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
+import type { ExecutionParty } from "./execution-parties.js";
+
+/**
+ * The dispute address's history read to find a closed dispute's outcome: pages of this many
+ * signatures, at most this many pages (the transactions that mention the address, the program's
+ * and anyone else's, newest first). Once found, the outcome is recorded and never looked up again.
+ */
+export const OUTCOME_PAGE_SIZE = 100;
+export const OUTCOME_MAX_PAGES = 10;
 
 export interface OutcomeRow {
   execution_id: string;
@@ -51,4 +64,80 @@ export async function recordDisputeOutcome(db: Db, execution_id: string, outcome
     ],
   );
   return { execution_id, ...outcome };
+}
+
+/** The outcome of an execution's dispute, from what was recorded, else from the chain. */
+export class DisputeOutcomes {
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainService,
+  ) {}
+
+  /** The chain's word on the dispute, recorded so that it outlives the closed account. */
+  async read(execution: ExecutionParty): Promise<OutcomeRow | null> {
+    const known = await this.db.query<OutcomeRow>("SELECT * FROM dispute_outcomes WHERE execution_id = $1", [execution.id]);
+    const recorded = known.rows[0] ?? null;
+    if (recorded && recorded.state !== "open") return recorded;
+    const connection = this.chain.connection(execution.network);
+    const programId = this.chain.programId(execution.network);
+    const address = disputePda(executionIdBytes(execution.id), programId);
+    const open = await fetchDispute(connection, address, { commitment: "confirmed", programId });
+    if (open) {
+      return recordDisputeOutcome(this.db, execution.id, {
+        state: "open",
+        amount_usdc: open.amountUsdc.toString(),
+        evidence_hash: Buffer.from(open.evidenceHash),
+        opened_at: new Date(Number(open.openedAt) * 1000),
+        slashed_usdc: null,
+        resolved_at: null,
+        resolve_signature: null,
+      });
+    }
+    // No account: never opened, or resolved (which closes it). Only its transactions can tell,
+    // and anyone can add transactions that mention the address: each event must name this very
+    // execution, and the history is paged past the others, newest first, up to a bound.
+    const wanted = Buffer.from(executionIdBytes(execution.id));
+    const ours = (data: { executionId: Uint8Array | number[] }) => wanted.equals(Buffer.from(data.executionId));
+    let resolved: { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint; signature: string } | null = null;
+    let before: string | undefined;
+    for (let page = 0; page < OUTCOME_MAX_PAGES; page += 1) {
+      const signatures = await connection.getSignaturesForAddress(address, { limit: OUTCOME_PAGE_SIZE, ...(before ? { before } : {}) }, "confirmed");
+      for (const { signature, err } of signatures) {
+        if (err !== null) continue;
+        const tx = await connection.getTransaction(signature, { commitment: "confirmed", maxSupportedTransactionVersion: 0 });
+        if (!tx) continue;
+        for (const event of eventsFromInnerInstructions(tx, programId)) {
+          if (event.name === "DisputeResolved" && resolved === null) {
+            const data = event.data as { executionId: Uint8Array | number[]; upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint };
+            if (ours(data)) resolved = { ...data, signature };
+          }
+          if (event.name === "DisputeOpened") {
+            const data = event.data as { executionId: Uint8Array | number[]; amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
+            if (!ours(data)) continue;
+            const opened: Omit<OutcomeRow, "execution_id"> = {
+              state: "open",
+              amount_usdc: data.amountUsdc.toString(),
+              evidence_hash: Buffer.from(data.evidenceHash),
+              opened_at: new Date(Number(data.openedAt) * 1000),
+              slashed_usdc: null,
+              resolved_at: null,
+              resolve_signature: null,
+            };
+            // The newest opening: resolved after it, or still open as far as history tells.
+            if (resolved === null) return { execution_id: execution.id, ...opened };
+            return recordDisputeOutcome(this.db, execution.id, {
+              ...opened,
+              state: resolved.upheld ? "upheld" : "rejected",
+              slashed_usdc: resolved.slashedUsdc.toString(),
+              resolved_at: new Date(Number(resolved.resolvedAt) * 1000),
+              resolve_signature: resolved.signature,
+            });
+          }
+        }
+      }
+      if (signatures.length < OUTCOME_PAGE_SIZE) break;
+      before = signatures[signatures.length - 1]!.signature;
+    }
+    return recorded;
+  }
 }

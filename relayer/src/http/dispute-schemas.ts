@@ -3,7 +3,7 @@ import {
   MAX_ATTACHMENT_NAME_CHARS,
   MAX_ATTACHMENTS,
   MAX_STATEMENT_CHARS,
-} from "../disputes/dispute-service.js";
+} from "../disputes/dispute-evidence.js";
 import { address, network, nullableTimestamp, timestamp, usdcAmount } from "./schemas.js";
 
 export const executionId = { type: "string", pattern: "^exec_[1-9A-HJ-NP-Za-km-z]{16,24}$" } as const;

@@ -1,7 +1,7 @@
 import type { FastifyReply } from "fastify";
 
 import type { Services } from "../app-services.js";
-import { attachmentDisposition, MAX_ATTACHMENTS } from "../disputes/dispute-service.js";
+import { attachmentDisposition, MAX_ATTACHMENTS } from "../disputes/dispute-evidence.js";
 import { requireSession } from "../http/auth.js";
 import { evidenceId, executionId } from "../http/dispute-schemas.js";
 import type { RouteApp } from "../http/route-app.js";

@@ -1,5 +1,5 @@
 import type { Services } from "../app-services.js";
-import { EVIDENCE_BODY_LIMIT_BYTES } from "../disputes/dispute-service.js";
+import { EVIDENCE_BODY_LIMIT_BYTES } from "../disputes/dispute-evidence.js";
 import { requireSession } from "../http/auth.js";
 import { evidenceBody, evidenceCreated } from "../http/dispute-schemas.js";
 import type { RouteApp } from "../http/route-app.js";

@@ -1,0 +1,92 @@
+// Who takes part in an execution's dispute: its payer (the executions row), its agent's creator
+// (the chain's word: a listing could be stale, an agent account is never closed) and, per
+// network, the market's arbiter.
+import type { NetworkName } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
+
+import type { ChainService } from "../chain/chain-service.js";
+import type { Db } from "../db/database.js";
+import { ApiError } from "../errors.js";
+
+export type EvidenceRole = "payer" | "creator";
+export type DisputeRole = EvidenceRole | "arbiter";
+
+export interface ExecutionParty {
+  id: string;
+  network: NetworkName;
+  state: string;
+  payer: string;
+  agent: string;
+  creator: string | null;
+  amount_usdc: string | null;
+  /** Settled into the agent's receipt log: no receipt account tells when its window ends. */
+  receipt_in_log: boolean;
+  /** The settlement transaction's signature, once one was signed. */
+  settle_signature: string | null;
+}
+
+export class ExecutionParties {
+  constructor(
+    private readonly db: Db,
+    private readonly chain: ChainService,
+  ) {}
+
+  async one(id: string): Promise<ExecutionParty> {
+    const [execution] = await this.many([id]);
+    if (!execution) throw new ApiError("resource_not_found", `No execution ${id}.`, "execution_id");
+    return execution;
+  }
+
+  async many(ids: string[]): Promise<ExecutionParty[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.query<{
+      id: string;
+      network: NetworkName;
+      state: string;
+      wallet: string;
+      agent: string;
+      amount_usdc: string | null;
+      receipt_in_log: boolean;
+      settle_signature: string | null;
+    }>(
+      "SELECT id, network, state, wallet, agent, amount_usdc, receipt_in_log, settle_tx->>'signature' AS settle_signature FROM executions WHERE id = ANY($1::text[])",
+      [ids],
+    );
+    const creators = new Map<string, string | null>();
+    const parties: ExecutionParty[] = [];
+    for (const row of rows) {
+      const key = `${row.network}/${row.agent}`;
+      if (!creators.has(key)) {
+        // The chain says who the creator is: a listing could be stale, an agent is never closed.
+        const agent = await this.chain.agent(row.network, new PublicKey(row.agent));
+        creators.set(key, agent ? agent.creator.toBase58() : null);
+      }
+      parties.push({
+        id: row.id,
+        network: row.network,
+        state: row.state,
+        payer: row.wallet,
+        agent: row.agent,
+        creator: creators.get(key)!,
+        amount_usdc: row.amount_usdc,
+        receipt_in_log: row.receipt_in_log,
+        settle_signature: row.settle_signature,
+      });
+    }
+    return parties;
+  }
+
+  async roles(wallet: string, execution: ExecutionParty): Promise<DisputeRole[]> {
+    const roles: DisputeRole[] = [];
+    if (execution.payer === wallet) roles.push("payer");
+    if (execution.creator === wallet) roles.push("creator");
+    if ((await this.chain.market(execution.network)).arbiter.toBase58() === wallet) roles.push("arbiter");
+    return roles;
+  }
+
+  async requireParty(wallet: string, execution: ExecutionParty): Promise<void> {
+    if ((await this.roles(wallet, execution)).length === 0) {
+      throw new ApiError("not_dispute_party", `${wallet} is not the payer, the creator or the arbiter of ${execution.id}.`);
+    }
+  }
+}

@@ -1,0 +1,165 @@
+// Dispute evidence and dispute views in the relayer's own package: a settled execution of the
+// relayer's database, its receipt, the clock and the Dispute accounts held by a stand-in RPC.
+// Who may speak (the payer and the agent's creator, as the Agent account names it), until when
+// (the dispute window by the chain's clock, longer while a dispute is open), and who may read a
+// dispute (its parties and the market's arbiter; another wallet costs nothing but its 403).
+// tests/relayer-disputes.test.ts opens and resolves disputes on localnet, end to end.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+
+import { disputePda, evidenceHash, formatExecutionId, receiptPda, toHex } from "@agent-market/program";
+import { Keypair, PublicKey } from "@solana/web3.js";
+
+import { ExecutionStore } from "../src/executions/execution-store.js";
+import { StandInMarket, type Creator } from "./stand-in-market.js";
+import { bearer, errorOf, signIn, startTestRelayer, type TestRelayer } from "./support.js";
+
+const AMOUNT_USDC = 250_000n;
+const WINDOW_SECS = 3n * 24n * 3600n;
+
+describe("disputes against the chain's accounts (stand-in RPC)", function () {
+  this.timeout(30_000);
+  let market: StandInMarket;
+  let relayer: TestRelayer;
+  let creator: Creator;
+  const payer = Keypair.generate();
+  const sessions: Record<"payer" | "creator" | "stranger" | "arbiter", string> = { payer: "", creator: "", stranger: "", arbiter: "" };
+  let apiKeyId: string;
+
+  before(async () => {
+    market = await StandInMarket.start();
+    relayer = await startTestRelayer(market.env());
+    creator = await market.register(relayer.services.config.networks.devnet!.marketplace_public_key);
+    sessions.payer = await signIn(relayer.app, payer);
+    sessions.creator = await signIn(relayer.app, creator.wallet);
+    sessions.stranger = await signIn(relayer.app);
+    sessions.arbiter = await signIn(relayer.app, market.arbiter);
+    const key = await relayer.app.inject({
+      method: "POST",
+      url: "/v1/keys",
+      headers: bearer(sessions.payer),
+      payload: { name: "disputes", environment: "test" },
+    });
+    apiKeyId = (key.json() as { id: string }).id;
+  });
+
+  after(async () => {
+    await creator?.close();
+    await relayer?.close();
+    await market?.close();
+  });
+
+  /** A settled execution of `payer` on the creator's agent, its receipt settled at `settled_at`, the clock at `now`. */
+  async function settled(settled_at: bigint, now: bigint): Promise<{ id: string; bytes: Uint8Array }> {
+    const bytes = new Uint8Array(randomBytes(16));
+    const id = formatExecutionId(bytes);
+    const store = new ExecutionStore(relayer.services.db);
+    await store.insert({
+      id,
+      api_key_id: apiKeyId,
+      wallet: payer.publicKey.toBase58(),
+      network: "devnet",
+      agent: creator.agent.toBase58(),
+      mode: "sync",
+      owner: "instance",
+      task: "echo",
+      parameters: { text: "hi" },
+      request_hash: randomBytes(32),
+      payer_token_account: market.fund(payer.publicKey, 0n, 0n).toBase58(),
+      used_subscription: false,
+      quoted_usdc: AMOUNT_USDC.toString(),
+      escrow_tx: { signature: "open", bytes: "AQID", last_valid_block_height: 1 },
+    });
+    // The settlement as the chain's confirmation leaves it (the relayer's write path is tested
+    // with its store and, end to end, on localnet).
+    await relayer.services.db.query("UPDATE executions SET state = 'settled', amount_usdc = $2 WHERE id = $1", [id, AMOUNT_USDC.toString()]);
+    await market.rpc.setProgramAccount(receiptPda(bytes, market.programId), market.programId, "Receipt", {
+      executionId: bytes,
+      agent: creator.agent,
+      payer: payer.publicKey,
+      payerTokenAccount: PublicKey.default,
+      amountUsdc: AMOUNT_USDC,
+      feeUsdc: AMOUNT_USDC / 100n,
+      resultHash: new Uint8Array(32),
+      settledAt: settled_at,
+      rentPayer: PublicKey.default,
+      disputed: false,
+      bump: 255,
+    });
+    market.rpc.setClock(now);
+    return { id, bytes };
+  }
+
+  const submit = (session: string, execution_id: string, statement: string) =>
+    relayer.app.inject({ method: "POST", url: "/v1/disputes/evidence", headers: bearer(session), payload: { execution_id, statement } });
+
+  it("takes the payer's and the creator's statements within the window, with the hash open_dispute binds; no one else's", async () => {
+    const { id } = await settled(1_000_000n, 1_000_060n);
+    const mine = await submit(sessions.payer, id, "The summary left out the second half.");
+    assert.equal(mine.statusCode, 201, mine.body);
+    const evidence = mine.json() as { role: string; evidence_hash: string };
+    assert.deepEqual(
+      [evidence.role, evidence.evidence_hash],
+      ["payer", toHex(evidenceHash("The summary left out the second half.", []))],
+    );
+    const answer = await submit(sessions.creator, id, "The input was cut at 4,000 characters, as listed.");
+    assert.equal(answer.statusCode, 201, answer.body);
+    assert.equal((answer.json() as { role: string }).role, "creator");
+    const stranger = await submit(sessions.stranger, id, "I have views.");
+    assert.equal(stranger.statusCode, 403);
+    assert.equal(errorOf(stranger).code, "not_dispute_party");
+  });
+
+  it("closes evidence with the window by the chain's clock, and keeps it open while a dispute is", async () => {
+    const settled_at = 2_000_000n;
+    const { id, bytes } = await settled(settled_at, settled_at + WINDOW_SECS);
+    assert.equal((await submit(sessions.payer, id, "At the last second.")).statusCode, 201);
+    market.rpc.setClock(settled_at + WINDOW_SECS + 1n);
+    const late = await submit(sessions.payer, id, "One second late.");
+    assert.equal(late.statusCode, 409);
+    assert.equal(errorOf(late).code, "dispute_window_closed");
+    assert.equal(errorOf(late).message, `${id}'s dispute window closed at ${new Date(Number(settled_at + WINDOW_SECS) * 1000).toISOString()} (chain time).`);
+
+    await market.rpc.setProgramAccount(disputePda(bytes, market.programId), market.programId, "Dispute", {
+      executionId: bytes,
+      agent: creator.agent,
+      payer: payer.publicKey,
+      payerTokenAccount: PublicKey.default,
+      amountUsdc: AMOUNT_USDC,
+      evidenceHash: new Uint8Array(32),
+      openedAt: settled_at + 10n,
+      bump: 255,
+    });
+    assert.equal((await submit(sessions.creator, id, "Answering the open dispute.")).statusCode, 201);
+  });
+
+  it("shows an open dispute to its payer, its creator and the arbiter, from the Dispute account; 403 to anyone else", async () => {
+    const { id, bytes } = await settled(3_000_000n, 3_000_060n);
+    await market.rpc.setProgramAccount(disputePda(bytes, market.programId), market.programId, "Dispute", {
+      executionId: bytes,
+      agent: creator.agent,
+      payer: payer.publicKey,
+      payerTokenAccount: PublicKey.default,
+      amountUsdc: AMOUNT_USDC,
+      evidenceHash: new Uint8Array(32).fill(1),
+      openedAt: 3_000_030n,
+      bump: 255,
+    });
+    for (const [role, session] of [["payer", sessions.payer], ["creator", sessions.creator], ["arbiter", sessions.arbiter]] as const) {
+      const page = await relayer.app.inject({ method: "GET", url: `/v1/disputes?role=${role}&state=open`, headers: bearer(session) });
+      assert.equal(page.statusCode, 200, page.body);
+      const found = (page.json() as { data: { execution_id: string; state: string; evidence_hash: string; amount_usdc: string }[] }).data.find(
+        (dispute) => dispute.execution_id === id,
+      );
+      assert.deepEqual(
+        [role, found?.state, found?.evidence_hash, found?.amount_usdc],
+        [role, "open", "01".repeat(32), "0.250000"],
+      );
+    }
+    const foreign = await relayer.app.inject({ method: "GET", url: `/v1/disputes/${id}`, headers: bearer(sessions.stranger) });
+    assert.equal(foreign.statusCode, 403);
+    assert.equal(errorOf(foreign).code, "not_dispute_party");
+    const none = await relayer.app.inject({ method: "GET", url: "/v1/disputes?role=payer", headers: bearer(sessions.stranger) });
+    assert.deepEqual((none.json() as { data: unknown[] }).data, []);
+  });
+});
