@@ -8,7 +8,7 @@
 // reach a write while the previous batch of it runs go together in one statement, one round
 // trip and one WAL flush. Each batch is one statement, so it commits or fails whole, and what it
 // says of each execution is exactly what the single statement would have said.
-import { prepared } from "@agent-market/service";
+import { inTransaction, prepared } from "@agent-market/service";
 
 import type { SignedTransaction } from "../chain/tx-sender.js";
 import { Batcher } from "../db/batcher.js";
@@ -257,9 +257,7 @@ export class ExecutionStore {
   /** No escrow opened (open_failed): nothing charged; the reservation on the key is released. */
   async fail(row: ExecutionRow, code: ErrorCode, message: string): Promise<ExecutionRow> {
     transition(row.state, "open_failed");
-    const client = await this.db.connect();
-    try {
-      await client.query("BEGIN");
+    const failed = await inTransaction(this.db, async (client) => {
       const { rows } = await client.query<ExecutionRow>(FAIL_SQL, [row.id, code, message]);
       if (rows.length === 1) {
         await client.query(
@@ -272,14 +270,9 @@ export class ExecutionStore {
           await client.query("DELETE FROM idempotency_keys WHERE api_key_id = $1 AND execution_id = $2", [row.api_key_id, row.id]);
         }
       }
-      await client.query("COMMIT");
-      return rows[0] ?? (await this.row(row.id));
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+      return rows[0];
+    });
+    return failed ?? (await this.row(row.id));
   }
 
   /** The receipts of these settled executions are gone from the chain: closed, by us or anyone. */

@@ -22,7 +22,7 @@ import {
 import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync, unpackAccount } from "@solana/spl-token";
 import { PublicKey } from "@solana/web3.js";
-import { reportBackgroundError } from "@agent-market/service";
+import { inTransaction, reportBackgroundError } from "@agent-market/service";
 
 import type { AuthenticatedKey } from "../auth/api-keys.js";
 import type { ChainService } from "../chain/chain-service.js";
@@ -337,19 +337,15 @@ export class SubscriptionService {
    */
   private async insertWithinCap(key: AuthenticatedKey, values: unknown[]): Promise<{ rows: PurchaseRow[] } | "duplicate"> {
     const [, , wallet, network, agent, , signed] = values as [string, string, string, NetworkName, string, string, SignedTransaction];
-    const client = await this.db.connect();
-    try {
-      await client.query("BEGIN");
+    return inTransaction(this.db, async (client) => {
       // Identical transactions can only be the same wallet's purchases of the same agent.
       await client.query("SELECT pg_advisory_xact_lock(hashtext('subscribe:' || $1 || ':' || $2 || ':' || $3))", [network, wallet, agent]);
       const same = await client.query(
         "SELECT 1 FROM subscription_purchases WHERE wallet = $1 AND agent = $2 AND network = $3 AND tx->>'signature' = $4",
         [wallet, agent, network, signed.signature],
       );
-      if (same.rows.length > 0) {
-        await client.query("ROLLBACK");
-        return "duplicate";
-      }
+      // Nothing was written yet: committing is as good as rolling back.
+      if (same.rows.length > 0) return "duplicate" as const;
       const inserted = await client.query<PurchaseRow>(
         `INSERT INTO subscription_purchases (id, api_key_id, wallet, network, agent, state, price_usdc, tx, idempotency_key, fingerprint)
          VALUES ($1, $2, $3, $4, $5, 'sending', $6, $7, $8, $9)
@@ -362,22 +358,16 @@ export class SubscriptionService {
             WHERE id = $1 AND (spending_cap_usdc IS NULL OR spent_usdc + $2::numeric <= spending_cap_usdc)`,
           [key.id, inserted.rows[0].price_usdc],
         );
+        // Thrown, so the purchase's row is rolled back with it.
         if (reserved.rowCount === 0) {
-          await client.query("ROLLBACK");
           throw new ApiError("spending_cap_reached", undefined, undefined, {
             spending_cap_usdc: key.spending_cap_usdc === null ? null : formatUsdc(key.spending_cap_usdc),
             required_usdc: formatUsdc(BigInt(inserted.rows[0].price_usdc)),
           });
         }
       }
-      await client.query("COMMIT");
       return inserted;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Nothing charged. A failure on our side that a retry can cure frees the Idempotency-Key. */
