@@ -6,7 +6,7 @@ import { definedFromAnchor } from "./convert.js";
 import { IDL, coder } from "./program.js";
 import type { AccountData, AccountName, Agent, Dispute, Escrow, Market, Receipt, Subscription } from "./types.js";
 import { marketPda } from "./pda.js";
-import type { EscrowRef } from "./instructions.js";
+import type { EscrowRef } from "./escrow-instructions.js";
 
 const ACCOUNT_NAMES = IDL.accounts.map((a) => a.name) as AccountName[];
 

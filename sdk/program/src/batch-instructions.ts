@@ -3,7 +3,8 @@
 import { type PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import { batchDigest, resultDigest } from "./digest.js";
-import { buildInstruction, ed25519VerifyInstruction, type ProgramOption } from "./instructions.js";
+import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
+import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
 import { escrowPda, escrowVaultPda, feeShardPda, marketPda, disputePda, receiptLogPda, receiptPda } from "./pda.js";
 import type { ReceiptLeaf } from "./types.js";
 

@@ -10,7 +10,7 @@ import { fetchReceipt, type FetchOptions } from "./accounts.js";
 import { openDisputeFromLogInstruction } from "./batch-instructions.js";
 import { fromHex, toHex } from "./bytes.js";
 import type { ReceiptProofQuery, ReceiptProofQueryVariables } from "./generated/graphql.js";
-import { openDisputeInstruction } from "./instructions.js";
+import { openDisputeInstruction } from "./dispute-instructions.js";
 import { receiptLogPda, receiptPda } from "./pda.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, receiptRootFromProof } from "./receipt-log.js";
 import type { ReceiptLeaf } from "./types.js";

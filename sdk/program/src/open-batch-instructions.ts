@@ -2,7 +2,7 @@
 // opened in one instruction, each under `open_escrow`'s rules.
 import { type PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
-import { buildInstruction, type ProgramOption } from "./instructions.js";
+import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
 import { delegatePda, escrowPda, escrowVaultPda, marketPda, subscriptionPda } from "./pda.js";
 
 /** One escrow of a batched open: who pays, and `open_escrow`'s arguments. */
