@@ -90,6 +90,20 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     return { id, bytes };
   }
 
+  /** The payer's Dispute account on the execution, as open_dispute leaves it. */
+  function opened(bytes: Uint8Array, evidenceHash: Uint8Array, openedAt: bigint): Promise<void> {
+    return market.rpc.setProgramAccount(disputePda(bytes, market.programId), market.programId, "Dispute", {
+      executionId: bytes,
+      agent: creator.agent,
+      payer: payer.publicKey,
+      payerTokenAccount: PublicKey.default,
+      amountUsdc: AMOUNT_USDC,
+      evidenceHash,
+      openedAt,
+      bump: 255,
+    });
+  }
+
   const submit = (session: string, execution_id: string, statement: string) =>
     relayer.app.inject({ method: "POST", url: "/v1/disputes/evidence", headers: bearer(session), payload: { execution_id, statement } });
 
@@ -120,31 +134,13 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     assert.equal(errorOf(late).code, "dispute_window_closed");
     assert.equal(errorOf(late).message, `${id}'s dispute window closed at ${new Date(Number(settled_at + WINDOW_SECS) * 1000).toISOString()} (chain time).`);
 
-    await market.rpc.setProgramAccount(disputePda(bytes, market.programId), market.programId, "Dispute", {
-      executionId: bytes,
-      agent: creator.agent,
-      payer: payer.publicKey,
-      payerTokenAccount: PublicKey.default,
-      amountUsdc: AMOUNT_USDC,
-      evidenceHash: new Uint8Array(32),
-      openedAt: settled_at + 10n,
-      bump: 255,
-    });
+    await opened(bytes, new Uint8Array(32), settled_at + 10n);
     assert.equal((await submit(sessions.creator, id, "Answering the open dispute.")).statusCode, 201);
   });
 
   it("shows an open dispute to its payer, its creator and the arbiter, from the Dispute account; 403 to anyone else", async () => {
     const { id, bytes } = await settled(3_000_000n, 3_000_060n);
-    await market.rpc.setProgramAccount(disputePda(bytes, market.programId), market.programId, "Dispute", {
-      executionId: bytes,
-      agent: creator.agent,
-      payer: payer.publicKey,
-      payerTokenAccount: PublicKey.default,
-      amountUsdc: AMOUNT_USDC,
-      evidenceHash: new Uint8Array(32).fill(1),
-      openedAt: 3_000_030n,
-      bump: 255,
-    });
+    await opened(bytes, new Uint8Array(32).fill(1), 3_000_030n);
     for (const [role, session] of [["payer", sessions.payer], ["creator", sessions.creator], ["arbiter", sessions.arbiter]] as const) {
       const page = await relayer.app.inject({ method: "GET", url: `/v1/disputes?role=${role}&state=open`, headers: bearer(session) });
       assert.equal(page.statusCode, 200, page.body);
