@@ -6,7 +6,6 @@ import {
   decodeAgent,
   decodeEscrow,
   escrowPda,
-  openEscrowInstruction,
   settleInstructions,
   toHex,
   type Agent,
@@ -39,7 +38,7 @@ import {
   errorFromLogs,
   escrowRef,
   feePayerShort,
-  openItemOf,
+  openEscrowInstructions,
   REBROADCAST_MS,
   senderOf,
   signRefund,
@@ -187,16 +186,7 @@ export class ExecutionRunner {
     if (!(await this.store.claimOwner(id, this.options.instance_id))) return false;
     const row = await this.store.row(id);
     const sender = senderOf(this.senders, row.network);
-    const market = await this.chain.market(row.network);
-    const escrow_tx = await sender.sign([
-      openEscrowInstruction({
-        programId: this.chain.programId(row.network),
-        relayer: sender.signer.publicKey,
-        usdcMint: market.usdcMint,
-        agent: new PublicKey(row.agent),
-        ...openItemOf(row),
-      }),
-    ]);
+    const escrow_tx = await sender.sign(await openEscrowInstructions(this.chain, sender, [row]));
     await this.run(await this.store.advance(row, "open_recorded", { escrow_tx }));
     return true;
   }

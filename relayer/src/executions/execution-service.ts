@@ -3,7 +3,7 @@
 // answers with into an HTTP status; docs/architecture.md follows one execution through.
 import { createHash, randomBytes } from "node:crypto";
 
-import { canonicalJson, formatExecutionId, openEscrowInstruction, requestHash, formatUsdc, type NetworkName } from "@agent-market/program";
+import { canonicalJson, formatExecutionId, requestHash, formatUsdc, type NetworkName } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 import { reportBackgroundError } from "@agent-market/service";
 
@@ -15,12 +15,12 @@ import type { JobQueue } from "../jobs/job-queue.js";
 import { circuitState, type CircuitBreaker } from "../listings/circuit-breaker.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { newWebhookSecret } from "../webhooks/webhook-signing.js";
-import { EMPTY_ROW, keyIdBytes, type ExecutionRow } from "./execution-row.js";
+import { EMPTY_ROW, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionLeases } from "./execution-leases.js";
 import type { ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore, NewExecution } from "./execution-store.js";
 import type { Quoter } from "./quote.js";
-import { senderOf, type Senders } from "./transactions.js";
+import { openEscrowInstructions, senderOf, type Senders } from "./transactions.js";
 
 /** Longest task accepted, in characters. */
 export const MAX_TASK_CHARS = 20_000;
@@ -85,8 +85,7 @@ export class ExecutionService {
     const listing = await this.quoter.listing(network, input.agent, true);
     this.quoter.validate(listing, input.parameters);
 
-    const executionId = randomBytes(16);
-    const id = formatExecutionId(executionId);
+    const id = formatExecutionId(randomBytes(16));
     // Before anything is sent, and in this order: the agent's circuit (its probe claimed if it is
     // half-open), then a lease in the key's and the agent's in-flight limits.
     const probe = await this.admitThroughCircuit(network, input.agent, listing, id);
@@ -95,7 +94,7 @@ export class ExecutionService {
     try {
       await this.admission.leases.acquire(id, key.id, network, input.agent);
       leased = true;
-      const outcome = await this.start(input, listing, executionId, id, fingerprint);
+      const outcome = await this.start(input, listing, id, fingerprint);
       // An async execution's leases (and probe) stay with it until its job has run it.
       kept = input.mode === "async" && !outcome.replayed && outcome.row.state === "opening";
       return outcome;
@@ -142,7 +141,6 @@ export class ExecutionService {
   private async start(
     input: ExecuteInput,
     listing: ListingForExecution,
-    executionId: Buffer,
     id: string,
     fingerprint: Buffer | null,
   ): Promise<ExecuteOutcome> {
@@ -163,28 +161,7 @@ export class ExecutionService {
       input.max_price_usdc,
     );
 
-    const hash = requestHash(input.task, input.parameters);
-    const escrow_tx =
-      input.mode === "sync"
-        ? await sender.sign([
-            openEscrowInstruction({
-              programId: this.chain.programId(network),
-              relayer: sender.signer.publicKey,
-              usdcMint: market.usdcMint,
-              agent: agentAddress,
-              payer: wallet,
-              payerTokenAccount,
-              executionId,
-              apiKeyId: keyIdBytes(key.id),
-              requestHash: hash,
-              // The program charges at most the quote, which is the listing's verified price and
-              // no more than the caller's max_price_usdc or what the key's cap leaves (the
-              // reservation below): a price raised since is refused by the program, not taken.
-              maxAmountUsdc: quote.amount_usdc,
-            }),
-          ])
-        : null;
-    const execution: NewExecution = {
+    const opening = {
       id,
       api_key_id: key.id,
       wallet: key.wallet,
@@ -194,11 +171,16 @@ export class ExecutionService {
       owner: input.mode === "sync" ? this.instance_id : null,
       task: input.task,
       parameters: input.parameters,
-      request_hash: Buffer.from(hash),
+      request_hash: Buffer.from(requestHash(input.task, input.parameters)),
       payer_token_account: payerTokenAccount.toBase58(),
       used_subscription: quote.uses_subscription,
+      // The escrow is limited to the quote, the listing's verified price and no more than the
+      // caller's max_price_usdc or what the key's cap leaves (the reservation below).
       quoted_usdc: quote.amount_usdc.toString(),
-      escrow_tx,
+    };
+    const execution: NewExecution = {
+      ...opening,
+      escrow_tx: input.mode === "sync" ? await sender.sign(await openEscrowInstructions(this.chain, sender, [opening])) : null,
     };
     let created_at: Date | undefined;
     if (input.idempotency_key === undefined) {

@@ -3,8 +3,7 @@
 // transaction together, as one `open_escrow_batch`. A lone execution goes at once with its own
 // `open_escrow`: nothing waits at low load. Each escrow is still its own account, opened under
 // `open_escrow`'s rules for its own payer and amount; only the transaction and its fee are shared.
-import { escrowPda, MAX_OPEN_BATCH, openEscrowBatchInstruction, openEscrowInstruction } from "@agent-market/program";
-import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
+import { escrowPda, MAX_OPEN_BATCH } from "@agent-market/program";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { AccountData } from "../chain/rpc-client.js";
@@ -12,7 +11,7 @@ import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain
 import { KeyedBatchers } from "../db/batcher.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
-import { feePayerShort, fittingChunks, openItemOf, senderOf, type Senders } from "./transactions.js";
+import { feePayerShort, fittingChunks, openEscrowInstructions, senderOf, type Senders } from "./transactions.js";
 
 /**
  * The row with its recorded open and the outcome of its send; `sent` null if another instance
@@ -51,7 +50,7 @@ export class OpenBatches {
     // Alone, a call's own open_escrow, recorded with its row, goes as it is: no write before the
     // send, so a lone caller waits no longer than with opens one by one.
     if (rows.length === 1 && rows[0]!.escrow_tx) return this.sendRecorded(rows, rows[0]!.escrow_tx, sender);
-    const chunks = await fittingChunks(rows, sender, (chunk) => this.instructions(chunk, sender));
+    const chunks = await fittingChunks(rows, sender, (chunk) => openEscrowInstructions(this.chain, sender, chunk));
     return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender)))).flat();
   }
 
@@ -62,7 +61,7 @@ export class OpenBatches {
    * fails it.
    */
   private async openChunk(rows: ExecutionRow[], sender: TransactionSender): Promise<OpenSent[]> {
-    const escrow_tx = await sender.sign(await this.instructions(rows, sender));
+    const escrow_tx = await sender.sign(await openEscrowInstructions(this.chain, sender, rows));
     if (!(await this.store.recordOpen(rows, escrow_tx))) {
       if (rows.length === 1) return [{ row: rows[0]!, sent: null }];
       return (await Promise.all(rows.map((row) => this.openChunk([row], sender)))).flat();
@@ -90,20 +89,5 @@ export class OpenBatches {
       return (await Promise.all(recorded.map((row) => this.openChunk([row], sender)))).flat();
     }
     return recorded.map((row, i) => ({ row, sent, escrow: escrows?.[i] ?? null }));
-  }
-
-  private async instructions(rows: ExecutionRow[], sender: TransactionSender): Promise<TransactionInstruction[]> {
-    const { network, agent } = rows[0]!;
-    const market = await this.chain.market(network);
-    const common = {
-      programId: this.chain.programId(network),
-      relayer: sender.signer.publicKey,
-      usdcMint: market.usdcMint,
-      agent: new PublicKey(agent),
-    };
-    const items = rows.map(openItemOf);
-    // One alone is today's open_escrow, byte for byte: nothing changes for a lone caller.
-    if (items.length === 1) return [openEscrowInstruction({ ...common, ...items[0]! })];
-    return [openEscrowBatchInstruction({ ...common, items })];
   }
 }

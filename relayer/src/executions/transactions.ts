@@ -4,6 +4,8 @@ import {
   errorFromCode,
   FEE_SHARD_COUNT,
   fitsLegacyTransaction,
+  openEscrowBatchInstruction,
+  openEscrowInstruction,
   refundInstruction,
   settleBatchInstructions,
   settleInstructions,
@@ -35,8 +37,35 @@ export function senderOf(senders: Senders, network: NetworkName): TransactionSen
   return sender;
 }
 
+/** What an execution's open names: a row, or the execution about to be inserted as one. */
+export type OpeningExecution = Pick<ExecutionRow, "id" | "network" | "agent" | "wallet" | "payer_token_account" | "api_key_id" | "request_hash" | "quoted_usdc">;
+
+/**
+ * The one place escrows are opened from: open_escrow for one execution (the same bytes whether
+ * the request, the run job or a batch of one builds it), open_escrow_batch for several of one
+ * agent. Each escrow is limited to its execution's quote: the program charges no more, so a price
+ * raised since the quote is refused on chain, never taken.
+ */
+export async function openEscrowInstructions(
+  chain: ChainService,
+  sender: TransactionSender,
+  executions: OpeningExecution[],
+): Promise<TransactionInstruction[]> {
+  const { network, agent } = executions[0]!;
+  const market = await chain.market(network);
+  const common = {
+    programId: chain.programId(network),
+    relayer: sender.signer.publicKey,
+    usdcMint: market.usdcMint,
+    agent: new PublicKey(agent),
+  };
+  const items = executions.map(openItemOf);
+  if (items.length === 1) return [openEscrowInstruction({ ...common, ...items[0]! })];
+  return [openEscrowBatchInstruction({ ...common, items })];
+}
+
 /** An execution's escrow as open_escrow (or an item of open_escrow_batch) takes it: at most its quote. */
-export function openItemOf(row: ExecutionRow): OpenBatchItem {
+function openItemOf(row: OpeningExecution): OpenBatchItem {
   return {
     payer: new PublicKey(row.wallet),
     payerTokenAccount: new PublicKey(row.payer_token_account),
