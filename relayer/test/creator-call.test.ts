@@ -83,8 +83,8 @@ describe("a run's call to the creator (CreatorClient.call) and the refund each f
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
-  const call = (endpoint: string, overrides: Partial<CreatorCall> = {}): ReturnType<CreatorClient["call"]> =>
-    client.call({
+  const call = (endpoint: string, overrides: Partial<CreatorCall> = {}, via = client): ReturnType<CreatorClient["call"]> =>
+    via.call({
       endpoint,
       request: request(),
       signing_key: ed25519PublicKey(creatorSeed),
@@ -138,14 +138,7 @@ describe("a run's call to the creator (CreatorClient.call) and the refund each f
     const endpoint = await creator((req, res) => json(res, 200, signResult(creatorSeed, req, { echo: "hello" })));
     const before = received.length;
     const publicPolicy = new CreatorClient({ devnet: { marketplace_signing_key: marketplaceSeed } }, "public");
-    const outcome = await publicPolicy.call({
-      endpoint,
-      request: request(),
-      signing_key: ed25519PublicKey(creatorSeed),
-      output_schema: outputSchema,
-      timeout_ms: 2_000,
-      max_response_bytes: 64 * 1024,
-    });
+    const outcome = await call(endpoint, {}, publicPolicy);
     assert.deepEqual(outcome.ok ? null : [outcome.failure, FAILURES[outcome.failure].reason], ["endpoint_not_allowed", "CreatorError"]);
     assert.equal(received.length, before, "nothing reached the address");
   });
