@@ -126,6 +126,18 @@ export function updateAgentInstructions(
   ];
 }
 
+/** The accounts a collateral top-up and withdrawal share: the creator's account and the agent's vault. */
+function collateralAccounts(input: { creator: PublicKey; agent: PublicKey; creatorTokenAccount: PublicKey; usdcMint: PublicKey } & ProgramOption) {
+  return {
+    creator: input.creator,
+    market: marketPda(input.programId),
+    agent: input.agent,
+    collateralVault: collateralVaultPda(input.agent, input.programId),
+    creatorTokenAccount: input.creatorTokenAccount,
+    usdcMint: input.usdcMint,
+  };
+}
+
 export function topUpCollateralInstruction(input: {
   creator: PublicKey;
   agent: PublicKey;
@@ -133,19 +145,7 @@ export function topUpCollateralInstruction(input: {
   usdcMint: PublicKey;
   amountUsdc: bigint;
 } & ProgramOption): TransactionInstruction {
-  return buildInstruction(
-    "top_up_collateral",
-    {
-      creator: input.creator,
-      market: marketPda(input.programId),
-      agent: input.agent,
-      collateralVault: collateralVaultPda(input.agent, input.programId),
-      creatorTokenAccount: input.creatorTokenAccount,
-      usdcMint: input.usdcMint,
-    },
-    { amountUsdc: input.amountUsdc },
-    input.programId,
-  );
+  return buildInstruction("top_up_collateral", collateralAccounts(input), { amountUsdc: input.amountUsdc }, input.programId);
 }
 
 export function retireAgentInstruction(input: { creator: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
@@ -158,17 +158,5 @@ export function withdrawCollateralInstruction(input: {
   creatorTokenAccount: PublicKey;
   usdcMint: PublicKey;
 } & ProgramOption): TransactionInstruction {
-  return buildInstruction(
-    "withdraw_collateral",
-    {
-      creator: input.creator,
-      market: marketPda(input.programId),
-      agent: input.agent,
-      collateralVault: collateralVaultPda(input.agent, input.programId),
-      creatorTokenAccount: input.creatorTokenAccount,
-      usdcMint: input.usdcMint,
-    },
-    {},
-    input.programId,
-  );
+  return buildInstruction("withdraw_collateral", collateralAccounts(input), {}, input.programId);
 }

@@ -6,6 +6,7 @@ import { PublicKey, TransactionInstruction } from "@solana/web3.js";
 import { resultDigest } from "./digest.js";
 import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
+import type { OpenBatchItem } from "./open-batch-instructions.js";
 import { delegatePda, escrowPda, escrowVaultPda, feeShardPda, marketPda, receiptPda, subscriptionPda } from "./pda.js";
 import type { RefundReason } from "./types.js";
 
@@ -19,13 +20,7 @@ export function openEscrowInstruction(input: {
   relayer: PublicKey;
   usdcMint: PublicKey;
   agent: PublicKey;
-  payer: PublicKey;
-  payerTokenAccount: PublicKey;
-  executionId: Uint8Array;
-  apiKeyId: Uint8Array;
-  requestHash: Uint8Array;
-  maxAmountUsdc: bigint;
-} & ProgramOption): TransactionInstruction {
+} & OpenBatchItem & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "open_escrow",
     {
@@ -113,6 +108,21 @@ export function settleInstructions(
   return [ed25519VerifyInstruction(input.signingKey, input.signature, digest), settleInstruction(input)];
 }
 
+/** The accounts refund and reclaim share: the escrow, its vault and the payer's account it goes back to. */
+function returnedEscrowAccounts(input: { usdcMint: PublicKey; escrow: EscrowRef; withSubscription: boolean } & ProgramOption) {
+  const { escrow, programId } = input;
+  return {
+    market: marketPda(programId),
+    agent: escrow.agent,
+    escrow: escrowPda(escrow.executionId, programId),
+    rentPayer: escrow.rentPayer,
+    escrowVault: escrowVaultPda(escrow.agent, programId),
+    payerTokenAccount: escrow.payerTokenAccount,
+    subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer, programId) : null,
+    usdcMint: input.usdcMint,
+  };
+}
+
 /**
  * Returns the escrow to its payer. `withSubscription` passes the payer's subscription, which the
  * program requires when the escrow used an included call of a hybrid plan (Escrow.usedIncludedCall).
@@ -124,23 +134,7 @@ export function refundInstruction(input: {
   reason: RefundReason;
   withSubscription: boolean;
 } & ProgramOption): TransactionInstruction {
-  const { escrow } = input;
-  return buildInstruction(
-    "refund",
-    {
-      relayer: input.relayer,
-      market: marketPda(input.programId),
-      agent: escrow.agent,
-      escrow: escrowPda(escrow.executionId, input.programId),
-      rentPayer: escrow.rentPayer,
-      escrowVault: escrowVaultPda(escrow.agent, input.programId),
-      payerTokenAccount: escrow.payerTokenAccount,
-      subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer, input.programId) : null,
-      usdcMint: input.usdcMint,
-    },
-    { reason: input.reason },
-    input.programId,
-  );
+  return buildInstruction("refund", { relayer: input.relayer, ...returnedEscrowAccounts(input) }, { reason: input.reason }, input.programId);
 }
 
 /** The payer takes back an escrow nobody settled by its deadline; signed by `escrow.payer`. */
@@ -149,23 +143,7 @@ export function reclaimInstruction(input: {
   escrow: EscrowRef;
   withSubscription: boolean;
 } & ProgramOption): TransactionInstruction {
-  const { escrow } = input;
-  return buildInstruction(
-    "reclaim",
-    {
-      payer: escrow.payer,
-      market: marketPda(input.programId),
-      agent: escrow.agent,
-      escrow: escrowPda(escrow.executionId, input.programId),
-      rentPayer: escrow.rentPayer,
-      escrowVault: escrowVaultPda(escrow.agent, input.programId),
-      payerTokenAccount: escrow.payerTokenAccount,
-      subscription: input.withSubscription ? subscriptionPda(escrow.agent, escrow.payer, input.programId) : null,
-      usdcMint: input.usdcMint,
-    },
-    {},
-    input.programId,
-  );
+  return buildInstruction("reclaim", { payer: input.escrow.payer, ...returnedEscrowAccounts(input) }, {}, input.programId);
 }
 
 /** `maxAmountUsdc` is the period price the payer was shown: the program refuses to charge more. */
