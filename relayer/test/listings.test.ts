@@ -5,9 +5,10 @@
 // registered on localnet, end to end.
 import assert from "node:assert/strict";
 
+import type { Agent } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
-import { LISTING_DOC, MIN_COLLATERAL_USDC, PRICE_WIRE, StandInMarket, type AgentTerms, type Creator } from "./stand-in-market.js";
+import { LISTING_DOC, MIN_COLLATERAL_USDC, PRICE_WIRE, StandInMarket, type Creator } from "./stand-in-market.js";
 import { bearer, errorOf, signIn, startTestRelayer, type TestRelayer } from "./support.js";
 
 describe("listings against the chain's accounts (stand-in RPC)", function () {
@@ -44,7 +45,7 @@ describe("listings against the chain's accounts (stand-in RPC)", function () {
   const list = (token: string, payload: Record<string, unknown>) =>
     relayer.app.inject({ method: "POST", url: "/v1/agents", headers: bearer(token), payload });
 
-  async function changeTerms(c: Creator, change: Partial<AgentTerms>): Promise<void> {
+  async function changeTerms(c: Creator, change: Partial<Agent>): Promise<void> {
     await market.setAgent(c.agent, { ...c.terms, ...change });
   }
 

@@ -33,9 +33,6 @@ export const LISTING_DOC = {
   output_schema: OUTPUT_SCHEMA,
 };
 
-/** An agent's account as the program client decodes it: what a test changes to move the chain. */
-export type AgentTerms = Agent;
-
 export interface Creator {
   wallet: Keypair;
   agent: PublicKey;
@@ -43,7 +40,8 @@ export interface Creator {
   endpoint: string;
   /** POST /execute requests the kit answered. */
   executions(): number;
-  terms: AgentTerms;
+  /** The agent's account as the program client decodes it: what a test changes to move the chain. */
+  terms: Agent;
   close(): Promise<void>;
 }
 
@@ -107,7 +105,7 @@ export class StandInMarket {
     });
     const server: Server = await kit.listen(0, "127.0.0.1");
     const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const terms: AgentTerms = {
+    const terms: Agent = {
       creator: wallet.publicKey,
       agentId,
       signingKey: ed25519PublicKey(seed),
@@ -138,7 +136,7 @@ export class StandInMarket {
   }
 
   /** Writes the agent account (what update_agent, a top-up or retire_agent change on chain). */
-  setAgent(agent: PublicKey, terms: AgentTerms): Promise<void> {
+  setAgent(agent: PublicKey, terms: Agent): Promise<void> {
     return this.rpc.setProgramAccount(agent, this.programId, "Agent", terms);
   }
 

@@ -28,6 +28,8 @@ type Filter = { dataSize: number } | { memcmp: { offset: number; bytes: string; 
 
 const RENT_EXEMPT_LAMPORTS = 2_000_000;
 const SYSVAR_PROGRAM = "Sysvar1111111111111111111111111111111111111";
+/** The one slot the stand-in answers at: nothing it holds moves by itself. */
+const SLOT = 1_000;
 
 export class StandInRpc {
   private readonly accounts = new Map<string, StoredAccount>();
@@ -35,7 +37,6 @@ export class StandInRpc {
   readonly methods: string[] = [];
   /** While true, every request gets HTTP 503, as from a node that is down. */
   down = false;
-  private slot = 1_000;
 
   private constructor(
     private readonly server: Server,
@@ -95,7 +96,7 @@ export class StandInRpc {
   /** Sets the clock sysvar to `unix_timestamp_secs`: the time the program (and the relayer, for it) judges windows by. */
   setClock(unix_timestamp_secs: bigint): void {
     const data = Buffer.alloc(40);
-    data.writeBigUInt64LE(BigInt(this.slot), 0);
+    data.writeBigUInt64LE(BigInt(SLOT), 0);
     data.writeBigInt64LE(unix_timestamp_secs, 32);
     this.accounts.set(SYSVAR_CLOCK_PUBKEY.toBase58(), { data, owner: SYSVAR_PROGRAM, lamports: 1 });
   }
@@ -121,7 +122,7 @@ export class StandInRpc {
   private reply(call: Call): unknown {
     this.methods.push(call.method);
     const params = call.params ?? [];
-    const context = { slot: this.slot };
+    const context = { slot: SLOT };
     switch (call.method) {
       case "getAccountInfo":
         return { jsonrpc: "2.0", id: call.id, result: { context, value: this.info(params[0] as string) } };
@@ -135,7 +136,7 @@ export class StandInRpc {
         return { jsonrpc: "2.0", id: call.id, result: options.withContext ? { context, value: found } : found };
       }
       case "getSlot":
-        return { jsonrpc: "2.0", id: call.id, result: this.slot };
+        return { jsonrpc: "2.0", id: call.id, result: SLOT };
       default:
         return { jsonrpc: "2.0", id: call.id, error: { code: -32601, message: `Method not found: the stand-in RPC does not ${call.method}` } };
     }

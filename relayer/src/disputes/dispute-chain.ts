@@ -39,10 +39,6 @@ export class DisputeChain {
     return this.openOnChain(network, { offset: DISPUTE_AGENT_OFFSET, bytes: agent });
   }
 
-  async isArbiter(network: NetworkName, wallet: string): Promise<boolean> {
-    return (await this.chain.market(network)).arbiter.toBase58() === wallet;
-  }
-
   /** The execution ids of the open Dispute accounts on `network` whose field at `field.offset` is `field.bytes` (all without). */
   private async openOnChain(network: NetworkName, field?: { offset: number; bytes: string }): Promise<string[]> {
     const filters = [{ memcmp: { offset: 0, bytes: DISPUTE_DISCRIMINATOR } }];

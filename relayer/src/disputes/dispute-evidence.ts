@@ -44,7 +44,6 @@ interface AttachmentRow {
   sha256: Buffer;
 }
 
-
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The attachments decoded and digested, refused by the first that is not base64 or too large. */

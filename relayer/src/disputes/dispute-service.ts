@@ -103,7 +103,7 @@ export class DisputeService {
     const agents: string[] = [];
     const networks: NetworkName[] = [];
     for (const network of this.chain.networks) {
-      if (query.role === "arbiter" && !(await this.disputes.isArbiter(network, wallet))) continue;
+      if (query.role === "arbiter" && !(await this.parties.isArbiter(network, wallet))) continue;
       networks.push(network);
       if (query.role === "payer") open.push(...(await this.disputes.openByPayer(network, wallet)));
       if (query.role === "arbiter") open.push(...(await this.disputes.open(network)));

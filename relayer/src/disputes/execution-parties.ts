@@ -80,8 +80,13 @@ export class ExecutionParties {
     const roles: DisputeRole[] = [];
     if (execution.payer === wallet) roles.push("payer");
     if (execution.creator === wallet) roles.push("creator");
-    if ((await this.chain.market(execution.network)).arbiter.toBase58() === wallet) roles.push("arbiter");
+    if (await this.isArbiter(execution.network, wallet)) roles.push("arbiter");
     return roles;
+  }
+
+  /** Whether `wallet` is the arbiter of `network`'s market, which takes part in all its disputes. */
+  async isArbiter(network: NetworkName, wallet: string): Promise<boolean> {
+    return (await this.chain.market(network)).arbiter.toBase58() === wallet;
   }
 
   async requireParty(wallet: string, execution: ExecutionParty): Promise<void> {
