@@ -16,6 +16,7 @@ use {
         LiteSVM,
     },
     solana_account::Account,
+    solana_hash::Hash,
     solana_instruction::Instruction,
     solana_keypair::Keypair,
     solana_pubkey::Pubkey,
@@ -58,19 +59,7 @@ impl Chain {
         fee_payer: &Keypair,
         signers: &[&Keypair],
     ) -> TransactionResult {
-        let mut all_signers = vec![fee_payer];
-        all_signers.extend(
-            signers
-                .iter()
-                .copied()
-                .filter(|signer| signer.pubkey() != fee_payer.pubkey()),
-        );
-        let transaction = Transaction::new_signed_with_payer(
-            instructions,
-            Some(&fee_payer.pubkey()),
-            &all_signers,
-            self.svm.latest_blockhash(),
-        );
+        let transaction = signed_transaction(instructions, fee_payer, signers, self.svm.latest_blockhash());
         let result = self.svm.send_transaction(transaction);
         self.svm.expire_blockhash();
         result
@@ -323,4 +312,22 @@ pub fn events<E: AnchorDeserialize + Discriminator>(meta: &TransactionMetadata) 
         .filter_map(|inner| inner.instruction.data.strip_prefix(prefix.as_slice()))
         .filter_map(|mut data| E::deserialize(&mut data).ok())
         .collect()
+}
+
+/// `instructions` in one legacy transaction paid by `fee_payer` and signed by it and `signers`
+/// (the fee payer once, even when it is among them).
+pub fn signed_transaction(
+    instructions: &[Instruction],
+    fee_payer: &Keypair,
+    signers: &[&Keypair],
+    blockhash: Hash,
+) -> Transaction {
+    let mut all_signers = vec![fee_payer];
+    all_signers.extend(
+        signers
+            .iter()
+            .copied()
+            .filter(|signer| signer.pubkey() != fee_payer.pubkey()),
+    );
+    Transaction::new_signed_with_payer(instructions, Some(&fee_payer.pubkey()), &all_signers, blockhash)
 }

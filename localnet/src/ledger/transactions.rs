@@ -6,15 +6,14 @@ use {
         history_failed, Commitment, DropRefusal, Ledger, LedgerEvent, Rejection, TokenBalance, TransactionRecord,
         LAMPORTS_PER_SIGNATURE,
     },
-    crate::history::TransactionSummary,
+    crate::{chain::signed_transaction, history::TransactionSummary},
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     solana_account::{Account, AccountSharedData, ReadableAccount},
     solana_instruction::Instruction,
     solana_keypair::Keypair,
     solana_pubkey::Pubkey,
     solana_signature::Signature,
-    solana_signer::Signer,
-    solana_transaction::{versioned::VersionedTransaction, Transaction},
+    solana_transaction::versioned::VersionedTransaction,
     solana_transaction_error::TransactionError,
     spl_token::solana_program::program_pack::Pack,
     std::io,
@@ -113,19 +112,7 @@ impl Ledger {
         payer: &Keypair,
         signers: &[&Keypair],
     ) -> Result<Signature, Rejection> {
-        let mut all_signers = vec![payer];
-        all_signers.extend(
-            signers
-                .iter()
-                .copied()
-                .filter(|signer| signer.pubkey() != payer.pubkey()),
-        );
-        let transaction = Transaction::new_signed_with_payer(
-            instructions,
-            Some(&payer.pubkey()),
-            &all_signers,
-            self.latest_blockhash().0,
-        );
+        let transaction = signed_transaction(instructions, payer, signers, self.latest_blockhash().0);
         self.send(VersionedTransaction::from(transaction), true)
     }
 
