@@ -19,6 +19,7 @@ export class ChangeFeed {
   private stopped = false;
   private reconnect: NodeJS.Timeout | null = null;
   private readonly executionListeners = new Set<(change: ExecutionChange) => void>();
+  private readonly noticeListeners = new Set<(notice: ChangeNotice | null) => void>();
   private readonly agentListeners = new Map<string, Set<() => void>>();
 
   constructor(
@@ -45,6 +46,8 @@ export class ChangeFeed {
       this.client = client;
       this.watermark = Number(row?.finalized_slot ?? 0);
       this.changes += 1;
+      // What was missed while not listening is unknown.
+      for (const listener of this.noticeListeners) listener(null);
       for (const listeners of this.agentListeners.values()) for (const listener of listeners) listener();
     } catch (err) {
       this.lost(client, err);
@@ -59,9 +62,22 @@ export class ChangeFeed {
     return this.changes;
   }
 
-  /** A commit made by this process: what was read before it may no longer hold. */
-  noteCommit(): void {
+  /**
+   * A commit made by this process, with the notices it sent: what was read before it may no
+   * longer hold, and this process knows at once, before the notices come back from PostgreSQL.
+   * The watermark waits for its notice (commits are told here in order, but a notice could
+   * still arrive after a later commit's).
+   */
+  noteCommit(notices: readonly ChangeNotice[]): void {
     this.changes += 1;
+    // A commit without notices moved the checkpoint only: answers that read everything are told.
+    for (const notice of notices.length > 0 ? notices : [{}]) for (const listener of this.noticeListeners) listener(notice);
+  }
+
+  /** `listener` runs at each notice (null: anything may have changed, after a reconnection). */
+  onNotice(listener: (notice: ChangeNotice | null) => void): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
   }
 
   /** The finalized watermark, or null while not listening (the caller reads the table). */
@@ -103,8 +119,11 @@ export class ChangeFeed {
     }
     if (notice.finalizedSlot !== undefined) this.watermark = notice.finalizedSlot;
     this.changes += 1;
-    for (const [id, payer, agent, removed] of notice.executions ?? []) {
-      for (const listener of this.executionListeners) listener({ id, payer, agent, removed });
+    for (const listener of this.noticeListeners) listener(notice);
+    for (const item of notice.executions ?? []) {
+      const [id, payer, agent, removed] = item;
+      const change: ExecutionChange = { id, payer, agent, removed, apiKeyId: item[4] ?? null, creator: item[5] ?? null };
+      for (const listener of this.executionListeners) listener(change);
     }
     for (const agent of notice.agents ?? []) for (const listener of this.agentListeners.get(agent) ?? []) listener();
   }

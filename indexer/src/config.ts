@@ -123,7 +123,7 @@ export function parseConfig(env: Env = process.env): IndexerConfig {
     backfill_batch_size: reader.integer("INDEXER_BACKFILL_BATCH_SIZE", 500, 1, 10_000),
     max_subscriptions: reader.integer("INDEXER_MAX_SUBSCRIPTIONS", DEFAULT_SUBSCRIPTION_BOUNDS.total, 1, 1_000_000),
     max_subscriptions_per_client: reader.integer("INDEXER_MAX_SUBSCRIPTIONS_PER_CLIENT", DEFAULT_SUBSCRIPTION_BOUNDS.perClient, 1, 100_000),
-    response_cache_ms: reader.integer("INDEXER_RESPONSE_CACHE_MS", 1_000, 0, 60_000),
+    response_cache_ms: reader.integer("INDEXER_RESPONSE_CACHE_MS", 60_000, 0, 3_600_000),
     rpc_calls_per_second: reader.integer("INDEXER_RPC_CALLS_PER_SECOND", 0, 0, 1_000_000),
     log_level: reader.choice("INDEXER_LOG_LEVEL", "info", LOG_LEVELS),
   });

@@ -38,7 +38,7 @@ export async function createIndexer(config: IndexerConfig, options: IndexerOptio
   const store = new EventStore(pool, config.schema, config.program_id);
   const feed = new ChangeFeed(config.database_url, config.schema, logger);
   await feed.start();
-  store.onCommit(() => feed.noteCommit());
+  store.onCommit((notices) => feed.noteCommit(notices));
   const rpc = new SolanaRpc(config.rpc_url, { calls_per_second: config.rpc_calls_per_second });
   const writer = new Writer(config, pool, rpc, store, logger, options);
   if (options.ingest !== false) writer.start();

@@ -141,7 +141,7 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
     limitsPlugin(options.limits ?? DEFAULT_LIMITS, options.subscriptions),
   ];
   // After the limits: a refused query is refused whether or not an answer is kept.
-  if (options.responseCacheMs > 0) plugins.push(responseCachePlugin(options.feed, { maxEntries: 2_000, ttlMs: options.responseCacheMs }));
+  if (options.responseCacheMs > 0) plugins.push(responseCachePlugin(options.feed, { maxEntries: 2_000, ttlMs: options.responseCacheMs, nowSecs: state.nowSecs }));
   if (options.production) plugins.push(introspectionPlugin());
   plugins.push(compiledQueriesPlugin());
   return createYoga<object, GraphQLContext>({

@@ -31,7 +31,7 @@ describe("change notices", () => {
   it("splits 2,000 execution changes into notices PostgreSQL accepts, and delivers every one at commit", async () => {
     received.length = 0;
     const changes = new ChangeSet();
-    for (let i = 0; i < 2000; i++) changes.execution({ id: `exec_${i.toString().padStart(22, "x")}`, payer: `payer${i % 7}`.padEnd(44, "p"), agent: `agent${i % 3}`.padEnd(44, "a"), removed: i % 5 === 0 });
+    for (let i = 0; i < 2000; i++) changes.execution({ id: `exec_${i.toString().padStart(22, "x")}`, payer: `payer${i % 7}`.padEnd(44, "p"), agent: `agent${i % 3}`.padEnd(44, "a"), removed: i % 5 === 0, apiKeyId: i % 2 === 0 ? `key${i % 11}` : null, creator: `creator${i % 3}`.padEnd(44, "c") });
     await writer.query("BEGIN");
     try {
       await changes.notify(writer, schema);

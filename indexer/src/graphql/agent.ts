@@ -119,7 +119,8 @@ export const agentResolvers = {
         params.push(args.creator);
         where += ` AND creator = $${params.length}`;
       }
-      const rows = (await ctx.pool.query<AgentRecord>(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
+      const db = ctx.readingEverything();
+      const rows = (await db.query<AgentRecord>(prepared(db, `SELECT * FROM ${ctx.schema}.agents WHERE ${where} ORDER BY agent LIMIT $2`, params))).rows;
       for (const row of rows) ctx.loaders.agent.prime(row.agent, row);
       return connection(rows, size, (row) => [row.agent]);
     },
@@ -129,7 +130,7 @@ export const agentResolvers = {
     agentId: (row) => row.agent_id,
     registeredAt: (row) => isoTime(row.registered_at),
     retiredAt: (row) => isoTime(row.retired_at),
-    collateral: async (row, _, ctx) => money(row.collateral_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+    collateral: async (row, _, ctx) => money(row.collateral_usdc, Number(row.max_slot), await ctx.finality()),
     status: (row, _, ctx) => agentStatus(ctx, row.agent),
     stats: (row, args) => stats(row.agent, args.window),
     uptime: (row) => WINDOWS.map((window) => stats(row.agent, window)),
@@ -137,7 +138,7 @@ export const agentResolvers = {
       if (!Number.isInteger(args.days) || args.days < 1 || args.days > MAX_DAYS) throw graphqlError("BAD_USER_INPUT", `days must be between 1 and ${MAX_DAYS}`, { argument: "days" });
       const today = Math.floor(ctx.nowSecs() / DAY_SECS) * DAY_SECS;
       const from = today - (args.days - 1) * DAY_SECS;
-      const rows = await bucketRows(ctx.pool, ctx.schema, "agent", row.agent, "day", from, today + DAY_SECS, DAILY_COLUMNS);
+      const rows = await bucketRows(ctx.reading("agent", row.agent), ctx.schema, "agent", row.agent, "day", from, today + DAY_SECS, DAILY_COLUMNS);
       const byDay = new Map(rows.map((bucket) => [Number(bucket.bucket_start), addRow(emptyFigures(), bucket)]));
       return Array.from({ length: args.days }, (_, i) => {
         const start = from + i * DAY_SECS;
@@ -177,15 +178,15 @@ export const agentResolvers = {
     latencySeconds: async (s, _, ctx) => latency((await latencyOf(s, ctx)).secs),
     spent: async (s, _, ctx) => {
       const f = await figuresOf(s, ctx);
-      return money(f.spentUsdc, f.maxSlot, await ctx.finalizedSlot());
+      return money(f.spentUsdc, f.maxSlot, await ctx.finality());
     },
     earned: async (s, _, ctx) => {
       const f = await figuresOf(s, ctx);
-      return money(f.earnedUsdc, f.maxSlot, await ctx.finalizedSlot());
+      return money(f.earnedUsdc, f.maxSlot, await ctx.finality());
     },
     fees: async (s, _, ctx) => {
       const f = await figuresOf(s, ctx);
-      return money(f.feeUsdc, f.maxSlot, await ctx.finalizedSlot());
+      return money(f.feeUsdc, f.maxSlot, await ctx.finality());
     },
     lastExecution: (s, _, ctx) => ctx.loaders.lastExecution.load(`agent\u0000${s.agent}`),
     behind: (s, args, ctx) =>

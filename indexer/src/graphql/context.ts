@@ -1,10 +1,13 @@
 // What every resolver gets: the database, the network's schema, the clock, and DataLoaders made
 // fresh for each request (so one request batches and caches, and never sees another's data).
-import { prepared, type Pool } from "@agent-market/service";
+// Every read names what it reads (answer-scope.ts): the database is reached only through
+// `reading`, `readingEverything` or `readingLive`, and the loaders name their keys' subjects.
+import { prepared, type Pool, type Queryable } from "@agent-market/service";
 import DataLoader from "dataloader";
 
 import type { ChangeFeed } from "../change-feed.js";
 import type { Dimension } from "../ingest/buckets.js";
+import { AnswerScope, subjectKindOf, type Finality, type SubjectKind } from "./answer-scope.js";
 import { readWindows, type WindowRow } from "./bucket-reads.js";
 import type { ReceiptTrees } from "./receipt-trees.js";
 import type { AgentRecord, ExecutionRecord } from "./rows.js";
@@ -37,10 +40,28 @@ export interface Loaders {
   lastExecution: DataLoader<string, ExecutionRecord | null>;
 }
 
-export interface GraphQLContext extends ServerState {
-  loaders: Loaders;
-  /** The finalized watermark: the feed's, else read once per request. */
-  finalizedSlot(): Promise<number>;
+/** A loader as resolvers use it: each key read is named in the request's scope. */
+export type ScopedLoader<V> = Pick<DataLoader<string, V>, "load" | "prime">;
+
+export interface ScopedLoaders {
+  agent: ScopedLoader<AgentRecord | null>;
+  execution: ScopedLoader<ExecutionRecord | null>;
+  windows: ScopedLoader<WindowRow | null>;
+  lastExecution: ScopedLoader<ExecutionRecord | null>;
+}
+
+export interface GraphQLContext extends Omit<ServerState, "pool"> {
+  loaders: ScopedLoaders;
+  /** What this request has read so far: the response cache keeps its answer by it. */
+  scope: AnswerScope;
+  /** The database, for a read of one subject's rows. */
+  reading(kind: SubjectKind, value: string): Queryable;
+  /** The database, for a read no notice names precisely (lists across subjects, totals). */
+  readingEverything(): Queryable;
+  /** The database, for a read of what moves without a notice (the checkpoint): never kept. */
+  readingLive(): Queryable;
+  /** The finalized watermark (the feed's, else read once per request), each comparison remembered. */
+  finality(): Promise<Finality>;
   /**
    * Forgets what this context read: a subscription's context lives across events, and each
    * event must be answered from the tables as they are after it.
@@ -65,6 +86,12 @@ export async function windowFigures(ctx: GraphQLContext, dimension: Dimension, w
 /** A window's latency histograms. */
 export async function windowLatency(ctx: GraphQLContext, dimension: Dimension, window: WindowName, subject: string): Promise<LatencyHistograms> {
   return latencyHistograms((await ctx.loaders.windows.load(`${windowKey(dimension, window, subject)}\u0000latency`)) ?? undefined);
+}
+
+/** The database, for a read of a rollup dimension's subject. */
+export function readingSubject(ctx: GraphQLContext, dimension: Dimension, subject: string): Queryable {
+  const kind = subjectKindOf(dimension);
+  return kind === null ? ctx.readingEverything() : ctx.reading(kind, subject);
 }
 
 interface WindowGroup {
@@ -142,27 +169,81 @@ function createLoaders(state: ServerState): Loaders {
   };
 }
 
+/** The subject a loader key names: `${dimension}\0…\0${subject}…` for the window and last-execution loaders. */
+function nameKey(scope: AnswerScope, dimension: Dimension, subject: string): void {
+  const kind = subjectKindOf(dimension);
+  if (kind === null) scope.readEverything();
+  else scope.read(kind, subject);
+}
+
+function scoped<V>(loader: DataLoader<string, V>, scope: () => AnswerScope, name: (scope: AnswerScope, key: string) => void): ScopedLoader<V> {
+  return {
+    load: (key) => {
+      name(scope(), key);
+      return loader.load(key);
+    },
+    prime: (key, value) => loader.prime(key, value),
+  } as ScopedLoader<V>;
+}
+
+function scopedLoaders(loaders: Loaders, scope: () => AnswerScope): ScopedLoaders {
+  return {
+    agent: scoped(loaders.agent, scope, (s, address) => s.read("agent", address)),
+    execution: scoped(loaders.execution, scope, (s, id) => s.read("execution", id)),
+    windows: scoped(loaders.windows, scope, (s, key) => {
+      const [dimension, , subject] = key.split("\u0000") as [Dimension, string, string];
+      nameKey(s, dimension, subject);
+    }),
+    lastExecution: scoped(loaders.lastExecution, scope, (s, key) => {
+      const [dimension, subject] = key.split("\u0000") as [Dimension, string];
+      nameKey(s, dimension, subject);
+    }),
+  };
+}
+
 export function createContext(state: ServerState): GraphQLContext {
   let finalized: Promise<number> | null = null;
+  let scope = new AnswerScope();
+  const { pool, ...shared } = state;
   return {
-    ...state,
-    loaders: createLoaders(state),
-    finalizedSlot() {
+    ...shared,
+    scope,
+    loaders: scopedLoaders(createLoaders(state), () => scope),
+    reading(kind, value) {
+      scope.read(kind, value);
+      return pool;
+    },
+    readingEverything() {
+      scope.readEverything();
+      return pool;
+    },
+    readingLive() {
+      scope.readLive();
+      return pool;
+    },
+    async finality() {
       const known = state.feed.finalizedSlot();
-      if (known !== null) return Promise.resolve(known);
-      finalized ??= state.pool.query(prepared(state.pool, `SELECT finalized_slot FROM ${state.schema}.checkpoint`, [])).then((result) => Number(result.rows[0]?.finalized_slot ?? 0));
-      return finalized;
+      let watermark: number;
+      if (known !== null) watermark = known;
+      else {
+        finalized ??= pool.query(prepared(pool, `SELECT finalized_slot FROM ${state.schema}.checkpoint`, [])).then((result) => Number(result.rows[0]?.finalized_slot ?? 0));
+        watermark = await finalized;
+      }
+      const judged = scope;
+      return { isFinal: (slot) => judged.judge(slot, watermark) };
     },
     // Through `this`: graphql-yoga copies the context into its own object.
     renew(this: GraphQLContext) {
       finalized = null;
-      const shared = state.sharedReads;
+      scope = new AnswerScope();
+      this.scope = scope;
+      const reads = state.sharedReads;
       const generation = state.feed.generation();
-      if (shared.loaders === null || shared.generation !== generation) {
-        shared.generation = generation;
-        shared.loaders = createLoaders(state);
+      if (reads.loaders === null || reads.generation !== generation) {
+        reads.generation = generation;
+        reads.loaders = createLoaders(state);
       }
-      this.loaders = shared.loaders;
+      this.loaders = scopedLoaders(reads.loaders, () => scope);
     },
   };
 }

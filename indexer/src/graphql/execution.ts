@@ -103,10 +103,20 @@ export async function listExecutions(ctx: GraphQLContext, filter: ExecutionFilte
     where.push(`(activity_at, id) < ($${params.length - 1}, $${params.length})`);
   }
   params.push(size + 1);
+  // Every row the filter can match has its subject: a change that adds, removes or alters one names it.
+  const db = filter.agent
+    ? ctx.reading("agent", filter.agent)
+    : filter.payer
+      ? ctx.reading("payer", filter.payer)
+      : filter.apiKeyId
+        ? ctx.reading("api_key", filter.apiKeyId)
+        : filter.creator
+          ? ctx.reading("creator", filter.creator)
+          : ctx.readingEverything();
   const rows = (
-    await ctx.pool.query<ExecutionRecord>(
+    await db.query<ExecutionRecord>(
       prepared(
-        ctx.pool,
+        db,
         `SELECT * FROM ${ctx.schema}.executions ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
          ORDER BY activity_at DESC, id DESC LIMIT $${params.length}`,
         params,
@@ -130,9 +140,9 @@ export const executionResolvers = {
     apiKeyId: (row) => row.api_key_id,
     state: (row) => upper(row.state),
     refundReason: (row) => (row.refund_reason ? REASONS[row.refund_reason] : null),
-    amount: async (row, _, ctx) => money(row.amount_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
-    creatorShare: async (row, _, ctx) => money(row.creator_share_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
-    fee: async (row, _, ctx) => money(row.fee_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+    amount: async (row, _, ctx) => money(row.amount_usdc, Number(row.max_slot), await ctx.finality()),
+    creatorShare: async (row, _, ctx) => money(row.creator_share_usdc, Number(row.max_slot), await ctx.finality()),
+    fee: async (row, _, ctx) => money(row.fee_usdc, Number(row.max_slot), await ctx.finality()),
     feeShard: (row) => row.fee_shard,
     usedIncludedCall: (row) => row.used_included_call,
     openedAt: (row) => isoTime(row.opened_at),
@@ -148,7 +158,7 @@ export const executionResolvers = {
             state: upper(row.dispute_state),
             openedAt: isoTime(row.dispute_opened_at),
             resolvedAt: isoTime(row.dispute_resolved_at),
-            slashed: money(row.slashed_usdc, Number(row.max_slot), await ctx.finalizedSlot()),
+            slashed: money(row.slashed_usdc, Number(row.max_slot), await ctx.finality()),
           }
         : null,
     commitment: (row) => upper(row.commitment),

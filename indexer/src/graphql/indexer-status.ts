@@ -29,7 +29,8 @@ interface CheckpointRow {
 export const indexerResolvers = {
   Query: {
     indexer: async (_, __, ctx) => {
-      const row = (await ctx.pool.query<CheckpointRow>(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
+      const db = ctx.readingLive();
+      const row = (await db.query<CheckpointRow>(prepared(db, `SELECT * FROM ${ctx.schema}.checkpoint`, []))).rows[0];
       return {
         network: ctx.network,
         finalizedSlot: Number(row.finalized_slot),

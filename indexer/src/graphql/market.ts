@@ -69,7 +69,8 @@ export const MARKET_TYPE_DEFS = /* GraphQL */ `
 `;
 
 async function totals(ctx: GraphQLContext, keys: string[]): Promise<Map<string, { amount: bigint; count: number; maxSlot: number }>> {
-  const rows = (await ctx.pool.query<{ key: string; amount_usdc: string; count: string; max_slot: string }>(prepared(ctx.pool, `SELECT key, amount_usdc, count, max_slot FROM ${ctx.schema}.totals WHERE key = ANY($1)`, [keys]))).rows;
+  const db = ctx.readingEverything();
+  const rows = (await db.query<{ key: string; amount_usdc: string; count: string; max_slot: string }>(prepared(db, `SELECT key, amount_usdc, count, max_slot FROM ${ctx.schema}.totals WHERE key = ANY($1)`, [keys]))).rows;
   const out = new Map(keys.map((key) => [key, { amount: 0n, count: 0, maxSlot: 0 }]));
   for (const row of rows) out.set(row.key, { amount: BigInt(row.amount_usdc), count: Number(row.count), maxSlot: Number(row.max_slot) });
   return out;
@@ -91,10 +92,11 @@ interface AllTimeSums {
 
 /** All-time sums of a dimension's buckets (day buckets: one row per active day). */
 async function allTime(ctx: GraphQLContext, dimension: string, subjects: string[]): Promise<Map<string, AllTimeSums>> {
+  const db = ctx.readingEverything();
   const rows = (
-    await ctx.pool.query<AllTimeSums>(
+    await db.query<AllTimeSums>(
       prepared(
-        ctx.pool,
+        db,
         `SELECT subject, sum(executions) AS executions, sum(spent_usdc) AS spent_usdc, sum(earned_usdc) AS earned_usdc, sum(fee_usdc) AS fee_usdc,
            sum(disputes_open) AS disputes_open, sum(disputes_upheld) AS disputes_upheld, sum(disputes_rejected) AS disputes_rejected,
            sum(slashed_usdc) AS slashed_usdc, coalesce(max(max_slot), 0) AS max_slot
@@ -112,13 +114,13 @@ const slot = (row: AllTimeSums | undefined) => Number(row?.max_slot ?? 0);
 export const marketResolvers = {
   Query: {
     market: async (_, __, ctx) => {
-      const finalized = await ctx.finalizedSlot();
+      const finality = await ctx.finality();
       const shards = Array.from({ length: FEE_SHARD_COUNT }, (_, i) => String(i));
       const [market, shardSums, sums, collateral] = await Promise.all([
         allTime(ctx, "market", ["all"]),
         allTime(ctx, "shard", shards),
         totals(ctx, ["market:swept", "market:subscriptions", "market:subscription_fees", ...shards.flatMap((i) => [`shard:${i}:swept`, `shard:${i}:subscription_fees`])]),
-        ctx.pool.query<{ collateral: string; max_slot: string }>(prepared(ctx.pool, `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
+        ctx.readingEverything().query<{ collateral: string; max_slot: string }>(prepared(ctx.readingEverything(), `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
       ]);
       const all = market.get("all");
       const swept = sums.get("market:swept")!;
@@ -126,26 +128,28 @@ export const marketResolvers = {
       const subscriptions = sums.get("market:subscriptions")!;
       return {
         executions: Number(all?.executions ?? 0),
-        spent: money(amount(all, "spent_usdc"), slot(all), finalized),
-        fees: money(amount(all, "fee_usdc") + subscriptionFees.amount, Math.max(slot(all), subscriptionFees.maxSlot), finalized),
-        swept: money(swept.amount, swept.maxSlot, finalized),
+        spent: money(amount(all, "spent_usdc"), slot(all), finality),
+        fees: money(amount(all, "fee_usdc") + subscriptionFees.amount, Math.max(slot(all), subscriptionFees.maxSlot), finality),
+        swept: money(swept.amount, swept.maxSlot, finality),
         feeShards: shards.map((index) => {
           const settled = shardSums.get(index);
           const shardSwept = sums.get(`shard:${index}:swept`)!;
           const shardSubscriptions = sums.get(`shard:${index}:subscription_fees`)!;
           const fees = amount(settled, "fee_usdc") + shardSubscriptions.amount;
           const maxSlot = Math.max(slot(settled), shardSwept.maxSlot, shardSubscriptions.maxSlot);
-          return { index: Number(index), fees: money(fees, maxSlot, finalized), swept: money(shardSwept.amount, maxSlot, finalized), unswept: signedMoney(fees - shardSwept.amount, maxSlot, finalized) };
+          return { index: Number(index), fees: money(fees, maxSlot, finality), swept: money(shardSwept.amount, maxSlot, finality), unswept: signedMoney(fees - shardSwept.amount, maxSlot, finality) };
         }),
-        collateral: money(String(collateral.rows[0].collateral), Number(collateral.rows[0].max_slot), finalized),
+        collateral: money(String(collateral.rows[0].collateral), Number(collateral.rows[0].max_slot), finality),
         disputes: { open: Number(all?.disputes_open ?? 0), upheld: Number(all?.disputes_upheld ?? 0), rejected: Number(all?.disputes_rejected ?? 0) },
-        slashed: money(amount(all, "slashed_usdc"), slot(all), finalized),
-        subscriptions: { count: subscriptions.count, amount: money(subscriptions.amount, subscriptions.maxSlot, finalized) },
+        slashed: money(amount(all, "slashed_usdc"), slot(all), finality),
+        subscriptions: { count: subscriptions.count, amount: money(subscriptions.amount, subscriptions.maxSlot, finality) },
       };
     },
     creator: async (_, args, ctx) => {
-      const finalized = await ctx.finalizedSlot();
-      const agents = (await ctx.pool.query<AgentRecord>(prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.agents WHERE creator = $1 ORDER BY agent`, [args.address]))).rows;
+      const finality = await ctx.finality();
+      // Everything: a registration's notice names the agent, not its creator.
+      const db = ctx.readingEverything();
+      const agents = (await db.query<AgentRecord>(prepared(db, `SELECT * FROM ${ctx.schema}.agents WHERE creator = $1 ORDER BY agent`, [args.address]))).rows;
       for (const row of agents) ctx.loaders.agent.prime(String(row.agent), row);
       const [sums, subscriptionSums] = await Promise.all([
         allTime(ctx, "creator", [args.address]),
@@ -162,10 +166,10 @@ export const marketResolvers = {
       const collateralSlot = agents.reduce((max, row) => Math.max(max, Number(row.max_slot)), 0);
       return {
         address: args.address,
-        earnings: money(amount(executions, "earned_usdc") + subscriptionEarned, Math.max(slot(executions), subscriptionSlot), finalized),
-        executionEarnings: money(amount(executions, "earned_usdc"), slot(executions), finalized),
-        subscriptionEarnings: money(subscriptionEarned, subscriptionSlot, finalized),
-        collateral: money(collateral, collateralSlot, finalized),
+        earnings: money(amount(executions, "earned_usdc") + subscriptionEarned, Math.max(slot(executions), subscriptionSlot), finality),
+        executionEarnings: money(amount(executions, "earned_usdc"), slot(executions), finality),
+        subscriptionEarnings: money(subscriptionEarned, subscriptionSlot, finality),
+        collateral: money(collateral, collateralSlot, finality),
         agents,
       };
     },
@@ -189,9 +193,10 @@ export const marketResolvers = {
         where.push(`(slot, signature, instruction_index) < ($${params.length - 2}, $${params.length - 1}, $${params.length})`);
       }
       params.push(size + 1);
+      const db = ctx.readingEverything();
       const rows = (
-        await ctx.pool.query<SubscriptionRecord>(
-          prepared(ctx.pool, `SELECT * FROM ${ctx.schema}.events WHERE ${where.join(" AND ")} ORDER BY slot DESC, signature DESC, instruction_index DESC LIMIT $${params.length}`, params),
+        await db.query<SubscriptionRecord>(
+          prepared(db, `SELECT * FROM ${ctx.schema}.events WHERE ${where.join(" AND ")} ORDER BY slot DESC, signature DESC, instruction_index DESC LIMIT $${params.length}`, params),
         )
       ).rows;
       return connection(rows, size, (row) => [Number(row.slot), String(row.signature), Number(row.instruction_index)]);
@@ -200,9 +205,9 @@ export const marketResolvers = {
   AgentSubscription: {
     agent: (row) => row.agent,
     payer: (row) => row.data.payer,
-    amount: async (row, _, ctx) => money(row.data.amountUsdc, Number(row.slot), await ctx.finalizedSlot()),
-    creatorShare: async (row, _, ctx) => money(row.data.creatorShareUsdc, Number(row.slot), await ctx.finalizedSlot()),
-    fee: async (row, _, ctx) => money(row.data.feeUsdc, Number(row.slot), await ctx.finalizedSlot()),
+    amount: async (row, _, ctx) => money(row.data.amountUsdc, Number(row.slot), await ctx.finality()),
+    creatorShare: async (row, _, ctx) => money(row.data.creatorShareUsdc, Number(row.slot), await ctx.finality()),
+    fee: async (row, _, ctx) => money(row.data.feeUsdc, Number(row.slot), await ctx.finality()),
     expiresAt: (row) => isoTime(row.data.expiresAt),
     includedCalls: (row) => Number(row.data.includedCallsRemaining),
     transaction: (row) => ({ signature: row.signature, slot: Number(row.slot) }),

@@ -2,6 +2,7 @@
 // decimal places, with whether every event behind the figure is finalized.
 import { formatSignedUsdc, formatUsdc } from "@agent-market/program";
 
+import type { Finality } from "./answer-scope.js";
 import { graphqlError } from "./errors.js";
 
 export interface Money {
@@ -10,8 +11,8 @@ export interface Money {
 }
 
 /** A sum of amounts, never below zero. */
-export function money(baseUnits: string | bigint, maxSlot: number, finalizedSlot: number): Money {
-  return { usdc: formatUsdc(BigInt(baseUnits)), finalized: maxSlot <= finalizedSlot };
+export function money(baseUnits: string | bigint, maxSlot: number, finality: Finality): Money {
+  return { usdc: formatUsdc(BigInt(baseUnits)), finalized: finality.isFinal(maxSlot) };
 }
 
 /**
@@ -19,8 +20,8 @@ export function money(baseUnits: string | bigint, maxSlot: number, finalizedSlot
  * fees less its sweeps, and a sweep takes the shard's whole balance, USDC sent straight to its
  * token account included.
  */
-export function signedMoney(baseUnits: bigint, maxSlot: number, finalizedSlot: number): Money {
-  return { usdc: formatSignedUsdc(baseUnits), finalized: maxSlot <= finalizedSlot };
+export function signedMoney(baseUnits: bigint, maxSlot: number, finality: Finality): Money {
+  return { usdc: formatSignedUsdc(baseUnits), finalized: finality.isFinal(maxSlot) };
 }
 
 export const MONEY_TYPE_DEFS = /* GraphQL */ `

@@ -49,6 +49,8 @@ export const receiptProofResolvers = {
     // The four are written together, by the settlement's EscrowSettledToLog.
     if (row.leaf_index === null || row.leaf_hash === null || row.log_root === null || row.receipt_leaf === null) return null;
     const leafIndex = Number(row.leaf_index);
+    // The proof leads to the root over every leaf stored now: each settlement of the agent moves it.
+    ctx.scope.read("agent", row.agent);
     const built = await ctx.receiptTrees.proof(row.agent, leafIndex).catch((err: Error) => {
       throw graphqlError("RECEIPT_LOG_INCOMPLETE", `no proof yet: ${err.message}`);
     });

@@ -10,12 +10,19 @@ export interface ExecutionChange {
   agent: string;
   /** The execution is gone: its events were on a dropped fork. */
   removed: boolean;
+  apiKeyId: string | null;
+  creator: string | null;
 }
 
+/** [id, payer, agent, removed, apiKeyId, creator] */
+export type ExecutionChangeItem = [string, string, string, boolean, string | null, string | null];
+
 export interface ChangeNotice {
-  /** [id, payer, agent, removed] */
-  executions?: [string, string, string, boolean][];
+  /** A writer before API keys and creators were named sent the first four only. */
+  executions?: (ExecutionChangeItem | [string, string, string, boolean])[];
   agents?: string[];
+  /** Creators whose figures changed besides those named by `executions` (an agent's creator became unknown). */
+  creators?: string[];
   finalizedSlot?: number;
 }
 
@@ -30,6 +37,7 @@ export function channelOf(schema: string): string {
 export class ChangeSet {
   private readonly executions = new Map<string, ExecutionChange>();
   private readonly agents = new Set<string>();
+  private readonly creators = new Set<string>();
 
   execution(change: ExecutionChange): void {
     this.executions.set(change.id, change);
@@ -40,26 +48,34 @@ export class ChangeSet {
     this.agents.add(address);
   }
 
-  get empty(): boolean {
-    return this.executions.size === 0 && this.agents.size === 0;
+  /** A creator whose figures changed though no execution of the notice names it. */
+  creator(address: string): void {
+    this.creators.add(address);
   }
 
-  /** Queues the notices on `db`'s transaction: delivered at its commit, never if it rolls back. */
-  async notify(db: Queryable, schema: string): Promise<void> {
-    if (this.empty) return;
+  get empty(): boolean {
+    return this.executions.size === 0 && this.agents.size === 0 && this.creators.size === 0;
+  }
+
+  /**
+   * Queues the notices on `db`'s transaction: delivered at its commit, never if it rolls back.
+   * Returns them, for the writing process to apply at its commit without waiting for delivery.
+   */
+  async notify(db: Queryable, schema: string): Promise<ChangeNotice[]> {
+    if (this.empty) return [];
     const notices: ChangeNotice[] = [];
-    let current: Required<Pick<ChangeNotice, "executions" | "agents">> = { executions: [], agents: [] };
+    let current: { executions: ExecutionChangeItem[]; agents: string[]; creators: string[] } = { executions: [], agents: [], creators: [] };
     let size = 0;
     const room = (bytes: number) => {
       if (size + bytes > MAX_PAYLOAD_BYTES && size > 0) {
         notices.push(current);
-        current = { executions: [], agents: [] };
+        current = { executions: [], agents: [], creators: [] };
         size = 0;
       }
       size += bytes;
     };
     for (const change of this.executions.values()) {
-      const item: [string, string, string, boolean] = [change.id, change.payer, change.agent, change.removed];
+      const item: ExecutionChangeItem = [change.id, change.payer, change.agent, change.removed, change.apiKeyId, change.creator];
       room(JSON.stringify(item).length + 1);
       current.executions.push(item);
     }
@@ -67,7 +83,12 @@ export class ChangeSet {
       room(agent.length + 3);
       current.agents.push(agent);
     }
+    for (const creator of this.creators) {
+      room(creator.length + 3);
+      current.creators.push(creator);
+    }
     notices.push(current);
     await db.query(`SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS p(payload)`, [channelOf(schema), notices.map((notice) => JSON.stringify(notice))]);
+    return notices;
   }
 }

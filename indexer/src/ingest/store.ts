@@ -7,7 +7,7 @@ import { inTransaction, type PoolClient, type Pool } from "@agent-market/service
 
 import { agentFromEvents, AGENT_EVENTS, type AgentRow } from "./agent-view.js";
 import { BucketDeltas } from "./buckets.js";
-import { ChangeSet, channelOf } from "./change-notice.js";
+import { ChangeSet, channelOf, type ChangeNotice } from "./change-notice.js";
 import type { Commitment, DecodedTransaction } from "./event-row.js";
 import { executionFromEvents, type EventRecord, type ExecutionRow } from "./execution-view.js";
 import { feeShardIndexes, TotalDeltas } from "./totals.js";
@@ -56,7 +56,9 @@ class Serial {
 
 export class EventStore {
   private readonly serial = new Serial();
-  private readonly commitListeners = new Set<() => void>();
+  private readonly commitListeners = new Set<(notices: readonly ChangeNotice[]) => void>();
+  /** The notices the write under way has queued: delivered to other processes at its commit. */
+  private pendingNotices: ChangeNotice[] = [];
   private readonly shardIndexes: ReadonlyMap<string, number>;
 
   /** `programId`: the program whose events this schema holds, the network's configured id. */
@@ -72,7 +74,7 @@ export class EventStore {
    * `listener` runs after each write this store commits: a server in the same process learns of
    * it at once, before the change feed's notice comes back from PostgreSQL.
    */
-  onCommit(listener: () => void): () => void {
+  onCommit(listener: (notices: readonly ChangeNotice[]) => void): () => void {
     this.commitListeners.add(listener);
     return () => this.commitListeners.delete(listener);
   }
@@ -90,9 +92,16 @@ export class EventStore {
 
   /** Writes one at a time, in order, and tells the commit listeners after each. */
   private write<T>(work: () => Promise<T>): Promise<T> {
-    return this.serial.run(work).then((result) => {
-      for (const listener of this.commitListeners) listener();
-      return result;
+    return this.serial.run(async () => {
+      this.pendingNotices = [];
+      try {
+        const result = await work();
+        const notices = this.pendingNotices;
+        for (const listener of this.commitListeners) listener(notices);
+        return result;
+      } finally {
+        this.pendingNotices = [];
+      }
     });
   }
 
@@ -162,7 +171,7 @@ export class EventStore {
           events.filter((event) => AGENT_EVENTS.includes(event.name) && event.agent !== null).map((event) => event.agent!),
           changes,
         );
-        await changes.notify(client, s);
+        this.pendingNotices.push(...(await changes.notify(client, s)));
       }
       stored = { transactions: fresh.size, events: events.length };
     }
@@ -200,7 +209,7 @@ export class EventStore {
           events.filter((event) => AGENT_EVENTS.includes(event.name) && event.agent !== null).map((event) => event.agent!),
           changes,
         );
-        await changes.notify(client, s);
+        this.pendingNotices.push(...(await changes.notify(client, s)));
         return deleted.rowCount ?? 0;
       }),
     );
@@ -219,10 +228,10 @@ export class EventStore {
         );
         const ids = [...new Set(touched.rows.map((row) => row.execution_id).filter((id): id is string => id !== null))];
         const agents = [...new Set(touched.rows.map((row) => row.agent).filter((agent): agent is string => agent !== null))];
-        const executions = await client.query<{ id: string; payer: string; agent: string }>(
+        const executions = await client.query<{ id: string; payer: string; agent: string; api_key_id: string | null; creator: string | null }>(
           `UPDATE ${s}.executions e SET commitment = 'finalized' WHERE id = ANY($1)
            AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.execution_id = e.id AND v.commitment = 'confirmed')
-           RETURNING id, payer, agent`,
+           RETURNING id, payer, agent, api_key_id, creator`,
           [ids],
         );
         const promotedAgents = await client.query<{ agent: string }>(
@@ -232,9 +241,9 @@ export class EventStore {
           [agents],
         );
         const changes = new ChangeSet();
-        for (const row of executions.rows) changes.execution({ ...row, removed: false });
+        for (const row of executions.rows) changes.execution({ id: row.id, payer: row.payer, agent: row.agent, removed: false, apiKeyId: row.api_key_id, creator: row.creator });
         for (const row of promotedAgents.rows) changes.agent(row.agent);
-        await changes.notify(client, s);
+        this.pendingNotices.push(...(await changes.notify(client, s)));
       }),
     );
   }
@@ -246,11 +255,12 @@ export class EventStore {
   setFinalizedSlot(slot: number): Promise<void> {
     return this.write(async () => {
       // Servers are told of a move (they keep the watermark in memory), not of every check.
-      await this.pool.query(
+      const moved = await this.pool.query(
         `WITH moved AS (UPDATE ${this.schema}.checkpoint SET finalized_slot = $1 WHERE finalized_slot <> $1 RETURNING finalized_slot)
          SELECT pg_notify($2, json_build_object('finalizedSlot', finalized_slot)::text) FROM moved`,
         [slot, channelOf(this.schema)],
       );
+      if ((moved.rowCount ?? 0) > 0) this.pendingNotices.push({ finalizedSlot: slot });
     });
   }
 
@@ -343,8 +353,9 @@ export class EventStore {
       const before = old.get(id) ?? null;
       const after = executionFromEvents(id, byId.get(id) ?? [], creatorOf);
       if (before && after && sameRow(before, after)) continue;
-      if (after) changes.execution({ id, payer: after.payer, agent: after.agent, removed: false });
-      else if (before) changes.execution({ id, payer: before.payer, agent: before.agent, removed: true });
+      if (after) changes.execution({ id, payer: after.payer, agent: after.agent, removed: false, apiKeyId: after.api_key_id, creator: after.creator });
+      else if (before) changes.execution({ id, payer: before.payer, agent: before.agent, removed: true, apiKeyId: before.api_key_id, creator: before.creator });
+      if (before?.creator && after && before.creator !== after.creator) changes.creator(before.creator);
       if (before) deltas.add(before, -1);
       if (after) {
         deltas.add(after, 1);

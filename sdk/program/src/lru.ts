@@ -37,6 +37,11 @@ export class LruMap<K, V> {
     this.entries.delete(key);
   }
 
+  /** Every entry, least recently used first; deleting the one visited is allowed. */
+  [Symbol.iterator](): IterableIterator<[K, V]> {
+    return this.entries.entries();
+  }
+
   /** The cached value of `key`, computed by `make` and cached on a miss. */
   getOrSet(key: K, make: () => V): V {
     let value = this.get(key);
