@@ -9,6 +9,8 @@ import pg from "pg";
 import { channelOf, type ChangeNotice, type ExecutionChange } from "./ingest/change-notice.js";
 
 const RECONNECT_MS = 1_000;
+/** Notices of this process's commits awaited back from PostgreSQL, at most (a lost connection forgets them all). */
+const MAX_AWAITED_ECHOES = 10_000;
 /** How the listening connection shows in pg_stat_activity. */
 export const CHANGE_FEED_APPLICATION = "agent-market-indexer-changes";
 
@@ -20,6 +22,8 @@ export class ChangeFeed {
   private reconnect: NodeJS.Timeout | null = null;
   private readonly executionListeners = new Set<(change: ExecutionChange) => void>();
   private readonly noticeListeners = new Set<(notice: ChangeNotice | null) => void>();
+  /** This process's own notices, already told at their commit, by their text: each comes back once. */
+  private readonly awaitedEchoes = new Map<string, number>();
   private readonly agentListeners = new Map<string, Set<() => void>>();
 
   constructor(
@@ -46,6 +50,7 @@ export class ChangeFeed {
       this.client = client;
       this.watermark = Number(row?.finalized_slot ?? 0);
       this.changes += 1;
+      this.awaitedEchoes.clear();
       // What was missed while not listening is unknown.
       for (const listener of this.noticeListeners) listener(null);
       for (const listeners of this.agentListeners.values()) for (const listener of listeners) listener();
@@ -70,6 +75,11 @@ export class ChangeFeed {
    */
   noteCommit(notices: readonly ChangeNotice[]): void {
     this.changes += 1;
+    for (const notice of notices) {
+      if (this.awaitedEchoes.size >= MAX_AWAITED_ECHOES) this.awaitedEchoes.clear();
+      const text = JSON.stringify(notice);
+      this.awaitedEchoes.set(text, (this.awaitedEchoes.get(text) ?? 0) + 1);
+    }
     // A commit without notices moved the checkpoint only: answers that read everything are told.
     for (const notice of notices.length > 0 ? notices : [{}]) for (const listener of this.noticeListeners) listener(notice);
   }
@@ -119,7 +129,13 @@ export class ChangeFeed {
     }
     if (notice.finalizedSlot !== undefined) this.watermark = notice.finalizedSlot;
     this.changes += 1;
-    for (const listener of this.noticeListeners) listener(notice);
+    // A notice of this process's own commit was told at the commit; telling it again would only
+    // make the answers computed since then computed once more.
+    const text = JSON.stringify(notice);
+    const awaited = this.awaitedEchoes.get(text);
+    if (awaited === undefined) for (const listener of this.noticeListeners) listener(notice);
+    else if (awaited > 1) this.awaitedEchoes.set(text, awaited - 1);
+    else this.awaitedEchoes.delete(text);
     for (const item of notice.executions ?? []) {
       const [id, payer, agent, removed] = item;
       const change: ExecutionChange = { id, payer, agent, removed, apiKeyId: item[4] ?? null, creator: item[5] ?? null };

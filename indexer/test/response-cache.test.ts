@@ -162,6 +162,31 @@ describe("response cache", function () {
     }
   });
 
+  it("computes a query that many ask at once a single time", async () => {
+    const indexer = await quietIndexer(env!, { response_cache_ms: 60_000, schema: "indexer_cache_together" });
+    try {
+      await waitFor("the feed listening", async () => indexer.feed.finalizedSlot() !== null);
+      const run = await activity(env!.market, { settled: 1, refunded: 0, open: 0 });
+      await indexer.store.ingest((await Promise.all(run.signatures.map((s) => rawTransaction(env!.market, s)))).map(decodeTransaction), "confirmed");
+      const vars = { a: run.agent.address.toBase58() };
+      const anotherCall = async () => {
+        const escrow = await env!.market.openEscrow(run.agent, run.payer);
+        await indexer.store.ingest([decodeTransaction(await rawTransaction(env!.market, escrow.signature))], "confirmed");
+      };
+      await query(indexer, AGENT, vars);
+      await anotherCall();
+      const once = await statementsDuring(indexer, () => query(indexer, AGENT, vars));
+      assert.ok(once > 0);
+      await anotherCall();
+      let answers: any[] = [];
+      const together = await statementsDuring(indexer, async () => (answers = await Promise.all(Array.from({ length: 20 }, () => query(indexer, AGENT, vars)))));
+      assert.equal(together, once);
+      for (const answer of answers) assert.deepEqual(answer, answers[0]);
+    } finally {
+      await indexer.close();
+    }
+  });
+
   it("drops at a move of the watermark only the answers whose finalized flags it changes", async () => {
     const indexer = await quietIndexer(env!, { response_cache_ms: 60_000, schema: "indexer_cache_watermark" });
     try {

@@ -36,7 +36,8 @@ interface Entry {
   generation: number;
   expiresAtMs: number;
   hourEndSecs: number;
-  answer: Promise<ExecutionResult>;
+  /** The answer, once computed; null if it may not be served again. */
+  answer: Promise<ExecutionResult | null>;
   /** What the answer read; null while it is computed. */
   scope: AnswerScope | null;
 }
@@ -83,17 +84,29 @@ export function responseCachePlugin(feed: ChangeFeed, options: ResponseCacheOpti
     return recent.some((notice) => notice.generation > entry.generation && scope.touchedBy(notice.changed));
   };
 
-  const fresh = (entry: Entry, watermark: number): boolean => {
-    if (entry.scope === null) return feed.generation() === entry.generation;
-    return now() < entry.expiresAtMs && options.nowSecs() < entry.hourEndSecs && entry.scope.holdsAt(watermark);
+  const fresh = (entry: Entry): boolean => {
+    const watermark = feed.finalizedSlot();
+    return entry.scope !== null && watermark !== null && now() < entry.expiresAtMs && options.nowSecs() < entry.hourEndSecs && entry.scope.holdsAt(watermark);
+  };
+
+  /**
+   * The answer of `entry` if it may be served: a computed one if fresh; one being computed once
+   * it is, if no notice that arrived meanwhile touched what it read (waiting for it is what keeps
+   * a hot subject computed once however many ask, even while notices about others arrive).
+   */
+  const served = async (entry: Entry): Promise<ExecutionResult | null> => {
+    if (entry.scope !== null) return fresh(entry) ? entry.answer : null;
+    let timer: NodeJS.Timeout | undefined;
+    const answer = await Promise.race([entry.answer, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), WAIT_MS)))]);
+    clearTimeout(timer);
+    return answer !== null && fresh(entry) ? answer : null;
   };
 
   return {
     async onExecute({ args, setResultAndStopExecution }) {
       if (operationOf(args.document, args.operationName)?.operation !== "query") return;
       // Not listening: a commit could go unnoticed, so nothing is served from memory.
-      const watermark = feed.finalizedSlot();
-      if (watermark === null) return;
+      if (feed.finalizedSlot() === null) return;
       let documentId = documentIds.get(args.document);
       if (documentId === undefined) {
         documentId = nextDocumentId++;
@@ -101,17 +114,15 @@ export function responseCachePlugin(feed: ChangeFeed, options: ResponseCacheOpti
       }
       const key = `${documentId}\u0000${args.operationName ?? ""}\u0000${JSON.stringify(args.variableValues ?? {})}`;
       const cached = entries.get(key);
-      if (cached && fresh(cached, watermark)) {
-        let timer: NodeJS.Timeout | undefined;
-        const answer = await Promise.race([cached.answer, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), WAIT_MS)))]);
-        clearTimeout(timer);
+      if (cached) {
+        const answer = await served(cached);
         if (answer !== null) {
           setResultAndStopExecution(answer);
           return;
         }
       }
-      let settle!: (result: ExecutionResult) => void;
-      const answer = new Promise<ExecutionResult>((resolve) => (settle = resolve));
+      let settle!: (result: ExecutionResult | null) => void;
+      const answer = new Promise<ExecutionResult | null>((resolve) => (settle = resolve));
       const nowSecs = options.nowSecs();
       const entry: Entry = {
         generation: feed.generation(),
@@ -124,16 +135,12 @@ export function responseCachePlugin(feed: ChangeFeed, options: ResponseCacheOpti
       const scope = (args.contextValue as unknown as GraphQLContext).scope;
       return {
         onExecuteDone({ result }) {
-          if (Symbol.asyncIterator in Object(result)) {
-            entries.delete(key);
-            return;
-          }
           const single = result as ExecutionResult;
-          settle(single);
-          if (entries.get(key) !== entry) return;
           // An error is not kept: the next request tries again.
-          if (single.errors?.length || !scope.keepable || touchedWhileComputed(entry, scope)) entries.delete(key);
-          else entry.scope = scope;
+          const keep = !(Symbol.asyncIterator in Object(result)) && !single.errors?.length && scope.keepable && !touchedWhileComputed(entry, scope);
+          if (keep) entry.scope = scope;
+          else if (entries.get(key) === entry) entries.delete(key);
+          settle(keep ? single : null);
         },
       };
     },
