@@ -5,6 +5,7 @@
 //! verification, blockhashes, fees, the SPL Token and Associated Token programs, the Ed25519
 //! precompile — is the real runtime.
 
+pub mod base58;
 pub mod chain;
 pub mod dev;
 pub mod genesis;

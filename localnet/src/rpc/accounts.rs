@@ -62,7 +62,7 @@ pub(super) fn encode_account(ledger: &Ledger, account: &Account, options: &Accou
         Encoding::JsonParsed if options.data_slice.is_none() => {
             parse_token_account(ledger, account).unwrap_or_else(|| json!([BASE64.encode(data), "base64"]))
         }
-        Encoding::Base58 => json!(bs58::encode(data).into_string()),
+        Encoding::Base58 => json!(crate::base58::encode(data)),
         _ => json!([BASE64.encode(data), "base64"]),
     };
     json!({

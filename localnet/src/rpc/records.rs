@@ -6,6 +6,7 @@ use {
         MAX_SIGNATURES_FOR_ADDRESS, MAX_SIGNATURE_STATUSES,
     },
     crate::{
+        base58,
         history::TransactionSummary,
         ledger::{Commitment, Ledger, TokenBalance, TransactionRecord},
     },
@@ -68,7 +69,7 @@ fn encode_instruction(instruction: &CompiledInstruction, stack_height: Option<u3
     json!({
         "programIdIndex": instruction.program_id_index,
         "accounts": instruction.accounts,
-        "data": bs58::encode(&instruction.data).into_string(),
+        "data": base58::encode(&instruction.data),
         "stackHeight": stack_height,
     })
 }
@@ -76,13 +77,13 @@ fn encode_instruction(instruction: &CompiledInstruction, stack_height: Option<u3
 fn encode_message(message: &VersionedMessage) -> Value {
     let header = message.header();
     let mut encoded = json!({
-        "accountKeys": message.static_account_keys().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "accountKeys": message.static_account_keys().iter().map(|key| base58::encode(key.as_ref())).collect::<Vec<_>>(),
         "header": {
             "numRequiredSignatures": header.num_required_signatures,
             "numReadonlySignedAccounts": header.num_readonly_signed_accounts,
             "numReadonlyUnsignedAccounts": header.num_readonly_unsigned_accounts,
         },
-        "recentBlockhash": message.recent_blockhash().to_string(),
+        "recentBlockhash": base58::encode(message.recent_blockhash().as_ref()),
         "instructions": message.instructions().iter().map(|instruction| encode_instruction(instruction, Some(1))).collect::<Vec<_>>(),
     });
     if let VersionedMessage::V0(message) = message {
@@ -90,7 +91,7 @@ fn encode_message(message: &VersionedMessage) -> Value {
             .address_table_lookups
             .iter()
             .map(|lookup| json!({
-                "accountKey": lookup.account_key.to_string(),
+                "accountKey": base58::encode(lookup.account_key.as_ref()),
                 "writableIndexes": lookup.writable_indexes,
                 "readonlyIndexes": lookup.readonly_indexes,
             }))
@@ -104,9 +105,9 @@ fn encode_token_balances(balances: &[TokenBalance]) -> Value {
         .iter()
         .map(|balance| json!({
             "accountIndex": balance.account_index,
-            "mint": balance.mint.to_string(),
-            "owner": balance.owner.to_string(),
-            "programId": spl_token::ID.to_string(),
+            "mint": base58::encode(balance.mint.as_ref()),
+            "owner": base58::encode(balance.owner.as_ref()),
+            "programId": base58::encode(spl_token::ID.as_ref()),
             "uiTokenAmount": ui_token_amount(balance.amount, balance.decimals),
         }))
         .collect::<Vec<_>>())
@@ -120,7 +121,7 @@ fn encode_transaction_record(record: &TransactionRecord, base64: bool) -> Value 
         ])
     } else {
         json!({
-            "signatures": record.transaction.signatures.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "signatures": record.transaction.signatures.iter().map(|signature| base58::encode(signature.as_ref())).collect::<Vec<_>>(),
             "message": encode_message(&record.transaction.message),
         })
     };
@@ -239,7 +240,7 @@ pub(super) fn get_signatures_for_address(ledger: &Ledger, params: &Params) -> Rp
         .filter(|record| visible_at(ledger, record, commitment))
         .map(|record| {
             json!({
-                "signature": record.signature.to_string(),
+                "signature": base58::encode(record.signature.as_ref()),
                 "slot": record.slot,
                 "err": record.err.as_deref().map(transaction_error),
                 "memo": null,
