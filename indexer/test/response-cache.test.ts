@@ -58,6 +58,16 @@ describe("response cache", function () {
   });
   after(() => stopEnv(env));
 
+  /** An indexer of a schema of its own, answers kept up to a minute, once its change feed listens. */
+  const cachingIndexer = async (schema: string) => {
+    const indexer = await quietIndexer(env!, { response_cache_ms: 60_000, schema });
+    await waitFor("the feed listening", async () => indexer.feed.finalizedSlot() !== null);
+    return indexer;
+  };
+  /** Stores the transactions of `signatures`, as read from the chain at confirmed. */
+  const ingest = async (indexer: Indexer, signatures: string[]) =>
+    indexer.store.ingest((await Promise.all(signatures.map((s) => rawTransaction(env!.market, s)))).map(decodeTransaction), "confirmed");
+
   it("answers a repeated query from memory, and a commit of this process is visible to the next query", async () => {
     const indexer = await quietIndexer(env!, { response_cache_ms: 60_000 });
     try {
@@ -113,13 +123,13 @@ describe("response cache", function () {
       }
     }
   });
+
   it("keeps an answer across commits about other subjects, and drops it at a commit about its own", async () => {
-    const indexer = await quietIndexer(env!, { response_cache_ms: 60_000, schema: "indexer_cache_subjects" });
+    const indexer = await cachingIndexer("indexer_cache_subjects");
     try {
-      await waitFor("the feed listening", async () => indexer.feed.finalizedSlot() !== null);
       const a = await activity(env!.market, { settled: 1, refunded: 0, open: 0 });
       const b = await activity(env!.market, { settled: 0, refunded: 0, open: 1 });
-      await indexer.store.ingest((await Promise.all([...a.signatures, ...b.signatures].map((s) => rawTransaction(env!.market, s)))).map(decodeTransaction), "confirmed");
+      await ingest(indexer, [...a.signatures, ...b.signatures]);
       await quiet(indexer);
       const aVars = { a: a.agent.address.toBase58() };
       const payerVars = { p: a.payer.wallet.publicKey.toBase58() };
@@ -131,7 +141,7 @@ describe("response cache", function () {
       assert.equal(agentBefore.agent.stats.executions, 1);
 
       // B's escrow settles: nothing A, A's payer or A's execution read changed.
-      await indexer.store.ingest([decodeTransaction(await rawTransaction(env!.market, await env!.market.settle(b.open[0]!, b.agent)))], "confirmed");
+      await ingest(indexer, [await env!.market.settle(b.open[0]!, b.agent)]);
       await quiet(indexer);
       assert.equal(await statementsDuring(indexer, () => query(indexer, AGENT, aVars)), 0, "agent A kept");
       assert.equal(await statementsDuring(indexer, () => query(indexer, PAYER, payerVars)), 0, "A's payer kept");
@@ -139,8 +149,7 @@ describe("response cache", function () {
       assert.equal(await statementsDuring(indexer, () => query(indexer, AGENT_USAGE, aVars)), 0, "A's usage kept");
 
       // A second call of agent A by A's payer: each of the three read something it changed.
-      const escrow = await env!.market.openEscrow(a.agent, a.payer);
-      await indexer.store.ingest([decodeTransaction(await rawTransaction(env!.market, escrow.signature))], "confirmed");
+      await ingest(indexer, [(await env!.market.openEscrow(a.agent, a.payer)).signature]);
       const agentAfter = await query(indexer, AGENT, aVars);
       assert.equal(agentAfter.agent.stats.executions, agentBefore.agent.stats.executions + 1);
       const payerAfter = await query(indexer, PAYER, payerVars);
@@ -155,7 +164,7 @@ describe("response cache", function () {
       const retiredVars = { id: formatExecutionId(b.open[0]!.executionId) };
       assert.equal((await query(indexer, EXECUTION_AGENT_RECORD, retiredVars)).execution.agentDetails.retiredAt, null);
       const retire = await env!.market.send([retireAgentInstruction({ programId: env!.market.programId, creator: b.agent.creator.wallet.publicKey, agent: b.agent.address })], [b.agent.creator.wallet]);
-      await indexer.store.ingest([decodeTransaction(await rawTransaction(env!.market, retire))], "confirmed");
+      await ingest(indexer, [retire]);
       assert.notEqual((await query(indexer, EXECUTION_AGENT_RECORD, retiredVars)).execution.agentDetails.retiredAt, null);
     } finally {
       await indexer.close();
@@ -163,16 +172,12 @@ describe("response cache", function () {
   });
 
   it("computes a query that many ask at once a single time", async () => {
-    const indexer = await quietIndexer(env!, { response_cache_ms: 60_000, schema: "indexer_cache_together" });
+    const indexer = await cachingIndexer("indexer_cache_together");
     try {
-      await waitFor("the feed listening", async () => indexer.feed.finalizedSlot() !== null);
       const run = await activity(env!.market, { settled: 1, refunded: 0, open: 0 });
-      await indexer.store.ingest((await Promise.all(run.signatures.map((s) => rawTransaction(env!.market, s)))).map(decodeTransaction), "confirmed");
+      await ingest(indexer, run.signatures);
       const vars = { a: run.agent.address.toBase58() };
-      const anotherCall = async () => {
-        const escrow = await env!.market.openEscrow(run.agent, run.payer);
-        await indexer.store.ingest([decodeTransaction(await rawTransaction(env!.market, escrow.signature))], "confirmed");
-      };
+      const anotherCall = async () => ingest(indexer, [(await env!.market.openEscrow(run.agent, run.payer)).signature]);
       await query(indexer, AGENT, vars);
       await anotherCall();
       const once = await statementsDuring(indexer, () => query(indexer, AGENT, vars));
@@ -188,9 +193,8 @@ describe("response cache", function () {
   });
 
   it("drops at a move of the watermark only the answers whose finalized flags it changes", async () => {
-    const indexer = await quietIndexer(env!, { response_cache_ms: 60_000, schema: "indexer_cache_watermark" });
+    const indexer = await cachingIndexer("indexer_cache_watermark");
     try {
-      await waitFor("the feed listening", async () => indexer.feed.finalizedSlot() !== null);
       const run = await activity(env!.market, { settled: 1, refunded: 0, open: 0 });
       const raws = await Promise.all(run.signatures.map((s) => rawTransaction(env!.market, s)));
       await indexer.store.ingest(raws.map(decodeTransaction), "confirmed");
