@@ -9,7 +9,10 @@ import pg from "pg";
 import { channelOf, type ChangeNotice, type ExecutionChange } from "./ingest/change-notice.js";
 
 const RECONNECT_MS = 1_000;
-/** Notices of this process's commits awaited back from PostgreSQL, at most (a lost connection forgets them all). */
+/**
+ * Notices of this process's commits awaited back from PostgreSQL, at most. One that came back
+ * before its commit was told here stays awaited: its id is unique, so it only takes room.
+ */
 const MAX_AWAITED_ECHOES = 10_000;
 /** How the listening connection shows in pg_stat_activity. */
 export const CHANGE_FEED_APPLICATION = "agent-market-indexer-changes";
@@ -22,8 +25,8 @@ export class ChangeFeed {
   private reconnect: NodeJS.Timeout | null = null;
   private readonly executionListeners = new Set<(change: ExecutionChange) => void>();
   private readonly noticeListeners = new Set<(notice: ChangeNotice | null) => void>();
-  /** This process's own notices, already told at their commit, by their text: each comes back once. */
-  private readonly awaitedEchoes = new Map<string, number>();
+  /** The ids of this process's own notices, already told at their commit: each comes back once. */
+  private readonly awaitedEchoes = new Set<string>();
   private readonly agentListeners = new Map<string, Set<() => void>>();
 
   constructor(
@@ -76,9 +79,9 @@ export class ChangeFeed {
   noteCommit(notices: readonly ChangeNotice[]): void {
     this.changes += 1;
     for (const notice of notices) {
+      if (notice.id === undefined) continue;
       if (this.awaitedEchoes.size >= MAX_AWAITED_ECHOES) this.awaitedEchoes.clear();
-      const text = JSON.stringify(notice);
-      this.awaitedEchoes.set(text, (this.awaitedEchoes.get(text) ?? 0) + 1);
+      this.awaitedEchoes.add(notice.id);
     }
     // A commit without notices moved the checkpoint only: answers that read everything are told.
     for (const notice of notices.length > 0 ? notices : [{}]) for (const listener of this.noticeListeners) listener(notice);
@@ -131,11 +134,8 @@ export class ChangeFeed {
     this.changes += 1;
     // A notice of this process's own commit was told at the commit; telling it again would only
     // make the answers computed since then computed once more.
-    const text = JSON.stringify(notice);
-    const awaited = this.awaitedEchoes.get(text);
-    if (awaited === undefined) for (const listener of this.noticeListeners) listener(notice);
-    else if (awaited > 1) this.awaitedEchoes.set(text, awaited - 1);
-    else this.awaitedEchoes.delete(text);
+    const echo = notice.id !== undefined && this.awaitedEchoes.delete(notice.id);
+    if (!echo) for (const listener of this.noticeListeners) listener(notice);
     for (const item of notice.executions ?? []) {
       const [id, payer, agent, removed] = item;
       const change: ExecutionChange = { id, payer, agent, removed, apiKeyId: item[4] ?? null, creator: item[5] ?? null };

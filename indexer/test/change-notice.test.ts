@@ -1,5 +1,6 @@
 // Change notices over PostgreSQL: a large set of changes is split under the payload limit and
-// arrives whole, and nothing arrives from a transaction that rolls back.
+// arrives whole, each notice with its own id, and nothing arrives from a transaction that rolls
+// back.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 
@@ -16,6 +17,8 @@ describe("change notices", () => {
   // this file's statements, not end the whole mocha process.
   for (const client of [listener, writer]) client.on("error", () => {});
   const received: string[] = [];
+  let sent = 0;
+  const nextId = () => `test:${++sent}`;
 
   before(async () => {
     await Promise.all([listener.connect(), writer.connect()]);
@@ -32,9 +35,10 @@ describe("change notices", () => {
     received.length = 0;
     const changes = new ChangeSet();
     for (let i = 0; i < 2000; i++) changes.execution({ id: `exec_${i.toString().padStart(22, "x")}`, payer: `payer${i % 7}`.padEnd(44, "p"), agent: `agent${i % 3}`.padEnd(44, "a"), removed: i % 5 === 0, apiKeyId: i % 2 === 0 ? `key${i % 11}` : null, creator: `creator${i % 3}`.padEnd(44, "c") });
+    let told: ChangeNotice[] = [];
     await writer.query("BEGIN");
     try {
-      await changes.notify(writer, schema);
+      told = await changes.notify(writer, schema, nextId);
       await quiet();
       assert.equal(received.length, 0, "nothing before the commit");
       await writer.query("COMMIT");
@@ -51,6 +55,10 @@ describe("change notices", () => {
     assert.equal(new Set(executions.map(([id]) => id)).size, 2000);
     assert.equal(executions.filter(([, , , removed]) => removed).length, 400);
     assert.deepEqual(new Set(notices.flatMap((notice) => notice.agents ?? [])), new Set([0, 1, 2].map((i) => `agent${i}`.padEnd(44, "a"))));
+    // Each carries its API key and creator, and the id the writer told its own process.
+    assert.ok(executions.every((item) => item.length === 6));
+    assert.deepEqual(notices.map((notice) => notice.id), told.map((notice) => notice.id));
+    assert.equal(new Set(notices.map((notice) => notice.id)).size, notices.length);
   });
 
   it("sends nothing for a transaction that rolls back, or for no change", async () => {
@@ -58,9 +66,9 @@ describe("change notices", () => {
     const changes = new ChangeSet();
     changes.agent("agent-rolled-back");
     await writer.query("BEGIN");
-    await changes.notify(writer, schema);
+    await changes.notify(writer, schema, nextId);
     await writer.query("ROLLBACK");
-    await new ChangeSet().notify(writer, schema);
+    await new ChangeSet().notify(writer, schema, nextId);
     await quiet();
     assert.deepEqual(received, []);
   });

@@ -10,7 +10,8 @@
 //   - the hour it was computed in has not ended, and it is younger than `ttlMs`;
 //   - it carried no error and read nothing that moves without a notice (the checkpoint).
 // Requests for the same query and variables that arrive while it is being computed wait for that
-// one answer instead of computing it again. Subscriptions are never cached.
+// one answer instead of computing it again, unless a notice that arrived meanwhile touched what it
+// read. Subscriptions are never cached.
 import { LruMap } from "@agent-market/program";
 import { Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from "graphql";
 import type { Plugin } from "graphql-yoga";

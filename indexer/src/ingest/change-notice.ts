@@ -24,6 +24,8 @@ export interface ChangeNotice {
   /** Creators whose figures changed besides those named by `executions` (an agent's creator became unknown). */
   creators?: string[];
   finalizedSlot?: number;
+  /** Unique, set by the writing process: it knows its own notices when they come back. */
+  id?: string;
 }
 
 /** PostgreSQL refuses a payload of 8,000 bytes or more; a larger notice goes as several. */
@@ -61,7 +63,7 @@ export class ChangeSet {
    * Queues the notices on `db`'s transaction: delivered at its commit, never if it rolls back.
    * Returns them, for the writing process to apply at its commit without waiting for delivery.
    */
-  async notify(db: Queryable, schema: string): Promise<ChangeNotice[]> {
+  async notify(db: Queryable, schema: string, nextId: () => string): Promise<ChangeNotice[]> {
     if (this.empty) return [];
     const notices: ChangeNotice[] = [];
     let current: { executions: ExecutionChangeItem[]; agents: string[]; creators: string[] } = { executions: [], agents: [], creators: [] };
@@ -88,6 +90,7 @@ export class ChangeSet {
       current.creators.push(creator);
     }
     notices.push(current);
+    for (const notice of notices) (notice as ChangeNotice).id = nextId();
     await db.query(`SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS p(payload)`, [channelOf(schema), notices.map((notice) => JSON.stringify(notice))]);
     return notices;
   }

@@ -2,6 +2,8 @@
 // decoded transactions to `ingest`, which stores each event once, keyed by (signature,
 // instruction index, inner index), and brings the views up to date in the same database
 // transaction. `drop` and `promote` are the finality task's side of the same tables.
+import { randomUUID } from "node:crypto";
+
 import type { PublicKey } from "@solana/web3.js";
 import { inTransaction, type PoolClient, type Pool } from "@agent-market/service";
 
@@ -59,6 +61,9 @@ export class EventStore {
   private readonly commitListeners = new Set<(notices: readonly ChangeNotice[]) => void>();
   /** The notices the write under way has queued: delivered to other processes at its commit. */
   private pendingNotices: ChangeNotice[] = [];
+  private readonly noticeTag = randomUUID();
+  private noticesSent = 0;
+  private readonly nextNoticeId = () => `${this.noticeTag}:${++this.noticesSent}`;
   private readonly shardIndexes: ReadonlyMap<string, number>;
 
   /** `programId`: the program whose events this schema holds, the network's configured id. */
@@ -171,7 +176,7 @@ export class EventStore {
           events.filter((event) => AGENT_EVENTS.includes(event.name) && event.agent !== null).map((event) => event.agent!),
           changes,
         );
-        this.pendingNotices.push(...(await changes.notify(client, s)));
+        this.pendingNotices.push(...(await changes.notify(client, s, this.nextNoticeId)));
       }
       stored = { transactions: fresh.size, events: events.length };
     }
@@ -209,7 +214,7 @@ export class EventStore {
           events.filter((event) => AGENT_EVENTS.includes(event.name) && event.agent !== null).map((event) => event.agent!),
           changes,
         );
-        this.pendingNotices.push(...(await changes.notify(client, s)));
+        this.pendingNotices.push(...(await changes.notify(client, s, this.nextNoticeId)));
         return deleted.rowCount ?? 0;
       }),
     );
@@ -243,7 +248,7 @@ export class EventStore {
         const changes = new ChangeSet();
         for (const row of executions.rows) changes.execution({ id: row.id, payer: row.payer, agent: row.agent, removed: false, apiKeyId: row.api_key_id, creator: row.creator });
         for (const row of promotedAgents.rows) changes.agent(row.agent);
-        this.pendingNotices.push(...(await changes.notify(client, s)));
+        this.pendingNotices.push(...(await changes.notify(client, s, this.nextNoticeId)));
       }),
     );
   }
@@ -255,12 +260,13 @@ export class EventStore {
   setFinalizedSlot(slot: number): Promise<void> {
     return this.write(async () => {
       // Servers are told of a move (they keep the watermark in memory), not of every check.
+      const id = this.nextNoticeId();
       const moved = await this.pool.query(
         `WITH moved AS (UPDATE ${this.schema}.checkpoint SET finalized_slot = $1 WHERE finalized_slot <> $1 RETURNING finalized_slot)
-         SELECT pg_notify($2, json_build_object('finalizedSlot', finalized_slot)::text) FROM moved`,
-        [slot, channelOf(this.schema)],
+         SELECT pg_notify($2, json_build_object('finalizedSlot', finalized_slot, 'id', $3::text)::text) FROM moved`,
+        [slot, channelOf(this.schema), id],
       );
-      if ((moved.rowCount ?? 0) > 0) this.pendingNotices.push({ finalizedSlot: slot });
+      if ((moved.rowCount ?? 0) > 0) this.pendingNotices.push({ finalizedSlot: slot, id });
     });
   }
 
