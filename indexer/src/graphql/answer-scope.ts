@@ -13,15 +13,8 @@ import type { Dimension } from "../ingest/buckets.js";
 /** The subjects a notice can name, as `${kind}:${value}`. */
 export type SubjectKind = "execution" | "agent" | "payer" | "api_key" | "creator";
 
-const NAMED_DIMENSIONS: ReadonlySet<Dimension> = new Set<Dimension>(["agent", "payer", "api_key", "creator"]);
-
 export function subjectKey(kind: SubjectKind, value: string): string {
   return `${kind}:${value}`;
-}
-
-/** The kind a rollup dimension's subjects are named by in notices, or null (shards, the market). */
-export function subjectKindOf(dimension: Dimension): SubjectKind | null {
-  return NAMED_DIMENSIONS.has(dimension) ? (dimension as SubjectKind) : null;
 }
 
 /** What a request's finalized flags are judged by: the watermark, each comparison remembered. */
@@ -37,8 +30,10 @@ export class AnswerScope {
   private finalThrough = Number.NEGATIVE_INFINITY;
   private unfinalFrom = Number.POSITIVE_INFINITY;
 
-  read(kind: SubjectKind, value: string): void {
-    this.subjects.add(subjectKey(kind, value));
+  /** A subject read; a rollup dimension's subject is named as itself, but no notice names a shard or the market. */
+  read(kind: SubjectKind | Dimension, value: string): void {
+    if (kind === "shard" || kind === "market") this.dependsOnEverything = true;
+    else this.subjects.add(subjectKey(kind, value));
   }
 
   readEverything(): void {

@@ -7,7 +7,7 @@ import DataLoader from "dataloader";
 
 import type { ChangeFeed } from "../change-feed.js";
 import type { Dimension } from "../ingest/buckets.js";
-import { AnswerScope, subjectKindOf, type Finality, type SubjectKind } from "./answer-scope.js";
+import { AnswerScope, type Finality, type SubjectKind } from "./answer-scope.js";
 import { readWindows, type WindowRow } from "./bucket-reads.js";
 import type { ReceiptTrees } from "./receipt-trees.js";
 import type { AgentRecord, ExecutionRecord } from "./rows.js";
@@ -54,8 +54,8 @@ export interface GraphQLContext extends Omit<ServerState, "pool"> {
   loaders: ScopedLoaders;
   /** What this request has read so far: the response cache keeps its answer by it. */
   scope: AnswerScope;
-  /** The database, for a read of one subject's rows. */
-  reading(kind: SubjectKind, value: string): Queryable;
+  /** The database, for a read of one subject's rows (or a rollup dimension's subject's). */
+  reading(kind: SubjectKind | Dimension, value: string): Queryable;
   /** The database, for a read no notice names precisely (lists across subjects, totals). */
   readingEverything(): Queryable;
   /** The database, for a read of what moves without a notice (the checkpoint): never kept. */
@@ -86,12 +86,6 @@ export async function windowFigures(ctx: GraphQLContext, dimension: Dimension, w
 /** A window's latency histograms. */
 export async function windowLatency(ctx: GraphQLContext, dimension: Dimension, window: WindowName, subject: string): Promise<LatencyHistograms> {
   return latencyHistograms((await ctx.loaders.windows.load(`${windowKey(dimension, window, subject)}\u0000latency`)) ?? undefined);
-}
-
-/** The database, for a read of a rollup dimension's subject. */
-export function readingSubject(ctx: GraphQLContext, dimension: Dimension, subject: string): Queryable {
-  const kind = subjectKindOf(dimension);
-  return kind === null ? ctx.readingEverything() : ctx.reading(kind, subject);
 }
 
 interface WindowGroup {
@@ -169,13 +163,6 @@ function createLoaders(state: ServerState): Loaders {
   };
 }
 
-/** The subject a loader key names: `${dimension}\0…\0${subject}…` for the window and last-execution loaders. */
-function nameKey(scope: AnswerScope, dimension: Dimension, subject: string): void {
-  const kind = subjectKindOf(dimension);
-  if (kind === null) scope.readEverything();
-  else scope.read(kind, subject);
-}
-
 function scoped<V>(loader: DataLoader<string, V>, scope: () => AnswerScope, name: (scope: AnswerScope, key: string) => void): ScopedLoader<V> {
   return {
     load: (key) => {
@@ -192,11 +179,11 @@ function scopedLoaders(loaders: Loaders, scope: () => AnswerScope): ScopedLoader
     execution: scoped(loaders.execution, scope, (s, id) => s.read("execution", id)),
     windows: scoped(loaders.windows, scope, (s, key) => {
       const [dimension, , subject] = key.split("\u0000") as [Dimension, string, string];
-      nameKey(s, dimension, subject);
+      s.read(dimension, subject);
     }),
     lastExecution: scoped(loaders.lastExecution, scope, (s, key) => {
       const [dimension, subject] = key.split("\u0000") as [Dimension, string];
-      nameKey(s, dimension, subject);
+      s.read(dimension, subject);
     }),
   };
 }

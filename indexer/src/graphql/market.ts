@@ -115,12 +115,13 @@ export const marketResolvers = {
   Query: {
     market: async (_, __, ctx) => {
       const finality = await ctx.finality();
+      const db = ctx.readingEverything();
       const shards = Array.from({ length: FEE_SHARD_COUNT }, (_, i) => String(i));
       const [market, shardSums, sums, collateral] = await Promise.all([
         allTime(ctx, "market", ["all"]),
         allTime(ctx, "shard", shards),
         totals(ctx, ["market:swept", "market:subscriptions", "market:subscription_fees", ...shards.flatMap((i) => [`shard:${i}:swept`, `shard:${i}:subscription_fees`])]),
-        ctx.readingEverything().query<{ collateral: string; max_slot: string }>(prepared(ctx.readingEverything(), `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
+        db.query<{ collateral: string; max_slot: string }>(prepared(db, `SELECT coalesce(sum(collateral_usdc), 0) AS collateral, coalesce(max(max_slot), 0) AS max_slot FROM ${ctx.schema}.agents`, [])),
       ]);
       const all = market.get("all");
       const swept = sums.get("market:swept")!;

@@ -2,7 +2,7 @@
 // buckets for charts, the last on-chain execution, and the executions themselves.
 import { DAY_SECS, HOUR_SECS, type Dimension } from "../ingest/buckets.js";
 import { bucketRows } from "./bucket-reads.js";
-import { readingSubject, windowFigures, type GraphQLContext } from "./context.js";
+import { windowFigures, type GraphQLContext } from "./context.js";
 import { graphqlError } from "./errors.js";
 import { listExecutions } from "./execution.js";
 import { isoSecs, money, parseTime } from "./money.js";
@@ -100,7 +100,7 @@ export const usageResolvers = {
       const from = Math.floor((args.from ? parseTime(args.from, "from") : to - (args.granularity === "HOUR" ? 24 : 30) * size) / size) * size;
       const count = (to - from) / size;
       if (count < 1 || count > MAX_BUCKETS) throw graphqlError("BAD_USER_INPUT", `from..to must span 1 to ${MAX_BUCKETS} buckets`, { argument: "from" });
-      const rows = await bucketRows(readingSubject(ctx, u.dimension, u.subject), ctx.schema, u.dimension, u.subject, args.granularity === "HOUR" ? "hour" : "day", from, to, BUCKET_COLUMNS);
+      const rows = await bucketRows(ctx.reading(u.dimension, u.subject), ctx.schema, u.dimension, u.subject, args.granularity === "HOUR" ? "hour" : "day", from, to, BUCKET_COLUMNS);
       const byStart = new Map(rows.map((row) => [Number(row.bucket_start), addRow(emptyFigures(), row)]));
       return Promise.all(
         Array.from({ length: count }, async (_, i) => {

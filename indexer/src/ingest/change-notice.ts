@@ -90,7 +90,7 @@ export class ChangeSet {
       current.creators.push(creator);
     }
     notices.push(current);
-    for (const notice of notices) (notice as ChangeNotice).id = nextId();
+    for (const notice of notices) notice.id = nextId();
     await db.query(`SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS p(payload)`, [channelOf(schema), notices.map((notice) => JSON.stringify(notice))]);
     return notices;
   }
