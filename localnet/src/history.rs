@@ -93,6 +93,17 @@ pub struct History {
     frame: Vec<u8>,
 }
 
+/// A frame's record, then the addresses it loaded from lookup tables, which records framed
+/// before v0 transactions were resolved do not carry.
+fn decode(payload: &[u8]) -> bincode::Result<TransactionRecord> {
+    let mut rest = payload;
+    let mut record: TransactionRecord = bincode::deserialize_from(&mut rest)?;
+    if !rest.is_empty() {
+        record.loaded_addresses = bincode::deserialize(rest)?;
+    }
+    Ok(record)
+}
+
 fn invalid(path: &Path, err: impl std::fmt::Display) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("{}: {err}", path.display()))
 }
@@ -214,7 +225,7 @@ impl History {
             if bytes.read_exact(&mut payload).is_err() || crc32fast::hash(&payload) != crc32 {
                 break;
             }
-            let record: TransactionRecord = bincode::deserialize(&payload).map_err(|err| invalid(path, err))?;
+            let record = decode(&payload).map_err(|err| invalid(path, err))?;
             let offset = self.end;
             self.end += FRAME_HEADER_BYTES + u64::from(length);
             self.index(&record, offset);
@@ -251,8 +262,8 @@ impl History {
     fn index(&mut self, record: &TransactionRecord, offset: u64) {
         let signature = record.transaction.signatures[0];
         let sequence = self.first_sequence + self.entries.len() as u64;
-        for key in record.transaction.message.static_account_keys() {
-            self.by_address.entry(*key).or_default().push_back(sequence);
+        for key in record.account_keys() {
+            self.by_address.entry(key).or_default().push_back(sequence);
         }
         self.by_signature.insert(signature, sequence);
         self.entries.push_back(Entry {
@@ -276,6 +287,7 @@ impl History {
         self.frame.clear();
         self.frame.extend_from_slice(&[0u8; FRAME_HEADER_BYTES as usize]);
         bincode::serialize_into(&mut self.frame, record).map_err(io::Error::other)?;
+        bincode::serialize_into(&mut self.frame, &record.loaded_addresses).map_err(io::Error::other)?;
         let payload = &self.frame[FRAME_HEADER_BYTES as usize..];
         let length = u32::try_from(payload.len()).map_err(io::Error::other)?;
         let crc32 = crc32fast::hash(payload);
@@ -409,7 +421,7 @@ impl History {
         let length = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
         let mut payload = vec![0u8; length as usize];
         self.file.read_exact_at(&mut payload, at + FRAME_HEADER_BYTES)?;
-        bincode::deserialize(&payload)
+        decode(&payload)
             .map(Some)
             .map_err(|err| io::Error::new(io::ErrorKind::InvalidData, err))
     }
@@ -458,15 +470,15 @@ impl History {
             return Ok(false);
         };
         let sequence = self.by_signature.remove(signature).expect("a record read is indexed");
-        for key in record.transaction.message.static_account_keys() {
-            let Some(sequences) = self.by_address.get_mut(key) else {
+        for key in record.account_keys() {
+            let Some(sequences) = self.by_address.get_mut(&key) else {
                 continue;
             };
             if let Ok(position) = sequences.binary_search(&sequence) {
                 sequences.remove(position);
             }
             if sequences.is_empty() {
-                self.by_address.remove(key);
+                self.by_address.remove(&key);
             }
         }
         Ok(true)

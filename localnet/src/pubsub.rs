@@ -276,8 +276,7 @@ impl Subscriptions {
                     let Some(record) = &record else {
                         continue;
                     };
-                    let keys = record.transaction.message.static_account_keys();
-                    if filter.is_some_and(|address| !keys.contains(&address)) {
+                    if filter.is_some_and(|address| !record.account_keys().contains(&address)) {
                         continue;
                     }
                     let value = json!({ "signature": notice.signature.to_string(), "err": err, "logs": record.logs });

@@ -12,7 +12,7 @@ mod saving;
 mod transactions;
 
 pub use {
-    records::{DropRefusal, LedgerEvent, Rejection, TokenBalance, TransactionRecord},
+    records::{account_keys, DropRefusal, LedgerEvent, Rejection, TokenBalance, TransactionRecord},
     saving::LedgerState,
 };
 
@@ -26,6 +26,7 @@ use {
     solana_hash::Hash,
     solana_pubkey::Pubkey,
     solana_signature::Signature,
+    solana_sysvar::slot_hashes::SlotHashes,
     std::{
         collections::{HashMap, HashSet, VecDeque},
         io,
@@ -63,8 +64,7 @@ pub struct Ledger {
     unsaved: bool,
     /// Accounts transactions wrote since the last save, which an incremental save writes.
     written: HashSet<Pubkey>,
-    /// The next save must write every account: a new chain, or a transaction that loaded
-    /// accounts from lookup tables (the ledger does not resolve those addresses).
+    /// The next save must write every account: a new chain.
     rewrite_all: bool,
     /// What each transaction not yet finalized found in the accounts it could write, so that
     /// `drop_transaction` can take it back as an abandoned fork would.
@@ -160,6 +160,7 @@ impl Ledger {
 
     /// Produces the next block: a new slot, block height, blockhash and clock.
     pub fn advance_slot(&mut self) {
+        self.record_slot_hash();
         self.slot += 1;
         self.block_height += 1;
         self.chain.svm.expire_blockhash();
@@ -221,6 +222,14 @@ impl Ledger {
         self.clock_offset_secs += secs;
         self.unsaved = true;
         self.sync_clock();
+    }
+
+    /// Adds the slot that ends now to the `SlotHashes` sysvar, as a cluster does: creating an
+    /// address lookup table names a recent slot, which must be found there.
+    fn record_slot_hash(&mut self) {
+        let mut slot_hashes = self.chain.svm.get_sysvar::<SlotHashes>();
+        slot_hashes.add(self.slot, self.latest_blockhash().0);
+        self.chain.svm.set_sysvar(&slot_hashes);
     }
 
     fn sync_clock(&mut self) {

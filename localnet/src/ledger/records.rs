@@ -4,7 +4,7 @@
 use {
     litesvm::types::FailedTransactionMetadata,
     serde::{Deserialize, Serialize},
-    solana_message::inner_instruction::InnerInstructionsList,
+    solana_message::{inner_instruction::InnerInstructionsList, v0::LoadedAddresses},
     solana_pubkey::Pubkey,
     solana_signature::Signature,
     solana_transaction::versioned::VersionedTransaction,
@@ -37,6 +37,27 @@ pub struct TransactionRecord {
     pub inner_instructions: InnerInstructionsList,
     pub compute_units_consumed: u64,
     pub return_data: TransactionReturnData,
+    /// The addresses a v0 transaction loaded from lookup tables, as they were when it ran (a
+    /// table may be closed since). Not part of the record's bincode: the history writes it
+    /// after the record, so that records written before it read back with none.
+    #[serde(skip)]
+    pub loaded_addresses: LoadedAddresses,
+}
+
+impl TransactionRecord {
+    /// Every account the transaction names, in the order its instructions and balances index
+    /// them: the static keys, then the loaded writable ones, then the loaded read-only ones.
+    pub fn account_keys(&self) -> Vec<Pubkey> {
+        account_keys(&self.transaction, &self.loaded_addresses)
+    }
+}
+
+/// A transaction's static keys followed by what it loaded from lookup tables.
+pub fn account_keys(transaction: &VersionedTransaction, loaded: &LoadedAddresses) -> Vec<Pubkey> {
+    let mut keys = transaction.message.static_account_keys().to_vec();
+    keys.extend_from_slice(&loaded.writable);
+    keys.extend_from_slice(&loaded.readonly);
+    keys
 }
 
 /// What happened on the chain, for subscriptions: drained by the node after each job.

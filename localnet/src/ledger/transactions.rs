@@ -3,14 +3,16 @@
 
 use {
     super::{
-        history_failed, Commitment, DropRefusal, Ledger, LedgerEvent, Rejection, TokenBalance, TransactionRecord,
-        LAMPORTS_PER_SIGNATURE,
+        account_keys, history_failed, Commitment, DropRefusal, Ledger, LedgerEvent, Rejection, TokenBalance,
+        TransactionRecord, LAMPORTS_PER_SIGNATURE,
     },
     crate::{chain::signed_transaction, history::TransactionSummary},
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     solana_account::{Account, AccountSharedData, ReadableAccount},
+    solana_address_lookup_table_interface::state::AddressLookupTable,
     solana_instruction::Instruction,
     solana_keypair::Keypair,
+    solana_message::v0::LoadedAddresses,
     solana_pubkey::Pubkey,
     solana_signature::Signature,
     solana_transaction::versioned::VersionedTransaction,
@@ -141,16 +143,25 @@ impl Ledger {
     /// simulation would have stopped it, and a failure changes nothing but the fee payer's
     /// balance) or recorded with its error and fee.
     fn execute(&mut self, transaction: VersionedTransaction, preflight: bool) -> Result<Signature, Rejection> {
-        let keys: Vec<Pubkey> = transaction.message.static_account_keys().to_vec();
+        // Resolved before it runs: the transaction itself may extend or close a table it loads from.
+        let loaded_addresses = self.loaded_addresses(&transaction);
+        let keys = account_keys(&transaction, &loaded_addresses);
+        let writable: Vec<Pubkey> = transaction
+            .message
+            .static_account_keys()
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
+            .map(|(_, key)| *key)
+            .chain(loaded_addresses.writable.iter().copied())
+            .collect();
         let pre_balances: Vec<u64> = keys.iter().map(|key| self.chain.lamports(key)).collect();
         let pre_token_balances = self.token_balances(&keys);
         let fee_payer_before = self.chain.svm.get_account(&keys[0]);
         let fee = self.fee_for(&transaction);
-        let before: Vec<(Pubkey, Option<AccountSharedData>)> = keys
+        let before: Vec<(Pubkey, Option<AccountSharedData>)> = writable
             .iter()
-            .enumerate()
-            .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
-            .map(|(_, key)| (*key, self.chain.svm.accounts_db().inner.get(key).map(compact)))
+            .map(|key| (*key, self.chain.svm.accounts_db().inner.get(key).map(compact)))
             .collect();
         let (err, meta) = match self.chain.svm.send_transaction(transaction.clone()) {
             Ok(meta) => (None, meta),
@@ -174,22 +185,8 @@ impl Ledger {
         let post_balances = keys.iter().map(|key| self.chain.lamports(key)).collect();
         let post_token_balances = self.token_balances(&keys);
         let signature = transaction.signatures[0];
-        let writable: Vec<Pubkey> = keys
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| transaction.message.is_maybe_writable(*index, None))
-            .map(|(_, key)| *key)
-            .collect();
         self.compact_written(&writable);
-        if transaction
-            .message
-            .address_table_lookups()
-            .is_some_and(|lookups| !lookups.is_empty())
-        {
-            self.rewrite_all = true;
-        } else {
-            self.written.extend(writable.iter().copied());
-        }
+        self.written.extend(writable.iter().copied());
         self.events.push(LedgerEvent::Processed {
             signature,
             slot: self.slot,
@@ -213,11 +210,47 @@ impl Ledger {
             inner_instructions: meta.inner_instructions,
             compute_units_consumed: meta.compute_units_consumed,
             return_data: meta.return_data,
+            loaded_addresses,
         };
         if let Err(err) = self.history.append(&record, self.slot) {
             history_failed(err);
         }
         Ok(signature)
+    }
+
+    /// What a v0 transaction's lookups name in their tables now; none for a legacy one, or for
+    /// a lookup the runtime will refuse (its table missing or an index past its end), which
+    /// then runs nothing.
+    fn loaded_addresses(&self, transaction: &VersionedTransaction) -> LoadedAddresses {
+        let mut loaded = LoadedAddresses::default();
+        let Some(lookups) = transaction.message.address_table_lookups() else {
+            return loaded;
+        };
+        let accounts = &self.chain.svm.accounts_db().inner;
+        let mut readonly = Vec::new();
+        for lookup in lookups {
+            let Some(table) = accounts
+                .get(&lookup.account_key)
+                .and_then(|account| AddressLookupTable::deserialize(account.data()).ok())
+            else {
+                return LoadedAddresses::default();
+            };
+            let pick = |indexes: &[u8]| -> Option<Vec<Pubkey>> {
+                indexes
+                    .iter()
+                    .map(|index| table.addresses.get(usize::from(*index)).copied())
+                    .collect()
+            };
+            match (pick(&lookup.writable_indexes), pick(&lookup.readonly_indexes)) {
+                (Some(writable), Some(read)) => {
+                    loaded.writable.extend(writable);
+                    readonly.extend(read);
+                }
+                _ => return LoadedAddresses::default(),
+            }
+        }
+        loaded.readonly = readonly;
+        loaded
     }
 
     fn token_balances(&self, keys: &[Pubkey]) -> Vec<TokenBalance> {

@@ -159,7 +159,10 @@ fn encode_transaction_record(record: &TransactionRecord, base64: bool) -> Value 
         "preTokenBalances": encode_token_balances(&record.pre_token_balances),
         "postTokenBalances": encode_token_balances(&record.post_token_balances),
         "rewards": [],
-        "loadedAddresses": { "writable": [], "readonly": [] },
+        "loadedAddresses": {
+            "writable": record.loaded_addresses.writable.iter().map(|key| base58::encode(key.as_ref())).collect::<Vec<_>>(),
+            "readonly": record.loaded_addresses.readonly.iter().map(|key| base58::encode(key.as_ref())).collect::<Vec<_>>(),
+        },
         "computeUnitsConsumed": record.compute_units_consumed,
     });
     let return_data = encode_return_data(&record.return_data);
