@@ -52,3 +52,4 @@ export * from "./dispute-route.js";
 export * from "./usdc.js";
 export * from "./network.js";
 export { MAX_RETRY_AFTER_MS, retryAfterMs } from "./retry-after.js";
+export * from "./lookup-table.js";

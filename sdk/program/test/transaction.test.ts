@@ -3,18 +3,31 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
-import { Keypair, Message, PublicKey, Transaction, TransactionInstruction } from "@solana/web3.js";
+import {
+  Keypair,
+  Message,
+  PublicKey,
+  Transaction,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedMessage,
+  VersionedTransaction,
+  type AddressLookupTableAccount,
+} from "@solana/web3.js";
 
 import {
   compileLegacyMessage,
+  compileV0Message,
   ed25519Sign,
+  ed25519Verify,
+  fitsTransaction,
   fromHex,
   openEscrowInstruction,
   PACKET_DATA_SIZE,
   PROGRAM_ID,
   refundInstruction,
   resultDigest,
-  serializeLegacyTransaction,
+  serializeTransaction,
   settleInstructions,
   subscribeInstruction,
 } from "../src/index.js";
@@ -168,7 +181,7 @@ function signAndSerialize(message: Uint8Array, signers: Keypair[]): Uint8Array {
     assert.ok(signer, `a keypair for signer ${pubkey.toBase58()}`);
     return ed25519Sign(signer.secretKey, message);
   });
-  return serializeLegacyTransaction(signatures, message);
+  return serializeTransaction(signatures, message);
 }
 
 describe("legacy transactions (src/transaction.ts)", () => {
@@ -266,14 +279,76 @@ describe("legacy transactions (src/transaction.ts)", () => {
     it("signatures that are not the message's: too few, too many, not 64 bytes", () => {
       const message = compileLegacyMessage(relayer.publicKey, [openEscrow()], blockhash);
       const signature = ed25519Sign(relayer.secretKey, message);
-      assert.throws(() => serializeLegacyTransaction([], message), /needs 1 signatures, got 0/);
-      assert.throws(() => serializeLegacyTransaction([signature, signature], message), /needs 1 signatures, got 2/);
-      assert.throws(() => serializeLegacyTransaction([signature.subarray(1)], message), /64 bytes, got 63/);
+      assert.throws(() => serializeTransaction([], message), /needs 1 signatures, got 0/);
+      assert.throws(() => serializeTransaction([signature, signature], message), /needs 1 signatures, got 2/);
+      assert.throws(() => serializeTransaction([signature.subarray(1)], message), /64 bytes, got 63/);
     });
 
     it("a blockhash that is not 32 bytes of base58", () => {
       assert.throws(() => compileLegacyMessage(relayer.publicKey, [openEscrow()], "0OIl"), /not a base58 blockhash/);
       assert.throws(() => compileLegacyMessage(relayer.publicKey, [openEscrow()], "11111"), /not a base58 blockhash/);
     });
+  });
+});
+
+describe("v0 transactions (src/transaction.ts)", () => {
+  const signerOf = (message: Uint8Array) => ed25519Sign(relayer.secretKey, message);
+  /** A table holding every account of `instructions` but the fee payer, plus unrelated addresses around them. */
+  function tableFor(instructions: TransactionInstruction[]) {
+    const named = instructions.flatMap((ix) => ix.keys.map((meta) => meta.pubkey)).filter((k) => !k.equals(relayer.publicKey));
+    const unique = [...new Map(named.map((k) => [k.toBase58(), k])).values()];
+    return { key: Keypair.generate().publicKey, addresses: [Keypair.generate().publicKey, ...unique, Keypair.generate().publicKey] };
+  }
+  const asWeb3 = (table: { key: PublicKey; addresses: readonly PublicKey[] }) =>
+    ({ key: table.key, state: { addresses: [...table.addresses] }, isActive: () => true }) as unknown as AddressLookupTableAccount;
+
+  for (const c of cases.filter((c) => (c.signers ?? []).length === 0)) {
+    it(`${c.name}: web3.js decompiles the same instructions, and the signature verifies`, () => {
+      const table = tableFor(c.instructions);
+      const message = compileV0Message(relayer.publicKey, c.instructions, blockhash, [table]);
+      const bytes = serializeTransaction([signerOf(message)], message);
+      const read = VersionedTransaction.deserialize(bytes);
+      assert.equal(read.message.version, 0);
+      assert.deepEqual(new Uint8Array(read.message.serialize()), message, "web3.js serializes it back to the same bytes");
+      const decompiled = TransactionMessage.decompile(read.message, { addressLookupTableAccounts: [asWeb3(table)] });
+      assert.ok(decompiled.payerKey.equals(relayer.publicKey));
+      assert.equal(decompiled.recentBlockhash, blockhash);
+      const flags = mergedFlags(relayer.publicKey, c.instructions);
+      c.instructions.forEach((ix, i) => {
+        const got = decompiled.instructions[i]!;
+        assert.equal(got.programId.toBase58(), ix.programId.toBase58(), `instruction ${i} program`);
+        assert.deepEqual(
+          got.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), isSigner: meta.isSigner, isWritable: meta.isWritable })),
+          ix.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), ...flags.get(meta.pubkey.toBase58())! })),
+          `instruction ${i} accounts`,
+        );
+        assert.equal(got.data.toString("hex"), ix.data.toString("hex"));
+      });
+      assert.ok(ed25519Verify(read.signatures[0]!, message, relayer.publicKey.toBytes()));
+    });
+  }
+
+  it("keeps signers and invoked programs static, loads the rest from the first table holding them", () => {
+    const ix = openEscrow();
+    const everything = { key: Keypair.generate().publicKey, addresses: [relayer.publicKey, PROGRAM_ID, ...ix.keys.map((meta) => meta.pubkey)] };
+    const second = { key: Keypair.generate().publicKey, addresses: ix.keys.map((meta) => meta.pubkey) };
+    const read = VersionedMessage.deserialize(compileV0Message(relayer.publicKey, [ix], blockhash, [everything, second]));
+    const staticKeys = read.staticAccountKeys.map((k) => k.toBase58());
+    assert.ok(staticKeys.includes(relayer.publicKey.toBase58()), "the fee payer signs: static");
+    assert.ok(staticKeys.includes(PROGRAM_ID.toBase58()), "the invoked program: static");
+    assert.equal(read.addressTableLookups.length, 1, "nothing left for the second table, so it is not named");
+    assert.ok(read.addressTableLookups[0]!.accountKey.equals(everything.key));
+  });
+
+  it("with no table holding anything, is a v0 message of static keys only; fitsTransaction counts what the tables save", () => {
+    const ix = openEscrow();
+    const unrelated = { key: Keypair.generate().publicKey, addresses: [Keypair.generate().publicKey] };
+    const read = VersionedMessage.deserialize(compileV0Message(relayer.publicKey, [ix], blockhash, [unrelated]));
+    assert.equal(read.addressTableLookups.length, 0);
+    const many = Array.from({ length: 34 }, () => ({ pubkey: Keypair.generate().publicKey, isSigner: false, isWritable: true }));
+    const wide = new TransactionInstruction({ programId: PROGRAM_ID, keys: many, data: Buffer.alloc(8) });
+    assert.equal(fitsTransaction(relayer.publicKey, [wide]), false, "34 static keys are over 1,232 bytes");
+    const table = { key: Keypair.generate().publicKey, addresses: many.map((meta) => meta.pubkey) };
+    assert.equal(fitsTransaction(relayer.publicKey, [wide], [table]), true, "loaded, they fit");
   });
 });
