@@ -68,6 +68,11 @@ export interface RelayerConfig {
   batch_opens: boolean;
   /** Sends the refunds of one agent that are due together, one transaction for several (BATCH_REFUNDS, on unless "false"). */
   batch_refunds: boolean;
+  /**
+   * Batched transactions are v0 ones loading each agent's fixed accounts from its address lookup
+   * table, created on the agent's first batch (LOOKUP_TABLES, on unless "false").
+   */
+  lookup_tables: boolean;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
   body_limit_bytes: number;
@@ -226,6 +231,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
   const settlement = reader.choice("SETTLEMENT", "receipt_log", ["receipt_log", "receipt_account"]);
   const batch_opens = reader.flag("BATCH_OPENS", true);
   const batch_refunds = reader.flag("BATCH_REFUNDS", true);
+  const lookup_tables = reader.flag("LOOKUP_TABLES", true);
   const policy = reader.choice("ENDPOINT_POLICY", "public", ["public", "development"]);
   if (policy === "development" && reader.text("MAINNET_RPC_URL") !== undefined) {
     reader.problem("ENDPOINT_POLICY=development is refused with MAINNET_RPC_URL: mainnet agents must be public https endpoints");
@@ -292,6 +298,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     settlement,
     batch_opens,
     batch_refunds,
+    lookup_tables,
     session_ttl_secs: reader.integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: reader.integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
     body_limit_bytes: reader.integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -22,6 +22,7 @@ import { CircuitBreaker } from "./listings/circuit-breaker.js";
 import { Discovery } from "./listings/discovery.js";
 import { ListingService } from "./listings/listing-service.js";
 import { TransactionSender } from "./chain/tx-sender.js";
+import { LookupTables } from "./chain/lookup-tables.js";
 import { ExecutionReads } from "./executions/execution-reads.js";
 import { ExecutionRecovery } from "./executions/execution-recovery.js";
 import { ExecutionRunner } from "./executions/execution-run.js";
@@ -77,14 +78,16 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     window_secs: config.circuit_breaker_window_secs,
     cooloff_secs: config.circuit_breaker_cooloff_secs,
   });
+  // Batched transactions load each agent's fixed accounts from its table (v0) once it exists.
+  const tables = config.lookup_tables ? new LookupTables(db, chain, senders) : undefined;
   const runner = new ExecutionRunner(store, chain, senders, listings, creators, jobs, {
     instance_id,
     creator_max_response_bytes: config.creator_max_response_bytes,
     breaker,
     leases,
-    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, chain, senders, creators) } : {}),
-    ...(config.batch_opens ? { open_batches: new OpenBatches(store, chain, senders) } : {}),
-    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, chain, senders) } : {}),
+    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, chain, senders, creators, tables) } : {}),
+    ...(config.batch_opens ? { open_batches: new OpenBatches(store, chain, senders, tables) } : {}),
+    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, chain, senders, tables) } : {}),
   });
   const executions = new ExecutionService(
     db,

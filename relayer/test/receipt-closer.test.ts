@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
-import { closeReceiptInstruction, compileLegacyMessage, PACKET_DATA_SIZE, serializeLegacyTransaction } from "@agent-market/program";
+import { closeReceiptInstruction, compileLegacyMessage, PACKET_DATA_SIZE, serializeTransaction } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
 import { RECEIPTS_PER_TRANSACTION } from "../src/executions/receipt-closer.js";
@@ -16,7 +16,7 @@ function closeReceiptsTransaction(receipts: number): Uint8Array {
     closeReceiptInstruction({ programId, executionId: randomBytes(16), rentPayer: relayer }),
   );
   const message = compileLegacyMessage(relayer, instructions, Keypair.generate().publicKey.toBase58());
-  return serializeLegacyTransaction([new Uint8Array(64)], message);
+  return serializeTransaction([new Uint8Array(64)], message);
 }
 
 describe("receipt closer", () => {

@@ -1,29 +1,39 @@
-// The size of a settle_batch transaction: SETTLE_BATCH_SIZE escrows under one batch signature are
-// as many as one legacy transaction carries (docs/program.md, "Batch limits"), and one more would
-// not fit; a lone call under its own signature fits too.
+// The size of a settle_batch transaction (docs/program.md, "Batch limits"): a legacy transaction
+// carries 8 escrows under one batch signature, a v0 one loading the agent's fixed accounts from
+// its lookup table 12, and the program takes SETTLE_BATCH_SIZE; a lone call under its own
+// signature fits either way. A batch the relayer takes is cut into as few transactions as hold it.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
 import {
-  compileLegacyMessage,
+  agentTableAddresses,
+  compileMessage,
+  fitsTransaction,
+  MAX_SETTLE_BATCH,
   PACKET_DATA_SIZE,
-  serializeLegacyTransaction,
+  serializeTransaction,
   settleBatchInstructions,
   type BatchSignature,
+  type LookupTable,
 } from "@agent-market/program";
-import { Keypair } from "@solana/web3.js";
+import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { SETTLE_BATCH_SIZE } from "../src/executions/settle-batches.js";
 
-function settleBatchTransaction(escrows: number, kind: BatchSignature["kind"] = "batch"): Uint8Array {
-  const relayer = Keypair.generate().publicKey;
-  const programId = Keypair.generate().publicKey;
-  const instructions = settleBatchInstructions({
+const relayer = Keypair.generate().publicKey;
+const programId = Keypair.generate().publicKey;
+const agent = Keypair.generate().publicKey;
+const usdcMint = Keypair.generate().publicKey;
+const payoutAccount = Keypair.generate().publicKey;
+const table: LookupTable = { key: Keypair.generate().publicKey, addresses: agentTableAddresses({ programId, agent, usdcMint, payoutAccount }) };
+
+function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch") {
+  return settleBatchInstructions({
     programId,
     relayer,
-    usdcMint: Keypair.generate().publicKey,
-    agent: Keypair.generate().publicKey,
-    payoutAccount: Keypair.generate().publicKey,
+    usdcMint,
+    agent,
+    payoutAccount,
     executionIds: Array.from({ length: escrows }, () => randomBytes(16)),
     resultHashes: Array.from({ length: escrows }, () => randomBytes(32)),
     requestHashes: Array.from({ length: escrows }, () => randomBytes(32)),
@@ -31,21 +41,42 @@ function settleBatchTransaction(escrows: number, kind: BatchSignature["kind"] = 
     signingKey: randomBytes(32),
     signed: { kind, signature: randomBytes(64) },
   });
-  const message = compileLegacyMessage(relayer, instructions, Keypair.generate().publicKey.toBase58());
-  return serializeLegacyTransaction([new Uint8Array(64)], message);
+}
+
+function transaction(escrows: number, tables: LookupTable[] = [], kind: BatchSignature["kind"] = "batch"): Uint8Array {
+  const message = compileMessage(relayer, settleBatch(escrows, kind), Keypair.generate().publicKey.toBase58(), tables);
+  return serializeTransaction([new Uint8Array(64)], message);
 }
 
 describe("settle batches", () => {
-  it(`fits ${SETTLE_BATCH_SIZE} escrows under one batch signature in one transaction`, () => {
-    assert.ok(settleBatchTransaction(SETTLE_BATCH_SIZE).length <= PACKET_DATA_SIZE);
+  it("takes as many escrows into a batch as the program settles in one", () => {
+    assert.equal(SETTLE_BATCH_SIZE, MAX_SETTLE_BATCH);
   });
 
-  it("could not fit one more", () => {
-    assert.throws(() => settleBatchTransaction(SETTLE_BATCH_SIZE + 1), /more than the 1232 a packet carries/);
+  it("fits 8 escrows under one batch signature in a legacy transaction, not 9", () => {
+    assert.ok(transaction(8).length <= PACKET_DATA_SIZE);
+    assert.throws(() => transaction(9), /more than the 1232 a packet carries/);
+  });
+
+  it("fits 12 in a v0 transaction loading the agent's fixed accounts from its table, not 13", () => {
+    const bytes = transaction(12, [table]);
+    assert.ok(bytes.length <= PACKET_DATA_SIZE, `${bytes.length} bytes`);
+    assert.equal(fitsTransaction(relayer, settleBatch(13), [table]), false);
+    // What the table holds that the instructions name is loaded, the escrows stay static.
+    assert.ok(transaction(8, [table]).length < transaction(8).length - 250);
   });
 
   it("fits a lone call under its own signature, and takes a call's signature for one escrow only", () => {
-    assert.ok(settleBatchTransaction(1, "call").length <= PACKET_DATA_SIZE);
-    assert.throws(() => settleBatchTransaction(2, "call"), /a call's own signature settles a batch of one, not 2/);
+    assert.ok(transaction(1, [], "call").length <= PACKET_DATA_SIZE);
+    assert.ok(transaction(1, [table], "call").length <= PACKET_DATA_SIZE);
+    assert.throws(() => transaction(2, [], "call"), /a call's own signature settles a batch of one, not 2/);
+  });
+
+  it("the table holds no signer and no invoked program, so everything it holds can be loaded", () => {
+    const names = table.addresses.map((address) => address.toBase58());
+    assert.ok(!names.includes(relayer.toBase58()));
+    assert.ok(!names.includes(programId.toBase58()));
+    assert.ok(!names.includes(new PublicKey("Ed25519SigVerify111111111111111111111111111").toBase58()));
+    assert.equal(new Set(names).size, names.length, "each address once");
   });
 });

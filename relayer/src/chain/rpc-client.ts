@@ -214,6 +214,10 @@ export class RpcClient {
     return value;
   }
 
+  getSlot(commitment: Commitment): Promise<number> {
+    return this.call<number>("getSlot", [{ commitment }]);
+  }
+
   getBlockHeight(commitment: Commitment): Promise<number> {
     return this.call<number>("getBlockHeight", [{ commitment }]);
   }

@@ -4,7 +4,7 @@
 // (new blockhash, new signature) only once the old one can no longer land.
 import { createPrivateKey, sign as signEd25519, type KeyObject } from "node:crypto";
 
-import { compileLegacyMessage, serializeLegacyTransaction } from "@agent-market/program";
+import { compileMessage, serializeTransaction, type LookupTable } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { Keypair, TransactionInstruction } from "@solana/web3.js";
 
@@ -93,14 +93,15 @@ export class TransactionSender {
       }));
   }
 
-  async sign(instructions: TransactionInstruction[]): Promise<SignedTransaction> {
+  /** Signs `instructions` as a legacy transaction, or as a v0 one loading what it can from `tables`. */
+  async sign(instructions: TransactionInstruction[], tables: readonly LookupTable[] = []): Promise<SignedTransaction> {
     const { blockhash, lastValidBlockHeight } = await this.recentBlockhash();
-    const message = compileLegacyMessage(this.signer.publicKey, instructions, blockhash);
+    const message = compileMessage(this.signer.publicKey, instructions, blockhash, tables);
     const signature = signEd25519(null, message, this.privateKey);
     return {
-      // A legacy transaction's id is its first signature, base58.
+      // A transaction's id is its first signature, base58.
       signature: utils.bytes.bs58.encode(signature),
-      bytes: Buffer.from(serializeLegacyTransaction([signature], message)).toString("base64"),
+      bytes: Buffer.from(serializeTransaction([signature], message)).toString("base64"),
       last_valid_block_height: lastValidBlockHeight,
     };
   }

@@ -3,9 +3,10 @@
 // transaction together, as one `open_escrow_batch`. A lone execution goes at once with its own
 // `open_escrow`: nothing waits at low load. Each escrow is still its own account, opened under
 // `open_escrow`'s rules for its own payer and amount; only the transaction and its fee are shared.
-import { escrowPda, MAX_OPEN_BATCH } from "@agent-market/program";
+import { escrowPda, MAX_OPEN_BATCH, type LookupTable } from "@agent-market/program";
 
 import type { ChainService } from "../chain/chain-service.js";
+import type { LookupTables } from "../chain/lookup-tables.js";
 import type { AccountData } from "../chain/rpc-client.js";
 import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
@@ -34,6 +35,7 @@ export class OpenBatches {
     private readonly store: ExecutionStore,
     private readonly chain: ChainService,
     private readonly senders: Senders,
+    private readonly tables?: LookupTables,
   ) {}
 
   /**
@@ -44,14 +46,19 @@ export class OpenBatches {
     return this.agents.submit(`${row.network}:${row.agent}`, row);
   }
 
-  /** The rows in as few transactions as they fit in (a legacy transaction holds 4 to 8), sent together. */
+  /**
+   * The rows in as few transactions as they fit in (a legacy transaction holds 4 to 6, a v0 one
+   * loading from the agent's table 5 to 8), sent together.
+   */
   private async open(rows: ExecutionRow[]): Promise<OpenSent[]> {
-    const sender = senderOf(this.senders, rows[0]!.network);
+    const { network, agent } = rows[0]!;
+    const sender = senderOf(this.senders, network);
     // Alone, a call's own open_escrow, recorded with its row, goes as it is: no write before the
     // send, so a lone caller waits no longer than with opens one by one.
     if (rows.length === 1 && rows[0]!.escrow_tx) return this.sendRecorded(rows, rows[0]!.escrow_tx, sender);
-    const chunks = await fittingChunks(rows, sender, (chunk) => openEscrowInstructions(this.chain, sender, chunk));
-    return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender)))).flat();
+    const tables = this.tables?.tablesFor(network, agent) ?? [];
+    const chunks = await fittingChunks(rows, sender, (chunk) => openEscrowInstructions(this.chain, sender, chunk), tables);
+    return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender, tables)))).flat();
   }
 
   /**
@@ -60,17 +67,22 @@ export class OpenBatches {
    * meanwhile, say) is not the others' fault: each is then opened alone, and only its own refusal
    * fails it.
    */
-  private async openChunk(rows: ExecutionRow[], sender: TransactionSender): Promise<OpenSent[]> {
-    const escrow_tx = await sender.sign(await openEscrowInstructions(this.chain, sender, rows));
+  private async openChunk(rows: ExecutionRow[], sender: TransactionSender, tables: readonly LookupTable[]): Promise<OpenSent[]> {
+    const escrow_tx = await sender.sign(await openEscrowInstructions(this.chain, sender, rows), tables);
     if (!(await this.store.recordOpen(rows, escrow_tx))) {
       if (rows.length === 1) return [{ row: rows[0]!, sent: null }];
-      return (await Promise.all(rows.map((row) => this.openChunk([row], sender)))).flat();
+      return (await Promise.all(rows.map((row) => this.openChunk([row], sender, tables)))).flat();
     }
-    return this.sendRecorded(rows, escrow_tx, sender);
+    return this.sendRecorded(rows, escrow_tx, sender, tables);
   }
 
   /** Sends `escrow_tx`, recorded on every one of `rows`, and reads their escrows right behind it. */
-  private async sendRecorded(rows: ExecutionRow[], escrow_tx: SignedTransaction, sender: TransactionSender): Promise<OpenSent[]> {
+  private async sendRecorded(
+    rows: ExecutionRow[],
+    escrow_tx: SignedTransaction,
+    sender: TransactionSender,
+    tables: readonly LookupTable[] = [],
+  ): Promise<OpenSent[]> {
     const sending = sender.send(escrow_tx);
     // Asked in the same turn, the read travels in the send's JSON-RPC batch, right behind it: a
     // node that runs a batch in order answers with the escrows the transaction just opened, for
@@ -86,7 +98,7 @@ export class OpenBatches {
     const escrows = await reading;
     const recorded = rows.map((row) => ({ ...row, escrow_tx }));
     if (sent.kind === "rejected" && rows.length > 1 && !feePayerShort(sent)) {
-      return (await Promise.all(recorded.map((row) => this.openChunk([row], sender)))).flat();
+      return (await Promise.all(recorded.map((row) => this.openChunk([row], sender, tables)))).flat();
     }
     return recorded.map((row, i) => ({ row, sent, escrow: escrows?.[i] ?? null }));
   }

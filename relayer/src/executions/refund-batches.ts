@@ -3,10 +3,11 @@
 // they share one signature and its fee. A lone refund goes at once, alone: nothing waits at low
 // load. Each instruction is the program's `refund` of one escrow, with its own reason, its own
 // checks and its own event; the program refunds the whole escrow, so nothing here sets an amount.
-import type { RefundReason } from "@agent-market/program";
+import type { LookupTable, RefundReason } from "@agent-market/program";
 import type { TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
+import type { LookupTables } from "../chain/lookup-tables.js";
 import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import type { ExecutionRow } from "./execution-row.js";
@@ -15,7 +16,8 @@ import { feePayerShort, fittingChunks, refundOf, senderOf, type Senders } from "
 
 /**
  * Most refunds taken into one batch; a legacy transaction holds about 9 refunds of one agent
- * (≈ 90 bytes each past the first's 446), and a batch that does not fit is sent in halves.
+ * (≈ 90 bytes each past the first's 446), a v0 one loading from the agent's table more, and a
+ * batch that does not fit is sent in as few transactions as it fits in.
  */
 export const REFUND_BATCH_SIZE = 16;
 
@@ -42,6 +44,7 @@ export class RefundBatches {
     private readonly store: ExecutionStore,
     private readonly chain: ChainService,
     private readonly senders: Senders,
+    private readonly tables?: LookupTables,
   ) {}
 
   /** Refunds `due` with whatever else of its agent is due by the time the agent's previous refund is sent. */
@@ -50,9 +53,11 @@ export class RefundBatches {
   }
 
   private async refund(items: DueRefund[]): Promise<RefundSent[]> {
-    const sender = senderOf(this.senders, items[0]!.row.network);
-    const chunks = await fittingChunks(items, sender, (chunk) => this.instructions(chunk, sender));
-    return (await Promise.all(chunks.map((chunk) => this.send(chunk, sender)))).flat();
+    const { network, agent } = items[0]!.row;
+    const sender = senderOf(this.senders, network);
+    const tables = this.tables?.tablesFor(network, agent) ?? [];
+    const chunks = await fittingChunks(items, sender, (chunk) => this.instructions(chunk, sender), tables);
+    return (await Promise.all(chunks.map((chunk) => this.send(chunk, sender, tables)))).flat();
   }
 
   /**
@@ -60,19 +65,19 @@ export class RefundBatches {
    * program refuses (one escrow already closed by its payer's reclaim, say) is not the others'
    * fault: each is then refunded alone.
    */
-  private async send(items: DueRefund[], sender: TransactionSender): Promise<RefundSent[]> {
-    const refund_tx = await sender.sign(await this.instructions(items, sender));
+  private async send(items: DueRefund[], sender: TransactionSender, tables: readonly LookupTable[]): Promise<RefundSent[]> {
+    const refund_tx = await sender.sign(await this.instructions(items, sender), tables);
     const records = items.map((item): RefundRecord => ({ ...item.record, refund_tx }));
     const moved = await this.store.refundAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
     if (!moved) {
       if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
       // Another instance took one over: each goes alone, and only those still ours are sent.
-      return (await Promise.all(items.map((item) => this.send([item], sender)))).flat();
+      return (await Promise.all(items.map((item) => this.send([item], sender, tables)))).flat();
     }
     const refunding = items.map((item, i): DueRefund => ({ ...item, row: { ...item.row, ...records[i]!, state: "refunding" } }));
     const sent = await sender.send(refund_tx);
     if (sent.kind === "rejected" && items.length > 1 && !feePayerShort(sent)) {
-      return (await Promise.all(refunding.map((item) => this.send([item], sender)))).flat();
+      return (await Promise.all(refunding.map((item) => this.send([item], sender, tables)))).flat();
     }
     return refunding.map((item) => ({ row: item.row, sent }));
   }

@@ -6,27 +6,33 @@
 // lent either way. The program checks every signature; this code only chooses what goes together.
 import {
   createReceiptLogInstruction,
+  MAX_SETTLE_BATCH,
   receiptLogPda,
   settleBatchInstructions,
   toHex,
   type Agent,
   type BatchSignature,
+  type LookupTable,
 } from "@agent-market/program";
-import { PublicKey } from "@solana/web3.js";
+import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
-import type { SendOutcome } from "../chain/tx-sender.js";
+import type { LookupTables } from "../chain/lookup-tables.js";
+import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore, SettleRecord } from "./execution-store.js";
-import { anyFeeShard, feePayerShort, senderOf, type Senders } from "./transactions.js";
+import { anyFeeShard, feePayerShort, fittingChunks, senderOf, type Senders } from "./transactions.js";
 
 /**
- * Most escrows in one settle_batch: what a legacy transaction holds under one batch signature
- * (1,215 bytes at 8, docs/program.md "Batch limits"); the program itself takes up to 16.
+ * Most escrows taken into one batch: what the program takes. A legacy transaction holds 8 under
+ * one batch signature (1,215 bytes, docs/program.md "Batch limits"), a v0 one loading the
+ * agent's accounts from its table 12; the rest go in a next transaction of their own.
  */
-export const SETTLE_BATCH_SIZE = 8;
+export const SETTLE_BATCH_SIZE = MAX_SETTLE_BATCH;
+/** Stands for the creator's signature while sizing a transaction: only its length counts. */
+const ANY_SIGNATURE = new Uint8Array(64);
 /** A creator's /sign-batch is given this long at most: a settlement waits on it. */
 const SIGN_BATCH_TIMEOUT_MS = 2_000;
 const SIGN_BATCH_MAX_RESPONSE_BYTES = 4_096;
@@ -63,6 +69,7 @@ export class SettleBatches {
     private readonly chain: ChainService,
     private readonly senders: Senders,
     private readonly creators: CreatorClient,
+    private readonly tables?: LookupTables,
   ) {}
 
   /**
@@ -76,17 +83,46 @@ export class SettleBatches {
 
   private async settle(items: ReadySettle[]): Promise<(SettleSent | null)[]> {
     if (!(await this.ensureLog(items[0]!))) return items.map(() => null);
+    const { network, agent } = items[0]!.row;
+    const sender = senderOf(this.senders, network);
+    const tables = this.tables?.tablesFor(network, agent) ?? [];
+    const sizing = (chunk: ReadySettle[]) =>
+      this.instructions(chunk, sender, { kind: chunk.length > 1 ? "batch" : "call", signature: ANY_SIGNATURE }, 0);
+    const chunks = await fittingChunks(items, sender, sizing, tables);
+    return (await Promise.all(chunks.map((chunk) => this.settleChunk(chunk, tables)))).flat();
+  }
+
+  /** One transaction's worth: under one batch signature if the creator gives one, else each alone. */
+  private async settleChunk(items: ReadySettle[], tables: readonly LookupTable[]): Promise<SettleSent[]> {
     if (items.length > 1) {
       const signature = await this.batchSignature(items);
-      if (signature) return this.send(items, { kind: "batch", signature });
+      if (signature) return this.send(items, { kind: "batch", signature }, tables);
     }
-    return Promise.all(items.map((item) => this.alone(item)));
+    return Promise.all(items.map((item) => this.alone(item, tables)));
   }
 
   /** One result under its own /execute signature. */
-  private async alone(item: ReadySettle): Promise<SettleSent> {
-    const [settled] = await this.send([item], { kind: "call", signature: item.record.creator_signature! });
+  private async alone(item: ReadySettle, tables: readonly LookupTable[]): Promise<SettleSent> {
+    const [settled] = await this.send([item], { kind: "call", signature: item.record.creator_signature! }, tables);
     return settled!;
+  }
+
+  private async instructions(items: ReadySettle[], sender: TransactionSender, signed: BatchSignature, fee_shard: number): Promise<TransactionInstruction[]> {
+    const { network, agent } = items[0]!.row;
+    const market = await this.chain.market(network);
+    return settleBatchInstructions({
+      programId: this.chain.programId(network),
+      relayer: sender.signer.publicKey,
+      usdcMint: market.usdcMint,
+      agent: new PublicKey(agent),
+      payoutAccount: items[0]!.agent.payoutAccount,
+      executionIds: items.map((item) => executionIdBytes(item.row.id)),
+      resultHashes: items.map((item) => item.record.result_hash!),
+      requestHashes: items.map((item) => item.row.request_hash),
+      feeShardIndex: fee_shard,
+      signingKey: items[0]!.agent.signingKey,
+      signed,
+    });
   }
 
   /**
@@ -94,37 +130,21 @@ export class SettleBatches {
    * program refuses (an escrow past its deadline, say) is not the others' fault: each is then
    * settled alone, and only its own refusal turns it into a refund.
    */
-  private async send(items: ReadySettle[], signed: BatchSignature): Promise<SettleSent[]> {
-    const { network, agent } = items[0]!.row;
-    const sender = senderOf(this.senders, network);
-    const market = await this.chain.market(network);
+  private async send(items: ReadySettle[], signed: BatchSignature, tables: readonly LookupTable[]): Promise<SettleSent[]> {
+    const sender = senderOf(this.senders, items[0]!.row.network);
     const fee_shard = anyFeeShard();
-    const settle_tx = await sender.sign(
-      settleBatchInstructions({
-        programId: this.chain.programId(network),
-        relayer: sender.signer.publicKey,
-        usdcMint: market.usdcMint,
-        agent: new PublicKey(agent),
-        payoutAccount: items[0]!.agent.payoutAccount,
-        executionIds: items.map((item) => executionIdBytes(item.row.id)),
-        resultHashes: items.map((item) => item.record.result_hash!),
-        requestHashes: items.map((item) => item.row.request_hash),
-        feeShardIndex: fee_shard,
-        signingKey: items[0]!.agent.signingKey,
-        signed,
-      }),
-    );
+    const settle_tx = await sender.sign(await this.instructions(items, sender, signed, fee_shard), tables);
     const records = items.map((item) => ({ ...item.record, fee_shard, receipt_in_log: true, settle_tx }));
     const moved = await this.store.settleAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
     if (!moved) {
       if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
       // Another instance took one over: each goes alone, and only those still ours are sent.
-      return Promise.all(items.map((item) => this.alone(item)));
+      return Promise.all(items.map((item) => this.alone(item, tables)));
     }
     const settling = items.map((item, i): ReadySettle => ({ ...item, row: { ...item.row, ...records[i]!, state: "settling" } }));
     const sent = await sender.send(settle_tx);
     if (sent.kind === "rejected" && items.length > 1 && !feePayerShort(sent)) {
-      return Promise.all(settling.map((item) => this.alone(item)));
+      return Promise.all(settling.map((item) => this.alone(item, tables)));
     }
     return settling.map((item) => ({ row: item.row, sent }));
   }

@@ -3,12 +3,13 @@
 import {
   errorFromCode,
   FEE_SHARD_COUNT,
-  fitsLegacyTransaction,
+  fitsTransaction,
   openEscrowBatchInstruction,
   openEscrowInstruction,
   refundInstruction,
   settleBatchInstructions,
   settleInstructions,
+  type LookupTable,
   type OpenBatchItem,
   type RefundReason,
   type NetworkName,
@@ -142,17 +143,21 @@ export async function signRefund(chain: ChainService, senders: Senders, row: Exe
 }
 
 /**
- * `items` in as few transactions as they fit in: whole if one legacy transaction of `instructions`,
- * signed by `sender` alone, holds them, else their halves, each split again as needed.
+ * `items` in as few transactions as they fit in: whole if one transaction of `instructions`,
+ * signed by `sender` alone (v0 loading from `tables` when there are any), holds them, else the
+ * longest leading run that fits, then the rest split the same way.
  */
 export async function fittingChunks<T>(
   items: T[],
   sender: TransactionSender,
-  instructions: (chunk: T[]) => Promise<TransactionInstruction[]>,
+  instructions: (chunk: T[]) => Promise<TransactionInstruction[]> | TransactionInstruction[],
+  tables: readonly LookupTable[] = [],
 ): Promise<T[][]> {
-  if (items.length === 1 || fitsLegacyTransaction(sender.signer.publicKey, await instructions(items))) return [items];
-  const half = Math.ceil(items.length / 2);
-  return [...(await fittingChunks(items.slice(0, half), sender, instructions)), ...(await fittingChunks(items.slice(half), sender, instructions))];
+  const fits = async (count: number) => fitsTransaction(sender.signer.publicKey, await instructions(items.slice(0, count)), tables);
+  if (items.length === 1 || (await fits(items.length))) return [items];
+  let count = 1;
+  while (count + 1 < items.length && (await fits(count + 1))) count++;
+  return [items.slice(0, count), ...(await fittingChunks(items.slice(count), sender, instructions, tables))];
 }
 
 /**
