@@ -1,8 +1,9 @@
 // What a paid execution costs the marketplace on chain, counted from the chain itself: runs
 // executions through the relayer of a whole local marketplace (at 1 and 32 concurrent clients, then
 // refunded ones with the creator down), once for today's design (open_escrow and settle per call,
-// a receipt account each) and once batched (escrows opened together, settled together into the
-// agent's receipt log), and for each execution reads every transaction that touched
+// a receipt account each) and twice batched (escrows opened together, settled together into the
+// agent's receipt log): in legacy transactions, and in v0 ones loading the agent's fixed accounts
+// from its lookup table (the default), and for each execution reads every transaction that touched
 // its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
 // fees per settled and per refunded execution, the signatures they took, the rent held per
 // execution once settled (through the dispute window), and the call price at which the
@@ -123,10 +124,15 @@ function breakEvenUsdc(lamports: number): number {
   return ((lamports / LAMPORTS_PER_SOL) * SOL_USD * 10_000) / FEE_BPS;
 }
 
-/** Today's design and the batched one (docs/architecture.md), each measured on a marketplace of its own. */
+/**
+ * Today's design, the batched one in legacy transactions only, and the batched one (the default:
+ * v0 transactions loading each agent's fixed accounts from its lookup table; docs/architecture.md),
+ * each measured on a marketplace of its own.
+ */
 const DESIGNS = [
-  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" } },
-  { label: "batched", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true" } },
+  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false" } },
+  { label: "legacy", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "false" } },
+  { label: "batched", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "true" } },
 ] as const;
 
 async function measure(design: (typeof DESIGNS)[number], line: (design: string, outcome: string, clients: number, cost: Cost) => void): Promise<void> {
