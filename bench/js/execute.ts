@@ -33,13 +33,16 @@ const CONCURRENCY = clientsArg > 0 ? process.argv[clientsArg + 1]!.split(",").ma
 const designArg = process.argv.indexOf("--design");
 /**
  * The relayer's design (docs/architecture.md): "batched", its default (escrows opened and
- * settled together per agent, into the receipt log), or "per-call" (an open_escrow and a settle
- * with a receipt account per execution). Run both on one machine to compare them.
+ * settled together per agent, into the receipt log, in v0 transactions loading the agent's fixed
+ * accounts from its lookup table), "batched-legacy" (the same in legacy transactions only), or
+ * "per-call" (an open_escrow and a settle with a receipt account per execution). Run them one
+ * after the other on one machine to compare them.
  */
 const DESIGN = designArg > 0 ? process.argv[designArg + 1]! : "batched";
 const DESIGN_ENV: Record<string, Record<string, string>> = {
-  batched: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true" },
-  "per-call": { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" },
+  batched: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "true" },
+  "batched-legacy": { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "false" },
+  "per-call": { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false" },
 };
 if (!DESIGN_ENV[DESIGN]) throw new Error(`--design must be one of ${Object.keys(DESIGN_ENV).join(", ")}, got ${DESIGN}`);
 /** Paid calls before the first row, not reported. */

@@ -7,6 +7,8 @@ export { parseConfig, ConfigError, type RelayerConfig } from "./config.js";
 export { createServices, type RunningServices } from "./services.js";
 export { RECEIPT_CLOSER_LOCK_CLASS } from "./executions/receipt-closer.js";
 export { reconcile, type ReconcileReport, type Difference } from "./executions/reconcile.js";
+export { LookupTables, type LookupTableOptions } from "./chain/lookup-tables.js";
+export { TransactionSender } from "./chain/tx-sender.js";
 export { migrate, type Db } from "./db/database.js";
 export { ApiKeyAuthenticator, ApiKeyStore, type AuthenticatedKey } from "./auth/api-keys.js";
 export { generateApiKey, parseApiKey, hashApiKey } from "./auth/api-key-format.js";

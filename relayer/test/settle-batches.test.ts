@@ -19,6 +19,7 @@ import {
 import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { SETTLE_BATCH_SIZE } from "../src/executions/settle-batches.js";
+import { fittingChunks } from "../src/executions/transactions.js";
 
 const relayer = Keypair.generate().publicKey;
 const programId = Keypair.generate().publicKey;
@@ -78,5 +79,16 @@ describe("settle batches", () => {
     assert.ok(!names.includes(programId.toBase58()));
     assert.ok(!names.includes(new PublicKey("Ed25519SigVerify111111111111111111111111111").toBase58()));
     assert.equal(new Set(names).size, names.length, "each address once");
+  });
+
+  it("cuts a batch the program takes into as few transactions as hold it: 16 as 8 + 8 legacy, 12 + 4 with the table", async () => {
+    const items = Array.from({ length: SETTLE_BATCH_SIZE }, (_, i) => i);
+    const sizing = (chunk: number[]) => settleBatch(chunk.length, chunk.length > 1 ? "batch" : "call");
+    const lengths = async (tables: LookupTable[]) => (await fittingChunks(items, relayer, sizing, tables)).map((chunk) => chunk.length);
+    assert.deepEqual(await lengths([]), [8, 8]);
+    assert.deepEqual(await lengths([table]), [12, 4]);
+    assert.deepEqual((await fittingChunks(items.slice(0, 5), relayer, sizing)).map((chunk) => chunk.length), [5], "what fits goes whole");
+    const chunks = await fittingChunks(items, relayer, sizing, [table]);
+    assert.deepEqual(chunks.flat(), items, "every item once, in order");
   });
 });

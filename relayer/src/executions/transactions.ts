@@ -144,20 +144,26 @@ export async function signRefund(chain: ChainService, senders: Senders, row: Exe
 
 /**
  * `items` in as few transactions as they fit in: whole if one transaction of `instructions`,
- * signed by `sender` alone (v0 loading from `tables` when there are any), holds them, else the
- * longest leading run that fits, then the rest split the same way.
+ * paid and signed by `feePayer` alone (v0 loading from `tables` when there are any), holds them, else the
+ * longest leading run that fits (found by halving: a run that fits fits shorter), then the rest
+ * split the same way.
  */
 export async function fittingChunks<T>(
   items: T[],
-  sender: TransactionSender,
+  feePayer: PublicKey,
   instructions: (chunk: T[]) => Promise<TransactionInstruction[]> | TransactionInstruction[],
   tables: readonly LookupTable[] = [],
 ): Promise<T[][]> {
-  const fits = async (count: number) => fitsTransaction(sender.signer.publicKey, await instructions(items.slice(0, count)), tables);
+  const fits = async (count: number) => fitsTransaction(feePayer, await instructions(items.slice(0, count)), tables);
   if (items.length === 1 || (await fits(items.length))) return [items];
   let count = 1;
-  while (count + 1 < items.length && (await fits(count + 1))) count++;
-  return [items.slice(0, count), ...(await fittingChunks(items.slice(count), sender, instructions, tables))];
+  let over = items.length;
+  while (over - count > 1) {
+    const middle = Math.floor((count + over) / 2);
+    if (await fits(middle)) count = middle;
+    else over = middle;
+  }
+  return [items.slice(0, count), ...(await fittingChunks(items.slice(count), feePayer, instructions, tables))];
 }
 
 /**
