@@ -1,9 +1,9 @@
 // What a paid execution costs the marketplace on chain, counted from the chain itself: runs
 // executions through the relayer of a whole local marketplace (at 1 and 32 concurrent clients, then
 // refunded ones with the creator down), once for today's design (open_escrow and settle per call,
-// a receipt account each) and twice batched (escrows opened together, settled together into the
-// agent's receipt log): in legacy transactions, and in v0 ones loading the agent's fixed accounts
-// from its lookup table (the default), and for each execution reads every transaction that touched
+// a receipt account each) and three times batched (escrows opened together, settled together into
+// the agent's receipt log): in legacy transactions, in v0 ones loading the agent's fixed accounts
+// from its lookup table, and in v0 ones gathering under load (the default), and for each execution reads every transaction that touched
 // its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
 // fees per settled and per refunded execution, the signatures they took, the rent held per
 // execution once settled (through the dispute window), and the call price at which the
@@ -125,14 +125,17 @@ function breakEvenUsdc(lamports: number): number {
 }
 
 /**
- * Today's design, the batched one in legacy transactions only, and the batched one (the default:
- * v0 transactions loading each agent's fixed accounts from its lookup table; docs/architecture.md),
- * each measured on a marketplace of its own.
+ * Today's design, then the batched one as it was before lookup tables (legacy transactions, each
+ * batch as soon as the previous one is sent), with lookup tables (v0 transactions), and as the
+ * relayer runs by default (v0, gathering under load: BATCH_GATHER_MS); docs/architecture.md.
+ * Each is measured on a marketplace of its own.
  */
+const BATCHED = { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true" };
 const DESIGNS = [
-  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false" } },
-  { label: "legacy", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "false" } },
-  { label: "batched", env: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "true" } },
+  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
+  { label: "legacy", env: { ...BATCHED, LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
+  { label: "tables", env: { ...BATCHED, LOOKUP_TABLES: "true", BATCH_GATHER_MS: "0" } },
+  { label: "batched", env: { ...BATCHED, LOOKUP_TABLES: "true", BATCH_GATHER_MS: process.env.BATCH_GATHER_MS ?? "60" } },
 ] as const;
 
 async function measure(design: (typeof DESIGNS)[number], line: (design: string, outcome: string, clients: number, cost: Cost) => void): Promise<void> {

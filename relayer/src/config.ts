@@ -73,6 +73,12 @@ export interface RelayerConfig {
    * table, created on the agent's first batch (LOOKUP_TABLES, on unless "false").
    */
   lookup_tables: boolean;
+  /**
+   * Under load (an agent's last batch held several calls and enough are in progress), its next
+   * batch of opens, settlements or refunds waits until this long after that one started,
+   * gathering more (BATCH_GATHER_MS, 60 by default, 0 never waits).
+   */
+  batch_gather_ms: number;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
   body_limit_bytes: number;
@@ -299,6 +305,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     batch_opens,
     batch_refunds,
     lookup_tables,
+    batch_gather_ms: reader.integer("BATCH_GATHER_MS", 60, 0, 1_000),
     session_ttl_secs: reader.integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: reader.integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
     body_limit_bytes: reader.integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

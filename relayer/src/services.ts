@@ -14,6 +14,7 @@ import type { RelayerConfig } from "./config.js";
 import { reconcile, type ReconcileReport } from "./executions/reconcile.js";
 import { CreatorClient } from "./creator/creator-client.js";
 import { OpenBatches } from "./executions/open-batches.js";
+import { AgentActivity } from "./executions/agent-activity.js";
 import { RefundBatches } from "./executions/refund-batches.js";
 import { SettleBatches } from "./executions/settle-batches.js";
 import { migrate } from "./db/database.js";
@@ -79,15 +80,21 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     cooloff_secs: config.circuit_breaker_cooloff_secs,
   });
   // Batched transactions load each agent's fixed accounts from its table (v0) once it exists.
-  const tables = config.lookup_tables ? new LookupTables(db, chain, senders) : undefined;
+  const activity = new AgentActivity();
+  const batching = {
+    gather_ms: config.batch_gather_ms,
+    activity,
+    ...(config.lookup_tables ? { tables: new LookupTables(db, chain, senders) } : {}),
+  };
   const runner = new ExecutionRunner(store, chain, senders, listings, creators, jobs, {
     instance_id,
     creator_max_response_bytes: config.creator_max_response_bytes,
     breaker,
     leases,
-    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, chain, senders, creators, tables) } : {}),
-    ...(config.batch_opens ? { open_batches: new OpenBatches(store, chain, senders, tables) } : {}),
-    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, chain, senders, tables) } : {}),
+    activity,
+    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, chain, senders, creators, batching) } : {}),
+    ...(config.batch_opens ? { open_batches: new OpenBatches(store, chain, senders, batching) } : {}),
+    ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, chain, senders, batching) } : {}),
   });
   const executions = new ExecutionService(
     db,

@@ -87,4 +87,65 @@ describe("KeyedBatchers", () => {
     batches[1]!.finish();
     assert.equal(await again, "answer 2");
   });
+
+  it("with gather_ms, waits after a batch of several until that long after it started; never after a batch of one", async () => {
+    const { batches, run } = controlledRunner();
+    const batcher = new Batcher(run, { max_batch: 10, max_in_flight: 1, gather_ms: 40 });
+    const lone = batcher.submit(1);
+    batches[0]!.finish();
+    await lone;
+    await turn();
+    const second = batcher.submit(2);
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2]], "after a lone batch, the next goes at once");
+    const together = [3, 4].map((item) => batcher.submit(item));
+    batches[1]!.finish();
+    await second;
+    await turn();
+    assert.deepEqual(batches[2]!.items, [3, 4]);
+    const started_ms = Date.now();
+    batches[2]!.finish();
+    await Promise.all(together);
+    await turn();
+    const gathered = [5, 6, 7].map((item) => batcher.submit(item));
+    await turn();
+    assert.equal(batches.length, 3, "after a batch of two, the next waits");
+    assert.equal(batcher.idle, false);
+    while (batches.length === 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.ok(Date.now() - started_ms >= 35, "until gather_ms after the batch of two started");
+    assert.deepEqual(batches[3]!.items, [5, 6, 7], "with everything that arrived meanwhile");
+    batches[3]!.finish();
+    await Promise.all(gathered);
+  });
+
+  it("with gather_ms, sends a full batch at once", async () => {
+    const { batches, run } = controlledRunner();
+    const batcher = new Batcher(run, { max_batch: 2, max_in_flight: 1, gather_ms: 10_000 });
+    const first = [1, 2, 3].map((item) => batcher.submit(item));
+    batches[0]!.finish();
+    await turn();
+    assert.deepEqual(batches[1]!.items, [2, 3]);
+    batches[1]!.finish();
+    await Promise.all(first);
+    await turn();
+    const full = [4, 5].map((item) => batcher.submit(item));
+    await turn();
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2, 3], [4, 5]], "full: no gathering");
+    batches[2]!.finish();
+    await Promise.all(full);
+  });
+
+  it("with gather_ms, does not wait when gather_if says gathering does not pay", async () => {
+    const { batches, run } = controlledRunner();
+    const batcher = new Batcher(run, { max_batch: 10, max_in_flight: 1, gather_ms: 10_000, gather_if: () => false });
+    const first = [1, 2, 3].map((item) => batcher.submit(item));
+    batches[0]!.finish();
+    await turn();
+    batches[1]!.finish();
+    await Promise.all(first);
+    await turn();
+    const next = batcher.submit(4);
+    assert.deepEqual(batches.map((b) => b.items), [[1], [2, 3], [4]], "after a batch of two, at once: too few in progress");
+    batches[2]!.finish();
+    await next;
+  });
 });

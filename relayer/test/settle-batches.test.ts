@@ -1,7 +1,7 @@
 // The size of a settle_batch transaction (docs/program.md, "Batch limits"): a legacy transaction
 // carries 8 escrows under one batch signature, a v0 one loading the agent's fixed accounts from
-// its lookup table 12, and the program takes SETTLE_BATCH_SIZE; a lone call under its own
-// signature fits either way. A batch the relayer takes is cut into as few transactions as hold it.
+// its lookup table 12 (SETTLE_BATCH_SIZE, of the 16 the program takes); a lone call under its own
+// signature fits either way. A batch is cut into as few transactions as hold it.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
@@ -50,8 +50,10 @@ function transaction(escrows: number, tables: LookupTable[] = [], kind: BatchSig
 }
 
 describe("settle batches", () => {
-  it("takes as many escrows into a batch as the program settles in one", () => {
-    assert.equal(SETTLE_BATCH_SIZE, MAX_SETTLE_BATCH);
+  it("takes as many escrows into a batch as a v0 transaction with the agent's table holds, which the program settles", () => {
+    assert.ok(transaction(SETTLE_BATCH_SIZE, [table]).length <= PACKET_DATA_SIZE);
+    assert.equal(fitsTransaction(relayer, settleBatch(SETTLE_BATCH_SIZE + 1), [table]), false);
+    assert.ok(SETTLE_BATCH_SIZE <= MAX_SETTLE_BATCH);
   });
 
   it("fits 8 escrows under one batch signature in a legacy transaction, not 9", () => {
@@ -81,8 +83,8 @@ describe("settle batches", () => {
     assert.equal(new Set(names).size, names.length, "each address once");
   });
 
-  it("cuts a batch the program takes into as few transactions as hold it: 16 as 8 + 8 legacy, 12 + 4 with the table", async () => {
-    const items = Array.from({ length: SETTLE_BATCH_SIZE }, (_, i) => i);
+  it("cuts a batch into as few transactions as hold it: 16 as 8 + 8 legacy, 12 + 4 with the table", async () => {
+    const items = Array.from({ length: MAX_SETTLE_BATCH }, (_, i) => i);
     const sizing = (chunk: number[]) => settleBatch(chunk.length, chunk.length > 1 ? "batch" : "call");
     const lengths = async (tables: LookupTable[]) => (await fittingChunks(items, relayer, sizing, tables)).map((chunk) => chunk.length);
     assert.deepEqual(await lengths([]), [8, 8]);

@@ -32,6 +32,7 @@ import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./executi
 import type { ExecutionStore, SettleRecord } from "./execution-store.js";
 import type { OpenBatches } from "./open-batches.js";
 import type { RefundBatches } from "./refund-batches.js";
+import { AgentActivity } from "./agent-activity.js";
 import type { SettleBatches } from "./settle-batches.js";
 import {
   anyFeeShard,
@@ -80,6 +81,8 @@ export interface RunOptions {
   open_batches?: OpenBatches;
   /** Sends the refunds of one agent together; without it, each refund is a transaction of its own. */
   refund_batches?: RefundBatches;
+  /** Counts the runs in progress per agent, for the batchers' gathering. */
+  activity?: AgentActivity;
 }
 
 /** Where a call to the creator left its execution; `sent`: its settle_batch or batched refund was sent already. */
@@ -126,6 +129,8 @@ export class ExecutionRunner {
    */
   async run(row: ExecutionRow, context?: ExecutionContext): Promise<ExecutionRow> {
     let current = row;
+    const activity = AgentActivity.key(row.network, row.agent);
+    this.options.activity?.enter(activity);
     try {
       const opened = await this.openEscrow(current);
       let called: Called = { row: opened.row };
@@ -149,6 +154,8 @@ export class ExecutionRunner {
       reportBackgroundError("execution run", error, { execution_id: row.id, state: current.state });
       this.handOver(row.id);
       return current;
+    } finally {
+      this.options.activity?.leave(activity);
     }
   }
 

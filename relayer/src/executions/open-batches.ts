@@ -10,9 +10,18 @@ import type { LookupTables } from "../chain/lookup-tables.js";
 import type { AccountData } from "../chain/rpc-client.js";
 import type { SendOutcome, SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
+import { AgentActivity } from "./agent-activity.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
-import { feePayerShort, fittingChunks, openEscrowInstructions, senderOf, type Senders } from "./transactions.js";
+import {
+  batcherOptions,
+  feePayerShort,
+  fittingChunks,
+  openEscrowInstructions,
+  senderOf,
+  type BatchOptions,
+  type Senders,
+} from "./transactions.js";
 
 /**
  * The row with its recorded open and the outcome of its send; `sent` null if another instance
@@ -26,24 +35,25 @@ export interface OpenSent {
 
 export class OpenBatches {
   // One open of an agent on its way at a time: what arrives meanwhile waits for the next.
-  private readonly agents = new KeyedBatchers<ExecutionRow, OpenSent>((rows) => this.open(rows), {
-    max_batch: MAX_OPEN_BATCH,
-    max_in_flight: 1,
-  });
+  private readonly agents: KeyedBatchers<ExecutionRow, OpenSent>;
+  private readonly tables: LookupTables | undefined;
 
   constructor(
     private readonly store: ExecutionStore,
     private readonly chain: ChainService,
     private readonly senders: Senders,
-    private readonly tables?: LookupTables,
-  ) {}
+    options: BatchOptions = {},
+  ) {
+    this.tables = options.tables;
+    this.agents = new KeyedBatchers((rows) => this.open(rows), batcherOptions(MAX_OPEN_BATCH, options));
+  }
 
   /**
    * Opens the escrow of `row` (in `opening`, its recorded open_escrow not sent yet, or none
    * recorded) with whatever else of its agent is ready.
    */
   submit(row: ExecutionRow): Promise<OpenSent> {
-    return this.agents.submit(`${row.network}:${row.agent}`, row);
+    return this.agents.submit(AgentActivity.key(row.network, row.agent), row);
   }
 
   /**

@@ -10,9 +10,10 @@ import type { ChainService } from "../chain/chain-service.js";
 import type { LookupTables } from "../chain/lookup-tables.js";
 import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import { KeyedBatchers } from "../db/batcher.js";
+import { AgentActivity } from "./agent-activity.js";
 import type { ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore, RefundRecord } from "./execution-store.js";
-import { feePayerShort, fittingChunks, refundOf, senderOf, type Senders } from "./transactions.js";
+import { batcherOptions, feePayerShort, fittingChunks, refundOf, senderOf, type BatchOptions, type Senders } from "./transactions.js";
 
 /**
  * Most refunds taken into one batch; a legacy transaction holds about 9 refunds of one agent
@@ -35,21 +36,22 @@ export interface RefundSent {
 
 export class RefundBatches {
   // One refund transaction of an agent on its way at a time: what is due meanwhile waits for the next.
-  private readonly agents = new KeyedBatchers<DueRefund, RefundSent>((items) => this.refund(items), {
-    max_batch: REFUND_BATCH_SIZE,
-    max_in_flight: 1,
-  });
+  private readonly agents: KeyedBatchers<DueRefund, RefundSent>;
+  private readonly tables: LookupTables | undefined;
 
   constructor(
     private readonly store: ExecutionStore,
     private readonly chain: ChainService,
     private readonly senders: Senders,
-    private readonly tables?: LookupTables,
-  ) {}
+    options: BatchOptions = {},
+  ) {
+    this.tables = options.tables;
+    this.agents = new KeyedBatchers((items) => this.refund(items), batcherOptions(REFUND_BATCH_SIZE, options));
+  }
 
   /** Refunds `due` with whatever else of its agent is due by the time the agent's previous refund is sent. */
   submit(due: DueRefund): Promise<RefundSent> {
-    return this.agents.submit(`${due.row.network}:${due.row.agent}`, due);
+    return this.agents.submit(AgentActivity.key(due.row.network, due.row.agent), due);
   }
 
   private async refund(items: DueRefund[]): Promise<RefundSent[]> {

@@ -6,7 +6,6 @@
 // lent either way. The program checks every signature; this code only chooses what goes together.
 import {
   createReceiptLogInstruction,
-  MAX_SETTLE_BATCH,
   receiptLogPda,
   settleBatchInstructions,
   toHex,
@@ -21,16 +20,19 @@ import type { LookupTables } from "../chain/lookup-tables.js";
 import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import { KeyedBatchers } from "../db/batcher.js";
+import { AgentActivity } from "./agent-activity.js";
 import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore, SettleRecord } from "./execution-store.js";
-import { anyFeeShard, feePayerShort, fittingChunks, senderOf, type Senders } from "./transactions.js";
+import { anyFeeShard, batcherOptions, feePayerShort, fittingChunks, senderOf, type BatchOptions, type Senders } from "./transactions.js";
 
 /**
- * Most escrows taken into one batch: what the program takes. A legacy transaction holds 8 under
- * one batch signature (1,215 bytes, docs/program.md "Batch limits"), a v0 one loading the
- * agent's accounts from its table 12; the rest go in a next transaction of their own.
+ * Most escrows taken into one batch: what one v0 transaction loading the agent's accounts from its
+ * table holds under one batch signature (docs/program.md "Batch limits"; the program takes up to
+ * 16). More would make a second transaction of a few, its fee shared by few: they wait for the
+ * next batch instead. A legacy transaction (before the agent's table exists) holds 8: a batch of
+ * 12 then goes as 8 and 4.
  */
-export const SETTLE_BATCH_SIZE = MAX_SETTLE_BATCH;
+export const SETTLE_BATCH_SIZE = 12;
 /** Stands for the creator's signature while sizing a transaction: only its length counts. */
 const ANY_SIGNATURE = new Uint8Array(64);
 /** A creator's /sign-batch is given this long at most: a settlement waits on it. */
@@ -55,10 +57,8 @@ export interface SettleSent {
 
 export class SettleBatches {
   // One batch of an agent on its way at a time: what arrives meanwhile waits for the next.
-  private readonly agents = new KeyedBatchers<ReadySettle, SettleSent | null>((items) => this.settle(items), {
-    max_batch: SETTLE_BATCH_SIZE,
-    max_in_flight: 1,
-  });
+  private readonly agents: KeyedBatchers<ReadySettle, SettleSent | null>;
+  private readonly tables: LookupTables | undefined;
   /** Receipt logs seen on chain, by `network:agent`. */
   private readonly logs = new Set<string>();
   /** Endpoints that answered /sign-batch with 404, until when they are left alone. */
@@ -69,8 +69,11 @@ export class SettleBatches {
     private readonly chain: ChainService,
     private readonly senders: Senders,
     private readonly creators: CreatorClient,
-    private readonly tables?: LookupTables,
-  ) {}
+    options: BatchOptions = {},
+  ) {
+    this.tables = options.tables;
+    this.agents = new KeyedBatchers((items) => this.settle(items), batcherOptions(SETTLE_BATCH_SIZE, options));
+  }
 
   /**
    * Settles `ready` with whatever else of its agent is ready by the time the agent's previous
@@ -78,7 +81,7 @@ export class SettleBatches {
    * `settle`, with a receipt account, is the way.
    */
   submit(ready: ReadySettle): Promise<SettleSent | null> {
-    return this.agents.submit(`${ready.row.network}:${ready.row.agent}`, ready);
+    return this.agents.submit(AgentActivity.key(ready.row.network, ready.row.agent), ready);
   }
 
   private async settle(items: ReadySettle[]): Promise<(SettleSent | null)[]> {

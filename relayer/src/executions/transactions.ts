@@ -18,6 +18,9 @@ import { utils } from "@coral-xyz/anchor";
 import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
+import type { LookupTables } from "../chain/lookup-tables.js";
+import type { KeyedBatcherOptions } from "../db/batcher.js";
+import { GATHER_MIN_RUNNING, type AgentActivity } from "./agent-activity.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import { ApiError } from "../errors.js";
 import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
@@ -25,6 +28,27 @@ import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row
 const bs58 = utils.bytes.bs58;
 
 export type Senders = Partial<Record<NetworkName, TransactionSender>>;
+
+/** How an agent's batches of one kind (opens, settlements, refunds) are made. */
+export interface BatchOptions {
+  /** The agents' lookup tables, when batches are v0 transactions loading from them. */
+  tables?: LookupTables;
+  /** See BatcherOptions.gather_ms. */
+  gather_ms?: number;
+  /** The agents' executions in progress here, which decide whether gathering pays. */
+  activity?: AgentActivity;
+}
+
+/** The batchers' options for one kind of batch of at most `max_batch`, one batch of an agent in flight at a time. */
+export function batcherOptions(max_batch: number, options: BatchOptions): KeyedBatcherOptions {
+  const { activity } = options;
+  return {
+    max_batch,
+    max_in_flight: 1,
+    gather_ms: options.gather_ms ?? 0,
+    ...(activity ? { gather_if: (key: string) => activity.count(key) >= GATHER_MIN_RUNNING } : {}),
+  };
+}
 
 /**
  * A sent transaction not seen after this long is sent again (the same bytes: it lands at most

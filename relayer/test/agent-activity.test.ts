@@ -1,0 +1,34 @@
+import { strict as assert } from "node:assert";
+
+import { AgentActivity, GATHER_MIN_RUNNING } from "../src/executions/agent-activity.js";
+import { batcherOptions } from "../src/executions/transactions.js";
+
+describe("AgentActivity", () => {
+  it("counts the runs in progress per agent, and forgets an agent with none", () => {
+    const activity = new AgentActivity();
+    const key = AgentActivity.key("devnet", "agentA");
+    activity.enter(key);
+    activity.enter(key);
+    activity.enter(AgentActivity.key("devnet", "agentB"));
+    assert.equal(activity.count(key), 2);
+    activity.leave(key);
+    activity.leave(key);
+    assert.equal(activity.count(key), 0);
+    assert.equal(activity.count(AgentActivity.key("devnet", "agentB")), 1);
+    activity.leave(key);
+    assert.equal(activity.count(key), 0, "never below none");
+  });
+
+  it("lets a batcher gather only with enough of the agent's calls in progress", () => {
+    const activity = new AgentActivity();
+    const key = AgentActivity.key("devnet", "agentA");
+    const options = batcherOptions(12, { gather_ms: 60, activity });
+    assert.equal(options.gather_ms, 60);
+    for (let i = 0; i < GATHER_MIN_RUNNING - 1; i++) activity.enter(key);
+    assert.equal(options.gather_if!(key), false, "a few callers never wait");
+    activity.enter(key);
+    assert.equal(options.gather_if!(key), true);
+    assert.equal(options.gather_if!(AgentActivity.key("devnet", "agentB")), false, "per agent");
+    assert.equal(batcherOptions(12, { gather_ms: 60 }).gather_if, undefined, "without activity, whenever the last batch was shared");
+  });
+});
