@@ -79,7 +79,8 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     window_secs: config.circuit_breaker_window_secs,
     cooloff_secs: config.circuit_breaker_cooloff_secs,
   });
-  // Batched transactions load each agent's fixed accounts from its table (v0) once it exists.
+  // The batchers gather by the agents' calls in progress, and load each agent's fixed accounts
+  // from its lookup table (v0 transactions) once it exists.
   const activity = new AgentActivity();
   const batching = {
     gather_ms: config.batch_gather_ms,

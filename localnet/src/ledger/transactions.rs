@@ -227,7 +227,6 @@ impl Ledger {
             return loaded;
         };
         let accounts = &self.chain.svm.accounts_db().inner;
-        let mut readonly = Vec::new();
         for lookup in lookups {
             let Some(table) = accounts
                 .get(&lookup.account_key)
@@ -242,14 +241,13 @@ impl Ledger {
                     .collect()
             };
             match (pick(&lookup.writable_indexes), pick(&lookup.readonly_indexes)) {
-                (Some(writable), Some(read)) => {
+                (Some(writable), Some(readonly)) => {
                     loaded.writable.extend(writable);
-                    readonly.extend(read);
+                    loaded.readonly.extend(readonly);
                 }
                 _ => return LoadedAddresses::default(),
             }
         }
-        loaded.readonly = readonly;
         loaded
     }
 

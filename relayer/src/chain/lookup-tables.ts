@@ -68,11 +68,7 @@ export class LookupTables {
       const table = await this.read(network, new PublicKey(row.address));
       if (table) return this.whenUsable(network, table);
       if (!row.abandoned) throw new Error("another instance is creating the table");
-      await this.db.query(`DELETE FROM lookup_tables WHERE network = $1 AND agent = $2 AND address = $3`, [
-        network,
-        agent.toBase58(),
-        row.address,
-      ]);
+      await this.release(network, agent, row.address);
     }
     return this.whenUsable(network, await this.create(network, agent));
   }
@@ -97,14 +93,15 @@ export class LookupTables {
     const sent = await sender.send(await sender.sign([createIx, extendIx]));
     const table = sent.kind === "processed" ? await this.read(network, address) : null;
     if (!table) {
-      await this.db.query(`DELETE FROM lookup_tables WHERE network = $1 AND agent = $2 AND address = $3`, [
-        network,
-        agent.toBase58(),
-        address.toBase58(),
-      ]);
+      await this.release(network, agent, address.toBase58());
       throw new Error(`the table was not created: ${sent.kind === "rejected" ? sent.message : sent.kind}`);
     }
     return table;
+  }
+
+  /** Gives up the claim of a table that is not on chain, unless another instance has replaced it. */
+  private async release(network: NetworkName, agent: PublicKey, address: string): Promise<void> {
+    await this.db.query(`DELETE FROM lookup_tables WHERE network = $1 AND agent = $2 AND address = $3`, [network, agent.toBase58(), address]);
   }
 
   private async read(network: NetworkName, key: PublicKey): Promise<{ table: AddressLookupTableAccount; key: PublicKey } | null> {

@@ -19,10 +19,10 @@ import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { LookupTables } from "../chain/lookup-tables.js";
-import type { KeyedBatcherOptions } from "../db/batcher.js";
-import { GATHER_MIN_RUNNING, type AgentActivity } from "./agent-activity.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
+import type { KeyedBatcherOptions } from "../db/batcher.js";
 import { ApiError } from "../errors.js";
+import { GATHER_MIN_RUNNING, type AgentActivity } from "./agent-activity.js";
 import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 
 const bs58 = utils.bytes.bs58;

@@ -174,6 +174,22 @@ function mergedFlags(feePayer: PublicKey, instructions: TransactionInstruction[]
   return flags;
 }
 
+/** Checks that `read` are `expected`, in order: programs, accounts with their merged flags, data. */
+function assertSameInstructions(read: readonly TransactionInstruction[], expected: readonly TransactionInstruction[]): void {
+  const flags = mergedFlags(relayer.publicKey, expected);
+  assert.equal(read.length, expected.length);
+  expected.forEach((ix, i) => {
+    const got = read[i]!;
+    assert.equal(got.programId.toBase58(), ix.programId.toBase58(), `instruction ${i} program`);
+    assert.deepEqual(
+      got.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), isSigner: meta.isSigner, isWritable: meta.isWritable })),
+      ix.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), ...flags.get(meta.pubkey.toBase58())! })),
+      `instruction ${i} accounts`,
+    );
+    assert.equal(got.data.toString("hex"), ix.data.toString("hex"), `instruction ${i} data`);
+  });
+}
+
 function signAndSerialize(message: Uint8Array, signers: Keypair[]): Uint8Array {
   const parsed = Message.from(Buffer.from(message));
   const signatures = parsed.accountKeys.slice(0, parsed.header.numRequiredSignatures).map((pubkey) => {
@@ -197,18 +213,7 @@ describe("legacy transactions (src/transaction.ts)", () => {
         assert.ok(transaction.feePayer!.equals(relayer.publicKey));
         assert.equal(transaction.recentBlockhash, blockhash);
         assert.ok(transaction.verifySignatures());
-        const flags = mergedFlags(relayer.publicKey, c.instructions);
-        assert.equal(transaction.instructions.length, c.instructions.length);
-        c.instructions.forEach((ix, i) => {
-          const read = transaction.instructions[i]!;
-          assert.equal(read.programId.toBase58(), ix.programId.toBase58(), `instruction ${i} program`);
-          assert.deepEqual(
-            read.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), isSigner: meta.isSigner, isWritable: meta.isWritable })),
-            ix.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), ...flags.get(meta.pubkey.toBase58())! })),
-            `instruction ${i} accounts`,
-          );
-          assert.equal(read.data.toString("hex"), ix.data.toString("hex"), `instruction ${i} data`);
-        });
+        assertSameInstructions(transaction.instructions, c.instructions);
       });
 
       it("has the header and the account set of web3.js's compileMessage, the fee payer first, each account once", () => {
@@ -313,17 +318,7 @@ describe("v0 transactions (src/transaction.ts)", () => {
       const decompiled = TransactionMessage.decompile(read.message, { addressLookupTableAccounts: [asWeb3(table)] });
       assert.ok(decompiled.payerKey.equals(relayer.publicKey));
       assert.equal(decompiled.recentBlockhash, blockhash);
-      const flags = mergedFlags(relayer.publicKey, c.instructions);
-      c.instructions.forEach((ix, i) => {
-        const got = decompiled.instructions[i]!;
-        assert.equal(got.programId.toBase58(), ix.programId.toBase58(), `instruction ${i} program`);
-        assert.deepEqual(
-          got.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), isSigner: meta.isSigner, isWritable: meta.isWritable })),
-          ix.keys.map((meta) => ({ pubkey: meta.pubkey.toBase58(), ...flags.get(meta.pubkey.toBase58())! })),
-          `instruction ${i} accounts`,
-        );
-        assert.equal(got.data.toString("hex"), ix.data.toString("hex"));
-      });
+      assertSameInstructions(decompiled.instructions, c.instructions);
       assert.ok(ed25519Verify(read.signatures[0]!, message, relayer.publicKey.toBytes()));
     });
   }
