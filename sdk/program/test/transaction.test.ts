@@ -175,7 +175,7 @@ function mergedFlags(feePayer: PublicKey, instructions: TransactionInstruction[]
 }
 
 /** Checks that `read` are `expected`, in order: programs, accounts with their merged flags, data. */
-function assertSameInstructions(read: readonly TransactionInstruction[], expected: readonly TransactionInstruction[]): void {
+function assertSameInstructions(read: TransactionInstruction[], expected: TransactionInstruction[]): void {
   const flags = mergedFlags(relayer.publicKey, expected);
   assert.equal(read.length, expected.length);
   expected.forEach((ix, i) => {
