@@ -132,6 +132,100 @@ describe("execution limits shared through PostgreSQL", () => {
     }
   });
 
+  /** Each scope's kept count beside a count of its leases: the two must agree. */
+  async function countsAgree(db: Db): Promise<void> {
+    const kept = await db.query<{ scope: string; n: number }>(
+      "SELECT scope, held AS n FROM execution_lease_counts WHERE held > 0 ORDER BY scope",
+    );
+    const counted = await db.query<{ scope: string; n: number }>(
+      "SELECT scope, count(*)::int AS n FROM execution_leases GROUP BY scope ORDER BY scope",
+    );
+    assert.deepEqual(kept.rows, counted.rows);
+  }
+
+  it("leases: each scope's kept count is its leases, through bursts of acquires and releases on two processes, expiry and truncation", async () => {
+    const limits = { per_key: 6, per_agent: 9 };
+    const first = new ExecutionLeases(relayer.services.db, limits);
+    const second = new ExecutionLeases(other, limits);
+    const holders = Array.from({ length: 60 }, () => id());
+    try {
+      // Taken and freed at once from both processes, over keys and agents that overlap: the count
+      // rows are locked in one order by every statement, so none waits on another in a cycle
+      // (PostgreSQL would abort one with a deadlock, and its acquire would throw).
+      const outcomes = await Promise.all(
+        holders.map(async (holder, i) => {
+          const leases = i % 2 === 0 ? first : second;
+          try {
+            await leases.acquire(holder, `key_count_${i % 4}`, "devnet", `agentCount${i % 3}`);
+          } catch (error) {
+            return (error as ApiError).code;
+          }
+          await leases.release(holder);
+          return "leased";
+        }),
+      );
+      assert.ok(outcomes.every((o) => ["leased", "key_concurrency_limit", "agent_concurrency_limit"].includes(o)), outcomes.join());
+      await countsAgree(relayer.services.db);
+      // Held now, then one of them lapses: a scope that the next acquire could fill drops it.
+      const [a, b] = [id(), id()];
+      await first.acquire(a, "key_count_lapse", "devnet", "agentCount0");
+      await first.acquire(b, "key_count_lapse", "devnet", "agentCount0");
+      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [a]);
+      await countsAgree(relayer.services.db);
+      const lapse = new ExecutionLeases(relayer.services.db, { per_key: 2, per_agent: 9 });
+      const c = id();
+      await lapse.acquire(c, "key_count_lapse", "devnet", "agentCount0");
+      lapse.close();
+      const { rows } = await relayer.services.db.query<{ holder: string }>(
+        "SELECT holder FROM execution_leases WHERE scope = 'key/key_count_lapse' ORDER BY holder",
+      );
+      assert.deepEqual(rows.map((r) => r.holder), [b, c].sort());
+      await countsAgree(relayer.services.db);
+      // A scope the acquire cannot fill keeps its lapsed lease until then, counted.
+      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [b]);
+      const d = id();
+      await first.acquire(d, "key_count_lapse", "devnet", "agentCount0");
+      assert.equal((await relayer.services.db.query("SELECT 1 FROM execution_leases WHERE holder = $1", [b])).rowCount, 2);
+      await countsAgree(relayer.services.db);
+      for (const holder of [b, c, d]) await first.release(holder);
+      await countsAgree(relayer.services.db);
+      // Emptied wholesale (an operator's TRUNCATE), the counts go with the leases.
+      await first.acquire(id(), "key_count_truncate", "devnet", "agentCount1");
+      await relayer.services.db.query("TRUNCATE execution_leases");
+      await countsAgree(relayer.services.db);
+      assert.equal((await relayer.services.db.query("SELECT 1 FROM execution_lease_counts")).rowCount, 0);
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it("leases: executions ending together free their leases in one statement per batch", async () => {
+    let statements = 0;
+    const db = relayer.services.db;
+    const counted = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property !== "query") return Reflect.get(target, property, receiver);
+        return (...args: Parameters<Db["query"]>) => {
+          if (String(args[0]).includes("DELETE FROM execution_leases")) statements += 1;
+          return (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    });
+    const leases = new ExecutionLeases(counted, { per_key: 64, per_agent: 64 });
+    const holders = Array.from({ length: 32 }, () => id());
+    try {
+      for (const holder of holders) await leases.acquire(holder, "key_release_burst", "devnet", "agentRelease");
+      await Promise.all(holders.map((holder) => leases.release(holder)));
+      assert.ok(statements <= 2, `${statements} statements for ${holders.length} releases`);
+      const { rows } = await db.query("SELECT 1 FROM execution_leases WHERE holder = ANY($1)", [holders]);
+      assert.equal(rows.length, 0);
+      await countsAgree(db);
+    } finally {
+      leases.close();
+    }
+  });
+
   it("leases: a crashed process's leases lapse on their own; a live process's are renewed", async () => {
     const leases = new ExecutionLeases(relayer.services.db, { per_key: 1, per_agent: 10 });
     try {

@@ -24,6 +24,11 @@ export class AgentActivity {
   count(key: string): number {
     return this.running.get(key) ?? 0;
   }
+
+  /** Enough of the agent's calls in progress that its next batches gather (GATHER_MIN_RUNNING). */
+  busy(key: string): boolean {
+    return this.count(key) >= GATHER_MIN_RUNNING;
+  }
 }
 
 /**

@@ -4,7 +4,9 @@
 // which every relayer of a deployment shares; the process running an execution renews its leases,
 // and a process that dies stops renewing, so its leases lapse within LEASE_TTL_MS on their own.
 // The executions that arrive while one statement takes leases are taken together by the next (one
-// lock wait and one commit for all of them, instead of each queueing on its key's lock).
+// lock wait and one commit for all of them, instead of each queueing on its key's lock), and
+// those that end while one statement frees leases are freed together by the next. Each scope's
+// count is a row kept by the table's triggers (migration 0014): a limit check reads it.
 import type { NetworkName } from "@agent-market/program";
 import { reportBackgroundError } from "@agent-market/service";
 
@@ -26,6 +28,20 @@ export interface LeaseLimits {
 
 /** Most executions whose leases one statement takes. */
 const ACQUIRE_BATCH = 64;
+/** Most executions whose leases one statement frees. */
+const RELEASE_BATCH = 256;
+
+/**
+ * Locks the scopes' count rows (in scope order) before the leases' rows, as an acquire does: a
+ * release of a lease that lapsed meanwhile, which an acquire may be removing, then never waits for
+ * that acquire while holding what it waits for.
+ */
+const RELEASE_SQL = `WITH counts AS (
+     SELECT c.scope FROM execution_lease_counts c
+      WHERE c.scope IN (SELECT scope FROM execution_leases WHERE holder = ANY($1))
+      ORDER BY c.scope FOR UPDATE
+   )
+   DELETE FROM execution_leases WHERE holder = ANY($1) AND (SELECT count(*) FROM counts) >= 0`;
 
 interface LeaseRequest {
   holder: string;
@@ -45,6 +61,10 @@ export class ExecutionLeases {
   private readonly timer: NodeJS.Timeout;
   private readonly acquisitions = new Batcher<LeaseRequest, LeaseOutcome>((requests) => this.acquireTogether(requests), {
     max_batch: ACQUIRE_BATCH,
+    max_in_flight: 1,
+  });
+  private readonly releases = new Batcher<string, void>((holders) => this.releaseTogether(holders), {
+    max_batch: RELEASE_BATCH,
     max_in_flight: 1,
   });
 
@@ -74,7 +94,7 @@ export class ExecutionLeases {
   /** Each request's outcome, as if each had been taken alone in the order given. */
   private async acquireTogether(requests: LeaseRequest[]): Promise<LeaseOutcome[]> {
     const { rows } = await this.db.query<{ outcomes: LeaseOutcome[] }>(
-      "SELECT acquire_execution_leases_together($1::text[], $2::text[], $3::text[], $4, $5, $6) AS outcomes",
+      "SELECT acquire_execution_leases_counted($1::text[], $2::text[], $3::text[], $4, $5, $6) AS outcomes",
       [
         requests.map((r) => r.holder),
         requests.map((r) => r.key_scope),
@@ -107,12 +127,20 @@ export class ExecutionLeases {
     else this.held.delete(holder);
   }
 
-  /** The execution ended (or never started): its leases are free for the next. */
+  /**
+   * The execution ended (or never started): its leases are free for the next once this resolves.
+   * A release that fails is reported, not thrown: the leases then lapse after LEASE_TTL_MS.
+   */
   async release(holder: string): Promise<void> {
     this.held.delete(holder);
+    await this.releases.submit(holder);
+  }
+
+  private async releaseTogether(holders: string[]): Promise<void[]> {
     await this.db
-      .query("DELETE FROM execution_leases WHERE holder = $1", [holder])
-      .catch((error: unknown) => reportBackgroundError("lease release", error, { execution_id: holder }));
+      .query(RELEASE_SQL, [holders])
+      .catch((error: unknown) => reportBackgroundError("lease release", error, { execution_ids: holders }));
+    return holders.map(() => undefined);
   }
 
   private async renew(): Promise<void> {

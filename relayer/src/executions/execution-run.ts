@@ -117,6 +117,16 @@ export class ExecutionRunner {
     });
   }
 
+  /**
+   * Whether a new sync execution of `agent` carries its own signed open_escrow, sent as it is if
+   * its open goes alone: yes, unless opens are batched and the agent is busy, when its open goes
+   * in a batch whose transaction is recorded on its row before the send, and one signed ahead
+   * would be thrown away (a compile, a signature and a kilobyte written per execution).
+   */
+  signsOwnOpen(network: string, agent: string): boolean {
+    return !this.options.open_batches || !this.options.activity?.busy(AgentActivity.key(network, agent));
+  }
+
   /** Hands the settlements still waiting for their confirmation to the finish job. */
   close(): Promise<void> {
     return this.confirmations.close();

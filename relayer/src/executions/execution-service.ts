@@ -180,7 +180,10 @@ export class ExecutionService {
     };
     const execution: NewExecution = {
       ...opening,
-      escrow_tx: input.mode === "sync" ? await sender.sign(await openEscrowInstructions(this.chain, sender, [opening])) : null,
+      escrow_tx:
+        input.mode === "sync" && this.runner.signsOwnOpen(network, input.agent)
+          ? await sender.sign(await openEscrowInstructions(this.chain, sender, [opening]))
+          : null,
     };
     let created_at: Date | undefined;
     if (input.idempotency_key === undefined) {

@@ -22,7 +22,7 @@ import type { LookupTables } from "../chain/lookup-tables.js";
 import type { SignedTransaction, TransactionSender } from "../chain/tx-sender.js";
 import type { KeyedBatcherOptions } from "../db/batcher.js";
 import { ApiError } from "../errors.js";
-import { GATHER_MIN_RUNNING, type AgentActivity } from "./agent-activity.js";
+import type { AgentActivity } from "./agent-activity.js";
 import { executionIdBytes, keyIdBytes, type ExecutionRow } from "./execution-row.js";
 
 const bs58 = utils.bytes.bs58;
@@ -46,7 +46,7 @@ export function batcherOptions(max_batch: number, options: BatchOptions): KeyedB
     max_batch,
     max_in_flight: 1,
     gather_ms: options.gather_ms ?? 0,
-    ...(activity ? { gather_if: (key: string) => activity.count(key) >= GATHER_MIN_RUNNING } : {}),
+    ...(activity ? { gather_if: (key: string) => activity.busy(key) } : {}),
   };
 }
 
