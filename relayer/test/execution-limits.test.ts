@@ -20,6 +20,21 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
   assert.fail("expected a refusal");
 }
 
+/** `db` with a count of the statements it was given that contain `marker`. */
+function countingStatements(db: Db, marker: string): { db: Db; statements: number } {
+  const counted = { db, statements: 0 };
+  counted.db = new Proxy(db, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver);
+      return (...args: Parameters<Db["query"]>) => {
+        if (String(args[0]).includes(marker)) counted.statements += 1;
+        return (target.query as (...a: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+  return counted;
+}
+
 describe("execution limits shared through PostgreSQL", () => {
   let relayer: TestRelayer;
   let other: Db;
@@ -66,18 +81,9 @@ describe("execution limits shared through PostgreSQL", () => {
   it("leases: a burst is taken in one statement per batch, not one per execution, each as if taken alone in order", async () => {
     // Counts the statements that take leases: one execution at a time, a burst queued on its key's
     // lock for the commit of every execution before it.
-    let statements = 0;
     const db = relayer.services.db;
-    const counted = new Proxy(db, {
-      get(target, property, receiver) {
-        if (property !== "query") return Reflect.get(target, property, receiver);
-        return (...args: Parameters<Db["query"]>) => {
-          if (String(args[0]).includes("acquire_execution_leases")) statements += 1;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      },
-    });
-    const leases = new ExecutionLeases(counted, { per_key: 3, per_agent: 5 });
+    const counted = countingStatements(db, "acquire_execution_leases");
+    const leases = new ExecutionLeases(counted.db, { per_key: 3, per_agent: 5 });
     const holders = Array.from({ length: 24 }, () => id());
     try {
       // Two keys taking turns on one agent: the first five fill the agent, then each later one is
@@ -94,7 +100,7 @@ describe("execution limits shared through PostgreSQL", () => {
       outcomes.slice(5).forEach((outcome, j) => {
         assert.equal(outcome, (5 + j) % 2 === 0 ? "key_concurrency_limit" : "agent_concurrency_limit", `execution ${5 + j}`);
       });
-      assert.ok(statements <= 3, `${statements} statements for ${holders.length} executions`);
+      assert.ok(counted.statements <= 3, `${counted.statements} statements for ${holders.length} executions`);
       const { rows } = await db.query<{ scope: string; n: number }>(
         "SELECT scope, count(*)::int AS n FROM execution_leases WHERE scope IN ('key/key_burst_1', 'key/key_burst_2', 'agent/devnet/agentBurst') GROUP BY scope ORDER BY scope",
       );
@@ -201,23 +207,14 @@ describe("execution limits shared through PostgreSQL", () => {
   });
 
   it("leases: executions ending together free their leases in one statement per batch", async () => {
-    let statements = 0;
     const db = relayer.services.db;
-    const counted = new Proxy(db, {
-      get(target, property, receiver) {
-        if (property !== "query") return Reflect.get(target, property, receiver);
-        return (...args: Parameters<Db["query"]>) => {
-          if (String(args[0]).includes("DELETE FROM execution_leases")) statements += 1;
-          return (target.query as (...a: unknown[]) => unknown)(...args);
-        };
-      },
-    });
-    const leases = new ExecutionLeases(counted, { per_key: 64, per_agent: 64 });
+    const counted = countingStatements(db, "DELETE FROM execution_leases");
+    const leases = new ExecutionLeases(counted.db, { per_key: 64, per_agent: 64 });
     const holders = Array.from({ length: 32 }, () => id());
     try {
       for (const holder of holders) await leases.acquire(holder, "key_release_burst", "devnet", "agentRelease");
       await Promise.all(holders.map((holder) => leases.release(holder)));
-      assert.ok(statements <= 2, `${statements} statements for ${holders.length} releases`);
+      assert.ok(counted.statements <= 2, `${counted.statements} statements for ${holders.length} releases`);
       const { rows } = await db.query("SELECT 1 FROM execution_leases WHERE holder = ANY($1)", [holders]);
       assert.equal(rows.length, 0);
       await countsAgree(db);
