@@ -8,9 +8,16 @@
 -- executions in one DELETE updates each scope's count once. They count whatever writes the table
 -- (this version's function and release, an earlier version's during a rolling deploy, an expired
 -- lease's removal), so the counts stay exact with no writer having to keep them.
+--
+-- Relayers of the previous version keep writing leases while this runs (a rolling deploy): the
+-- table is locked against writes until this migration commits, so that the first counts and the
+-- triggers see every lease. No check keeps a count from going below zero: a count that drifted
+-- must never stop the statement that frees leases.
+LOCK TABLE execution_leases IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE execution_lease_counts (
   scope text PRIMARY KEY,
-  held int NOT NULL CHECK (held >= 0)
+  held int NOT NULL
 );
 
 INSERT INTO execution_lease_counts (scope, held) SELECT scope, count(*) FROM execution_leases GROUP BY scope;

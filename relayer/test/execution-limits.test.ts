@@ -2,13 +2,17 @@
 // them: two pools stand for two relayer processes.
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
-import { createPool } from "@agent-market/service";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createPool, dropDatabase, ensureDatabase, migrate } from "@agent-market/service";
 
 import { type Db } from "../src/db/database.js";
 import { ApiError } from "../src/errors.js";
 import { ExecutionLeases } from "../src/executions/execution-leases.js";
 import { CircuitBreaker, circuitState } from "../src/listings/circuit-breaker.js";
-import { startTestRelayer, type TestRelayer } from "./support.js";
+import { databaseUrl, startTestRelayer, type TestRelayer } from "./support.js";
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
   try {
@@ -203,6 +207,38 @@ describe("execution limits shared through PostgreSQL", () => {
     } finally {
       first.close();
       second.close();
+    }
+  });
+
+  it("leases: the migration that keeps the counts starts them from the leases already held", async () => {
+    // A deployment upgrading with executions in flight: its leases exist before the counts do.
+    const url = databaseUrl(`relayer_test_${randomBytes(6).toString("hex")}`);
+    await ensureDatabase(url);
+    const db = createPool(url, { max_connections: 2 });
+    const before = mkdtempSync(join(tmpdir(), "relayer-migrations-"));
+    try {
+      const all = join(dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+      for (const name of readdirSync(all).filter((name) => name < "0014")) copyFileSync(join(all, name), join(before, name));
+      const lock = "relayer migrations";
+      await migrate(db, { dir: before, history_table: "schema_migrations", lock });
+      await db.query(
+        `INSERT INTO execution_leases (scope, holder, expires_at)
+         SELECT scope, 'exec_' || n, clock_timestamp() + interval '30 seconds'
+           FROM unnest(ARRAY['key/key_upgrade', 'agent/devnet/agentUpgrade']) AS scope, generate_series(1, 3) AS n`,
+      );
+      assert.deepEqual(await migrate(db, { dir: all, history_table: "schema_migrations", lock }), ["0014_execution_lease_counts.sql"]);
+      await countsAgree(db);
+      const leases = new ExecutionLeases(db, { per_key: 4, per_agent: 10 });
+      try {
+        await leases.acquire(id(), "key_upgrade", "devnet", "agentUpgrade");
+        assert.equal(await refusal(leases.acquire(id(), "key_upgrade", "devnet", "agentUpgrade")), "key_concurrency_limit");
+      } finally {
+        leases.close();
+      }
+    } finally {
+      rmSync(before, { recursive: true, force: true });
+      await db.end();
+      await dropDatabase(url);
     }
   });
 
