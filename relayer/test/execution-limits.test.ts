@@ -24,6 +24,19 @@ async function refusal(promise: Promise<unknown>): Promise<string> {
   assert.fail("expected a refusal");
 }
 
+/** "leased", or the code of the refusal. */
+function leasedOr(acquiring: Promise<void>): Promise<string> {
+  return acquiring.then(
+    () => "leased",
+    (error: unknown) => (error as ApiError).code,
+  );
+}
+
+/** The lease's time runs out, as when the process holding it stopped renewing it. */
+async function lapse(db: Db, holder: string): Promise<void> {
+  await db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [holder]);
+}
+
 /** `db` with a count of the statements it was given that contain `marker`. */
 function countingStatements(db: Db, marker: string): { db: Db; statements: number } {
   const counted = { db, statements: 0 };
@@ -94,10 +107,7 @@ describe("execution limits shared through PostgreSQL", () => {
       // refused by whichever scope is full first, its key's before its agent's.
       const outcomes = await Promise.all(
         holders.map((holder, i) =>
-          leases.acquire(holder, i % 2 === 0 ? "key_burst_1" : "key_burst_2", "devnet", "agentBurst").then(
-            () => "leased",
-            (error: unknown) => (error as ApiError).code,
-          ),
+          leasedOr(leases.acquire(holder, i % 2 === 0 ? "key_burst_1" : "key_burst_2", "devnet", "agentBurst")),
         ),
       );
       assert.deepEqual(outcomes.slice(0, 5), Array(5).fill("leased"));
@@ -127,10 +137,7 @@ describe("execution limits shared through PostgreSQL", () => {
     try {
       const outcomes = await Promise.all(
         holders.map((holder, i) =>
-          (i % 2 === 0 ? first : second).acquire(holder, "key_shared", "devnet", `agent${i % 3}`).then(
-            () => "leased",
-            (error: unknown) => (error as ApiError).code,
-          ),
+          leasedOr((i % 2 === 0 ? first : second).acquire(holder, "key_shared", "devnet", `agent${i % 3}`)),
         ),
       );
       assert.equal(outcomes.filter((o) => o === "leased").length, 4);
@@ -165,13 +172,9 @@ describe("execution limits shared through PostgreSQL", () => {
       const outcomes = await Promise.all(
         holders.map(async (holder, i) => {
           const leases = i % 2 === 0 ? first : second;
-          try {
-            await leases.acquire(holder, `key_count_${i % 4}`, "devnet", `agentCount${i % 3}`);
-          } catch (error) {
-            return (error as ApiError).code;
-          }
-          await leases.release(holder);
-          return "leased";
+          const outcome = await leasedOr(leases.acquire(holder, `key_count_${i % 4}`, "devnet", `agentCount${i % 3}`));
+          if (outcome === "leased") await leases.release(holder);
+          return outcome;
         }),
       );
       assert.ok(outcomes.every((o) => ["leased", "key_concurrency_limit", "agent_concurrency_limit"].includes(o)), outcomes.join());
@@ -180,19 +183,19 @@ describe("execution limits shared through PostgreSQL", () => {
       const [a, b] = [id(), id()];
       await first.acquire(a, "key_count_lapse", "devnet", "agentCount0");
       await first.acquire(b, "key_count_lapse", "devnet", "agentCount0");
-      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [a]);
+      await lapse(relayer.services.db, a);
       await countsAgree(relayer.services.db);
-      const lapse = new ExecutionLeases(relayer.services.db, { per_key: 2, per_agent: 9 });
+      const nearFull = new ExecutionLeases(relayer.services.db, { per_key: 2, per_agent: 9 });
       const c = id();
-      await lapse.acquire(c, "key_count_lapse", "devnet", "agentCount0");
-      lapse.close();
+      await nearFull.acquire(c, "key_count_lapse", "devnet", "agentCount0");
+      nearFull.close();
       const { rows } = await relayer.services.db.query<{ holder: string }>(
         "SELECT holder FROM execution_leases WHERE scope = 'key/key_count_lapse' ORDER BY holder",
       );
       assert.deepEqual(rows.map((r) => r.holder), [b, c].sort());
       await countsAgree(relayer.services.db);
       // A scope the acquire cannot fill keeps its lapsed lease until then, counted.
-      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [b]);
+      await lapse(relayer.services.db, b);
       const d = id();
       await first.acquire(d, "key_count_lapse", "devnet", "agentCount0");
       assert.equal((await relayer.services.db.query("SELECT 1 FROM execution_leases WHERE holder = $1", [b])).rowCount, 2);
@@ -267,9 +270,7 @@ describe("execution limits shared through PostgreSQL", () => {
       assert.equal(await refusal(leases.acquire(id(), "key_crash", "devnet", "agentB")), "key_concurrency_limit");
       // The process that held it died: nobody renews it, and its time runs out.
       leases.handOff(crashed);
-      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() - interval '1 second' WHERE holder = $1", [
-        crashed,
-      ]);
+      await lapse(relayer.services.db, crashed);
       const next = id();
       await leases.acquire(next, "key_crash", "devnet", "agentB");
       const { rows } = await relayer.services.db.query<{ holder: string }>("SELECT holder FROM execution_leases WHERE scope = 'key/key_crash'");

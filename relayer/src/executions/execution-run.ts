@@ -26,13 +26,13 @@ import type { CircuitBreaker } from "../listings/circuit-breaker.js";
 import { FAILURES, recordVerdict } from "./creator-verdict.js";
 import type { ListingForExecution, ListingService } from "../listings/listing-service.js";
 import { unprobedEndpoint } from "../listings/probed-endpoint.js";
+import { AgentActivity } from "./agent-activity.js";
 import { ConfirmationTracker } from "./confirmations.js";
 import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore, SettleRecord } from "./execution-store.js";
 import type { OpenBatches } from "./open-batches.js";
 import type { RefundBatches } from "./refund-batches.js";
-import { AgentActivity } from "./agent-activity.js";
 import type { SettleBatches } from "./settle-batches.js";
 import {
   anyFeeShard,
