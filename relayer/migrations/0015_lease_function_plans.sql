@@ -1,0 +1,12 @@
+-- The relayer's connections plan every statement at each call (plan_cache_mode =
+-- force_custom_plan, sdk/service's pool: a generic plan made while `executions` was small went on
+-- scanning it whole). That setting reaches the statements inside PL/pgSQL functions too, so each
+-- lease taken or freed planned the functions' statements again: six in the acquire, one or two in
+-- each trigger, about a fifth of what a lease costs PostgreSQL (docs/performance.md, "Lease
+-- plans"). These statements read and write the small lease tables through their primary keys
+-- and the holder index whatever their sizes, so a plan kept per connection serves every call;
+-- `auto` still plans the first calls of each connection for their own arguments.
+ALTER FUNCTION acquire_execution_leases_counted(text[], text[], text[], int, int, int) SET plan_cache_mode = auto;
+ALTER FUNCTION count_inserted_execution_leases() SET plan_cache_mode = auto;
+ALTER FUNCTION count_deleted_execution_leases() SET plan_cache_mode = auto;
+ALTER FUNCTION clear_execution_lease_counts() SET plan_cache_mode = auto;
