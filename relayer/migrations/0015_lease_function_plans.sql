@@ -11,16 +11,3 @@ ALTER FUNCTION acquire_execution_leases_counted(text[], text[], text[], int, int
 ALTER FUNCTION count_inserted_execution_leases() SET plan_cache_mode = auto;
 ALTER FUNCTION count_deleted_execution_leases() SET plan_cache_mode = auto;
 ALTER FUNCTION clear_execution_lease_counts() SET plan_cache_mode = auto;
-
--- The release, as a function for the same reason. It locks the scopes' count rows, in scope order,
--- before the leases' rows, as an acquire does: the release of a lease that lapsed meanwhile, which
--- an acquire may be removing, then never waits for that acquire while holding what it waits for.
-CREATE FUNCTION release_execution_leases(holders text[]) RETURNS void
-LANGUAGE plpgsql SET plan_cache_mode = auto AS $$
-BEGIN
-  PERFORM 1 FROM execution_lease_counts c
-    WHERE c.scope IN (SELECT scope FROM execution_leases WHERE holder = ANY (holders))
-    ORDER BY c.scope FOR UPDATE;
-  DELETE FROM execution_leases WHERE holder = ANY (holders);
-END
-$$;

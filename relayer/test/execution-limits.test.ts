@@ -285,7 +285,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
 
   it("leases: executions ending together free their leases in one statement per batch", async () => {
     const db = relayer.services.db;
-    const counted = countingStatements(db, "release_execution_leases");
+    const counted = countingStatements(db, "DELETE FROM execution_leases");
     const leases = new ExecutionLeases(counted.db, { per_key: 64, per_agent: 64 });
     const holders = Array.from({ length: 32 }, () => id());
     try {

@@ -31,6 +31,18 @@ const ACQUIRE_BATCH = 64;
 /** Most executions whose leases one statement frees. */
 const RELEASE_BATCH = 256;
 
+/**
+ * Locks the scopes' count rows (in scope order) before the leases' rows, as an acquire does: a
+ * release of a lease that lapsed meanwhile, which an acquire may be removing, then never waits for
+ * that acquire while holding what it waits for.
+ */
+const RELEASE_SQL = `WITH counts AS (
+     SELECT c.scope FROM execution_lease_counts c
+      WHERE c.scope IN (SELECT scope FROM execution_leases WHERE holder = ANY($1))
+      ORDER BY c.scope FOR UPDATE
+   )
+   DELETE FROM execution_leases WHERE holder = ANY($1) AND (SELECT count(*) FROM counts) >= 0`;
+
 interface LeaseRequest {
   holder: string;
   key_scope: string;
@@ -126,7 +138,7 @@ export class ExecutionLeases {
 
   private async releaseTogether(holders: string[]): Promise<void[]> {
     await this.db
-      .query("SELECT release_execution_leases($1::text[])", [holders])
+      .query(RELEASE_SQL, [holders])
       .catch((error: unknown) => reportBackgroundError("lease release", error, { execution_ids: holders }));
     return holders.map(() => undefined);
   }
