@@ -11,7 +11,7 @@ import { createPool, dropDatabase, ensureDatabase, migrate } from "@agent-market
 import { type Db } from "../src/db/database.js";
 import { ApiError } from "../src/errors.js";
 import { ExecutionLeases } from "../src/executions/execution-leases.js";
-import { databaseUrl, startTestRelayer, type TestRelayer } from "./support.js";
+import { databaseUrl, twoRelayerProcesses } from "./support.js";
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
   try {
@@ -52,23 +52,14 @@ function countingStatements(db: Db, marker: string): { db: Db; statements: numbe
 }
 
 describe("in-flight leases shared through PostgreSQL", () => {
-  let relayer: TestRelayer;
-  let other: Db;
-  before(async () => {
-    relayer = await startTestRelayer();
-    other = createPool(String(relayer.services.config.database_url), { max_connections: 4 });
-  });
-  after(async () => {
-    await other.end();
-    await relayer.close();
-  });
+  const processes = twoRelayerProcesses();
 
   const id = () => `exec_${randomBytes(8).toString("hex")}`;
 
   it("leases: the key's limit and the agent's hold across processes, refused all or nothing, freed on release", async () => {
     const limits = { per_key: 2, per_agent: 3 };
-    const first = new ExecutionLeases(relayer.services.db, limits);
-    const second = new ExecutionLeases(other, limits);
+    const first = new ExecutionLeases(processes.relayer.services.db, limits);
+    const second = new ExecutionLeases(processes.other, limits);
     try {
       const [a, b, c, d] = [id(), id(), id(), id()];
       await first.acquire(a, "key_1", "devnet", "agentA");
@@ -77,7 +68,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
       await first.acquire(c, "key_2", "devnet", "agentA");
       assert.equal(await refusal(second.acquire(d, "key_3", "devnet", "agentA")), "agent_concurrency_limit");
       // The refusals took nothing: a third key still has its own room on another agent.
-      const { rows } = await relayer.services.db.query<{ scope: string; n: number }>(
+      const { rows } = await processes.relayer.services.db.query<{ scope: string; n: number }>(
         "SELECT scope, count(*)::int AS n FROM execution_leases GROUP BY scope ORDER BY scope",
       );
       assert.deepEqual(rows, [
@@ -97,7 +88,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
   it("leases: a burst is taken in one statement per batch, not one per execution, each as if taken alone in order", async () => {
     // Counts the statements that take leases: one execution at a time, a burst queued on its key's
     // lock for the commit of every execution before it.
-    const db = relayer.services.db;
+    const db = processes.relayer.services.db;
     const counted = countingStatements(db, "acquire_execution_leases");
     const leases = new ExecutionLeases(counted.db, { per_key: 3, per_agent: 5 });
     const holders = Array.from({ length: 24 }, () => id());
@@ -130,8 +121,8 @@ describe("in-flight leases shared through PostgreSQL", () => {
 
   it("leases: two processes bursting on one key never hold more than its limit together", async () => {
     const limits = { per_key: 4, per_agent: 100 };
-    const first = new ExecutionLeases(relayer.services.db, limits);
-    const second = new ExecutionLeases(other, limits);
+    const first = new ExecutionLeases(processes.relayer.services.db, limits);
+    const second = new ExecutionLeases(processes.other, limits);
     const holders = Array.from({ length: 40 }, () => id());
     try {
       const outcomes = await Promise.all(
@@ -161,8 +152,8 @@ describe("in-flight leases shared through PostgreSQL", () => {
 
   it("leases: each scope's kept count is its leases, through bursts of acquires and releases on two processes, expiry and truncation", async () => {
     const limits = { per_key: 6, per_agent: 9 };
-    const first = new ExecutionLeases(relayer.services.db, limits);
-    const second = new ExecutionLeases(other, limits);
+    const first = new ExecutionLeases(processes.relayer.services.db, limits);
+    const second = new ExecutionLeases(processes.other, limits);
     const holders = Array.from({ length: 60 }, () => id());
     try {
       // Taken and freed at once from both processes, over keys and agents that overlap: the count
@@ -177,35 +168,35 @@ describe("in-flight leases shared through PostgreSQL", () => {
         }),
       );
       assert.ok(outcomes.every((o) => ["leased", "key_concurrency_limit", "agent_concurrency_limit"].includes(o)), outcomes.join());
-      await countsAgree(relayer.services.db);
+      await countsAgree(processes.relayer.services.db);
       // Held now, then one of them lapses: a scope that the next acquire could fill drops it.
       const [a, b] = [id(), id()];
       await first.acquire(a, "key_count_lapse", "devnet", "agentCount0");
       await first.acquire(b, "key_count_lapse", "devnet", "agentCount0");
-      await lapse(relayer.services.db, a);
-      await countsAgree(relayer.services.db);
-      const nearFull = new ExecutionLeases(relayer.services.db, { per_key: 2, per_agent: 9 });
+      await lapse(processes.relayer.services.db, a);
+      await countsAgree(processes.relayer.services.db);
+      const nearFull = new ExecutionLeases(processes.relayer.services.db, { per_key: 2, per_agent: 9 });
       const c = id();
       await nearFull.acquire(c, "key_count_lapse", "devnet", "agentCount0");
       nearFull.close();
-      const { rows } = await relayer.services.db.query<{ holder: string }>(
+      const { rows } = await processes.relayer.services.db.query<{ holder: string }>(
         "SELECT holder FROM execution_leases WHERE scope = 'key/key_count_lapse' ORDER BY holder",
       );
       assert.deepEqual(rows.map((r) => r.holder), [b, c].sort());
-      await countsAgree(relayer.services.db);
+      await countsAgree(processes.relayer.services.db);
       // A scope the acquire cannot fill keeps its lapsed lease until then, counted.
-      await lapse(relayer.services.db, b);
+      await lapse(processes.relayer.services.db, b);
       const d = id();
       await first.acquire(d, "key_count_lapse", "devnet", "agentCount0");
-      assert.equal((await relayer.services.db.query("SELECT 1 FROM execution_leases WHERE holder = $1", [b])).rowCount, 2);
-      await countsAgree(relayer.services.db);
+      assert.equal((await processes.relayer.services.db.query("SELECT 1 FROM execution_leases WHERE holder = $1", [b])).rowCount, 2);
+      await countsAgree(processes.relayer.services.db);
       for (const holder of [b, c, d]) await first.release(holder);
-      await countsAgree(relayer.services.db);
+      await countsAgree(processes.relayer.services.db);
       // Emptied wholesale (an operator's TRUNCATE), the counts go with the leases.
       await first.acquire(id(), "key_count_truncate", "devnet", "agentCount1");
-      await relayer.services.db.query("TRUNCATE execution_leases");
-      await countsAgree(relayer.services.db);
-      assert.equal((await relayer.services.db.query("SELECT 1 FROM execution_lease_counts")).rowCount, 0);
+      await processes.relayer.services.db.query("TRUNCATE execution_leases");
+      await countsAgree(processes.relayer.services.db);
+      assert.equal((await processes.relayer.services.db.query("SELECT 1 FROM execution_lease_counts")).rowCount, 0);
     } finally {
       first.close();
       second.close();
@@ -284,7 +275,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
   });
 
   it("leases: executions ending together free their leases in one statement per batch", async () => {
-    const db = relayer.services.db;
+    const db = processes.relayer.services.db;
     const counted = countingStatements(db, "DELETE FROM execution_leases");
     const leases = new ExecutionLeases(counted.db, { per_key: 64, per_agent: 64 });
     const holders = Array.from({ length: 32 }, () => id());
@@ -301,24 +292,24 @@ describe("in-flight leases shared through PostgreSQL", () => {
   });
 
   it("leases: a crashed process's leases lapse on their own; a live process's are renewed", async () => {
-    const leases = new ExecutionLeases(relayer.services.db, { per_key: 1, per_agent: 10 });
+    const leases = new ExecutionLeases(processes.relayer.services.db, { per_key: 1, per_agent: 10 });
     try {
       const crashed = id();
       await leases.acquire(crashed, "key_crash", "devnet", "agentB");
       assert.equal(await refusal(leases.acquire(id(), "key_crash", "devnet", "agentB")), "key_concurrency_limit");
       // The process that held it died: nobody renews it, and its time runs out.
       leases.handOff(crashed);
-      await lapse(relayer.services.db, crashed);
+      await lapse(processes.relayer.services.db, crashed);
       const next = id();
       await leases.acquire(next, "key_crash", "devnet", "agentB");
-      const { rows } = await relayer.services.db.query<{ holder: string }>("SELECT holder FROM execution_leases WHERE scope = 'key/key_crash'");
+      const { rows } = await processes.relayer.services.db.query<{ holder: string }>("SELECT holder FROM execution_leases WHERE scope = 'key/key_crash'");
       assert.deepEqual(rows, [{ holder: next }]);
       // A job on another process adopts an async execution's leases: renewed from now.
-      await relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() + interval '1 second' WHERE holder = $1", [next]);
-      const job = new ExecutionLeases(other, { per_key: 1, per_agent: 10 });
+      await processes.relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() + interval '1 second' WHERE holder = $1", [next]);
+      const job = new ExecutionLeases(processes.other, { per_key: 1, per_agent: 10 });
       await job.adopt(next);
       job.close();
-      const renewed = await relayer.services.db.query<{ left_ms: number }>(
+      const renewed = await processes.relayer.services.db.query<{ left_ms: number }>(
         "SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left_ms FROM execution_leases WHERE holder = $1",
         [next],
       );

@@ -10,9 +10,10 @@ import { utils } from "@coral-xyz/anchor";
 import { Keypair } from "@solana/web3.js";
 import { ed25519Sign, PROGRAM_ID } from "@agent-market/program";
 import type { FastifyInstance } from "fastify";
-import { dropDatabase, ensureDatabase } from "@agent-market/service";
+import { createPool, dropDatabase, ensureDatabase } from "@agent-market/service";
 
 import { buildApp } from "../src/app.js";
+import type { Db } from "../src/db/database.js";
 import type { Services } from "../src/app-services.js";
 import { parseConfig } from "../src/config.js";
 import { loggerOptions } from "../src/logger.js";
@@ -111,4 +112,24 @@ export function errorOf(response: { statusCode: number; headers: Record<string, 
   }
   if (response.headers["request-id"] !== body.error.request_id) throw new Error("Request-Id header differs from request_id");
   return body.error;
+}
+
+/** A test relayer and a second pool on its database: two relayer processes sharing PostgreSQL. */
+export interface TwoRelayerProcesses {
+  relayer: TestRelayer;
+  other: Db;
+}
+
+/** Starts two relayer processes before the calling suite and stops them after it. */
+export function twoRelayerProcesses(): TwoRelayerProcesses {
+  const processes = {} as TwoRelayerProcesses;
+  before(async () => {
+    processes.relayer = await startTestRelayer();
+    processes.other = createPool(String(processes.relayer.services.config.database_url), { max_connections: 4 });
+  });
+  after(async () => {
+    await processes.other.end();
+    await processes.relayer.close();
+  });
+  return processes;
 }
