@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createPool, dropDatabase, ensureDatabase, migrate } from "@agent-market/service";
 
-import { type Db } from "../src/db/database.js";
+import { migrate as migrateRelayer, type Db } from "../src/db/database.js";
 import { ApiError } from "../src/errors.js";
 import { ExecutionLeases } from "../src/executions/execution-leases.js";
 import { databaseUrl, twoRelayerProcesses } from "./support.js";
@@ -58,7 +58,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
 
   it("leases: the key's limit and the agent's hold across processes, refused all or nothing, freed on release", async () => {
     const limits = { per_key: 2, per_agent: 3 };
-    const first = new ExecutionLeases(processes.relayer.services.db, limits);
+    const first = new ExecutionLeases(processes.db, limits);
     const second = new ExecutionLeases(processes.other, limits);
     try {
       const [a, b, c, d] = [id(), id(), id(), id()];
@@ -68,7 +68,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
       await first.acquire(c, "key_2", "devnet", "agentA");
       assert.equal(await refusal(second.acquire(d, "key_3", "devnet", "agentA")), "agent_concurrency_limit");
       // The refusals took nothing: a third key still has its own room on another agent.
-      const { rows } = await processes.relayer.services.db.query<{ scope: string; n: number }>(
+      const { rows } = await processes.db.query<{ scope: string; n: number }>(
         "SELECT scope, count(*)::int AS n FROM execution_leases GROUP BY scope ORDER BY scope",
       );
       assert.deepEqual(rows, [
@@ -88,7 +88,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
   it("leases: a burst is taken in one statement per batch, not one per execution, each as if taken alone in order", async () => {
     // Counts the statements that take leases: one execution at a time, a burst queued on its key's
     // lock for the commit of every execution before it.
-    const db = processes.relayer.services.db;
+    const db = processes.db;
     const counted = countingStatements(db, "acquire_execution_leases");
     const leases = new ExecutionLeases(counted.db, { per_key: 3, per_agent: 5 });
     const holders = Array.from({ length: 24 }, () => id());
@@ -121,7 +121,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
 
   it("leases: two processes bursting on one key never hold more than its limit together", async () => {
     const limits = { per_key: 4, per_agent: 100 };
-    const first = new ExecutionLeases(processes.relayer.services.db, limits);
+    const first = new ExecutionLeases(processes.db, limits);
     const second = new ExecutionLeases(processes.other, limits);
     const holders = Array.from({ length: 40 }, () => id());
     try {
@@ -152,7 +152,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
 
   it("leases: each scope's kept count is its leases, through bursts of acquires and releases on two processes, expiry and truncation", async () => {
     const limits = { per_key: 6, per_agent: 9 };
-    const first = new ExecutionLeases(processes.relayer.services.db, limits);
+    const first = new ExecutionLeases(processes.db, limits);
     const second = new ExecutionLeases(processes.other, limits);
     const holders = Array.from({ length: 60 }, () => id());
     try {
@@ -168,35 +168,35 @@ describe("in-flight leases shared through PostgreSQL", () => {
         }),
       );
       assert.ok(outcomes.every((o) => ["leased", "key_concurrency_limit", "agent_concurrency_limit"].includes(o)), outcomes.join());
-      await countsAgree(processes.relayer.services.db);
+      await countsAgree(processes.db);
       // Held now, then one of them lapses: a scope that the next acquire could fill drops it.
       const [a, b] = [id(), id()];
       await first.acquire(a, "key_count_lapse", "devnet", "agentCount0");
       await first.acquire(b, "key_count_lapse", "devnet", "agentCount0");
-      await lapse(processes.relayer.services.db, a);
-      await countsAgree(processes.relayer.services.db);
-      const nearFull = new ExecutionLeases(processes.relayer.services.db, { per_key: 2, per_agent: 9 });
+      await lapse(processes.db, a);
+      await countsAgree(processes.db);
+      const nearFull = new ExecutionLeases(processes.db, { per_key: 2, per_agent: 9 });
       const c = id();
       await nearFull.acquire(c, "key_count_lapse", "devnet", "agentCount0");
       nearFull.close();
-      const { rows } = await processes.relayer.services.db.query<{ holder: string }>(
+      const { rows } = await processes.db.query<{ holder: string }>(
         "SELECT holder FROM execution_leases WHERE scope = 'key/key_count_lapse' ORDER BY holder",
       );
       assert.deepEqual(rows.map((r) => r.holder), [b, c].sort());
-      await countsAgree(processes.relayer.services.db);
+      await countsAgree(processes.db);
       // A scope the acquire cannot fill keeps its lapsed lease until then, counted.
-      await lapse(processes.relayer.services.db, b);
+      await lapse(processes.db, b);
       const d = id();
       await first.acquire(d, "key_count_lapse", "devnet", "agentCount0");
-      assert.equal((await processes.relayer.services.db.query("SELECT 1 FROM execution_leases WHERE holder = $1", [b])).rowCount, 2);
-      await countsAgree(processes.relayer.services.db);
+      assert.equal((await processes.db.query("SELECT 1 FROM execution_leases WHERE holder = $1", [b])).rowCount, 2);
+      await countsAgree(processes.db);
       for (const holder of [b, c, d]) await first.release(holder);
-      await countsAgree(processes.relayer.services.db);
+      await countsAgree(processes.db);
       // Emptied wholesale (an operator's TRUNCATE), the counts go with the leases.
       await first.acquire(id(), "key_count_truncate", "devnet", "agentCount1");
-      await processes.relayer.services.db.query("TRUNCATE execution_leases");
-      await countsAgree(processes.relayer.services.db);
-      assert.equal((await processes.relayer.services.db.query("SELECT 1 FROM execution_lease_counts")).rowCount, 0);
+      await processes.db.query("TRUNCATE execution_leases");
+      await countsAgree(processes.db);
+      assert.equal((await processes.db.query("SELECT 1 FROM execution_lease_counts")).rowCount, 0);
     } finally {
       first.close();
       second.close();
@@ -212,15 +212,14 @@ describe("in-flight leases shared through PostgreSQL", () => {
     try {
       const all = join(dirname(fileURLToPath(import.meta.url)), "..", "migrations");
       for (const name of readdirSync(all).filter((name) => name < "0014")) copyFileSync(join(all, name), join(before, name));
-      const lock = "relayer migrations";
-      await migrate(db, { dir: before, history_table: "schema_migrations", lock });
+      await migrate(db, { dir: before, history_table: "schema_migrations", lock: "relayer migrations" });
       await db.query(
         `INSERT INTO execution_leases (scope, holder, expires_at)
          SELECT scope, 'exec_' || n, clock_timestamp() + interval '30 seconds'
            FROM unnest(ARRAY['key/key_upgrade', 'agent/devnet/agentUpgrade']) AS scope, generate_series(1, 3) AS n`,
       );
       const upgrade = readdirSync(all).filter((name) => name >= "0014").sort();
-      assert.deepEqual(await migrate(db, { dir: all, history_table: "schema_migrations", lock }), upgrade);
+      assert.deepEqual(await migrateRelayer(db), upgrade);
       await countsAgree(db);
       const leases = new ExecutionLeases(db, { per_key: 4, per_agent: 10 });
       try {
@@ -256,7 +255,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
       return counts.split("\n").find((line) => line.includes(" on execution_lease_counts"))!.trim().replace(/\s+\(cost=.*$/, "");
     };
     try {
-      await migrate(db, { dir: join(dirname(fileURLToPath(import.meta.url)), "..", "migrations"), history_table: "schema_migrations", lock: "relayer migrations" });
+      await migrateRelayer(db);
       assert.equal((await db.query<{ plan_cache_mode: string }>("SHOW plan_cache_mode")).rows[0]!.plan_cache_mode, "force_custom_plan");
       // Only this test's ANALYZE may make the plan again, not autovacuum in the middle of it.
       await db.query("ALTER TABLE execution_lease_counts SET (autovacuum_enabled = false)");
@@ -277,7 +276,7 @@ describe("in-flight leases shared through PostgreSQL", () => {
   });
 
   it("leases: executions ending together free their leases in one statement per batch", async () => {
-    const db = processes.relayer.services.db;
+    const db = processes.db;
     const counted = countingStatements(db, "DELETE FROM execution_leases");
     const leases = new ExecutionLeases(counted.db, { per_key: 64, per_agent: 64 });
     const holders = Array.from({ length: 32 }, () => id());
@@ -294,24 +293,24 @@ describe("in-flight leases shared through PostgreSQL", () => {
   });
 
   it("leases: a crashed process's leases lapse on their own; a live process's are renewed", async () => {
-    const leases = new ExecutionLeases(processes.relayer.services.db, { per_key: 1, per_agent: 10 });
+    const leases = new ExecutionLeases(processes.db, { per_key: 1, per_agent: 10 });
     try {
       const crashed = id();
       await leases.acquire(crashed, "key_crash", "devnet", "agentB");
       assert.equal(await refusal(leases.acquire(id(), "key_crash", "devnet", "agentB")), "key_concurrency_limit");
       // The process that held it died: nobody renews it, and its time runs out.
       leases.handOff(crashed);
-      await lapse(processes.relayer.services.db, crashed);
+      await lapse(processes.db, crashed);
       const next = id();
       await leases.acquire(next, "key_crash", "devnet", "agentB");
-      const { rows } = await processes.relayer.services.db.query<{ holder: string }>("SELECT holder FROM execution_leases WHERE scope = 'key/key_crash'");
+      const { rows } = await processes.db.query<{ holder: string }>("SELECT holder FROM execution_leases WHERE scope = 'key/key_crash'");
       assert.deepEqual(rows, [{ holder: next }]);
       // A job on another process adopts an async execution's leases: renewed from now.
-      await processes.relayer.services.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() + interval '1 second' WHERE holder = $1", [next]);
+      await processes.db.query("UPDATE execution_leases SET expires_at = clock_timestamp() + interval '1 second' WHERE holder = $1", [next]);
       const job = new ExecutionLeases(processes.other, { per_key: 1, per_agent: 10 });
       await job.adopt(next);
       job.close();
-      const renewed = await processes.relayer.services.db.query<{ left_ms: number }>(
+      const renewed = await processes.db.query<{ left_ms: number }>(
         "SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS left_ms FROM execution_leases WHERE holder = $1",
         [next],
       );

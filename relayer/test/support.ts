@@ -114,22 +114,24 @@ export function errorOf(response: { statusCode: number; headers: Record<string, 
   return body.error;
 }
 
-/** A test relayer and a second pool on its database: two relayer processes sharing PostgreSQL. */
+/** Two relayer processes sharing PostgreSQL: a test relayer's pool and a second pool on its database. */
 export interface TwoRelayerProcesses {
-  relayer: TestRelayer;
+  db: Db;
   other: Db;
 }
 
 /** Starts two relayer processes before the calling suite and stops them after it. */
 export function twoRelayerProcesses(): TwoRelayerProcesses {
   const processes = {} as TwoRelayerProcesses;
+  let relayer: TestRelayer;
   before(async () => {
-    processes.relayer = await startTestRelayer();
-    processes.other = createPool(String(processes.relayer.services.config.database_url), { max_connections: 4 });
+    relayer = await startTestRelayer();
+    processes.db = relayer.services.db;
+    processes.other = createPool(String(relayer.services.config.database_url), { max_connections: 4 });
   });
   after(async () => {
     await processes.other.end();
-    await processes.relayer.close();
+    await relayer.close();
   });
   return processes;
 }
