@@ -21,6 +21,20 @@ const SHUTDOWN_BOUND_MS = 20_000;
 
 const PRICE = 250_000n;
 
+/**
+ * The execution's state once it is settled or refunded, or as it stands after 60 s. The finish job
+ * looks again after a backoff that doubles from 200 ms, so on a loaded machine the refund's
+ * confirmation may be seen only at its eighth run, 25 s in.
+ */
+async function finalState(db: pg.Client, id: string): Promise<string> {
+  let state = "";
+  for (let i = 0; i < 600 && state !== "refunded" && state !== "settled"; i += 1) {
+    state = (await db.query("SELECT state FROM executions WHERE id = $1", [id])).rows[0].state;
+    if (state !== "refunded" && state !== "settled") await sleep(100);
+  }
+  return state;
+}
+
 describe("relayer: crashes and outages", function () {
   this.timeout(120_000);
   let market: TestMarket;
@@ -67,11 +81,7 @@ describe("relayer: crashes and outages", function () {
 
       const second = await spawnRelayer(env);
       children.push(second);
-      let state = "";
-      for (let i = 0; i < 200 && state !== "refunded" && state !== "settled"; i += 1) {
-        state = (await db.query("SELECT state FROM executions WHERE id = $1", [id])).rows[0].state;
-        if (state !== "refunded" && state !== "settled") await sleep(100);
-      }
+      const state = await finalState(db, id!);
       assert.equal(state, "refunded", "the result was lost with the relayer: refunded");
       assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "the payer is whole");
       const escrow = escrowPda(parseExecutionId(id!)!, market.programId);
@@ -133,11 +143,7 @@ describe("relayer: crashes and outages", function () {
 
       const second = await spawnRelayer(env);
       children.push(second);
-      let state = "";
-      for (let i = 0; i < 200 && state !== "refunded" && state !== "settled"; i += 1) {
-        state = (await db.query("SELECT state FROM executions WHERE id = $1", [id])).rows[0].state;
-        if (state !== "refunded" && state !== "settled") await sleep(100);
-      }
+      const state = await finalState(db, id!);
       assert.equal(state, "refunded");
       assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "the payer is whole");
       const row = (await db.query("SELECT failure_code, refund_reason FROM executions WHERE id = $1", [id])).rows[0];
