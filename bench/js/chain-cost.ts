@@ -7,7 +7,8 @@
 // its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
 // fees per settled and per refunded execution, the signatures they took, the rent held per
 // execution once settled (through the dispute window), and the call price at which the
-// marketplace's 1% fee covers those fees.
+// marketplace's 1% fee covers those fees. First, the floor under them: what every batch full
+// would cost (full-batches.ts).
 //
 //   npm run bench:cost [-- --calls 256] [--sol-usd 200]
 import { randomBytes } from "node:crypto";
@@ -17,6 +18,7 @@ import { escrowPda, parseExecutionId, receiptPda } from "@agent-market/program";
 import { Connection, PublicKey } from "@solana/web3.js";
 
 import { startBenchMarketplace } from "./bench-marketplace.js";
+import { feeFloor } from "./full-batches.js";
 import { postJson } from "./setup.js";
 
 const callsArg = process.argv.indexOf("--calls");
@@ -178,7 +180,24 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
   }
 }
 
+/** The floor under the measured rows: each transaction kind at its fullest, then a call with every batch full. */
+function printFeeFloor(): void {
+  const floor = feeFloor();
+  console.log("Full batches (v0, the agent's fixed accounts from its lookup table; executions a packet holds, the limit of the program or relayer):");
+  console.log("transaction                                                          fits   limit   signatures   fee lamports/exec");
+  for (const batch of floor.batches) {
+    console.log(
+      `${batch.kind.padEnd(67)}  ${String(batch.fits).padStart(4)}   ${String(batch.limit ?? "-").padStart(5)}   ${String(batch.signatures).padStart(10)}   ${String(batch.fee_lamports_per_execution).padStart(17)}`,
+    );
+  }
+  console.log(
+    `every batch full: settled ${floor.settled_lamports} lamports (break-even ${breakEvenUsdc(floor.settled_lamports).toFixed(4)} USDC), ` +
+      `refunded ${floor.refunded_lamports}; settled with the signature carried unverified ${floor.settled_unverified_lamports}\n`,
+  );
+}
+
 async function main(): Promise<void> {
+  printFeeFloor();
   console.log(`On-chain cost of an execution through the relayer (localnet, 100 ms slots); fees counted from the chain`);
   console.log(`break-even price: the call price whose ${FEE_BPS / 100}% fee pays the network fees, at ${SOL_USD} USD per SOL\n`);
   console.log("design     outcome    clients   executions   transactions   signatures/exec   fee lamports/exec   rent held/exec   break-even USDC");
