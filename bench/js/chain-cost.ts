@@ -183,7 +183,7 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
 /** The floor under the measured rows: each transaction kind at its fullest, then a call with every batch full. */
 function printFeeFloor(): void {
   const floor = feeFloor();
-  console.log("Full batches (v0, the agent's fixed accounts from its lookup table; executions a packet holds, the limit of the program or relayer):");
+  console.log("Full batches (v0, the agent's fixed accounts from its lookup table; executions a packet holds, and the most the relayer sends in one):");
   console.log("transaction                                                          fits   limit   signatures   fee lamports/exec");
   for (const batch of floor.batches) {
     console.log(

@@ -14,14 +14,13 @@ import {
   agentTableAddresses,
   fitsTransaction,
   MAX_OPEN_BATCH,
-  MAX_SETTLE_BATCH,
   openEscrowBatchInstruction,
   refundInstruction,
   settleBatchInstruction,
   settleBatchInstructions,
   type LookupTable,
 } from "@agent-market/program";
-import { REFUND_BATCH_SIZE } from "@agent-market/relayer";
+import { REFUND_BATCH_SIZE, SETTLE_BATCH_SIZE } from "@agent-market/relayer";
 import { Keypair, type PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 /** Lamports Solana charges per signature, the precompile's included. */
@@ -33,7 +32,7 @@ export interface FullBatch {
   kind: string;
   /** Executions the fullest transaction holds (packet size alone). */
   fits: number;
-  /** The most one transaction of the kind takes by the program's or the relayer's own limit, if either has one. */
+  /** The most the relayer puts in one transaction of the kind (the program's limit for opens), if it has a limit. */
   limit: number | null;
   /** Charged signatures of one such transaction. */
   signatures: number;
@@ -95,7 +94,7 @@ export function feeFloor(): FeeFloor {
   };
   const openOne = row("open_escrow_batch, one payer", fullest(relayer, tables, (n) => opens(n, () => onePayer)), MAX_OPEN_BATCH, 1);
   const openMany = row("open_escrow_batch, a payer per call", fullest(relayer, tables, (n) => opens(n, () => ({ payer: key(), payerTokenAccount: key() }))), MAX_OPEN_BATCH, 1);
-  const settle = row("settle_batch, batch signature verified", fullest(relayer, tables, settles), MAX_SETTLE_BATCH, 2);
+  const settle = row("settle_batch, batch signature verified", fullest(relayer, tables, settles), SETTLE_BATCH_SIZE, 2);
   const refund = row("refund instructions, one payer", fullest(relayer, tables, refunds), REFUND_BATCH_SIZE, 1);
   const unverified = row("settle_batch, signature carried unverified (no such instruction)", fullest(relayer, tables, unverifiedSettles), null, 1);
   return {
