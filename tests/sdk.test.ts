@@ -112,6 +112,11 @@ describe("SDK: CLI and client end to end", function () {
     const report = JSON.parse(pass.stdout) as { ok: boolean; checks: { check: string; status: string }[] };
     assert.equal(report.ok, true);
     assert.ok(report.checks.every((c) => c.status === "pass"), pass.stdout);
+    // The creator kit's /sign-batch: it signs the probe's result in a batch and refuses a forged one.
+    assert.deepEqual(
+      report.checks.filter((c) => c.check.startsWith("batch ")).map((c) => c.check),
+      ["batch signature", "batch refuses unknown results"],
+    );
 
     const wrong = await agentMarket(
       "check", echo.url, "--key", relayer.marketplaceKey.publicKey.toBase58(), "--agent", plannedAgent, "--input-schema", files.input!,

@@ -13,10 +13,14 @@ import {
   formatExecutionId,
   parseAddress,
   requestHash,
+  signBatchUrl,
   signRequest,
   toHex,
   verifyCreatorResponse,
+  verifySignBatchResponse,
   type CreatorExecuteRequest,
+  type SignBatchItem,
+  type SignBatchRequest,
 } from "@agent-market/program";
 
 import { compile, sampleFor, type Validator } from "./schema.js";
@@ -102,7 +106,8 @@ class Rows {
   }
 }
 
-const AFTER_REQUEST = ["response", "signature", "output", "latency", "refuses unsigned", "refuses replays"];
+const BATCH_CHECKS = ["batch signature", "batch refuses unknown results"];
+const AFTER_REQUEST = ["response", "signature", "output", "latency", "refuses unsigned", "refuses replays", ...BATCH_CHECKS];
 
 export async function checkConformance(input: ConformanceInput): Promise<ConformanceRow[]> {
   const rows = new Rows();
@@ -212,6 +217,15 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
     const outputViolation = validateOutput((parsed as { output: unknown }).output);
     rows.add("output", outputViolation ? "fail" : "pass", outputViolation ? `breaks the output schema at ${outputViolation}` : "matches the output schema");
   }
+  // The probe's own signed result, once it verified: what a /sign-batch item carries.
+  const signedResult: SignBatchItem | null = check.ok
+    ? {
+        execution_id: request.execution_id,
+        request_hash: request.request_hash,
+        result_hash: (parsed as { result_hash: string }).result_hash,
+        signature: (parsed as { signature: string }).signature,
+      }
+    : null;
   rows.add(
     "latency",
     answer.latency_ms <= timeout_ms ? "pass" : "fail",
@@ -240,7 +254,80 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   } catch (error) {
     rows.add("refuses replays", "fail", `no answer: ${reason(error)}`);
   }
+  if (signedResult) await checkSignBatch(input, rows, request.agent, signedResult, signingKey);
+  else rows.skip(BATCH_CHECKS, "needs a verified result signature");
   return rows.list;
+}
+
+/** One marketplace-signed `POST <endpoint>/sign-batch`. */
+async function postSignBatch(input: ConformanceInput, batch: SignBatchRequest): Promise<HttpAnswer> {
+  const url = signBatchUrl(input.endpoint);
+  const body = JSON.stringify(batch);
+  const signature = signRequest(input.marketplaceSecretKey, {
+    method: "POST",
+    path: url.pathname + url.search,
+    body,
+    timestamp_secs: Math.floor(Date.now() / 1000),
+  });
+  return post(url, body, { [REQUEST_SIGNATURE_HEADER]: signature }, input.maxExecutionSecs * 1000);
+}
+
+/**
+ * `POST /sign-batch` (optional): asked for the probe's own result, the service signs its batch
+ * digest with the agent's key; asked for a result it never signed, it refuses. A service without
+ * the route still works: its settlements carry one signature per execution instead of one per batch.
+ */
+async function checkSignBatch(
+  input: ConformanceInput,
+  rows: Rows,
+  agent: string,
+  item: SignBatchItem,
+  signingKey: Uint8Array,
+): Promise<void> {
+  const batch: SignBatchRequest = { agent, items: [item] };
+  const path = signBatchUrl(input.endpoint).pathname;
+  let answer: HttpAnswer;
+  try {
+    answer = await postSignBatch(input, batch);
+  } catch (error) {
+    rows.add("batch signature", "fail", `POST ${path}: no answer: ${reason(error)}`);
+    rows.skip(["batch refuses unknown results"], "needs an answer from /sign-batch");
+    return;
+  }
+  if (answer.status === 404) {
+    rows.add(
+      "batch signature",
+      "warn",
+      `POST ${path} answered 404 (optional): each settlement of this agent carries one signature per execution`,
+    );
+    rows.skip(["batch refuses unknown results"], "no /sign-batch");
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(answer.text);
+  } catch {
+    parsed = undefined;
+  }
+  const signed = answer.status === 200 ? verifySignBatchResponse(parsed, batch, signingKey) : null;
+  if (signed === null) rows.add("batch signature", "fail", `POST ${path} answered ${answer.status}${errorCodeOf(answer.text)}, not 200`);
+  else if (!signed.ok) rows.add("batch signature", "fail", parsed === undefined ? "the answer is not JSON" : signed.message);
+  else rows.add("batch signature", "pass", `Ed25519 over the batch digest of the probe's result by ${input.signingKey}`);
+
+  // Another result hash under the same signature: a service that signed this would vouch for an
+  // output it never produced, for whoever holds the marketplace key.
+  const forged = { ...item, result_hash: item.result_hash.replace(/^./, (c) => (c === "0" ? "1" : "0")) };
+  try {
+    const refused = await postSignBatch(input, { agent, items: [forged] });
+    const ok = refused.status === 422 && errorCodeOf(refused.text) === " unknown_result_signature";
+    rows.add(
+      "batch refuses unknown results",
+      ok ? "pass" : "fail",
+      `a result it never signed got ${refused.status}${errorCodeOf(refused.text)}${ok ? "" : ", not 422 unknown_result_signature"}`,
+    );
+  } catch (error) {
+    rows.add("batch refuses unknown results", "fail", `no answer: ${reason(error)}`);
+  }
 }
 
 /** GET /health is optional in the protocol, but when there, it must name the key results are signed with. */

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-import { agentPda, delegatePda, ed25519Verify, parseAddress, parseSigningKeyProof, PROGRAM_ID, verifySigningKeyProof } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519Verify, parseAddress, parseSigningKeyProof, PROGRAM_ID, verifySigningKeyProof, type CreatorExecuteRequest, type SignBatchRequest } from "@agent-market/program";
 import {
   createApproveCheckedInstruction,
   createAssociatedTokenAccountIdempotentInstruction,
@@ -169,7 +169,8 @@ describe("agent-market", () => {
     it("passes a conforming service, probing it as the relayer does, with parameters from the input schema", async () => {
       const ran = await check("none");
       assert.equal(ran.code, 0, ran.out + ran.err);
-      assert.deepEqual(Object.values(statuses(ran)), Array(11).fill("pass"));
+      assert.deepEqual(Object.values(statuses(ran)), Array(13).fill("pass"));
+      assert.deepEqual(Object.keys(statuses(ran)).slice(-2), ["batch signature", "batch refuses unknown results"]);
       const probe = service!.requests.find((r) => r.url === "/agent/execute")!;
       const body = probe.body as { task: string; parameters: unknown; request_hash: string };
       assert.deepEqual(body.parameters, { language: "en" });
@@ -181,6 +182,8 @@ describe("agent-market", () => {
         ["wrong_key", { signature: "fail" }],
         ["bad_output", { output: "fail" }],
         ["accepts_unsigned", { "refuses unsigned": "fail", "refuses replays": "fail" }],
+        ["wrong_batch_key", { "batch signature": "fail" }],
+        ["signs_any_batch", { "batch refuses unknown results": "fail" }],
       ];
       for (const [fault, expected] of cases) {
         const ran = await check(fault);
@@ -190,6 +193,34 @@ describe("agent-market", () => {
         assert.equal(Object.values(got).filter((s) => s === "fail").length, Object.keys(expected).length, `${fault}: ${ran.out}`);
         await service!.close();
       }
+    });
+
+    it("asks /sign-batch only for a result that verified: a wrong result key skips both batch rows", async () => {
+      const ran = await check("wrong_key");
+      assert.equal(statuses(ran)["batch signature"], "skip");
+      assert.equal(statuses(ran)["batch refuses unknown results"], "skip");
+      assert.equal(service!.requests.filter((r) => r.url === "/agent/sign-batch").length, 0);
+    });
+
+    it("warns, exit 0, when the service has no /sign-batch (settlements then carry a signature per call)", async () => {
+      const ran = await check("no_sign_batch");
+      assert.equal(ran.code, 0, ran.out);
+      const got = statuses(ran);
+      assert.equal(got["batch signature"], "warn");
+      assert.equal(got["batch refuses unknown results"], "skip");
+      assert.equal(Object.values(got).filter((s) => s === "pass").length, 11);
+    });
+
+    it("asks for the probe's own result, then for one whose result hash it never signed", async () => {
+      await check("none");
+      const [own, forged] = service!.requests.filter((r) => r.url === "/agent/sign-batch").map((r) => r.body as SignBatchRequest);
+      const probe = service!.requests.find((r) => r.url === "/agent/execute")!.body as CreatorExecuteRequest;
+      assert.equal(own!.agent, probe.agent);
+      assert.equal(own!.items.length, 1);
+      assert.equal(own!.items[0]!.execution_id, probe.execution_id);
+      assert.equal(own!.items[0]!.request_hash, probe.request_hash);
+      assert.deepEqual({ ...forged!.items[0]!, result_hash: own!.items[0]!.result_hash }, own!.items[0]);
+      assert.notEqual(forged!.items[0]!.result_hash, own!.items[0]!.result_hash);
     });
 
     it("uses --parameters when given, refusing ones the input schema does not accept", async () => {

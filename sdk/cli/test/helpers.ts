@@ -6,7 +6,19 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { REQUEST_SIGNATURE_HEADER, signResult, verifyRequestSignature, type CreatorExecuteRequest } from "@agent-market/program";
+import {
+  REQUEST_SIGNATURE_HEADER,
+  ed25519Sign,
+  ed25519Verify,
+  fromHex,
+  signBatchDigest,
+  signBatchItemDigest,
+  signResult,
+  toHex,
+  verifyRequestSignature,
+  type CreatorExecuteRequest,
+  type SignBatchRequest,
+} from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
 import { run } from "../src/cli.js";
@@ -76,7 +88,14 @@ export function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json", "request-id": "req_cli" }).end(JSON.stringify(body));
 }
 
-export type CreatorFault = "none" | "accepts_unsigned" | "bad_output" | "wrong_key";
+export type CreatorFault =
+  | "none"
+  | "accepts_unsigned"
+  | "bad_output"
+  | "wrong_key"
+  | "no_sign_batch"
+  | "signs_any_batch"
+  | "wrong_batch_key";
 
 export const ECHO_INPUT_SCHEMA = {
   type: "object",
@@ -102,6 +121,7 @@ export async function creatorService(marketplace: Keypair, signing: Keypair, fau
       { marketplace_key: key, now_secs: Date.now() / 1000 },
     );
     if (!check.ok && fault !== "accepts_unsigned") return json(res, 401, { error: { code: check.reason } });
+    if (request.url === "/agent/sign-batch") return signBatch(request.body as SignBatchRequest, signing, fault, res);
     const body = request.body as CreatorExecuteRequest;
     if (fault !== "accepts_unsigned") {
       if (seen.has(body.execution_id)) return json(res, 409, { error: { code: "replayed_request" } });
@@ -111,4 +131,16 @@ export async function creatorService(marketplace: Keypair, signing: Keypair, fau
     const signer = fault === "wrong_key" ? Keypair.generate() : signing;
     json(res, 200, signResult(signer.secretKey, body, output));
   });
+}
+
+/** `/sign-batch` as the protocol has it: only results it signed itself, one signature over their batch digest. */
+function signBatch(batch: SignBatchRequest, signing: Keypair, fault: CreatorFault, res: ServerResponse): void {
+  if (fault === "no_sign_batch") return json(res, 404, { error: { code: "not_found" } });
+  const unknown = batch.items.findIndex(
+    (item) => !ed25519Verify(fromHex(item.signature), signBatchItemDigest(batch.agent, item), signing.publicKey.toBytes()),
+  );
+  if (unknown >= 0 && fault !== "signs_any_batch") return json(res, 422, { error: { code: "unknown_result_signature" } });
+  const digest = signBatchDigest(batch);
+  const signer = fault === "wrong_batch_key" ? Keypair.generate() : signing;
+  json(res, 200, { digest: toHex(digest), signature: toHex(ed25519Sign(signer.secretKey, digest)) });
 }
