@@ -158,13 +158,7 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
     deadline: new Date(Date.now() + timeout_ms).toISOString(),
   };
   const body = JSON.stringify(request);
-  const signature = signRequest(input.marketplaceSecretKey, {
-    method: "POST",
-    path: url.pathname + url.search,
-    body,
-    timestamp_secs: Math.floor(Date.now() / 1000),
-  });
-  const signed = { [REQUEST_SIGNATURE_HEADER]: signature };
+  const signed = marketplaceSigned(input, url, body);
 
   let answer: HttpAnswer;
   try {
@@ -259,17 +253,22 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   return rows.list;
 }
 
-/** One marketplace-signed `POST <endpoint>/sign-batch`. */
-async function postSignBatch(input: ConformanceInput, batch: SignBatchRequest): Promise<HttpAnswer> {
-  const url = signBatchUrl(input.endpoint);
-  const body = JSON.stringify(batch);
+/** The signature header of a marketplace `POST` of `body` to `url`, made now. */
+function marketplaceSigned(input: ConformanceInput, url: URL, body: string): Record<string, string> {
   const signature = signRequest(input.marketplaceSecretKey, {
     method: "POST",
     path: url.pathname + url.search,
     body,
     timestamp_secs: Math.floor(Date.now() / 1000),
   });
-  return post(url, body, { [REQUEST_SIGNATURE_HEADER]: signature }, input.maxExecutionSecs * 1000);
+  return { [REQUEST_SIGNATURE_HEADER]: signature };
+}
+
+/** One marketplace-signed `POST <endpoint>/sign-batch`. */
+async function postSignBatch(input: ConformanceInput, batch: SignBatchRequest): Promise<HttpAnswer> {
+  const url = signBatchUrl(input.endpoint);
+  const body = JSON.stringify(batch);
+  return post(url, body, marketplaceSigned(input, url, body), input.maxExecutionSecs * 1000);
 }
 
 /**
