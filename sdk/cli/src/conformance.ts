@@ -64,12 +64,8 @@ interface HttpAnswer {
 }
 
 function errorCodeOf(text: string): string {
-  try {
-    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
-    return typeof code === "string" ? ` ${code}` : "";
-  } catch {
-    return "";
-  }
+  const code = (jsonOf(text) as { error?: { code?: unknown } } | null | undefined)?.error?.code;
+  return typeof code === "string" ? ` ${code}` : "";
 }
 
 async function post(url: URL, body: string, headers: Record<string, string>, timeout_ms: number): Promise<HttpAnswer> {
@@ -84,6 +80,15 @@ async function post(url: URL, body: string, headers: Record<string, string>, tim
   });
   const text = await response.text();
   return { status: response.status, text, latency_ms: Math.round(performance.now() - started) };
+}
+
+/** An answer's body as JSON; undefined when it is not JSON. */
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** fetch's "fetch failed" says little; its cause says what (ECONNREFUSED, ENOTFOUND…). */
@@ -186,12 +191,7 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   }
   rows.add("signed request", "pass", `POST ${url.pathname} answered 200`);
 
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(answer.text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = jsonOf(answer.text);
   const check = verifyCreatorResponse(parsed, {
     execution_id: request.execution_id,
     agent: request.agent,
@@ -302,12 +302,7 @@ async function checkSignBatch(
     rows.skip(["batch refuses unknown results"], "no /sign-batch");
     return;
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(answer.text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = jsonOf(answer.text);
   const signed = answer.status === 200 ? verifySignBatchResponse(parsed, batch, signingKey) : null;
   if (signed === null) rows.add("batch signature", "fail", `POST ${path} answered ${answer.status}${errorCodeOf(answer.text)}, not 200`);
   else if (!signed.ok) rows.add("batch signature", "fail", parsed === undefined ? "the answer is not JSON" : signed.message);

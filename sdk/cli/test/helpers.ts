@@ -136,10 +136,10 @@ export async function creatorService(marketplace: Keypair, signing: Keypair, fau
 /** `/sign-batch` as the protocol has it: only results it signed itself, one signature over their batch digest. */
 function signBatch(batch: SignBatchRequest, signing: Keypair, fault: CreatorFault, res: ServerResponse): void {
   if (fault === "no_sign_batch") return json(res, 404, { error: { code: "not_found" } });
-  const unknown = batch.items.findIndex(
+  const unknown = batch.items.some(
     (item) => !ed25519Verify(fromHex(item.signature), signBatchItemDigest(batch.agent, item), signing.publicKey.toBytes()),
   );
-  if (unknown >= 0 && fault !== "signs_any_batch") return json(res, 422, { error: { code: "unknown_result_signature" } });
+  if (unknown && fault !== "signs_any_batch") return json(res, 422, { error: { code: "unknown_result_signature" } });
   const digest = signBatchDigest(batch);
   const signer = fault === "wrong_batch_key" ? Keypair.generate() : signing;
   json(res, 200, { digest: toHex(digest), signature: toHex(ed25519Sign(signer.secretKey, digest)) });
