@@ -8,6 +8,7 @@
 pub mod base58;
 pub mod chain;
 pub mod dev;
+pub mod fees;
 pub mod genesis;
 pub mod heap;
 pub mod history;
