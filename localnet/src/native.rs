@@ -203,15 +203,15 @@ fn process(invoke_context: &mut InvokeContext) -> Result<(), InstructionError> {
         .get(&program_id)
         .ok_or(InstructionError::UnsupportedProgramId)?;
 
-    // As the loader does when it creates the VM: a heap frame above 32 KiB costs, then the
-    // units the program consumes are counted from here.
+    // Counted from here as the loader counts them, the heap frame's cost included: a frame
+    // above 32 KiB costs when the loader creates the VM.
+    let units_before = invoke_context.get_remaining();
     let frame_bytes = invoke_context.get_compute_budget().heap_size;
     let heap_units =
         solana_bpf_loader_program::calculate_heap_cost(frame_bytes, invoke_context.get_execution_cost().heap_cost);
     invoke_context
         .consume_checked(heap_units)
         .map_err(|_| InstructionError::ComputationalBudgetExceeded)?;
-    let units_before = invoke_context.get_remaining();
     let allowance_units = invocation_allowance(invoke_context, &program_id)?;
 
     let transaction_context = &*invoke_context.transaction_context;
