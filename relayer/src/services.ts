@@ -8,6 +8,7 @@ import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { WebRunKeys } from "./auth/web-run-keys.js";
 import { ExpiredSignInPurge, PURGE_INTERVAL_MS } from "./auth/expired-purge.js";
 import { SignInService } from "./auth/sign-in.js";
+import { WalletConfirmations } from "./auth/wallet-confirmations.js";
 import type { Services } from "./app-services.js";
 import { ChainService } from "./chain/chain-service.js";
 import type { RelayerConfig } from "./config.js";
@@ -134,6 +135,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       nonce_ttl_secs: config.nonce_ttl_secs,
       session_ttl_secs: config.session_ttl_secs,
     }),
+    confirmations: new WalletConfirmations(db, { domain: config.public_url.host, uri: config.public_url.origin, nonce_ttl_secs: config.nonce_ttl_secs }),
     listings,
     discovery: new Discovery(
       listings,
