@@ -391,6 +391,12 @@ export const ERROR_CODES = {
     type: "conflict_error",
     description: "This party has already submitted the most evidence items one execution may have (10).",
   },
+  evidence_quota_reached: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The wallet's evidence files, across every execution, would pass its quota (50 MiB; `kept_bytes`, `quota_bytes`); nothing was stored. Files are purged once their dispute is resolved or its window closed.",
+  },
   dispute_window_closed: {
     status: 409,
     type: "conflict_error",
