@@ -8,7 +8,7 @@ import { openDisputeInstruction, parseExecutionId } from "@agent-market/program"
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, PER_CALL_DESIGN, relayerEnv, signIn, startRelayerWith, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, ONE_BY_ONE, relayerEnv, signIn, startRelayerWith, type RunningRelayer } from "./src/relayer.js";
 import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
 
 interface Evidence {
@@ -25,7 +25,7 @@ describe("relayer: dispute limits and bounded dispute lists", function () {
   before(async () => {
     market = await TestMarket.start();
     proxy = await startRpcProxy(market.localnet.rpcUrl);
-    relayer = await startRelayerWith(await relayerEnv(market.localnet, { ...PER_CALL_DESIGN, DEVNET_RPC_URL: proxy.url }));
+    relayer = await startRelayerWith(await relayerEnv(market.localnet, { ...ONE_BY_ONE, DEVNET_RPC_URL: proxy.url }));
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));

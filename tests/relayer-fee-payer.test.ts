@@ -10,7 +10,7 @@ import { Keypair, LAMPORTS_PER_SOL, SystemProgram } from "@solana/web3.js";
 import { DISPUTE_WINDOW_SECS, LAMPORTS_PER_SIGNATURE, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, errorCode, PER_CALL_DESIGN, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, ONE_BY_ONE, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
 /** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
@@ -26,7 +26,7 @@ describe("relayer: its own SOL", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
+    relayer = await startRelayer(market.localnet, ONE_BY_ONE);
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));

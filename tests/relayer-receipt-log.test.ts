@@ -1,4 +1,4 @@
-// Escrows opened and settled in batches (BATCH_OPENS=true, SETTLEMENT=receipt_log) end to end:
+// Escrows opened and settled in batches (BATCH_OPENS=true) end to end:
 // localnet, the relayer on PostgreSQL and Redis, creators as real HTTP servers. A lone call opens
 // with its own open_escrow and settles at once by settle_batch under its own signature; a burst of
 // one agent's calls opens by open_escrow_batch and settles in batches under one signature of the
@@ -33,7 +33,7 @@ describe("relayer: settlement into the receipt log", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" });
+    relayer = await startRelayer(market.localnet, { BATCH_OPENS: "true" });
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));
