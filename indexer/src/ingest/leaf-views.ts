@@ -42,9 +42,9 @@ export async function refreshDisputes(client: PoolClient, schema: string, keys: 
   if (keys.length === 0) return;
   const events = (
     await client.query(
-      `SELECT ${EVENT_COLUMNS} FROM ${schema}.events v
-        JOIN unnest($1::text[], $2::text[]) AS k (agent, leaf_index) ON v.agent = k.agent AND v.data->>'leafIndex' = k.leaf_index
-       WHERE v.name IN ('DisputeOpened', 'DisputeResolved', 'DisputeClosed') ${EVENT_ORDER}`,
+      `SELECT ${EVENT_COLUMNS} FROM ${schema}.events
+       WHERE name IN ('DisputeOpened', 'DisputeResolved', 'DisputeClosed')
+         AND (agent, data->>'leafIndex') IN (SELECT * FROM unnest($1::text[], $2::text[])) ${EVENT_ORDER}`,
       [keys.map((key) => key.agent), keys.map((key) => key.leaf_index)],
     )
   ).rows.map(eventFromDb);
