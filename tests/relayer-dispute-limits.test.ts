@@ -3,7 +3,7 @@
 // that grows with other wallets' disputes (the RPC calls are observed through a proxy).
 import { strict as assert } from "node:assert";
 
-import { openDisputeInstruction, parseExecutionId } from "@agent-market/program";
+import { disputeRoute, openDisputeFor, parseExecutionId } from "@agent-market/program";
 
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
@@ -61,16 +61,11 @@ describe("relayer: dispute limits and bounded dispute lists", function () {
   async function openDispute(payer: Payer, agent: ListedAgent, id: string): Promise<void> {
     const created = await submit(payer.token, id);
     assert.equal(created.status, 201, JSON.stringify(created.body));
+    // The settlement's leaf and proof, from the chain's history of the agent's receipt log.
+    const route = await disputeRoute(market.connection, parseExecutionId(id)!, { programId: market.programId, source: { kind: "chain", agent: agent.address } });
+    assert.ok(route, `${id} has a leaf`);
     await market.send(
-      [
-        openDisputeInstruction({
-          programId: market.programId,
-          payer: payer.wallet.publicKey,
-          agent: agent.address,
-          executionId: parseExecutionId(id)!,
-          evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
-        }),
-      ],
+      [openDisputeFor(route, { payer: payer.wallet.publicKey, evidenceHash: Buffer.from(created.body.evidence_hash, "hex"), programId: market.programId })],
       [payer.wallet],
     );
   }
