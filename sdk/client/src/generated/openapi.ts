@@ -4184,10 +4184,18 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
+                                /** @constant */
+                                protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
+                                escrow_nonce: string;
+                                payer: string;
+                                payer_token_account: string;
+                                /** @example 12.500000 */
+                                amount_usdc: string;
                                 request_hash: string;
                                 result_hash: string;
+                                units: string;
                                 digest: string;
                                 creator_signature: string;
                                 creator_public_key: string;
@@ -4248,10 +4256,18 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
+                                /** @constant */
+                                protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
+                                escrow_nonce: string;
+                                payer: string;
+                                payer_token_account: string;
+                                /** @example 12.500000 */
+                                amount_usdc: string;
                                 request_hash: string;
                                 result_hash: string;
+                                units: string;
                                 digest: string;
                                 creator_signature: string;
                                 creator_public_key: string;
@@ -4603,10 +4619,18 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
+                                /** @constant */
+                                protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
+                                escrow_nonce: string;
+                                payer: string;
+                                payer_token_account: string;
+                                /** @example 12.500000 */
+                                amount_usdc: string;
                                 request_hash: string;
                                 result_hash: string;
+                                units: string;
                                 digest: string;
                                 creator_signature: string;
                                 creator_public_key: string;
@@ -4784,10 +4808,18 @@ export interface paths {
                                 api_key_id: string;
                                 output: unknown;
                                 receipt: {
+                                    /** @constant */
+                                    protocol_version: 2;
                                     execution_id: string;
                                     agent: string;
+                                    escrow_nonce: string;
+                                    payer: string;
+                                    payer_token_account: string;
+                                    /** @example 12.500000 */
+                                    amount_usdc: string;
                                     request_hash: string;
                                     result_hash: string;
+                                    units: string;
                                     digest: string;
                                     creator_signature: string;
                                     creator_public_key: string;
