@@ -8,7 +8,7 @@ use {
     solana_pubkey::Pubkey,
 };
 
-pub use agent_market::signature::{batch_digest, result_digest, signing_key_proof_digest};
+pub use agent_market::signature::{batch_digest, result_digest, signing_key_proof_digest, ResultBinding};
 
 /// Program-derived addresses of the program.
 pub mod pda {
@@ -42,14 +42,12 @@ pub mod pda {
     pub fn escrow(execution_id: &[u8; 16]) -> Pubkey {
         find(&[ESCROW_SEED, execution_id])
     }
-    pub fn receipt(execution_id: &[u8; 16]) -> Pubkey {
-        find(&[RECEIPT_SEED, execution_id])
-    }
     pub fn receipt_log(agent: &Pubkey) -> Pubkey {
         find(&[RECEIPT_LOG_SEED, agent.as_ref()])
     }
-    pub fn dispute(execution_id: &[u8; 16]) -> Pubkey {
-        find(&[DISPUTE_SEED, execution_id])
+    /// The dispute of leaf `leaf_index` of `agent`'s receipt log.
+    pub fn dispute(agent: &Pubkey, leaf_index: u64) -> Pubkey {
+        find(&[DISPUTE_SEED, agent.as_ref(), &leaf_index.to_le_bytes()])
     }
     pub fn subscription(agent: &Pubkey, payer: &Pubkey) -> Pubkey {
         find(&[SUBSCRIPTION_SEED, agent.as_ref(), payer.as_ref()])
@@ -330,38 +328,6 @@ impl MarketKeys {
         solana_ed25519_program::new_ed25519_instruction_with_signature(digest, signature, signing_key)
     }
 
-    pub fn settle(
-        &self,
-        escrow: &EscrowRef,
-        payout_account: Pubkey,
-        result_hash: [u8; 32],
-        fee_shard_index: u8,
-    ) -> Instruction {
-        program_ix(
-            accounts::Settle {
-                relayer: self.relayer,
-                market: pda::market(),
-                agent: escrow.agent,
-                escrow: pda::escrow(&escrow.execution_id),
-                rent_payer: escrow.rent_payer,
-                receipt: pda::receipt(&escrow.execution_id),
-                escrow_vault: pda::escrow_vault(&escrow.agent),
-                payout_account,
-                fee_shard: pda::fee_shard(fee_shard_index),
-                usdc_mint: self.usdc_mint,
-                instructions: solana_sdk_ids::sysvar::instructions::ID,
-                token_program: spl_token::ID,
-                system_program: solana_system_interface::program::ID,
-                event_authority: pda::event_authority(),
-                program: PROGRAM_ID,
-            },
-            instruction::Settle {
-                result_hash,
-                fee_shard_index,
-            },
-        )
-    }
-
     /// `subscription` is needed when the escrow used an included call of a hybrid plan.
     pub fn refund(&self, escrow: &EscrowRef, reason: RefundReason, with_subscription: bool) -> Instruction {
         program_ix(
@@ -437,33 +403,11 @@ impl MarketKeys {
         )
     }
 
-    pub fn open_dispute(
-        &self,
-        payer: Pubkey,
-        agent: Pubkey,
-        execution_id: [u8; 16],
-        evidence_hash: [u8; 32],
-    ) -> Instruction {
-        program_ix(
-            accounts::OpenDispute {
-                payer,
-                market: pda::market(),
-                agent,
-                receipt: pda::receipt(&execution_id),
-                dispute: pda::dispute(&execution_id),
-                system_program: solana_system_interface::program::ID,
-                event_authority: pda::event_authority(),
-                program: PROGRAM_ID,
-            },
-            instruction::OpenDispute { evidence_hash },
-        )
-    }
-
+    /// The arbiter's ruling on the dispute of leaf `leaf_index` of `agent`'s log.
     pub fn resolve_dispute(
         &self,
         agent: Pubkey,
-        execution_id: [u8; 16],
-        payer: Pubkey,
+        leaf_index: u64,
         payer_token_account: Pubkey,
         upheld: bool,
         slash_usdc: u64,
@@ -473,8 +417,7 @@ impl MarketKeys {
                 arbiter: self.arbiter,
                 market: pda::market(),
                 agent,
-                dispute: pda::dispute(&execution_id),
-                payer,
+                dispute: pda::dispute(&agent, leaf_index),
                 payer_token_account,
                 collateral_vault: pda::collateral_vault(&agent),
                 usdc_mint: self.usdc_mint,
@@ -486,16 +429,17 @@ impl MarketKeys {
         )
     }
 
-    pub fn close_receipt(&self, execution_id: [u8; 16], rent_payer: Pubkey) -> Instruction {
+    /// Returns the rent of a resolved dispute, past its leaf's window, to `payer`.
+    pub fn close_dispute(&self, agent: Pubkey, leaf_index: u64, payer: Pubkey) -> Instruction {
         program_ix(
-            accounts::CloseReceipt {
+            accounts::CloseDispute {
                 market: pda::market(),
-                receipt: pda::receipt(&execution_id),
-                rent_payer,
+                dispute: pda::dispute(&agent, leaf_index),
+                payer,
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
-            instruction::CloseReceipt {},
+            instruction::CloseDispute {},
         )
     }
 }

@@ -32,13 +32,14 @@ impl MarketKeys {
     }
 
     /// `settle_batch` of the escrows of `execution_ids`, all of `agent`, in the order of
-    /// `result_hashes`.
+    /// `result_hashes`, with the units each reported (empty: 0 for every one).
     pub fn settle_batch(
         &self,
         agent: Pubkey,
         payout_account: Pubkey,
         execution_ids: &[[u8; 16]],
         result_hashes: Vec<[u8; 32]>,
+        units: Vec<u64>,
         fee_shard_index: u8,
     ) -> Instruction {
         let mut settle = program_ix(
@@ -58,6 +59,7 @@ impl MarketKeys {
             },
             instruction::SettleBatch {
                 result_hashes,
+                units,
                 fee_shard_index,
             },
         );
@@ -70,7 +72,7 @@ impl MarketKeys {
     }
 
     /// The payer's dispute of the execution of `leaf`, leaf number `leaf_index` of `agent`'s log.
-    pub fn open_dispute_from_log(
+    pub fn open_dispute(
         &self,
         agent: Pubkey,
         leaf: ReceiptLeaf,
@@ -79,18 +81,17 @@ impl MarketKeys {
         evidence_hash: [u8; 32],
     ) -> Instruction {
         program_ix(
-            accounts::OpenDisputeFromLog {
+            accounts::OpenDispute {
                 payer: leaf.payer,
                 market: pda::market(),
                 agent,
                 receipt_log: pda::receipt_log(&agent),
-                receipt: pda::receipt(&leaf.execution_id),
-                dispute: pda::dispute(&leaf.execution_id),
+                dispute: pda::dispute(&agent, leaf_index),
                 system_program: solana_system_interface::program::ID,
                 event_authority: pda::event_authority(),
                 program: PROGRAM_ID,
             },
-            instruction::OpenDisputeFromLog {
+            instruction::OpenDispute {
                 leaf,
                 leaf_index,
                 proof,

@@ -11,8 +11,6 @@ pub const ESCROW_VAULT_SEED: &[u8] = b"escrow_vault";
 #[constant]
 pub const ESCROW_SEED: &[u8] = b"escrow";
 #[constant]
-pub const RECEIPT_SEED: &[u8] = b"receipt";
-#[constant]
 pub const SUBSCRIPTION_SEED: &[u8] = b"subscription";
 #[constant]
 pub const DISPUTE_SEED: &[u8] = b"dispute";
@@ -35,9 +33,10 @@ pub const BPS_DENOMINATOR: u64 = 10_000;
 #[constant]
 pub const FEE_SHARD_COUNT: u8 = 8;
 
-/// Domain tag of the result digest the creator signs (docs/execute-protocol.md).
+/// Domain tag of the result digest the creator signs: execute protocol version 2, which binds
+/// the signature to one escrow (docs/execute-protocol.md).
 #[constant]
-pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v1";
+pub const RESULT_DIGEST_DOMAIN: &[u8] = b"agentmarket/result/v2";
 
 /// Domain tag of the signing-key proof: the digest a signing key signs to show that whoever
 /// registers it as an agent's key holds it (docs/program.md, "Signing-key proof").
@@ -58,7 +57,7 @@ pub const MAX_SUBSCRIPTION_PERIOD_SECS: u32 = 366 * 24 * 3600;
 /// `settle_batch`, over the result digests of its executions in order (docs/program.md,
 /// "Batched settlement").
 #[constant]
-pub const BATCH_DIGEST_DOMAIN: &[u8] = b"agentmarket/result-batch/v1";
+pub const BATCH_DIGEST_DOMAIN: &[u8] = b"agentmarket/result-batch/v2";
 
 /// The most escrows one `settle_batch` settles. The tightest bound is the 1,232-byte transaction:
 /// 12 escrows fit a v0 transaction whose fixed accounts come from a lookup table, 8 a legacy

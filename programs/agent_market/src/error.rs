@@ -78,15 +78,13 @@ pub enum AgentMarketError {
     SignerKeyMismatch,
     #[msg("Signed message is not this execution's result digest")]
     DigestMismatch,
-    #[msg("Receipt belongs to another agent")]
-    ReceiptAgentMismatch,
-    #[msg("Signer is not the receipt's payer")]
+    #[msg("Signer is not the payer of the disputed leaf")]
     ReceiptPayerMismatch,
     #[msg("Dispute window has closed")]
     DisputeWindowClosed,
     #[msg("Dispute window is still open")]
     DisputeWindowOpen,
-    #[msg("Execution was already disputed")]
+    #[msg("This settlement was already disputed")]
     AlreadyDisputed,
     #[msg("Dispute belongs to another agent")]
     DisputeAgentMismatch,
@@ -158,4 +156,10 @@ pub enum AgentMarketError {
     EscrowAddressMismatch,
     #[msg("A batched subscription account is not at the payer's subscription address for this agent")]
     SubscriptionAddressMismatch,
+    #[msg("Dispute was already resolved")]
+    DisputeAlreadyResolved,
+    #[msg("Dispute is not resolved yet")]
+    DisputeNotResolved,
+    #[msg("A batch's units are one count per escrow, or none when every count is 0")]
+    UnitsCountMismatch,
 }

@@ -90,26 +90,15 @@ pub struct CollateralWithdrawn {
 pub struct EscrowOpened {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    pub nonce: u64,
     pub payer: Pubkey,
+    pub payer_token_account: Pubkey,
     pub api_key_id: [u8; 16],
     pub amount_usdc: u64,
     pub request_hash: [u8; 32],
     pub used_included_call: bool,
     pub opened_at: i64,
     pub deadline: i64,
-}
-
-#[event]
-pub struct EscrowSettled {
-    pub execution_id: [u8; 16],
-    pub agent: Pubkey,
-    pub payer: Pubkey,
-    pub api_key_id: [u8; 16],
-    pub amount_usdc: u64,
-    pub creator_share_usdc: u64,
-    pub fee_usdc: u64,
-    pub result_hash: [u8; 32],
-    pub settled_at: i64,
 }
 
 #[event]
@@ -148,6 +137,7 @@ pub struct Subscribed {
 pub struct DisputeOpened {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    pub leaf_index: u64,
     pub payer: Pubkey,
     pub amount_usdc: u64,
     pub evidence_hash: [u8; 32],
@@ -158,16 +148,21 @@ pub struct DisputeOpened {
 pub struct DisputeResolved {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    pub leaf_index: u64,
     pub payer: Pubkey,
     pub upheld: bool,
     pub slashed_usdc: u64,
     pub resolved_at: i64,
 }
 
+/// A resolved dispute's record is gone, its leaf's dispute window having passed: its rent went
+/// back to the payer.
 #[event]
-pub struct ReceiptClosed {
+pub struct DisputeClosed {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    pub leaf_index: u64,
+    pub payer: Pubkey,
 }
 
 #[event]
@@ -181,17 +176,19 @@ pub struct ReceiptLogCreated {
 
 /// One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and
 /// the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and
-/// checks its tree against the chain, and a payer builds the proof `open_dispute_from_log` needs.
+/// checks its tree against the chain, and a payer builds the proof `open_dispute` needs.
 #[event]
 pub struct EscrowSettledToLog {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    pub nonce: u64,
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,
     pub api_key_id: [u8; 16],
     pub amount_usdc: u64,
     pub creator_share_usdc: u64,
     pub fee_usdc: u64,
+    pub units: u64,
     pub request_hash: [u8; 32],
     pub result_hash: [u8; 32],
     pub settled_at: i64,

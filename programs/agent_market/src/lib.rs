@@ -85,10 +85,6 @@ pub mod agent_market {
         handle_open_escrow_batch(ctx, items)
     }
 
-    pub fn settle(ctx: Context<Settle>, result_hash: [u8; 32], fee_shard_index: u8) -> Result<()> {
-        handle_settle(ctx, result_hash, fee_shard_index)
-    }
-
     pub fn create_receipt_log(ctx: Context<CreateReceiptLog>) -> Result<()> {
         handle_create_receipt_log(ctx)
     }
@@ -96,9 +92,10 @@ pub mod agent_market {
     pub fn settle_batch<'info>(
         ctx: Context<'_, '_, 'info, 'info, SettleBatch<'info>>,
         result_hashes: Vec<[u8; 32]>,
+        units: Vec<u64>,
         fee_shard_index: u8,
     ) -> Result<()> {
-        handle_settle_batch(ctx, result_hashes, fee_shard_index)
+        handle_settle_batch(ctx, result_hashes, units, fee_shard_index)
     }
 
     pub fn refund(ctx: Context<Refund>, reason: RefundReason) -> Result<()> {
@@ -113,25 +110,21 @@ pub mod agent_market {
         handle_subscribe(ctx, fee_shard_index, max_amount_usdc)
     }
 
-    pub fn open_dispute(ctx: Context<OpenDispute>, evidence_hash: [u8; 32]) -> Result<()> {
-        handle_open_dispute(ctx, evidence_hash)
-    }
-
-    pub fn open_dispute_from_log(
-        ctx: Context<OpenDisputeFromLog>,
+    pub fn open_dispute(
+        ctx: Context<OpenDispute>,
         leaf: ReceiptLeaf,
         leaf_index: u64,
         proof: Vec<[u8; 32]>,
         evidence_hash: [u8; 32],
     ) -> Result<()> {
-        handle_open_dispute_from_log(ctx, leaf, leaf_index, proof, evidence_hash)
+        handle_open_dispute(ctx, leaf, leaf_index, proof, evidence_hash)
     }
 
     pub fn resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_usdc: u64) -> Result<()> {
         handle_resolve_dispute(ctx, upheld, slash_usdc)
     }
 
-    pub fn close_receipt(ctx: Context<CloseReceipt>) -> Result<()> {
-        handle_close_receipt(ctx)
+    pub fn close_dispute(ctx: Context<CloseDispute>) -> Result<()> {
+        handle_close_dispute(ctx)
     }
 }

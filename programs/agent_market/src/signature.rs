@@ -9,21 +9,34 @@ use anchor_lang::solana_program::{ed25519_program, hash::hashv};
 use crate::{
     constants::{BATCH_DIGEST_DOMAIN, RESULT_DIGEST_DOMAIN, SIGNING_KEY_PROOF_DOMAIN},
     error::AgentMarketError,
+    state::Escrow,
 };
 
-/// `SHA-256(domain ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)` (docs/execute-protocol.md).
-pub fn result_digest(
-    execution_id: &[u8; 16],
-    agent: &Pubkey,
-    request_hash: &[u8; 32],
-    result_hash: &[u8; 32],
-) -> [u8; 32] {
+/// What a result signature is bound to: one escrow, as the program recorded it at open, and the
+/// result and units its creator answered.
+pub struct ResultBinding<'a> {
+    pub escrow: &'a Escrow,
+    pub result_hash: &'a [u8; 32],
+    pub units: u64,
+}
+
+/// `SHA-256(domain ‖ execution_id ‖ agent ‖ nonce ‖ payer ‖ payer_token_account ‖ amount_usdc ‖
+/// request_hash ‖ result_hash ‖ units)`, integers little-endian: execute protocol version 2
+/// (docs/execute-protocol.md). The escrow's nonce never repeats for an agent, so a signature
+/// settles the one escrow it was given for and no other, whoever opens one with the same id.
+pub fn result_digest(binding: &ResultBinding) -> [u8; 32] {
+    let escrow = binding.escrow;
     hashv(&[
         RESULT_DIGEST_DOMAIN,
-        execution_id,
-        agent.as_ref(),
-        request_hash,
-        result_hash,
+        &escrow.execution_id,
+        escrow.agent.as_ref(),
+        &escrow.nonce.to_le_bytes(),
+        escrow.payer.as_ref(),
+        escrow.payer_token_account.as_ref(),
+        &escrow.amount_usdc.to_le_bytes(),
+        &escrow.request_hash,
+        binding.result_hash,
+        &binding.units.to_le_bytes(),
     ])
     .to_bytes()
 }
@@ -51,12 +64,6 @@ pub struct VerificationErrors {
     pub key_mismatch: AgentMarketError,
     pub digest_mismatch: AgentMarketError,
 }
-
-pub const RESULT_SIGNATURE: VerificationErrors = VerificationErrors {
-    missing: AgentMarketError::MissingEd25519Instruction,
-    key_mismatch: AgentMarketError::SignerKeyMismatch,
-    digest_mismatch: AgentMarketError::DigestMismatch,
-};
 
 pub const SIGNING_KEY_PROOF: VerificationErrors = VerificationErrors {
     missing: AgentMarketError::MissingSigningKeyProof,

@@ -108,7 +108,6 @@ fn settle_without_the_relayer_signature_fails() {
     });
     assert_anchor_error(&result, ErrorCode::AccountNotSigner);
     assert!(s.t.chain.account(&pda::escrow(&s.escrow.execution_id)).is_some());
-    assert!(s.t.chain.account(&pda::receipt(&s.escrow.execution_id)).is_none());
 }
 
 #[test]
@@ -117,19 +116,16 @@ fn resolve_dispute_without_the_arbiter_signature_fails() {
     s.settle_and_dispute();
     let payer = s.payer.wallet.insecure_clone();
     let result = s.unchanged(|s| {
-        let instruction = s.t.market.keys.resolve_dispute(
-            s.agent.address,
-            s.escrow.execution_id,
-            payer.pubkey(),
-            s.payer.token_account,
-            true,
-            MIN_COLLATERAL_USDC,
-        );
+        let instruction =
+            s.t.market
+                .keys
+                .resolve_dispute(s.agent.address, 0, s.payer.token_account, true, MIN_COLLATERAL_USDC);
         let instruction = unsigned(instruction, s.t.market.arbiter.pubkey());
         s.t.chain.send(&[instruction], &payer, &[])
     });
     assert_anchor_error(&result, ErrorCode::AccountNotSigner);
-    assert!(s.t.chain.account(&pda::dispute(&s.escrow.execution_id)).is_some());
+    let dispute: agent_market::Dispute = s.t.chain.anchor_account(&pda::dispute(&s.agent.address, 0)).unwrap();
+    assert!(!dispute.resolved);
     let agent: Agent = s.t.chain.anchor_account(&s.agent.address).unwrap();
     assert_eq!((agent.open_disputes, agent.collateral_usdc), (1, MIN_COLLATERAL_USDC));
 }

@@ -91,11 +91,50 @@ fn a_signature_over_other_results_is_refused() {
             b.agent.payout_account,
             &execution_ids,
             result_hashes,
+            vec![],
             0,
         );
         let result = b.refused(instructions);
         assert_program_error(&result, AgentMarketError::DigestMismatch);
     }
+}
+
+#[test]
+fn units_other_than_the_signed_ones_are_refused() {
+    for signing in [Signing::Batch, Signing::PerCall] {
+        let mut b = Bench::new(3);
+        let mut instructions = b.ixs(&b.escrows, &b.agent.signing, signing);
+        // The creator signed 0 units for every execution; the relayer claims 7 for the last.
+        let execution_ids: Vec<[u8; 16]> = b.escrows.iter().map(|escrow| escrow.execution_id).collect();
+        let result_hashes = execution_ids.iter().map(result_hash).collect();
+        instructions[1] = b.t.market.keys.settle_batch(
+            b.agent.address,
+            b.agent.payout_account,
+            &execution_ids,
+            result_hashes,
+            vec![0, 0, 7],
+            0,
+        );
+        let result = b.refused(instructions);
+        assert_program_error(&result, AgentMarketError::DigestMismatch);
+    }
+}
+
+#[test]
+fn units_that_do_not_match_the_escrows_in_number_are_refused() {
+    let mut b = Bench::new(3);
+    let mut instructions = b.ixs(&b.escrows, &b.agent.signing, Signing::Batch);
+    let execution_ids: Vec<[u8; 16]> = b.escrows.iter().map(|escrow| escrow.execution_id).collect();
+    instructions[1] = b.t.market.keys.settle_batch(
+        b.agent.address,
+        b.agent.payout_account,
+        &execution_ids,
+        execution_ids.iter().map(result_hash).collect(),
+        vec![0, 0],
+        0,
+    );
+    let result = b.refused(instructions);
+    assert_program_error(&result, AgentMarketError::UnitsCountMismatch);
 }
 
 #[test]
@@ -113,7 +152,7 @@ fn a_batch_signature_over_the_escrows_in_another_order_is_refused() {
 fn per_call_signatures_for_fewer_escrows_than_the_batch_are_refused() {
     let mut b = Bench::new(3);
     let mut instructions = b.ixs(&b.escrows, &b.agent.signing, Signing::Batch);
-    instructions[0] = batch_verification(&b.agent.signing, &b.agent.address, &b.escrows[..2], Signing::PerCall);
+    instructions[0] = batch_verification(&b.t, &b.agent.signing, &b.agent.address, &b.escrows[..2], Signing::PerCall);
     let result = b.refused(instructions);
     assert_program_error(&result, AgentMarketError::BatchSignatureCountMismatch);
 }
@@ -197,6 +236,7 @@ fn result_hashes_that_do_not_match_the_escrows_in_number_are_refused() {
         b.agent.payout_account,
         &[b.escrows[0].execution_id],
         vec![result_hash(&b.escrows[0].execution_id)],
+        vec![],
         0,
     );
     instructions[1]

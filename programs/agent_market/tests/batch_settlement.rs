@@ -74,10 +74,6 @@ fn settle_and_check(s: &mut Setup, mirror: &mut LogMirror, count: usize, signing
             s.t.chain.account(&pda::escrow(&escrow.execution_id)).is_none(),
             "escrow closed"
         );
-        assert!(
-            s.t.chain.account(&pda::receipt(&escrow.execution_id)).is_none(),
-            "no receipt"
-        );
     }
     let fees_paid = relayer_lamports + rents - s.t.chain.lamports(&s.t.relayer().pubkey());
 
@@ -103,7 +99,6 @@ fn settle_and_check(s: &mut Setup, mirror: &mut LogMirror, count: usize, signing
         assert_eq!(event.log_root, root);
     }
     // The old path's event is not emitted for a batch.
-    assert!(events::<events::EscrowSettled>(&meta).is_empty());
     fees_paid
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use agent_market::{error::AgentMarketError, MarketParams, Pricing, MAX_EXECUTION_SECS as PROGRAM_MAX_EXECUTION_SECS};
-use common::*;
+use common::{batch::LogMirror, *};
 use localnet::{chain::USDC, market::pda};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -96,7 +96,8 @@ fn the_last_dispute_finds_the_collateral_at_the_shortest_cooldown() {
     ));
     t.chain
         .advance_clock(i64::from(PROGRAM_MAX_EXECUTION_SECS + ESCROW_GRACE_SECS));
-    ok(t.settle(&escrow, &agent));
+    let mut mirror = LogMirror::default();
+    mirror.add(&ok(t.settle(&escrow, &agent)));
     t.chain.advance_clock(i64::from(DISPUTE_WINDOW_SECS));
 
     let withdraw =
@@ -111,10 +112,7 @@ fn the_last_dispute_finds_the_collateral_at_the_shortest_cooldown() {
     );
     assert_eq!(t.balances(&watched), before);
     let payer_wallet = payer.wallet.insecure_clone();
-    let dispute = t
-        .market
-        .keys
-        .open_dispute(payer_wallet.pubkey(), agent.address, escrow.execution_id, [1; 32]);
+    let dispute = t.dispute_ix(&agent, &mirror, 0, [1; 32]);
     ok(t.chain.send(&[dispute], &payer_wallet, &[]));
 
     // A second later the cooldown has ended, and the open dispute still holds the collateral.

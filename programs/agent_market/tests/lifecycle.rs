@@ -2,10 +2,10 @@
 mod common;
 
 use agent_market::{
-    error::AgentMarketError, events, fees::split, Agent, AgentStatus, Escrow, Market, MarketParams, Pricing, Receipt,
+    error::AgentMarketError, events, fees::split, Agent, AgentStatus, Dispute, Escrow, Market, MarketParams, Pricing,
     RefundReason, Subscription,
 };
-use common::*;
+use common::{batch::LogMirror, *};
 use localnet::{
     chain::{events, USDC},
     market::pda,
@@ -111,6 +111,7 @@ fn open_escrow_then_settle_pays_99_percent_to_creator_and_1_percent_to_a_fee_sha
     let mut t = TestMarket::new();
     let agent = t.agent();
     let payer = t.payer(10 * USDC, 5 * USDC);
+    t.ensure_receipt_log(&agent.address);
     let relayer_lamports = t.chain.lamports(&t.relayer().pubkey());
 
     let (result, escrow) = t.open(&agent, &payer);
@@ -129,9 +130,15 @@ fn open_escrow_then_settle_pays_99_percent_to_creator_and_1_percent_to_a_fee_sha
         stored.deadline,
         stored.opened_at + i64::from(MAX_EXECUTION_SECS + ESCROW_GRACE_SECS)
     );
+    assert_eq!(stored.nonce, 0, "the agent's first escrow");
     let opened = events::<events::EscrowOpened>(&meta);
     assert_eq!(opened.len(), 1);
-    assert_eq!(opened[0].amount_usdc, PRICE_USDC);
+    assert_eq!(
+        (opened[0].amount_usdc, opened[0].nonce, opened[0].payer_token_account),
+        (PRICE_USDC, 0, payer.token_account)
+    );
+    let agent_state: Agent = t.chain.anchor_account(&agent.address).unwrap();
+    assert_eq!(agent_state.escrows_opened, 1);
 
     let creator_before = t.balance(&agent.payout_account);
     let meta = ok(t.settle(&escrow, &agent));
@@ -144,24 +151,16 @@ fn open_escrow_then_settle_pays_99_percent_to_creator_and_1_percent_to_a_fee_sha
         t.chain.account(&pda::escrow(&escrow.execution_id)).is_none(),
         "escrow closed"
     );
-    let receipt: Receipt = t.chain.anchor_account(&pda::receipt(&escrow.execution_id)).unwrap();
-    assert_eq!(
-        (receipt.payer, receipt.agent, receipt.amount_usdc, receipt.fee_usdc),
-        (payer.wallet.pubkey(), agent.address, PRICE_USDC, fee)
-    );
-    let settled = events::<events::EscrowSettled>(&meta);
+    let settled = events::<events::EscrowSettledToLog>(&meta);
     assert_eq!(settled.len(), 1);
     assert_eq!(
-        (settled[0].creator_share_usdc, settled[0].fee_usdc),
-        (PRICE_USDC - fee, fee)
+        (settled[0].creator_share_usdc, settled[0].fee_usdc, settled[0].leaf_index, settled[0].nonce),
+        (PRICE_USDC - fee, fee, 0, 0)
     );
 
-    // The relayer paid two signatures' fees and now holds the receipt's rent instead of the escrow's.
-    let receipt_rent = t.chain.lamports(&pda::receipt(&escrow.execution_id));
-    assert_eq!(
-        t.chain.lamports(&t.relayer().pubkey()),
-        relayer_lamports - 3 * 5_000 - receipt_rent
-    );
+    // The relayer paid three signatures' fees (the open, the settlement and the creator's
+    // signature the precompile checked) and got the escrow's rent back: it holds nothing per call.
+    assert_eq!(t.chain.lamports(&t.relayer().pubkey()), relayer_lamports - 3 * 5_000);
 }
 
 #[test]
@@ -347,12 +346,10 @@ fn upheld_dispute_slashes_collateral_capped_and_blocks_withdrawal_while_open() {
     let payer = t.payer(USDC, USDC);
     let (result, escrow) = t.open(&agent, &payer);
     ok(result);
-    ok(t.settle(&escrow, &agent));
+    let mut mirror = LogMirror::default();
+    mirror.add(&ok(t.settle(&escrow, &agent)));
 
-    let open_dispute = t
-        .market
-        .keys
-        .open_dispute(payer.wallet.pubkey(), agent.address, escrow.execution_id, [4; 32]);
+    let open_dispute = t.dispute_ix(&agent, &mirror, 0, [4; 32]);
     let meta = ok(t.chain.send(&[open_dispute.clone()], &payer.wallet, &[]));
     assert_eq!(events::<events::DisputeOpened>(&meta).len(), 1);
     let stored: Agent = t.chain.anchor_account(&agent.address).unwrap();
@@ -377,15 +374,11 @@ fn upheld_dispute_slashes_collateral_capped_and_blocks_withdrawal_while_open() {
 
     let payer_before = t.balance(&payer.token_account);
     let arbiter = t.market.arbiter.insecure_clone();
-    let resolve = t.market.keys.resolve_dispute(
-        agent.address,
-        escrow.execution_id,
-        payer.wallet.pubkey(),
-        payer.token_account,
-        true,
-        1_000 * USDC,
-    );
-    let meta = ok(t.chain.send(&[resolve], &arbiter, &[]));
+    let resolve = t
+        .market
+        .keys
+        .resolve_dispute(agent.address, 0, payer.token_account, true, 1_000 * USDC);
+    let meta = ok(t.chain.send(&[resolve.clone()], &arbiter, &[]));
     let resolved = events::<events::DisputeResolved>(&meta);
     assert_eq!(
         (resolved[0].upheld, resolved[0].slashed_usdc),
@@ -393,11 +386,17 @@ fn upheld_dispute_slashes_collateral_capped_and_blocks_withdrawal_while_open() {
     );
     assert_eq!(t.balance(&payer.token_account), payer_before + MIN_COLLATERAL_USDC);
     assert_eq!(t.balance(&pda::collateral_vault(&agent.address)), 0);
-    assert!(t.chain.account(&pda::dispute(&escrow.execution_id)).is_none());
-    // A resolved execution cannot be disputed again.
+    let dispute: Dispute = t.chain.anchor_account(&pda::dispute(&agent.address, 0)).unwrap();
+    assert_eq!((dispute.resolved, dispute.upheld, dispute.execution_id), (true, true, escrow.execution_id));
+    // A resolved settlement cannot be disputed again, nor a dispute resolved twice.
     assert_program_error(
         &t.chain.send(&[open_dispute], &payer.wallet, &[]),
         AgentMarketError::AlreadyDisputed,
+    );
+    t.chain.advance_clock(1);
+    assert_program_error(
+        &t.chain.send(&[resolve], &arbiter, &[]),
+        AgentMarketError::DisputeAlreadyResolved,
     );
 
     let creator_before = t.balance(&agent.creator.token_account);
@@ -410,56 +409,48 @@ fn rejected_dispute_slashes_nothing_and_disputes_close_with_the_window() {
     let mut t = TestMarket::new();
     let agent = t.agent();
     let payer = t.payer(USDC, USDC);
-    let (result, first) = t.open(&agent, &payer);
-    ok(result);
-    ok(t.settle(&first, &agent));
-    let (result, second) = t.open(&agent, &payer);
-    ok(result);
-    ok(t.settle(&second, &agent));
+    let mut mirror = LogMirror::default();
+    for _ in 0..2 {
+        let (result, escrow) = t.open(&agent, &payer);
+        ok(result);
+        mirror.add(&ok(t.settle(&escrow, &agent)));
+    }
 
-    ok(t.chain.send(
-        &[t.market
-            .keys
-            .open_dispute(payer.wallet.pubkey(), agent.address, first.execution_id, [4; 32])],
-        &payer.wallet,
-        &[],
-    ));
+    let payer_lamports = t.chain.lamports(&payer.wallet.pubkey());
+    ok(t.chain.send(&[t.dispute_ix(&agent, &mirror, 0, [4; 32])], &payer.wallet, &[]));
+    let dispute_rent = t.chain.lamports(&pda::dispute(&agent.address, 0));
+    assert_eq!(t.chain.lamports(&payer.wallet.pubkey()), payer_lamports - dispute_rent - 5_000);
     let arbiter = t.market.arbiter.insecure_clone();
-    let reject = t.market.keys.resolve_dispute(
-        agent.address,
-        first.execution_id,
-        payer.wallet.pubkey(),
-        payer.token_account,
-        false,
-        0,
+    let stranger = t.chain.funded_keypair(SOL);
+    let close = t.market.keys.close_dispute(agent.address, 0, payer.wallet.pubkey());
+    assert_program_error(
+        &t.chain.send(&[close.clone()], &stranger, &[]),
+        AgentMarketError::DisputeNotResolved,
     );
+    let reject = t.market.keys.resolve_dispute(agent.address, 0, payer.token_account, false, 0);
     let payer_before = t.balance(&payer.token_account);
     ok(t.chain.send(&[reject], &arbiter, &[]));
     assert_eq!(t.balance(&payer.token_account), payer_before);
     assert_eq!(t.balance(&pda::collateral_vault(&agent.address)), MIN_COLLATERAL_USDC);
 
-    let close = t.market.keys.close_receipt(second.execution_id, t.relayer().pubkey());
+    // Resolved, the record stays while the leaf could still be disputed.
     assert_program_error(
-        &t.send_as_relayer(&[close.clone()]),
+        &t.chain.send(&[close.clone()], &stranger, &[]),
         AgentMarketError::DisputeWindowOpen,
     );
     t.chain.advance_clock(i64::from(DISPUTE_WINDOW_SECS) + 1);
-    let late = t
-        .market
-        .keys
-        .open_dispute(payer.wallet.pubkey(), agent.address, second.execution_id, [4; 32]);
+    let late = t.dispute_ix(&agent, &mirror, 1, [4; 32]);
     assert_program_error(
         &t.chain.send(&[late], &payer.wallet, &[]),
         AgentMarketError::DisputeWindowClosed,
     );
 
-    let receipt_rent = t.chain.lamports(&pda::receipt(&second.execution_id));
-    let relayer_before = t.chain.lamports(&t.relayer().pubkey());
-    ok(t.send_as_relayer(&[close]));
-    assert_eq!(
-        t.chain.lamports(&t.relayer().pubkey()),
-        relayer_before + receipt_rent - 5_000
-    );
+    // Anyone may close it then, and the rent goes to the payer who paid it.
+    let payer_lamports = t.chain.lamports(&payer.wallet.pubkey());
+    let meta = ok(t.chain.send(&[close], &stranger, &[]));
+    assert_eq!(events::<events::DisputeClosed>(&meta).len(), 1);
+    assert_eq!(t.chain.lamports(&payer.wallet.pubkey()), payer_lamports + dispute_rent);
+    assert!(t.chain.account(&pda::dispute(&agent.address, 0)).is_none());
 }
 
 #[test]
@@ -494,6 +485,7 @@ fn creator_tops_up_updates_retires_and_withdraws_after_the_cooldown() {
     ok(result);
     assert_eq!(t.balance(&payer.token_account), 3 * USDC);
     // Results must now be signed by the new key.
+    t.ensure_receipt_log(&agent.address);
     let old_key = t.settle_ixs(&escrow, &agent.signing, agent.payout_account, 0);
     assert_program_error(&t.send_as_relayer(&old_key), AgentMarketError::SignerKeyMismatch);
     let new_key = t.settle_ixs(&escrow, &new_signing, agent.payout_account, 0);

@@ -1,9 +1,9 @@
-//! Disputes of executions settled by `settle_batch`: the payer proves its execution with the
-//! leaf's fields and a Merkle proof against a root the agent's receipt log holds, within the
-//! window, once; the arbiter resolves it as any other dispute.
+//! Disputes of settled executions: the payer proves its settlement with the leaf's fields and a
+//! Merkle proof against a root the agent's receipt log holds, within the window, once per leaf;
+//! the arbiter resolves it.
 mod common;
 
-use agent_market::{error::AgentMarketError, events, Agent, Dispute, Receipt, ReceiptLeaf, RECEIPT_ROOT_HISTORY};
+use agent_market::{error::AgentMarketError, events, Agent, Dispute, ReceiptLeaf, RECEIPT_ROOT_HISTORY};
 use common::{batch::*, *};
 use litesvm::types::TransactionResult;
 use localnet::{
@@ -50,7 +50,7 @@ impl Settled {
         self.t
             .market
             .keys
-            .open_dispute_from_log(self.agent.address, leaf, leaf_index as u64, proof, EVIDENCE)
+            .open_dispute(self.agent.address, leaf, leaf_index as u64, proof, EVIDENCE)
     }
 
     /// The payer disputes leaf `index` with the proof from the tree as it stands.
@@ -79,7 +79,7 @@ fn a_valid_proof_opens_the_dispute_and_the_arbiter_resolves_it() {
         (leaf.execution_id, PRICE_USDC)
     );
     assert_eq!(s.open_disputes(), 1);
-    let dispute: Dispute = s.t.chain.anchor_account(&pda::dispute(&leaf.execution_id)).unwrap();
+    let dispute: Dispute = s.t.chain.anchor_account(&pda::dispute(&s.agent.address, 2)).unwrap();
     assert_eq!(
         (
             dispute.agent,
@@ -96,51 +96,40 @@ fn a_valid_proof_opens_the_dispute_and_the_arbiter_resolves_it() {
             EVIDENCE
         )
     );
-    // The receipt batched settlement never created now exists, disputed, its rent the payer's.
-    let receipt: Receipt = s.t.chain.anchor_account(&pda::receipt(&leaf.execution_id)).unwrap();
-    assert!(receipt.disputed);
     assert_eq!(
-        (receipt.rent_payer, receipt.settled_at),
-        (s.payer.wallet.pubkey(), leaf.settled_at)
+        (dispute.leaf_index, dispute.execution_id, dispute.settled_at, dispute.resolved),
+        (2, leaf.execution_id, leaf.settled_at, false)
     );
-    let deposits =
-        s.t.chain.lamports(&pda::receipt(&leaf.execution_id)) + s.t.chain.lamports(&pda::dispute(&leaf.execution_id));
+    // The dispute's rent is the payer's only deposit.
+    let deposit = s.t.chain.lamports(&pda::dispute(&s.agent.address, 2));
     assert_eq!(
         s.t.chain.lamports(&s.payer.wallet.pubkey()),
-        payer_lamports - 5_000 - deposits
+        payer_lamports - 5_000 - deposit
     );
 
     // Upheld: the collateral pays the payer back, as for a dispute of a receipt.
     let before = s.t.balance(&s.payer.token_account);
     let arbiter = s.t.market.arbiter.insecure_clone();
-    let resolve = s.t.market.keys.resolve_dispute(
-        s.agent.address,
-        leaf.execution_id,
-        s.payer.wallet.pubkey(),
-        s.payer.token_account,
-        true,
-        PRICE_USDC,
-    );
+    let resolve = s
+        .t
+        .market
+        .keys
+        .resolve_dispute(s.agent.address, 2, s.payer.token_account, true, PRICE_USDC);
     let meta = ok(s.t.chain.send(&[resolve], &arbiter, &[]));
     assert_eq!(events::<events::DisputeResolved>(&meta)[0].slashed_usdc, PRICE_USDC);
     assert_eq!(s.t.balance(&s.payer.token_account), before + PRICE_USDC);
     assert_eq!(s.open_disputes(), 0);
-    assert!(s.t.chain.account(&pda::dispute(&leaf.execution_id)).is_none());
 
-    // A second dispute of the same execution stays refused after the first is resolved.
+    // A second dispute of the same leaf stays refused after the first is resolved.
     let result = s.dispute(2);
     assert_program_error(&result, AgentMarketError::AlreadyDisputed);
-    // The receipt's rent goes back to the payer once the window has passed.
+    // The dispute's rent goes back to the payer once the window has passed.
     s.t.chain.advance_clock(i64::from(DISPUTE_WINDOW_SECS) + 1);
-    let close =
-        s.t.market
-            .keys
-            .close_receipt(leaf.execution_id, s.payer.wallet.pubkey());
+    let close = s.t.market.keys.close_dispute(s.agent.address, 2, s.payer.wallet.pubkey());
     let relayer = s.t.relayer().insecure_clone();
     let before = s.t.chain.lamports(&s.payer.wallet.pubkey());
-    let receipt_rent = s.t.chain.lamports(&pda::receipt(&leaf.execution_id));
     ok(s.t.chain.send(&[close], &relayer, &[]));
-    assert_eq!(s.t.chain.lamports(&s.payer.wallet.pubkey()), before + receipt_rent);
+    assert_eq!(s.t.chain.lamports(&s.payer.wallet.pubkey()), before + deposit);
 }
 
 #[test]
@@ -148,15 +137,6 @@ fn a_second_dispute_while_the_first_is_open_is_refused() {
     let mut s = Settled::new();
     ok(s.dispute(0));
     assert_program_error(&s.dispute(0), AgentMarketError::AlreadyDisputed);
-    // The old path's dispute of the same execution, through the receipt created disputed, is
-    // refused too: `open_dispute` creates the dispute account first, which is in use.
-    let payer = s.payer.wallet.insecure_clone();
-    let execution_id = s.mirror.leaves[0].execution_id;
-    let old =
-        s.t.market
-            .keys
-            .open_dispute(payer.pubkey(), s.agent.address, execution_id, EVIDENCE);
-    assert_already_in_use(&s.t.chain.send(&[old], &payer, &[]));
     assert_eq!(s.open_disputes(), 1);
 }
 
@@ -191,7 +171,7 @@ fn a_bad_proof_is_refused() {
         assert_program_error(&result, error);
     }
     assert_eq!(s.open_disputes(), 0);
-    assert!(s.t.chain.account(&pda::dispute(&leaf.execution_id)).is_none());
+    assert!(s.t.chain.account(&pda::dispute(&s.agent.address, 1)).is_none());
 }
 
 #[test]
@@ -252,6 +232,6 @@ fn a_dispute_transaction_fits_the_transaction_size() {
     let transaction =
         Transaction::new_signed_with_payer(&[instruction], Some(&payer.pubkey()), &[payer], Default::default());
     let bytes = bincode::serialize(&transaction).unwrap().len();
-    println!("open_dispute_from_log: {bytes} bytes in a legacy transaction");
+    println!("open_dispute: {bytes} bytes in a legacy transaction");
     assert!(bytes <= 1_232, "{bytes} bytes");
 }

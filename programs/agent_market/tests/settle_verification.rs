@@ -1,12 +1,11 @@
-//! How `settle` finds and reads the Ed25519 verification of the creator's signature: every way
-//! to present it other than "one signature, right before settle, over its own bytes" is refused,
+//! How a lone result's settlement (a batch of one) finds and reads the Ed25519 verification of the creator's signature: every way
+//! to present it other than "one signature, right before the settlement, over its own bytes" is refused,
 //! with the exact error and no balance moved.
 mod common;
 
 use agent_market::error::AgentMarketError;
 use anchor_lang::{prelude::Pubkey, solana_program::sysvar::instructions as instructions_sysvar};
 use common::{scene::*, *};
-use localnet::market::result_digest;
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -16,13 +15,7 @@ const SYSVAR_PROGRAM: Pubkey = Pubkey::from_str_const("Sysvar1111111111111111111
 const THIS_INSTRUCTION: u16 = u16::MAX;
 
 fn digest_of(s: &Scene) -> [u8; 32] {
-    let execution_id = s.escrow.execution_id;
-    result_digest(
-        &execution_id,
-        &s.escrow.agent,
-        &request_hash(&execution_id),
-        &result_hash(&execution_id),
-    )
+    s.t.digest_of(&s.escrow, 0)
 }
 
 /// One signature entry of an Ed25519 precompile instruction: the key, signature and message
@@ -126,13 +119,13 @@ fn an_ed25519_instruction_with_two_signatures_is_refused() {
     let result = s.unchanged(|s| {
         let digest = digest_of(s);
         // The first entry is the agent's valid signature of this very digest; a second one rides
-        // along, so the instruction is not the single verification settle requires.
+        // along, so the instruction is neither one signature for the batch of one nor one per escrow.
         let other = Keypair::new();
         let entries = [entry(&s.agent.signing, &digest), entry(&other, b"anything else")];
         let instructions = settle_after(s, ed25519_instruction(&entries, &[]));
         s.t.send_as_relayer(&instructions)
     });
-    assert_program_error(&result, AgentMarketError::MalformedEd25519Instruction);
+    assert_program_error(&result, AgentMarketError::BatchSignatureCountMismatch);
 }
 
 #[test]

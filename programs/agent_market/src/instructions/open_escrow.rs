@@ -23,7 +23,9 @@ pub struct OpenEscrow<'info> {
         constraint = !market.escrows_paused @ AgentMarketError::EscrowsPaused,
     )]
     pub market: Box<Account<'info, Market>>,
+    /// Writable: each open takes the agent's next escrow nonce.
     #[account(
+        mut,
         seeds = [AGENT_SEED, agent.agent_id.as_ref()],
         bump = agent.bump,
         constraint = agent.collateral_usdc >= market.min_collateral_usdc @ AgentMarketError::CollateralBelowMinimum,
@@ -121,11 +123,14 @@ pub fn handle_open_escrow(
         .checked_add(i64::from(ctx.accounts.agent.max_execution_secs))
         .and_then(|t| t.checked_add(i64::from(ctx.accounts.market.escrow_grace_secs)))
         .ok_or(AgentMarketError::MathOverflow)?;
+    let nonce = ctx.accounts.agent.take_escrow_nonce()?;
+    let payer_token_account = ctx.accounts.payer_token_account.key();
     ctx.accounts.escrow.set_inner(Escrow {
         execution_id,
         agent: ctx.accounts.agent.key(),
+        nonce,
         payer,
-        payer_token_account: ctx.accounts.payer_token_account.key(),
+        payer_token_account,
         api_key_id,
         amount_usdc,
         request_hash,
@@ -138,7 +143,9 @@ pub fn handle_open_escrow(
     emit_cpi!(EscrowOpened {
         execution_id,
         agent: ctx.accounts.agent.key(),
+        nonce,
         payer,
+        payer_token_account,
         api_key_id,
         amount_usdc,
         request_hash,

@@ -40,7 +40,9 @@ pub struct OpenEscrowBatch<'info> {
         constraint = !market.escrows_paused @ AgentMarketError::EscrowsPaused,
     )]
     pub market: Box<Account<'info, Market>>,
+    /// Writable: each open takes the agent's next escrow nonce.
     #[account(
+        mut,
         seeds = [AGENT_SEED, agent.agent_id.as_ref()],
         bump = agent.bump,
         constraint = agent.collateral_usdc >= market.min_collateral_usdc @ AgentMarketError::CollateralBelowMinimum,
@@ -261,6 +263,7 @@ pub fn handle_open_escrow_batch<'info>(
         create_escrow_account(&relayer, escrow_info, &system_program_info, seeds)?;
 
         let payer_account = &payers[plan.payer_index].account;
+        let nonce = ctx.accounts.agent.take_escrow_nonce()?;
         pull_from_payer(
             &ctx.accounts.token_program,
             payer_account,
@@ -274,6 +277,7 @@ pub fn handle_open_escrow_batch<'info>(
         let escrow = Escrow {
             execution_id: item.execution_id,
             agent: agent_key,
+            nonce,
             payer: payer_account.owner,
             payer_token_account: payer_account.key(),
             api_key_id: item.api_key_id,
@@ -289,7 +293,9 @@ pub fn handle_open_escrow_batch<'info>(
         emit_cpi!(EscrowOpened {
             execution_id: item.execution_id,
             agent: agent_key,
+            nonce,
             payer: escrow.payer,
+            payer_token_account: escrow.payer_token_account,
             api_key_id: item.api_key_id,
             amount_usdc: plan.amount_usdc,
             request_hash: item.request_hash,

@@ -157,6 +157,7 @@ pub fn handle_register_agent(
         collateral_vault_bump: ctx.bumps.collateral_vault,
         escrow_vault_bump: ctx.bumps.escrow_vault,
         subscriptions_expire_at: 0,
+        escrows_opened: 0,
     });
     emit_cpi!(AgentRegistered {
         agent: ctx.accounts.agent.key(),

@@ -10,7 +10,8 @@ use crate::{
 };
 
 /// The arbiter rules on a dispute. Upheld: up to `slash_usdc` of the agent's collateral, and
-/// never more than it holds, goes to the payer. The dispute closes either way.
+/// never more than it holds, goes to the payer. The dispute's record stays, resolved, until its
+/// leaf's window has passed (`close_dispute`), so that the leaf cannot be disputed again.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct ResolveDispute<'info> {
@@ -26,17 +27,13 @@ pub struct ResolveDispute<'info> {
     pub agent: Box<Account<'info, Agent>>,
     #[account(
         mut,
-        seeds = [DISPUTE_SEED, dispute.execution_id.as_ref()],
+        seeds = [DISPUTE_SEED, dispute.agent.as_ref(), &dispute.leaf_index.to_le_bytes()],
         bump = dispute.bump,
         has_one = agent @ AgentMarketError::DisputeAgentMismatch,
-        has_one = payer @ AgentMarketError::DisputePayerMismatch,
         has_one = payer_token_account @ AgentMarketError::PayerTokenAccountMismatch,
-        close = payer,
+        constraint = !dispute.resolved @ AgentMarketError::DisputeAlreadyResolved,
     )]
     pub dispute: Box<Account<'info, Dispute>>,
-    /// CHECK: the disputing wallet, which gets the dispute's rent back; pinned by `has_one`.
-    #[account(mut)]
-    pub payer: UncheckedAccount<'info>,
     #[account(mut)]
     pub payer_token_account: Box<Account<'info, TokenAccount>>,
     #[account(mut, seeds = [COLLATERAL_VAULT_SEED, agent.key().as_ref()], bump = agent.collateral_vault_bump)]
@@ -65,10 +62,13 @@ pub fn handle_resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_
         .open_disputes
         .checked_sub(1)
         .ok_or(AgentMarketError::MathOverflow)?;
-    let dispute = &ctx.accounts.dispute;
+    let dispute = &mut ctx.accounts.dispute;
+    dispute.resolved = true;
+    dispute.upheld = upheld;
     emit_cpi!(DisputeResolved {
         execution_id: dispute.execution_id,
         agent: dispute.agent,
+        leaf_index: dispute.leaf_index,
         payer: dispute.payer,
         upheld,
         slashed_usdc,

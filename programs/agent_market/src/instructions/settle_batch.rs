@@ -9,20 +9,24 @@ use crate::{
     error::AgentMarketError,
     events::EscrowSettledToLog,
     fees::{split, Split},
-    signature::{require_preceding_batch_ed25519, result_digest},
+    signature::{require_preceding_batch_ed25519, result_digest, ResultBinding},
     state::{Agent, Escrow, Market, ReceiptLeaf, ReceiptLog},
     transfers::pay_from_agent_vault,
 };
 
 /// Settles up to `MAX_SETTLE_BATCH` escrows of one agent, passed as writable remaining accounts
-/// in the order of `result_hashes`. The transaction must carry, just before this instruction, an
+/// in the order of `result_hashes`, each with the hash of the output its creator answered and the
+/// units it reports having used (metered pricing; a fixed-price call pays its whole escrow
+/// whatever it reports): `units` holds one count per escrow, or nothing when every count is 0,
+/// so that a batch of fixed-price calls carries no bytes for them in a transaction of 1,232. The transaction must carry, just before this instruction, an
 /// Ed25519 precompile instruction verifying the agent's signature over the batch digest, or one
-/// signature per escrow over its result digest. The creator's shares and the fees go out in one
+/// signature per escrow over its result digest; each result digest binds its escrow (nonce,
+/// payer, token account, amount), so no signature settles an escrow it was not given for. The creator's shares and the fees go out in one
 /// transfer each; every execution becomes a leaf of the agent's receipt log instead of a receipt
 /// account, and every escrow's rent goes back to the relayer that paid it.
 #[event_cpi]
 #[derive(Accounts)]
-#[instruction(result_hashes: Vec<[u8; 32]>, fee_shard_index: u8)]
+#[instruction(result_hashes: Vec<[u8; 32]>, units: Vec<u64>, fee_shard_index: u8)]
 pub struct SettleBatch<'info> {
     #[account(mut)]
     pub relayer: Signer<'info>,
@@ -89,6 +93,7 @@ fn close_to(info: &AccountInfo, destination: &AccountInfo) -> Result<()> {
 pub fn handle_settle_batch<'info>(
     ctx: Context<'_, '_, 'info, 'info, SettleBatch<'info>>,
     result_hashes: Vec<[u8; 32]>,
+    units: Vec<u64>,
     _fee_shard_index: u8,
 ) -> Result<()> {
     let escrow_infos = ctx.remaining_accounts;
@@ -103,6 +108,11 @@ pub fn handle_settle_batch<'info>(
         escrow_infos.len(),
         AgentMarketError::ResultHashCountMismatch
     );
+    require!(
+        units.is_empty() || units.len() == escrow_infos.len(),
+        AgentMarketError::UnitsCountMismatch
+    );
+    let units_of = |position: usize| units.get(position).copied().unwrap_or(0);
     for (position, info) in escrow_infos.iter().enumerate() {
         require!(
             escrow_infos[..position].iter().all(|earlier| earlier.key != info.key),
@@ -120,7 +130,14 @@ pub fn handle_settle_batch<'info>(
     let digests: Vec<[u8; 32]> = escrows
         .iter()
         .zip(&result_hashes)
-        .map(|(escrow, result_hash)| result_digest(&escrow.execution_id, &agent_key, &escrow.request_hash, result_hash))
+        .enumerate()
+        .map(|(position, (escrow, result_hash))| {
+            result_digest(&ResultBinding {
+                escrow,
+                result_hash,
+                units: units_of(position),
+            })
+        })
         .collect();
     require_preceding_batch_ed25519(
         &ctx.accounts.instructions.to_account_info(),
@@ -168,12 +185,15 @@ pub fn handle_settle_batch<'info>(
     let leaves: Vec<ReceiptLeaf> = escrows
         .iter()
         .zip(&result_hashes)
-        .map(|(escrow, result_hash)| ReceiptLeaf {
+        .enumerate()
+        .map(|(position, (escrow, result_hash))| ReceiptLeaf {
             execution_id: escrow.execution_id,
+            nonce: escrow.nonce,
             payer: escrow.payer,
             payer_token_account: escrow.payer_token_account,
             api_key_id: escrow.api_key_id,
             amount_usdc: escrow.amount_usdc,
+            units: units_of(position),
             request_hash: escrow.request_hash,
             result_hash: *result_hash,
             settled_at: now,
@@ -202,12 +222,14 @@ pub fn handle_settle_batch<'info>(
         emit_cpi!(EscrowSettledToLog {
             execution_id: leaf.execution_id,
             agent: agent_key,
+            nonce: leaf.nonce,
             payer: leaf.payer,
             payer_token_account: leaf.payer_token_account,
             api_key_id: leaf.api_key_id,
             amount_usdc: leaf.amount_usdc,
             creator_share_usdc,
             fee_usdc,
+            units: leaf.units,
             request_hash: leaf.request_hash,
             result_hash: leaf.result_hash,
             settled_at: now,

@@ -125,6 +125,19 @@ pub struct Agent {
     /// When the last subscription sold for the agent expires: its covered calls are honoured
     /// until then even after retirement, so collateral stays locked until then plus the cooldown.
     pub subscriptions_expire_at: i64,
+    /// Escrows the agent has ever opened: the next escrow's nonce. A creator's signature covers
+    /// its escrow's nonce, so it can never settle another escrow, even one of the same
+    /// execution id (docs/program.md, "One signature, one escrow").
+    pub escrows_opened: u64,
+}
+
+impl Agent {
+    /// The nonce of the escrow being opened; the next open gets the following one.
+    pub fn take_escrow_nonce(&mut self) -> Result<u64> {
+        let nonce = self.escrows_opened;
+        self.escrows_opened = nonce.checked_add(1).ok_or(AgentMarketError::MathOverflow)?;
+        Ok(nonce)
+    }
 }
 
 /// The listing terms a creator sets at registration and may change with `update_agent`.

@@ -1,16 +1,24 @@
 use anchor_lang::prelude::*;
 
-/// A payer's claim against a settled execution, open until the arbiter resolves it.
+/// A payer's claim against one leaf of an agent's receipt log. It outlives its resolution until
+/// the leaf's dispute window has passed, so that the same leaf cannot be disputed twice.
 #[account]
 #[derive(InitSpace)]
 pub struct Dispute {
-    pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    /// The disputed leaf's index in the agent's receipt log: with the agent, what the dispute's
+    /// address is derived from, since an execution id alone does not name one settlement.
+    pub leaf_index: u64,
+    pub execution_id: [u8; 16],
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,
     pub amount_usdc: u64,
     /// SHA-256 of the evidence the payer submitted off-chain.
     pub evidence_hash: [u8; 32],
     pub opened_at: i64,
+    /// When the disputed execution settled: its dispute window runs from here.
+    pub settled_at: i64,
+    pub resolved: bool,
+    pub upheld: bool,
     pub bump: u8,
 }

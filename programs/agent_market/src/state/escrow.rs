@@ -6,6 +6,9 @@ use anchor_lang::prelude::*;
 pub struct Escrow {
     pub execution_id: [u8; 16],
     pub agent: Pubkey,
+    /// The agent's count of escrows opened before this one: never the same twice for an agent,
+    /// and part of the digest the creator signs.
+    pub nonce: u64,
     /// Owner of `payer_token_account`: the wallet that pays.
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,

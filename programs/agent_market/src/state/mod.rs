@@ -2,7 +2,6 @@ pub mod agent;
 pub mod dispute;
 pub mod escrow;
 pub mod market;
-pub mod receipt;
 pub mod receipt_log;
 pub mod subscription;
 
@@ -10,6 +9,5 @@ pub use agent::*;
 pub use dispute::*;
 pub use escrow::*;
 pub use market::*;
-pub use receipt::*;
 pub use receipt_log::*;
 pub use subscription::*;

@@ -83,34 +83,41 @@ impl ReceiptLog {
     }
 }
 
-/// What a receipt log's leaf commits to for one settled execution: the escrow's record, its
-/// result and when it was settled. The agent is the log's; the fee follows from the amount.
+/// What a receipt log's leaf commits to for one settled execution: the escrow's record (its
+/// nonce included, so two settlements of one execution id are two distinct leaves), the result
+/// and the units the creator signed, and when it was settled. The agent is the log's; the fee
+/// follows from the amount.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ReceiptLeaf {
     pub execution_id: [u8; 16],
+    pub nonce: u64,
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,
     pub api_key_id: [u8; 16],
     pub amount_usdc: u64,
+    pub units: u64,
     pub request_hash: [u8; 32],
     pub result_hash: [u8; 32],
     pub settled_at: i64,
 }
 
 impl ReceiptLeaf {
-    /// `SHA-256(0x00 ‖ execution_id ‖ agent ‖ payer ‖ payer_token_account ‖ api_key_id ‖
-    /// amount_usdc ‖ fee_usdc ‖ request_hash ‖ result_hash ‖ settled_at)`, integers little-endian.
+    /// `SHA-256(0x00 ‖ execution_id ‖ agent ‖ nonce ‖ payer ‖ payer_token_account ‖ api_key_id ‖
+    /// amount_usdc ‖ fee_usdc ‖ units ‖ request_hash ‖ result_hash ‖ settled_at)`, integers
+    /// little-endian.
     pub fn hash(&self, agent: &Pubkey) -> Hash {
         let fee_usdc = split(self.amount_usdc).fee_usdc;
         hashv(&[
             &[LEAF_PREFIX],
             &self.execution_id,
             agent.as_ref(),
+            &self.nonce.to_le_bytes(),
             self.payer.as_ref(),
             self.payer_token_account.as_ref(),
             &self.api_key_id,
             &self.amount_usdc.to_le_bytes(),
             &fee_usdc.to_le_bytes(),
+            &self.units.to_le_bytes(),
             &self.request_hash,
             &self.result_hash,
             &self.settled_at.to_le_bytes(),

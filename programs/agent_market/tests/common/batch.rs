@@ -5,7 +5,7 @@ use agent_market::{events::EscrowSettledToLog, ReceiptLeaf, RECEIPT_ROOT_HISTORY
 use litesvm::types::{TransactionMetadata, TransactionResult};
 use localnet::{
     chain::events,
-    market::{batch_digest, result_digest, EscrowRef, MarketKeys},
+    market::{batch_digest, EscrowRef, MarketKeys},
     receipt_log::ReceiptTree,
 };
 use solana_instruction::{error::InstructionError, Instruction};
@@ -24,18 +24,9 @@ pub enum Signing {
     PerCall,
 }
 
-pub fn result_digest_of(escrow: &EscrowRef) -> [u8; 32] {
-    result_digest(
-        &escrow.execution_id,
-        &escrow.agent,
-        &request_hash(&escrow.execution_id),
-        &result_hash(&escrow.execution_id),
-    )
-}
-
-/// The Ed25519 verification by `signer` of `escrows`' results, as `signing` says.
-pub fn batch_verification(signer: &Keypair, agent: &Pubkey, escrows: &[EscrowRef], signing: Signing) -> Instruction {
-    let digests: Vec<[u8; 32]> = escrows.iter().map(result_digest_of).collect();
+/// The Ed25519 verification by `signer` of `escrows`' results (units 0), as `signing` says.
+pub fn batch_verification(t: &TestMarket, signer: &Keypair, agent: &Pubkey, escrows: &[EscrowRef], signing: Signing) -> Instruction {
+    let digests: Vec<[u8; 32]> = escrows.iter().map(|escrow| t.digest_of(escrow, 0)).collect();
     let messages = match signing {
         Signing::Batch => vec![batch_digest(agent, &digests)],
         Signing::PerCall => digests,
@@ -61,10 +52,12 @@ pub fn assert_already_in_use(result: &TransactionResult) {
 pub fn leaf_of(event: &EscrowSettledToLog) -> ReceiptLeaf {
     ReceiptLeaf {
         execution_id: event.execution_id,
+        nonce: event.nonce,
         payer: event.payer,
         payer_token_account: event.payer_token_account,
         api_key_id: event.api_key_id,
         amount_usdc: event.amount_usdc,
+        units: event.units,
         request_hash: event.request_hash,
         result_hash: event.result_hash,
         settled_at: event.settled_at,
@@ -102,10 +95,10 @@ impl TestMarket {
         let execution_ids: Vec<[u8; 16]> = escrows.iter().map(|escrow| escrow.execution_id).collect();
         let result_hashes = execution_ids.iter().map(result_hash).collect();
         vec![
-            batch_verification(signer, &agent.address, escrows, signing),
+            batch_verification(self, signer, &agent.address, escrows, signing),
             self.market
                 .keys
-                .settle_batch(agent.address, agent.payout_account, &execution_ids, result_hashes, 0),
+                .settle_batch(agent.address, agent.payout_account, &execution_ids, result_hashes, vec![], 0),
         ]
     }
 
@@ -117,6 +110,18 @@ impl TestMarket {
     ) -> TransactionMetadata {
         let instructions = self.settle_batch_ixs(agent, escrows, &agent.signing, signing);
         ok(self.send_as_relayer(&instructions))
+    }
+
+    /// The payer's dispute of leaf `index` of `agent`'s log, proven against the tree `mirror`
+    /// holds now.
+    pub fn dispute_ix(&self, agent: &AgentFixture, mirror: &LogMirror, index: usize, evidence_hash: [u8; 32]) -> Instruction {
+        self.market.keys.open_dispute(
+            agent.address,
+            mirror.leaves[index].clone(),
+            index as u64,
+            mirror.tree.proof(index),
+            evidence_hash,
+        )
     }
 
     /// The root `settle_batch` recorded last in `agent`'s log.

@@ -4,12 +4,14 @@
 pub mod batch;
 pub mod scene;
 
-use agent_market::{error::AgentMarketError, AgentTerms, MarketParams, Pricing, RefundReason};
+use std::collections::HashMap;
+
+use agent_market::{error::AgentMarketError, AgentTerms, Escrow, MarketParams, Pricing, RefundReason};
 use anchor_lang::{error::ErrorCode, prelude::Pubkey};
 use litesvm::types::{TransactionMetadata, TransactionResult};
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
-    market::{pda, result_digest, signing_key_proof_digest, EscrowRef, MarketKeys},
+    market::{pda, result_digest, signing_key_proof_digest, EscrowRef, MarketKeys, ResultBinding},
 };
 use solana_instruction::{error::InstructionError, Instruction};
 use solana_keypair::Keypair;
@@ -62,6 +64,9 @@ pub struct Payer {
 pub struct TestMarket {
     pub chain: Chain,
     pub market: MarketSetup,
+    /// The last state seen of every escrow the tests opened, by execution id: what a creator was
+    /// asked to sign for, still known once the escrow has closed.
+    opened: HashMap<[u8; 16], Escrow>,
 }
 
 pub fn random_id() -> [u8; 16] {
@@ -93,7 +98,11 @@ impl TestMarket {
     pub fn with_params(params: MarketParams) -> Self {
         let mut chain = Chain::new();
         let market = MarketSetup::bootstrap(&mut chain, MarketKeypairs::random(), params).expect("bootstrap market");
-        TestMarket { chain, market }
+        TestMarket {
+            chain,
+            market,
+            opened: HashMap::new(),
+        }
     }
 
     pub fn usdc_mint(&self) -> Pubkey {
@@ -245,15 +254,49 @@ impl TestMarket {
     }
 
     pub fn open(&mut self, agent: &AgentFixture, payer: &Payer) -> (TransactionResult, EscrowRef) {
-        let execution_id = random_id();
-        let instruction = self.open_escrow_ix(agent, payer, execution_id);
-        (
-            self.send_as_relayer(&[instruction]),
-            self.escrow_ref(agent, payer, execution_id),
-        )
+        self.open_id(agent, payer, random_id())
     }
 
-    /// The Ed25519 verification by `signer` of `escrow`'s result digest, then `settle`.
+    /// Opens an escrow for `execution_id`, which may have been opened (and closed) before.
+    pub fn open_id(&mut self, agent: &AgentFixture, payer: &Payer, execution_id: [u8; 16]) -> (TransactionResult, EscrowRef) {
+        let instruction = self.open_escrow_ix(agent, payer, execution_id);
+        let result = self.send_as_relayer(&[instruction]);
+        let escrow = self.escrow_ref(agent, payer, execution_id);
+        if result.is_ok() {
+            self.remember(&escrow);
+        }
+        (result, escrow)
+    }
+
+    /// Records the escrow's state as the chain holds it now, for `escrow_state` to give once it
+    /// has closed.
+    pub fn remember(&mut self, escrow: &EscrowRef) {
+        let state: Escrow = self
+            .chain
+            .anchor_account(&pda::escrow(&escrow.execution_id))
+            .expect("escrow is open");
+        self.opened.insert(escrow.execution_id, state);
+    }
+
+    /// The escrow as the program recorded it: from the chain while it is open, else as last seen.
+    pub fn escrow_state(&self, escrow: &EscrowRef) -> Escrow {
+        self.chain
+            .anchor_account(&pda::escrow(&escrow.execution_id))
+            .or_else(|| self.opened.get(&escrow.execution_id).cloned())
+            .expect("an escrow the tests opened")
+    }
+
+    /// The result digest the creator signs for `escrow`'s test result, reporting `units`.
+    pub fn digest_of(&self, escrow: &EscrowRef, units: u64) -> [u8; 32] {
+        result_digest(&ResultBinding {
+            escrow: &self.escrow_state(escrow),
+            result_hash: &result_hash(&escrow.execution_id),
+            units,
+        })
+    }
+
+    /// The Ed25519 verification by `signer` of `escrow`'s result digest, then `settle_batch` of
+    /// that one escrow: how a lone result settles.
     pub fn settle_ixs(
         &self,
         escrow: &EscrowRef,
@@ -261,23 +304,44 @@ impl TestMarket {
         payout_account: Pubkey,
         fee_shard_index: u8,
     ) -> Vec<Instruction> {
-        let result_hash = result_hash(&escrow.execution_id);
-        let digest = result_digest(
-            &escrow.execution_id,
-            &escrow.agent,
-            &request_hash(&escrow.execution_id),
-            &result_hash,
-        );
-        let signature: [u8; 64] = signer.sign_message(&digest).into();
+        let digest = self.digest_of(escrow, 0);
+        self.settle_ixs_with(escrow, signer.sign_message(&digest).into(), &signer.pubkey(), &digest, payout_account, fee_shard_index)
+    }
+
+    /// `settle_batch` of `escrow` alone, preceded by the verification of `signature` by `key` over
+    /// `message`, whatever escrow that signature was made for.
+    pub fn settle_ixs_with(
+        &self,
+        escrow: &EscrowRef,
+        signature: [u8; 64],
+        key: &Pubkey,
+        message: &[u8; 32],
+        payout_account: Pubkey,
+        fee_shard_index: u8,
+    ) -> Vec<Instruction> {
         vec![
-            localnet::market::MarketKeys::verify_result_signature(&signer.pubkey().to_bytes(), &signature, &digest),
-            self.market
-                .keys
-                .settle(escrow, payout_account, result_hash, fee_shard_index),
+            MarketKeys::verify_result_signature(&key.to_bytes(), &signature, message),
+            self.market.keys.settle_batch(
+                escrow.agent,
+                payout_account,
+                &[escrow.execution_id],
+                vec![result_hash(&escrow.execution_id)],
+                vec![],
+                fee_shard_index,
+            ),
         ]
     }
 
+    /// Creates the agent's receipt log unless it exists: every settlement appends to it.
+    pub fn ensure_receipt_log(&mut self, agent: &Pubkey) {
+        if self.chain.account(&pda::receipt_log(agent)).is_none() {
+            let instruction = self.market.keys.create_receipt_log(self.relayer().pubkey(), *agent);
+            ok(self.send_as_relayer(&[instruction]));
+        }
+    }
+
     pub fn settle(&mut self, escrow: &EscrowRef, agent: &AgentFixture) -> TransactionResult {
+        self.ensure_receipt_log(&agent.address);
         let instructions = self.settle_ixs(escrow, &agent.signing, agent.payout_account, 0);
         self.send_as_relayer(&instructions)
     }

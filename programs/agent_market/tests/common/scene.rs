@@ -1,4 +1,5 @@
-//! A market with one agent and a payer holding an open escrow, for tests that attack it.
+//! A market with one agent (its receipt log created) and a payer holding an open escrow, for
+//! tests that attack it.
 
 use anchor_lang::prelude::Pubkey;
 use litesvm::types::TransactionResult;
@@ -8,9 +9,8 @@ use localnet::{
 };
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
-use solana_signer::Signer;
 
-use super::*;
+use super::{batch::LogMirror, *};
 
 /// A market with one agent and a payer holding an open escrow.
 pub struct Scene {
@@ -19,12 +19,15 @@ pub struct Scene {
     pub payer: Payer,
     pub escrow: EscrowRef,
     pub watched: Vec<Pubkey>,
+    /// The agent's log as the scene's settlements built it.
+    pub mirror: LogMirror,
 }
 
 impl Scene {
     pub fn new() -> Self {
         let mut t = TestMarket::new();
         let agent = t.agent();
+        t.ensure_receipt_log(&agent.address);
         let payer = t.payer(10 * USDC, 10 * USDC);
         let (result, escrow) = t.open(&agent, &payer);
         ok(result);
@@ -41,6 +44,7 @@ impl Scene {
             payer,
             escrow,
             watched,
+            mirror: LogMirror::default(),
         }
     }
 
@@ -62,18 +66,25 @@ impl Scene {
 
     pub fn settle(&mut self) {
         let instructions = self.settle_ixs_signed_by(&self.agent.signing);
-        ok(self.t.send_as_relayer(&instructions));
+        let meta = ok(self.t.send_as_relayer(&instructions));
+        self.mirror.add(&meta);
+    }
+
+    /// The dispute of leaf `leaf_index` of the scene's log, with its proof as the log stands.
+    pub fn dispute_ix(&self, leaf_index: usize) -> Instruction {
+        let leaf = self.mirror.leaves[leaf_index].clone();
+        let proof = self.mirror.tree.proof(leaf_index);
+        self.t
+            .market
+            .keys
+            .open_dispute(self.agent.address, leaf, leaf_index as u64, proof, [1; 32])
     }
 
     /// Settles the escrow, then the payer disputes it.
     pub fn settle_and_dispute(&mut self) {
         self.settle();
         let payer = self.payer.wallet.insecure_clone();
-        let instruction =
-            self.t
-                .market
-                .keys
-                .open_dispute(payer.pubkey(), self.agent.address, self.escrow.execution_id, [1; 32]);
+        let instruction = self.dispute_ix(0);
         ok(self.t.chain.send(&[instruction], &payer, &[]));
     }
 }
