@@ -7,7 +7,14 @@ import { batchDigest, resultDigest, type EscrowBinding } from "./digest.js";
 import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
 import { escrowPda, escrowVaultPda, feeShardPda, marketPda, receiptLogPda } from "./pda.js";
-import type { SettleItem } from "./types.js";
+
+/** One escrow's entry of a `settle_batch`: the result hash and units its creator signed. */
+export interface SettleItem {
+  /** `outputHash(output)`. */
+  resultHash: Uint8Array;
+  /** Metered units the call used; 0 for a fixed-price call. */
+  units: bigint;
+}
 
 /** Creates `agent`'s receipt log; anyone may, and `payer` pays its rent once. */
 export function createReceiptLogInstruction(input: { payer: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
@@ -49,7 +56,12 @@ export function settleBatchInstruction(input: SettleBatchInput): TransactionInst
       feeShard: feeShardPda(input.feeShardIndex, input.programId),
       usdcMint: input.usdcMint,
     },
-    { items: input.items, feeShardIndex: input.feeShardIndex },
+    {
+      resultHashes: input.items.map((item) => item.resultHash),
+      // The program reads no units as all 0: a fixed-price batch leaves out 8 bytes an escrow.
+      units: input.items.every((item) => item.units === 0n) ? [] : input.items.map((item) => item.units),
+      feeShardIndex: input.feeShardIndex,
+    },
     input.programId,
   );
   // The escrows travel as remaining accounts, which the IDL does not list.

@@ -6,14 +6,19 @@
 // it leads to a root the log holds on chain, and `verifyLoggedReceipt` checks the same.
 import { PublicKey, type Connection, type TransactionInstruction } from "@solana/web3.js";
 
-import { fetchDispute, type FetchOptions } from "./accounts.js";
-import { fromHex, toHex } from "./bytes.js";
+import { utils } from "@coral-xyz/anchor";
+
+import { decodeDispute, fetchDispute, type FetchOptions } from "./accounts.js";
+import { fromHex, requireLength, toHex } from "./bytes.js";
 import type { ReceiptProofQuery, ReceiptProofQueryVariables } from "./generated/graphql.js";
 import { openDisputeInstruction } from "./dispute-instructions.js";
 import { disputePda, receiptLogPda } from "./pda.js";
 import { provenLeavesFromChain } from "./receipt-history.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, receiptRootFromProof } from "./receipt-log.js";
-import type { ReceiptLeaf } from "./types.js";
+import { IDL } from "./program.js";
+import type { Dispute, ReceiptLeaf } from "./types.js";
+
+const encodeBase58 = (bytes: Uint8Array) => utils.bytes.bs58.encode(bytes);
 
 /**
  * `Execution.receiptProof` as the indexer serves it (bytes in hex, keys in base58, integers as
@@ -158,6 +163,34 @@ export function openDisputeFor(
     evidenceHash: input.evidenceHash,
     programId: input.programId,
   });
+}
+
+/** A dispute account found on chain, with its address. */
+export interface FoundDispute {
+  address: PublicKey;
+  dispute: Dispute;
+}
+
+// Dispute's layout after the discriminator: agent (32), leaf_index (8), execution_id (16).
+const DISPUTE_EXECUTION_ID_OFFSET = 8 + 32 + 8;
+
+/**
+ * Every dispute account of the program about `executionId` (one per disputed settlement of the
+ * id), read with getProgramAccounts: an arbiter finds a dispute from the execution id alone,
+ * without the indexer, although its address is derived from the agent and the leaf index.
+ */
+export async function fetchDisputesOfExecution(connection: Connection, executionId: Uint8Array, options: FetchOptions): Promise<FoundDispute[]> {
+  const discriminator = IDL.accounts.find((account) => account.name === "Dispute")!.discriminator;
+  const accounts = await connection.getProgramAccounts(options.programId, {
+    ...(options.commitment ? { commitment: options.commitment } : {}),
+    filters: [
+      { memcmp: { offset: 0, bytes: encodeBase58(Uint8Array.from(discriminator)) } },
+      { memcmp: { offset: DISPUTE_EXECUTION_ID_OFFSET, bytes: encodeBase58(requireLength("executionId", executionId, 16)) } },
+    ],
+  });
+  return accounts
+    .map(({ pubkey, account }) => ({ address: pubkey, dispute: decodeDispute(account.data) }))
+    .sort((a, b) => (a.dispute.leafIndex < b.dispute.leafIndex ? -1 : 1));
 }
 
 export interface LoggedReceiptCheck {

@@ -78,9 +78,6 @@ export type ReceiptLog = Defined<"ReceiptLog">;
 /** What a receipt log's leaf commits to: `openDisputeInstruction` takes it. */
 export type ReceiptLeaf = Defined<"ReceiptLeaf">;
 
-/** One escrow's entry of `settle_batch`: the result hash and units its creator signed. */
-export type SettleItem = Defined<"SettleItem">;
-
 export type MarketParams = Defined<"MarketParams">;
 export type AgentTerms = Defined<"AgentTerms">;
 export type Pricing = Defined<"Pricing">;

@@ -332,7 +332,8 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
         agent,
         payoutAccount: key("payout_account"),
         executionIds: (a.execution_ids as string[]).map(fromHex),
-        items: (a.items as Json[]).map((item) => ({ resultHash: fromHex(item.result_hash as string), units: BigInt(item.units as string) })),
+        // As localnet's builder takes them: a result hash per escrow, and units per escrow or none (all 0).
+        items: (a.result_hashes as string[]).map((hash, i) => ({ resultHash: fromHex(hash), units: BigInt((a.units as string[])[i] ?? "0") })),
         feeShardIndex: a.fee_shard_index as number,
       });
     case "open_escrow_batch":

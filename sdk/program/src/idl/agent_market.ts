@@ -367,6 +367,10 @@ export const IDL_JSON = {
         },
         {
           "name": "dispute",
+          "docs": [
+            "Exists already when this leaf was disputed before: its record stays until the window ends.",
+            "Only a record just created holds no payer."
+          ],
           "writable": true,
           "pda": {
             "seeds": [
@@ -464,6 +468,10 @@ export const IDL_JSON = {
         },
         {
           "name": "agent",
+          "docs": [
+            "Writable: each open takes the agent's next escrow nonce."
+          ],
+          "writable": true,
           "pda": {
             "seeds": [
               {
@@ -476,8 +484,7 @@ export const IDL_JSON = {
                 "account": "Agent"
               }
             ]
-          },
-          "writable": true
+          }
         },
         {
           "name": "escrow_vault",
@@ -638,6 +645,10 @@ export const IDL_JSON = {
         },
         {
           "name": "agent",
+          "docs": [
+            "Writable: each open takes the agent's next escrow nonce."
+          ],
+          "writable": true,
           "pda": {
             "seeds": [
               {
@@ -650,8 +661,7 @@ export const IDL_JSON = {
                 "account": "Agent"
               }
             ]
-          },
-          "writable": true
+          }
         },
         {
           "name": "escrow_vault",
@@ -1436,13 +1446,20 @@ export const IDL_JSON = {
       ],
       "args": [
         {
-          "name": "items",
+          "name": "result_hashes",
           "type": {
             "vec": {
-              "defined": {
-                "name": "SettleItem"
-              }
+              "array": [
+                "u8",
+                32
+              ]
             }
+          }
+        },
+        {
+          "name": "units",
+          "type": {
+            "vec": "u64"
           }
         },
         {
@@ -2250,7 +2267,7 @@ export const IDL_JSON = {
     {
       "code": 6038,
       "name": "ReceiptPayerMismatch",
-      "msg": "Signer is not the receipt's payer"
+      "msg": "Signer is not the payer of the disputed leaf"
     },
     {
       "code": 6039,
@@ -2265,7 +2282,7 @@ export const IDL_JSON = {
     {
       "code": 6041,
       "name": "AlreadyDisputed",
-      "msg": "Execution was already disputed"
+      "msg": "This settlement was already disputed"
     },
     {
       "code": 6042,
@@ -2451,6 +2468,11 @@ export const IDL_JSON = {
       "code": 6078,
       "name": "DisputeNotResolved",
       "msg": "Dispute is not resolved yet"
+    },
+    {
+      "code": 6079,
+      "name": "UnitsCountMismatch",
+      "msg": "A batch's units are one count per escrow, or none when every count is 0"
     }
   ],
   "types": [
@@ -2565,6 +2587,11 @@ export const IDL_JSON = {
           },
           {
             "name": "escrows_opened",
+            "docs": [
+              "Escrows the agent has ever opened: the next escrow's nonce. A creator's signature covers",
+              "its escrow's nonce, so it can never settle another escrow, even one of the same",
+              "execution id (docs/program.md, \"One signature, one escrow\")."
+            ],
             "type": "u64"
           }
         ]
@@ -2804,6 +2831,10 @@ export const IDL_JSON = {
     },
     {
       "name": "Dispute",
+      "docs": [
+        "A payer's claim against one leaf of an agent's receipt log. It outlives its resolution until",
+        "the leaf's dispute window has passed, so that the same leaf cannot be disputed twice."
+      ],
       "type": {
         "kind": "struct",
         "fields": [
@@ -2813,6 +2844,10 @@ export const IDL_JSON = {
           },
           {
             "name": "leaf_index",
+            "docs": [
+              "The disputed leaf's index in the agent's receipt log: with the agent, what the dispute's",
+              "address is derived from, since an execution id alone does not name one settlement."
+            ],
             "type": "u64"
           },
           {
@@ -2854,6 +2889,9 @@ export const IDL_JSON = {
           },
           {
             "name": "settled_at",
+            "docs": [
+              "When the disputed execution settled: its dispute window runs from here."
+            ],
             "type": "i64"
           },
           {
@@ -2873,6 +2911,10 @@ export const IDL_JSON = {
     },
     {
       "name": "DisputeClosed",
+      "docs": [
+        "A resolved dispute's record is gone, its leaf's dispute window having passed: its rent went",
+        "back to the payer."
+      ],
       "type": {
         "kind": "struct",
         "fields": [
@@ -3010,6 +3052,10 @@ export const IDL_JSON = {
           },
           {
             "name": "nonce",
+            "docs": [
+              "The agent's count of escrows opened before this one: never the same twice for an agent,",
+              "and part of the digest the creator signs."
+            ],
             "type": "u64"
           },
           {
@@ -3247,7 +3293,7 @@ export const IDL_JSON = {
       "docs": [
         "One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and",
         "the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and",
-        "checks its tree against the chain, and a payer builds the proof `open_dispute_from_log` needs."
+        "checks its tree against the chain, and a payer builds the proof `open_dispute` needs."
       ],
       "type": {
         "kind": "struct",
@@ -3707,8 +3753,10 @@ export const IDL_JSON = {
     {
       "name": "ReceiptLeaf",
       "docs": [
-        "What a receipt log's leaf commits to for one settled execution: the escrow's record, its",
-        "result and when it was settled. The agent is the log's; the fee follows from the amount."
+        "What a receipt log's leaf commits to for one settled execution: the escrow's record (its",
+        "nonce included, so two settlements of one execution id are two distinct leaves), the result",
+        "and the units the creator signed, and when it was settled. The agent is the log's; the fee",
+        "follows from the amount."
       ],
       "type": {
         "kind": "struct",
@@ -3938,27 +3986,6 @@ export const IDL_JSON = {
       }
     },
     {
-      "name": "SettleItem",
-      "type": {
-        "kind": "struct",
-        "fields": [
-          {
-            "name": "result_hash",
-            "type": {
-              "array": [
-                "u8",
-                32
-              ]
-            }
-          },
-          {
-            "name": "units",
-            "type": "u64"
-          }
-        ]
-      }
-    },
-    {
       "name": "Subscribed",
       "type": {
         "kind": "struct",
@@ -4055,7 +4082,7 @@ export const IDL_JSON = {
         "\"Batched settlement\")."
       ],
       "type": "bytes",
-      "value": "[97,  103,  101,  110,  116,  109,  97,  114,  107,  101,  116,  47,  114,  101,  115,  117,  108,  116,  45,  98,  97,  116,  99,  104,  47,  118,  50]"
+      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 45, 98, 97, 116, 99, 104, 47, 118, 50]"
     },
     {
       "name": "BPS_DENOMINATOR",
@@ -4195,10 +4222,11 @@ export const IDL_JSON = {
     {
       "name": "RESULT_DIGEST_DOMAIN",
       "docs": [
-        "Domain tag of the result digest the creator signs (docs/execute-protocol.md)."
+        "Domain tag of the result digest the creator signs: execute protocol version 2, which binds",
+        "the signature to one escrow (docs/execute-protocol.md)."
       ],
       "type": "bytes",
-      "value": "[97,  103,  101,  110,  116,  109,  97,  114,  107,  101,  116,  47,  114,  101,  115,  117,  108,  116,  47,  118,  50]"
+      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 47, 118, 50]"
     },
     {
       "name": "SIGNING_KEY_PROOF_DOMAIN",
