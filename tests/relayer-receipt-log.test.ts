@@ -205,7 +205,7 @@ describe("relayer: settlement into the receipt log", function () {
     console.log(`      ${calls} refunds: ${refunds.size} transactions, ${fees_lamports / BigInt(calls)} lamports of refund fees per call`);
   });
 
-  it("settles each call alone, still without receipt rent, when the creator has no /sign-batch", async () => {
+  it("settles each call alone, a batch of one under its own signature, when the creator has no /sign-batch", async () => {
     const agent = await newAgent(false);
     await burst(agent, 1);
     const executions = await burst(agent, 8);
