@@ -270,7 +270,9 @@ describe("lifecycle over JSON-RPC", function () {
     await t.localnet.advanceClock({ seconds: MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + 1 });
     assert.ok((await t.now()) > escrow.deadline, "the clock moved past the deadline");
 
-    // Past the deadline the relayer can no longer settle, and the payer can reclaim.
+    // Past the deadline the relayer can no longer settle (into the agent's receipt log), and the
+    // payer can reclaim.
+    await t.ensureReceiptLog(agent.address);
     await t.expectPreflightError(await t.settleInstructions(opened.executionId, { signing: agent.signing }), [t.relayer], "EscrowExpired");
     const payerLamports = await t.lamports(payer.wallet.publicKey);
     const relayerLamports = await t.lamports(t.relayer.publicKey);
