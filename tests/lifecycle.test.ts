@@ -17,12 +17,12 @@ import {
   fetchDispute,
   fetchEscrow,
   fetchMarket,
-  fetchReceipt,
   fetchSubscription,
   marketPda,
-  openDisputeInstruction,
+  closeDisputeInstruction,
+  disputeRoute,
+  openDisputeFor,
   PROGRAM_ID,
-  receiptPda,
   resolveDisputeInstruction,
   retireAgentInstruction,
   splitPayment,
@@ -30,7 +30,6 @@ import {
   toHex,
   topUpCollateralInstruction,
   withdrawCollateralInstruction,
-  closeReceiptInstruction,
   type Pricing,
 } from "@agent-market/program";
 import { getAccount, TOKEN_PROGRAM_ID } from "@solana/spl-token";
@@ -162,8 +161,10 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.exists(agentPda(poorId, t.programId)), false);
   });
 
-  it("the payer approves the delegate; open_escrow takes the price; settle with the creator's signature pays 99/1", async function () {
+  it("the payer approves the delegate; open_escrow takes the price; settle_batch of one with the creator's signature pays 99/1", async function () {
     const agent = await t.agent();
+    // The agent's receipt log, which every settlement appends to: its rent once, before.
+    await t.ensureReceiptLog(agent.address);
     const payer = await t.walletWithUsdc(10n * USDC);
     await t.approveMarket(payer, 5n * USDC);
     const approved = await getAccount(t.connection, payer.tokenAccount);
@@ -204,27 +205,26 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.usdc(payer.tokenAccount), 10n * USDC - PRICE_USDC);
     assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false, "the escrow is closed");
 
-    const receipt = await fetchReceipt(t.connection, receiptPda(opened.executionId, t.programId), { programId: t.programId });
-    assert.ok(receipt);
-    sameKey(receipt.payer, payer.wallet.publicKey, "receipt payer");
-    sameKey(receipt.agent, agent.address, "receipt agent");
-    assert.equal(receipt.amountUsdc, PRICE_USDC);
-    assert.equal(receipt.feeUsdc, 2_500n);
-    assert.equal(receipt.disputed, false);
-    const settledEvent = await t.event(settled, "EscrowSettled");
+    // The receipt is a leaf of the agent's log: its event carries every field, the escrow's
+    // nonce and the units included.
+    const settledEvent = await t.event(settled, "EscrowSettledToLog");
+    sameKey(settledEvent.payer, payer.wallet.publicKey, "leaf payer");
+    sameKey(settledEvent.agent, agent.address, "leaf agent");
+    assert.equal(settledEvent.nonce, escrow.nonce);
+    assert.equal(settledEvent.amountUsdc, PRICE_USDC);
     assert.equal(settledEvent.creatorShareUsdc, 247_500n);
     assert.equal(settledEvent.feeUsdc, 2_500n);
-    assert.equal(settledEvent.settledAt, receipt.settledAt);
+    assert.equal(settledEvent.units, 0n);
 
-    // Settle pays for two signatures (the relayer's and the one the precompile verified); the
-    // relayer gets the escrow's rent back and pays the receipt's.
+    // settle_batch pays for two signatures (the relayer's and the one the precompile verified);
+    // the relayer gets the escrow's rent back, and a leaf holds none.
     assert.equal(await t.fee(settled), 2n * FEE);
-    const receiptRent = await t.lamports(receiptPda(opened.executionId, t.programId));
-    assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 3n * FEE - receiptRent);
+    assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 3n * FEE);
   });
 
-  it("settle refuses a result signed by any key but the agent's", async function () {
+  it("settle_batch refuses a result signed by any key but the agent's", async function () {
     const agent = await t.agent();
+    await t.ensureReceiptLog(agent.address);
     const payer = await t.payer(USDC);
     const opened = await t.openEscrow(agent, payer);
     const forged = await t.settleInstructions(opened.executionId, { signing: Keypair.generate() });
@@ -270,7 +270,9 @@ describe("lifecycle over JSON-RPC", function () {
     await t.localnet.advanceClock({ seconds: MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + 1 });
     assert.ok((await t.now()) > escrow.deadline, "the clock moved past the deadline");
 
-    // Past the deadline the relayer can no longer settle, and the payer can reclaim.
+    // Past the deadline the relayer can no longer settle (into the agent's receipt log), and the
+    // payer can reclaim.
+    await t.ensureReceiptLog(agent.address);
     await t.expectPreflightError(await t.settleInstructions(opened.executionId, { signing: agent.signing }), [t.relayer], "EscrowExpired");
     const payerLamports = await t.lamports(payer.wallet.publicKey);
     const relayerLamports = await t.lamports(t.relayer.publicKey);
@@ -317,7 +319,7 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal((await t.event(covered.signature, "EscrowOpened")).amountUsdc, 0n);
     const creatorMid = await t.usdc(agent.payoutAccount);
     const settled = await t.settle(covered, agent);
-    assert.equal((await t.event(settled, "EscrowSettled")).amountUsdc, 0n);
+    assert.equal((await t.event(settled, "EscrowSettledToLog")).amountUsdc, 0n);
     assert.equal(await t.usdc(payer.tokenAccount), 15n * USDC);
     assert.equal(await t.usdc(agent.payoutAccount), creatorMid);
 
@@ -386,39 +388,40 @@ describe("lifecycle over JSON-RPC", function () {
     const second = await settledExecution(agent, payer);
 
     const payerLamports = await t.lamports(payer.wallet.publicKey);
-    const disputed = await t.send([disputeInstruction(agent, payer, first.executionId)], [payer.wallet]);
-    const disputeRent = await t.lamports(disputePda(first.executionId, t.programId));
+    const disputed = await t.send([await disputeInstruction(agent, payer, first.executionId)], [payer.wallet]);
+    const firstDispute = disputePda(agent.address, first.leafIndex, t.programId);
+    const disputeRent = await t.lamports(firstDispute);
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports - FEE - disputeRent);
-    const dispute = await fetchDispute(t.connection, disputePda(first.executionId, t.programId), { programId: t.programId });
+    const dispute = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
     assert.ok(dispute);
+    assert.equal(dispute.leafIndex, first.leafIndex);
     assert.equal(dispute.amountUsdc, PRICE_USDC);
     sameBytes(dispute.evidenceHash, new Uint8Array(32).fill(4), "evidence hash");
-    assert.equal((await t.event(disputed, "DisputeOpened")).amountUsdc, PRICE_USDC);
+    const openedEvent = await t.event(disputed, "DisputeOpened");
+    assert.deepEqual([openedEvent.amountUsdc, openedEvent.leafIndex], [PRICE_USDC, first.leafIndex]);
     assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.openDisputes, 1);
-    assert.equal((await fetchReceipt(t.connection, receiptPda(first.executionId, t.programId), { programId: t.programId }))?.disputed, true);
 
-    // Upheld for 30 USDC: exactly that leaves the collateral for the payer, who also gets the
-    // dispute's rent back.
+    // Upheld for 30 USDC: exactly that leaves the collateral for the payer. The dispute stays,
+    // resolved, until its window has passed (close_dispute returns its rent then).
     const payerUsdc = await t.usdc(payer.tokenAccount);
-    const payerLamportsBefore = await t.lamports(payer.wallet.publicKey);
-    const resolved = await t.send([resolveInstruction(agent, payer, first.executionId, true, 30n * USDC)], [t.arbiter]);
+    const resolved = await t.send([resolveInstruction(agent, payer, first.leafIndex, true, 30n * USDC)], [t.arbiter]);
     const resolvedEvent = await t.event(resolved, "DisputeResolved");
     assert.equal(resolvedEvent.upheld, true);
     assert.equal(resolvedEvent.slashedUsdc, 30n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 30n * USDC);
-    assert.equal(await t.lamports(payer.wallet.publicKey), payerLamportsBefore + disputeRent);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 70n * USDC);
-    assert.equal(await t.exists(disputePda(first.executionId, t.programId)), false);
+    const kept = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
+    assert.deepEqual([kept?.resolved, kept?.upheld], [true, true]);
     const afterFirst = await fetchAgent(t.connection, agent.address, { programId: t.programId });
     assert.equal(afterFirst?.collateralUsdc, 70n * USDC);
     assert.equal(afterFirst?.openDisputes, 0);
 
     // A resolved execution cannot be disputed again.
-    await t.expectPreflightError([disputeInstruction(agent, payer, first.executionId)], [payer.wallet], "AlreadyDisputed");
+    await t.expectPreflightError([await disputeInstruction(agent, payer, first.executionId)], [payer.wallet], "AlreadyDisputed");
 
     // Upheld for 1,000 USDC against the 70 left: 70 is slashed.
-    await t.send([disputeInstruction(agent, payer, second.executionId)], [payer.wallet]);
-    const capped = await t.send([resolveInstruction(agent, payer, second.executionId, true, 1_000n * USDC)], [t.arbiter]);
+    await t.send([await disputeInstruction(agent, payer, second.executionId)], [payer.wallet]);
+    const capped = await t.send([resolveInstruction(agent, payer, second.leafIndex, true, 1_000n * USDC)], [t.arbiter]);
     assert.equal((await t.event(capped, "DisputeResolved")).slashedUsdc, 70n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 100n * USDC);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 0n);
@@ -473,7 +476,7 @@ describe("lifecycle over JSON-RPC", function () {
     await t.expectPreflightError([withdraw], [creator.wallet], "CollateralCooldownActive");
 
     // The payer disputes the call within its window (which the cooldown outlasts).
-    await t.send([disputeInstruction(agent, payer, execution.executionId)], [payer.wallet]);
+    await t.send([await disputeInstruction(agent, payer, execution.executionId)], [payer.wallet]);
     await t.localnet.advanceClock({ seconds: COLLATERAL_COOLDOWN_SECS });
     assert.ok((await t.now()) >= stored!.retiredAt + BigInt(COLLATERAL_COOLDOWN_SECS));
 
@@ -488,7 +491,7 @@ describe("lifecycle over JSON-RPC", function () {
 
     // Rejected: nothing is slashed, and the dispute no longer blocks the withdrawal.
     const payerUsdc = await t.usdc(payer.tokenAccount);
-    await t.send([resolveInstruction(agent, payer, execution.executionId, false, 0n)], [t.arbiter]);
+    await t.send([resolveInstruction(agent, payer, execution.leafIndex, false, 0n)], [t.arbiter]);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 150n * USDC);
 
@@ -498,43 +501,42 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 0n);
     assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.collateralUsdc, 0n);
 
-    // The dispute window has passed too: anyone may close the receipt, its rent goes back to
-    // the relayer that paid it.
-    const receiptRent = await t.lamports(receiptPda(execution.executionId, t.programId));
-    const relayerLamports = await t.lamports(t.relayer.publicKey);
+    // The dispute window has passed too: anyone may close the resolved dispute, its rent goes
+    // back to the payer that paid it.
+    const address = disputePda(agent.address, execution.leafIndex, t.programId);
+    const disputeRent = await t.lamports(address);
+    const payerLamports = await t.lamports(payer.wallet.publicKey);
+    const closer = await t.fundedWallet();
     const closed = await t.send(
-      [closeReceiptInstruction({ programId: t.programId, executionId: execution.executionId, rentPayer: t.relayer.publicKey })],
-      [payer.wallet],
+      [closeDisputeInstruction({ programId: t.programId, agent: agent.address, leafIndex: execution.leafIndex, payer: payer.wallet.publicKey })],
+      [closer],
     );
-    assert.equal((await t.event(closed, "ReceiptClosed")).agent.toBase58(), agent.address.toBase58());
-    assert.equal(await t.lamports(t.relayer.publicKey), relayerLamports + receiptRent);
-    assert.equal(await t.exists(receiptPda(execution.executionId, t.programId)), false);
+    assert.equal((await t.event(closed, "DisputeClosed")).leafIndex, execution.leafIndex);
+    assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports + disputeRent);
+    assert.equal(await t.exists(address), false);
   });
 
+  /** An escrow opened and settled (a batch of one), with its leaf's index in the agent's receipt log. */
   async function settledExecution(agent: AgentFixture, payer: Wallet) {
     const opened = await t.openEscrow(agent, payer);
-    await t.settle(opened, agent);
-    return opened;
+    const settled = await t.settle(opened, agent);
+    return { ...opened, leafIndex: (await t.event(settled, "EscrowSettledToLog")).leafIndex };
   }
 
-  function disputeInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array) {
-    return openDisputeInstruction({
-      programId: t.programId,
-      payer: payer.wallet.publicKey,
-      agent: agent.address,
-      executionId,
-      evidenceHash: new Uint8Array(32).fill(4),
-    });
+  /** The payer's open_dispute of the execution's leaf, its proof rebuilt from the chain's receipt log history. */
+  async function disputeInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array) {
+    const route = await disputeRoute(t.connection, executionId, { programId: t.programId, source: { kind: "chain", agent: agent.address } });
+    assert.ok(route, "the execution has a leaf");
+    return openDisputeFor(route, { payer: payer.wallet.publicKey, evidenceHash: new Uint8Array(32).fill(4), programId: t.programId });
   }
 
-  function resolveInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array, upheld: boolean, slashUsdc: bigint) {
+  function resolveInstruction(agent: AgentFixture, payer: Wallet, leafIndex: bigint, upheld: boolean, slashUsdc: bigint) {
     return resolveDisputeInstruction({
       programId: t.programId,
       arbiter: t.arbiter.publicKey,
       usdcMint: t.usdcMint,
       agent: agent.address,
-      executionId,
-      payer: payer.wallet.publicKey,
+      leafIndex,
       payerTokenAccount: payer.tokenAccount,
       upheld,
       slashUsdc,

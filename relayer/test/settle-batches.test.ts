@@ -1,7 +1,8 @@
 // The size of a settle_batch transaction (docs/program.md, "Batch limits"): a legacy transaction
-// carries 8 escrows under one batch signature, a v0 one loading the agent's fixed accounts from
-// its lookup table 12 (SETTLE_BATCH_SIZE, of the 16 the program takes); a lone call under its own
-// signature fits either way. A batch is cut into as few transactions as hold it.
+// carries 8 fixed-price escrows under one batch signature, a v0 one loading the agent's fixed
+// accounts from its lookup table 12 (SETTLE_BATCH_SIZE, of the 16 the program takes); escrows
+// with units (8 bytes more each, none sent when every count is 0) 7 and 11; a lone call under its
+// own signature fits either way. A batch is cut into as few transactions as hold it.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
@@ -28,16 +29,23 @@ const usdcMint = Keypair.generate().publicKey;
 const payoutAccount = Keypair.generate().publicKey;
 const table: LookupTable = { key: Keypair.generate().publicKey, addresses: agentTableAddresses({ programId, agent, usdcMint, payoutAccount }) };
 
-function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch") {
+function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch", units = 0n) {
   return settleBatchInstructions({
     programId,
     relayer,
     usdcMint,
     agent,
     payoutAccount,
-    executionIds: Array.from({ length: escrows }, () => randomBytes(16)),
-    resultHashes: Array.from({ length: escrows }, () => randomBytes(32)),
-    requestHashes: Array.from({ length: escrows }, () => randomBytes(32)),
+    escrows: Array.from({ length: escrows }, (_, i) => ({
+      executionId: randomBytes(16),
+      agent,
+      nonce: BigInt(i),
+      payer: Keypair.generate().publicKey,
+      payerTokenAccount: Keypair.generate().publicKey,
+      amountUsdc: 250_000n,
+      requestHash: randomBytes(32),
+    })),
+    items: Array.from({ length: escrows }, () => ({ resultHash: randomBytes(32), units })),
     feeShardIndex: 7,
     signingKey: randomBytes(32),
     signed: { kind, signature: randomBytes(64) },
@@ -67,6 +75,13 @@ describe("settle batches", () => {
     assert.equal(fitsTransaction(relayer, settleBatch(13), [table]), false);
     // What the table holds that the instructions name is loaded, the escrows stay static.
     assert.ok(transaction(8, [table]).length < transaction(8).length - 250);
+  });
+
+  it("fits 7 and 11 escrows with units (a metered call's, 8 bytes more each), not 8 and 12", () => {
+    assert.equal(fitsTransaction(relayer, settleBatch(7, "batch", 5n)), true);
+    assert.equal(fitsTransaction(relayer, settleBatch(8, "batch", 5n)), false);
+    assert.equal(fitsTransaction(relayer, settleBatch(11, "batch", 5n), [table]), true);
+    assert.equal(fitsTransaction(relayer, settleBatch(12, "batch", 5n), [table]), false);
   });
 
   it("fits a lone call under its own signature, and takes a call's signature for one escrow only", () => {

@@ -6,6 +6,8 @@
 import { randomBytes } from "node:crypto";
 
 import {
+  EXECUTE_PROTOCOL_VERSION,
+  PROBE_AMOUNT_USDC,
   PROBE_TASK,
   REQUEST_SIGNATURE_HEADER,
   executeUrl,
@@ -153,9 +155,15 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   const url = executeUrl(input.endpoint);
   const task = input.task ?? PROBE_TASK;
   const timeout_ms = input.maxExecutionSecs * 1000;
+  // A probe opens no escrow: its escrow fields are made up, and signed over like a paid call's.
   const request: CreatorExecuteRequest = {
+    protocol_version: EXECUTE_PROTOCOL_VERSION,
     execution_id: formatExecutionId(randomBytes(16)),
     agent: input.agent ?? formatAddress(randomBytes(32)),
+    escrow_nonce: String(randomBytes(6).readUIntLE(0, 6)),
+    payer: formatAddress(randomBytes(32)),
+    payer_token_account: formatAddress(randomBytes(32)),
+    amount_usdc: PROBE_AMOUNT_USDC,
     network: "devnet",
     task,
     parameters: parameters as Record<string, unknown>,
@@ -192,12 +200,7 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   rows.add("signed request", "pass", `POST ${url.pathname} answered 200`);
 
   const parsed = jsonOf(answer.text);
-  const check = verifyCreatorResponse(parsed, {
-    execution_id: request.execution_id,
-    agent: request.agent,
-    request_hash: request.request_hash,
-    signing_key: signingKey,
-  });
+  const check = verifyCreatorResponse(parsed, { ...request, signing_key: signingKey });
   if (!check.ok && check.reason !== "bad_signature") {
     rows.add("response", "fail", parsed === undefined ? "the answer is not JSON" : check.message);
     rows.skip(["signature", "output"], "needs a valid response");
@@ -206,7 +209,9 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
     rows.add(
       "signature",
       check.ok ? "pass" : "fail",
-      check.ok ? `Ed25519 over the result digest by ${input.signingKey}` : `${check.message} (${input.signingKey})`,
+      check.ok
+        ? `Ed25519 by ${input.signingKey} over the execute protocol v2 result digest of the probe's escrow, units ${check.units}`
+        : `${check.message} (${input.signingKey}): a service signing execute protocol v1, or not the escrow it was sent, is refused`,
     );
     const outputViolation = validateOutput((parsed as { output: unknown }).output);
     rows.add("output", outputViolation ? "fail" : "pass", outputViolation ? `breaks the output schema at ${outputViolation}` : "matches the output schema");
@@ -215,8 +220,13 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   const signedResult: SignBatchItem | null = check.ok
     ? {
         execution_id: request.execution_id,
+        escrow_nonce: request.escrow_nonce,
+        payer: request.payer,
+        payer_token_account: request.payer_token_account,
+        amount_usdc: request.amount_usdc,
         request_hash: request.request_hash,
         result_hash: (parsed as { result_hash: string }).result_hash,
+        units: check.units.toString(),
         signature: (parsed as { signature: string }).signature,
       }
     : null;

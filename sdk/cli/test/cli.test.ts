@@ -413,6 +413,16 @@ describe("agent-market", () => {
         [["dispute", "open", "exec_1111111111111111"], "give --statement or --statement-file (one of them)"],
         [["dispute", "list", "--role", "judge"], "--role is payer, creator or arbiter"],
         [["dispute", "frobnicate"], "unknown dispute command frobnicate"],
+        [["dispute", "open", "exec_1111111111111111", "--statement", "s"], "give --agent <address> (the proof is rebuilt from the chain) or --indexer <url>"],
+        [
+          ["dispute", "open", "exec_1111111111111111", "--statement", "s", "--indexer", "http://127.0.0.1:9", "--agent", AGENT],
+          "--agent and --nonce rebuild the proof from the chain: leave out --indexer (and AGENT_MARKET_INDEXER_URL)",
+        ],
+        [["dispute", "open", "exec_1111111111111111", "--statement", "s", "--agent", "nope"], "--agent nope is not a base58 address"],
+        [["dispute", "open", "exec_1111111111111111", "--statement", "s", "--agent", AGENT, "--nonce", "1.5"], "--nonce 1.5 is not the decimal string of a u64"],
+        [["dispute", "open", "exec_1111111111111111", "--statement", "s", "--answer", "--agent", AGENT], "--answer signs nothing: leave out --agent and --nonce"],
+        [["dispute", "resolve", "exec_1111111111111111", "--reject", "--leaf", "x", "--keypair", "k"], "--leaf x is not the decimal string of a u64"],
+        [["dispute", "close", "exec_1111111111111111", "--leaf", "01", "--keypair", "k"], "--leaf 01 is not the decimal string of a u64"],
         [["agents", "topup", "not-an-address", "1"], "not-an-address is not an address"],
         [["reclaim", "exec_0"], "exec_0 is not an execution id (exec_…)"],
       ];
@@ -431,8 +441,9 @@ describe("agent-market", () => {
         ["agents", "retire", AGENT],
         ["agents", "withdraw", AGENT],
         ["agents", "topup", AGENT, "1"],
-        ["dispute", "open", "exec_1111111111111111", "--statement", "late"],
+        ["dispute", "open", "exec_1111111111111111", "--statement", "late", "--agent", AGENT],
         ["dispute", "resolve", "exec_1111111111111111", "--reject", "--keypair", "k"],
+        ["dispute", "close", "exec_1111111111111111", "--keypair", "k"],
         ["reclaim", "exec_1111111111111111"],
       ];
       for (const argv of commands) {

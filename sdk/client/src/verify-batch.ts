@@ -1,8 +1,8 @@
-// The on-chain checks of a receipt whose execution settle_batch settled (docs/program.md,
-// "Batched settlement"): the batch carries this escrow with this result hash, the Ed25519
+// The on-chain checks of a receipt, whose execution settle_batch settled (docs/program.md,
+// "Batched settlement"): the batch carries this escrow with this result hash and units, the Ed25519
 // precompile right before it verified the receipt's key over the batch digest that commits to
 // this execution's digest (or over this digest itself, one signature per escrow), the execution's
-// EscrowSettledToLog carries its charge, the payout and fee moved the batch's totals, and, given
+// EscrowSettledToLog carries its escrow (nonce, payer, amount) and charge, the payout and fee moved the batch's totals, and, given
 // the indexer, the leaf and its proof lead to a root the agent's receipt log holds on chain.
 import {
   ED25519_PROGRAM_ID,
@@ -43,6 +43,8 @@ export interface BatchContext {
   at: number;
   escrow: PublicKey;
   executionId: Uint8Array;
+  /** The v2 result digest the receipt's fields rebuild to; null when they are malformed. */
+  digest: Uint8Array | null;
   programId: PublicKey;
   connection: Connection;
   commitment: Finality;
@@ -71,12 +73,15 @@ export async function batchChecks(context: BatchContext): Promise<void> {
   const batch = instructions[at]!;
   const escrows = batch.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT).map((index) => keys[index]!);
   const position = escrows.findIndex((key) => key.equals(escrow));
-  checks.add("settle_instruction", true, `instruction ${at} settles escrow ${escrow.toBase58()}, ${position + 1} of ${escrows.length} in a settle_batch`);
+  checks.add("settle_position", true, `escrow ${escrow.toBase58()} is ${position + 1} of ${escrows.length} in the settle_batch`);
   checks.try("settle_arguments", () => {
-    const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { result_hashes: number[][] };
+    const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { items: { result_hash: number[]; units: { toString(): string } }[] };
     const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!.toBase58();
     if (agent !== receipt.agent) return [false, `settles agent ${agent}, the receipt names ${receipt.agent}`];
-    return same("settled result hash", toHex(Uint8Array.from(args.result_hashes[position] ?? [])), receipt.result_hash);
+    const item = args.items[position];
+    if (!item) return [false, `the batch has no item ${position}`];
+    if (item.units.toString() !== receipt.units) return [false, `settled units ${item.units.toString()}, the receipt says ${receipt.units}`];
+    return same("settled result hash", toHex(Uint8Array.from(item.result_hash)), receipt.result_hash);
   });
 
   // The batch's events, in its order: each carries what its result digest is rebuilt from.
@@ -92,7 +97,8 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     const count = previous.data[0]!;
     // One signature per escrow (a batch of one may carry either form): this escrow's entry signs its digest.
     const own = count === escrows.length ? precompileEntry(previous.data, position) : null;
-    if (own !== null && own.message === receipt.digest) {
+    if (context.digest === null) return [false, "the receipt's fields rebuild no digest to look for"];
+    if (own !== null && own.message === toHex(context.digest)) {
       if (own.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
       if (own.signature !== receipt.creator_signature) return [false, "the chain verified another signature than the receipt's"];
       return [true, `the chain verified the receipt's key, signature and digest, entry ${position} of ${count}`];
@@ -103,8 +109,9 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     if (entry.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
     if (logged.length !== escrows.length) return [false, `${logged.length} EscrowSettledToLog events for ${escrows.length} escrows`];
     const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!;
-    const digests = logged.map((event) => resultDigest(event.data.executionId, agent, event.data.requestHash, event.data.resultHash));
-    if (toHex(digests[position]!) !== receipt.digest) return [false, "the batch's digest of this escrow is not the receipt's"];
+    // Each event carries its escrow's fields as the program read them: the digests it rebuilt.
+    const digests = logged.map(({ data }) => resultDigest({ escrow: { ...data, agent }, resultHash: data.resultHash, units: data.units }));
+    if (toHex(digests[position]!) !== toHex(context.digest)) return [false, "the batch's digest of this escrow is not the receipt's"];
     if (entry.message !== toHex(batchDigest(agent, digests))) return [false, "the chain verified another message than the batch digest of these escrows"];
     return [true, `the chain verified the receipt's key over the batch digest of ${escrows.length} result digests, this receipt's among them`];
   });
@@ -121,6 +128,10 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     if (event.agent.toBase58() !== receipt.agent) problems.push(`agent ${event.agent.toBase58()}`);
     if (toHex(event.resultHash) !== receipt.result_hash) problems.push(`result hash ${toHex(event.resultHash)}`);
     if (toHex(event.requestHash) !== receipt.request_hash) problems.push(`request hash ${toHex(event.requestHash)}`);
+    if (event.nonce.toString() !== receipt.escrow_nonce) problems.push(`nonce ${event.nonce}`);
+    if (event.payer.toBase58() !== receipt.payer) problems.push(`payer ${event.payer.toBase58()}`);
+    if (event.payerTokenAccount.toBase58() !== receipt.payer_token_account) problems.push(`payer token account ${event.payerTokenAccount.toBase58()}`);
+    if (event.units.toString() !== receipt.units) problems.push(`units ${event.units}`);
     if (event.amountUsdc !== charge.amount) problems.push(`amount ${event.amountUsdc} ≠ ${charge.amount}`);
     if (event.creatorShareUsdc !== charge.creatorShare) problems.push(`creator share ${event.creatorShareUsdc} ≠ ${charge.creatorShare}`);
     if (event.feeUsdc !== charge.fee) problems.push(`fee ${event.feeUsdc} ≠ ${charge.fee}`);
@@ -150,7 +161,7 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     }
     const event = mine[0];
     const leaf = served.receiptProof.leaf;
-    if (!event || leaf.executionId !== toHex(event.executionId) || leaf.resultHash !== toHex(event.resultHash) || BigInt(leaf.amountUsdc) !== event.amountUsdc || BigInt(leaf.settledAt) !== event.settledAt || served.agent !== receipt.agent) {
+    if (!event || leaf.executionId !== toHex(event.executionId) || BigInt(leaf.nonce) !== event.nonce || leaf.resultHash !== toHex(event.resultHash) || BigInt(leaf.amountUsdc) !== event.amountUsdc || BigInt(leaf.settledAt) !== event.settledAt || served.agent !== receipt.agent) {
       checks.add("receipt_log", false, "the indexer's leaf differs from the settlement's EscrowSettledToLog");
       return;
     }

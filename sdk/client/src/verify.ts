@@ -2,39 +2,36 @@
 //
 // Offline: the receipt is about this execution, agent and output (result hash = SHA-256 of the
 // output's canonical JSON; request hash = that of the task and parameters, when the caller
-// passes them), its digest is the one the program rebuilds, and the creator's Ed25519 signature
-// over it verifies. With a Connection, on-chain as well: the settlement transaction succeeded,
-// carries the program's settle of this escrow with this result hash, right after the Ed25519
-// verification of this very signature, emitted EscrowSettled with the execution's charge, moved
-// exactly the creator's share to the payout account and the fee to a fee shard, and the agent
-// account holds the receipt's signing key. An execution settled by settle_batch is checked
-// against its batch instead (verify-batch.ts), and with an indexer URL its leaf and Merkle proof
-// against the roots the agent's receipt log account holds.
+// passes them), its digest is the execute protocol v2 digest the program rebuilds from the escrow
+// the receipt names (nonce, payer, payer token account, amount) and its units, and the creator's
+// Ed25519 signature over it verifies. With a Connection, on-chain as well: the settlement
+// transaction succeeded and its settle_batch settled this escrow as the receipt says
+// (verify-batch.ts), the agent account holds the receipt's signing key, and with an indexer URL
+// the leaf and its Merkle proof lead to a root the agent's receipt log account holds.
 //
 // A separate entry because it needs @agent-market/program (anchor's coder, web3.js), which the
 // main entry keeps out of browser bundles.
 import {
-  ED25519_PROGRAM_ID,
-  IDL,
+  EXECUTE_PROTOCOL_VERSION,
   coder,
+  ed25519Verify,
+  escrowBindingOf,
   escrowPda,
-  eventsFromInnerInstructions,
   fetchAgent,
   fromHex,
-  ed25519Verify,
   outputHash,
   parseAddress,
+  parseDecimalU64,
   parseExecutionId,
   requestHash,
   resultDigest,
   toHex,
-  type EventData,
 } from "@agent-market/program";
 import { PublicKey, type Connection, type Finality, type VersionedTransactionResponse } from "@solana/web3.js";
 
 import type { Execution, Receipt } from "./types.js";
 import { batchChecks, SETTLE_BATCH_ESCROWS_AT } from "./verify-batch.js";
-import { Checks, same, tokenDelta, units, type ReceiptVerification } from "./verify-checks.js";
+import { Checks, same, type ReceiptVerification } from "./verify-checks.js";
 
 export type { ReceiptCheck, ReceiptVerification } from "./verify-checks.js";
 
@@ -72,16 +69,6 @@ export interface OnChainOptions {
 /** Offline checks alone, or with the on-chain ones (a connection and the program id, both). */
 export type VerifyReceiptOptions = OfflineOptions & (OnChainOptions | { [K in keyof OnChainOptions]?: undefined });
 
-const SETTLE = IDL.instructions.find((ix) => ix.name === "settle")!;
-const SETTLE_ACCOUNT = (name: string): number => SETTLE.accounts.findIndex((account) => account.name === name);
-const ESCROW_INDEX = SETTLE_ACCOUNT("escrow");
-const AGENT_INDEX = SETTLE_ACCOUNT("agent");
-const PAYOUT_INDEX = SETTLE_ACCOUNT("payout_account");
-const FEE_SHARD_INDEX = SETTLE_ACCOUNT("fee_shard");
-
-/** The one-signature layout of the Ed25519 precompile (see ed25519VerifyInstruction). */
-const THIS_INSTRUCTION = 0xffff;
-
 function offline(execution: Execution, receipt: Receipt, options: VerifyReceiptOptions, checks: Checks): Uint8Array | null {
   checks.try("execution_id", () => {
     if (!parseExecutionId(receipt.execution_id)) return [false, `${receipt.execution_id} is not an execution id`];
@@ -96,12 +83,22 @@ function offline(execution: Execution, receipt: Receipt, options: VerifyReceiptO
     const { task, parameters } = options.request;
     checks.try("request_hash", () => same("SHA-256 of the task and parameters:", toHex(requestHash(task, parameters)), receipt.request_hash));
   }
+  checks.try("protocol_version", () => [
+    receipt.protocol_version === EXECUTE_PROTOCOL_VERSION,
+    `execute protocol version ${String(receipt.protocol_version)}${receipt.protocol_version === EXECUTE_PROTOCOL_VERSION ? "" : `, this client checks ${EXECUTE_PROTOCOL_VERSION}`}`,
+  ]);
   let digest: Uint8Array | null = null;
   checks.try("digest", () => {
-    const executionId = parseExecutionId(receipt.execution_id);
-    const agent = parseAddress(receipt.agent);
-    if (!executionId || !agent) return [false, "cannot be rebuilt without a valid execution id and agent"];
-    digest = resultDigest(executionId, new PublicKey(agent), fromHex(receipt.request_hash), fromHex(receipt.result_hash));
+    let escrow;
+    try {
+      escrow = escrowBindingOf(receipt);
+    } catch (error) {
+      return [false, `cannot be rebuilt: ${(error as Error).message}`];
+    }
+    const units = parseDecimalU64(receipt.units);
+    if (units === null) return [false, `cannot be rebuilt: units is not the decimal string of a u64: ${String(receipt.units)}`];
+    if (!/^[0-9a-f]{64}$/.test(receipt.result_hash)) return [false, "cannot be rebuilt: result_hash is not 64 lowercase hex characters"];
+    digest = resultDigest({ escrow, resultHash: fromHex(receipt.result_hash), units });
     return same("rebuilt digest", toHex(digest), receipt.digest);
   });
   checks.try("creator_signature", () => {
@@ -158,97 +155,23 @@ async function onChain(
   const executionId = parseExecutionId(receipt.execution_id);
   const escrow = executionId ? escrowPda(executionId, programId) : null;
 
-  const settleAt = instructions.findIndex((ix) => {
-    if (!keys[ix.programIdIndex]?.equals(programId)) return false;
-    const decoded = coder.instruction.decode(Buffer.from(ix.data));
-    return decoded?.name === "settle" && escrow !== null && keys[ix.accountKeyIndexes[ESCROW_INDEX]!]?.equals(escrow) === true;
-  });
-  const settle = instructions[settleAt];
-  if (settle === undefined && escrow !== null) {
-    // Settled by settle_batch: the escrow is among its remaining accounts.
-    const batchAt = instructions.findIndex(
-      (ix) =>
-        keys[ix.programIdIndex]?.equals(programId) === true &&
-        coder.instruction.decode(Buffer.from(ix.data))?.name === "settle_batch" &&
-        ix.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT).some((index) => keys[index]?.equals(escrow) === true),
-    );
-    if (batchAt >= 0) {
-      await batchChecks({ execution, receipt, tx, keys, at: batchAt, escrow, executionId: executionId!, programId, connection, commitment, checks, options });
-      await signingKeyCheck(receipt, connection, commitment, programId, checks);
-      return;
-    }
-  }
+  const batchAt =
+    escrow === null
+      ? -1
+      : instructions.findIndex(
+          (ix) =>
+            keys[ix.programIdIndex]?.equals(programId) === true &&
+            coder.instruction.decode(Buffer.from(ix.data))?.name === "settle_batch" &&
+            ix.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT).some((index) => keys[index]?.equals(escrow) === true),
+        );
   if (!checks.add(
     "settle_instruction",
-    settle !== undefined,
-    settle ? `instruction ${settleAt} settles escrow ${escrow!.toBase58()}` : "no settle of this execution's escrow in the transaction",
+    batchAt >= 0,
+    batchAt >= 0 ? `instruction ${batchAt} settles escrow ${escrow!.toBase58()}` : "no settle_batch of this execution's escrow in the transaction",
   )) {
     return;
   }
-  checks.try("settle_arguments", () => {
-    const args = coder.instruction.decode(Buffer.from(settle!.data))!.data as { result_hash: number[] };
-    const agent = keys[settle!.accountKeyIndexes[AGENT_INDEX]!]!.toBase58();
-    if (agent !== receipt.agent) return [false, `settles agent ${agent}, the receipt names ${receipt.agent}`];
-    return same("settled result hash", toHex(Uint8Array.from(args.result_hash)), receipt.result_hash);
-  });
-
-  checks.try("ed25519_instruction", () => {
-    const previous = instructions[settleAt - 1];
-    if (!previous || !keys[previous.programIdIndex]?.equals(ED25519_PROGRAM_ID)) {
-      return [false, "settle is not preceded by the Ed25519 precompile"];
-    }
-    const data = previous.data;
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-    if (data[0] !== 1) return [false, `the precompile verifies ${data[0]} signatures, not 1`];
-    const [signatureAt, signatureIx, keyAt, keyIx, messageAt, messageBytes, messageIx] = [2, 4, 6, 8, 10, 12, 14].map((at) =>
-      view.getUint16(at, true),
-    ) as [number, number, number, number, number, number, number];
-    if (signatureIx !== THIS_INSTRUCTION || keyIx !== THIS_INSTRUCTION || messageIx !== THIS_INSTRUCTION) {
-      return [false, "the precompile reads from another instruction"];
-    }
-    const verifiedKey = toHex(data.subarray(keyAt, keyAt + 32));
-    const verifiedSignature = toHex(data.subarray(signatureAt, signatureAt + 64));
-    const verifiedMessage = toHex(data.subarray(messageAt, messageAt + messageBytes));
-    const key = parseAddress(receipt.creator_public_key);
-    if (!key || verifiedKey !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
-    if (verifiedSignature !== receipt.creator_signature) return [false, "the chain verified another signature than the receipt's"];
-    if (!digest || verifiedMessage !== toHex(digest)) return [false, "the chain verified another digest than the receipt's"];
-    return [true, "the chain verified the receipt's key, signature and digest"];
-  });
-
-  const charge = {
-    amount: units(execution.charge.amount_usdc),
-    creatorShare: units(execution.charge.creator_share_usdc),
-    fee: units(execution.charge.fee_usdc),
-  };
-  checks.try("escrow_settled_event", () => {
-    const events = eventsFromInnerInstructions(tx!, programId).filter(
-      (event): event is { name: "EscrowSettled"; data: EventData<"EscrowSettled"> } =>
-        event.name === "EscrowSettled" && executionId !== null && toHex(event.data.executionId) === toHex(executionId),
-    );
-    if (events.length !== 1) return [false, `${events.length} EscrowSettled events for this execution`];
-    const event = events[0]!.data;
-    const problems: string[] = [];
-    if (event.agent.toBase58() !== receipt.agent) problems.push(`agent ${event.agent.toBase58()}`);
-    if (toHex(event.resultHash) !== receipt.result_hash) problems.push(`result hash ${toHex(event.resultHash)}`);
-    if (event.amountUsdc !== charge.amount) problems.push(`amount ${event.amountUsdc} ≠ ${charge.amount}`);
-    if (event.creatorShareUsdc !== charge.creatorShare) problems.push(`creator share ${event.creatorShareUsdc} ≠ ${charge.creatorShare}`);
-    if (event.feeUsdc !== charge.fee) problems.push(`fee ${event.feeUsdc} ≠ ${charge.fee}`);
-    return problems.length === 0
-      ? [true, `settled ${event.amountUsdc} base units: ${event.creatorShareUsdc} to the creator, ${event.feeUsdc} fee`]
-      : [false, `the event differs from the receipt and charge: ${problems.join("; ")}`];
-  });
-  checks.try("creator_payout", () => {
-    const index = settle.accountKeyIndexes[PAYOUT_INDEX]!;
-    const delta = tokenDelta(tx!, index);
-    return [delta === charge.creatorShare, `payout account ${keys[index]!.toBase58()} gained ${delta}, the charge says ${charge.creatorShare}`];
-  });
-  checks.try("marketplace_fee", () => {
-    const index = settle.accountKeyIndexes[FEE_SHARD_INDEX]!;
-    const delta = tokenDelta(tx!, index);
-    return [delta === charge.fee, `fee shard ${keys[index]!.toBase58()} gained ${delta}, the charge says ${charge.fee}`];
-  });
-
+  await batchChecks({ execution, receipt, tx, keys, at: batchAt, escrow: escrow!, executionId: executionId!, digest, programId, connection, commitment, checks, options });
   await signingKeyCheck(receipt, connection, commitment, programId, checks);
 }
 

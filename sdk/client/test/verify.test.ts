@@ -5,7 +5,8 @@ import {
   ed25519PublicKey,
   formatAddress,
   formatExecutionId,
-  parseExecutionId,
+  escrowBindingOf,
+  fromHex,
   requestHash,
   resultDigest,
   signResult,
@@ -26,8 +27,17 @@ function genuine(): Execution {
   const agent = formatAddress(randomBytes(32));
   const request_hash = toHex(requestHash(request.task, request.parameters));
   const output = { summary: "A café.", words: 2, flagged: false, note: null };
-  const signed = signResult(creatorSeed, { execution_id: id, agent, request_hash }, output);
-  const digest = resultDigest(parseExecutionId(id)!, new PublicKey(agent), Buffer.from(request_hash, "hex"), Buffer.from(signed.result_hash, "hex"));
+  const escrow = {
+    execution_id: id,
+    agent,
+    escrow_nonce: "12",
+    payer: formatAddress(randomBytes(32)),
+    payer_token_account: formatAddress(randomBytes(32)),
+    amount_usdc: "0.250000",
+    request_hash,
+  };
+  const signed = signResult(creatorSeed, escrow, output, 40n);
+  const digest = resultDigest({ escrow: escrowBindingOf(escrow), resultHash: fromHex(signed.result_hash), units: 40n });
   return {
     object: "execution",
     id,
@@ -38,10 +48,10 @@ function genuine(): Execution {
     // As it arrives over the wire: another key order, same value.
     output: JSON.parse(JSON.stringify({ words: 2, note: null, flagged: false, summary: "A café." })),
     receipt: {
-      execution_id: id,
-      agent,
-      request_hash,
+      protocol_version: 2,
+      ...escrow,
       result_hash: signed.result_hash,
+      units: signed.units!,
       digest: toHex(digest),
       creator_signature: signed.signature,
       creator_public_key: creatorKey,
@@ -69,7 +79,7 @@ describe("verifyReceipt offline", () => {
     assert.equal(result.ok, true);
     assert.deepEqual(
       result.checks.map((c) => c.name),
-      ["receipt", "execution_id", "agent", "result_hash", "request_hash", "digest", "creator_signature", "expected_signing_key"],
+      ["receipt", "execution_id", "agent", "result_hash", "request_hash", "protocol_version", "digest", "creator_signature", "expected_signing_key"],
     );
   });
 
@@ -97,6 +107,13 @@ describe("verifyReceipt offline", () => {
     ],
     ["the receipt's agent", (e) => void (e.receipt!.agent = formatAddress(randomBytes(32))), ["agent", "creator_signature", "digest"]],
     ["the execution's id", (e) => void (e.id = formatExecutionId(randomBytes(16))), ["execution_id"]],
+    // The escrow a signature binds: any other escrow of the same id rebuilds another digest.
+    ["the escrow's nonce", (e) => void (e.receipt!.escrow_nonce = "13"), ["creator_signature", "digest"]],
+    ["the payer", (e) => void (e.receipt!.payer = formatAddress(randomBytes(32))), ["creator_signature", "digest"]],
+    ["the payer token account", (e) => void (e.receipt!.payer_token_account = formatAddress(randomBytes(32))), ["creator_signature", "digest"]],
+    ["the amount", (e) => void (e.receipt!.amount_usdc = "0.250001"), ["creator_signature", "digest"]],
+    ["the units", (e) => void (e.receipt!.units = "41"), ["creator_signature", "digest"]],
+    ["the protocol version", (e) => void ((e.receipt as { protocol_version: number }).protocol_version = 1), ["protocol_version"]],
     ["the request sent", () => undefined, ["request_hash"]],
   ];
   for (const [what, tamper, expected] of tampering) {
@@ -119,6 +136,17 @@ describe("verifyReceipt offline", () => {
     garbled.receipt!.creator_signature = "zz";
     garbled.receipt!.creator_public_key = "not a key";
     assert.deepEqual(failed(await verifyReceipt(garbled)), ["creator_signature"]);
+
+    const badNonce = genuine();
+    badNonce.receipt!.escrow_nonce = "-1";
+    const check = (await verifyReceipt(badNonce)).checks.find((c) => c.name === "digest")!;
+    assert.deepEqual(check, { name: "digest", ok: false, detail: "cannot be rebuilt: escrow_nonce is not the decimal string of a u64: -1" });
+    const badUnits = genuine();
+    badUnits.receipt!.units = "1.5";
+    assert.equal(
+      (await verifyReceipt(badUnits)).checks.find((c) => c.name === "digest")!.detail,
+      "cannot be rebuilt: units is not the decimal string of a u64: 1.5",
+    );
   });
 
   it("reports a settlement the RPC does not have yet as a failed on-chain check", async () => {

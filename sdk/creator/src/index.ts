@@ -20,6 +20,7 @@ export {
   type SchemaViolation,
   type ServiceResponse,
 } from "./responses.js";
+export { metered, Metered } from "./metered.js";
 export { nodeListener } from "./node.js";
 export { parseKeypairJson, readKeypairFile } from "./keypair.js";
 export {

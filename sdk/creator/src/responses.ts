@@ -7,6 +7,7 @@ export type ExecuteErrorCode =
   | "replayed_request"
   | "invalid_json"
   | "invalid_request"
+  | "unsupported_protocol_version"
   | "agent_not_served"
   | "request_hash_mismatch"
   | "invalid_parameters"

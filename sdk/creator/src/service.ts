@@ -11,11 +11,12 @@ import {
   formatAddress,
   formatSigningKeyProof,
   parseAddress,
-  parseExecutionId,
+  parseExecuteRequest,
   requestHash,
   signResult,
   signSigningKeyProof,
   toHex,
+  type WireEscrow,
 } from "@agent-market/program";
 
 import { nodeListener } from "./node.js";
@@ -27,6 +28,7 @@ import {
 } from "./responses.js";
 import { ReplayCache } from "./replay-cache.js";
 import { requestAuthenticator, type ExecuteHttpRequest } from "./request-auth.js";
+import { Metered } from "./metered.js";
 import { batchSigner } from "./sign-batch.js";
 
 export type { ExecuteHttpRequest };
@@ -51,7 +53,13 @@ export interface AgentContext<P = Record<string, unknown>> {
   signal: AbortSignal;
 }
 
-export type AgentHandler<P = Record<string, unknown>, O = unknown> = (context: AgentContext<P>) => O | Promise<O>;
+/**
+ * Runs one paid call. A fixed-price agent returns its output; a metered one returns
+ * `metered(output, units)`, and the units are answered and signed with it.
+ */
+export type AgentHandler<P = Record<string, unknown>, O = unknown> = (
+  context: AgentContext<P>,
+) => O | Metered<O> | Promise<O | Metered<O>>;
 
 export interface AgentServiceOptions<P = Record<string, unknown>, O = unknown> {
   /** The agent's registered Ed25519 key: a 32-byte seed or Solana's 64-byte secret key. */
@@ -149,41 +157,34 @@ function newAjv(useDefaults: boolean): Ajv2020 {
   return ajv;
 }
 
-interface ParsedRequest {
-  execution_id: string;
-  agent: string;
+interface ParsedRequest extends WireEscrow {
   network: string;
   task: string;
   parameters: Record<string, unknown>;
-  request_hash: string;
   deadline_ms: number;
 }
 
-/** The body's fields, or what is wrong with them. */
-function parseRequestBody(body: unknown): ParsedRequest | string {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return "the body is not a JSON object";
-  const b = body as Record<string, unknown>;
-  if (typeof b.execution_id !== "string" || !parseExecutionId(b.execution_id)) {
-    return "execution_id is not exec_ and the base58 of 16 bytes";
+/** The body's fields, or the refusal's code and what is wrong with them. */
+function parseRequestBody(body: unknown): ParsedRequest | { code: "invalid_request" | "unsupported_protocol_version"; message: string } {
+  const checked = parseExecuteRequest(body);
+  if (!checked.ok) {
+    return { code: checked.reason === "unsupported_protocol_version" ? "unsupported_protocol_version" : "invalid_request", message: checked.message };
   }
-  if (typeof b.agent !== "string" || !parseAddress(b.agent)) return "agent is not a base58 address";
-  if (typeof b.network !== "string" || b.network === "") return "network is not a non-empty string";
-  if (typeof b.task !== "string") return "task is not a string";
-  if (typeof b.parameters !== "object" || b.parameters === null || Array.isArray(b.parameters)) {
-    return "parameters is not a JSON object";
-  }
-  if (typeof b.request_hash !== "string" || !/^[0-9a-f]{64}$/.test(b.request_hash)) {
-    return "request_hash is not 64 lowercase hex characters";
-  }
-  const deadline_ms = typeof b.deadline === "string" && RFC3339.test(b.deadline) ? Date.parse(b.deadline) : NaN;
-  if (Number.isNaN(deadline_ms)) return "deadline is not an RFC 3339 date-time";
+  const { request } = checked;
+  if (request.network === "") return { code: "invalid_request", message: "network is not a non-empty string" };
+  const deadline_ms = RFC3339.test(request.deadline) ? Date.parse(request.deadline) : NaN;
+  if (Number.isNaN(deadline_ms)) return { code: "invalid_request", message: "deadline is not an RFC 3339 date-time" };
   return {
-    execution_id: b.execution_id,
-    agent: b.agent,
-    network: b.network,
-    task: b.task,
-    parameters: b.parameters as Record<string, unknown>,
-    request_hash: b.request_hash,
+    execution_id: request.execution_id,
+    agent: request.agent,
+    escrow_nonce: request.escrow_nonce,
+    payer: request.payer,
+    payer_token_account: request.payer_token_account,
+    amount_usdc: request.amount_usdc,
+    network: request.network,
+    task: request.task,
+    parameters: request.parameters,
+    request_hash: request.request_hash,
     deadline_ms,
   };
 }
@@ -283,14 +284,16 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
       onError(outcome.error, request.execution_id);
       return errorResponse(500, "handler_error", errorMessage(outcome.error));
     }
-    if (!validateOutput(outcome.output)) {
+    // A metered handler's units are signed with its output; a fixed-price one answers none (0).
+    const { output, units } = outcome.output instanceof Metered ? outcome.output : { output: outcome.output, units: undefined };
+    if (!validateOutput(output)) {
       const found = violations(validateOutput.errors);
       onError(new Error(describe("output does not match the output schema", found)), request.execution_id);
       const message = describe("the output does not match the output schema", found);
       return errorResponse(500, "invalid_output", message, found);
     }
     try {
-      return { status: 200, body: signResult(signingKey, request, outcome.output) };
+      return { status: 200, body: signResult(signingKey, request, output, units) };
     } catch (error) {
       // The schema accepted something that is not JSON data (undefined, a Date, NaN…).
       onError(error, request.execution_id);
@@ -303,7 +306,7 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     if (!authenticated.ok) return authenticated.response;
     const { now_secs } = authenticated;
     const parsed = parseRequestBody(authenticated.body);
-    if (typeof parsed === "string") return errorResponse(400, "invalid_request", parsed);
+    if ("code" in parsed) return errorResponse(400, parsed.code, parsed.message);
     if (!servedAgents.has(parsed.agent)) {
       return errorResponse(403, "agent_not_served", `this service does not answer for agent ${parsed.agent}`);
     }

@@ -1,14 +1,17 @@
 // `POST /sign-batch` once the request is authenticated (docs/execute-protocol.md, "Batch
 // signatures"): one signature over the batch digest of results this key already signed one by
 // one. Stateless: each item carries its per-call signature, which proves the key signed that
-// result digest for that agent, so the service needs no memory of past calls.
+// result digest (execute protocol v2: bound to its escrow and units) for that agent, so the
+// service needs no memory of past calls.
 import {
   MAX_SETTLE_BATCH,
   ed25519Sign,
   ed25519Verify,
   fromHex,
   parseAddress,
+  parseDecimalU64,
   parseExecutionId,
+  parseWireUsdc,
   signBatchDigest,
   signBatchItemDigest,
   toHex,
@@ -22,6 +25,14 @@ import { errorResponse, type ErrorBody, type ServiceResponse } from "./responses
 const HASH_HEX = /^[0-9a-f]{64}$/;
 const SIGNATURE_HEX = /^[0-9a-f]{128}$/;
 
+function isWireUsdc(value: unknown): boolean {
+  try {
+    return typeof value === "string" && parseWireUsdc(value) >= 0n;
+  } catch {
+    return false;
+  }
+}
+
 /** What is wrong with an item, or null. */
 function itemProblem(value: unknown): string | null {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "is not a JSON object";
@@ -29,6 +40,12 @@ function itemProblem(value: unknown): string | null {
   if (typeof item.execution_id !== "string" || !parseExecutionId(item.execution_id)) {
     return "execution_id is not exec_ and the base58 of 16 bytes";
   }
+  if (parseDecimalU64(item.escrow_nonce) === null) return "escrow_nonce is not the decimal string of a u64";
+  for (const field of ["payer", "payer_token_account"] as const) {
+    if (typeof item[field] !== "string" || !parseAddress(item[field])) return `${field} is not a base58 address`;
+  }
+  if (!isWireUsdc(item.amount_usdc)) return "amount_usdc is not USDC with 6 decimals";
+  if (parseDecimalU64(item.units) === null) return "units is not the decimal string of a u64";
   if (typeof item.request_hash !== "string" || !HASH_HEX.test(item.request_hash)) {
     return "request_hash is not 64 lowercase hex characters";
   }

@@ -37,8 +37,13 @@ export function executeRequest(
   overrides: Partial<CreatorExecuteRequest> = {},
 ): CreatorExecuteRequest {
   return {
+    protocol_version: 2,
     execution_id: formatExecutionId(randomBytes(16)),
     agent: servedAgent,
+    escrow_nonce: String(randomBytes(4).readUInt32LE()),
+    payer: formatAddress(randomBytes(32)),
+    payer_token_account: formatAddress(randomBytes(32)),
+    amount_usdc: "0.250000",
     network: "devnet",
     task,
     parameters,

@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import { fastify } from "fastify";
 import { formatExecutionId, requestHash, toHex, verifyCreatorResponse } from "@agent-market/program";
 
-import { createAgentService, type AgentContext, type AgentServiceOptions } from "../src/index.js";
+import { createAgentService, metered, type AgentContext, type AgentServiceOptions } from "../src/index.js";
 import { agentServicePlugin } from "../src/fastify.js";
 import {
   closeServer,
@@ -26,7 +26,7 @@ import {
   type SignedCall,
 } from "./helpers.js";
 
-type Mode = "ok" | "throw" | "bad_output" | "not_json" | "wait" | "hang";
+type Mode = "ok" | "metered" | "throw" | "bad_output" | "not_json" | "wait" | "hang";
 interface RepeatParameters {
   text: string;
   times: number;
@@ -39,7 +39,7 @@ const inputSchema = {
   properties: {
     text: { type: "string", maxLength: 100 },
     times: { type: "integer", minimum: 1, maximum: 5, default: 1 },
-    mode: { enum: ["ok", "throw", "bad_output", "not_json", "wait", "hang"] },
+    mode: { enum: ["ok", "metered", "throw", "bad_output", "not_json", "wait", "hang"] },
   },
   required: ["text"],
   additionalProperties: false,
@@ -76,6 +76,8 @@ const options: AgentServiceOptions<RepeatParameters> = {
           network: context.network,
           deadline: context.deadline.toISOString(),
         };
+      case "metered":
+        return metered({ repeated: text.repeat(times) }, BigInt(times) * 1000n);
       case "throw":
         throw new Error("the model is unavailable");
       case "bad_output":
@@ -118,12 +120,37 @@ describe("agent services on 127.0.0.1", () => {
         assert.deepEqual(answer.body, { status: "ok", signing_key: createAgentService(options).publicKey });
       });
 
+      it("answers a metered call with its units, signed", async () => {
+        const request = executeRequest("repeat", { text: "ab", times: 3, mode: "metered" });
+        const answer = await post(url(), "/execute", request);
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        assert.equal(answer.body.units, "3000");
+        const check = verifyCreatorResponse(answer.body, { ...request, signing_key: creatorPublicKey });
+        assert.ok(check.ok && check.units === 3000n);
+        assert.equal(verifyCreatorResponse({ ...answer.body, units: "3001" }, { ...request, signing_key: creatorPublicKey }).ok, false);
+      });
+
+      it("refuses a request of another protocol version: 400 unsupported_protocol_version", async () => {
+        const { protocol_version: _, ...v1 } = executeRequest("repeat", { text: "ab", times: 1 });
+        const answer = await post(url(), "/execute", v1);
+        assertError(answer, 400, "unsupported_protocol_version");
+        assert.equal(answer.body.error.message, "protocol_version is missing; this creator speaks 2");
+      });
+
+      it("refuses a request whose escrow fields are malformed, naming the field: 400 invalid_request", async () => {
+        const answer = await post(url(), "/execute", executeRequest("repeat", { text: "ab", times: 1 }, { amount_usdc: "0.25" }));
+        assertError(answer, 400, "invalid_request");
+        assert.equal(answer.body.error.message, "amount_usdc is not USDC with 6 decimals: 0.25");
+      });
+
       it("answers a valid call with a result that verifies", async () => {
         const request = executeRequest("repeat", { text: "ab", times: 3 });
         const answer = await post(url(), "/execute", request);
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
         const check = verifyCreatorResponse(answer.body, { ...request, signing_key: creatorPublicKey });
-        assert.ok(check.ok, JSON.stringify(check));
+        assert.ok(check.ok, check.ok ? "" : check.message);
+        assert.equal(check.units, 0n, "a fixed-price answer signs units 0");
+        assert.equal("units" in answer.body, false, "and answers none");
         assert.deepEqual(answer.body.output, {
           repeated: "ababab",
           task: "repeat",

@@ -10,6 +10,7 @@ import {
   parseExecutionId,
   signResult,
   toHex,
+  type CreatorExecuteRequest,
   type CreatorExecuteResponse,
   type SignBatchItem,
 } from "@agent-market/program";
@@ -47,14 +48,26 @@ const sha256 = (...parts: Uint8Array[]) => {
 };
 const utf8 = (text: string) => new TextEncoder().encode(text);
 
-/** The result digest of docs/execute-protocol.md, computed here without the library. */
+const u64Le = (value: bigint) => {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, value, true);
+  return out;
+};
+
+/** The v2 result digest of docs/execute-protocol.md, computed here without the library. */
 function digestOf(item: SignBatchItem, agent = servedAgent): Uint8Array {
+  const [whole, fraction] = item.amount_usdc.split(".");
   return sha256(
-    utf8("agentmarket/result/v1"),
+    utf8("agentmarket/result/v2"),
     parseExecutionId(item.execution_id)!,
     parseAddress(agent)!,
+    u64Le(BigInt(item.escrow_nonce)),
+    parseAddress(item.payer)!,
+    parseAddress(item.payer_token_account)!,
+    u64Le(BigInt(whole!) * 1_000_000n + BigInt(fraction!)),
     fromHex(item.request_hash),
     fromHex(item.result_hash),
+    u64Le(BigInt(item.units)),
   );
 }
 
@@ -62,15 +75,20 @@ function digestOf(item: SignBatchItem, agent = servedAgent): Uint8Array {
 function batchDigestOf(items: SignBatchItem[], agent = servedAgent): Uint8Array {
   const count = new Uint8Array(4);
   new DataView(count.buffer).setUint32(0, items.length, true);
-  return sha256(utf8("agentmarket/result-batch/v1"), parseAddress(agent)!, count, ...items.map((i) => digestOf(i, agent)));
+  return sha256(utf8("agentmarket/result-batch/v2"), parseAddress(agent)!, count, ...items.map((i) => digestOf(i, agent)));
 }
 
 /** An item as the marketplace builds it from `/execute`'s answer to a request for `agent`. */
-function itemOf(request: { request_hash: string }, response: CreatorExecuteResponse): SignBatchItem {
+function itemOf(request: CreatorExecuteRequest, response: CreatorExecuteResponse): SignBatchItem {
   return {
     execution_id: response.execution_id,
+    escrow_nonce: request.escrow_nonce,
+    payer: request.payer,
+    payer_token_account: request.payer_token_account,
+    amount_usdc: request.amount_usdc,
     request_hash: request.request_hash,
     result_hash: response.result_hash,
+    units: response.units ?? "0",
     signature: response.signature,
   };
 }

@@ -54,8 +54,13 @@ interface Call {
 /** Calls `agent` as the marketplace would: a fresh execution, signed now, due in a minute. */
 async function call(agent: RunningAgent, task: string, parameters: Record<string, unknown>): Promise<Call> {
   const request: CreatorExecuteRequest = {
+    protocol_version: 2,
     execution_id: formatExecutionId(randomBytes(16)),
     agent: agentAddress,
+    escrow_nonce: "7",
+    payer: formatAddress(randomBytes(32)),
+    payer_token_account: formatAddress(randomBytes(32)),
+    amount_usdc: "0.010000",
     network: "devnet",
     task,
     parameters,
@@ -80,7 +85,8 @@ async function call(agent: RunningAgent, task: string, parameters: Record<string
 function assertSigned(result: Call): void {
   assert.equal(result.status, 200, JSON.stringify(result.body));
   const check = verifyCreatorResponse(result.body, { ...result.request, signing_key: creatorPublicKey });
-  assert.ok(check.ok, JSON.stringify(check));
+  assert.ok(check.ok, check.ok ? "" : check.message);
+  assert.equal(check.units, 0n, "the examples are fixed-price: no units, signed as 0");
 }
 
 const SAMPLE = "The cat sat on the mat. The dog barked!";

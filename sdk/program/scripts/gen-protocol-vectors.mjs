@@ -10,8 +10,8 @@ import { fileURLToPath } from "node:url";
 const outPath = fileURLToPath(new URL("../../../tests/vectors/protocol.json", import.meta.url));
 
 const REQUEST_SIGNATURE_DOMAIN = "agentmarket/request/v1";
-const RESULT_DIGEST_DOMAIN = "agentmarket/result/v1";
-const BATCH_DIGEST_DOMAIN = "agentmarket/result-batch/v1";
+const RESULT_DIGEST_DOMAIN = "agentmarket/result/v2";
+const BATCH_DIGEST_DOMAIN = "agentmarket/result-batch/v2";
 
 const hex = (bytes) => Buffer.from(bytes).toString("hex");
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest();
@@ -62,6 +62,13 @@ function canonicalJson(value) {
 }
 
 const formatExecutionId = (bytes) => "exec_" + base58(bytes);
+const u64Le = (value) => {
+  const out = Buffer.alloc(8);
+  out.writeBigUInt64LE(BigInt(value));
+  return out;
+};
+/** USDC base units as the wire's 6-decimal string. */
+const usdc = (baseUnits) => `${baseUnits / 1_000_000n}.${String(baseUnits % 1_000_000n).padStart(6, "0")}`;
 
 const marketplaceSeed = counting(0x00, 32);
 const creatorSeed = counting(0x20, 32);
@@ -71,6 +78,8 @@ const agentBytes = counting(0xa0, 32);
 const executionIdBytes = counting(0x40, 16);
 const leadingZeros = Buffer.concat([Buffer.alloc(2), counting(0xf0, 14)]);
 const timestampSecs = 1767225600; // 2026-01-01T00:00:00Z
+const payerBytes = counting(0xc0, 32);
+const payerTokenAccountBytes = counting(0xe0, 32);
 
 function requestSigningCase(name, { method, path, body, timestamp_secs }) {
   const bodySha256 = hex(sha256(utf8(body)));
@@ -94,9 +103,16 @@ const task = "Summarize the text";
 const parameters = { text: "Naïve café ☕: déjà vu.", top_n: 3, stopwords: true };
 const requestHashCanonical = canonicalJson({ task, parameters });
 const requestHash = hex(sha256(utf8(requestHashCanonical)));
+const escrowNonce = 41n;
+const amountUsdc = 250_000n;
 const executeRequest = {
+  protocol_version: 2,
   execution_id: formatExecutionId(executionIdBytes),
   agent: base58(agentBytes),
+  escrow_nonce: String(escrowNonce),
+  payer: base58(payerBytes),
+  payer_token_account: base58(payerTokenAccountBytes),
+  amount_usdc: usdc(amountUsdc),
   network: "devnet",
   task,
   parameters,
@@ -115,31 +131,52 @@ const output = {
 };
 const outputCanonical = canonicalJson(output);
 const resultHash = sha256(utf8(outputCanonical));
-const digestPreimage = Buffer.concat([
-  utf8(RESULT_DIGEST_DOMAIN),
-  executionIdBytes,
-  agentBytes,
-  Buffer.from(requestHash, "hex"),
-  resultHash,
-]);
+/** The v2 result digest's preimage: the escrow's fields, the result hash and the units. */
+function resultPreimage({ executionId, nonce, payer, payerTokenAccount, amount, requestHashHex, resultHashBytes, units }) {
+  return Buffer.concat([
+    utf8(RESULT_DIGEST_DOMAIN),
+    executionId,
+    agentBytes,
+    u64Le(nonce),
+    payer,
+    payerTokenAccount,
+    u64Le(amount),
+    Buffer.from(requestHashHex, "hex"),
+    resultHashBytes,
+    u64Le(units),
+  ]);
+}
+const executeEscrow = {
+  executionId: executionIdBytes,
+  nonce: escrowNonce,
+  payer: payerBytes,
+  payerTokenAccount: payerTokenAccountBytes,
+  amount: amountUsdc,
+  requestHashHex: requestHash,
+  resultHashBytes: resultHash,
+};
+// A fixed-price answer carries no units and signs 0.
+const digestPreimage = resultPreimage({ ...executeEscrow, units: 0n });
 const digest = sha256(digestPreimage);
 const resultSignature = hex(ed25519Sign(creatorSeed, digest));
+// A metered answer signs the units it reports.
+const meteredUnits = 18_446_744_073_709_551_615n; // u64::MAX: every byte of the field set
+const meteredPreimage = resultPreimage({ ...executeEscrow, units: meteredUnits });
+const meteredDigest = sha256(meteredPreimage);
 
 /** An item of a /sign-batch request: an execution of the agent and the creator's signature of it. */
-function signBatchItem(executionIdHex, requestHashHex, resultHashHex) {
-  const preimage = Buffer.concat([
-    utf8(RESULT_DIGEST_DOMAIN),
-    Buffer.from(executionIdHex, "hex"),
-    agentBytes,
-    Buffer.from(requestHashHex, "hex"),
-    Buffer.from(resultHashHex, "hex"),
-  ]);
-  const itemDigest = sha256(preimage);
+function signBatchItem(escrow) {
+  const itemDigest = sha256(resultPreimage(escrow));
   return {
     item: {
-      execution_id: formatExecutionId(Buffer.from(executionIdHex, "hex")),
-      request_hash: requestHashHex,
-      result_hash: resultHashHex,
+      execution_id: formatExecutionId(escrow.executionId),
+      escrow_nonce: String(escrow.nonce),
+      payer: base58(escrow.payer),
+      payer_token_account: base58(escrow.payerTokenAccount),
+      amount_usdc: usdc(escrow.amount),
+      request_hash: escrow.requestHashHex,
+      result_hash: hex(escrow.resultHashBytes),
+      units: String(escrow.units),
       signature: hex(ed25519Sign(creatorSeed, itemDigest)),
     },
     result_digest: hex(itemDigest),
@@ -147,10 +184,21 @@ function signBatchItem(executionIdHex, requestHashHex, resultHashHex) {
 }
 
 // The execute example, then two more executions of the same agent.
+// The third opens the first's execution id again (another escrow, another nonce): its signature
+// differs, so neither settles the other.
 const batchItems = [
-  signBatchItem(hex(executionIdBytes), requestHash, hex(resultHash)),
-  signBatchItem(hex(leadingZeros), hex(counting(0x60, 32)), hex(counting(0x80, 32))),
-  signBatchItem(hex(Buffer.alloc(16, 0xff)), requestHash, hex(sha256(utf8("{}")))),
+  signBatchItem({ ...executeEscrow, units: 0n }),
+  signBatchItem({
+    executionId: leadingZeros,
+    nonce: 0n,
+    payer: agentBytes,
+    payerTokenAccount: counting(0x10, 32),
+    amount: 1n,
+    requestHashHex: hex(counting(0x60, 32)),
+    resultHashBytes: counting(0x80, 32),
+    units: 7n,
+  }),
+  signBatchItem({ ...executeEscrow, nonce: escrowNonce + 1n, amount: 100_000_000_000_000n, resultHashBytes: sha256(utf8("{}")), units: 0n }),
 ];
 const batchCount = Buffer.alloc(4);
 batchCount.writeUInt32LE(batchItems.length);
@@ -188,7 +236,7 @@ const listingCanonical = canonicalJson(listing);
 
 const vectors = {
   about:
-    "Test vectors of the marketplace ⇄ creator protocol (docs/execute-protocol.md), written by sdk/program/scripts/gen-protocol-vectors.mjs with node:crypto alone and checked against the library by sdk/program/test/protocol.test.ts. Byte strings are lowercase hex, keys and addresses base58, JSON bodies exact texts.",
+    "Test vectors of execute protocol version 2, the marketplace ⇄ creator protocol (docs/execute-protocol.md), written by sdk/program/scripts/gen-protocol-vectors.mjs with node:crypto alone and checked against the library by sdk/program/test/protocol.test.ts. Byte strings are lowercase hex, keys and addresses base58, JSON bodies exact texts.",
   keys: {
     marketplace: { seed: hex(marketplaceSeed), public_key: base58(marketplacePublic) },
     creator: {
@@ -245,6 +293,18 @@ const vectors = {
       output,
       result_hash: hex(resultHash),
       signature: resultSignature,
+    },
+    metered: {
+      units: String(meteredUnits),
+      digest_preimage: hex(meteredPreimage),
+      digest: hex(meteredDigest),
+      response: {
+        execution_id: executeRequest.execution_id,
+        output,
+        result_hash: hex(resultHash),
+        units: String(meteredUnits),
+        signature: hex(ed25519Sign(creatorSeed, meteredDigest)),
+      },
     },
   },
   sign_batch: {

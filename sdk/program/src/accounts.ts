@@ -4,7 +4,7 @@ import type { Commitment, Connection, PublicKey } from "@solana/web3.js";
 
 import { definedFromAnchor } from "./convert.js";
 import { IDL, coder } from "./program.js";
-import type { AccountData, AccountName, Agent, Dispute, Escrow, Market, Receipt, Subscription } from "./types.js";
+import type { AccountData, AccountName, Agent, Dispute, Escrow, Market, Subscription } from "./types.js";
 import { marketPda } from "./pda.js";
 import type { EscrowRef } from "./escrow-instructions.js";
 
@@ -60,7 +60,6 @@ export async function fetchAccount<A extends AccountName>(
 export const decodeMarket = (data: Uint8Array): Market => decodeAccount("Market", data);
 export const decodeAgent = (data: Uint8Array): Agent => decodeAccount("Agent", data);
 export const decodeEscrow = (data: Uint8Array): Escrow => decodeAccount("Escrow", data);
-export const decodeReceipt = (data: Uint8Array): Receipt => decodeAccount("Receipt", data);
 export const decodeSubscription = (data: Uint8Array): Subscription => decodeAccount("Subscription", data);
 export const decodeDispute = (data: Uint8Array): Dispute => decodeAccount("Dispute", data);
 
@@ -73,9 +72,6 @@ export function fetchAgent(connection: Connection, address: PublicKey, options: 
 }
 export function fetchEscrow(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Escrow", address, options);
-}
-export function fetchReceipt(connection: Connection, address: PublicKey, options: FetchOptions) {
-  return fetchAccount(connection, "Receipt", address, options);
 }
 export function fetchSubscription(connection: Connection, address: PublicKey, options: FetchOptions) {
   return fetchAccount(connection, "Subscription", address, options);

@@ -1,12 +1,20 @@
-// Builders of the batched settlement path (docs/program.md, "Batched settlement"): the receipt
-// log an agent's batches append to, `settle_batch`, and the payer's dispute proven from the log.
+// Builders of settlement (docs/program.md, "Batched settlement"): the receipt log an agent's
+// batches append to, and `settle_batch`, the one way an escrow is paid (a lone result is a batch
+// of one).
 import { type PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
-import { batchDigest, resultDigest } from "./digest.js";
+import { batchDigest, resultDigest, type EscrowBinding } from "./digest.js";
 import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
-import { escrowPda, escrowVaultPda, feeShardPda, marketPda, disputePda, receiptLogPda, receiptPda } from "./pda.js";
-import type { ReceiptLeaf } from "./types.js";
+import { escrowPda, escrowVaultPda, feeShardPda, marketPda, receiptLogPda } from "./pda.js";
+
+/** One escrow's entry of a `settle_batch`: the result hash and units its creator signed. */
+export interface SettleItem {
+  /** `outputHash(output)`. */
+  resultHash: Uint8Array;
+  /** Metered units the call used; 0 for a fixed-price call. */
+  units: bigint;
+}
 
 /** Creates `agent`'s receipt log; anyone may, and `payer` pays its rent once. */
 export function createReceiptLogInstruction(input: { payer: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
@@ -24,9 +32,10 @@ export interface SettleBatchInput extends ProgramOption {
   agent: PublicKey;
   /** The agent's payout account (Agent.payoutAccount). */
   payoutAccount: PublicKey;
-  /** The escrows to settle, all of `agent` and opened by `relayer`, in the order of `resultHashes`. */
+  /** The escrows to settle, all of `agent` and opened by `relayer`, in the order of `items`. */
   executionIds: Uint8Array[];
-  resultHashes: Uint8Array[];
+  /** Per escrow, the result hash and units its creator signed. */
+  items: SettleItem[];
   feeShardIndex: number;
 }
 
@@ -47,7 +56,12 @@ export function settleBatchInstruction(input: SettleBatchInput): TransactionInst
       feeShard: feeShardPda(input.feeShardIndex, input.programId),
       usdcMint: input.usdcMint,
     },
-    { resultHashes: input.resultHashes, feeShardIndex: input.feeShardIndex },
+    {
+      resultHashes: input.items.map((item) => item.resultHash),
+      // The program reads no units as all 0: a fixed-price batch leaves out 8 bytes an escrow.
+      units: input.items.every((item) => item.units === 0n) ? [] : input.items.map((item) => item.units),
+      feeShardIndex: input.feeShardIndex,
+    },
     input.programId,
   );
   // The escrows travel as remaining accounts, which the IDL does not list.
@@ -63,47 +77,35 @@ export type BatchSignature =
   | { kind: "call"; signature: Uint8Array };
 
 /**
- * `settle_batch` with its Ed25519 verification right before it. A batch signature is checked
- * over the batch digest of the escrows' result digests (`requestHashes` in the batch's order); a
- * call's own signature, over its result digest, settles a batch of one.
+ * `settle_batch` with its Ed25519 verification right before it. Each escrow's v2 result digest is
+ * computed here from `escrows` (the Escrow accounts, or what their opening recorded) and its item,
+ * exactly as the program rebuilds it; a batch signature is checked over the batch digest of them
+ * in order, a call's own signature over its result digest settles a batch of one.
  */
 export function settleBatchInstructions(
-  input: SettleBatchInput & { signingKey: Uint8Array; requestHashes: Uint8Array[]; signed: BatchSignature },
+  input: Omit<SettleBatchInput, "executionIds"> & {
+    escrows: readonly EscrowBinding[];
+    signingKey: Uint8Array;
+    signed: BatchSignature;
+  },
 ): [TransactionInstruction, TransactionInstruction] {
-  const digests = input.executionIds.map((executionId, i) =>
-    resultDigest(executionId, input.agent, input.requestHashes[i]!, input.resultHashes[i]!),
-  );
+  const { escrows, items } = input;
+  if (escrows.length !== items.length) {
+    throw new RangeError(`settle_batch takes one item per escrow: ${escrows.length} escrows, ${items.length} items`);
+  }
+  const digests = escrows.map((escrow, i) => {
+    if (!escrow.agent.equals(input.agent)) {
+      throw new RangeError(`escrow ${i} is of agent ${escrow.agent.toBase58()}, not ${input.agent.toBase58()}`);
+    }
+    return resultDigest({ escrow, resultHash: items[i]!.resultHash, units: items[i]!.units });
+  });
   if (input.signed.kind === "call" && digests.length !== 1) {
     throw new RangeError(`a call's own signature settles a batch of one, not ${digests.length}`);
   }
   const digest = input.signed.kind === "batch" ? batchDigest(input.agent, digests) : digests[0]!;
-  return [ed25519VerifyInstruction(input.signingKey, input.signed.signature, digest), settleBatchInstruction(input)];
-}
-
-/**
- * The payer's dispute of an execution settled by `settle_batch`: its leaf's fields (from its
- * `EscrowSettledToLog` event), its `leafIndex` and the sibling hashes from the leaf up to a root
- * the agent's receipt log holds.
- */
-export function openDisputeFromLogInstruction(input: {
-  agent: PublicKey;
-  leaf: ReceiptLeaf;
-  leafIndex: bigint;
-  proof: Uint8Array[];
-  evidenceHash: Uint8Array;
-} & ProgramOption): TransactionInstruction {
-  const { executionId } = input.leaf;
-  return buildInstruction(
-    "open_dispute_from_log",
-    {
-      payer: input.leaf.payer,
-      market: marketPda(input.programId),
-      agent: input.agent,
-      receiptLog: receiptLogPda(input.agent, input.programId),
-      receipt: receiptPda(executionId, input.programId),
-      dispute: disputePda(executionId, input.programId),
-    },
-    { leaf: input.leaf, leafIndex: input.leafIndex, proof: input.proof, evidenceHash: input.evidenceHash },
-    input.programId,
-  );
+  const { escrows: _escrows, signingKey, signed, ...rest } = input;
+  return [
+    ed25519VerifyInstruction(signingKey, signed.signature, digest),
+    settleBatchInstruction({ ...rest, executionIds: escrows.map((escrow) => escrow.executionId) }),
+  ];
 }

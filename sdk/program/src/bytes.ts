@@ -27,3 +27,15 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** `value` as 8 little-endian bytes; throws unless it is a u64 bigint. */
+export function u64Le(what: string, value: bigint): Uint8Array {
+  if (typeof value !== "bigint" || value < 0n || value > U64_MAX) {
+    throw new RangeError(`${what} must be a u64 bigint, got ${String(value)}`);
+  }
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, value, true);
+  return out;
+}

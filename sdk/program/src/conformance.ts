@@ -3,6 +3,11 @@
 
 /** The task of a conformance probe. */
 export const PROBE_TASK = "Agent Market conformance probe: answer as you would a paid call.";
+/**
+ * The `amount_usdc` a probe's request names: no escrow backs a probe, and nothing can settle
+ * its signature, so it says it pays nothing.
+ */
+export const PROBE_AMOUNT_USDC = "0.000000";
 
 /** `<endpoint>/execute`, keeping any path the endpoint has. */
 export function executeUrl(endpoint: string): URL {

@@ -1,35 +1,47 @@
-// The builders of disputes and receipts: open_dispute, resolve_dispute, close_receipt.
+// The builders of a payer's dispute of one leaf of an agent's receipt log: open_dispute,
+// resolve_dispute and close_dispute. A dispute is keyed by (agent, leaf index), never by the
+// execution id, which may have been settled more than once.
 import { PublicKey, TransactionInstruction } from "@solana/web3.js";
 
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
-import { collateralVaultPda, disputePda, marketPda, receiptPda } from "./pda.js";
+import { collateralVaultPda, disputePda, marketPda, receiptLogPda } from "./pda.js";
+import type { ReceiptLeaf } from "./types.js";
 
+/**
+ * The payer's dispute of a settled execution: its leaf's fields (from its `EscrowSettledToLog`
+ * event), its `leafIndex` and the sibling hashes from the leaf up to a root the agent's receipt
+ * log holds. The leaf's payer signs and pays the dispute's rent.
+ */
 export function openDisputeInstruction(input: {
-  payer: PublicKey;
   agent: PublicKey;
-  executionId: Uint8Array;
+  leaf: ReceiptLeaf;
+  leafIndex: bigint;
+  proof: Uint8Array[];
   evidenceHash: Uint8Array;
 } & ProgramOption): TransactionInstruction {
   return buildInstruction(
     "open_dispute",
     {
-      payer: input.payer,
+      payer: input.leaf.payer,
       market: marketPda(input.programId),
       agent: input.agent,
-      receipt: receiptPda(input.executionId, input.programId),
-      dispute: disputePda(input.executionId, input.programId),
+      receiptLog: receiptLogPda(input.agent, input.programId),
+      dispute: disputePda(input.agent, input.leafIndex, input.programId),
     },
-    { evidenceHash: input.evidenceHash },
+    { leaf: input.leaf, leafIndex: input.leafIndex, proof: input.proof, evidenceHash: input.evidenceHash },
     input.programId,
   );
 }
 
+/**
+ * The arbiter's ruling; the dispute stays, resolved, until `closeDisputeInstruction`. Upheld, up
+ * to `slashUsdc` of the agent's collateral goes to `payerTokenAccount` (Dispute.payerTokenAccount).
+ */
 export function resolveDisputeInstruction(input: {
   arbiter: PublicKey;
   usdcMint: PublicKey;
   agent: PublicKey;
-  executionId: Uint8Array;
-  payer: PublicKey;
+  leafIndex: bigint;
   payerTokenAccount: PublicKey;
   upheld: boolean;
   slashUsdc: bigint;
@@ -40,8 +52,7 @@ export function resolveDisputeInstruction(input: {
       arbiter: input.arbiter,
       market: marketPda(input.programId),
       agent: input.agent,
-      dispute: disputePda(input.executionId, input.programId),
-      payer: input.payer,
+      dispute: disputePda(input.agent, input.leafIndex, input.programId),
       payerTokenAccount: input.payerTokenAccount,
       collateralVault: collateralVaultPda(input.agent, input.programId),
       usdcMint: input.usdcMint,
@@ -51,16 +62,19 @@ export function resolveDisputeInstruction(input: {
   );
 }
 
-/** Anyone may send it once the dispute window has passed: the rent goes back to `rentPayer`. */
-export function closeReceiptInstruction(
-  input: { executionId: Uint8Array; rentPayer: PublicKey } & ProgramOption,
+/**
+ * Anyone may send it once the dispute is resolved and its leaf's dispute window has passed: the
+ * rent goes back to `payer` (Dispute.payer).
+ */
+export function closeDisputeInstruction(
+  input: { agent: PublicKey; leafIndex: bigint; payer: PublicKey } & ProgramOption,
 ): TransactionInstruction {
   return buildInstruction(
-    "close_receipt",
+    "close_dispute",
     {
       market: marketPda(input.programId),
-      receipt: receiptPda(input.executionId, input.programId),
-      rentPayer: input.rentPayer,
+      dispute: disputePda(input.agent, input.leafIndex, input.programId),
+      payer: input.payer,
     },
     {},
     input.programId,

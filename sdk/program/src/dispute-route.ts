@@ -1,19 +1,24 @@
 // How a payer disputes one execution, chosen once for every tool (the dashboard, the CLI, the
-// SDK): settled by `settle`, its Receipt account exists and `open_dispute` names it; settled by
-// `settle_batch`, it is a leaf of the agent's receipt log and `open_dispute_from_log` carries the
-// leaf and its Merkle proof, which the indexer's public GraphQL serves (`Execution.receiptProof`,
-// docs/indexer.md). The indexer is not trusted: the program accepts the proof only if it leads to
-// a root the log holds on chain, and `verifyLoggedReceipt` checks the same from the chain alone.
+// SDK): every settlement is a leaf of its agent's receipt log, and `open_dispute` carries the leaf,
+// its index and its Merkle proof. They come from the indexer's public GraphQL
+// (`Execution.receiptProof`, docs/indexer.md) or, without an indexer, from the chain's history of
+// the receipt log (receipt-history.ts). Neither is trusted: the program accepts the proof only if
+// it leads to a root the log holds on chain, and `verifyLoggedReceipt` checks the same.
 import { PublicKey, type Connection, type TransactionInstruction } from "@solana/web3.js";
 
-import { fetchReceipt, type FetchOptions } from "./accounts.js";
-import { openDisputeFromLogInstruction } from "./batch-instructions.js";
-import { fromHex, toHex } from "./bytes.js";
+import { utils } from "@coral-xyz/anchor";
+
+import { decodeDispute, fetchDispute, type FetchOptions } from "./accounts.js";
+import { fromHex, requireLength, toHex } from "./bytes.js";
 import type { ReceiptProofQuery, ReceiptProofQueryVariables } from "./generated/graphql.js";
 import { openDisputeInstruction } from "./dispute-instructions.js";
-import { receiptLogPda, receiptPda } from "./pda.js";
+import { disputePda, receiptLogPda } from "./pda.js";
+import { provenLeavesFromChain } from "./receipt-history.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, receiptRootFromProof } from "./receipt-log.js";
-import type { ReceiptLeaf } from "./types.js";
+import { IDL } from "./program.js";
+import type { Dispute, ReceiptLeaf } from "./types.js";
+
+const encodeBase58 = (bytes: Uint8Array) => utils.bytes.bs58.encode(bytes);
 
 /**
  * `Execution.receiptProof` as the indexer serves it (bytes in hex, keys in base58, integers as
@@ -34,7 +39,7 @@ export const RECEIPT_PROOF_QUERY = /* GraphQL */ `
     execution(id: $id) {
       agent
       receiptProof {
-        leaf { executionId payer payerTokenAccount apiKeyId amountUsdc feeUsdc requestHash resultHash settledAt }
+        leaf { executionId nonce payer payerTokenAccount apiKeyId amountUsdc feeUsdc units requestHash resultHash settledAt }
         leafHash leafIndex tree logRoot root treeLeaves proof
       }
     }
@@ -43,7 +48,7 @@ export const RECEIPT_PROOF_QUERY = /* GraphQL */ `
 
 /**
  * The execution's receipt log leaf and proof from an indexer's GraphQL at `graphqlUrl`; null
- * when the indexer knows no such execution or it was not settled by settle_batch. Throws with
+ * when the indexer knows no such execution or it has not settled. Throws with
  * the indexer's own message when it answers an error (RECEIPT_LOG_INCOMPLETE: not caught up yet).
  */
 export async function fetchLoggedReceipt(graphqlUrl: string, executionId: string): Promise<LoggedReceipt | null> {
@@ -67,76 +72,125 @@ export async function fetchLoggedReceipt(graphqlUrl: string, executionId: string
   return execution?.receiptProof ? { agent: execution.agent, receiptProof: execution.receiptProof } : null;
 }
 
-/** The leaf's fields as open_dispute_from_log takes them (and receiptLeafHash hashes them). */
+/** The leaf's fields as open_dispute takes them (and receiptLeafHash hashes them). */
 export function receiptLeafOf(leaf: ServedReceiptLeaf): ReceiptLeaf {
   return {
     executionId: fromHex(leaf.executionId),
+    nonce: BigInt(leaf.nonce),
     payer: new PublicKey(leaf.payer),
     payerTokenAccount: new PublicKey(leaf.payerTokenAccount),
     apiKeyId: fromHex(leaf.apiKeyId),
     amountUsdc: BigInt(leaf.amountUsdc),
+    units: BigInt(leaf.units),
     requestHash: fromHex(leaf.requestHash),
     resultHash: fromHex(leaf.resultHash),
     settledAt: BigInt(leaf.settledAt),
   };
 }
 
-/** What a dispute of the execution rests on: what both routes share, for the window and the summary. */
-interface Settled {
+/** What `open_dispute` takes for one settlement, and where it was found. */
+export interface DisputeRoute {
   agent: PublicKey;
-  payer: PublicKey;
-  amountUsdc: bigint;
-  /** Chain seconds; the dispute window ends `dispute_window_secs` after. */
-  settledAt: bigint;
+  leaf: ReceiptLeaf;
+  leafIndex: bigint;
+  proof: Uint8Array[];
+  /** "indexer": served by its GraphQL; "chain": rebuilt from the receipt log's history. */
+  source: "indexer" | "chain";
+  /** The leaf's dispute account exists: disputed already (resolved or not). */
+  disputed: boolean;
 }
 
-export type DisputeRoute =
-  | (Settled & { kind: "receipt"; disputed: boolean })
-  | (Settled & { kind: "log"; leaf: ReceiptLeaf; leafIndex: bigint; proof: Uint8Array[] });
+/** Where to look for the settlement's leaf: the indexer's GraphQL, or the chain given the agent. */
+export type LeafSource =
+  | { kind: "indexer"; loggedReceipt: () => Promise<LoggedReceipt | null> }
+  | {
+      kind: "chain";
+      agent: PublicKey;
+      /** Picks the escrow of an id opened more than once; else the latest settlement `payer` paid. */
+      nonce?: bigint;
+      payer?: PublicKey;
+    };
 
 /**
- * How `executionId` can be disputed: its Receipt account if it exists (settled by `settle`, or
- * disputed from the log already: that dispute wrote one, marked disputed), otherwise its leaf in
- * the receipt log as `loggedReceipt` finds it (the indexer's GraphQL). Null when neither exists:
- * never settled, or the receipt was closed after its dispute window.
+ * How `executionId` can be disputed: its leaf in its agent's receipt log with a proof, found as
+ * `source` says. Null when not found: never settled, or (from the chain) its tree's root is no
+ * longer held, or (with `nonce` or `payer`) no settlement of the id matches.
  */
 export async function disputeRoute(
   connection: Connection,
   executionId: Uint8Array,
-  options: { programId: PublicKey; loggedReceipt: () => Promise<LoggedReceipt | null> },
+  options: { programId: PublicKey; source: LeafSource },
 ): Promise<DisputeRoute | null> {
-  const { programId } = options;
-  const receipt = await fetchReceipt(connection, receiptPda(executionId, programId), { programId });
-  if (receipt) {
-    return { kind: "receipt", agent: receipt.agent, payer: receipt.payer, amountUsdc: receipt.amountUsdc, settledAt: receipt.settledAt, disputed: receipt.disputed };
+  const { programId, source } = options;
+  let found: Omit<DisputeRoute, "disputed"> | null = null;
+  if (source.kind === "indexer") {
+    const logged = await source.loggedReceipt();
+    if (!logged) return null;
+    const leaf = receiptLeafOf(logged.receiptProof.leaf);
+    if (toHex(leaf.executionId) !== toHex(executionId)) {
+      throw new Error(`the indexer answered the leaf of execution ${logged.receiptProof.leaf.executionId}, not of ${toHex(executionId)}`);
+    }
+    found = {
+      agent: new PublicKey(logged.agent),
+      leaf,
+      leafIndex: BigInt(logged.receiptProof.leafIndex),
+      proof: logged.receiptProof.proof.map(fromHex),
+      source: "indexer",
+    };
+  } else {
+    const proven = (await provenLeavesFromChain(connection, source.agent, executionId, { programId })).filter(
+      (p) => (source.nonce === undefined || p.leaf.nonce === source.nonce) && (source.payer === undefined || p.leaf.payer.equals(source.payer)),
+    );
+    const latest = proven[proven.length - 1];
+    if (latest) found = { agent: latest.agent, leaf: latest.leaf, leafIndex: latest.leafIndex, proof: latest.proof, source: "chain" };
   }
-  const logged = await options.loggedReceipt();
-  if (!logged) return null;
-  const leaf = receiptLeafOf(logged.receiptProof.leaf);
-  if (toHex(leaf.executionId) !== toHex(executionId)) {
-    throw new Error(`the indexer answered the leaf of execution ${logged.receiptProof.leaf.executionId}, not of ${toHex(executionId)}`);
-  }
-  return {
-    kind: "log",
-    agent: new PublicKey(logged.agent),
-    payer: leaf.payer,
-    amountUsdc: leaf.amountUsdc,
-    settledAt: leaf.settledAt,
-    leaf,
-    leafIndex: BigInt(logged.receiptProof.leafIndex),
-    proof: logged.receiptProof.proof.map(fromHex),
-  };
+  if (!found) return null;
+  const dispute = await fetchDispute(connection, disputePda(found.agent, found.leafIndex, programId), { programId });
+  return { ...found, disputed: dispute !== null };
 }
 
-/** `open_dispute` or `open_dispute_from_log`, as the route says, binding `evidenceHash`; the payer signs. */
+/** `open_dispute` of the route's leaf, binding `evidenceHash`; the leaf's payer signs. */
 export function openDisputeFor(
   route: DisputeRoute,
-  input: { payer: PublicKey; executionId: Uint8Array; evidenceHash: Uint8Array; programId: PublicKey },
+  input: { payer: PublicKey; evidenceHash: Uint8Array; programId: PublicKey },
 ): TransactionInstruction {
-  const { payer, executionId, evidenceHash, programId } = input;
-  if (route.kind === "receipt") return openDisputeInstruction({ payer, agent: route.agent, executionId, evidenceHash, programId });
-  if (!route.leaf.payer.equals(payer)) throw new Error(`the execution was paid by ${route.leaf.payer.toBase58()}, not ${payer.toBase58()}`);
-  return openDisputeFromLogInstruction({ agent: route.agent, leaf: route.leaf, leafIndex: route.leafIndex, proof: route.proof, evidenceHash, programId });
+  if (!route.leaf.payer.equals(input.payer)) throw new Error(`the execution was paid by ${route.leaf.payer.toBase58()}, not ${input.payer.toBase58()}`);
+  return openDisputeInstruction({
+    agent: route.agent,
+    leaf: route.leaf,
+    leafIndex: route.leafIndex,
+    proof: route.proof,
+    evidenceHash: input.evidenceHash,
+    programId: input.programId,
+  });
+}
+
+/** A dispute account found on chain, with its address. */
+export interface FoundDispute {
+  address: PublicKey;
+  dispute: Dispute;
+}
+
+// Dispute's layout after the discriminator: agent (32), leaf_index (8), execution_id (16).
+const DISPUTE_EXECUTION_ID_OFFSET = 8 + 32 + 8;
+
+/**
+ * Every dispute account of the program about `executionId` (one per disputed settlement of the
+ * id), read with getProgramAccounts: an arbiter finds a dispute from the execution id alone,
+ * without the indexer, although its address is derived from the agent and the leaf index.
+ */
+export async function fetchDisputesOfExecution(connection: Connection, executionId: Uint8Array, options: FetchOptions): Promise<FoundDispute[]> {
+  const discriminator = IDL.accounts.find((account) => account.name === "Dispute")!.discriminator;
+  const accounts = await connection.getProgramAccounts(options.programId, {
+    ...(options.commitment ? { commitment: options.commitment } : {}),
+    filters: [
+      { memcmp: { offset: 0, bytes: encodeBase58(Uint8Array.from(discriminator)) } },
+      { memcmp: { offset: DISPUTE_EXECUTION_ID_OFFSET, bytes: encodeBase58(requireLength("executionId", executionId, 16)) } },
+    ],
+  });
+  return accounts
+    .map(({ pubkey, account }) => ({ address: pubkey, dispute: decodeDispute(account.data) }))
+    .sort((a, b) => (a.dispute.leafIndex < b.dispute.leafIndex ? -1 : 1));
 }
 
 export interface LoggedReceiptCheck {

@@ -1,13 +1,11 @@
-// The builders of an execution's escrow, one call at a time: open_escrow, settle (with the Ed25519
-// precompile instruction verifying the creator's signature over the result digest), refund,
-// reclaim, and subscribe.
+// The builders of an execution's escrow, one call at a time: open_escrow, refund, reclaim, and
+// subscribe. Every escrow settles through settle_batch (batch-instructions.ts), alone as a batch
+// of one.
 import { PublicKey, TransactionInstruction } from "@solana/web3.js";
 
-import { resultDigest } from "./digest.js";
-import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
 import type { OpenBatchItem } from "./open-batch-instructions.js";
-import { delegatePda, escrowPda, escrowVaultPda, feeShardPda, marketPda, receiptPda, subscriptionPda } from "./pda.js";
+import { delegatePda, escrowPda, escrowVaultPda, feeShardPda, marketPda, subscriptionPda } from "./pda.js";
 import type { RefundReason } from "./types.js";
 
 /**
@@ -53,59 +51,6 @@ export interface EscrowRef {
   payerTokenAccount: PublicKey;
   /** Paid the escrow's rent (the relayer that opened it) and gets it back. */
   rentPayer: PublicKey;
-}
-
-export interface SettleInput extends ProgramOption {
-  relayer: PublicKey;
-  usdcMint: PublicKey;
-  escrow: EscrowRef;
-  /** The agent's payout account (Agent.payoutAccount). */
-  payoutAccount: PublicKey;
-  /** `outputHash(output)`. */
-  resultHash: Uint8Array;
-  /** Which fee shard (0 ‥ FEE_SHARD_COUNT - 1) receives the fee. */
-  feeShardIndex: number;
-}
-
-/** `settle` alone; it needs `ed25519VerifyInstruction` right before it (see settleInstructions). */
-export function settleInstruction(input: SettleInput): TransactionInstruction {
-  const { escrow } = input;
-  return buildInstruction(
-    "settle",
-    {
-      relayer: input.relayer,
-      market: marketPda(input.programId),
-      agent: escrow.agent,
-      escrow: escrowPda(escrow.executionId, input.programId),
-      rentPayer: escrow.rentPayer,
-      receipt: receiptPda(escrow.executionId, input.programId),
-      escrowVault: escrowVaultPda(escrow.agent, input.programId),
-      payoutAccount: input.payoutAccount,
-      feeShard: feeShardPda(input.feeShardIndex, input.programId),
-      usdcMint: input.usdcMint,
-    },
-    { resultHash: input.resultHash, feeShardIndex: input.feeShardIndex },
-    input.programId,
-  );
-}
-
-/**
- * `[Ed25519 verification, settle]`, to be sent in this order in one transaction. The digest is
- * computed here from the escrow's execution id and agent, `requestHash` (Escrow.requestHash) and
- * `resultHash`, exactly as the program recomputes it.
- */
-export function settleInstructions(
-  input: SettleInput & {
-    /** The escrow's request hash (Escrow.requestHash). */
-    requestHash: Uint8Array;
-    /** The agent's registered Ed25519 key (Agent.signingKey). */
-    signingKey: Uint8Array;
-    /** The creator's signature over the result digest. */
-    signature: Uint8Array;
-  },
-): [TransactionInstruction, TransactionInstruction] {
-  const digest = resultDigest(input.escrow.executionId, input.escrow.agent, input.requestHash, input.resultHash);
-  return [ed25519VerifyInstruction(input.signingKey, input.signature, digest), settleInstruction(input)];
 }
 
 /** The accounts refund and reclaim share: the escrow, its vault and the payer's account it goes back to. */

@@ -3,7 +3,7 @@
 // gives that account. Same derivations as localnet/src/market.rs's `pda` module.
 import { PublicKey } from "@solana/web3.js";
 
-import { requireLength, toHex } from "./bytes.js";
+import { requireLength, toHex, u64Le } from "./bytes.js";
 import { findProgramAddress } from "./curve.js";
 import { LruMap } from "./lru.js";
 import { bytesConstant, FEE_SHARD_COUNT, IDL, PROGRAM_ID } from "./program.js";
@@ -15,7 +15,6 @@ export const AGENT_SEED = bytesConstant("AGENT_SEED");
 export const COLLATERAL_VAULT_SEED = bytesConstant("COLLATERAL_VAULT_SEED");
 export const ESCROW_VAULT_SEED = bytesConstant("ESCROW_VAULT_SEED");
 export const ESCROW_SEED = bytesConstant("ESCROW_SEED");
-export const RECEIPT_SEED = bytesConstant("RECEIPT_SEED");
 export const DISPUTE_SEED = bytesConstant("DISPUTE_SEED");
 export const SUBSCRIPTION_SEED = bytesConstant("SUBSCRIPTION_SEED");
 export const RECEIPT_LOG_SEED = bytesConstant("RECEIPT_LOG_SEED");
@@ -157,22 +156,20 @@ export function escrowPda(executionId: Uint8Array, programId: PublicKey): Public
   return d.memoized(d.executions, ESCROW_SEED, requireLength("executionId", executionId, 16));
 }
 
-/** One execution's receipt: `["receipt", executionId]`. */
-export function receiptPda(executionId: Uint8Array, programId: PublicKey): PublicKey {
-  const d = derivations(programId);
-  return d.memoized(d.executions, RECEIPT_SEED, requireLength("executionId", executionId, 16));
-}
-
 /** The agent's receipt log, which `settle_batch` appends to: `["receipt_log", agent]`. */
 export function receiptLogPda(agent: PublicKey, programId: PublicKey): PublicKey {
   const d = derivations(programId);
   return d.memoized(d.accounts, RECEIPT_LOG_SEED, agent.toBytes());
 }
 
-/** One execution's dispute: `["dispute", executionId]`. */
-export function disputePda(executionId: Uint8Array, programId: PublicKey): PublicKey {
+/**
+ * The dispute of leaf `leafIndex` of the agent's receipt log: `["dispute", agent, leafIndex (u64
+ * LE)]`. Keyed by the leaf, not the execution id: an id opened twice settles into two leaves,
+ * each disputable on its own.
+ */
+export function disputePda(agent: PublicKey, leafIndex: bigint, programId: PublicKey): PublicKey {
   const d = derivations(programId);
-  return d.memoized(d.executions, DISPUTE_SEED, requireLength("executionId", executionId, 16));
+  return d.memoized(d.executions, DISPUTE_SEED, agent.toBytes(), u64Le("leafIndex", leafIndex));
 }
 
 /** A payer's subscription to an agent: `["subscription", agent, payer]` (payer = the wallet). */

@@ -7,8 +7,9 @@ import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
 import { toHex, fromHex } from "./bytes.js";
-import { canonicalJsonHash, outputHash, resultDigest } from "./digest.js";
+import { canonicalJsonHash, outputHash, resultDigest, type EscrowBinding } from "./digest.js";
 import { ed25519PublicKey, ed25519Sign, ed25519Verify } from "./ed25519.js";
+import { formatUsdc, parseWireUsdc } from "./usdc.js";
 
 export { ed25519PublicKey, ed25519Sign, ed25519Verify };
 
@@ -22,19 +23,38 @@ export const REQUEST_SIGNATURE_HEADER = "agentmarket-signature";
 /** A creator should refuse requests whose timestamp is further than this from its clock. */
 export const DEFAULT_REQUEST_TOLERANCE_SECS = 300;
 export const EXECUTION_ID_PREFIX = "exec_";
+/** The execute protocol version this package speaks: its result digest binds the escrow. */
+export const EXECUTE_PROTOCOL_VERSION = 2;
 
-/** Body of `POST <endpoint>/execute`, marketplace → creator. */
-export interface CreatorExecuteRequest {
+/**
+ * The escrow a result is signed for, on the wire: what `POST /execute` and each `/sign-batch`
+ * item carry so that the creator signs the v2 result digest of exactly this escrow.
+ */
+export interface WireEscrow {
   /** `exec_` + base58 of the 16 random bytes that seed the escrow. */
   execution_id: string;
   /** The agent account's address (base58). */
   agent: string;
+  /** Decimal string of the escrow's u64 nonce (Escrow.nonce). */
+  escrow_nonce: string;
+  /** The wallet that pays (base58): the owner of `payer_token_account`. */
+  payer: string;
+  /** The USDC account the escrow was funded from (base58). */
+  payer_token_account: string;
+  /** What the escrow holds, USDC with 6 decimals ("0.250000"). */
+  amount_usdc: string;
+  /** Lowercase hex of SHA-256(canonical JSON of {task, parameters}). */
+  request_hash: string;
+}
+
+/** Body of `POST <endpoint>/execute`, marketplace → creator. */
+export interface CreatorExecuteRequest extends WireEscrow {
+  /** Always EXECUTE_PROTOCOL_VERSION (2), a JSON number. */
+  protocol_version: 2;
   /** "devnet" or "mainnet". */
   network: string;
   task: string;
   parameters: Record<string, unknown>;
-  /** Lowercase hex of SHA-256(canonical JSON of {task, parameters}). */
-  request_hash: string;
   /** RFC 3339: after it, the escrow can no longer be settled. */
   deadline: string;
 }
@@ -45,8 +65,102 @@ export interface CreatorExecuteResponse {
   output: unknown;
   /** Lowercase hex of SHA-256(canonical JSON of output). */
   result_hash: string;
+  /** Decimal string of the u64 units the call used, signed; absent means "0" (a fixed-price call). */
+  units?: string;
   /** Lowercase hex of the creator's Ed25519 signature over the result digest. */
   signature: string;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** A u64 from its decimal string (no sign, no leading zero); null if `text` is not one. */
+export function parseDecimalU64(text: unknown): bigint | null {
+  if (typeof text !== "string" || !/^(0|[1-9][0-9]{0,19})$/.test(text)) return null;
+  const value = BigInt(text);
+  return value <= U64_MAX ? value : null;
+}
+
+/**
+ * The escrow binding of wire fields, as resultDigest takes it; throws a TypeError naming the
+ * first malformed field.
+ */
+export function escrowBindingOf(wire: WireEscrow): EscrowBinding {
+  const executionId = parseExecutionId(wire.execution_id);
+  if (!executionId) throw new TypeError(`execution_id is not an execution id: ${String(wire.execution_id)}`);
+  const addresses = (["agent", "payer", "payer_token_account"] as const).map((field) => {
+    const bytes = parseAddress(wire[field]);
+    if (!bytes) throw new TypeError(`${field} is not a base58 address: ${String(wire[field])}`);
+    return new PublicKey(bytes);
+  });
+  const nonce = parseDecimalU64(wire.escrow_nonce);
+  if (nonce === null) throw new TypeError(`escrow_nonce is not the decimal string of a u64: ${String(wire.escrow_nonce)}`);
+  let amountUsdc: bigint;
+  try {
+    amountUsdc = parseWireUsdc(wire.amount_usdc);
+  } catch {
+    throw new TypeError(`amount_usdc is not USDC with 6 decimals: ${String(wire.amount_usdc)}`);
+  }
+  if (typeof wire.request_hash !== "string" || !/^[0-9a-f]{64}$/.test(wire.request_hash)) {
+    throw new TypeError(`request_hash is not 64 lowercase hex characters: ${String(wire.request_hash)}`);
+  }
+  return {
+    executionId,
+    agent: addresses[0]!,
+    nonce,
+    payer: addresses[1]!,
+    payerTokenAccount: addresses[2]!,
+    amountUsdc,
+    requestHash: fromHex(wire.request_hash),
+  };
+}
+
+/** The wire fields of an escrow binding (what the marketplace sends for an escrow it opened). */
+export function wireEscrowOf(escrow: EscrowBinding): WireEscrow {
+  return {
+    execution_id: formatExecutionId(escrow.executionId),
+    agent: escrow.agent.toBase58(),
+    escrow_nonce: escrow.nonce.toString(),
+    payer: escrow.payer.toBase58(),
+    payer_token_account: escrow.payerTokenAccount.toBase58(),
+    amount_usdc: formatUsdc(escrow.amountUsdc),
+    request_hash: toHex(escrow.requestHash),
+  };
+}
+
+export type ExecuteRequestCheck =
+  | { ok: true; request: CreatorExecuteRequest; escrow: EscrowBinding }
+  | { ok: false; reason: "unsupported_protocol_version" | "malformed_request"; message: string };
+
+/**
+ * Checks the shape of a `POST /execute` body (after its signature, which covers every byte):
+ * protocol version 2 and the escrow fields the result digest binds. A creator answers 400 on
+ * any failure: signing for a request it cannot bind would sign a digest nobody can settle.
+ */
+export function parseExecuteRequest(body: unknown): ExecuteRequestCheck {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { ok: false, reason: "malformed_request", message: "the request body is not a JSON object" };
+  }
+  const request = body as Record<string, unknown>;
+  if (request.protocol_version !== EXECUTE_PROTOCOL_VERSION) {
+    return {
+      ok: false,
+      reason: "unsupported_protocol_version",
+      message: `protocol_version is ${JSON.stringify(request.protocol_version) ?? "missing"}; this creator speaks ${EXECUTE_PROTOCOL_VERSION}`,
+    };
+  }
+  for (const field of ["network", "task", "deadline"] as const) {
+    if (typeof request[field] !== "string") return { ok: false, reason: "malformed_request", message: `${field} is missing or not a string` };
+  }
+  const parameters = request.parameters;
+  if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {
+    return { ok: false, reason: "malformed_request", message: "parameters is not a JSON object" };
+  }
+  try {
+    const escrow = escrowBindingOf(request as unknown as WireEscrow);
+    return { ok: true, request: request as unknown as CreatorExecuteRequest, escrow };
+  } catch (error) {
+    return { ok: false, reason: "malformed_request", message: (error as Error).message };
+  }
 }
 
 export function formatExecutionId(bytes: Uint8Array): string {
@@ -169,20 +283,25 @@ export function verifyRequestSignature(
   return { ok: true, timestamp_secs, signature: sig };
 }
 
-/** What a creator answers for `request` with `output`, signed with its registered key. */
+/**
+ * What a creator answers for `request` with `output`, signed with its registered key over the v2
+ * result digest of the request's escrow. `units` (a metered call's) is answered and signed; left
+ * out, the answer has none and the digest signs 0, as a fixed-price call does.
+ */
 export function signResult(
   creatorSecretKey: Uint8Array,
-  request: Pick<CreatorExecuteRequest, "execution_id" | "agent" | "request_hash">,
+  request: WireEscrow,
   output: unknown,
+  units?: bigint,
 ): CreatorExecuteResponse {
-  const executionId = parseExecutionId(request.execution_id);
-  if (!executionId) throw new TypeError(`not an execution id: ${request.execution_id}`);
+  const escrow = escrowBindingOf(request);
   const resultHash = outputHash(output);
-  const digest = resultDigest(executionId, new PublicKey(request.agent), fromHex(request.request_hash), resultHash);
+  const digest = resultDigest({ escrow, resultHash, units: units ?? 0n });
   return {
     execution_id: request.execution_id,
     output,
     result_hash: toHex(resultHash),
+    ...(units === undefined ? {} : { units: units.toString() }),
     signature: toHex(ed25519Sign(creatorSecretKey, digest)),
   };
 }
@@ -194,18 +313,15 @@ export type CreatorResponseFailure =
   | "bad_signature";
 
 export type CreatorResponseCheck =
-  | { ok: true; result_hash: Uint8Array; digest: Uint8Array; signature: Uint8Array; output: unknown }
+  | { ok: true; result_hash: Uint8Array; units: bigint; digest: Uint8Array; signature: Uint8Array; output: unknown }
   | { ok: false; reason: CreatorResponseFailure; message: string };
 
 /**
  * Checks a creator's answer to one request: shape, the echoed execution id, the result hash of
- * the output, and the Ed25519 signature over the result digest by `signing_key`. Schema checks of
- * the output are the caller's.
+ * the output, the units (absent: 0), and the Ed25519 signature by `signing_key` over the v2 result
+ * digest of the escrow the request carried. Schema checks of the output are the caller's.
  */
-export function verifyCreatorResponse(
-  body: unknown,
-  expected: { execution_id: string; agent: string; request_hash: string; signing_key: Uint8Array },
-): CreatorResponseCheck {
+export function verifyCreatorResponse(body: unknown, expected: WireEscrow & { signing_key: Uint8Array }): CreatorResponseCheck {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, reason: "malformed_response", message: "the response body is not a JSON object" };
   }
@@ -232,6 +348,10 @@ export function verifyCreatorResponse(
       message: "result_hash must be 64 and signature 128 lowercase hex characters",
     };
   }
+  const units = "units" in response ? parseDecimalU64(response.units) : 0n;
+  if (units === null) {
+    return { ok: false, reason: "malformed_response", message: "units is not the decimal string of a u64" };
+  }
   let resultHash: Uint8Array;
   try {
     resultHash = canonicalJsonHash(response.output);
@@ -241,14 +361,12 @@ export function verifyCreatorResponse(
   if (toHex(resultHash) !== resultHashHex) {
     return { ok: false, reason: "result_hash_mismatch", message: "result_hash is not SHA-256 of the output's canonical JSON" };
   }
-  const executionId = parseExecutionId(expected.execution_id);
-  if (!executionId) throw new TypeError(`not an execution id: ${expected.execution_id}`);
-  const digest = resultDigest(executionId, new PublicKey(expected.agent), fromHex(expected.request_hash), resultHash);
+  const digest = resultDigest({ escrow: escrowBindingOf(expected), resultHash, units });
   const signature = fromHex(signatureHex);
   if (!ed25519Verify(signature, digest, expected.signing_key)) {
     return { ok: false, reason: "bad_signature", message: "signature does not verify against the agent's registered key" };
   }
-  return { ok: true, result_hash: resultHash, digest, signature, output: response.output };
+  return { ok: true, result_hash: resultHash, units, digest, signature, output: response.output };
 }
 
 /** The public listing document whose hash the agent account records (Agent.listing_hash). */

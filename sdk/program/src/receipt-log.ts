@@ -6,7 +6,7 @@ import { sha256 } from "@noble/hashes/sha2";
 import type { Connection, PublicKey } from "@solana/web3.js";
 
 import { decodeAccount, fetchAccount, type FetchOptions } from "./accounts.js";
-import { concatBytes, requireLength, toHex } from "./bytes.js";
+import { concatBytes, requireLength, toHex, u64Le } from "./bytes.js";
 import { integerConstant, splitPayment } from "./program.js";
 import type { ReceiptLeaf, ReceiptLog } from "./types.js";
 
@@ -26,16 +26,10 @@ export function fetchReceiptLog(connection: Connection, address: PublicKey, opti
   return fetchAccount(connection, "ReceiptLog", address, options);
 }
 
-function u64Le(value: bigint): Uint8Array {
-  const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigUint64(0, BigInt.asUintN(64, value), true);
-  return out;
-}
-
 /**
- * `SHA-256(0x00 ‖ execution_id ‖ agent ‖ payer ‖ payer_token_account ‖ api_key_id ‖ amount_usdc ‖
- * fee_usdc ‖ request_hash ‖ result_hash ‖ settled_at)`, integers little-endian; the fee is the
- * program's split of the amount, as ReceiptLeaf::hash recomputes it.
+ * `SHA-256(0x00 ‖ execution_id ‖ agent ‖ nonce ‖ payer ‖ payer_token_account ‖ api_key_id ‖
+ * amount_usdc ‖ fee_usdc ‖ units ‖ request_hash ‖ result_hash ‖ settled_at)`, integers
+ * little-endian; the fee is the program's split of the amount, as ReceiptLeaf::hash recomputes it.
  */
 export function receiptLeafHash(agent: PublicKey, leaf: ReceiptLeaf): Uint8Array {
   return sha256(
@@ -43,14 +37,16 @@ export function receiptLeafHash(agent: PublicKey, leaf: ReceiptLeaf): Uint8Array
       LEAF_PREFIX,
       requireLength("executionId", leaf.executionId, 16),
       agent.toBytes(),
+      u64Le("nonce", leaf.nonce),
       leaf.payer.toBytes(),
       leaf.payerTokenAccount.toBytes(),
       requireLength("apiKeyId", leaf.apiKeyId, 16),
-      u64Le(leaf.amountUsdc),
-      u64Le(splitPayment(leaf.amountUsdc).feeUsdc),
+      u64Le("amountUsdc", leaf.amountUsdc),
+      u64Le("feeUsdc", splitPayment(leaf.amountUsdc).feeUsdc),
+      u64Le("units", leaf.units),
       requireLength("requestHash", leaf.requestHash, 32),
       requireLength("resultHash", leaf.resultHash, 32),
-      u64Le(leaf.settledAt),
+      u64Le("settledAt", BigInt.asUintN(64, leaf.settledAt)),
     ),
   );
 }
@@ -68,7 +64,7 @@ export function receiptRootFromProof(leafHash: Uint8Array, leafIndex: bigint, pr
   return node;
 }
 
-/** Whether the log holds `root` among its recent roots or the roots of its filled trees, as open_dispute_from_log checks. */
+/** Whether the log holds `root` among its recent roots or the roots of its filled trees, as open_dispute checks. */
 export function receiptLogHoldsRoot(log: ReceiptLog, root: Uint8Array): boolean {
   const wanted = toHex(root);
   const recent = log.recentRoots.slice(0, Math.min(Number(log.rootCount), RECEIPT_ROOT_HISTORY));

@@ -6,16 +6,17 @@ import { PublicKey } from "@solana/web3.js";
 import { fromHex, toHex } from "./bytes.js";
 import { batchDigest, resultDigest } from "./digest.js";
 import { ed25519Verify } from "./ed25519.js";
-import { parseExecutionId } from "./protocol.js";
+import { escrowBindingOf, parseDecimalU64, type WireEscrow } from "./protocol.js";
 
-/** One execution of the batch, as `POST /execute` answered it. */
-export interface SignBatchItem {
-  /** `exec_…`. */
-  execution_id: string;
-  /** Lowercase hex, 64 characters: the request hash of the execution. */
-  request_hash: string;
+/**
+ * One execution of the batch: its escrow as `POST /execute` carried it (the agent is the
+ * request's), and what `/execute` answered.
+ */
+export interface SignBatchItem extends Omit<WireEscrow, "agent"> {
   /** Lowercase hex, 64 characters: the result hash `/execute` answered. */
   result_hash: string;
+  /** Decimal string of the u64 units `/execute` answered ("0" when it answered none). */
+  units: string;
   /** Lowercase hex, 128 characters: the signature `/execute` answered. */
   signature: string;
 }
@@ -42,11 +43,15 @@ export function signBatchUrl(endpoint: string): URL {
   return url;
 }
 
-/** The result digest an item's signature must verify over; throws on a malformed item. */
+/** The v2 result digest an item's signature must verify over; throws a TypeError naming a malformed field. */
 export function signBatchItemDigest(agent: string, item: SignBatchItem): Uint8Array {
-  const executionId = parseExecutionId(item.execution_id);
-  if (!executionId) throw new TypeError(`not an execution id: ${item.execution_id}`);
-  return resultDigest(executionId, new PublicKey(agent), fromHex(item.request_hash), fromHex(item.result_hash));
+  const escrow = escrowBindingOf({ ...item, agent });
+  if (typeof item.result_hash !== "string" || !/^[0-9a-f]{64}$/.test(item.result_hash)) {
+    throw new TypeError(`result_hash is not 64 lowercase hex characters: ${String(item.result_hash)}`);
+  }
+  const units = parseDecimalU64(item.units);
+  if (units === null) throw new TypeError(`units is not the decimal string of a u64: ${String(item.units)}`);
+  return resultDigest({ escrow, resultHash: fromHex(item.result_hash), units });
 }
 
 /** The batch digest of `request`'s items, computed from their fields alone. */

@@ -72,11 +72,10 @@ export type Defined<N> = TypeDefBody<N> extends { kind: "struct"; fields: infer 
 export type Market = Defined<"Market">;
 export type Agent = Defined<"Agent">;
 export type Escrow = Defined<"Escrow">;
-export type Receipt = Defined<"Receipt">;
 export type Subscription = Defined<"Subscription">;
 export type Dispute = Defined<"Dispute">;
 export type ReceiptLog = Defined<"ReceiptLog">;
-/** What a receipt log's leaf commits to: `openDisputeFromLogInstruction` takes it. */
+/** What a receipt log's leaf commits to: `openDisputeInstruction` takes it. */
 export type ReceiptLeaf = Defined<"ReceiptLeaf">;
 
 export type MarketParams = Defined<"MarketParams">;
@@ -85,7 +84,7 @@ export type Pricing = Defined<"Pricing">;
 export type AgentStatus = Defined<"AgentStatus">;
 export type RefundReason = Defined<"RefundReason">;
 
-/** Names of the program's accounts: "Agent", "Dispute", "Escrow", "Market", "Receipt", "ReceiptLog", "Subscription". */
+/** Names of the program's accounts: "Agent", "Dispute", "Escrow", "Market", "ReceiptLog", "Subscription". */
 export type AccountName = AgentMarket["accounts"][number]["name"];
 /** The decoded data of account `A`. */
 export type AccountData<A extends AccountName> = Defined<A>;

@@ -105,7 +105,7 @@ describe("accounts", () => {
 
   it("refuses data of another account type", async () => {
     const bytes = await accountBytes("Escrow", escrowRaw);
-    assert.throws(() => decodeAccount("Receipt", bytes), /discriminator/);
+    assert.throws(() => decodeAccount("Dispute", bytes), /discriminator/);
     assert.equal(accountNameOf(Buffer.alloc(8)), null);
     assert.equal(accountNameOf(Buffer.alloc(3)), null);
   });
@@ -129,6 +129,6 @@ describe("accounts", () => {
     assert.equal(typeof market.minCollateralUsdc, "bigint");
     assert.equal(await fetchAccount(connection, "Escrow", PROGRAM_ID, { programId: PROGRAM_ID }), null);
     await assert.rejects(fetchEscrow(connection, foreign, { programId: PROGRAM_ID }), /not the program/);
-    await assert.rejects(fetchAccount(connection, "Receipt", escrowAddress, { programId: PROGRAM_ID }), /discriminator/);
+    await assert.rejects(fetchAccount(connection, "Dispute", escrowAddress, { programId: PROGRAM_ID }), /discriminator/);
   });
 });

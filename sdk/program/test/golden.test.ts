@@ -22,17 +22,16 @@ import {
   marketPda,
   outputHash,
   PROGRAM_ID,
-  receiptPda,
   requestHash,
   resultDigest,
-  settleInstruction,
-  settleInstructions,
+  settleBatchInstruction,
+  settleBatchInstructions,
   signingKeyProofDigest,
   signingKeyProofInstruction,
   subscriptionPda,
   toHex,
 } from "../src/index.js";
-import { buildGoldenCase, golden, GOLDEN_PROGRAM_ID, goldenInputs } from "./golden.js";
+import { buildGoldenCase, golden, GOLDEN_PROGRAM_ID } from "./golden.js";
 
 
 /** Ed25519 private key from a 32-byte seed, for node:crypto (PKCS#8 DER prefix + seed). */
@@ -49,12 +48,19 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
   describe("result digest", () => {
     for (const [i, c] of golden.result_digest.entries()) {
       it(`case ${i}: ${c.digest.slice(0, 16)}…`, () => {
-        const digest = resultDigest(
-          fromHex(c.execution_id),
-          new PublicKey(c.agent),
-          fromHex(c.request_hash),
-          fromHex(c.result_hash),
-        );
+        const digest = resultDigest({
+          escrow: {
+            executionId: fromHex(c.execution_id),
+            agent: new PublicKey(c.agent),
+            nonce: BigInt(c.nonce),
+            payer: new PublicKey(c.payer),
+            payerTokenAccount: new PublicKey(c.payer_token_account),
+            amountUsdc: BigInt(c.amount_usdc),
+            requestHash: fromHex(c.request_hash),
+          },
+          resultHash: fromHex(c.result_hash),
+          units: BigInt(c.units),
+        });
         assert.equal(toHex(digest), c.digest);
       });
     }
@@ -155,12 +161,12 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
         assert.equal(escrowVaultPda(agent, PROGRAM_ID).toBase58(), c.escrow_vault);
       }
     });
-    it("escrows, receipts and disputes", () => {
-      for (const c of p.executions) {
-        const executionId = fromHex(c.execution_id);
-        assert.equal(escrowPda(executionId, PROGRAM_ID).toBase58(), c.escrow);
-        assert.equal(receiptPda(executionId, PROGRAM_ID).toBase58(), c.receipt);
-        assert.equal(disputePda(executionId, PROGRAM_ID).toBase58(), c.dispute);
+    it("escrows", () => {
+      for (const c of p.executions) assert.equal(escrowPda(fromHex(c.execution_id), PROGRAM_ID).toBase58(), c.escrow);
+    });
+    it("disputes, by agent and leaf index", () => {
+      for (const c of p.disputes) {
+        assert.equal(disputePda(new PublicKey(c.agent), BigInt(c.leaf_index), PROGRAM_ID).toBase58(), c.dispute);
       }
     });
     it("subscriptions", () => {
@@ -173,7 +179,6 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
   describe("instruction builders equal localnet/src/market.rs's", () => {
     const inputs = golden.instructions;
     const key = (name: keyof typeof inputs.keys) => new PublicKey(inputs.keys[name]);
-    const { agent, executionId, escrow } = goldenInputs;
 
     for (const [i, c] of inputs.cases.entries()) {
       it(`case ${i}: ${c.name} ${JSON.stringify(c.args).slice(0, 60)}`, () => {
@@ -187,28 +192,37 @@ describe("golden vectors (tests/vectors/golden.json)", () => {
       });
     }
 
-    it("settleInstructions is [Ed25519 verification of the digest, settle]", () => {
+    it("settleBatchInstructions of one is [Ed25519 verification of the result digest, settle_batch]", () => {
       const ed = golden.ed25519;
-      const resultHash = fromHex(inputs.result_hash);
-      const requestHashBytes = fromHex(inputs.request_hash);
+      const c = golden.result_digest[0]!;
+      const escrowBinding = {
+        executionId: fromHex(c.execution_id),
+        agent: new PublicKey(c.agent),
+        nonce: BigInt(c.nonce),
+        payer: new PublicKey(c.payer),
+        payerTokenAccount: new PublicKey(c.payer_token_account),
+        amountUsdc: BigInt(c.amount_usdc),
+        requestHash: fromHex(c.request_hash),
+      };
+      const items = [{ resultHash: fromHex(c.result_hash), units: BigInt(c.units) }];
       const input = {
         programId: GOLDEN_PROGRAM_ID,
         relayer: key("relayer"),
         usdcMint: key("usdc_mint"),
-        escrow,
+        agent: escrowBinding.agent,
         payoutAccount: key("payout_account"),
-        resultHash,
+        items,
         feeShardIndex: 5,
-        requestHash: requestHashBytes,
-        signingKey: fromHex(ed.public_key),
-        signature: fromHex(ed.signature),
       };
-      const [verifyIx, settleIx] = settleInstructions(input);
-      const digest = resultDigest(executionId, agent, requestHashBytes, resultHash);
-      assert.deepEqual(verifyIx, ed25519VerifyInstruction(input.signingKey, input.signature, digest));
-      const settleCase = inputs.cases.find((c) => c.name === "settle" && c.args.fee_shard_index === 5)!;
-      assert.equal(toHex(settleIx.data), settleCase.data);
-      assert.deepEqual(settleIx, settleInstruction(input));
+      const [verifyIx, settleIx] = settleBatchInstructions({
+        ...input,
+        escrows: [escrowBinding],
+        signingKey: fromHex(ed.public_key),
+        signed: { kind: "call", signature: fromHex(ed.signature) },
+      });
+      assert.equal(toHex(resultDigest({ escrow: escrowBinding, ...items[0]! })), ed.message);
+      assert.deepEqual(verifyIx, ed25519VerifyInstruction(fromHex(ed.public_key), fromHex(ed.signature), fromHex(ed.message)));
+      assert.deepEqual(settleIx, settleBatchInstruction({ ...input, executionIds: [escrowBinding.executionId] }));
     });
   });
 });

@@ -7,12 +7,11 @@ import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
 import {
   acceptMarketAuthorityInstruction,
   agentPda,
-  closeReceiptInstruction,
+  closeDisputeInstruction,
   createFeeShardInstruction,
   createReceiptLogInstruction,
   fromHex,
   initializeMarketInstruction,
-  openDisputeFromLogInstruction,
   openDisputeInstruction,
   openEscrowBatchInstruction,
   openEscrowInstruction,
@@ -22,7 +21,6 @@ import {
   resolveDisputeInstruction,
   retireAgentInstruction,
   settleBatchInstruction,
-  settleInstruction,
   subscribeInstruction,
   sweepFeesInstruction,
   topUpCollateralInstruction,
@@ -52,7 +50,19 @@ export interface GoldenInstructionCase {
 
 export interface Golden {
   program_id: string;
-  result_digest: { execution_id: string; agent: string; request_hash: string; result_hash: string; digest: string }[];
+  /** Execute protocol v2: the escrow's fields, the result hash and the units; integers as decimal strings. */
+  result_digest: {
+    execution_id: string;
+    agent: string;
+    nonce: string;
+    payer: string;
+    payer_token_account: string;
+    amount_usdc: string;
+    request_hash: string;
+    result_hash: string;
+    units: string;
+    digest: string;
+  }[];
   /** Signed by the `ed25519` key. */
   signing_key_proof: { agent: string; creator: string; digest: string; signature: string; instruction_data: string }[];
   canonical_json: { name: string; input: string; canonical: string; sha256: string }[];
@@ -72,7 +82,9 @@ export interface Golden {
     event_authority: string;
     fee_shards: string[];
     agents: { agent_id: string; agent: string; collateral_vault: string; escrow_vault: string }[];
-    executions: { execution_id: string; escrow: string; receipt: string; dispute: string }[];
+    executions: { execution_id: string; escrow: string }[];
+    /** Disputes are keyed by the agent and the disputed leaf's index (u64, decimal). */
+    disputes: { agent: string; leaf_index: string; dispute: string }[];
     subscriptions: { agent: string; payer: string; subscription: string }[];
   };
   instructions: {
@@ -96,6 +108,8 @@ export interface Golden {
     request_hash: string;
     result_hash: string;
     evidence_hash: string;
+    /** The disputed leaf's index (u64, decimal), for open_dispute, resolve_dispute and close_dispute. */
+    leaf_index: string;
     cases: GoldenInstructionCase[];
   };
 }
@@ -120,8 +134,10 @@ const escrow: EscrowRef = {
   rentPayer: key("relayer"),
 };
 
+const leafIndex = BigInt(inputs.leaf_index);
+
 /** The shared inputs of the instruction cases, as this package's values. */
-export const goldenInputs = { agentId, agent, executionId, escrow };
+export const goldenInputs = { agentId, agent, executionId, escrow, leafIndex };
 
 
 const marketParams = (v: Json): MarketParams => ({
@@ -250,16 +266,6 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
         requestHash: fromHex(inputs.request_hash),
         maxAmountUsdc: BigInt(a.max_amount_usdc as string),
       });
-    case "settle":
-      return settleInstruction({
-        programId,
-        relayer: key("relayer"),
-        usdcMint,
-        escrow,
-        payoutAccount: key("payout_account"),
-        resultHash: fromHex(inputs.result_hash),
-        feeShardIndex: a.fee_shard_index as number,
-      });
     case "refund":
       return refundInstruction({
         programId,
@@ -286,9 +292,21 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
     case "open_dispute":
       return openDisputeInstruction({
         programId,
-        payer: key("payer"),
         agent,
-        executionId,
+        leaf: {
+          executionId,
+          nonce: BigInt(a.nonce as string),
+          payer: key("payer"),
+          payerTokenAccount: key("payer_token_account"),
+          apiKeyId: fromHex(inputs.api_key_id),
+          amountUsdc: BigInt(a.amount_usdc as string),
+          units: BigInt(a.units as string),
+          requestHash: fromHex(inputs.request_hash),
+          resultHash: fromHex(inputs.result_hash),
+          settledAt: BigInt(a.settled_at as string),
+        },
+        leafIndex,
+        proof: (a.proof as string[]).map(fromHex),
         evidenceHash: fromHex(inputs.evidence_hash),
       });
     case "resolve_dispute":
@@ -297,14 +315,13 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
         arbiter: key("arbiter"),
         usdcMint,
         agent,
-        executionId,
-        payer: key("payer"),
+        leafIndex,
         payerTokenAccount: key("payer_token_account"),
         upheld: a.upheld as boolean,
         slashUsdc: BigInt(a.slash_usdc as string),
       });
-    case "close_receipt":
-      return closeReceiptInstruction({ programId, executionId, rentPayer: key("relayer") });
+    case "close_dispute":
+      return closeDisputeInstruction({ programId, agent, leafIndex, payer: key("payer") });
     case "create_receipt_log":
       return createReceiptLogInstruction({ programId, payer: key("relayer"), agent });
     case "settle_batch":
@@ -315,7 +332,8 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
         agent,
         payoutAccount: key("payout_account"),
         executionIds: (a.execution_ids as string[]).map(fromHex),
-        resultHashes: (a.result_hashes as string[]).map(fromHex),
+        // As localnet's builder takes them: a result hash per escrow, and units per escrow or none (all 0).
+        items: (a.result_hashes as string[]).map((hash, i) => ({ resultHash: fromHex(hash), units: BigInt((a.units as string[])[i] ?? "0") })),
         feeShardIndex: a.fee_shard_index as number,
       });
     case "open_escrow_batch":
@@ -332,24 +350,6 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
           requestHash: fromHex(item.request_hash as string),
           maxAmountUsdc: BigInt(item.max_amount_usdc as string),
         })),
-      });
-    case "open_dispute_from_log":
-      return openDisputeFromLogInstruction({
-        programId,
-        agent,
-        leaf: {
-          executionId,
-          payer: key("payer"),
-          payerTokenAccount: key("payer_token_account"),
-          apiKeyId: fromHex(inputs.api_key_id),
-          amountUsdc: BigInt(a.amount_usdc as string),
-          requestHash: fromHex(inputs.request_hash),
-          resultHash: fromHex(inputs.result_hash),
-          settledAt: BigInt(a.settled_at as string),
-        },
-        leafIndex: BigInt(a.leaf_index as string),
-        proof: (a.proof as string[]).map(fromHex),
-        evidenceHash: fromHex(inputs.evidence_hash),
       });
     default:
       throw new Error(`no builder for ${c.name}`);

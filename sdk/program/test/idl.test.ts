@@ -40,7 +40,7 @@ describe("IDL", () => {
     assert.equal(FEE_SHARD_COUNT, 8);
     assert.equal(MAX_ENDPOINT_LEN, 200);
     assert.equal(MAX_EXECUTION_SECS, 900);
-    assert.equal(text(RESULT_DIGEST_DOMAIN), "agentmarket/result/v1");
+    assert.equal(text(RESULT_DIGEST_DOMAIN), "agentmarket/result/v2");
     assert.equal(text(MARKET_SEED), "market");
     assert.equal(text(SUBSCRIPTION_SEED), "subscription");
     assert.equal(text(EVENT_AUTHORITY_SEED), "__event_authority");

@@ -14,7 +14,7 @@ import {
   PROGRAM_ID,
   refundInstruction,
   registerAgentInstruction,
-  settleInstruction,
+  settleBatchInstruction,
   topUpCollateralInstruction,
   type AgentTerms,
 } from "../src/index.js";
@@ -167,13 +167,14 @@ describe("instruction builders", () => {
       );
       assert.throws(
         () =>
-          settleInstruction({
+          settleBatchInstruction({
             programId: PROGRAM_ID,
             relayer: someone,
             usdcMint: someone,
-            escrow,
+            agent,
             payoutAccount: someone,
-            resultHash: new Uint8Array(32),
+            executionIds: [escrow.executionId],
+            items: [{ resultHash: new Uint8Array(32), units: 0n }],
             feeShardIndex: 8,
           }),
         /fee shard index 8/,

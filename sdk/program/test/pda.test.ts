@@ -32,8 +32,6 @@ import {
   marketPda,
   pdaMemoSizes,
   PROGRAM_ID,
-  RECEIPT_SEED,
-  receiptPda,
   SUBSCRIPTION_SEED,
   subscriptionPda,
 } from "../src/index.js";
@@ -103,8 +101,8 @@ describe("findProgramAddress (src/curve.ts)", () => {
       [escrowVaultPda(agent, PROGRAM_ID), [ESCROW_VAULT_SEED, agent.toBytes()]],
       [subscriptionPda(agent, payer, PROGRAM_ID), [SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes()]],
       [escrowPda(id, PROGRAM_ID), [ESCROW_SEED, id]],
-      [receiptPda(id, PROGRAM_ID), [RECEIPT_SEED, id]],
-      [disputePda(id, PROGRAM_ID), [DISPUTE_SEED, id]],
+      [disputePda(agent, 5n, PROGRAM_ID), [DISPUTE_SEED, agent.toBytes(), Uint8Array.of(5, 0, 0, 0, 0, 0, 0, 0)]],
+      [disputePda(agent, (1n << 64n) - 1n, PROGRAM_ID), [DISPUTE_SEED, agent.toBytes(), new Uint8Array(8).fill(255)]],
     ];
     for (const [address, seeds] of cases) {
       assert.equal(assertSameDerivation(undefined, seeds, PROGRAM_ID)[0], address.toBase58());
@@ -189,8 +187,7 @@ describe("PDA memos", () => {
       ["escrow vault", (a) => escrowVaultPda(a, PROGRAM_ID), derive(ESCROW_VAULT_SEED, agent.toBytes())],
       ["subscription", (a, p) => subscriptionPda(a, p, PROGRAM_ID), derive(SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes())],
       ["escrow", (_a, _p, _id, e) => escrowPda(e, PROGRAM_ID), derive(ESCROW_SEED, executionId)],
-      ["receipt", (_a, _p, _id, e) => receiptPda(e, PROGRAM_ID), derive(RECEIPT_SEED, executionId)],
-      ["dispute", (_a, _p, _id, e) => disputePda(e, PROGRAM_ID), derive(DISPUTE_SEED, executionId)],
+      ["dispute", (a) => disputePda(a, 7n, PROGRAM_ID), derive(DISPUTE_SEED, agent.toBytes(), Uint8Array.of(7, 0, 0, 0, 0, 0, 0, 0))],
     ];
     for (const [name, pda, expected] of cases) {
       const first = pda(agent, payer, agentId, executionId);

@@ -22,7 +22,6 @@ import {
   MARKET_SEED,
   PROGRAM_ID,
   RECEIPT_LOG_SEED,
-  RECEIPT_SEED,
   SUBSCRIPTION_SEED,
   agentPda,
   collateralVaultPda,
@@ -39,7 +38,6 @@ import {
   fromHex,
   marketPda,
   receiptLogPda,
-  receiptPda,
   subscriptionPda,
   programDataPda,
   BPF_LOADER_UPGRADEABLE_ID,
@@ -56,8 +54,10 @@ const derive = (programId: PublicKey, ...seeds: Uint8Array[]) => PublicKey.findP
 
 /** Every address a builder derives, under `programId`, with the golden inputs. */
 function derivedAddresses(programId: PublicKey): Map<string, PublicKey> {
-  const { agentId, executionId } = goldenInputs;
+  const { agentId, executionId, leafIndex } = goldenInputs;
   const agent = derive(programId, AGENT_SEED, agentId);
+  const leafIndexLe = new Uint8Array(8);
+  new DataView(leafIndexLe.buffer).setBigUint64(0, leafIndex, true);
   const entries: [string, PublicKey][] = [
     ["program", programId],
     ["program_data", PublicKey.findProgramAddressSync([programId.toBytes()], BPF_LOADER_UPGRADEABLE_ID)[0]],
@@ -68,8 +68,7 @@ function derivedAddresses(programId: PublicKey): Map<string, PublicKey> {
     ["collateral_vault", derive(programId, COLLATERAL_VAULT_SEED, agent.toBytes())],
     ["escrow_vault", derive(programId, ESCROW_VAULT_SEED, agent.toBytes())],
     ["escrow", derive(programId, ESCROW_SEED, executionId)],
-    ["receipt", derive(programId, RECEIPT_SEED, executionId)],
-    ["dispute", derive(programId, DISPUTE_SEED, executionId)],
+    ["dispute", derive(programId, DISPUTE_SEED, agent.toBytes(), leafIndexLe)],
     ["subscription", derive(programId, SUBSCRIPTION_SEED, agent.toBytes(), payer.toBytes())],
     ["receipt_log", derive(programId, RECEIPT_LOG_SEED, agent.toBytes())],
   ];
@@ -98,7 +97,7 @@ describe("a program id other than the IDL's", () => {
   const theirs = derivedAddresses(OTHER);
 
   it("derives every PDA under the id given, the IDL's included", () => {
-    const { agentId, executionId } = goldenInputs;
+    const { agentId, executionId, leafIndex } = goldenInputs;
     const agent = theirs.get("agent")!;
     const pairs: [string, PublicKey, PublicKey][] = [
       ["program_data", programDataPda(OTHER), programDataPda(PROGRAM_ID)],
@@ -109,8 +108,7 @@ describe("a program id other than the IDL's", () => {
       ["collateral_vault", collateralVaultPda(agent, OTHER), collateralVaultPda(ours.get("agent")!, PROGRAM_ID)],
       ["escrow_vault", escrowVaultPda(agent, OTHER), escrowVaultPda(ours.get("agent")!, PROGRAM_ID)],
       ["escrow", escrowPda(executionId, OTHER), escrowPda(executionId, PROGRAM_ID)],
-      ["receipt", receiptPda(executionId, OTHER), receiptPda(executionId, PROGRAM_ID)],
-      ["dispute", disputePda(executionId, OTHER), disputePda(executionId, PROGRAM_ID)],
+      ["dispute", disputePda(agent, leafIndex, OTHER), disputePda(ours.get("agent")!, leafIndex, PROGRAM_ID)],
       ["subscription", subscriptionPda(agent, payer, OTHER), subscriptionPda(ours.get("agent")!, payer, PROGRAM_ID)],
       ["receipt_log", receiptLogPda(agent, OTHER), receiptLogPda(ours.get("agent")!, PROGRAM_ID)],
       ...Array.from({ length: FEE_SHARD_COUNT }, (_, i): [string, PublicKey, PublicKey] => [

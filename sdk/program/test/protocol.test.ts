@@ -19,7 +19,11 @@ import {
   listingHash,
   outputHash,
   parseAddress,
+  parseDecimalU64,
+  parseExecuteRequest,
   parseExecutionId,
+  escrowBindingOf,
+  wireEscrowOf,
   requestHash,
   requestSigningMessage,
   resultDigest,
@@ -66,6 +70,7 @@ interface ProtocolVectors {
     digest_preimage: string;
     digest: string;
     response: CreatorExecuteResponse;
+    metered: { units: string; digest_preimage: string; digest: string; response: CreatorExecuteResponse };
   };
   listing: { document: ListingDocument; canonical: string; listing_hash: string };
 }
@@ -140,15 +145,39 @@ describe("protocol vectors (tests/vectors/protocol.json)", () => {
       assert.equal(canonicalJson(executeVector.output), executeVector.output_canonical);
       assert.equal(toHex(outputHash(executeVector.output)), executeVector.result_hash);
       const preimage = fromHex(executeVector.digest_preimage);
-      assert.equal(new TextDecoder().decode(preimage.subarray(0, 21)), "agentmarket/result/v1");
+      assert.equal(preimage.length, 221);
+      assert.equal(new TextDecoder().decode(preimage.subarray(0, 21)), "agentmarket/result/v2");
       assert.equal(toHex(preimage.subarray(21, 37)), toHex(parseExecutionId(request.execution_id)!));
-      const digest = resultDigest(
-        parseExecutionId(request.execution_id)!,
-        new PublicKey(request.agent),
-        fromHex(request.request_hash),
-        fromHex(executeVector.result_hash),
-      );
-      assert.equal(toHex(digest), executeVector.digest);
+      assert.equal(toHex(preimage.subarray(69, 77)), "2900000000000000", "the nonce, u64 LE");
+      assert.equal(toHex(preimage.subarray(141, 149)), "90d0030000000000", "the amount, u64 LE");
+      assert.equal(toHex(preimage.subarray(213)), "0000000000000000", "no units: 0");
+      const escrow = escrowBindingOf(request);
+      const resultHash = fromHex(executeVector.result_hash);
+      assert.equal(toHex(resultDigest({ escrow, resultHash, units: 0n })), executeVector.digest);
+      const metered = executeVector.metered;
+      assert.equal(toHex(resultDigest({ escrow, resultHash, units: BigInt(metered.units) })), metered.digest);
+      assert.equal(toHex(fromHex(metered.digest_preimage).subarray(213)), "ffffffffffffffff");
+    });
+
+    it("the request carries the escrow: escrowBindingOf reads it, wireEscrowOf writes it back", () => {
+      const escrow = escrowBindingOf(request);
+      assert.equal(escrow.nonce, 41n);
+      assert.equal(escrow.amountUsdc, 250_000n);
+      const { protocol_version, network, task, parameters, deadline, ...wire } = request;
+      assert.deepEqual([protocol_version, network, typeof task, typeof parameters, typeof deadline], [2, "devnet", "string", "object", "string"]);
+      assert.deepEqual(wireEscrowOf(escrow), wire);
+      const parsed = parseExecuteRequest(JSON.parse(executeVector.body));
+      assert.ok(parsed.ok);
+      assert.deepEqual(parsed.escrow, escrow);
+    });
+
+    it("a metered answer carries its units and signs them", () => {
+      const metered = executeVector.metered;
+      assert.deepEqual(signResult(creatorSeed, request, executeVector.output, BigInt(metered.units)), metered.response);
+      const check = verifyCreatorResponse(metered.response, { ...request, signing_key: creatorPublic });
+      assert.ok(check.ok);
+      assert.equal(check.units, BigInt(metered.units));
+      assert.equal(toHex(check.digest), metered.digest);
     });
 
     it("signResult answers the response byte for byte, from the seed or the 64-byte secret key", () => {
@@ -164,6 +193,7 @@ describe("protocol vectors (tests/vectors/protocol.json)", () => {
       assert.ok(check.ok);
       assert.equal(toHex(check.result_hash), executeVector.result_hash);
       assert.equal(toHex(check.digest), executeVector.digest);
+      assert.equal(check.units, 0n, "no units: 0");
       assert.equal(toHex(check.signature), executeVector.response.signature);
       assert.deepEqual(check.output, executeVector.output);
     });
@@ -185,7 +215,7 @@ describe("protocol vectors (tests/vectors/protocol.json)", () => {
       ...Object.values(request).filter((v): v is string => typeof v === "string"),
     ];
     for (const value of quoted) assert.ok(doc.includes(value), value);
-    const preimage = doc.match(/digest's 133 input bytes are\n\n```\n([\s\S]*?)```/)![1]!;
+    const preimage = doc.match(/digest's 221 input bytes are\n\n```\n([\s\S]*?)```/)![1]!;
     assert.equal(preimage.split("\n").map((line) => line.split(" ")[0]).join(""), executeVector.digest_preimage);
   });
 
@@ -337,6 +367,35 @@ describe("creator response checks", () => {
     assert.equal(reason(signResult(creatorSeed, { ...request, request_hash: otherHash }, executeVector.output)), "bad_signature");
   });
 
+  it("a signature given for another escrow of the same execution id: bad_signature", () => {
+    const otherKey = new PublicKey(new Uint8Array(32).fill(4)).toBase58();
+    const others: [string, Partial<CreatorExecuteRequest>][] = [
+      ["nonce", { escrow_nonce: "42" }],
+      ["payer", { payer: otherKey }],
+      ["payer token account", { payer_token_account: otherKey }],
+      ["amount", { amount_usdc: "0.250001" }],
+    ];
+    for (const [what, fields] of others) {
+      assert.equal(reason(signResult(creatorSeed, { ...request, ...fields }, executeVector.output)), "bad_signature", what);
+      assert.equal(reason(response, { ...expected, ...fields }), "bad_signature", `${what}, checked against the other escrow`);
+    }
+  });
+
+  it("units other than the signed ones: bad_signature", () => {
+    assert.equal(reason({ ...response, units: "1" }), "bad_signature");
+    assert.equal(reason({ ...executeVector.metered.response, units: undefined }), "malformed_response");
+    const { units: _, ...withoutUnits } = executeVector.metered.response;
+    assert.equal(reason(withoutUnits), "bad_signature", "absent units are 0, not the signed ones");
+  });
+
+  it("units that are not the decimal string of a u64: malformed_response, with the message", () => {
+    for (const units of [1, "-1", "01", "1.5", " 1", "18446744073709551616", "", null]) {
+      const check = verifyCreatorResponse({ ...response, units }, expected);
+      assert.deepEqual(check, { ok: false, reason: "malformed_response", message: "units is not the decimal string of a u64" }, JSON.stringify(units));
+    }
+    assert.equal(reason({ ...response, units: "0" }), "ok", "explicit 0 is the same as absent");
+  });
+
   for (const [what, body] of [
     ["null", null],
     ["an array", [response]],
@@ -370,6 +429,55 @@ describe("creator response checks", () => {
 
   it("an output that has no canonical JSON: malformed_response", () => {
     assert.equal(reason({ ...response, output: { n: Number.NaN } }), "malformed_response");
+  });
+});
+
+describe("execute request checks", () => {
+  const body = JSON.parse(executeVector.body) as Record<string, unknown>;
+  const failure = (value: unknown) => {
+    const check = parseExecuteRequest(value);
+    return check.ok ? "ok" : `${check.reason}: ${check.message}`;
+  };
+
+  it("refuses another protocol version, naming it", () => {
+    assert.equal(failure({ ...body, protocol_version: 1 }), "unsupported_protocol_version: protocol_version is 1; this creator speaks 2");
+    assert.equal(failure({ ...body, protocol_version: "2" }), 'unsupported_protocol_version: protocol_version is "2"; this creator speaks 2');
+    const { protocol_version: _, ...v1 } = body;
+    assert.equal(failure(v1), "unsupported_protocol_version: protocol_version is missing; this creator speaks 2");
+  });
+
+  it("refuses malformed escrow fields with the field's name", () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ escrow_nonce: 41 }, "escrow_nonce is not the decimal string of a u64: 41"],
+      [{ escrow_nonce: "18446744073709551616" }, "escrow_nonce is not the decimal string of a u64: 18446744073709551616"],
+      [{ payer: "not-base58" }, "payer is not a base58 address: not-base58"],
+      [{ payer_token_account: undefined }, "payer_token_account is not a base58 address: undefined"],
+      [{ agent: "1" }, "agent is not a base58 address: 1"],
+      [{ amount_usdc: "0.25" }, "amount_usdc is not USDC with 6 decimals: 0.25"],
+      [{ amount_usdc: 250000 }, "amount_usdc is not USDC with 6 decimals: 250000"],
+      [{ request_hash: "AB" }, "request_hash is not 64 lowercase hex characters: AB"],
+      [{ execution_id: "exec_" }, "execution_id is not an execution id: exec_"],
+    ];
+    for (const [fields, message] of cases) assert.equal(failure({ ...body, ...fields }), `malformed_request: ${message}`);
+  });
+
+  it("refuses a body that is not a request", () => {
+    assert.equal(failure([]), "malformed_request: the request body is not a JSON object");
+    assert.equal(failure({ ...body, task: 3 }), "malformed_request: task is missing or not a string");
+    assert.equal(failure({ ...body, parameters: [] }), "malformed_request: parameters is not a JSON object");
+  });
+
+  it("parseDecimalU64 takes canonical decimal u64s only", () => {
+    assert.equal(parseDecimalU64("0"), 0n);
+    assert.equal(parseDecimalU64("18446744073709551615"), (1n << 64n) - 1n);
+    for (const bad of ["", "00", "+1", "1e3", "18446744073709551616", 5]) assert.equal(parseDecimalU64(bad), null, String(bad));
+  });
+
+  it("signResult refuses a request it cannot bind", () => {
+    assert.throws(() => signResult(creatorSeed, { ...request, escrow_nonce: "x" }, {}), {
+      name: "TypeError",
+      message: "escrow_nonce is not the decimal string of a u64: x",
+    });
   });
 });
 

@@ -64,10 +64,12 @@ describe("receipt log", () => {
     const agent = Keypair.generate().publicKey;
     const leaf: ReceiptLeaf = {
       executionId: new Uint8Array(16).fill(1),
+      nonce: 0x0102030405060708n,
       payer: Keypair.generate().publicKey,
       payerTokenAccount: Keypair.generate().publicKey,
       apiKeyId: new Uint8Array(16).fill(2),
       amountUsdc: 250_000n,
+      units: 9n,
       requestHash: new Uint8Array(32).fill(3),
       resultHash: new Uint8Array(32).fill(4),
       settledAt: 1_700_000_000n,
@@ -79,10 +81,12 @@ describe("receipt log", () => {
     };
     const expected = sha256(
       Uint8Array.from([
-        0, ...leaf.executionId, ...agent.toBytes(), ...leaf.payer.toBytes(), ...leaf.payerTokenAccount.toBytes(), ...leaf.apiKeyId,
-        ...le(250_000n), ...le(2_500n), ...leaf.requestHash, ...leaf.resultHash, ...le(1_700_000_000n),
+        0, ...leaf.executionId, ...agent.toBytes(), 8, 7, 6, 5, 4, 3, 2, 1, ...leaf.payer.toBytes(), ...leaf.payerTokenAccount.toBytes(),
+        ...leaf.apiKeyId, ...le(250_000n), ...le(2_500n), ...le(9n), ...leaf.requestHash, ...leaf.resultHash, ...le(1_700_000_000n),
       ]),
     );
     assert.deepEqual(receiptLeafHash(agent, leaf), expected);
+    assert.notDeepEqual(receiptLeafHash(agent, { ...leaf, nonce: 0n }), expected, "two escrows of one id are two leaves");
+    assert.throws(() => receiptLeafHash(agent, { ...leaf, units: -1n }), { name: "RangeError", message: "units must be a u64 bigint, got -1" });
   });
 });

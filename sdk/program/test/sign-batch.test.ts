@@ -42,7 +42,7 @@ const creatorSeed = fromHex(vectors.keys.creator.seed);
 
 describe("batch digest (tests/vectors/protocol.json, sign_batch)", () => {
   it("the program's constants: the domain tag and at most 16 per batch", () => {
-    assert.equal(new TextDecoder().decode(BATCH_DIGEST_DOMAIN), "agentmarket/result-batch/v1");
+    assert.equal(new TextDecoder().decode(BATCH_DIGEST_DOMAIN), "agentmarket/result-batch/v2");
     assert.equal(MAX_SETTLE_BATCH, 16);
   });
 

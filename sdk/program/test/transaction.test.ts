@@ -26,9 +26,9 @@ import {
   PACKET_DATA_SIZE,
   PROGRAM_ID,
   refundInstruction,
-  resultDigest,
   serializeTransaction,
-  settleInstructions,
+  settleBatchInstructions,
+  resultDigest,
   subscribeInstruction,
 } from "../src/index.js";
 import { golden, goldenInputs } from "./golden.js";
@@ -42,20 +42,21 @@ const { agent, executionId, escrow } = goldenInputs;
 const requestHash = fromHex(inputs.request_hash);
 const resultHash = fromHex(inputs.result_hash);
 
-function settle(rentPayer: PublicKey): TransactionInstruction[] {
-  const ref = { ...escrow, rentPayer };
-  const digest = resultDigest(executionId, agent, requestHash, resultHash);
-  return settleInstructions({
+/** A batch of one, signed with the call's own signature over its result digest. */
+function settle(relayerKey: PublicKey): TransactionInstruction[] {
+  const binding = { ...escrow, nonce: 3n, amountUsdc: 250_000n, requestHash };
+  const digest = resultDigest({ escrow: binding, resultHash, units: 0n });
+  return settleBatchInstructions({
     programId: PROGRAM_ID,
-    relayer: relayer.publicKey,
+    relayer: relayerKey,
     usdcMint: key("usdc_mint"),
-    escrow: ref,
+    agent,
     payoutAccount: key("payout_account"),
-    resultHash,
+    escrows: [binding],
+    items: [{ resultHash, units: 0n }],
     feeShardIndex: 5,
-    requestHash,
     signingKey: Keypair.fromSeed(creatorSeed).publicKey.toBytes(),
-    signature: ed25519Sign(creatorSeed, digest),
+    signed: { kind: "call", signature: ed25519Sign(creatorSeed, digest) },
   });
 }
 
@@ -75,9 +76,7 @@ const openEscrow = () =>
 
 const cases: { name: string; instructions: TransactionInstruction[]; signers?: Keypair[] }[] = [
   { name: "open_escrow", instructions: [openEscrow()] },
-  { name: "settle: [Ed25519 verification, settle]", instructions: settle(key("relayer")) },
-  // The relayer paid the escrow's rent: the same key signs as the relayer and is the rent payer.
-  { name: "settle, the relayer being the rent payer", instructions: settle(relayer.publicKey) },
+  { name: "settle_batch of one: [Ed25519 verification, settle_batch]", instructions: settle(relayer.publicKey) },
   {
     name: "refund with the subscription",
     instructions: [
@@ -120,7 +119,7 @@ const cases: { name: string; instructions: TransactionInstruction[]; signers?: K
       }),
     ],
   },
-  { name: "open_escrow and settle together", instructions: [openEscrow(), ...settle(key("relayer"))] },
+  { name: "open_escrow and settle together", instructions: [openEscrow(), ...settle(relayer.publicKey)] },
 ];
 
 // Accounts named twice, with other flags; a program that is also an account; a second signer.

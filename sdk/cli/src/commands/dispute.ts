@@ -4,24 +4,28 @@ import { basename, extname } from "node:path";
 import { formatUsdc, type Dispute, type WalletSession } from "@agent-market/client";
 import {
   attachmentDigest,
+  closeDisputeInstruction,
   collateralVaultPda,
-  disputePda,
   disputeRoute,
   evidenceHash,
   fetchAgent,
-  fetchDispute,
+  fetchDisputesOfExecution,
   fetchLoggedReceipt,
   fromHex,
   openDisputeFor,
+  parseAddress,
+  parseDecimalU64,
   parseExecutionId,
   resolveDisputeInstruction,
   toHex,
+  type FoundDispute,
+  type LeafSource,
 } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
 import { getAccount } from "@solana/spl-token";
 
 import { chainNow, connect, duration, market, signAndSend } from "../chain.js";
 import { readConfig } from "../config.js";
-import { indexerUrl } from "../indexer.js";
 import { CliError, output, UsageError, type Command, type Io } from "../io.js";
 import { keypairOption } from "../keyfile.js";
 import { parse, required, usdcOption } from "../options.js";
@@ -30,25 +34,33 @@ import { storedSession } from "../session.js";
 import { table } from "../table.js";
 
 const usage = `agent-market dispute open <execution id> (--statement <text> | --statement-file <file>) [--attach <file>]… [--answer]
-                          [--keypair <wallet file>] [--rpc <url>] [--api <url>] [--indexer <url>]
+                          [--keypair <wallet file>] [--rpc <url>] [--api <url>]
+                          (--indexer <url> | --agent <address> [--nonce <escrow nonce>])
                           [--program-id <address>] [--json]
 agent-market dispute show <execution id> [--api <url>] [--json]
 agent-market dispute list [--role payer|creator|arbiter] [--state open|resolved] [--api <url>] [--json]
-agent-market dispute resolve <execution id> (--uphold --slash <usdc> | --reject) --keypair <arbiter file> [--rpc <url>]
-                             [--program-id <address>] [--json]
+agent-market dispute resolve <execution id> (--uphold --slash <usdc> | --reject) --keypair <arbiter file> [--leaf <index>]
+                             [--rpc <url>] [--program-id <address>] [--json]
+agent-market dispute close <execution id> --keypair <any wallet file> [--leaf <index>] [--rpc <url>] [--program-id <address>] [--json]
 
 open: the payer contests a settled execution within the market's dispute window. The statement
 and up to 5 files (1 MiB each) go to the relayer with the wallet's session (agent-market login);
 the command checks the evidence hash it answers against the files, then signs open_dispute with
 that hash (the wallet's keypair, the one given to login unless --keypair) and sends it to the RPC.
-An execution settled into its agent's receipt log (no receipt account) is disputed with
-open_dispute_from_log and its leaf's proof, read from the indexer's GraphQL (--indexer, else
-$AGENT_MARKET_INDEXER_URL, else the one the relayer names); the program checks the proof.
+Every settlement is a leaf of its agent's receipt log: open_dispute carries the leaf and its
+Merkle proof, read from the indexer's GraphQL (--indexer, else $AGENT_MARKET_INDEXER_URL) or,
+with neither, rebuilt from the chain's history of the agent's receipt log (--agent, the agent
+account the execution ran on: agent-market executions show names it; --nonce picks one escrow of
+an execution id opened more than once, else the latest this wallet paid). The program checks the
+proof either way.
 A creator answers a dispute on its agent with the same command and --answer: the statement is
 kept and hashed, nothing is signed.
 show, list: the dispute as the chain has it, with the evidence (list: --role payer by default).
 resolve: the market's arbiter rules. --uphold --slash moves up to that much USDC of the agent's
-collateral to the payer; --reject moves nothing. Either way the dispute closes.
+collateral to the payer; --reject moves nothing. The dispute is found on chain from the execution
+id; --leaf picks one when the id was settled, and disputed, more than once.
+close: once resolved and its dispute window has passed, anyone returns the dispute's rent to the
+payer (the keypair pays the fee).
 --program-id (open, resolve): the program's address on that network (else
 $AGENT_MARKET_PROGRAM_ID, else the IDL's).`;
 
@@ -120,6 +132,8 @@ async function open(args: string[], io: Io): Promise<void> {
       rpc: { type: "string" },
       api: { type: "string" },
       indexer: { type: "string" },
+      agent: { type: "string" },
+      nonce: { type: "string" },
       "program-id": { type: "string" },
     },
     usage,
@@ -129,6 +143,20 @@ async function open(args: string[], io: Io): Promise<void> {
   if ((values.statement === undefined) === (values["statement-file"] === undefined)) {
     throw new UsageError("give --statement or --statement-file (one of them)", usage);
   }
+  const indexer = values.indexer ?? io.env.AGENT_MARKET_INDEXER_URL;
+  if (values.answer && (values.agent !== undefined || values.nonce !== undefined)) {
+    throw new UsageError("--answer signs nothing: leave out --agent and --nonce", usage);
+  }
+  if (!values.answer && indexer === undefined && values.agent === undefined) {
+    throw new UsageError("give --agent <address> (the proof is rebuilt from the chain) or --indexer <url>", usage);
+  }
+  if (indexer !== undefined && (values.agent !== undefined || values.nonce !== undefined)) {
+    throw new UsageError("--agent and --nonce rebuild the proof from the chain: leave out --indexer (and AGENT_MARKET_INDEXER_URL)", usage);
+  }
+  const agentBytes = values.agent === undefined ? null : parseAddress(values.agent);
+  if (values.agent !== undefined && !agentBytes) throw new UsageError(`--agent ${values.agent} is not a base58 address`, usage);
+  const nonce = values.nonce === undefined ? undefined : parseDecimalU64(values.nonce);
+  if (nonce === null) throw new UsageError(`--nonce ${values.nonce} is not the decimal string of a u64`, usage);
   const programId = programIdOption(io, values["program-id"], usage);
   const statement = values.statement ?? (await readFile(values["statement-file"]!, "utf8").catch((error: Error) => {
     throw new CliError(`cannot read ${values["statement-file"]}: ${error.message}`);
@@ -143,16 +171,21 @@ async function open(args: string[], io: Io): Promise<void> {
     throw new CliError(`the keypair is ${keypair.publicKey.toBase58()}, but the session is ${session.address}`, "pass the signed-in wallet's --keypair");
   }
   const connection = keypair ? connect(io, values.rpc, config) : null;
-  const route = connection
-    ? await disputeRoute(connection, bytes, {
-        programId,
-        loggedReceipt: async () => fetchLoggedReceipt(await indexerUrl(io, values.indexer, values.api, config), id),
-      })
-    : null;
+  const source: LeafSource =
+    indexer !== undefined
+      ? { kind: "indexer", loggedReceipt: () => fetchLoggedReceipt(indexer, id) }
+      : { kind: "chain", agent: new PublicKey(agentBytes!), payer: keypair?.publicKey, ...(nonce === undefined ? {} : { nonce }) };
+  const route = connection ? await disputeRoute(connection, bytes, { programId, source }) : null;
   if (connection) {
-    if (!route) throw new CliError(`${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`);
-    if (route.kind === "receipt" && route.disputed) throw new CliError(`${id} is disputed already`, `agent-market dispute show ${id}`);
-    const window_ends_at = route.settledAt + BigInt((await market(connection, programId)).disputeWindowSecs);
+    if (!route) {
+      throw new CliError(
+        source.kind === "indexer"
+          ? `the indexer knows no settlement of ${id}`
+          : `the receipt log of ${source.agent.toBase58()} holds no provable settlement of ${id}${nonce === undefined ? " paid by this wallet" : ` with nonce ${nonce}`}`,
+      );
+    }
+    if (route.disputed) throw new CliError(`${id} (leaf ${route.leafIndex}) is disputed already`, `agent-market dispute show ${id}`);
+    const window_ends_at = route.leaf.settledAt + BigInt((await market(connection, programId)).disputeWindowSecs);
     const now = await chainNow(connection);
     if (now > window_ends_at) throw new CliError(`the dispute window of ${id} closed ${duration(now - window_ends_at)} ago`);
   }
@@ -174,15 +207,11 @@ async function open(args: string[], io: Io): Promise<void> {
     io,
     connection,
     keypair,
-    [openDisputeFor(route, { programId, payer: keypair.publicKey, executionId: bytes, evidenceHash: fromHex(created.evidence_hash) })],
+    [openDisputeFor(route, { programId, payer: keypair.publicKey, evidenceHash: fromHex(created.evidence_hash) })],
     [
-      route.kind === "receipt"
-        ? `open_dispute on ${id} (agent ${route.agent.toBase58()}, ${formatUsdc(route.amountUsdc)} USDC paid)`
-        : `open_dispute_from_log on ${id} (agent ${route.agent.toBase58()}, ${formatUsdc(route.amountUsdc)} USDC paid, leaf ${route.leafIndex} of its receipt log)`,
+      `open_dispute on ${id} (agent ${route.agent.toBase58()}, ${formatUsdc(route.leaf.amountUsdc)} USDC paid, escrow nonce ${route.leaf.nonce}, leaf ${route.leafIndex} of its receipt log, proof from the ${route.source})`,
       `evidence hash ${created.evidence_hash} (${created.evidence_id}: the statement and ${files.length} file(s))`,
-      route.kind === "receipt"
-        ? `the dispute account's rent comes from this wallet and goes back to it when resolved`
-        : `the dispute account's rent comes from this wallet and goes back to it when resolved; so does the receipt's it writes, back after the dispute window`,
+      "the dispute account's rent comes from this wallet and goes back to it once resolved and past the dispute window (agent-market dispute close)",
     ],
   );
   output(io, { ...created, transaction: signature }, () => [`Opened the dispute on ${id} with ${created.evidence_id}, transaction ${signature}`]);
@@ -196,6 +225,7 @@ async function resolve(args: string[], io: Io): Promise<void> {
       reject: { type: "boolean", default: false },
       slash: { type: "string" },
       keypair: { type: "string" },
+      leaf: { type: "string" },
       rpc: { type: "string" },
       "program-id": { type: "string" },
     },
@@ -203,6 +233,7 @@ async function resolve(args: string[], io: Io): Promise<void> {
     1,
   );
   const { id, bytes } = executionIdOf(positionals[0]);
+  const leaf = leafOption(values.leaf);
   if (values.uphold === values.reject) throw new UsageError("give --uphold --slash <usdc> or --reject", usage);
   if (values.reject && values.slash !== undefined) throw new UsageError("--reject slashes nothing: leave out --slash", usage);
   const slash = values.uphold ? usdcOption(required(values.slash, "--slash", usage), "--slash", usage) : 0n;
@@ -215,8 +246,7 @@ async function resolve(args: string[], io: Io): Promise<void> {
   if (!found.arbiter.equals(arbiter.publicKey)) {
     throw new CliError(`${arbiter.publicKey.toBase58()} is not the market's arbiter (${found.arbiter.toBase58()})`, "pass the arbiter's --keypair");
   }
-  const open = await fetchDispute(connection, disputePda(bytes, programId), { programId });
-  if (!open) throw new CliError(`no open dispute on ${id}`, `agent-market dispute show ${id}`);
+  const { dispute: open } = pickDispute(id, await fetchDisputesOfExecution(connection, bytes, { programId }), leaf, false);
   const agent = await fetchAgent(connection, open.agent, { programId });
   if (!agent) throw new CliError(`the agent ${open.agent.toBase58()} has no account`);
   const collateralVault = collateralVaultPda(open.agent, programId);
@@ -233,15 +263,14 @@ async function resolve(args: string[], io: Io): Promise<void> {
         arbiter: arbiter.publicKey,
         usdcMint: found.usdcMint,
         agent: open.agent,
-        executionId: bytes,
-        payer: open.payer,
+        leafIndex: open.leafIndex,
         payerTokenAccount: open.payerTokenAccount,
         upheld: values.uphold,
         slashUsdc: slash,
       }),
     ],
     [
-      `resolve_dispute on ${id}: ${values.uphold ? "uphold" : "reject"} (agent ${open.agent.toBase58()}, payer ${open.payer.toBase58()})`,
+      `resolve_dispute on ${id}: ${values.uphold ? "uphold" : "reject"} (agent ${open.agent.toBase58()}, leaf ${open.leafIndex}, payer ${open.payer.toBase58()})`,
       values.uphold
         ? `moves ${formatUsdc(slashed)} USDC of the agent's ${formatUsdc(agent.collateralUsdc)} USDC collateral to ${open.payerTokenAccount.toBase58()}`
         : "moves no USDC",
@@ -262,9 +291,58 @@ async function resolve(args: string[], io: Io): Promise<void> {
   ]);
 }
 
+function leafOption(text: string | undefined): bigint | undefined {
+  if (text === undefined) return undefined;
+  const leaf = parseDecimalU64(text);
+  if (leaf === null) throw new UsageError(`--leaf ${text} is not the decimal string of a u64`, usage);
+  return leaf;
+}
+
+/** The one dispute of `id` to act on: resolved or not as `resolved` says, at `leaf` if given. */
+function pickDispute(id: string, found: FoundDispute[], leaf: bigint | undefined, resolved: boolean): FoundDispute {
+  const state = resolved ? "resolved" : "open";
+  const candidates = found.filter((f) => f.dispute.resolved === resolved && (leaf === undefined || f.dispute.leafIndex === leaf));
+  if (candidates.length === 0) {
+    throw new CliError(`no ${state} dispute on ${id}${leaf === undefined ? "" : ` at leaf ${leaf}`}`, `agent-market dispute show ${id}`);
+  }
+  if (candidates.length > 1) {
+    const leaves = candidates.map((f) => f.dispute.leafIndex).join(", ");
+    throw new CliError(`${id} has ${candidates.length} ${state} disputes, at leaves ${leaves}`, "pick one with --leaf <index>");
+  }
+  return candidates[0]!;
+}
+
+async function close(args: string[], io: Io): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    { keypair: { type: "string" }, leaf: { type: "string" }, rpc: { type: "string" }, "program-id": { type: "string" } },
+    usage,
+    1,
+  );
+  const { id, bytes } = executionIdOf(positionals[0]);
+  const leaf = leafOption(values.leaf);
+  const programId = programIdOption(io, values["program-id"], usage);
+  const config = await readConfig(io);
+  const sender = await keypairOption(values.keypair, config.keypair);
+  const connection = connect(io, values.rpc, config);
+  const { dispute: resolved } = pickDispute(id, await fetchDisputesOfExecution(connection, bytes, { programId }), leaf, true);
+  const window_ends_at = resolved.settledAt + BigInt((await market(connection, programId)).disputeWindowSecs);
+  const now = await chainNow(connection);
+  if (now <= window_ends_at) throw new CliError(`the dispute window of ${id} ends in ${duration(window_ends_at - now + 1n)}`, "close it after that");
+  const signature = await signAndSend(
+    io,
+    connection,
+    sender,
+    [closeDisputeInstruction({ programId, agent: resolved.agent, leafIndex: resolved.leafIndex, payer: resolved.payer })],
+    [`close_dispute on ${id} (agent ${resolved.agent.toBase58()}, leaf ${resolved.leafIndex}): its rent goes back to ${resolved.payer.toBase58()}`],
+  );
+  const result = { execution_id: id, leaf_index: resolved.leafIndex.toString(), payer: resolved.payer.toBase58(), transaction: signature };
+  output(io, result, () => [`Closed the dispute on ${id} (leaf ${result.leaf_index}): its rent went back to ${result.payer}, transaction ${signature}`]);
+}
+
 export const dispute: Command = {
   name: "dispute",
-  summary: "open, show, list and resolve disputes",
+  summary: "open, show, list, resolve and close disputes",
   usage,
   async run(args, io) {
     const [action, ...rest] = args;
@@ -273,6 +351,8 @@ export const dispute: Command = {
         return open(rest, io);
       case "resolve":
         return resolve(rest, io);
+      case "close":
+        return close(rest, io);
       case "show": {
         const { values, positionals } = parse(rest, { api: { type: "string" } }, usage, 1);
         const { id } = executionIdOf(positionals[0]);
@@ -298,7 +378,7 @@ export const dispute: Command = {
         return;
       }
       default:
-        throw new UsageError(action === undefined ? "dispute needs open, show, list or resolve" : `unknown dispute command ${action}`, usage);
+        throw new UsageError(action === undefined ? "dispute needs open, show, list, resolve or close" : `unknown dispute command ${action}`, usage);
     }
   },
 };

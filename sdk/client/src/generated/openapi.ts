@@ -4491,10 +4491,18 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
+                                /** @enum {unknown} */
+                                protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
+                                escrow_nonce: string;
+                                payer: string;
+                                payer_token_account: string;
+                                /** @example 12.500000 */
+                                amount_usdc: string;
                                 request_hash: string;
                                 result_hash: string;
+                                units: string;
                                 digest: string;
                                 creator_signature: string;
                                 creator_public_key: string;
@@ -4555,10 +4563,18 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
+                                /** @enum {unknown} */
+                                protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
+                                escrow_nonce: string;
+                                payer: string;
+                                payer_token_account: string;
+                                /** @example 12.500000 */
+                                amount_usdc: string;
                                 request_hash: string;
                                 result_hash: string;
+                                units: string;
                                 digest: string;
                                 creator_signature: string;
                                 creator_public_key: string;
@@ -4910,10 +4926,18 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
+                                /** @enum {unknown} */
+                                protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
+                                escrow_nonce: string;
+                                payer: string;
+                                payer_token_account: string;
+                                /** @example 12.500000 */
+                                amount_usdc: string;
                                 request_hash: string;
                                 result_hash: string;
+                                units: string;
                                 digest: string;
                                 creator_signature: string;
                                 creator_public_key: string;
@@ -5091,10 +5115,18 @@ export interface paths {
                                 api_key_id: string;
                                 output: unknown;
                                 receipt: {
+                                    /** @enum {unknown} */
+                                    protocol_version: 2;
                                     execution_id: string;
                                     agent: string;
+                                    escrow_nonce: string;
+                                    payer: string;
+                                    payer_token_account: string;
+                                    /** @example 12.500000 */
+                                    amount_usdc: string;
                                     request_hash: string;
                                     result_hash: string;
+                                    units: string;
                                     digest: string;
                                     creator_signature: string;
                                     creator_public_key: string;
@@ -5953,6 +5985,7 @@ export interface paths {
                                 /** @enum {string} */
                                 network: "devnet" | "mainnet";
                                 agent: string;
+                                leaf_index: string | null;
                                 payer: string;
                                 creator: string | null;
                                 /** @enum {string} */
@@ -6134,6 +6167,7 @@ export interface paths {
                             /** @enum {string} */
                             network: "devnet" | "mainnet";
                             agent: string;
+                            leaf_index: string | null;
                             payer: string;
                             creator: string | null;
                             /** @enum {string} */

@@ -51,8 +51,8 @@ export const IDL_JSON = {
       "args": []
     },
     {
-      "name": "close_receipt",
-      "discriminator": [126, 254, 244, 203, 124, 164, 134, 89],
+      "name": "close_dispute",
+      "discriminator": [60, 18, 92, 170, 100, 195, 146, 196],
       "accounts": [
         {
           "name": "market",
@@ -66,27 +66,32 @@ export const IDL_JSON = {
           }
         },
         {
-          "name": "receipt",
+          "name": "dispute",
           "writable": true,
           "pda": {
             "seeds": [
               {
                 "kind": "const",
-                "value": [114, 101, 99, 101, 105, 112, 116]
+                "value": [100, 105, 115, 112, 117, 116, 101]
               },
               {
                 "kind": "account",
-                "path": "receipt.execution_id",
-                "account": "Receipt"
+                "path": "dispute.agent",
+                "account": "Dispute"
+              },
+              {
+                "kind": "account",
+                "path": "dispute.leaf_index",
+                "account": "Dispute"
               }
             ]
           }
         },
         {
-          "name": "rent_payer",
+          "name": "payer",
           "writable": true,
           "relations": [
-            "receipt"
+            "dispute"
           ]
         },
         {
@@ -315,114 +320,6 @@ export const IDL_JSON = {
         {
           "name": "payer",
           "writable": true,
-          "signer": true,
-          "relations": [
-            "receipt"
-          ]
-        },
-        {
-          "name": "market",
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [109, 97, 114, 107, 101, 116]
-              }
-            ]
-          }
-        },
-        {
-          "name": "agent",
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [97, 103, 101, 110, 116]
-              },
-              {
-                "kind": "account",
-                "path": "agent.agent_id",
-                "account": "Agent"
-              }
-            ]
-          },
-          "relations": [
-            "receipt"
-          ]
-        },
-        {
-          "name": "receipt",
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [114, 101, 99, 101, 105, 112, 116]
-              },
-              {
-                "kind": "account",
-                "path": "receipt.execution_id",
-                "account": "Receipt"
-              }
-            ]
-          }
-        },
-        {
-          "name": "dispute",
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [100, 105, 115, 112, 117, 116, 101]
-              },
-              {
-                "kind": "account",
-                "path": "receipt.execution_id",
-                "account": "Receipt"
-              }
-            ]
-          }
-        },
-        {
-          "name": "system_program",
-          "address": "11111111111111111111111111111111"
-        },
-        {
-          "name": "event_authority",
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
-              }
-            ]
-          }
-        },
-        {
-          "name": "program"
-        }
-      ],
-      "args": [
-        {
-          "name": "evidence_hash",
-          "type": {
-            "array": [
-              "u8",
-              32
-            ]
-          }
-        }
-      ]
-    },
-    {
-      "name": "open_dispute_from_log",
-      "discriminator": [123, 125, 99, 148, 181, 3, 246, 7],
-      "accounts": [
-        {
-          "name": "payer",
-          "writable": true,
           "signer": true
         },
         {
@@ -469,26 +366,11 @@ export const IDL_JSON = {
           }
         },
         {
-          "name": "receipt",
-          "docs": [
-            "Exists already when this execution id was disputed before, or settled by `settle`."
-          ],
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [114, 101, 99, 101, 105, 112, 116]
-              },
-              {
-                "kind": "arg",
-                "path": "leaf.execution_id"
-              }
-            ]
-          }
-        },
-        {
           "name": "dispute",
+          "docs": [
+            "Exists already when this leaf was disputed before: its record stays until the window ends.",
+            "Only a record just created holds no payer."
+          ],
           "writable": true,
           "pda": {
             "seeds": [
@@ -497,8 +379,12 @@ export const IDL_JSON = {
                 "value": [100, 105, 115, 112, 117, 116, 101]
               },
               {
+                "kind": "account",
+                "path": "agent"
+              },
+              {
                 "kind": "arg",
-                "path": "leaf.execution_id"
+                "path": "leaf_index"
               }
             ]
           }
@@ -582,6 +468,10 @@ export const IDL_JSON = {
         },
         {
           "name": "agent",
+          "docs": [
+            "Writable: each open takes the agent's next escrow nonce."
+          ],
+          "writable": true,
           "pda": {
             "seeds": [
               {
@@ -755,6 +645,10 @@ export const IDL_JSON = {
         },
         {
           "name": "agent",
+          "docs": [
+            "Writable: each open takes the agent's next escrow nonce."
+          ],
+          "writable": true,
           "pda": {
             "seeds": [
               {
@@ -1324,18 +1218,16 @@ export const IDL_JSON = {
               },
               {
                 "kind": "account",
-                "path": "dispute.execution_id",
+                "path": "dispute.agent",
+                "account": "Dispute"
+              },
+              {
+                "kind": "account",
+                "path": "dispute.leaf_index",
                 "account": "Dispute"
               }
             ]
           }
-        },
-        {
-          "name": "payer",
-          "writable": true,
-          "relations": [
-            "dispute"
-          ]
         },
         {
           "name": "payer_token_account",
@@ -1440,165 +1332,6 @@ export const IDL_JSON = {
         }
       ],
       "args": []
-    },
-    {
-      "name": "settle",
-      "discriminator": [175, 42, 185, 87, 144, 131, 102, 212],
-      "accounts": [
-        {
-          "name": "relayer",
-          "writable": true,
-          "signer": true,
-          "relations": [
-            "market"
-          ]
-        },
-        {
-          "name": "market",
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [109, 97, 114, 107, 101, 116]
-              }
-            ]
-          }
-        },
-        {
-          "name": "agent",
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [97, 103, 101, 110, 116]
-              },
-              {
-                "kind": "account",
-                "path": "agent.agent_id",
-                "account": "Agent"
-              }
-            ]
-          },
-          "relations": [
-            "escrow"
-          ]
-        },
-        {
-          "name": "escrow",
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [101, 115, 99, 114, 111, 119]
-              },
-              {
-                "kind": "account",
-                "path": "escrow.execution_id",
-                "account": "Escrow"
-              }
-            ]
-          }
-        },
-        {
-          "name": "rent_payer",
-          "writable": true,
-          "relations": [
-            "escrow"
-          ]
-        },
-        {
-          "name": "receipt",
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [114, 101, 99, 101, 105, 112, 116]
-              },
-              {
-                "kind": "account",
-                "path": "escrow.execution_id",
-                "account": "Escrow"
-              }
-            ]
-          }
-        },
-        {
-          "name": "escrow_vault",
-          "writable": true,
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [101, 115, 99, 114, 111, 119, 95, 118, 97, 117, 108, 116]
-              },
-              {
-                "kind": "account",
-                "path": "agent"
-              }
-            ]
-          }
-        },
-        {
-          "name": "payout_account",
-          "writable": true,
-          "relations": [
-            "agent"
-          ]
-        },
-        {
-          "name": "fee_shard",
-          "writable": true
-        },
-        {
-          "name": "usdc_mint",
-          "relations": [
-            "market"
-          ]
-        },
-        {
-          "name": "instructions",
-          "address": "Sysvar1nstructions1111111111111111111111111"
-        },
-        {
-          "name": "token_program",
-          "address": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"
-        },
-        {
-          "name": "system_program",
-          "address": "11111111111111111111111111111111"
-        },
-        {
-          "name": "event_authority",
-          "pda": {
-            "seeds": [
-              {
-                "kind": "const",
-                "value": [95, 95, 101, 118, 101, 110, 116, 95, 97, 117, 116, 104, 111, 114, 105, 116, 121]
-              }
-            ]
-          }
-        },
-        {
-          "name": "program"
-        }
-      ],
-      "args": [
-        {
-          "name": "result_hash",
-          "type": {
-            "array": [
-              "u8",
-              32
-            ]
-          }
-        },
-        {
-          "name": "fee_shard_index",
-          "type": "u8"
-        }
-      ]
     },
     {
       "name": "settle_batch",
@@ -1721,6 +1454,12 @@ export const IDL_JSON = {
                 32
               ]
             }
+          }
+        },
+        {
+          "name": "units",
+          "type": {
+            "vec": "u64"
           }
         },
         {
@@ -2248,10 +1987,6 @@ export const IDL_JSON = {
       "discriminator": [219, 190, 213, 55, 0, 227, 198, 154]
     },
     {
-      "name": "Receipt",
-      "discriminator": [39, 154, 73, 106, 80, 102, 145, 153]
-    },
-    {
       "name": "ReceiptLog",
       "discriminator": [28, 105, 182, 63, 212, 2, 230, 57]
     },
@@ -2282,6 +2017,10 @@ export const IDL_JSON = {
       "discriminator": [51, 224, 133, 106, 74, 173, 72, 82]
     },
     {
+      "name": "DisputeClosed",
+      "discriminator": [171, 46, 157, 35, 78, 224, 13, 173]
+    },
+    {
       "name": "DisputeOpened",
       "discriminator": [239, 222, 102, 235, 193, 85, 1, 214]
     },
@@ -2300,10 +2039,6 @@ export const IDL_JSON = {
     {
       "name": "EscrowRefunded",
       "discriminator": [132, 209, 49, 109, 135, 138, 28, 81]
-    },
-    {
-      "name": "EscrowSettled",
-      "discriminator": [97, 27, 150, 55, 203, 179, 173, 23]
     },
     {
       "name": "EscrowSettledToLog",
@@ -2328,10 +2063,6 @@ export const IDL_JSON = {
     {
       "name": "MarketUpdated",
       "discriminator": [170, 51, 74, 147, 116, 168, 217, 251]
-    },
-    {
-      "name": "ReceiptClosed",
-      "discriminator": [127, 232, 161, 69, 46, 187, 159, 188]
     },
     {
       "name": "ReceiptLogCreated",
@@ -2535,203 +2266,213 @@ export const IDL_JSON = {
     },
     {
       "code": 6038,
-      "name": "ReceiptAgentMismatch",
-      "msg": "Receipt belongs to another agent"
+      "name": "ReceiptPayerMismatch",
+      "msg": "Signer is not the payer of the disputed leaf"
     },
     {
       "code": 6039,
-      "name": "ReceiptPayerMismatch",
-      "msg": "Signer is not the receipt's payer"
-    },
-    {
-      "code": 6040,
       "name": "DisputeWindowClosed",
       "msg": "Dispute window has closed"
     },
     {
-      "code": 6041,
+      "code": 6040,
       "name": "DisputeWindowOpen",
       "msg": "Dispute window is still open"
     },
     {
-      "code": 6042,
+      "code": 6041,
       "name": "AlreadyDisputed",
-      "msg": "Execution was already disputed"
+      "msg": "This settlement was already disputed"
     },
     {
-      "code": 6043,
+      "code": 6042,
       "name": "DisputeAgentMismatch",
       "msg": "Dispute belongs to another agent"
     },
     {
-      "code": 6044,
+      "code": 6043,
       "name": "DisputePayerMismatch",
       "msg": "Account is not the dispute's payer"
     },
     {
-      "code": 6045,
+      "code": 6044,
       "name": "InvalidSlashAmount",
       "msg": "Upheld disputes slash a positive amount; rejected ones slash nothing"
     },
     {
-      "code": 6046,
+      "code": 6045,
       "name": "MathOverflow",
       "msg": "Arithmetic overflow"
     },
     {
-      "code": 6047,
+      "code": 6046,
       "name": "PriceAboveMaximum",
       "msg": "The call or period costs more than the maximum the payer accepted"
     },
     {
-      "code": 6048,
+      "code": 6047,
       "name": "PriceBelowMinimum",
       "msg": "Pay-per-use price is below the market's minimum price per call"
     },
     {
-      "code": 6049,
+      "code": 6048,
       "name": "OveragePriceBelowMinimum",
       "msg": "Hybrid overage price is below the market's minimum price per call"
     },
     {
-      "code": 6050,
+      "code": 6049,
       "name": "PeriodPriceBelowMinimum",
       "msg": "Subscription period price per included call is below the market's minimum price per call"
     },
     {
-      "code": 6051,
+      "code": 6050,
       "name": "PayoutAccountOwnedByProgram",
       "msg": "Payout account is owned by an account of the program (an agent, the market) or its delegate"
     },
     {
-      "code": 6052,
+      "code": 6051,
       "name": "SubscriptionPeriodTooLong",
       "msg": "Subscription period is longer than 366 days"
     },
     {
-      "code": 6053,
+      "code": 6052,
       "name": "NotUpgradeAuthority",
       "msg": "Signer is not the program's upgrade authority"
     },
     {
-      "code": 6054,
+      "code": 6053,
       "name": "NotProposedAuthority",
       "msg": "Signer is not the market's proposed authority"
     },
     {
-      "code": 6055,
+      "code": 6054,
       "name": "SubscriptionTermsChanged",
       "msg": "The payer's live subscription was bought under other pricing; buy again once it expires"
     },
     {
-      "code": 6056,
+      "code": 6055,
       "name": "SubscriptionPaidAhead",
       "msg": "Subscription already runs more than a period ahead"
     },
     {
-      "code": 6057,
+      "code": 6056,
       "name": "MissingSigningKeyProof",
       "msg": "No Ed25519 verification of the signing-key proof precedes this instruction: the signing key must sign it"
     },
     {
-      "code": 6058,
+      "code": 6057,
       "name": "SigningKeyProofKeyMismatch",
       "msg": "Signing-key proof was signed by another key than the agent's signing key"
     },
     {
-      "code": 6059,
+      "code": 6058,
       "name": "SigningKeyProofDigestMismatch",
       "msg": "Signing-key proof was signed over another agent or creator"
     },
     {
-      "code": 6060,
+      "code": 6059,
       "name": "PayoutOwnerMismatch",
       "msg": "Payout owner is not the owner of the payout account"
     },
     {
-      "code": 6061,
+      "code": 6060,
       "name": "EmptyBatch",
       "msg": "A batch settles at least one escrow"
     },
     {
-      "code": 6062,
+      "code": 6061,
       "name": "BatchTooLarge",
       "msg": "A batch settles at most MAX_SETTLE_BATCH escrows"
     },
     {
-      "code": 6063,
+      "code": 6062,
       "name": "ResultHashCountMismatch",
       "msg": "A batch needs exactly one result hash per escrow"
     },
     {
-      "code": 6064,
+      "code": 6063,
       "name": "DuplicateEscrow",
       "msg": "An escrow appears twice in one batch"
     },
     {
-      "code": 6065,
+      "code": 6064,
       "name": "BatchRentPayerNotRelayer",
       "msg": "A batched escrow's rent was not paid by the relayer signing the batch"
     },
     {
-      "code": 6066,
+      "code": 6065,
       "name": "EscrowNotWritable",
       "msg": "A batched escrow account is not writable"
     },
     {
-      "code": 6067,
+      "code": 6066,
       "name": "BatchSignatureCountMismatch",
       "msg": "Ed25519 instruction must verify one batch signature or one signature per escrow"
     },
     {
-      "code": 6068,
+      "code": 6067,
       "name": "ReceiptLogAgentMismatch",
       "msg": "Receipt log belongs to another agent"
     },
     {
-      "code": 6069,
+      "code": 6068,
       "name": "ReceiptLogFull",
       "msg": "Receipt log is full: its oldest filled tree is still within the dispute window"
     },
     {
-      "code": 6070,
+      "code": 6069,
       "name": "InvalidProofLength",
       "msg": "Merkle proof must carry one hash per level of the receipt tree"
     },
     {
-      "code": 6071,
+      "code": 6070,
       "name": "UnknownReceiptRoot",
       "msg": "Leaf and proof do not lead to a root the receipt log holds"
     },
     {
-      "code": 6072,
+      "code": 6071,
       "name": "EmptyOpenBatch",
       "msg": "A batch opens at least one escrow"
     },
     {
-      "code": 6073,
+      "code": 6072,
       "name": "OpenBatchTooLarge",
       "msg": "A batch opens at most MAX_OPEN_BATCH escrows"
     },
     {
-      "code": 6074,
+      "code": 6073,
       "name": "OpenBatchAccountCountMismatch",
       "msg": "A batched open needs exactly three accounts per item: escrow, payer token account, subscription"
     },
     {
-      "code": 6075,
+      "code": 6074,
       "name": "DuplicateExecutionId",
       "msg": "An execution id appears twice in one batch"
     },
     {
-      "code": 6076,
+      "code": 6075,
       "name": "EscrowAddressMismatch",
       "msg": "A batched escrow account is not at its execution id's address"
     },
     {
-      "code": 6077,
+      "code": 6076,
       "name": "SubscriptionAddressMismatch",
       "msg": "A batched subscription account is not at the payer's subscription address for this agent"
+    },
+    {
+      "code": 6077,
+      "name": "DisputeAlreadyResolved",
+      "msg": "Dispute was already resolved"
+    },
+    {
+      "code": 6078,
+      "name": "DisputeNotResolved",
+      "msg": "Dispute is not resolved yet"
+    },
+    {
+      "code": 6079,
+      "name": "UnitsCountMismatch",
+      "msg": "A batch's units are one count per escrow, or none when every count is 0"
     }
   ],
   "types": [
@@ -2843,6 +2584,15 @@ export const IDL_JSON = {
               "until then even after retirement, so collateral stays locked until then plus the cooldown."
             ],
             "type": "i64"
+          },
+          {
+            "name": "escrows_opened",
+            "docs": [
+              "Escrows the agent has ever opened: the next escrow's nonce. A creator's signature covers",
+              "its escrow's nonce, so it can never settle another escrow, even one of the same",
+              "execution id (docs/program.md, \"One signature, one escrow\")."
+            ],
+            "type": "u64"
           }
         ]
       }
@@ -3082,11 +2832,24 @@ export const IDL_JSON = {
     {
       "name": "Dispute",
       "docs": [
-        "A payer's claim against a settled execution, open until the arbiter resolves it."
+        "A payer's claim against one leaf of an agent's receipt log. It outlives its resolution until",
+        "the leaf's dispute window has passed, so that the same leaf cannot be disputed twice."
       ],
       "type": {
         "kind": "struct",
         "fields": [
+          {
+            "name": "agent",
+            "type": "pubkey"
+          },
+          {
+            "name": "leaf_index",
+            "docs": [
+              "The disputed leaf's index in the agent's receipt log: with the agent, what the dispute's",
+              "address is derived from, since an execution id alone does not name one settlement."
+            ],
+            "type": "u64"
+          },
           {
             "name": "execution_id",
             "type": {
@@ -3095,10 +2858,6 @@ export const IDL_JSON = {
                 16
               ]
             }
-          },
-          {
-            "name": "agent",
-            "type": "pubkey"
           },
           {
             "name": "payer",
@@ -3129,8 +2888,56 @@ export const IDL_JSON = {
             "type": "i64"
           },
           {
+            "name": "settled_at",
+            "docs": [
+              "When the disputed execution settled: its dispute window runs from here."
+            ],
+            "type": "i64"
+          },
+          {
+            "name": "resolved",
+            "type": "bool"
+          },
+          {
+            "name": "upheld",
+            "type": "bool"
+          },
+          {
             "name": "bump",
             "type": "u8"
+          }
+        ]
+      }
+    },
+    {
+      "name": "DisputeClosed",
+      "docs": [
+        "A resolved dispute's record is gone, its leaf's dispute window having passed: its rent went",
+        "back to the payer."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "execution_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "agent",
+            "type": "pubkey"
+          },
+          {
+            "name": "leaf_index",
+            "type": "u64"
+          },
+          {
+            "name": "payer",
+            "type": "pubkey"
           }
         ]
       }
@@ -3152,6 +2959,10 @@ export const IDL_JSON = {
           {
             "name": "agent",
             "type": "pubkey"
+          },
+          {
+            "name": "leaf_index",
+            "type": "u64"
           },
           {
             "name": "payer",
@@ -3196,6 +3007,10 @@ export const IDL_JSON = {
             "type": "pubkey"
           },
           {
+            "name": "leaf_index",
+            "type": "u64"
+          },
+          {
             "name": "payer",
             "type": "pubkey"
           },
@@ -3234,6 +3049,14 @@ export const IDL_JSON = {
           {
             "name": "agent",
             "type": "pubkey"
+          },
+          {
+            "name": "nonce",
+            "docs": [
+              "The agent's count of escrows opened before this one: never the same twice for an agent,",
+              "and part of the digest the creator signs."
+            ],
+            "type": "u64"
           },
           {
             "name": "payer",
@@ -3325,7 +3148,15 @@ export const IDL_JSON = {
             "type": "pubkey"
           },
           {
+            "name": "nonce",
+            "type": "u64"
+          },
+          {
             "name": "payer",
+            "type": "pubkey"
+          },
+          {
+            "name": "payer_token_account",
             "type": "pubkey"
           },
           {
@@ -3458,70 +3289,11 @@ export const IDL_JSON = {
       }
     },
     {
-      "name": "EscrowSettled",
-      "type": {
-        "kind": "struct",
-        "fields": [
-          {
-            "name": "execution_id",
-            "type": {
-              "array": [
-                "u8",
-                16
-              ]
-            }
-          },
-          {
-            "name": "agent",
-            "type": "pubkey"
-          },
-          {
-            "name": "payer",
-            "type": "pubkey"
-          },
-          {
-            "name": "api_key_id",
-            "type": {
-              "array": [
-                "u8",
-                16
-              ]
-            }
-          },
-          {
-            "name": "amount_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "creator_share_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "fee_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "result_hash",
-            "type": {
-              "array": [
-                "u8",
-                32
-              ]
-            }
-          },
-          {
-            "name": "settled_at",
-            "type": "i64"
-          }
-        ]
-      }
-    },
-    {
       "name": "EscrowSettledToLog",
       "docs": [
         "One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and",
         "the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and",
-        "checks its tree against the chain, and a payer builds the proof `open_dispute_from_log` needs."
+        "checks its tree against the chain, and a payer builds the proof `open_dispute` needs."
       ],
       "type": {
         "kind": "struct",
@@ -3538,6 +3310,10 @@ export const IDL_JSON = {
           {
             "name": "agent",
             "type": "pubkey"
+          },
+          {
+            "name": "nonce",
+            "type": "u64"
           },
           {
             "name": "payer",
@@ -3566,6 +3342,10 @@ export const IDL_JSON = {
           },
           {
             "name": "fee_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "units",
             "type": "u64"
           },
           {
@@ -3971,96 +3751,12 @@ export const IDL_JSON = {
       }
     },
     {
-      "name": "Receipt",
-      "docs": [
-        "On-chain evidence of a settled execution, kept through the dispute window."
-      ],
-      "type": {
-        "kind": "struct",
-        "fields": [
-          {
-            "name": "execution_id",
-            "type": {
-              "array": [
-                "u8",
-                16
-              ]
-            }
-          },
-          {
-            "name": "agent",
-            "type": "pubkey"
-          },
-          {
-            "name": "payer",
-            "type": "pubkey"
-          },
-          {
-            "name": "payer_token_account",
-            "type": "pubkey"
-          },
-          {
-            "name": "amount_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "fee_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "result_hash",
-            "type": {
-              "array": [
-                "u8",
-                32
-              ]
-            }
-          },
-          {
-            "name": "settled_at",
-            "type": "i64"
-          },
-          {
-            "name": "rent_payer",
-            "type": "pubkey"
-          },
-          {
-            "name": "disputed",
-            "type": "bool"
-          },
-          {
-            "name": "bump",
-            "type": "u8"
-          }
-        ]
-      }
-    },
-    {
-      "name": "ReceiptClosed",
-      "type": {
-        "kind": "struct",
-        "fields": [
-          {
-            "name": "execution_id",
-            "type": {
-              "array": [
-                "u8",
-                16
-              ]
-            }
-          },
-          {
-            "name": "agent",
-            "type": "pubkey"
-          }
-        ]
-      }
-    },
-    {
       "name": "ReceiptLeaf",
       "docs": [
-        "What a receipt log's leaf commits to for one settled execution: the escrow's record, its",
-        "result and when it was settled. The agent is the log's; the fee follows from the amount."
+        "What a receipt log's leaf commits to for one settled execution: the escrow's record (its",
+        "nonce included, so two settlements of one execution id are two distinct leaves), the result",
+        "and the units the creator signed, and when it was settled. The agent is the log's; the fee",
+        "follows from the amount."
       ],
       "type": {
         "kind": "struct",
@@ -4073,6 +3769,10 @@ export const IDL_JSON = {
                 16
               ]
             }
+          },
+          {
+            "name": "nonce",
+            "type": "u64"
           },
           {
             "name": "payer",
@@ -4093,6 +3793,10 @@ export const IDL_JSON = {
           },
           {
             "name": "amount_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "units",
             "type": "u64"
           },
           {
@@ -4378,7 +4082,7 @@ export const IDL_JSON = {
         "\"Batched settlement\")."
       ],
       "type": "bytes",
-      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 45, 98, 97, 116, 99, 104, 47, 118, 49]"
+      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 45, 98, 97, 116, 99, 104, 47, 118, 50]"
     },
     {
       "name": "BPS_DENOMINATOR",
@@ -4507,11 +4211,6 @@ export const IDL_JSON = {
       "value": "64"
     },
     {
-      "name": "RECEIPT_SEED",
-      "type": "bytes",
-      "value": "[114, 101, 99, 101, 105, 112, 116]"
-    },
-    {
       "name": "RECEIPT_TREE_DEPTH",
       "docs": [
         "Height of each tree of a receipt log: 2^18 leaves, and a proof of 18 hashes (576 bytes) that",
@@ -4523,10 +4222,11 @@ export const IDL_JSON = {
     {
       "name": "RESULT_DIGEST_DOMAIN",
       "docs": [
-        "Domain tag of the result digest the creator signs (docs/execute-protocol.md)."
+        "Domain tag of the result digest the creator signs: execute protocol version 2, which binds",
+        "the signature to one escrow (docs/execute-protocol.md)."
       ],
       "type": "bytes",
-      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 47, 118, 49]"
+      "value": "[97, 103, 101, 110, 116, 109, 97, 114, 107, 101, 116, 47, 114, 101, 115, 117, 108, 116, 47, 118, 50]"
     },
     {
       "name": "SIGNING_KEY_PROOF_DOMAIN",
