@@ -1,9 +1,7 @@
 #!/bin/sh
 # Runs every test suite (Rust tests, the IDL check, then the npm workspaces' builds and mocha
-# tests, and the relayer's execution tests again on a devnet-like localnet and in the per-call
-# design) and ends with one
-# line totalling them: "tests: N passed, M failed". Exits non-zero if
-# anything failed.
+# tests, and the relayer's execution tests again on a devnet-like localnet) and ends with one
+# line totalling them: "tests: N passed, M failed". Exits non-zero if anything failed.
 set -u
 here=$(dirname "$0")
 log=$(mktemp)
@@ -36,14 +34,6 @@ npm_test_status=$(cat "$npm_log.status")
 # database connections once raised an uncaught error in that process.
 for file in relayer-execute.test.ts relayer-faults.test.ts; do
   { (cd "$here/../tests" && LOCALNET_PROFILE=devnet-like LOCALNET_SLOT_MS=100 npx mocha --no-config --import=tsx --reporter spec --timeout 60000 --exit "$file") 2>&1; echo $? >"$npm_log.status"; } | tee -a "$npm_log"
-  [ "$(cat "$npm_log.status")" -eq 0 ] || npm_test_status=1
-done
-
-# The execution tests once more in the per-call design (BATCH_OPENS=false, BATCH_REFUNDS=false,
-# SETTLEMENT=receipt_account, docs/architecture.md), which a relayer still runs when told: every
-# fault and recovery path of the batched default, on it too.
-for file in relayer-execute.test.ts relayer-faults.test.ts relayer-recovery.test.ts relayer-drops.test.ts; do
-  { (cd "$here/../tests" && BATCH_OPENS=false BATCH_REFUNDS=false SETTLEMENT=receipt_account npx mocha --no-config --import=tsx --reporter spec --timeout 60000 --exit "$file") 2>&1; echo $? >"$npm_log.status"; } | tee -a "$npm_log"
   [ "$(cat "$npm_log.status")" -eq 0 ] || npm_test_status=1
 done
 

@@ -30,7 +30,7 @@ import { Keypair } from "@solana/web3.js";
 import { COLLATERAL_COOLDOWN_SECS, ESCROW_GRACE_SECS, MAX_EXECUTION_SECS, MIN_COLLATERAL_USDC, TestMarket } from "./src/fixtures.js";
 import { REPO_ROOT } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { PER_CALL_DESIGN, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { ONE_BY_ONE, startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { run, type Run } from "./src/run.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
@@ -46,7 +46,7 @@ describe("agent-market: commands that move money", function () {
   before(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build --workspaces first`);
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
+    relayer = await startRelayer(market.localnet, ONE_BY_ONE);
     dir = mkdtempSync(join(tmpdir(), "cli-money-"));
   });
   after(async () => {

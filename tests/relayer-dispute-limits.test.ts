@@ -3,12 +3,12 @@
 // that grows with other wallets' disputes (the RPC calls are observed through a proxy).
 import { strict as assert } from "node:assert";
 
-import { openDisputeInstruction, parseExecutionId } from "@agent-market/program";
+import { disputeRoute, openDisputeFor, parseExecutionId } from "@agent-market/program";
 
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, PER_CALL_DESIGN, relayerEnv, signIn, startRelayerWith, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, ONE_BY_ONE, relayerEnv, signIn, startRelayerWith, type RunningRelayer } from "./src/relayer.js";
 import { startRpcProxy, type RpcProxy } from "./src/rpc-proxy.js";
 
 interface Evidence {
@@ -25,7 +25,7 @@ describe("relayer: dispute limits and bounded dispute lists", function () {
   before(async () => {
     market = await TestMarket.start();
     proxy = await startRpcProxy(market.localnet.rpcUrl);
-    relayer = await startRelayerWith(await relayerEnv(market.localnet, { ...PER_CALL_DESIGN, DEVNET_RPC_URL: proxy.url }));
+    relayer = await startRelayerWith(await relayerEnv(market.localnet, { ...ONE_BY_ONE, DEVNET_RPC_URL: proxy.url }));
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));
@@ -61,16 +61,11 @@ describe("relayer: dispute limits and bounded dispute lists", function () {
   async function openDispute(payer: Payer, agent: ListedAgent, id: string): Promise<void> {
     const created = await submit(payer.token, id);
     assert.equal(created.status, 201, JSON.stringify(created.body));
+    // The settlement's leaf and proof, from the chain's history of the agent's receipt log.
+    const route = await disputeRoute(market.connection, parseExecutionId(id)!, { programId: market.programId, source: { kind: "chain", agent: agent.address } });
+    assert.ok(route, `${id} has a leaf`);
     await market.send(
-      [
-        openDisputeInstruction({
-          programId: market.programId,
-          payer: payer.wallet.publicKey,
-          agent: agent.address,
-          executionId: parseExecutionId(id)!,
-          evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
-        }),
-      ],
+      [openDisputeFor(route, { payer: payer.wallet.publicKey, evidenceHash: Buffer.from(created.body.evidence_hash, "hex"), programId: market.programId })],
       [payer.wallet],
     );
   }

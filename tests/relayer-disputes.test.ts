@@ -1,24 +1,26 @@
 // Dispute evidence kept by the relayer, end to end: the payer's statement and files behind the
-// hash open_dispute binds on chain, the creator's answer, who may read what, the dispute's state
-// as the chain has it (open, then upheld with its slash), and receipts and evidence that the
-// receipt closer leaves alone while a dispute still needs them.
+// hash open_dispute binds on chain (a dispute of the settlement's leaf, keyed by agent and leaf
+// index), the creator's answer, who may read what, the dispute's state as the chain has it (open,
+// then upheld with its slash), and a resolved dispute that stays until someone closes it (the
+// relayer does not) while its outcome and evidence outlive the account.
 import { strict as assert } from "node:assert";
 import { createHash, randomBytes } from "node:crypto";
 
 import {
+  closeDisputeInstruction,
   collateralVaultPda,
   disputePda,
-  openDisputeInstruction,
+  disputeRoute,
+  openDisputeFor,
   parseExecutionId,
-  receiptPda,
   resolveDisputeInstruction,
 } from "@agent-market/program";
-import { Keypair, SystemProgram } from "@solana/web3.js";
+import { Keypair, SystemProgram, type PublicKey } from "@solana/web3.js";
 
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, PER_CALL_DESIGN, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, ONE_BY_ONE, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { Receiver, until } from "./src/webhook-receiver.js";
 
 const MIB = 1024 * 1024;
@@ -34,6 +36,7 @@ interface Evidence {
 }
 
 interface DisputeView {
+  leaf_index: string | null;
   state: string;
   amount_usdc: string;
   slashed_usdc: string | null;
@@ -78,7 +81,7 @@ describe("relayer: dispute evidence", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
+    relayer = await startRelayer(market.localnet, ONE_BY_ONE);
     agent = await newAgent();
     payer = await newPayer(market, relayer, 10_000_000n);
     settled = await executed(agent);
@@ -106,13 +109,34 @@ describe("relayer: dispute evidence", function () {
     return id;
   }
 
-  async function executionRow(id: string): Promise<{ state: string; receipt_closed_at: Date | null }> {
-    const { rows } = await relayer.services.db.query<{ state: string; receipt_closed_at: Date | null }>(
-      "SELECT state, receipt_closed_at FROM executions WHERE id = $1",
-      [id],
-    );
+  async function executionRow(id: string): Promise<{ state: string }> {
+    const { rows } = await relayer.services.db.query<{ state: string }>("SELECT state FROM executions WHERE id = $1", [id]);
     return rows[0]!;
   }
+
+  /** The payer's open_dispute of the execution's leaf (found from the chain's receipt log history); its leaf index. */
+  async function openDispute(agent: PublicKey, execution: string, evidenceHashHex: string): Promise<bigint> {
+    const route = await disputeRoute(market.connection, parseExecutionId(execution)!, { programId: market.programId, source: { kind: "chain", agent } });
+    assert.ok(route, `${execution} has a leaf`);
+    await market.send(
+      [openDisputeFor(route, { payer: payer.wallet.publicKey, evidenceHash: Buffer.from(evidenceHashHex, "hex"), programId: market.programId })],
+      [payer.wallet],
+    );
+    return route.leafIndex;
+  }
+
+  /** The arbiter's resolve_dispute of leaf `leafIndex` of `agent`'s log. */
+  const resolveInstruction = (agent: PublicKey, leafIndex: bigint, upheld: boolean, slashUsdc: bigint) =>
+    resolveDisputeInstruction({
+      programId: market.programId,
+      arbiter: market.arbiter.publicKey,
+      usdcMint: market.usdcMint,
+      agent,
+      leafIndex,
+      payerTokenAccount: payer.tokenAccount,
+      upheld,
+      slashUsdc,
+    });
 
   async function waitUntil(what: string, done: () => Promise<boolean>, timeout_ms = 20_000): Promise<void> {
     const deadline = Date.now() + timeout_ms;
@@ -198,7 +222,6 @@ describe("relayer: dispute evidence", function () {
     const agent = await newAgent();
     const creatorToken = await signIn(relayer, agent.creator.wallet);
     const id = await executed(agent);
-    const untouched = await executed(agent);
     const log = Buffer.from("the output was empty\n");
     const screenshot = Buffer.alloc(4096, 7);
     const statement = "The agent answered with an empty summary; « rien ».";
@@ -223,18 +246,7 @@ describe("relayer: dispute evidence", function () {
     assert.equal(before.body.state, "none");
     assert.equal(before.body.evidence[0]!.bound_on_chain, false);
 
-    await market.send(
-      [
-        openDisputeInstruction({
-          programId: market.programId,
-          payer: payer.wallet.publicKey,
-          agent: agent.address,
-          executionId: parseExecutionId(id)!,
-          evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
-        }),
-      ],
-      [payer.wallet],
-    );
+    const leafIndex = await openDispute(agent.address, id, created.body.evidence_hash);
     const answer = await submit(creatorToken, { execution_id: id, statement: "The task asked for nothing to summarize." });
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
     assert.equal(answer.body.role, "creator");
@@ -244,6 +256,7 @@ describe("relayer: dispute evidence", function () {
       const open = await dispute(token, id);
       assert.equal(open.status, 200, JSON.stringify(open.body));
       assert.equal(open.body.state, "open");
+      assert.equal(open.body.leaf_index, leafIndex.toString(), "the dispute is its leaf's");
       assert.equal(open.body.amount_usdc, "0.250000");
       assert.equal(open.body.slashed_usdc, null);
       assert.equal(open.body.evidence_hash, created.body.evidence_hash);
@@ -300,44 +313,33 @@ describe("relayer: dispute evidence", function () {
     assert.equal(badRole.status, 400);
     assert.equal(errorCode(badRole), "validation_failed");
 
-    // Past the window, the undisputed receipt is closed; the disputed one stays while its
-    // dispute is open, and so does its evidence.
-    await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
-    await waitUntil("the undisputed receipt is closed", async () => (await executionRow(untouched)).receipt_closed_at !== null);
-    await sleep(ONE_SWEEP_MS);
-    assert.equal(await market.exists(receiptPda(parseExecutionId(id)!, market.programId)), true, "the disputed receipt stays");
-    assert.equal((await executionRow(id)).receipt_closed_at, null);
-
-    // The arbiter upholds it: the slash goes from the collateral to the payer, and then the
-    // receipt can go, but the evidence stays.
+    // The arbiter upholds it: the slash goes from the collateral to the payer.
     const vaultBefore = await market.usdc(collateralVaultPda(agent.address, market.programId));
     const payerBefore = await market.usdc(payer.tokenAccount);
-    await market.send(
-      [
-        resolveDisputeInstruction({
-          programId: market.programId,
-          arbiter: market.arbiter.publicKey,
-          usdcMint: market.usdcMint,
-          agent: agent.address,
-          executionId: parseExecutionId(id)!,
-          payer: payer.wallet.publicKey,
-          payerTokenAccount: payer.tokenAccount,
-          upheld: true,
-          slashUsdc: 1_500_000n,
-        }),
-      ],
-      [market.arbiter],
-    );
+    await market.send([resolveInstruction(agent.address, leafIndex, true, 1_500_000n)], [market.arbiter]);
     assert.equal(await market.usdc(collateralVaultPda(agent.address, market.programId)), vaultBefore - 1_500_000n);
     assert.equal(await market.usdc(payer.tokenAccount), payerBefore + 1_500_000n);
-    await waitUntil("the disputed receipt is closed once resolved", async () => (await executionRow(id)).receipt_closed_at !== null);
     const resolved = await dispute(payer.token, id);
     assert.equal(resolved.body.state, "upheld");
     assert.equal(resolved.body.slashed_usdc, "1.500000");
-    assert.equal(resolved.body.evidence.length, 2, "the evidence outlives the receipt");
     assert.equal(resolved.body.evidence[0]!.bound_on_chain, true);
     assert.ok((await ids(payer.token, "role=payer&state=resolved")).includes(id));
     assert.ok(!(await ids(arbiterToken, "role=arbiter&state=open")).includes(id));
+
+    // Resolved, the Dispute account stays: past the leaf's window the relayer still does not
+    // close it (close_dispute only returns the payer's rent); anyone may, and the outcome and the
+    // evidence outlive it.
+    const address = disputePda(agent.address, leafIndex, market.programId);
+    await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
+    await sleep(2 * ONE_SWEEP_MS);
+    assert.equal(await market.exists(address), true, "the relayer sent no close_dispute");
+    const rentBefore = await market.lamports(payer.wallet.publicKey);
+    const closer = await market.fundedWallet();
+    await market.send([closeDisputeInstruction({ programId: market.programId, agent: agent.address, leafIndex, payer: payer.wallet.publicKey })], [closer]);
+    assert.equal(await market.exists(address), false);
+    assert.ok((await market.lamports(payer.wallet.publicKey)) > rentBefore, "the rent went back to the payer");
+    const closed = await dispute(payer.token, id);
+    assert.deepEqual([closed.body.state, closed.body.slashed_usdc, closed.body.evidence.length], ["upheld", "1.500000", 2]);
 
     // Nothing can delete an execution that has evidence.
     await assert.rejects(relayer.services.db.query("DELETE FROM executions WHERE id = $1", [id]), /foreign key/);
@@ -348,35 +350,9 @@ describe("relayer: dispute evidence", function () {
     const id = await executed(agent);
     const created = await submit(payer.token, { execution_id: id, statement: "too slow" });
     assert.equal(created.status, 201);
-    await market.send(
-      [
-        openDisputeInstruction({
-          programId: market.programId,
-          payer: payer.wallet.publicKey,
-          agent: agent.address,
-          executionId: parseExecutionId(id)!,
-          evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
-        }),
-      ],
-      [payer.wallet],
-    );
+    const leafIndex = await openDispute(agent.address, id, created.body.evidence_hash);
     const vaultBefore = await market.usdc(collateralVaultPda(agent.address, market.programId));
-    await market.send(
-      [
-        resolveDisputeInstruction({
-          programId: market.programId,
-          arbiter: market.arbiter.publicKey,
-          usdcMint: market.usdcMint,
-          agent: agent.address,
-          executionId: parseExecutionId(id)!,
-          payer: payer.wallet.publicKey,
-          payerTokenAccount: payer.tokenAccount,
-          upheld: false,
-          slashUsdc: 0n,
-        }),
-      ],
-      [market.arbiter],
-    );
+    await market.send([resolveInstruction(agent.address, leafIndex, false, 0n)], [market.arbiter]);
     assert.equal(await market.usdc(collateralVaultPda(agent.address, market.programId)), vaultBefore);
     // Resolved before the relayer ever saw it open: the outcome comes from the transactions.
     const rejected = await dispute(payer.token, id);
@@ -384,49 +360,26 @@ describe("relayer: dispute evidence", function () {
     assert.equal(rejected.body.slashed_usdc, "0.000000");
     assert.equal(rejected.body.evidence[0]!.bound_on_chain, true);
   });
-  it("finds a dispute's outcome by its own execution id, past another dispute's resolution and 25 junk transactions on its address", async () => {
+  it("finds a dispute's outcome by its own leaf, past another dispute's resolution and 25 junk transactions on its address", async () => {
     const agent = await newAgent();
     const id = await executed(agent);
     const other = await executed(agent);
     const open = async (execution: string) => {
       const created = await submit(payer.token, { execution_id: execution, statement: `about ${execution}` });
       assert.equal(created.status, 201);
-      await market.send(
-        [
-          openDisputeInstruction({
-            programId: market.programId,
-            payer: payer.wallet.publicKey,
-            agent: agent.address,
-            executionId: parseExecutionId(execution)!,
-            evidenceHash: Buffer.from(created.body.evidence_hash, "hex"),
-          }),
-        ],
-        [payer.wallet],
-      );
+      return openDispute(agent.address, execution, created.body.evidence_hash);
     };
-    const resolve = (execution: string, upheld: boolean, slashUsdc: bigint) =>
-      resolveDisputeInstruction({
-        programId: market.programId,
-        arbiter: market.arbiter.publicKey,
-        usdcMint: market.usdcMint,
-        agent: agent.address,
-        executionId: parseExecutionId(execution)!,
-        payer: payer.wallet.publicKey,
-        payerTokenAccount: payer.tokenAccount,
-        upheld,
-        slashUsdc,
-      });
-    await open(id);
-    await open(other);
-    const address = disputePda(parseExecutionId(id)!, market.programId);
+    const leaf = await open(id);
+    const otherLeaf = await open(other);
+    const address = disputePda(agent.address, leaf, market.programId);
     // The other dispute's resolution (upheld, 0.7 USDC) mentions this dispute's address.
-    const misleading = resolve(other, true, 700_000n);
+    const misleading = resolveInstruction(agent.address, otherLeaf, true, 700_000n);
     misleading.keys.push({ pubkey: address, isSigner: false, isWritable: false });
     await market.send([misleading], [market.arbiter]);
     const payerBefore = await market.usdc(payer.tokenAccount);
-    const resolveSignature = await market.send([resolve(id, false, 0n)], [market.arbiter]);
+    const resolveSignature = await market.send([resolveInstruction(agent.address, leaf, false, 0n)], [market.arbiter]);
     assert.equal(await market.usdc(payer.tokenAccount), payerBefore, "a rejected dispute moves nothing");
-    // Anyone may send transactions that mention the closed dispute's address: 25 of them.
+    // Anyone may send transactions that mention the dispute's address: 25 of them.
     const junk = await market.fundedWallet();
     const sink = Keypair.generate().publicKey;
     for (let i = 0; i < 25; i += 1) {
@@ -455,30 +408,12 @@ describe("relayer: dispute evidence", function () {
       receiver.secrets.push(hook.body.secret);
       const agent = await newAgent();
       const id = await executed(agent);
-      const executionId = parseExecutionId(id)!;
       const of = (type: string) => receiver.events.filter((e) => e.type === type && (e.data as unknown as { execution_id: string }).execution_id === id);
-      await market.send(
-        [openDisputeInstruction({ programId: market.programId, payer: payer.wallet.publicKey, agent: agent.address, executionId, evidenceHash: randomBytes(32) })],
-        [payer.wallet],
-      );
+      const leafIndex = await openDispute(agent.address, id, randomBytes(32).toString("hex"));
       // The sweep reads the open disputes every DISPUTE_WATCH_INTERVAL_MS (10 s).
       await until("dispute.opened", () => of("dispute.opened").length > 0, 40_000);
-      await market.send(
-        [
-          resolveDisputeInstruction({
-            programId: market.programId,
-            arbiter: market.arbiter.publicKey,
-            usdcMint: market.usdcMint,
-            agent: agent.address,
-            executionId,
-            payer: payer.wallet.publicKey,
-            payerTokenAccount: payer.tokenAccount,
-            upheld: false,
-            slashUsdc: 0n,
-          }),
-        ],
-        [market.arbiter],
-      );
+      await market.send([resolveInstruction(agent.address, leafIndex, false, 0n)], [market.arbiter]);
+      // Resolution keeps the account (resolved): the sweep reads the disputes it recorded open.
       await until("dispute.resolved", () => of("dispute.resolved").length > 0, 40_000);
       await sleep(12_000);
       assert.equal(of("dispute.opened").length, 1);

@@ -2,7 +2,7 @@
 // Redis, creators as real HTTP servers. Every case checks the balances on chain to the unit.
 import { strict as assert } from "node:assert";
 
-import { ed25519Verify, fromHex, resultDigest, outputHash, requestHash, parseExecutionId, splitPayment } from "@agent-market/program";
+import { ed25519Verify, escrowBindingOf, fromHex, resultDigest, outputHash, splitPayment, type EventData, type WireEscrow } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import type { CreatorBehaviour } from "./src/creator-server.js";
@@ -85,13 +85,25 @@ describe("relayer: execute", function () {
     assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + creatorShareUsdc);
     assert.equal(await feeShardsTotal(market), feesBefore + feeUsdc);
 
+    // Execute protocol v2: the creator was sent the escrow's nonce, payer, token account and
+    // amount, signed them with the result, and the receipt names them as the chain recorded them.
     const receipt = execution.receipt!;
-    const digest = resultDigest(
-      parseExecutionId(execution.id)!,
-      agent.address,
-      requestHash("summarize this please", { language: "en" }),
-      outputHash(execution.output),
+    const sent = agent.server.received.at(-1)!.body;
+    assert.equal(sent.protocol_version, 2);
+    const wire = (escrow: object): WireEscrow => {
+      const fields = escrow as Record<string, unknown>;
+      const names = ["execution_id", "agent", "escrow_nonce", "payer", "payer_token_account", "amount_usdc", "request_hash"] as const;
+      return Object.fromEntries(names.map((name) => [name, String(fields[name])])) as unknown as WireEscrow;
+    };
+    assert.deepEqual(wire(receipt), wire(sent));
+    assert.deepEqual(
+      [sent.execution_id, sent.payer, sent.payer_token_account, sent.amount_usdc, receipt.units],
+      [execution.id, payer.wallet.publicKey.toBase58(), payer.tokenAccount.toBase58(), "0.250000", "0"],
     );
+    const settled = (await market.events(execution.transactions.settlement!)).find((event) => event.name === "EscrowSettledToLog")!
+      .data as unknown as EventData<"EscrowSettledToLog">;
+    assert.equal(settled.nonce.toString(), receipt.escrow_nonce, "the nonce the escrow recorded at its open");
+    const digest = resultDigest({ escrow: escrowBindingOf(wire(receipt)), resultHash: outputHash(execution.output), units: 0n });
     assert.equal(receipt.digest, Buffer.from(digest).toString("hex"));
     assert.equal(receipt.creator_public_key, agent.server.signing.publicKey.toBase58());
     assert.ok(ed25519Verify(fromHex(receipt.creator_signature!), digest, agent.server.signing.publicKey.toBytes()));
@@ -149,6 +161,8 @@ describe("relayer: execute", function () {
     ["invalid_json", 502, "invalid_result", "OutputInvalid"],
     ["wrong_key", 502, "invalid_result", "InvalidSignature"],
     ["replay_signature", 502, "invalid_result", "InvalidSignature"],
+    // A kit from before execute protocol v2: its signature binds no escrow, so nothing settles with it.
+    ["v1_digest", 502, "invalid_result", "InvalidSignature"],
     ["invalid_output", 502, "invalid_result", "OutputInvalid"],
     ["redirect", 502, "creator_error", "CreatorError"],
   ];

@@ -253,14 +253,14 @@ describe("relayer: faults at each step of an execution, the relayer kept running
     await refundedWhole(id, payer);
   });
 
-  it("finish reads the receipt first: a settle that landed is never concluded refunded; reconcile flags a state the receipt contradicts", async () => {
+  it("finish reads the settlement's event first: a settle that landed is never concluded refunded; reconcile flags a state it contradicts", async () => {
     const payer = await newPayer(market, relayer, FUNDS);
     const response = await execute(relayer, payer, agent.address);
     assert.equal(response.status, 200, JSON.stringify(response.body));
     const id = executionIdOf(response);
     assert.equal((await final(id)).state, "settled");
     // The row as if its settle had been re-signed and the new signature never landed (expired):
-    // the escrow is closed, and only the receipt says by what.
+    // the escrow is closed, and only the EscrowSettledToLog naming its id and nonce says by what.
     const bogus = utils.bytes.bs58.encode(randomBytes(64));
     const { rows: kept } = await db.query("SELECT settle_tx FROM executions WHERE id = $1", [id]);
     await db.query(
@@ -270,7 +270,7 @@ describe("relayer: faults at each step of an execution, the relayer kept running
       [id, bogus],
     );
     await relayer.services.jobs.add("finish", id);
-    assert.equal((await final(id)).state, "settled", "the receipt proves the settle");
+    assert.equal((await final(id)).state, "settled", "the leaf's event proves the settle");
     assert.equal(await market.usdc(payer.tokenAccount), FUNDS - PRICE);
 
     await db.query("UPDATE executions SET state = 'refunded' WHERE id = $1", [id]);
@@ -278,7 +278,7 @@ describe("relayer: faults at each step of an execution, the relayer kept running
       const report = await relayer.services.reconcile("devnet");
       assert.ok(
         report.differences.some(
-          (d) => d.execution === id && /refunded in the database, but (its receipt|the receipt log) shows a settle landed/.test(d.problem),
+          (d) => d.execution === id && /refunded in the database, but the receipt log shows a settle landed/.test(d.problem),
         ),
         JSON.stringify(report.differences),
       );

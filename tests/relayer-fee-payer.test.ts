@@ -1,20 +1,17 @@
-// The relayer's own SOL: it pays every transaction fee and the rent of the escrows and receipts it
-// opens. Receipts' rent comes back by close_receipt once their dispute window has passed; and a
-// relayer whose SOL runs short answers a clear 503 and charges nothing.
+// The relayer's own SOL: it pays every transaction fee, the rent of the escrows it opens (back when
+// they close) and once per agent its receipt log's; a settlement, a leaf of that log, holds no
+// rent. A relayer whose SOL runs short answers a clear 503 and charges nothing.
 import { strict as assert } from "node:assert";
 
-import { closeReceiptInstruction, escrowPda, parseExecutionId, receiptPda, splitPayment, subscriptionPda } from "@agent-market/program";
-import { RECEIPT_CLOSER_LOCK_CLASS } from "@agent-market/relayer";
+import { escrowPda, parseExecutionId, splitPayment, subscriptionPda } from "@agent-market/program";
 import { Keypair, LAMPORTS_PER_SOL, SystemProgram } from "@solana/web3.js";
 
-import { DISPUTE_WINDOW_SECS, LAMPORTS_PER_SIGNATURE, TestMarket } from "./src/fixtures.js";
+import { LAMPORTS_PER_SIGNATURE, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, errorCode, PER_CALL_DESIGN, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, ONE_BY_ONE, startRelayer, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE = 250_000n;
-/** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
-const ONE_SWEEP_MS = 2_500;
 /** What a drained relayer keeps: above its own rent exemption, below any account's rent it pays. */
 const DRAINED_LAMPORTS = 1_000_000n;
 
@@ -26,7 +23,7 @@ describe("relayer: its own SOL", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
+    relayer = await startRelayer(market.localnet, ONE_BY_ONE);
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.server.close()));
@@ -49,13 +46,11 @@ describe("relayer: its own SOL", function () {
 
   interface Row {
     state: string;
-    receipt_close_signature: string | null;
-    receipt_closed_at: Date | null;
   }
 
   async function rows(ids: string[]): Promise<Row[]> {
     const { rows } = await relayer.services.db.query<Row & { id: string }>(
-      "SELECT id, state, receipt_close_signature, receipt_closed_at FROM executions WHERE id = ANY($1::text[])",
+      "SELECT id, state FROM executions WHERE id = ANY($1::text[])",
       [ids],
     );
     return ids.map((id) => rows.find((row) => row.id === id)!);
@@ -93,100 +88,6 @@ describe("relayer: its own SOL", function () {
     const signature = await market.connection.requestAirdrop(market.relayer.publicKey, 100 * LAMPORTS_PER_SOL);
     await market.connection.confirmTransaction({ signature, ...latest });
   }
-
-  it("returns each settled receipt's rent to the relayer once its dispute window has passed", async () => {
-    const agent = await newAgent();
-    const payer = await newPayer(market, relayer, 10_000_000n);
-    const settled = [await executed(agent, payer), await executed(agent, payer), await executed(agent, payer)];
-    agent.server.behaviour = "status_500";
-    const refunded = await executed(agent, payer, 502);
-    agent.server.behaviour = "echo";
-    assert.deepEqual((await rows(settled)).map((row) => row.state), ["settled", "settled", "settled"]);
-    assert.equal((await rows([refunded]))[0]!.state, "refunded");
-
-    const receipts = settled.map((id) => receiptPda(parseExecutionId(id)!, market.programId));
-    const rents = await Promise.all(receipts.map((receipt) => market.lamports(receipt)));
-    assert.ok(rents.every((rent) => rent > 0n), "settle opened a receipt, paid by the relayer");
-    const before = await relayerLamports();
-
-    // Within the window the receipts are the arbiter's evidence: a sweep leaves them alone.
-    await sleep(ONE_SWEEP_MS);
-    for (const receipt of receipts) assert.equal(await market.exists(receipt), true);
-    assert.deepEqual((await rows(settled)).map((row) => row.receipt_close_signature), [null, null, null]);
-
-    await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
-    await waitUntil("the receipts are marked closed", async () => (await rows(settled)).every((row) => row.receipt_closed_at !== null));
-    for (const receipt of receipts) assert.equal(await market.exists(receipt), false);
-
-    const signatures = [...new Set((await rows(settled)).map((row) => row.receipt_close_signature))];
-    assert.ok(signatures.every((signature) => signature !== null));
-    const closedEvents = [];
-    for (const signature of signatures as string[]) {
-      await market.waitForConfirmed(signature);
-      closedEvents.push(...(await market.events(signature)).filter((event) => event.name === "ReceiptClosed"));
-    }
-    assert.equal(closedEvents.length, 3, "one ReceiptClosed per receipt");
-    const fees = BigInt(signatures.length) * LAMPORTS_PER_SIGNATURE;
-    assert.equal(await relayerLamports(), before + rents.reduce((a, b) => a + b, 0n) - fees, "the rent came back, less the fees");
-
-    // A refund opens no receipt: there is nothing to close.
-    const [refundRow] = await rows([refunded]);
-    assert.equal(refundRow!.receipt_close_signature, null);
-    assert.equal(refundRow!.receipt_closed_at, null);
-  });
-
-  it("closes receipts from one instance at a time, and only marks those someone else closed", async () => {
-    const agent = await newAgent();
-    const payer = await newPayer(market, relayer, 10_000_000n);
-    const [byOther, byRelayer] = [await executed(agent, payer), await executed(agent, payer)];
-
-    // Another instance at work holds the lock: this one closes nothing meanwhile.
-    const holder = await relayer.services.db.connect();
-    try {
-      await holder.query("SELECT pg_advisory_lock($1, hashtext('devnet'))", [RECEIPT_CLOSER_LOCK_CLASS]);
-      await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS + 1 });
-      await sleep(ONE_SWEEP_MS);
-      assert.deepEqual((await rows([byOther, byRelayer])).map((row) => row.receipt_close_signature), [null, null]);
-
-      // close_receipt is open to anyone; the rent still goes to the relayer that paid it.
-      const relayerBefore = await relayerLamports();
-      const rent = await market.lamports(receiptPda(parseExecutionId(byOther)!, market.programId));
-      await market.send(
-        [closeReceiptInstruction({ programId: market.programId, executionId: parseExecutionId(byOther)!, rentPayer: market.relayer.publicKey })],
-        [payer.wallet],
-      );
-      assert.equal(await relayerLamports(), relayerBefore + rent);
-    } finally {
-      await holder.query("SELECT pg_advisory_unlock($1, hashtext('devnet'))", [RECEIPT_CLOSER_LOCK_CLASS]);
-      holder.release();
-    }
-
-    await waitUntil("both receipts are marked closed", async () =>
-      (await rows([byOther, byRelayer])).every((row) => row.receipt_closed_at !== null),
-    );
-    const [other, own] = await rows([byOther, byRelayer]);
-    assert.equal(other!.receipt_close_signature, null, "no transaction for a receipt already gone");
-    assert.notEqual(own!.receipt_close_signature, null);
-    assert.equal(await market.exists(receiptPda(parseExecutionId(byRelayer)!, market.programId)), false);
-  });
-
-  it("reconciles a receipt marked closed against the chain", async () => {
-    const agent = await newAgent();
-    const payer = await newPayer(market, relayer, 10_000_000n);
-    const id = await executed(agent, payer);
-    const differences = async () =>
-      (await relayer.services.reconcile("devnet")).differences.filter((difference) => difference.execution === id);
-    assert.deepEqual(await differences(), []);
-    // The database says closed while the chain still holds the receipt (its window is open).
-    await relayer.services.db.query("UPDATE executions SET receipt_closed_at = clock_timestamp() WHERE id = $1", [id]);
-    try {
-      assert.deepEqual(await differences(), [
-        { execution: id, problem: "its receipt is marked closed in the database, but is still open" },
-      ]);
-    } finally {
-      await relayer.services.db.query("UPDATE executions SET receipt_closed_at = NULL WHERE id = $1", [id]);
-    }
-  });
 
   it("answers 503 relayer_underfunded and charges nothing when the relayer cannot pay an escrow's rent", async () => {
     const agent = await newAgent();
@@ -252,30 +153,29 @@ describe("relayer: its own SOL", function () {
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n);
   });
 
-  it("keeps a settle the relayer could not pay for, and settles it once the relayer has SOL again", async () => {
+  it("settles with the relayer down to its last 0.001 SOL: a settlement holds no rent, only its fee", async () => {
     const agent = await newAgent();
     const payer = await newPayer(market, relayer, 10_000_000n);
+    // The agent's first settlement creates its receipt log (its rent, once per agent).
+    await executed(agent, payer);
     const creatorBefore = await market.usdc(agent.creator.tokenAccount);
     agent.server.behaviour = "slow";
     agent.server.delay_ms = 1_000;
     const probes = agent.server.received.length;
     const answer = execute(relayer, payer, agent.address);
     await waitUntil("the creator is called", async () => agent.server.received.length > probes);
-    // The escrow is open; its receipt's rent is what the settle will lack.
+    // The escrow is open; the settlement needs no rent, only its fee.
     await drainRelayer(DRAINED_LAMPORTS);
-    let id: string;
     try {
       const response = await answer;
       assert.equal(response.status, 200, JSON.stringify(response.body));
-      id = response.body.id as string;
-      await sleep(ONE_SWEEP_MS);
-      assert.equal((await rows([id]))[0]!.state, "settling", "the settle waits; it is not turned into a refund");
+      const id = response.body.id as string;
+      await waitUntil("the execution is settled", async () => (await rows([id]))[0]!.state === "settled");
     } finally {
       await refillRelayer();
     }
-    await waitUntil("the execution is settled", async () => (await rows([id]))[0]!.state === "settled");
     assert.equal(await market.usdc(agent.creator.tokenAccount), creatorBefore + splitPayment(PRICE).creatorShareUsdc);
-    assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - PRICE);
+    assert.equal(await market.usdc(payer.tokenAccount), 10_000_000n - 2n * PRICE);
   });
 
   /** GET /v1/health's body, after checking that its status code agrees with it. */

@@ -37,7 +37,7 @@ describe("relayer: two instances on one database, one killed mid-burst", functio
 
   it("closes every escrow exactly once, charges nothing twice, and reconciles to 0 differences", async () => {
     const ports = [await freePort(), await freePort()];
-    const shared = await relayerEnv(market.localnet, { SETTLEMENT: "receipt_log", BATCH_OPENS: "true" });
+    const shared = await relayerEnv(market.localnet, { BATCH_OPENS: "true" });
     const envs = ports.map((port) => ({ ...shared, RELAYER_PORT: String(port) }));
     const urls = ports.map((port) => `http://127.0.0.1:${port}`);
     const db = new pg.Client({ connectionString: shared.DATABASE_URL });

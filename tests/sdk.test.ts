@@ -18,7 +18,7 @@ import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { MIN_COLLATERAL_USDC, randomId, TestMarket, USDC, type Wallet } from "./src/fixtures.js";
 import { REPO_ROOT, sleep } from "./src/localnet.js";
-import { PER_CALL_DESIGN, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { ONE_BY_ONE, startRelayer, type RunningRelayer } from "./src/relayer.js";
 import { run, type Run } from "./src/run.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
@@ -75,7 +75,7 @@ describe("SDK: CLI and client end to end", function () {
     }
     market = await TestMarket.start();
     plannedAgent = agentPda(agentId, market.programId).toBase58();
-    relayer = await startRelayer(market.localnet, PER_CALL_DESIGN);
+    relayer = await startRelayer(market.localnet, ONE_BY_ONE);
     dir = mkdtempSync(join(tmpdir(), "sdk-e2e-"));
     home = join(dir, "home");
     mkdirSync(home);

@@ -1,5 +1,5 @@
 // Disputes of executions settled into the agent's receipt log, against a real localnet, indexer
-// and a relayer settling by settle_batch (SETTLEMENT=receipt_log: no receipt account): the CLI,
+// and a relayer settling by settle_batch (every settlement a leaf of the receipt log): the CLI,
 // the dashboard's data layer and its dispute panel in a browser each open one with
 // open_dispute_from_log and the proof the indexer's public GraphQL serves; a proof tampered with
 // on its way is refused by the program; the receipt check reads the batch and checks the proof
@@ -88,7 +88,7 @@ async function tamperingIndexer(graphqlUrl: string): Promise<{ url: string; clos
 
 describe("disputes of executions settled into the receipt log", function () {
   this.timeout(300_000);
-  const suite = dashboardSuite({ dashboard: () => ({ DASHBOARD_LOCALNET: "true", SETTLEMENT: "receipt_log" }) });
+  const suite = dashboardSuite({ dashboard: () => ({ DASHBOARD_LOCALNET: "true" }) });
   let stack: Stack;
   let dir: string;
   let agent: ListedAgent;

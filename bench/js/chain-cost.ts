@@ -132,9 +132,9 @@ function breakEvenUsdc(lamports: number): number {
  * relayer runs by default (v0, gathering under load: BATCH_GATHER_MS); docs/architecture.md.
  * Each is measured on a marketplace of its own.
  */
-const BATCHED = { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true" };
+const BATCHED = { BATCH_OPENS: "true", BATCH_REFUNDS: "true" };
 const DESIGNS = [
-  { label: "per-call", env: { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
+  { label: "per-call", env: { BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
   { label: "legacy", env: { ...BATCHED, LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
   { label: "tables", env: { ...BATCHED, LOOKUP_TABLES: "true", BATCH_GATHER_MS: "0" } },
   { label: "batched", env: { ...BATCHED, LOOKUP_TABLES: "true", BATCH_GATHER_MS: process.env.BATCH_GATHER_MS ?? "60" } },

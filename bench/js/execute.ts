@@ -40,9 +40,9 @@ const designArg = process.argv.indexOf("--design");
  */
 const DESIGN = designArg > 0 ? process.argv[designArg + 1]! : "batched";
 const DESIGN_ENV: Record<string, Record<string, string>> = {
-  batched: { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "true" },
-  "batched-legacy": { SETTLEMENT: "receipt_log", BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "false" },
-  "per-call": { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false" },
+  batched: { BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "true" },
+  "batched-legacy": { BATCH_OPENS: "true", BATCH_REFUNDS: "true", LOOKUP_TABLES: "false" },
+  "per-call": { BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false" },
 };
 if (!DESIGN_ENV[DESIGN]) throw new Error(`--design must be one of ${Object.keys(DESIGN_ENV).join(", ")}, got ${DESIGN}`);
 /** Paid calls before the first row, not reported. */

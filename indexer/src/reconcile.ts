@@ -1,7 +1,7 @@
 // Reconciliation, indexer against chain: every event the chain has for the program (read again
 // from scratch with getSignaturesForAddress and getTransaction) must be stored once with the same
-// data, nothing else may be stored, and each execution's row must equal the one its chain events
-// give. Compared up to the slot both sides have seen, so an in-flight transaction is no difference.
+// data, nothing else may be stored, each execution's row must equal the one its chain events
+// give, and each receipt log leaf the one its EscrowSettledToLog gives. Compared up to the slot both sides have seen, so an in-flight transaction is no difference.
 import { canonicalJson } from "@agent-market/program";
 import type { Pool } from "@agent-market/service";
 import type { PublicKey } from "@solana/web3.js";
@@ -9,10 +9,11 @@ import type { PublicKey } from "@solana/web3.js";
 import { transactionDecoder } from "./ingest/decoder.js";
 import type { StoredEvent } from "./ingest/event-row.js";
 import { executionFromEvents, type EventRecord } from "./ingest/execution-view.js";
+import { leafRowOf } from "./ingest/receipt-leaf.js";
 import type { SolanaRpc } from "./ingest/rpc.js";
 
 export interface Difference {
-  kind: "missing_event" | "extra_event" | "event_data" | "execution";
+  kind: "missing_event" | "extra_event" | "event_data" | "execution" | "leaf";
   key: string;
   detail: string;
 }
@@ -64,11 +65,11 @@ export async function reconcile(
     list.push({ signature: event.signature, slot: event.slot, block_time: event.blockTime, commitment: "finalized", name: event.name, execution_id: event.executionId, agent: event.agent, fee_shard: event.feeShard, data: event.data });
     byExecution.set(event.executionId, list);
   }
-  const rows = new Map((await pool.query(`SELECT id, state, refund_reason, amount_usdc, creator_share_usdc, fee_usdc, payer, agent, api_key_id, leaf_index, log_root, leaf_hash FROM ${schema}.executions WHERE max_slot <= $1`, [upTo])).rows.map((row) => [String(row.id), row]));
+  const rows = new Map((await pool.query(`SELECT id, state, refund_reason, amount_usdc, creator_share_usdc, fee_usdc, payer, agent, api_key_id FROM ${schema}.executions WHERE max_slot <= $1`, [upTo])).rows.map((row) => [String(row.id), row]));
   for (const [id, events] of byExecution) {
     const expected = executionFromEvents(id, events, () => null)!;
     const row = rows.get(id);
-    const fields = ["state", "refund_reason", "amount_usdc", "creator_share_usdc", "fee_usdc", "payer", "agent", "api_key_id", "leaf_index", "log_root", "leaf_hash"] as const;
+    const fields = ["state", "refund_reason", "amount_usdc", "creator_share_usdc", "fee_usdc", "payer", "agent", "api_key_id"] as const;
     if (!row) {
       differences.push({ kind: "execution", key: id, detail: "on the chain but not stored" });
       continue;
@@ -79,5 +80,26 @@ export async function reconcile(
     rows.delete(id);
   }
   for (const id of rows.keys()) differences.push({ kind: "execution", key: id, detail: "stored but not on the chain" });
+
+  // Leaves, by (agent, leaf index): the stored ones against those the chain's events append.
+  const leaves = new Map(
+    (await pool.query(`SELECT l.agent, l.leaf_index, l.execution_id, l.leaf_hash, l.log_root FROM ${schema}.receipt_leaves l
+                        JOIN ${schema}.transactions t ON t.signature = l.signature WHERE t.slot <= $1`, [upTo])).rows.map((row) => [
+      `${row.agent}:${row.leaf_index}`,
+      row,
+    ]),
+  );
+  for (const event of chain.values()) {
+    if (event.name !== "EscrowSettledToLog") continue;
+    const expected = leafRowOf(event.signature, event.data);
+    const key = `${expected.agent}:${expected.leaf_index}`;
+    const row = leaves.get(key);
+    if (!row) differences.push({ kind: "leaf", key, detail: "on the chain but not stored" });
+    else if (row.leaf_hash !== expected.leaf_hash || row.execution_id !== expected.execution_id || row.log_root !== expected.log_root) {
+      differences.push({ kind: "leaf", key, detail: `stored leaf ${row.leaf_hash} of ${row.execution_id}, chain ${expected.leaf_hash} of ${expected.execution_id}` });
+    }
+    leaves.delete(key);
+  }
+  for (const key of leaves.keys()) differences.push({ kind: "leaf", key, detail: "stored but not on the chain" });
   return { events: chain.size, executions: byExecution.size, differences };
 }

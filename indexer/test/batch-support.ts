@@ -1,11 +1,13 @@
-// Batched settlement on a real localnet, as the relayer will send it: the agent's receipt log,
-// escrows settled together by settle_batch under one batch signature by the agent's key, and the
-// payer's dispute from the log with the proof the indexer serves.
+// Batched settlement on a real localnet, as the relayer sends it: the agent's receipt log,
+// escrows settled together by settle_batch under one batch signature by the agent's key over
+// their v2 result digests, and the payer's dispute of a leaf with the proof the indexer serves.
 import {
   batchDigest,
   createReceiptLogInstruction,
   ed25519VerifyInstruction,
-  openDisputeFromLogInstruction,
+  escrowPda,
+  fetchEscrow,
+  openDisputeInstruction,
   outputHash,
   receiptLeafOf,
   resultDigest,
@@ -27,8 +29,11 @@ export interface SettledBatch {
 
 /** Settles `escrows` of `agent` in one settle_batch, signed once over the batch digest. */
 export async function settleBatch(market: TestMarket, agent: AgentFixture, escrows: readonly OpenedEscrow[], feeShardIndex = 0): Promise<SettledBatch> {
-  const resultHashes = escrows.map((_, i) => outputHash({ summary: `Hi, ${i}.` }));
-  const digests = escrows.map((escrow, i) => resultDigest(escrow.executionId, agent.address, escrow.requestHash, resultHashes[i]!));
+  const items = escrows.map((_, i) => ({ resultHash: outputHash({ summary: `Hi, ${i}.` }), units: BigInt(i) }));
+  const bindings = await Promise.all(
+    escrows.map(async (escrow) => (await fetchEscrow(market.connection, escrowPda(escrow.executionId, market.programId), { programId: market.programId }))!),
+  );
+  const digests = bindings.map((escrow, i) => resultDigest({ escrow, ...items[i]! }));
   const digest = batchDigest(agent.address, digests);
   const signature = await market.sendAsRelayer([
     ed25519VerifyInstruction(agent.signing.publicKey.toBytes(), ed25519Sign(agent.signing, digest), digest),
@@ -39,7 +44,7 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
       agent: agent.address,
       payoutAccount: agent.payoutAccount,
       executionIds: escrows.map((escrow) => escrow.executionId),
-      resultHashes,
+      items,
       feeShardIndex,
     }),
   ]);
@@ -47,16 +52,17 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
   return { signature, events };
 }
 
-export const RECEIPT_PROOF_FIELDS = `receiptProof {
-  leaf { executionId payer payerTokenAccount apiKeyId amountUsdc feeUsdc requestHash resultHash settledAt }
-  leafHash leafIndex tree logRoot root treeLeaves proof
-}`;
+export const PROOF_FIELDS = `agent
+  leaf { executionId nonce payer payerTokenAccount apiKeyId amountUsdc feeUsdc units requestHash resultHash settledAt }
+  leafHash leafIndex tree logRoot root treeLeaves proof`;
+
+export const RECEIPT_PROOF_FIELDS = `receiptProof { ${PROOF_FIELDS} }`;
 
 const hex = (value: string) => new Uint8Array(Buffer.from(value, "hex"));
 
-/** The payer's open_dispute_from_log with the served leaf and proof, sent and confirmed. */
+/** The payer's open_dispute with the served leaf and proof, sent and confirmed. */
 export function disputeFromLog(market: TestMarket, agent: AgentFixture, payer: Wallet, served: ServedReceiptProof): Promise<string> {
-  const instruction = openDisputeFromLogInstruction({
+  const instruction = openDisputeInstruction({
     programId: market.programId,
     agent: agent.address,
     leaf: receiptLeafOf(served.leaf),

@@ -2,7 +2,7 @@
 // subscriptions with their fee shard, creators' earnings.
 import { strict as assert } from "node:assert";
 
-import { openDisputeInstruction, resolveDisputeInstruction } from "@agent-market/program";
+import { disputeRoute, openDisputeFor, resolveDisputeInstruction } from "@agent-market/program";
 
 import { USDC, type AgentFixture, type OpenedEscrow, type Wallet } from "@agent-market/tests/fixtures";
 import { backfill } from "../src/ingest/backfill.js";
@@ -27,11 +27,17 @@ describe("money", function () {
       await t.settle(escrow, agent);
       settled.push(escrow);
     }
-    const dispute = (escrow: OpenedEscrow) =>
-      t.send([openDisputeInstruction({ programId: t.programId, payer: payer.wallet.publicKey, agent: agent.address, executionId: escrow.executionId, evidenceHash: new Uint8Array(32).fill(4) })], [payer.wallet]);
+    // Each settlement's leaf and proof from the chain's history of the receipt log; the dispute
+    // is keyed by its leaf index.
+    const leafIndexes = new Map<OpenedEscrow, bigint>();
+    const dispute = async (escrow: OpenedEscrow) => {
+      const route = (await disputeRoute(t.connection, escrow.executionId, { programId: t.programId, source: { kind: "chain", agent: agent.address } }))!;
+      leafIndexes.set(escrow, route.leafIndex);
+      return t.send([openDisputeFor(route, { payer: payer.wallet.publicKey, evidenceHash: new Uint8Array(32).fill(4), programId: t.programId })], [payer.wallet]);
+    };
     const resolve = (a: AgentFixture, p: Wallet, escrow: OpenedEscrow, upheld: boolean, slashUsdc: bigint) =>
       t.send(
-        [resolveDisputeInstruction({ programId: t.programId, arbiter: t.arbiter.publicKey, usdcMint: t.usdcMint, agent: a.address, executionId: escrow.executionId, payer: p.wallet.publicKey, payerTokenAccount: p.tokenAccount, upheld, slashUsdc })],
+        [resolveDisputeInstruction({ programId: t.programId, arbiter: t.arbiter.publicKey, usdcMint: t.usdcMint, agent: a.address, leafIndex: leafIndexes.get(escrow)!, payerTokenAccount: p.tokenAccount, upheld, slashUsdc })],
         [t.arbiter],
       );
     for (const escrow of settled) await dispute(escrow);

@@ -1,9 +1,18 @@
-// Batched settlement: executions settled by settle_batch count exactly like settled ones, alone
-// or mixed with settle, and the proof `Execution.receiptProof` serves is accepted on chain by
-// open_dispute_from_log, also after more batches of the same agent.
+// Settlement into the receipt log: executions settled by settle_batch (in batches or alone, as a
+// batch of one) count to the unit, the proof `Execution.receiptProof` serves is accepted on chain
+// by open_dispute, also after more batches of the same agent, and an execution id opened again
+// settles into a second leaf that shadows none: both are served, and every proof of the tree holds.
 import { strict as assert } from "node:assert";
 
-import { feeShardPda, formatExecutionId, formatUsdc, FEE_SHARD_COUNT, type ServedReceiptProof } from "@agent-market/program";
+import {
+  feeShardPda,
+  formatExecutionId,
+  formatUsdc,
+  FEE_SHARD_COUNT,
+  requestHash,
+  verifyLoggedReceipt,
+  type ServedReceiptProof,
+} from "@agent-market/program";
 import pg from "pg";
 
 import { backfill } from "../src/ingest/backfill.js";
@@ -11,7 +20,7 @@ import { channelOf, type ChangeNotice } from "../src/ingest/change-notice.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
 import type { AgentFixture, OpenedEscrow, Wallet } from "@agent-market/tests/fixtures";
-import { createReceiptLog, disputeFromLog, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
+import { createReceiptLog, disputeFromLog, PROOF_FIELDS, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import { graphql, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
@@ -31,7 +40,7 @@ async function chainSettlements(indexer: Indexer): Promise<{ count: number; spen
   const totals = { count: 0, spent: 0n, earned: 0n, fees: 0n, byShard: Array.from({ length: FEE_SHARD_COUNT }, () => 0n) };
   for (const raw of await indexer.rpc.getTransactions(signatures)) {
     for (const event of raw ? decode(raw).events : []) {
-      if (event.name !== "EscrowSettled" && event.name !== "EscrowSettledToLog") continue;
+      if (event.name !== "EscrowSettledToLog") continue;
       totals.count += 1;
       totals.spent += BigInt(String(event.data.amountUsdc));
       totals.earned += BigInt(String(event.data.creatorShareUsdc));
@@ -65,7 +74,7 @@ describe("batched settlement", function () {
   });
   after(() => stopEnv(env));
 
-  it("counts a batch like settlements to the unit and serves a proof open_dispute_from_log accepts", async () => {
+  it("counts a batch like settlements to the unit and serves a proof open_dispute accepts", async () => {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
@@ -135,13 +144,16 @@ describe("batched settlement", function () {
         { state: "SETTLED", amount: formatUsdc(event.amountUsdc), creatorShare: formatUsdc(event.creatorShareUsdc), fee: formatUsdc(event.feeUsdc), feeShard: 1, close: batch.signature },
       );
       assert.equal(row.closedAt, new Date(Number(event.settledAt) * 1000).toISOString());
+      assert.equal((proof as ServedReceiptProof & { agent: string }).agent, agent.address.toBase58());
       assert.deepEqual(proof.leaf, {
         executionId: hex(event.executionId),
+        nonce: String(event.nonce),
         payer: event.payer.toBase58(),
         payerTokenAccount: event.payerTokenAccount.toBase58(),
         apiKeyId: hex(event.apiKeyId),
         amountUsdc: String(event.amountUsdc),
         feeUsdc: String(event.feeUsdc),
+        units: "1",
         requestHash: hex(event.requestHash),
         resultHash: hex(event.resultHash),
         settledAt: String(event.settledAt),
@@ -230,7 +242,7 @@ describe("batched settlement", function () {
     }
   });
 
-  it("counts settle and settle_batch together, and gives no proof for an execution settled by settle", async () => {
+  it("counts lone settlements (batches of one) and batches together, each a leaf with its proof", async () => {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
@@ -249,7 +261,7 @@ describe("batched settlement", function () {
       let earned = 0n;
       let fees = 0n;
       for (const escrow of single) {
-        const settled = (await market.events((await execution(indexer, escrow)).closeTransaction.signature)).find((event) => event.name === "EscrowSettled")!;
+        const settled = (await market.events((await execution(indexer, escrow)).closeTransaction.signature)).find((event) => event.name === "EscrowSettledToLog")!;
         const data = settled.data as { amountUsdc: bigint; creatorShareUsdc: bigint; feeUsdc: bigint };
         spent += data.amountUsdc;
         earned += data.creatorShareUsdc;
@@ -286,13 +298,72 @@ describe("batched settlement", function () {
         "each shard's fees are what it holds",
       );
 
-      const old = await execution(indexer, single[0]!);
-      assert.equal(old.state, "SETTLED");
-      assert.equal(old.receiptProof, null);
+      const lone = await execution(indexer, single[0]!);
+      assert.equal(lone.state, "SETTLED");
+      assert.equal(lone.receiptProof.leafIndex, "0");
       const batchedRow = await execution(indexer, batched[2]!);
-      assert.equal(batchedRow.receiptProof.treeLeaves, 3);
-      assert.equal(batchedRow.receiptProof.leafIndex, "2");
+      assert.equal(batchedRow.receiptProof.treeLeaves, 5);
+      assert.equal(batchedRow.receiptProof.leafIndex, "4");
 
+      const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
+      assert.deepEqual(result.differences, []);
+    } finally {
+      await indexer.close();
+    }
+  });
+
+  it("serves both leaves of an execution id opened twice, by (agent, leaf index), and every proof of the tree verifies on chain", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(100_000_000n);
+    await createReceiptLog(market, agent);
+    const before = await openMany(env!, agent, payer, 1);
+    await settleBatch(market, agent, before);
+    // One id, two escrows: opened, settled, opened again once closed, settled again.
+    const reused = await market.openEscrow(agent, payer);
+    const first = await settleBatch(market, agent, [reused]);
+    const hash = requestHash("summarize", { text: "Hello, world!" });
+    await market.sendAsRelayer([market.openEscrowInstruction(agent, payer, reused.executionId, hash)]);
+    const second = await settleBatch(market, agent, [reused]);
+    const after = await openMany(env!, agent, payer, 1);
+    await settleBatch(market, agent, after);
+    assert.notEqual(first.events[0]!.nonce, second.events[0]!.nonce, "each open of the id is its own escrow");
+
+    const indexer = await quietIndexer(env!, { schema: "indexer_batch_reused_id" });
+    try {
+      await backfill(indexer.rpc, indexer.store);
+      const id = formatExecutionId(reused.executionId);
+      const data = await query(indexer, `query($id: ID!) { execution(id: $id) { receiptProof { leafIndex } receiptProofs { ${PROOF_FIELDS} } } }`, { id });
+      const proofs = data.execution.receiptProofs as ServedReceiptProof[];
+      assert.deepEqual(
+        proofs.map((proof) => [proof.leafIndex, proof.leaf.executionId, proof.leaf.nonce]),
+        [first, second].map((batch) => [String(batch.events[0]!.leafIndex), hex(reused.executionId), String(batch.events[0]!.nonce)]),
+      );
+      assert.equal(data.execution.receiptProof.leafIndex, String(second.events[0]!.leafIndex), "the execution's own leaf is its latest settlement's");
+
+      // Every leaf of the tree, the reused id's two among them, by (agent, leaf index): each proof
+      // leads to a root the receipt log holds on chain.
+      for (let leafIndex = 0; leafIndex < 4; leafIndex++) {
+        const served = (
+          await query(indexer, `query($agent: String!, $leafIndex: String!) { receiptProof(agent: $agent, leafIndex: $leafIndex) { ${PROOF_FIELDS} } }`, {
+            agent: agent.address.toBase58(),
+            leafIndex: String(leafIndex),
+          })
+        ).receiptProof as ServedReceiptProof & { agent: string };
+        assert.equal(served.treeLeaves, 4);
+        const check = await verifyLoggedReceipt(market.connection, { agent: served.agent, receiptProof: served }, { programId: market.programId });
+        assert.ok(check.ok, `leaf ${leafIndex}: ${check.detail}`);
+      }
+
+      // Each leaf is disputable on its own: the first's dispute is not the second's.
+      await disputeFromLog(market, agent, payer, proofs[0]!);
+      await disputeFromLog(market, agent, payer, proofs[1]!);
+      await backfill(indexer.rpc, indexer.store);
+      const disputes = await query(indexer, `query($id: ID!) { execution(id: $id) { receiptProofs { leafIndex dispute { executionId state closed } } } }`, { id });
+      assert.deepEqual(
+        disputes.execution.receiptProofs.map((proof: { leafIndex: string; dispute: unknown }) => [proof.leafIndex, proof.dispute]),
+        proofs.map((proof) => [proof.leafIndex, { executionId: id, state: "OPEN", closed: false }]),
+      );
       const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
       assert.deepEqual(result.differences, []);
     } finally {

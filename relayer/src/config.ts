@@ -58,12 +58,6 @@ export interface RelayerConfig {
   /** A relayer silent this long is taken for dead, and its executions finished by others. */
   instance_timeout_secs: number;
   endpoint_policy: EndpointPolicy;
-  /**
-   * How results are settled: `receipt_log` (settle_batch, group-committed per agent, no receipt
-   * account) or `receipt_account` (settle, one receipt account per execution, its rent lent for
-   * the dispute window). docs/program.md, "Batched settlement".
-   */
-  settlement: "receipt_log" | "receipt_account";
   /** Opens the escrows of one agent that are ready together, by open_escrow_batch (BATCH_OPENS, on unless "false"). */
   batch_opens: boolean;
   /** Sends the refunds of one agent that are due together, one transaction for several (BATCH_REFUNDS, on unless "false"). */
@@ -234,7 +228,10 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     reader.problem("no network configured: set DEVNET_RPC_URL (svc_test_ keys) and/or MAINNET_RPC_URL (svc_live_ keys)");
   }
 
-  const settlement = reader.choice("SETTLEMENT", "receipt_log", ["receipt_log", "receipt_account"]);
+  // Said rather than ignored: a relayer told to settle per call must not seem to.
+  if (reader.text("SETTLEMENT") !== undefined) {
+    reader.problem("SETTLEMENT is no longer read: every result settles by settle_batch into its agent's receipt log (the per-call design is retired)");
+  }
   const batch_opens = reader.flag("BATCH_OPENS", true);
   const batch_refunds = reader.flag("BATCH_REFUNDS", true);
   const lookup_tables = reader.flag("LOOKUP_TABLES", true);
@@ -301,7 +298,6 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     creator_max_response_bytes: reader.integer("CREATOR_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
     instance_timeout_secs: reader.integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
     endpoint_policy: policy,
-    settlement,
     batch_opens,
     batch_refunds,
     lookup_tables,

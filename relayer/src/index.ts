@@ -5,7 +5,6 @@ export { openApiDocument } from "./openapi-document.js";
 export type { Services } from "./app-services.js";
 export { parseConfig, ConfigError, type RelayerConfig } from "./config.js";
 export { createServices, type RunningServices } from "./services.js";
-export { RECEIPT_CLOSER_LOCK_CLASS } from "./executions/receipt-closer.js";
 export { reconcile, type ReconcileReport, type Difference } from "./executions/reconcile.js";
 export { LookupTables, type LookupTableOptions } from "./chain/lookup-tables.js";
 export { REFUND_BATCH_SIZE } from "./executions/refund-batches.js";

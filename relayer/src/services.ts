@@ -32,7 +32,6 @@ import { ExecutionService } from "./executions/execution-service.js";
 import { ExecutionStore } from "./executions/execution-store.js";
 import { Quoter } from "./executions/quote.js";
 import { SubscriptionService } from "./executions/subscription-service.js";
-import { ReceiptCloser } from "./executions/receipt-closer.js";
 import { DisputeService } from "./disputes/dispute-service.js";
 import { BullMqJobQueue } from "./jobs/bullmq-queue.js";
 import type { JobQueue } from "./jobs/job-queue.js";
@@ -93,7 +92,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     breaker,
     leases,
     activity,
-    ...(config.settlement === "receipt_log" ? { settle_batches: new SettleBatches(store, chain, senders, creators, batching) } : {}),
+    settle_batches: new SettleBatches(store, chain, senders, creators, batching),
     ...(config.batch_opens ? { open_batches: new OpenBatches(store, chain, senders, batching) } : {}),
     ...(config.batch_refunds ? { refund_batches: new RefundBatches(store, chain, senders, batching) } : {}),
   });
@@ -113,8 +112,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     instance_id,
     instance_timeout_secs: config.instance_timeout_secs,
   });
-  const receipts = new ReceiptCloser(db, store, chain, senders);
-  const disputes = new DisputeService(db, chain);
+  const disputes = new DisputeService(db, chain, store);
   const purge = new ExpiredSignInPurge(db, {
     interval_ms: PURGE_INTERVAL_MS,
     onError: (error) => logger.error({ err: error }, "purge of expired sign-in nonces and sessions failed"),
@@ -158,7 +156,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
         finish_purchase: (id) => subscriptions.finish(id),
         execute: (id) => recovery.execute(id),
         async sweep() {
-          await Promise.all([recovery.sweep(), receipts.sweep(), disputes.watch()]);
+          await Promise.all([recovery.sweep(), disputes.watch()]);
         },
       });
     },

@@ -237,21 +237,19 @@ describe("configuration", () => {
     assert.equal(parseConfig({ ...valid(), PUBLIC_URL: "http://localhost:8080", REDIS_URL: "redis://127.0.0.1:6379" }).cookie_secure, false);
   });
 
-  it("opens, settles and refunds in batches unless told, and names a bad SETTLEMENT, BATCH_OPENS, BATCH_REFUNDS, LOOKUP_TABLES or BATCH_GATHER_MS", () => {
+  it("opens and refunds in batches unless told, refuses the retired SETTLEMENT, and names a bad BATCH_OPENS, BATCH_REFUNDS, LOOKUP_TABLES or BATCH_GATHER_MS", () => {
     const defaults = parseConfig(valid());
-    assert.equal(defaults.settlement, "receipt_log");
     assert.equal(defaults.batch_opens, true);
     assert.equal(defaults.batch_refunds, true);
     assert.equal(defaults.lookup_tables, true);
     assert.equal(defaults.batch_gather_ms, 60);
-    const perCall = parseConfig({ ...valid(), SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "25" });
-    assert.equal(perCall.settlement, "receipt_account");
+    const perCall = parseConfig({ ...valid(), BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "25" });
     assert.equal(perCall.batch_opens, false);
     assert.equal(perCall.batch_refunds, false);
     assert.equal(perCall.lookup_tables, false);
     assert.equal(perCall.batch_gather_ms, 25);
     assert.deepEqual(problems({ ...valid(), SETTLEMENT: "log", BATCH_OPENS: "yes", BATCH_REFUNDS: "1", LOOKUP_TABLES: "no" }), [
-      'SETTLEMENT must be "receipt_log" or "receipt_account", got "log"',
+      "SETTLEMENT is no longer read: every result settles by settle_batch into its agent's receipt log (the per-call design is retired)",
       'BATCH_OPENS must be "true" or "false", got "yes"',
       'BATCH_REFUNDS must be "true" or "false", got "1"',
       'LOOKUP_TABLES must be "true" or "false", got "no"',

@@ -10,11 +10,16 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+import { sha256 } from "@noble/hashes/sha2";
 import {
   ed25519PublicKey,
+  ed25519Sign,
   ed25519Verify,
+  escrowBindingOf,
+  EXECUTE_PROTOCOL_VERSION,
   formatAddress,
   formatExecutionId,
+  fromHex,
   outputHash,
   parseExecutionId,
   REQUEST_SIGNATURE_HEADER,
@@ -40,9 +45,14 @@ const outputSchema = { type: "object", properties: { echo: { type: "string" } },
 function request(): CreatorExecuteRequest {
   const parameters = { text: "hello" };
   return {
+    protocol_version: EXECUTE_PROTOCOL_VERSION,
     execution_id: formatExecutionId(randomBytes(16)),
     agent,
     network: "devnet",
+    escrow_nonce: "41",
+    payer: formatAddress(new Uint8Array(randomBytes(32))),
+    payer_token_account: formatAddress(new Uint8Array(randomBytes(32))),
+    amount_usdc: "0.250000",
     task: "echo",
     parameters,
     request_hash: toHex(requestHash("echo", parameters)),
@@ -104,13 +114,54 @@ describe("a run's call to the creator (CreatorClient.call) and the refund each f
     const endpoint = await creator((req, res) => json(res, 200, signResult(creatorSeed, req, { echo: "hello" })));
     const sent = request();
     const outcome = await call(endpoint, { request: sent });
-    assert.ok(outcome.ok, JSON.stringify(outcome));
+    assert.ok(outcome.ok, outcome.ok ? undefined : outcome.message);
     const last = received.at(-1)!;
     assert.deepEqual([last.path, last.signed, last.body], ["/execute", true, sent]);
     assert.deepEqual(outcome.output, { echo: "hello" });
-    const digest = resultDigest(parseExecutionId(sent.execution_id)!, new PublicKey(agent), Buffer.from(sent.request_hash, "hex"), outputHash({ echo: "hello" }));
-    assert.deepEqual([toHex(outcome.result_hash), toHex(outcome.digest)], [toHex(outputHash({ echo: "hello" })), toHex(digest)]);
-    assert.ok(ed25519Verify(outcome.signature, digest, ed25519PublicKey(creatorSeed)), "settle can carry this signature");
+    const digest = resultDigest({ escrow: escrowBindingOf(sent), resultHash: outputHash({ echo: "hello" }), units: 0n });
+    assert.deepEqual([toHex(outcome.result_hash), toHex(outcome.digest), outcome.units], [toHex(outputHash({ echo: "hello" })), toHex(digest), 0n]);
+    assert.ok(ed25519Verify(outcome.signature, digest, ed25519PublicKey(creatorSeed)), "settle_batch can carry this signature");
+  });
+
+  it("sends execute protocol v2: the escrow's nonce, payer, payer token account and amount, which the signature must bind with the units", async () => {
+    const endpoint = await creator((req, res) => json(res, 200, signResult(creatorSeed, req, { echo: "hello" }, 7n)));
+    const sent = request();
+    const outcome = await call(endpoint, { request: sent });
+    assert.ok(outcome.ok, outcome.ok ? undefined : outcome.message);
+    const body = received.at(-1)!.body;
+    assert.deepEqual(
+      [body.protocol_version, body.escrow_nonce, body.payer, body.payer_token_account, body.amount_usdc],
+      [2, "41", sent.payer, sent.payer_token_account, "0.250000"],
+    );
+    assert.equal(outcome.units, 7n);
+    assert.equal(toHex(outcome.digest), toHex(resultDigest({ escrow: escrowBindingOf(sent), resultHash: outputHash({ echo: "hello" }), units: 7n })));
+  });
+
+  it("refuses as bad_signature (an InvalidSignature refund) an answer signed over the v1 digest, another escrow's, or other units", async () => {
+    /** `SHA-256("agentmarket/result/v1" ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)`: what a v1 kit signs. */
+    const v1Digest = (req: CreatorExecuteRequest, output: unknown) =>
+      sha256(
+        Buffer.concat([
+          Buffer.from("agentmarket/result/v1"),
+          parseExecutionId(req.execution_id)!,
+          new PublicKey(req.agent).toBytes(),
+          fromHex(req.request_hash),
+          outputHash(output),
+        ]),
+      );
+    const answers: [string, (req: CreatorExecuteRequest) => unknown][] = [
+      ["the v1 digest", (req) => ({ ...signResult(creatorSeed, req, { echo: "x" }), signature: toHex(ed25519Sign(creatorSeed, v1Digest(req, { echo: "x" }))) })],
+      ["another escrow (nonce)", (req) => signResult(creatorSeed, { ...req, escrow_nonce: "42" }, { echo: "x" })],
+      ["another payer", (req) => signResult(creatorSeed, { ...req, payer: formatAddress(new Uint8Array(randomBytes(32))) }, { echo: "x" })],
+      ["another amount", (req) => signResult(creatorSeed, { ...req, amount_usdc: "0.000001" }, { echo: "x" })],
+      ["units it does not answer", (req) => ({ ...signResult(creatorSeed, req, { echo: "x" }, 5n), units: "6" })],
+    ];
+    for (const [name, answer] of answers) {
+      const outcome = await call(await creator((req, res) => json(res, 200, answer(req))));
+      assert.equal(outcome.ok, false, name);
+      if (outcome.ok) continue;
+      assert.deepEqual([name, outcome.failure, FAILURES[outcome.failure].reason], [name, "bad_signature", "InvalidSignature"]);
+    }
   });
 
   it("refunds each failure by its own reason, never paying a result it could not verify", async () => {

@@ -10,6 +10,7 @@ import { agentServicePlugin } from "@agent-market/creator/fastify";
 import {
   ed25519PublicKey,
   ed25519Sign,
+  EXECUTE_PROTOCOL_VERSION,
   ed25519Verify,
   formatAddress,
   formatExecutionId,
@@ -48,20 +49,31 @@ const sha256 = (...parts: Uint8Array[]) => {
   return new Uint8Array(hash.digest());
 };
 
-/** The batch digest of docs/execute-protocol.md, computed here without the library. */
+const u64 = (value: string) => {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64LE(BigInt(value));
+  return bytes;
+};
+
+/** The v2 batch digest of docs/execute-protocol.md, computed here without the library. */
 function batchDigestOf(items: SignBatchItem[]): Uint8Array {
   const count = Buffer.alloc(4);
   count.writeUInt32LE(items.length);
   const resultDigests = items.map((item) =>
     sha256(
-      Buffer.from("agentmarket/result/v1"),
+      Buffer.from("agentmarket/result/v2"),
       parseExecutionId(item.execution_id)!,
       parseAddress(agent)!,
+      u64(item.escrow_nonce),
+      parseAddress(item.payer)!,
+      parseAddress(item.payer_token_account)!,
+      u64(String(Math.round(Number(item.amount_usdc) * 1e6))),
       fromHex(item.request_hash),
       fromHex(item.result_hash),
+      u64(item.units),
     ),
   );
-  return sha256(Buffer.from("agentmarket/result-batch/v1"), parseAddress(agent)!, count, ...resultDigests);
+  return sha256(Buffer.from("agentmarket/result-batch/v2"), parseAddress(agent)!, count, ...resultDigests);
 }
 
 function listen(handler: RequestListener): Promise<Server> {
@@ -110,9 +122,14 @@ describe("CreatorClient.signBatch", () => {
       const task = "echo";
       const parameters = { text };
       const request: CreatorExecuteRequest = {
+        protocol_version: EXECUTE_PROTOCOL_VERSION,
         execution_id: formatExecutionId(randomBytes(16)),
         agent,
         network: "devnet",
+        escrow_nonce: String(items.length),
+        payer: formatAddress(new Uint8Array(32).fill(0x50)),
+        payer_token_account: formatAddress(new Uint8Array(32).fill(0x54)),
+        amount_usdc: "0.250000",
         task,
         parameters,
         request_hash: toHex(requestHash(task, parameters)),
@@ -126,11 +143,16 @@ describe("CreatorClient.signBatch", () => {
         timeout_ms: 5_000,
         max_response_bytes: 64 * 1024,
       });
-      assert.ok(outcome.ok, JSON.stringify(outcome));
+      assert.ok(outcome.ok, outcome.ok ? undefined : outcome.message);
       items.push({
         execution_id: request.execution_id,
+        escrow_nonce: request.escrow_nonce,
+        payer: request.payer,
+        payer_token_account: request.payer_token_account,
+        amount_usdc: request.amount_usdc,
         request_hash: request.request_hash,
         result_hash: toHex(outcome.result_hash),
+        units: outcome.units.toString(),
         signature: toHex(outcome.signature),
       });
     }
@@ -145,7 +167,7 @@ describe("CreatorClient.signBatch", () => {
 
   it("returns the kit's signature once it verifies over the batch digest, under the agent's key", async () => {
     const outcome = await client.signBatch(batchCall());
-    assert.ok(outcome.ok, JSON.stringify(outcome));
+    assert.ok(outcome.ok, outcome.ok ? undefined : outcome.message);
     const expected = batchDigestOf(items);
     assert.equal(toHex(outcome.digest), toHex(expected));
     assert.ok(ed25519Verify(outcome.signature, expected, creatorKey));
@@ -155,7 +177,7 @@ describe("CreatorClient.signBatch", () => {
   it("keeps the endpoint's path: the fastify plugin under a prefix", async () => {
     const { port } = fastifyApp.server.address() as AddressInfo;
     const outcome = await client.signBatch(batchCall({ endpoint: `http://127.0.0.1:${port}/agents/echo`, items: items.slice(1) }));
-    assert.ok(outcome.ok, JSON.stringify(outcome));
+    assert.ok(outcome.ok, outcome.ok ? undefined : outcome.message);
     assert.equal(toHex(outcome.digest), toHex(batchDigestOf(items.slice(1))));
   });
 

@@ -1,5 +1,6 @@
 // Dispute evidence and dispute views in the relayer's own package: a settled execution of the
-// relayer's database, its receipt, the clock and the Dispute accounts held by a stand-in RPC.
+// relayer's database, its settlement's EscrowSettledToLog (its leaf), the clock and the Dispute
+// accounts (keyed by agent and leaf index) held by a stand-in RPC.
 // Who may speak (the payer and the agent's creator, as the Agent account names it), until when
 // (the dispute window by the chain's clock, longer while a dispute is open), and who may read a
 // dispute (its parties and the market's arbiter; another wallet costs nothing but its 403).
@@ -7,7 +8,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
-import { disputePda, evidenceHash, formatExecutionId, receiptPda, toHex } from "@agent-market/program";
+import { disputePda, evidenceHash, formatExecutionId, toHex } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { ExecutionStore } from "../src/executions/execution-store.js";
@@ -49,8 +50,10 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     await market?.close();
   });
 
-  /** A settled execution of `payer` on the creator's agent, its receipt settled at `settled_at`, the clock at `now`. */
-  async function settled(settled_at: bigint, now: bigint): Promise<{ id: string; bytes: Uint8Array }> {
+  let leaves = 0n;
+
+  /** A settled execution of `payer` on the creator's agent, its leaf settled at `settled_at`, the clock at `now`. */
+  async function settled(settled_at: bigint, now: bigint): Promise<{ id: string; bytes: Uint8Array; leafIndex: bigint }> {
     const bytes = new Uint8Array(randomBytes(16));
     const id = formatExecutionId(bytes);
     const store = new ExecutionStore(relayer.services.db);
@@ -71,35 +74,51 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
       escrow_tx: { signature: "open", bytes: "AQID", last_valid_block_height: 1 },
     });
     // The settlement as the chain's confirmation leaves it (the relayer's write path is tested
-    // with its store and, end to end, on localnet).
-    await relayer.services.db.query("UPDATE executions SET state = 'settled', amount_usdc = $2 WHERE id = $1", [id, AMOUNT_USDC.toString()]);
-    await market.rpc.setProgramAccount(receiptPda(bytes, market.programId), market.programId, "Receipt", {
+    // with its store and, end to end, on localnet), and its transaction's event: the leaf.
+    const nonce = 7n;
+    const signature = `settle-${id}`;
+    const settle_tx = JSON.stringify({ signature, bytes: "AQID", last_valid_block_height: 1 });
+    await relayer.services.db.query(
+      "UPDATE executions SET state = 'settled', amount_usdc = $2, escrow_nonce = $3, settle_tx = $4 WHERE id = $1",
+      [id, AMOUNT_USDC.toString(), nonce.toString(), settle_tx],
+    );
+    // Not 0: a leaf index read as "none" would pass unnoticed.
+    const leafIndex = (leaves += 1n);
+    market.rpc.setEventTransaction(signature, market.programId, "EscrowSettledToLog", {
       executionId: bytes,
       agent: creator.agent,
+      nonce,
       payer: payer.publicKey,
       payerTokenAccount: PublicKey.default,
+      apiKeyId: new Uint8Array(16),
       amountUsdc: AMOUNT_USDC,
+      creatorShareUsdc: AMOUNT_USDC - AMOUNT_USDC / 100n,
       feeUsdc: AMOUNT_USDC / 100n,
+      units: 0n,
+      requestHash: new Uint8Array(32),
       resultHash: new Uint8Array(32),
       settledAt: settled_at,
-      rentPayer: PublicKey.default,
-      disputed: false,
-      bump: 255,
+      leafIndex,
+      logRoot: new Uint8Array(32),
     });
     market.rpc.setClock(now);
-    return { id, bytes };
+    return { id, bytes, leafIndex };
   }
 
-  /** The payer's Dispute account on the execution, as open_dispute leaves it. */
-  function opened(bytes: Uint8Array, evidenceHash: Uint8Array, openedAt: bigint): Promise<void> {
-    return market.rpc.setProgramAccount(disputePda(bytes, market.programId), market.programId, "Dispute", {
-      executionId: bytes,
+  /** The payer's Dispute account of the execution's leaf, as open_dispute leaves it. */
+  function opened(bytes: Uint8Array, leafIndex: bigint, evidenceHash: Uint8Array, openedAt: bigint, settledAt: bigint): Promise<void> {
+    return market.rpc.setProgramAccount(disputePda(creator.agent, leafIndex, market.programId), market.programId, "Dispute", {
       agent: creator.agent,
+      leafIndex,
+      executionId: bytes,
       payer: payer.publicKey,
       payerTokenAccount: PublicKey.default,
       amountUsdc: AMOUNT_USDC,
       evidenceHash,
       openedAt,
+      settledAt,
+      resolved: false,
+      upheld: false,
       bump: 255,
     });
   }
@@ -126,7 +145,7 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
 
   it("closes evidence with the window by the chain's clock, and keeps it open while a dispute is", async () => {
     const settled_at = 2_000_000n;
-    const { id, bytes } = await settled(settled_at, settled_at + WINDOW_SECS);
+    const { id, bytes, leafIndex } = await settled(settled_at, settled_at + WINDOW_SECS);
     assert.equal((await submit(sessions.payer, id, "At the last second.")).statusCode, 201);
     market.rpc.setClock(settled_at + WINDOW_SECS + 1n);
     const late = await submit(sessions.payer, id, "One second late.");
@@ -134,22 +153,22 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     assert.equal(errorOf(late).code, "dispute_window_closed");
     assert.equal(errorOf(late).message, `${id}'s dispute window closed at ${new Date(Number(settled_at + WINDOW_SECS) * 1000).toISOString()} (chain time).`);
 
-    await opened(bytes, new Uint8Array(32), settled_at + 10n);
+    await opened(bytes, leafIndex, new Uint8Array(32), settled_at + 10n, settled_at);
     assert.equal((await submit(sessions.creator, id, "Answering the open dispute.")).statusCode, 201);
   });
 
   it("shows an open dispute to its payer, its creator and the arbiter, from the Dispute account; 403 to anyone else", async () => {
-    const { id, bytes } = await settled(3_000_000n, 3_000_060n);
-    await opened(bytes, new Uint8Array(32).fill(1), 3_000_030n);
+    const { id, bytes, leafIndex } = await settled(3_000_000n, 3_000_060n);
+    await opened(bytes, leafIndex, new Uint8Array(32).fill(1), 3_000_030n, 3_000_000n);
     for (const [role, session] of [["payer", sessions.payer], ["creator", sessions.creator], ["arbiter", sessions.arbiter]] as const) {
       const page = await relayer.app.inject({ method: "GET", url: `/v1/disputes?role=${role}&state=open`, headers: bearer(session) });
       assert.equal(page.statusCode, 200, page.body);
-      const found = (page.json() as { data: { execution_id: string; state: string; evidence_hash: string; amount_usdc: string }[] }).data.find(
-        (dispute) => dispute.execution_id === id,
-      );
+      const found = (
+        page.json() as { data: { execution_id: string; leaf_index: string | null; state: string; evidence_hash: string; amount_usdc: string }[] }
+      ).data.find((dispute) => dispute.execution_id === id);
       assert.deepEqual(
-        [role, found?.state, found?.evidence_hash, found?.amount_usdc],
-        [role, "open", "01".repeat(32), "0.250000"],
+        [role, found?.leaf_index, found?.state, found?.evidence_hash, found?.amount_usdc],
+        [role, leafIndex.toString(), "open", "01".repeat(32), "0.250000"],
       );
     }
     const foreign = await relayer.app.inject({ method: "GET", url: `/v1/disputes/${id}`, headers: bearer(sessions.stranger) });

@@ -16,11 +16,11 @@ function verifiedResult(output: unknown): SettleRecord {
     output,
     result_hash: randomBytes(32),
     result_digest: randomBytes(32),
+    units: "0",
     creator_signature: randomBytes(64),
     signing_key: "signing-key",
     payout_account: "payout",
     fee_shard: 0,
-    receipt_in_log: false,
     settle_tx: { signature: "settle", bytes: "AQID", last_valid_block_height: 44 },
   };
 }
@@ -114,6 +114,7 @@ describe("execution store writes", () => {
     const outputs: unknown[] = [[1, 2, 3], null, "text", { answer: 42 }, 7, [{ a: "b" }]];
     const record = (i: number): SettleRecord => ({
       amount_usdc: "10000",
+      escrow_nonce: String(i),
       escrow_deadline: new Date(Date.UTC(2030, 0, 1)),
       escrow_opened_at: new Date(Date.UTC(2029, 11, 31)),
       creator_started_at: new Date(Date.UTC(2029, 11, 31)),
@@ -121,11 +122,11 @@ describe("execution store writes", () => {
       output: outputs[i],
       result_hash: randomBytes(32),
       result_digest: randomBytes(32),
+      units: String(1_000 + i),
       creator_signature: randomBytes(64),
       signing_key: "signing-key",
       payout_account: "payout",
       fee_shard: i,
-      receipt_in_log: false,
       settle_tx: { signature: `settle-${i}`, bytes: "AQID", last_valid_block_height: 43 },
     });
     const records = executions.map((_, i) => record(i));
@@ -143,6 +144,7 @@ describe("execution store writes", () => {
       assert.ok(row.result_digest.equals(expected.result_digest));
       assert.ok(row.creator_signature.equals(expected.creator_signature));
       assert.equal(row.amount_usdc, "10000");
+      assert.deepEqual([row.escrow_nonce, row.units], [String(i), String(1_000 + i)], "what the creator's v2 signature binds");
       assert.equal(row.escrow_deadline.getTime(), expected.escrow_deadline!.getTime());
       assert.equal(row.creator_finished_at.getTime(), expected.creator_finished_at!.getTime());
       assert.equal(row.fee_shard, i);
@@ -156,11 +158,11 @@ describe("execution store writes", () => {
     await Promise.all(executions.map((e) => store.insert(e)));
     const batch_tx = { signature: "batch", bytes: "AQID", last_valid_block_height: 45 };
     const settles = (ids: string[]) =>
-      ids.map((id) => ({ id, from_state: "opening" as const, record: { ...verifiedResult("ok"), receipt_in_log: true, settle_tx: batch_tx } }));
+      ids.map((id) => ({ id, from_state: "opening" as const, record: { ...verifiedResult("ok"), settle_tx: batch_tx } }));
     await db.query("UPDATE executions SET state = 'refunding' WHERE id = $1", [executions[1]!.id]);
     assert.equal(await store.settleAll(settles(executions.map((e) => e.id))), false);
     const states = async () =>
-      (await db.query("SELECT id, state, receipt_in_log, settle_tx FROM executions WHERE api_key_id = $1", [key])).rows;
+      (await db.query("SELECT id, state, settle_tx FROM executions WHERE api_key_id = $1", [key])).rows;
     for (const row of await states()) {
       assert.equal(row.state, row.id === executions[1]!.id ? "refunding" : "opening", "nothing recorded");
       assert.equal(row.settle_tx, null);
@@ -169,7 +171,6 @@ describe("execution store writes", () => {
     for (const row of await states()) {
       if (row.id === executions[1]!.id) continue;
       assert.equal(row.state, "settling");
-      assert.equal(row.receipt_in_log, true);
       assert.deepEqual(row.settle_tx, batch_tx, "one transaction shared by the batch");
     }
   });

@@ -123,6 +123,7 @@ export class StandInMarket {
       collateralVaultBump: 255,
       escrowVaultBump: 255,
       subscriptionsExpireAt: 0n,
+      escrowsOpened: 0n,
     };
     await this.setAgent(agent, terms);
     return {

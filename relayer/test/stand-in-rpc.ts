@@ -1,12 +1,13 @@
 // A stand-in for a Solana JSON-RPC node, for the relayer's own tests of what it decides from
 // accounts: it holds the accounts a test sets and answers the reads the relayer makes (single,
-// batched, by program with filters). It executes nothing: a method it does not know (sending a
+// batched, by program with filters), and the transactions a test sets carrying the program's
+// events (a settlement's EscrowSettledToLog, which holds its leaf). It executes nothing: a method it does not know (sending a
 // transaction among them) is answered "method not found", so a test that reaches the chain's
 // write path fails loudly; those paths are tested against localnet in tests/.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-import { coder, toAnchor, type AccountData, type AccountName } from "@agent-market/program";
+import { coder, eventAuthorityPda, EVENT_IX_TAG_LE, IDL, toAnchor, type AccountData, type AccountName, type EventData, type EventName } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { AccountLayout, TOKEN_PROGRAM_ID } from "@solana/spl-token";
 import { SYSVAR_CLOCK_PUBKEY, type PublicKey } from "@solana/web3.js";
@@ -33,6 +34,8 @@ const SLOT = 1_000;
 
 export class StandInRpc {
   private readonly accounts = new Map<string, StoredAccount>();
+  /** getTransaction's answers, by signature. */
+  private readonly transactions = new Map<string, unknown>();
   /** Every method asked for, in order (a batch counts each of its calls). */
   readonly methods: string[] = [];
   /** While true, every request gets HTTP 503, as from a node that is down. */
@@ -66,6 +69,38 @@ export class StandInRpc {
   async setProgramAccount<A extends AccountName>(address: PublicKey, programId: PublicKey, name: A, value: AccountData<A>): Promise<void> {
     const data = await coder.accounts.encode(name, toAnchor({ defined: { name } }, value));
     this.accounts.set(address.toBase58(), { data, owner: programId.toBase58(), lamports: RENT_EXEMPT_LAMPORTS });
+  }
+
+  /**
+   * Sets transaction `signature` as one instruction of the program that emitted `event` (an
+   * emit_cpi! self-invocation with the event authority as its account), as getTransaction
+   * answers it.
+   */
+  setEventTransaction<N extends EventName>(signature: string, programId: PublicKey, name: N, value: EventData<N>): void {
+    const discriminator = IDL.events.find((event) => event.name === name)!.discriminator;
+    const encoded = coder.types.encode(name, toAnchor({ defined: { name } }, value));
+    const data = utils.bytes.bs58.encode(Buffer.concat([EVENT_IX_TAG_LE, Uint8Array.from(discriminator), encoded]));
+    const accountKeys = [eventAuthorityPda(programId).toBase58(), programId.toBase58()];
+    this.transactions.set(signature, {
+      slot: SLOT,
+      blockTime: null,
+      transaction: {
+        signatures: [signature],
+        message: {
+          header: { numRequiredSignatures: 1, numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 1 },
+          accountKeys,
+          recentBlockhash: utils.bytes.bs58.encode(new Uint8Array(32)),
+          instructions: [{ programIdIndex: 1, accounts: [], data: "" }],
+        },
+      },
+      meta: {
+        err: null,
+        fee: 5_000,
+        preBalances: [0, 0],
+        postBalances: [0, 0],
+        innerInstructions: [{ index: 0, instructions: [{ programIdIndex: 1, accounts: [0], data, stackHeight: 2 }] }],
+      },
+    });
   }
 
   /** Sets an SPL token account of `mint` owned by `owner`, delegating `delegated_usdc` to `delegate` when given. */
@@ -137,6 +172,8 @@ export class StandInRpc {
       }
       case "getSlot":
         return { jsonrpc: "2.0", id: call.id, result: SLOT };
+      case "getTransaction":
+        return { jsonrpc: "2.0", id: call.id, result: this.transactions.get(params[0] as string) ?? null };
       default:
         return { jsonrpc: "2.0", id: call.id, error: { code: -32601, message: `Method not found: the stand-in RPC does not ${call.method}` } };
     }

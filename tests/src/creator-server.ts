@@ -1,6 +1,7 @@
 // A creator's execution service for the tests: a real HTTP server on 127.0.0.1 that checks the
 // marketplace's request signature and answers per `behaviour`, including the faults a
 // misbehaving creator could commit.
+import { createHash } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -8,6 +9,8 @@ import {
   ed25519Sign,
   ed25519Verify,
   fromHex,
+  outputHash,
+  parseExecutionId,
   REQUEST_SIGNATURE_HEADER,
   signBatchDigest,
   signBatchItemDigest,
@@ -17,7 +20,7 @@ import {
   type CreatorExecuteRequest,
   type SignBatchRequest,
 } from "@agent-market/program";
-import { Keypair } from "@solana/web3.js";
+import { Keypair, PublicKey } from "@solana/web3.js";
 
 export type CreatorBehaviour =
   | "echo"
@@ -34,6 +37,8 @@ export type CreatorBehaviour =
   | "huge"
   /** Answers with the signature of the previous execution it served. */
   | "replay_signature"
+  /** Signs the v1 result digest, which binds no escrow (a kit from before execute protocol v2). */
+  | "v1_digest"
   /** Answers correctly after `delay_ms`. */
   | "slow";
 
@@ -127,6 +132,8 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
           return reply(200, JSON.stringify({ ...signed, padding: "x".repeat(2 * 1024 * 1024) }));
         case "replay_signature":
           return reply(200, JSON.stringify({ ...signed, signature: lastSignature ?? "00".repeat(64) }));
+        case "v1_digest":
+          return reply(200, JSON.stringify({ ...signed, signature: toHex(ed25519Sign(signing.secretKey, v1ResultDigest(body, output))) }));
         case "wrong_key":
           return reply(200, JSON.stringify(signResult(Keypair.generate().secretKey, body, output)));
         case "invalid_output":
@@ -186,3 +193,14 @@ export const ECHO_INPUT_SCHEMA = {
   required: ["language"],
   properties: { language: { type: "string", enum: ["en", "fr"] }, max_words: { type: "integer", minimum: 1, default: 50 } },
 } as const;
+
+/** `SHA-256("agentmarket/result/v1" ‖ execution_id ‖ agent ‖ request_hash ‖ result_hash)`: what a v1 kit signed. */
+function v1ResultDigest(request: CreatorExecuteRequest, output: unknown): Uint8Array {
+  return createHash("sha256")
+    .update("agentmarket/result/v1")
+    .update(parseExecutionId(request.execution_id)!)
+    .update(new PublicKey(request.agent).toBytes())
+    .update(fromHex(request.request_hash))
+    .update(outputHash(output))
+    .digest();
+}

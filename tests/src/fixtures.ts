@@ -8,23 +8,24 @@ import { createPrivateKey, randomBytes, sign } from "node:crypto";
 import {
   AGENT_MARKET_ERRORS,
   agentPda,
+  createReceiptLogInstruction,
   delegatePda,
   errorCode,
   errorFromCode,
   errorFromTransactionError,
   escrowPda,
-  escrowRef,
   eventsFromInnerInstructions,
   fetchAgent,
   fetchEscrow,
   openEscrowInstruction,
   outputHash,
   reclaimInstruction,
+  receiptLogPda,
   refundInstruction,
   registerAgentInstructions,
   requestHash,
   resultDigest,
-  settleInstructions,
+  settleBatchInstructions,
   signingKeyProofDigest,
   subscribeInstruction,
   type AgentMarketErrorName,
@@ -444,34 +445,43 @@ export class TestMarket {
   }
 
   /**
-   * `[Ed25519 verification, settle]` for an open escrow, the result signed by `signing` (the
-   * agent's key unless given) over the result digest the program recomputes.
+   * `[Ed25519 verification, settle_batch]` settling one open escrow, the result signed by
+   * `signing` (the agent's key unless given) over the v2 result digest the program rebuilds from
+   * the escrow account (its nonce, payer, token account and amount) and the item.
    */
   async settleInstructions(
     executionId: Uint8Array,
-    options: { signing: Keypair; feeShardIndex?: number; output?: unknown },
+    options: { signing: Keypair; feeShardIndex?: number; output?: unknown; units?: bigint },
   ): Promise<TransactionInstruction[]> {
     const escrow = await fetchEscrow(this.connection, escrowPda(executionId, this.programId), { programId: this.programId });
     assert.ok(escrow, "the escrow is open");
     const agent = await fetchAgent(this.connection, escrow.agent, { programId: this.programId });
     assert.ok(agent);
-    const resultHash = outputHash(options.output ?? { summary: "Hi." });
-    const digest = resultDigest(escrow.executionId, escrow.agent, escrow.requestHash, resultHash);
-    return settleInstructions({
+    const item = { resultHash: outputHash(options.output ?? { summary: "Hi." }), units: options.units ?? 0n };
+    const digest = resultDigest({ escrow, ...item });
+    return settleBatchInstructions({
       programId: this.programId,
       relayer: this.relayer.publicKey,
       usdcMint: this.usdcMint,
-      escrow: escrowRef(escrow),
+      agent: escrow.agent,
       payoutAccount: agent.payoutAccount,
-      requestHash: escrow.requestHash,
-      resultHash,
-      signingKey: options.signing.publicKey.toBytes(),
-      signature: ed25519Sign(options.signing, digest),
+      escrows: [escrow],
+      items: [item],
       feeShardIndex: options.feeShardIndex ?? 0,
+      signingKey: options.signing.publicKey.toBytes(),
+      signed: { kind: "call", signature: ed25519Sign(options.signing, digest) },
     });
   }
 
+  /** The agent's receipt log, which every settlement appends to: created once, by the relayer. */
+  async ensureReceiptLog(agent: PublicKey): Promise<void> {
+    if (await this.exists(receiptLogPda(agent, this.programId))) return;
+    await this.sendAsRelayer([createReceiptLogInstruction({ programId: this.programId, payer: this.relayer.publicKey, agent })]);
+  }
+
+  /** Settles the escrow as the relayer does a lone result: a settle_batch of one into the agent's receipt log. */
   async settle(escrow: OpenedEscrow, agent: AgentFixture, feeShardIndex = 0): Promise<string> {
+    await this.ensureReceiptLog(agent.address);
     return this.sendAsRelayer(await this.settleInstructions(escrow.executionId, { signing: agent.signing, feeShardIndex }));
   }
 

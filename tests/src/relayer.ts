@@ -71,8 +71,6 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
     RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "1000000",
     RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE: "1000000",
-    // scripts/test.sh runs the execution tests once more in the per-call design.
-    ...(process.env.SETTLEMENT ? { SETTLEMENT: process.env.SETTLEMENT } : {}),
     ...(process.env.BATCH_OPENS ? { BATCH_OPENS: process.env.BATCH_OPENS } : {}),
     ...(process.env.BATCH_REFUNDS ? { BATCH_REFUNDS: process.env.BATCH_REFUNDS } : {}),
     ...env,
@@ -80,10 +78,10 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
 }
 
 /**
- * The per-call design (an open_escrow and a settle per execution, a receipt account each), for the
- * files whose subject is a receipt account: its dispute, its closing, its rent, its verification.
+ * Opens and refunds one transaction each (a settlement is a settle_batch of one whenever its
+ * agent has nothing else ready), for the files that count one execution's transactions.
  */
-export const PER_CALL_DESIGN = { SETTLEMENT: "receipt_account", BATCH_OPENS: "false", BATCH_REFUNDS: "false" } as const;
+export const ONE_BY_ONE = { BATCH_OPENS: "false", BATCH_REFUNDS: "false" } as const;
 
 /** The relayer app in this process, listening on a free port, its job workers running. */
 export async function startRelayer(localnet: Localnet, env: Record<string, string> = {}): Promise<RunningRelayer> {

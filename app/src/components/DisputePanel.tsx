@@ -13,29 +13,30 @@ import { Loading } from "./Status.js";
 
 /**
  * The payer's side of a settled execution: within the market's dispute window, a statement and
- * files kept by the relayer, their hash checked here, then open_dispute (open_dispute_from_log
- * for a batched settlement) signed by the wallet.
+ * files kept by the relayer, their hash checked here, then open_dispute of the settlement's leaf
+ * in its agent's receipt log, signed by the wallet.
  * Once opened, the dispute and its outcome.
  */
 export function DisputePanel({ executionId }: { executionId: string }) {
   const { session, wallet, config, network } = useApp();
   const [loaded, reload] = useLoad(async () => {
     const dispute = await session.disputes.get(executionId);
-    const window = dispute.state === "none" ? await disputeWindow(await openChain(config, network), executionId) : null;
+    const window = dispute.state === "none" ? await disputeWindow(await openChain(config, network), executionId, dispute.agent) : null;
     return { dispute, window };
   }, [executionId, session]);
   const [step, setStep] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [opened, setOpened] = useState<string | null>(null);
 
-  async function open(statement: string, files: EvidenceFile[]): Promise<boolean> {
+  /** `agent`: the execution's, whose receipt log holds the leaf disputed. */
+  async function open(agent: string, statement: string, files: EvidenceFile[]): Promise<boolean> {
     setError(null);
     try {
       setStep("Keeping the evidence…");
       const evidence = await submitEvidence(session, executionId, statement, files);
       setStep("Waiting for the wallet…");
       const chain = await openChain(config, network);
-      setOpened(await openDispute(chain, wallet, executionId, evidence.evidence_hash));
+      setOpened(await openDispute(chain, wallet, executionId, agent, evidence.evidence_hash));
       reload();
       return true;
     } catch (e) {
@@ -69,7 +70,7 @@ export function DisputePanel({ executionId }: { executionId: string }) {
             hint="Say what went wrong. The relayer keeps your statement and files; your wallet then signs open_dispute with their hash, so neither can change afterwards. The market's arbiter decides, and may pay you from the agent's collateral."
             submitLabel="Sign and open the dispute"
             busyLabel={step}
-            onSubmit={open}
+            onSubmit={(statement, files) => open(dispute.agent, statement, files)}
           />
         </>
       )}

@@ -8,8 +8,11 @@ import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { Usdc } from "./Usdc.js";
 
-/** The arbiter's ruling: upheld with a slash in USDC, or rejected; resolve_dispute signed by the wallet. */
-export function ResolveForm({ executionId, onResolved }: { executionId: string; onResolved(): void }) {
+/**
+ * The arbiter's ruling on the dispute of leaf `leafIndex` of `agent`'s receipt log (the settlement
+ * of `executionId`): upheld with a slash in USDC, or rejected; resolve_dispute signed by the wallet.
+ */
+export function ResolveForm({ executionId, agent, leafIndex, onResolved }: { executionId: string; agent: string; leafIndex: bigint; onResolved(): void }) {
   const { wallet, config, network } = useApp();
   const [verdict, setVerdict] = useState<"uphold" | "reject">("uphold");
   const [slash, setSlash] = useState("");
@@ -38,7 +41,7 @@ export function ResolveForm({ executionId, onResolved }: { executionId: string; 
     setBusy(true);
     try {
       const chain = await openChain(config, network);
-      setDone(await resolveDispute(chain, wallet, executionId, verdict === "uphold", slashUsdc));
+      setDone(await resolveDispute(chain, wallet, agent, leafIndex, verdict === "uphold", slashUsdc));
       onResolved();
     } catch (e) {
       setError(e);

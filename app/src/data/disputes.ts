@@ -1,7 +1,8 @@
 // Disputes from the web: evidence kept by the relayer and checked here against its hash, and the
-// two on-chain steps this page builds for the wallet — the payer's open_dispute (or
-// open_dispute_from_log) binding that hash, the arbiter's resolve_dispute. The relayer reports
-// the outcome; the program decides it.
+// two on-chain steps this page builds for the wallet — the payer's open_dispute of the
+// settlement's leaf in its agent's receipt log, binding that hash, and the arbiter's
+// resolve_dispute of that leaf (agent, leaf index). The relayer reports the outcome; the program
+// decides it.
 import type { EvidenceCreated, WalletSession } from "@agent-market/client";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
@@ -56,45 +57,44 @@ export async function submitEvidence(session: WalletSession, executionId: string
 }
 
 export interface DisputeWindow {
-  /**
-   * What a dispute needs: the execution's Receipt account, or its leaf in the agent's receipt log
-   * (settled by settle_batch). False once the window passed and the receipt was closed.
-   */
+  /** The settlement's leaf was found (with its proof): false once its tree's root is no longer held. */
   receiptExists: boolean;
   disputed: boolean;
   endsAtSecs: number;
   nowSecs: number;
 }
 
-/** How the execution is disputed (docs/dashboard.md, "Disputes from the web"): its receipt, or its leaf and proof from the indexer. */
-function disputeRouteOf(chain: Chain, executionId: string) {
+/**
+ * The settlement's leaf and proof (docs/dashboard.md, "Disputes from the web"): from the indexer
+ * when the relayer names one, else rebuilt from the chain's history of the agent's receipt log.
+ */
+function disputeRouteOf(chain: Chain, executionId: string, agent: string) {
   const { disputeRoute, fetchLoggedReceipt, parseExecutionId } = chain.program;
   const bytes = parseExecutionId(executionId);
   if (!bytes) throw new Error(`${executionId} is not an execution id.`);
+  const graphqlUrl = chain.graphqlUrl;
   return disputeRoute(chain.connection, bytes, {
     programId: chain.programId,
-    loggedReceipt: async () => {
-      if (chain.graphqlUrl === null) throw new Error(`${executionId} has no receipt account, and this relayer was started without INDEXER_GRAPHQL_URL, where its receipt log proof comes from.`);
-      return fetchLoggedReceipt(chain.graphqlUrl, executionId);
-    },
+    source:
+      graphqlUrl === null
+        ? { kind: "chain", agent: new chain.web3.PublicKey(agent) }
+        : { kind: "indexer", loggedReceipt: () => fetchLoggedReceipt(graphqlUrl, executionId) },
   });
 }
 
-export async function disputeWindow(chain: Chain, executionId: string): Promise<DisputeWindow> {
-  const [route, market, nowSecs] = await Promise.all([disputeRouteOf(chain, executionId), freshMarket(chain), chainNowSecs(chain)]);
+export async function disputeWindow(chain: Chain, executionId: string, agent: string): Promise<DisputeWindow> {
+  const [route, market, nowSecs] = await Promise.all([disputeRouteOf(chain, executionId, agent), freshMarket(chain), chainNowSecs(chain)]);
   if (route === null) return { receiptExists: false, disputed: false, endsAtSecs: 0, nowSecs };
-  return { receiptExists: true, disputed: route.kind === "receipt" && route.disputed, endsAtSecs: Number(route.settledAt) + market.disputeWindowSecs, nowSecs };
+  return { receiptExists: true, disputed: route.disputed, endsAtSecs: Number(route.leaf.settledAt) + market.disputeWindowSecs, nowSecs };
 }
 
-/** The payer's open_dispute (or open_dispute_from_log for a batched settlement), binding the evidence hash the relayer keeps. */
-export async function openDispute(chain: Chain, wallet: ConnectedWallet, executionId: string, evidenceHashHex: string): Promise<string> {
-  const { fromHex, openDisputeFor, parseExecutionId } = chain.program;
-  const route = await disputeRouteOf(chain, executionId);
-  if (route === null) throw new Error(`${executionId} has no receipt on chain: its dispute window has passed.`);
+/** The payer's open_dispute of the settlement's leaf, binding the evidence hash the relayer keeps. */
+export async function openDispute(chain: Chain, wallet: ConnectedWallet, executionId: string, agent: string, evidenceHashHex: string): Promise<string> {
+  const { fromHex, openDisputeFor } = chain.program;
+  const route = await disputeRouteOf(chain, executionId, agent);
+  if (route === null) throw new Error(`${executionId} has no leaf in its agent's receipt log to dispute.`);
   const payer = new chain.web3.PublicKey(wallet.address);
-  return signAndSendInstructions(chain, wallet, [
-    openDisputeFor(route, { payer, executionId: parseExecutionId(executionId)!, evidenceHash: fromHex(evidenceHashHex), programId: chain.programId }),
-  ]);
+  return signAndSendInstructions(chain, wallet, [openDisputeFor(route, { payer, evidenceHash: fromHex(evidenceHashHex), programId: chain.programId })]);
 }
 
 /** Whether this wallet can resolve: the market names one arbiter. */
@@ -109,23 +109,26 @@ export interface Resolution {
   payerReceivedUsdc: bigint;
 }
 
-/** The arbiter's resolve_dispute: upheld moves up to `slashUsdc` of the collateral to the payer. */
-export async function resolveDispute(chain: Chain, wallet: ConnectedWallet, executionId: string, upheld: boolean, slashUsdc: bigint): Promise<Resolution> {
-  const { collateralVaultPda, disputePda, fetchDispute, parseExecutionId, resolveDisputeInstruction } = chain.program;
-  const bytes = parseExecutionId(executionId)!;
+/**
+ * The arbiter's resolve_dispute of the dispute of leaf `leafIndex` of `agent`'s receipt log:
+ * upheld moves up to `slashUsdc` of the collateral to the payer. The dispute stays, resolved,
+ * until anyone closes it after the leaf's window (its rent goes back to the payer).
+ */
+export async function resolveDispute(chain: Chain, wallet: ConnectedWallet, agent: string, leafIndex: bigint, upheld: boolean, slashUsdc: bigint): Promise<Resolution> {
+  const { collateralVaultPda, disputePda, fetchDispute, resolveDisputeInstruction } = chain.program;
+  const agentKey = new chain.web3.PublicKey(agent);
   const market = await freshMarket(chain);
   if (market.arbiter.toBase58() !== wallet.address) throw new Error(`${wallet.address} is not the market's arbiter (${market.arbiter.toBase58()}).`);
-  const open = await fetchDispute(chain.connection, disputePda(bytes, chain.programId), { programId: chain.programId });
-  if (open === null) throw new Error(`No open dispute on ${executionId}: it was resolved already.`);
-  const vault = collateralVaultPda(open.agent, chain.programId);
+  const open = await fetchDispute(chain.connection, disputePda(agentKey, leafIndex, chain.programId), { programId: chain.programId });
+  if (open === null || open.resolved) throw new Error(`No open dispute of leaf ${leafIndex} of ${agent}: it was resolved already.`);
+  const vault = collateralVaultPda(agentKey, chain.programId);
   const [vaultBefore, payerBefore] = await Promise.all([tokenBalance(chain, vault), tokenBalance(chain, open.payerTokenAccount)]);
   const signature = await signAndSendInstructions(chain, wallet, [
     resolveDisputeInstruction({
       arbiter: market.arbiter,
       usdcMint: market.usdcMint,
-      agent: open.agent,
-      executionId: bytes,
-      payer: open.payer,
+      agent: agentKey,
+      leafIndex,
       payerTokenAccount: open.payerTokenAccount,
       upheld,
       slashUsdc: upheld ? slashUsdc : 0n,

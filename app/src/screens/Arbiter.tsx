@@ -20,9 +20,11 @@ function ArbiterItem({ dispute }: { dispute: Dispute }) {
   return (
     <li className="card" data-testid="arbiter-dispute">
       <DisputeView dispute={shown} />
-      {(shown.state === "open" || ruled) && (
+      {(shown.state === "open" || ruled) && shown.leaf_index !== null && (
         <ResolveForm
           executionId={shown.execution_id}
+          agent={shown.agent}
+          leafIndex={BigInt(shown.leaf_index)}
           onResolved={() => {
             setRuled(true);
             void session.disputes.get(shown.execution_id).then(setShown, setError);
@@ -56,7 +58,7 @@ export function ArbiterScreen() {
       )}
       {isArbiter && (
         <>
-          <p className="muted">Read both sides, then uphold (slashing the agent's collateral to the payer) or reject (nothing moves). Either way the dispute closes.</p>
+          <p className="muted">Read both sides, then uphold (slashing the agent's collateral to the payer) or reject (nothing moves). Either way the dispute is resolved; its account stays until the settlement's dispute window has passed, when anyone may close it and return its rent to the payer.</p>
           {open.state === "loading" && <Loading what="open disputes" />}
           {open.state === "error" && <ErrorNotice error={open.error} onRetry={reload} />}
           {open.state === "ready" && open.value.length === 0 && <Empty>No open dispute.</Empty>}

@@ -54,8 +54,10 @@ export const EXECUTION_TYPE_DEFS = /* GraphQL */ `
     dispute: Dispute
     commitment: Commitment!
     agentDetails: Agent
-    "For an execution settled by settle_batch, what open_dispute_from_log needs; null for one settled by settle or not settled."
+    "The leaf of this execution's settlement and its proof, what open_dispute needs; null if not settled."
     receiptProof: ReceiptProof
+    "Every leaf this execution id settled into in its agent's log, oldest first: more than one only if the id was opened again."
+    receiptProofs: [ReceiptProof!]!
   }
 
   input ExecutionFilter {
@@ -163,6 +165,6 @@ export const executionResolvers = {
         : null,
     commitment: (row) => upper(row.commitment),
     agentDetails: (row, _, ctx) => ctx.loaders.agent.load(row.agent),
-    receiptProof: receiptProofResolvers.receiptProof,
+    ...receiptProofResolvers.Execution,
   },
 } satisfies Resolvers;

@@ -71,7 +71,7 @@ export class Tree {
     return this.nodeAt(RECEIPT_TREE_DEPTH, 0);
   }
 
-  /** The siblings of leaf `index`, bottom up: what open_dispute_from_log takes. */
+  /** The siblings of leaf `index`, bottom up: what open_dispute takes. */
   proof(index: number): Buffer[] {
     return Array.from({ length: RECEIPT_TREE_DEPTH }, (_, level) => this.nodeAt(level, (index >> level) ^ 1));
   }
@@ -139,7 +139,7 @@ export class ReceiptTrees {
       await this.pool.query<LeafRow>(
         prepared(
           this.pool,
-          `SELECT leaf_index, leaf_hash, log_root FROM ${this.schema}.executions
+          `SELECT leaf_index, leaf_hash, log_root FROM ${this.schema}.receipt_leaves
            WHERE agent = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index`,
           [agent, from, start + TREE_LEAVES],
         ),

@@ -9,7 +9,7 @@ import { indexerResolvers, INDEXER_TYPE_DEFS } from "./indexer-status.js";
 import { marketResolvers, MARKET_TYPE_DEFS } from "./market.js";
 import { subscriptionResolvers, SUBSCRIPTION_TYPE_DEFS } from "./subscription.js";
 import { MONEY_TYPE_DEFS } from "./money.js";
-import { RECEIPT_PROOF_TYPE_DEFS } from "./receipt-proof.js";
+import { receiptProofResolvers, RECEIPT_PROOF_TYPE_DEFS } from "./receipt-proof.js";
 import { usageResolvers, USAGE_TYPE_DEFS } from "./usage.js";
 
 const QUERY_TYPE_DEFS = /* GraphQL */ `
@@ -24,6 +24,8 @@ const QUERY_TYPE_DEFS = /* GraphQL */ `
     market: Market!
     disputes(first: Int = 20, after: String, state: DisputeState): ExecutionConnection!
     subscriptions(first: Int = 20, after: String, agent: String, payer: String): AgentSubscriptionConnection!
+    "One leaf of an agent's receipt log by its index (u64, decimal), with its proof and dispute: what open_dispute takes."
+    receiptProof(agent: String!, leafIndex: String!): ReceiptProof
   }
 `;
 
@@ -31,7 +33,7 @@ export function buildSchema() {
   return createSchema<GraphQLContext>({
     typeDefs: [QUERY_TYPE_DEFS, MONEY_TYPE_DEFS, CONNECTION_TYPE_DEFS, INDEXER_TYPE_DEFS, EXECUTION_TYPE_DEFS, AGENT_TYPE_DEFS, USAGE_TYPE_DEFS, MARKET_TYPE_DEFS, SUBSCRIPTION_TYPE_DEFS, RECEIPT_PROOF_TYPE_DEFS],
     resolvers: [
-      { Query: { ...indexerResolvers.Query, ...agentResolvers.Query, ...executionResolvers.Query, ...usageResolvers.Query, ...marketResolvers.Query } },
+      { Query: { ...indexerResolvers.Query, ...agentResolvers.Query, ...executionResolvers.Query, ...usageResolvers.Query, ...marketResolvers.Query, ...receiptProofResolvers.Query } },
       { Agent: agentResolvers.Agent, AgentStats: agentResolvers.AgentStats },
       { Execution: executionResolvers.Execution },
       { Usage: usageResolvers.Usage },

@@ -63,10 +63,10 @@ function apiKeyId(bytes: Uint8Array): string | null {
   return bytes.every((byte) => byte === 0) ? null : `key_${bs58.encode(bytes)}`;
 }
 
-/** The events whose instruction (settle, settle_batch, subscribe) names its fee shard in its arguments. */
-const FEE_SHARD_EVENTS = new Set(["EscrowSettled", "EscrowSettledToLog", "Subscribed"]);
+/** The events whose instruction (settle_batch, subscribe) names its fee shard in its arguments. */
+const FEE_SHARD_EVENTS = new Set(["EscrowSettledToLog", "Subscribed"]);
 
-/** The fee shard index a settle, settle_batch or subscribe instruction names, from its arguments. */
+/** The fee shard index a settle_batch or subscribe instruction names, from its arguments. */
 function feeShardOf(instructionData: string): number | null {
   try {
     const decoded = coder.instruction.decode(Buffer.from(decodeBase58(instructionData)));

@@ -17,7 +17,7 @@ export interface StoredEvent {
   data: Record<string, JsonValue>;
   executionId: string | null;
   agent: string | null;
-  /** The fee shard named by settle's, settle_batch's or subscribe's arguments. */
+  /** The fee shard named by settle_batch's or subscribe's arguments. */
   feeShard: number | null;
 }
 

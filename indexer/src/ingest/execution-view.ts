@@ -1,10 +1,8 @@
 // An execution's row, rebuilt from all its stored events: whatever order they arrived in, the
 // row is the same function of the same set, so a duplicate, a late open or a dropped settle
-// all end in the right row.
-import type { ServedReceiptLeaf } from "@agent-market/program";
-
+// all end in the right row. Its receipt log leaves and disputes are kept by (agent, leaf index)
+// apart from it (receipt-leaf.ts, dispute-view.ts): an id opened again settles into another leaf.
 import type { Commitment, JsonValue } from "./event-row.js";
-import { leafHash, servedLeafOf } from "./receipt-leaf.js";
 
 export type ExecutionState = "open" | "settled" | "refunded" | "reclaimed";
 export type DisputeState = "open" | "upheld" | "rejected";
@@ -46,11 +44,6 @@ export interface ExecutionRow {
   dispute_opened_at: number | null;
   dispute_resolved_at: number | null;
   slashed_usdc: string;
-  /** Settled by settle_batch: its index in the receipt log, the root after its batch (hex), its leaf and the leaf's hash (hex). */
-  leaf_index: number | null;
-  log_root: string | null;
-  leaf_hash: string | null;
-  receipt_leaf: ServedReceiptLeaf | null;
   activity_at: number;
   max_slot: number;
   commitment: Commitment;
@@ -87,17 +80,12 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
     dispute_opened_at: null,
     dispute_resolved_at: null,
     slashed_usdc: "0",
-    leaf_index: null,
-    log_root: null,
-    leaf_hash: null,
-    receipt_leaf: null,
     activity_at: 0,
     max_slot: 0,
     commitment: "finalized",
   };
   for (const event of events) {
     const data = event.data;
-    // ReceiptClosed carries no payer: take each field from the events that have it.
     if (typeof data.payer === "string") row.payer = data.payer;
     if (typeof data.agent === "string") row.agent = data.agent;
     if (data.apiKeyId !== undefined && data.apiKeyId !== null) row.api_key_id = str(data.apiKeyId);
@@ -112,10 +100,7 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
         row.open_signature = event.signature;
         row.open_slot = event.slot;
         break;
-      case "EscrowSettled":
       case "EscrowSettledToLog":
-        // A batched settlement counts as a settlement in every figure; it also places the
-        // execution in the receipt log.
         row.state = "settled";
         row.amount_usdc = str(data.amountUsdc);
         row.creator_share_usdc = str(data.creatorShareUsdc);
@@ -124,12 +109,6 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
         row.closed_at = num(data.settledAt);
         row.close_signature = event.signature;
         row.close_slot = event.slot;
-        if (event.name === "EscrowSettledToLog") {
-          row.leaf_index = num(data.leafIndex);
-          row.log_root = str(data.logRoot);
-          row.receipt_leaf = servedLeafOf(data);
-          row.leaf_hash = leafHash(row.agent, row.receipt_leaf).toString("hex");
-        }
         break;
       case "EscrowRefunded":
         row.state = "refunded";

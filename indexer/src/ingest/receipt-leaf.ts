@@ -1,7 +1,8 @@
 // The receipt log's hashing, as programs/agent_market/src/receipt_tree.rs and
-// state/receipt_log.rs define it: a leaf commits to one execution settled by settle_batch, and
-// the log is a sequence of trees of 2^18 leaves. An `EscrowSettledToLog` event carries every field
-// of its leaf, so the indexer rebuilds the leaf from the stored event alone.
+// state/receipt_log.rs define it: a leaf commits to one escrow settled by settle_batch (its
+// execution id, nonce and the rest), and the log is a sequence of trees of 2^18 leaves. An
+// `EscrowSettledToLog` event carries every field of its leaf, so the indexer rebuilds the leaf
+// from the stored event alone, and keeps it by (agent, leaf index) in `receipt_leaves`.
 import { createHash } from "node:crypto";
 
 import { parseExecutionId, receiptLeafHash, receiptLeafOf, type ServedReceiptLeaf } from "@agent-market/program";
@@ -43,11 +44,13 @@ export function servedLeafOf(data: Record<string, JsonValue>): ServedReceiptLeaf
   if (!executionId) throw new Error(`EscrowSettledToLog carries no execution id: ${String(data.executionId)}`);
   return {
     executionId: Buffer.from(executionId).toString("hex"),
+    nonce: String(data.nonce),
     payer: String(data.payer),
     payerTokenAccount: String(data.payerTokenAccount),
     apiKeyId: apiKeyBytes(data.apiKeyId).toString("hex"),
     amountUsdc: String(data.amountUsdc),
     feeUsdc: String(data.feeUsdc),
+    units: String(data.units),
     requestHash: String(data.requestHash),
     resultHash: String(data.resultHash),
     settledAt: String(data.settledAt),
@@ -60,4 +63,32 @@ export function servedLeafOf(data: Record<string, JsonValue>): ServedReceiptLeaf
  */
 export function leafHash(agent: string, leaf: ServedReceiptLeaf): Buffer {
   return Buffer.from(receiptLeafHash(new PublicKey(agent), receiptLeafOf(leaf)));
+}
+
+/** A `receipt_leaves` row, as the writer stores it. */
+export interface LeafRow {
+  agent: string;
+  leaf_index: string;
+  execution_id: string;
+  nonce: string;
+  leaf: ServedReceiptLeaf;
+  leaf_hash: string;
+  log_root: string;
+  signature: string;
+}
+
+/** The leaf an `EscrowSettledToLog` event of transaction `signature` appended. */
+export function leafRowOf(signature: string, data: Record<string, JsonValue>): LeafRow {
+  const agent = String(data.agent);
+  const leaf = servedLeafOf(data);
+  return {
+    agent,
+    leaf_index: String(data.leafIndex),
+    execution_id: String(data.executionId),
+    nonce: String(data.nonce),
+    leaf,
+    leaf_hash: leafHash(agent, leaf).toString("hex"),
+    log_root: String(data.logRoot),
+    signature,
+  };
 }

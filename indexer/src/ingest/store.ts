@@ -11,7 +11,10 @@ import { agentFromEvents, AGENT_EVENTS, type AgentRow } from "./agent-view.js";
 import { BucketDeltas } from "./buckets.js";
 import { ChangeSet, channelOf, type ChangeNotice } from "./change-notice.js";
 import type { Commitment, DecodedTransaction } from "./event-row.js";
+import { EVENT_COLUMNS, EVENT_ORDER, eventFromDb } from "./event-reads.js";
 import { executionFromEvents, type EventRecord, type ExecutionRow } from "./execution-view.js";
+import { disputeKeysOf, insertLeaves, refreshDisputes } from "./leaf-views.js";
+import { leafRowOf } from "./receipt-leaf.js";
 import { feeShardIndexes, TotalDeltas } from "./totals.js";
 
 export interface CheckpointUpdate {
@@ -26,24 +29,13 @@ export interface IngestResult {
   events: number;
 }
 
-const EXECUTION_NUMBERS = ["opened_at", "deadline", "closed_at", "open_slot", "close_slot", "dispute_opened_at", "dispute_resolved_at", "activity_at", "max_slot", "fee_shard", "leaf_index"] as const;
+const EXECUTION_NUMBERS = ["opened_at", "deadline", "closed_at", "open_slot", "close_slot", "dispute_opened_at", "dispute_resolved_at", "activity_at", "max_slot", "fee_shard"] as const;
 
 function executionFromDb(row: Record<string, unknown>): ExecutionRow {
   const out = { ...row } as Record<string, unknown>;
   for (const name of EXECUTION_NUMBERS) out[name] = row[name] === null ? null : Number(row[name]);
   return out as unknown as ExecutionRow;
 }
-
-function eventFromDb(row: Record<string, unknown>): EventRecord {
-  return {
-    ...(row as unknown as EventRecord),
-    slot: Number(row.slot),
-    block_time: row.block_time === null ? null : Number(row.block_time),
-  };
-}
-
-const EVENT_COLUMNS = "signature, slot, block_time, commitment, name, execution_id, agent, fee_shard, data";
-const EVENT_ORDER = "ORDER BY slot, signature, instruction_index, inner_index";
 
 /** Serializes writes in this process: the sources run concurrently, the writer does not. */
 class Serial {
@@ -169,7 +161,16 @@ export class EventStore {
         const totals = new TotalDeltas(this.shardIndexes);
         for (const event of events) totals.add(event, 1);
         await totals.write(client, s);
+        await insertLeaves(
+          client,
+          s,
+          events.filter((event) => event.name === "EscrowSettledToLog").map((event) => leafRowOf(event.signature, event.data)),
+        );
+        const disputed = disputeKeysOf(events);
+        await refreshDisputes(client, s, disputed);
         const changes = new ChangeSet();
+        // A dispute is read through its agent's leaves: a close changes no execution row.
+        for (const { agent } of disputed) changes.agent(agent);
         await this.refresh(
           client,
           events.filter((event) => event.executionId !== null).map((event) => event.executionId!),
@@ -205,9 +206,14 @@ export class EventStore {
         const totals = new TotalDeltas(this.shardIndexes);
         for (const event of events) totals.add({ ...event, feeShard: event.fee_shard }, -1);
         await totals.write(client, s);
+        // The leaves go with their transactions (ON DELETE CASCADE); the disputes are rebuilt.
         const deleted = await client.query(`DELETE FROM ${s}.transactions WHERE signature = ANY($1)`, [signatures]);
         await client.query(`UPDATE ${s}.checkpoint SET events = events - $1`, [events.length]);
+        const disputed = disputeKeysOf(events);
+        await refreshDisputes(client, s, disputed);
         const changes = new ChangeSet();
+        // A dispute is read through its agent's leaves: a close changes no execution row.
+        for (const { agent } of disputed) changes.agent(agent);
         await this.refresh(
           client,
           events.filter((event) => event.execution_id !== null).map((event) => event.execution_id!),
@@ -237,6 +243,12 @@ export class EventStore {
           `UPDATE ${s}.executions e SET commitment = 'finalized' WHERE id = ANY($1)
            AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.execution_id = e.id AND v.commitment = 'confirmed')
            RETURNING id, payer, agent, api_key_id, creator`,
+          [ids],
+        );
+        await client.query(
+          `UPDATE ${s}.disputes d SET commitment = 'finalized' WHERE execution_id = ANY($1)
+           AND NOT EXISTS (SELECT 1 FROM ${s}.events v WHERE v.agent = d.agent AND v.data->>'leafIndex' = d.leaf_index::text
+                             AND v.name IN ('DisputeOpened', 'DisputeResolved', 'DisputeClosed') AND v.commitment = 'confirmed')`,
           [ids],
         );
         const promotedAgents = await client.query<{ agent: string }>(
@@ -398,10 +410,6 @@ const EXECUTION_COLUMNS: [string, string][] = [
   ["dispute_opened_at", "bigint"],
   ["dispute_resolved_at", "bigint"],
   ["slashed_usdc", "numeric"],
-  ["leaf_index", "bigint"],
-  ["log_root", "text"],
-  ["leaf_hash", "text"],
-  ["receipt_leaf", "jsonb"],
   ["activity_at", "bigint"],
   ["max_slot", "bigint"],
   ["commitment", "text"],
@@ -410,8 +418,7 @@ const EXECUTION_COLUMNS: [string, string][] = [
 function sameRow(a: ExecutionRow, b: ExecutionRow): boolean {
   const left = a as unknown as Record<string, unknown>;
   const right = b as unknown as Record<string, unknown>;
-  // jsonb comes back with its keys reordered; receipt_leaf is compared through leaf_hash, its hash.
-  return EXECUTION_COLUMNS.every(([name, type]) => type === "jsonb" || String(left[name] ?? null) === String(right[name] ?? null));
+  return EXECUTION_COLUMNS.every(([name]) => String(left[name] ?? null) === String(right[name] ?? null));
 }
 
 async function upsertExecutions(client: PoolClient, schema: string, rows: ExecutionRow[]): Promise<void> {
@@ -426,3 +433,4 @@ async function upsertExecutions(client: PoolClient, schema: string, rows: Execut
     [JSON.stringify(rows)],
   );
 }
+

@@ -2,8 +2,9 @@
 // docs/execute-protocol.md describes: the body signed by the marketplace key, the SSRF guard, one
 // overall deadline, a response size limit and no redirects; then checks the answer against what
 // the relayer computes itself (for /execute: execution id, result hash, the agent key's signature
-// over the result digest, the output schema; for /sign-batch: the agent key's signature over the
-// batch digest). The conformance probe and executions share it.
+// over the v2 result digest of the escrow the request carried, with the units answered, and the
+// output schema; for /sign-batch: the agent key's signature over the batch digest). The
+// conformance probe and executions share it.
 import {
   executeUrl,
   MAX_SETTLE_BATCH,
@@ -37,6 +38,8 @@ export type CreatorOutcome =
       ok: true;
       output: unknown;
       result_hash: Uint8Array;
+      /** The metered units the answer signed (0 when it named none). */
+      units: bigint;
       digest: Uint8Array;
       signature: Uint8Array;
       latency_ms: number;
@@ -159,12 +162,9 @@ export class CreatorClient {
     } catch {
       return { ok: false, failure: "invalid_response", message: "the answer is not JSON", latency_ms };
     }
-    const check = verifyCreatorResponse(parsed, {
-      execution_id: call.request.execution_id,
-      agent: call.request.agent,
-      request_hash: call.request.request_hash,
-      signing_key: call.signing_key,
-    });
+    // The digest is rebuilt from the escrow the request named: a signature over anything else
+    // (another escrow, the v1 digest) is bad_signature, and the execution is refunded.
+    const check = verifyCreatorResponse(parsed, { ...call.request, signing_key: call.signing_key });
     if (!check.ok) {
       return {
         ok: false,
@@ -186,6 +186,7 @@ export class CreatorClient {
       ok: true,
       output: check.output,
       result_hash: check.result_hash,
+      units: check.units,
       digest: check.digest,
       signature: check.signature,
       latency_ms,

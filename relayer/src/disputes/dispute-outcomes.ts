@@ -1,15 +1,19 @@
 // What the relayer saw of a dispute on chain, recorded so that it outlives the Dispute account
-// (resolution closes it), and the webhook events that recording a dispute makes happen.
+// (close_dispute closes it once resolved and past the leaf's window), and the webhook events that
+// recording a dispute makes happen. An execution's dispute is the one of its leaf: the Dispute
+// account at (agent, leaf index), and the events that name that agent and leaf index.
 import { disputePda, eventsFromInnerInstructions, fetchDispute } from "@agent-market/program";
+import { PublicKey } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/database.js";
-import { executionIdBytes } from "../executions/execution-row.js";
 import { queueDeliveriesSql } from "../webhooks/webhook-events.js";
 import type { ExecutionParty } from "./execution-parties.js";
+import type { SettledLeaves } from "./settled-leaf.js";
 
 /**
- * The dispute address's history read to find a closed dispute's outcome: pages of this many
+ * The dispute address's history read to find a resolved dispute's outcome (the account keeps
+ * only whether it was upheld, not the slash or when): pages of this many
  * signatures, at most this many pages (the transactions that mention the address, the program's
  * and anyone else's, newest first). Once found, the outcome is recorded and never looked up again.
  */
@@ -71,6 +75,7 @@ export class DisputeOutcomes {
   constructor(
     private readonly db: Db,
     private readonly chain: ChainService,
+    private readonly leaves: SettledLeaves,
   ) {}
 
   /** The chain's word on the dispute, recorded so that it outlives the closed account. */
@@ -78,26 +83,28 @@ export class DisputeOutcomes {
     const known = await this.db.query<OutcomeRow>("SELECT * FROM dispute_outcomes WHERE execution_id = $1", [execution.id]);
     const recorded = known.rows[0] ?? null;
     if (recorded && recorded.state !== "open") return recorded;
+    const leafIndex = await this.leaves.indexOf(execution);
+    if (leafIndex === null) return recorded;
+    const agent = new PublicKey(execution.agent);
     const connection = this.chain.connection(execution.network);
     const programId = this.chain.programId(execution.network);
-    const address = disputePda(executionIdBytes(execution.id), programId);
-    const open = await fetchDispute(connection, address, { commitment: "confirmed", programId });
-    if (open) {
+    const address = disputePda(agent, leafIndex, programId);
+    const account = await fetchDispute(connection, address, { commitment: "confirmed", programId });
+    if (account && !account.resolved) {
       return recordDisputeOutcome(this.db, execution.id, {
         state: "open",
-        amount_usdc: open.amountUsdc.toString(),
-        evidence_hash: Buffer.from(open.evidenceHash),
-        opened_at: new Date(Number(open.openedAt) * 1000),
+        amount_usdc: account.amountUsdc.toString(),
+        evidence_hash: Buffer.from(account.evidenceHash),
+        opened_at: new Date(Number(account.openedAt) * 1000),
         slashed_usdc: null,
         resolved_at: null,
         resolve_signature: null,
       });
     }
-    // No account: never opened, or resolved (which closes it). Only its transactions can tell,
-    // and anyone can add transactions that mention the address: each event must name this very
-    // execution, and the history is paged past the others, newest first, up to a bound.
-    const wanted = Buffer.from(executionIdBytes(execution.id));
-    const ours = (data: { executionId: Uint8Array | number[] }) => wanted.equals(Buffer.from(data.executionId));
+    // Resolved (its account says so, or is closed) or never opened: only its transactions tell
+    // the slash and when, and anyone can add transactions that mention the address: each event
+    // must name this very leaf, and the history is paged past the others, newest first, up to a bound.
+    const ours = (data: { agent: PublicKey; leafIndex: bigint }) => data.agent.equals(agent) && data.leafIndex === leafIndex;
     let resolved: { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint; signature: string } | null = null;
     let before: string | undefined;
     for (let page = 0; page < OUTCOME_MAX_PAGES; page += 1) {
@@ -108,11 +115,11 @@ export class DisputeOutcomes {
         if (!tx) continue;
         for (const event of eventsFromInnerInstructions(tx, programId)) {
           if (event.name === "DisputeResolved" && resolved === null) {
-            const data = event.data as { executionId: Uint8Array | number[]; upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint };
+            const data = event.data as { agent: PublicKey; leafIndex: bigint; upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint };
             if (ours(data)) resolved = { ...data, signature };
           }
           if (event.name === "DisputeOpened") {
-            const data = event.data as { executionId: Uint8Array | number[]; amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
+            const data = event.data as { agent: PublicKey; leafIndex: bigint; amountUsdc: bigint; evidenceHash: Uint8Array | number[]; openedAt: bigint };
             if (!ours(data)) continue;
             const opened: Omit<OutcomeRow, "execution_id"> = {
               state: "open",
@@ -123,7 +130,8 @@ export class DisputeOutcomes {
               resolved_at: null,
               resolve_signature: null,
             };
-            // The newest opening: resolved after it, or still open as far as history tells.
+            // A leaf is disputed at most once: resolved after this opening, or still open as far
+            // as history tells.
             if (resolved === null) return { execution_id: execution.id, ...opened };
             return recordDisputeOutcome(this.db, execution.id, {
               ...opened,

@@ -1,17 +1,24 @@
 // Dispute state as the relayer serves it. The relayer keeps what cannot live on chain (the payer's
 // statement and files, the creator's answer: dispute-evidence.ts) and answers who may see them
-// (execution-parties.ts); the chain decides the dispute itself: an open Dispute account is read
-// as it is (dispute-chain.ts), and a closed one's outcome comes from its DisputeResolved event,
-// recorded here because the account is gone once resolved (dispute-outcomes.ts).
+// (execution-parties.ts); the chain decides the dispute itself, keyed by the execution's leaf in
+// its agent's receipt log (settled-leaf.ts): an open Dispute account is read as it is
+// (dispute-chain.ts), and a resolved one's outcome comes from its DisputeResolved event, recorded
+// here because the account keeps no slash and goes once closed (dispute-outcomes.ts).
+//
+// The relayer never sends close_dispute: it only returns the payer's rent (the payer paid it at
+// open_dispute), anyone may send it once the dispute is resolved and the leaf's window has passed,
+// and the account costs the relayer nothing while it stays. The payer (or anyone) closes it.
 import { formatUsdc, toHex, type NetworkName } from "@agent-market/program";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
+import type { ExecutionStore } from "../executions/execution-store.js";
 import { DisputeChain } from "./dispute-chain.js";
 import { DisputeEvidence, type EvidenceInput } from "./dispute-evidence.js";
 import { DisputeOutcomes } from "./dispute-outcomes.js";
 import { ExecutionParties, type DisputeRole, type EvidenceRole, type ExecutionParty } from "./execution-parties.js";
+import { SettledLeaves } from "./settled-leaf.js";
 
 export type DisputeState = "none" | "open" | "upheld" | "rejected";
 
@@ -34,18 +41,20 @@ export class DisputeService {
   constructor(
     private readonly db: Db,
     private readonly chain: ChainService,
+    store: ExecutionStore,
   ) {
+    const leaves = new SettledLeaves(chain, store);
     this.parties = new ExecutionParties(db, chain);
-    this.disputes = new DisputeChain(chain);
-    this.outcomes = new DisputeOutcomes(db, chain);
+    this.disputes = new DisputeChain(chain, leaves);
+    this.outcomes = new DisputeOutcomes(db, chain, leaves);
     this.evidence = new DisputeEvidence(db);
   }
 
   /**
    * Records the disputes of this relayer's executions as the chain shows them, so that their
    * webhook events (dispute.opened, dispute.resolved) go out though no one reads the dispute: the
-   * disputes open on chain not recorded yet, and those recorded open whose account is gone
-   * (resolution closes it). At most every DISPUTE_WATCH_INTERVAL_MS per network; a network whose
+   * disputes on chain not recorded yet, and those recorded open (resolution marks the account, or
+   * its close removes it). At most every DISPUTE_WATCH_INTERVAL_MS per network; a network whose
    * RPC fails is tried again at the next sweep.
    */
   async watch(): Promise<void> {
@@ -61,7 +70,7 @@ export class DisputeService {
         const { rows } = await this.db.query<{ id: string }>(
           `SELECT e.id FROM executions e LEFT JOIN dispute_outcomes d ON d.execution_id = e.id
             WHERE e.network = $1
-              AND (e.id = ANY($2::text[]) AND d.execution_id IS NULL OR d.state = 'open' AND NOT e.id = ANY($2::text[]))`,
+              AND (e.id = ANY($2::text[]) AND d.execution_id IS NULL OR d.state = 'open')`,
           [network, open],
         );
         for (const execution of await this.parties.many(rows.map((row) => row.id))) await this.outcomes.read(execution);
@@ -170,6 +179,7 @@ export class DisputeService {
       execution_id: execution.id,
       network: execution.network,
       agent: execution.agent,
+      leaf_index: execution.leaf_index,
       payer: execution.payer,
       creator: execution.creator,
       state,

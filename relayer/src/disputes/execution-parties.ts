@@ -19,10 +19,12 @@ export interface ExecutionParty {
   agent: string;
   creator: string | null;
   amount_usdc: string | null;
-  /** Settled into the agent's receipt log: no receipt account tells when its window ends. */
-  receipt_in_log: boolean;
+  /** The escrow's nonce (u64, decimal), which its settlement's event names. */
+  escrow_nonce: string | null;
   /** The settlement transaction's signature, once one was signed. */
   settle_signature: string | null;
+  /** Its leaf in the agent's receipt log (u64, decimal), once read from the settlement's event. */
+  leaf_index: string | null;
 }
 
 export class ExecutionParties {
@@ -46,10 +48,12 @@ export class ExecutionParties {
       wallet: string;
       agent: string;
       amount_usdc: string | null;
-      receipt_in_log: boolean;
+      escrow_nonce: string | null;
       settle_signature: string | null;
+      leaf_index: string | null;
     }>(
-      "SELECT id, network, state, wallet, agent, amount_usdc, receipt_in_log, settle_tx->>'signature' AS settle_signature FROM executions WHERE id = ANY($1::text[])",
+      `SELECT id, network, state, wallet, agent, amount_usdc, escrow_nonce, settle_tx->>'signature' AS settle_signature, leaf_index
+       FROM executions WHERE id = ANY($1::text[])`,
       [ids],
     );
     const creators = new Map<string, string | null>();
@@ -69,8 +73,9 @@ export class ExecutionParties {
         agent: row.agent,
         creator: creators.get(key)!,
         amount_usdc: row.amount_usdc,
-        receipt_in_log: row.receipt_in_log,
+        escrow_nonce: row.escrow_nonce,
         settle_signature: row.settle_signature,
+        leaf_index: row.leaf_index,
       });
     }
     return parties;

@@ -2,7 +2,7 @@
 // The finish job moves an execution on from wherever its row stands (rebroadcasting the recorded
 // transaction, re-signing only once it can no longer land); the sweep hands it the executions of
 // dead instances; the heartbeat tells the others this instance is alive.
-import { escrowPda, MAX_EXECUTION_SECS, receiptPda, type RefundReason } from "@agent-market/program";
+import { escrowPda, MAX_EXECUTION_SECS, type RefundReason } from "@agent-market/program";
 import { reportBackgroundError } from "@agent-market/service";
 
 import type { ChainService } from "../chain/chain-service.js";
@@ -122,18 +122,18 @@ export class ExecutionRecovery {
           await sender.send(tx);
           return retryJob("not landed yet");
         }
-        // Expired unlanded, or landed with an error: sign anew. A settle whose escrow deadline is
-        // near or past becomes a refund; an escrow already closed is done: settled if its receipt
-        // (which only a settle writes) is there, or the transaction that closed it appended it to
-        // the receipt log, else refunded (or reclaimed by its payer).
+        // Expired unlanded, or landed with an error: sign anew. A settlement whose escrow deadline
+        // is near or past becomes a refund; an escrow already closed is done: settled if the
+        // transaction that closed it appended it to the receipt log, else refunded (or reclaimed
+        // by its payer).
         const executionId = executionIdBytes(row.id);
         const programId = this.chain.programId(row.network);
         const connection = this.chain.connection(row.network);
-        const [escrow, receipt] = await connection.getMultipleAccountsInfo(
-          [escrowPda(executionId, programId), receiptPda(executionId, programId)],
-          "confirmed",
-        );
-        if (receipt || (!escrow && row.receipt_in_log && (await settledInLog(connection, programId, executionId)))) {
+        const [escrow] = await connection.getMultipleAccountsInfo([escrowPda(executionId, programId)], "confirmed");
+        // Only a row that recorded a settlement can have one landed (a refund may have followed it).
+        const settled =
+          !escrow && row.settle_tx !== null && (await settledInLog(connection, programId, { executionId, nonce: BigInt(row.escrow_nonce!) }));
+        if (settled) {
           await this.store.complete(row, "settled");
           return JOB_DONE;
         }

@@ -29,17 +29,19 @@ export interface ExecutionRow {
   used_subscription: boolean;
   quoted_usdc: string;
   amount_usdc: string | null;
+  /** The escrow's nonce (Agent.escrows_opened at its open, u64 as a decimal string): the v2 digest binds it. */
+  escrow_nonce: string | null;
   escrow_deadline: Date | null;
   escrow_tx: SignedTransaction | null;
   output: unknown;
   result_hash: Buffer | null;
   result_digest: Buffer | null;
+  /** The units the creator's answer reported and signed (u64, decimal; "0" for a fixed-price call). */
+  units: string | null;
   creator_signature: Buffer | null;
   signing_key: string | null;
   payout_account: string | null;
   fee_shard: number | null;
-  /** Settled by settle_batch into the agent's receipt log, so no receipt account of its own. */
-  receipt_in_log: boolean;
   settle_tx: SignedTransaction | null;
   refund_tx: SignedTransaction | null;
   refund_reason: string | null;
@@ -51,22 +53,23 @@ export interface ExecutionRow {
   creator_finished_at: Date | null;
   finished_at: Date | null;
   confirmed_at: Date | null;
-  /** When the sweep found the settlement's receipt closed (docs/api.md, "The relayer's SOL"). */
-  receipt_closed_at: Date | null;
+  /** The settlement's index in the agent's receipt log, read from its event once a dispute needs it. */
+  leaf_index: string | null;
 }
 
 /** The columns a new row leaves empty, for building one in memory. */
 export const EMPTY_ROW = {
   amount_usdc: null,
+  escrow_nonce: null,
   escrow_deadline: null,
   output: null,
   result_hash: null,
   result_digest: null,
+  units: null,
   creator_signature: null,
   signing_key: null,
   payout_account: null,
   fee_shard: null,
-  receipt_in_log: false,
   settle_tx: null,
   refund_tx: null,
   refund_reason: null,
@@ -77,11 +80,11 @@ export const EMPTY_ROW = {
   creator_finished_at: null,
   finished_at: null,
   confirmed_at: null,
-  receipt_closed_at: null,
+  leaf_index: null,
 } satisfies Partial<ExecutionRow>;
 
 /** What the open escrow tells, recorded with the execution's next step. */
-export type EscrowFacts = Pick<ExecutionRow, "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">;
+export type EscrowFacts = Pick<ExecutionRow, "amount_usdc" | "escrow_nonce" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">;
 
 const bs58 = utils.bytes.bs58;
 

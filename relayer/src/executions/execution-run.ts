@@ -1,12 +1,13 @@
 // One execution driven from its escrow to its answer: open_escrow, the creator's POST /execute,
-// the result verified, then settle (or refund). Each step is a committed state of the row before
+// the result verified, then settle_batch (or refund). Each step is a committed state of the row before
 // the chain or the creator is touched, so the finish job (execution-recovery.ts) can take over
 // from any of them. The program, not this code, fixes amounts.
 import {
   decodeAgent,
   decodeEscrow,
   escrowPda,
-  settleInstructions,
+  EXECUTE_PROTOCOL_VERSION,
+  formatUsdc,
   toHex,
   type Agent,
   type CreatorExecuteRequest,
@@ -30,14 +31,12 @@ import { AgentActivity } from "./agent-activity.js";
 import { ConfirmationTracker } from "./confirmations.js";
 import type { ExecutionLeases } from "./execution-leases.js";
 import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
-import type { ExecutionStore, SettleRecord } from "./execution-store.js";
+import type { ExecutionStore } from "./execution-store.js";
 import type { OpenBatches } from "./open-batches.js";
 import type { RefundBatches } from "./refund-batches.js";
 import type { SettleBatches } from "./settle-batches.js";
 import {
-  anyFeeShard,
   errorFromLogs,
-  escrowRef,
   feePayerShort,
   openEscrowInstructions,
   REBROADCAST_MS,
@@ -48,7 +47,7 @@ import {
 
 const bs58 = utils.bytes.bs58;
 
-/** Time kept before the escrow deadline for settle to land. */
+/** Time kept before the escrow deadline for settle_batch to land. */
 export const SETTLE_MARGIN_MS = 5_000;
 /** When the finish job first looks at an execution whose transaction's fate is unknown. */
 export const FINISH_RETRY_MS = 400;
@@ -61,7 +60,7 @@ const ESCROW_WAIT_MS = 5_000;
 const ESCROW_POLL_MS = 100;
 /** About a slot: a processed transaction is confirmed a slot later. */
 const CONFIRMATION_POLL_MS = 100;
-/** A settle or refund not confirmed by then is the finish job's (rebroadcast, re-sign). */
+/** A settlement or refund not confirmed by then is the finish job's (rebroadcast, re-sign). */
 export const CONFIRMATION_HANDOVER_MS = 20_000;
 /** Least time a creator is given; an escrow whose deadline leaves less is refunded at once. */
 const MIN_CREATOR_TIME_MS = 1_000;
@@ -75,8 +74,8 @@ export interface RunOptions {
   breaker: CircuitBreaker;
   /** The in-flight leases an async execution's job takes over from its request. */
   leases: ExecutionLeases;
-  /** Settlement into the agents' receipt logs; without it, `settle` and a receipt account per call. */
-  settle_batches?: SettleBatches;
+  /** Settlement into the agents' receipt logs: a lone result is a batch of one. */
+  settle_batches: SettleBatches;
   /** Opens escrows of one agent together; without it, each execution's open is signed with its row. */
   open_batches?: OpenBatches;
   /** Sends the refunds of one agent together; without it, each refund is a transaction of its own. */
@@ -272,6 +271,7 @@ export class ExecutionRunner {
     const now = new Date();
     return {
       amount_usdc: escrow.amountUsdc.toString(),
+      escrow_nonce: escrow.nonce.toString(),
       escrow_deadline: new Date(Number(escrow.deadline) * 1000),
       escrow_opened_at: now,
       creator_started_at: now,
@@ -313,10 +313,17 @@ export class ExecutionRunner {
         creator_finished_at: new Date(),
       });
     }
+    // What makes this escrow this escrow, as the program stored it at the open: the creator's
+    // signature binds them (docs/execute-protocol.md, "Result digest").
     const request: CreatorExecuteRequest = {
+      protocol_version: EXECUTE_PROTOCOL_VERSION,
       execution_id: row.id,
       agent: row.agent,
       network: row.network,
+      escrow_nonce: row.escrow_nonce!,
+      payer: row.wallet,
+      payer_token_account: row.payer_token_account,
+      amount_usdc: formatUsdc(BigInt(row.amount_usdc!)),
       task: row.task,
       parameters: row.parameters,
       request_hash: toHex(row.request_hash),
@@ -343,34 +350,13 @@ export class ExecutionRunner {
       output: outcome.output,
       result_hash: Buffer.from(outcome.result_hash),
       result_digest: Buffer.from(outcome.digest),
+      units: outcome.units.toString(),
       creator_signature: Buffer.from(outcome.signature),
       signing_key: bs58.encode(agent.signingKey),
       payout_account: agent.payoutAccount.toBase58(),
     };
-    if (this.options.settle_batches) {
-      const batched = await this.options.settle_batches.submit({ row, record: verified, agent });
-      if (batched) return batched.sent ? { row: batched.row, sent: batched.sent } : { row: batched.row };
-    }
-    const market = await this.chain.market(row.network);
-    const sender = senderOf(this.senders, row.network);
-    const fee_shard = anyFeeShard();
-    const settle_tx = await sender.sign(
-      settleInstructions({
-        programId: this.chain.programId(row.network),
-        relayer: sender.signer.publicKey,
-        usdcMint: market.usdcMint,
-        escrow: escrowRef(row, sender),
-        payoutAccount: agent.payoutAccount,
-        resultHash: outcome.result_hash,
-        feeShardIndex: fee_shard,
-        requestHash: row.request_hash,
-        signingKey: agent.signingKey,
-        signature: outcome.signature,
-      }),
-    );
-    const record: SettleRecord = { ...verified, fee_shard, receipt_in_log: false, settle_tx };
-    if (await this.store.settle(row.id, row.state, record)) return { row: { ...row, ...record, state: "settling" } };
-    return { row: await this.store.row(row.id) };
+    const batched = await this.options.settle_batches.submit({ row, record: verified, agent });
+    return batched.sent ? { row: batched.row, sent: batched.sent } : { row: batched.row };
   }
 
   /** A refund of a call, with the refunds of its agent due at the same time when they go together. */
@@ -417,7 +403,7 @@ export class ExecutionRunner {
     return this.afterSend(row, sent);
   }
 
-  /** What follows the send of a settle (or settle_batch) or refund: see sendFinal. */
+  /** What follows the send of a settle_batch or refund: see sendFinal. */
   private async afterSend(row: ExecutionRow, sent: SendOutcome): Promise<ExecutionRow> {
     const sender = senderOf(this.senders, row.network);
     if (sent.kind === "rejected" && row.state === "settling" && !feePayerShort(sent)) {

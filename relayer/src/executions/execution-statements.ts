@@ -75,18 +75,19 @@ export const RECORD_OPEN = `WITH v AS (SELECT * FROM unnest($1::text[], $3::text
 
 // What a settle records on its row, from a recordset `v` of the columns below.
 const SETTLE_SET = `state = '${TRANSITIONS.settle_recorded.to}',
-     amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
+     amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_nonce = coalesce(v.escrow_nonce, e.escrow_nonce),
+     escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
      escrow_opened_at = coalesce(v.escrow_opened_at, e.escrow_opened_at),
      creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
      creator_finished_at = v.creator_finished_at, output = v.output, result_hash = decode(v.result_hash, 'hex'),
-     result_digest = decode(v.result_digest, 'hex'), creator_signature = decode(v.creator_signature, 'hex'),
+     result_digest = decode(v.result_digest, 'hex'), units = v.units, creator_signature = decode(v.creator_signature, 'hex'),
      signing_key = v.signing_key, payout_account = v.payout_account, fee_shard = v.fee_shard,
-     receipt_in_log = v.receipt_in_log, settle_tx = v.settle_tx,
+     settle_tx = v.settle_tx,
      updated_at = clock_timestamp()`;
-const SETTLE_INPUT = `jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, amount_usdc numeric, escrow_deadline timestamptz,
-     escrow_opened_at timestamptz, creator_started_at timestamptz, creator_finished_at timestamptz, output jsonb,
-     result_hash text, result_digest text, creator_signature text, signing_key text, payout_account text, fee_shard int,
-     receipt_in_log boolean, settle_tx jsonb)`;
+const SETTLE_INPUT = `jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, amount_usdc numeric, escrow_nonce numeric,
+     escrow_deadline timestamptz, escrow_opened_at timestamptz, creator_started_at timestamptz, creator_finished_at timestamptz,
+     output jsonb, result_hash text, result_digest text, units numeric, creator_signature text, signing_key text,
+     payout_account text, fee_shard int, settle_tx jsonb)`;
 
 export const SETTLE_BATCH = `UPDATE executions e SET ${SETTLE_SET}
    FROM ${SETTLE_INPUT}
@@ -105,13 +106,14 @@ export const SETTLE_ALL = `WITH v AS (SELECT * FROM ${SETTLE_INPUT}),
 
 // A batch's refund recorded on every row or on none, as SETTLE_ALL does for a settlement.
 export const REFUND_ALL = `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, refund_tx jsonb, refund_reason text,
-       failure_code text, failure_message text, creator_finished_at timestamptz, amount_usdc numeric, escrow_deadline timestamptz,
-       escrow_opened_at timestamptz, creator_started_at timestamptz)),
+       failure_code text, failure_message text, creator_finished_at timestamptz, amount_usdc numeric, escrow_nonce numeric,
+       escrow_deadline timestamptz, escrow_opened_at timestamptz, creator_started_at timestamptz)),
    locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id AND e.state = v.from_state FOR UPDATE OF e)
    UPDATE executions e SET state = '${TRANSITIONS.refund_recorded.to}', refund_tx = v.refund_tx, refund_reason = v.refund_reason,
      failure_code = v.failure_code, failure_message = v.failure_message,
      creator_finished_at = coalesce(v.creator_finished_at, e.creator_finished_at),
-     amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
+     amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_nonce = coalesce(v.escrow_nonce, e.escrow_nonce),
+     escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
      escrow_opened_at = coalesce(v.escrow_opened_at, e.escrow_opened_at),
      creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
      updated_at = clock_timestamp()
@@ -150,8 +152,6 @@ export const FAIL_SQL = `WITH failed AS (
          )
          SELECT * FROM failed`;
 
-// The receipt closer's bookkeeping on settled rows (receipt-closer.ts): no state is read or moved.
-export const RECEIPTS_CLOSED_SQL = "UPDATE executions SET receipt_closed_at = clock_timestamp() WHERE id = ANY($1::text[])";
-export const RECEIPT_DISPUTES_SEEN_SQL = "UPDATE executions SET receipt_dispute_seen_at = clock_timestamp() WHERE id = ANY($1::text[])";
-export const RECEIPT_CLOSE_SENT_SQL = `UPDATE executions SET receipt_close_signature = $2, receipt_close_last_valid_block_height = $3
-           WHERE id = ANY($1::text[])`;
+// A settled row's place in its agent's receipt log, learned from its settlement's event: no state
+// is read or moved, and the chain's answer never changes, so a second write writes the same.
+export const LEAF_INDEX_SQL = "UPDATE executions SET leaf_index = $2 WHERE id = $1 AND state = 'settled'";

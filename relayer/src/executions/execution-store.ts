@@ -14,15 +14,13 @@ import type { SignedTransaction } from "../chain/tx-sender.js";
 import { Batcher } from "../db/batcher.js";
 import type { Db } from "../db/database.js";
 import { ApiError, type ErrorCode } from "../errors.js";
-import type { ExecutionRow } from "./execution-row.js";
+import type { EscrowFacts, ExecutionRow } from "./execution-row.js";
 import {
   advanceStatement,
   CLAIM_OWNER_SQL,
   COMPLETE,
   FAIL_SQL,
-  RECEIPT_CLOSE_SENT_SQL,
-  RECEIPT_DISPUTES_SEEN_SQL,
-  RECEIPTS_CLOSED_SQL,
+  LEAF_INDEX_SQL,
   RECORD_OPEN,
   REFUND_ALL,
   RESERVE_AND_INSERT,
@@ -58,19 +56,19 @@ export type SettleRecord = Pick<
   | "output"
   | "result_hash"
   | "result_digest"
+  | "units"
   | "creator_signature"
   | "signing_key"
   | "payout_account"
   | "fee_shard"
-  | "receipt_in_log"
 > &
-  Partial<Pick<ExecutionRow, "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">> & {
+  Partial<EscrowFacts> & {
     settle_tx: SignedTransaction;
   };
 
 /** A refund on its way, with what the row does not hold yet (a sync call's escrow facts, the creator's end). */
 export type RefundRecord = Pick<ExecutionRow, "refund_reason" | "failure_code" | "failure_message"> &
-  Partial<Pick<ExecutionRow, "creator_finished_at" | "amount_usdc" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">> & {
+  Partial<Pick<ExecutionRow, "creator_finished_at"> & EscrowFacts> & {
     refund_tx: SignedTransaction;
   };
 
@@ -275,19 +273,9 @@ export class ExecutionStore {
     return failed ?? (await this.row(row.id));
   }
 
-  /** The receipts of these settled executions are gone from the chain: closed, by us or anyone. */
-  async markReceiptsClosed(ids: string[]): Promise<void> {
-    await this.db.query(RECEIPTS_CLOSED_SQL, [ids]);
-  }
-
-  /** These settled executions' receipts wait on an open dispute: read after the others next time. */
-  async markReceiptDisputesSeen(ids: string[]): Promise<void> {
-    await this.db.query(RECEIPT_DISPUTES_SEEN_SQL, [ids]);
-  }
-
-  /** A close of these receipts is about to be sent: none other until its blockhash expires. */
-  async recordReceiptClose(ids: string[], close_tx: SignedTransaction): Promise<void> {
-    await this.db.query(RECEIPT_CLOSE_SENT_SQL, [ids, close_tx.signature, close_tx.last_valid_block_height]);
+  /** Where the settlement of this settled execution sits in its agent's receipt log, as its event says. */
+  async recordLeafIndex(id: string, leaf_index: bigint): Promise<void> {
+    await this.db.query(LEAF_INDEX_SQL, [id, leaf_index.toString()]);
   }
 
   private async insertBatch(executions: NewExecution[]): Promise<(Date | undefined)[]> {

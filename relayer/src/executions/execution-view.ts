@@ -1,6 +1,6 @@
 // An execution as the API shows it: status, output, the receipt that binds who produced which
 // output for which input, the charge split as the program splits it, the transactions, timings.
-import { splitPayment, toHex, formatUsdc } from "@agent-market/program";
+import { EXECUTE_PROTOCOL_VERSION, splitPayment, toHex, formatUsdc } from "@agent-market/program";
 import type { FromSchema } from "json-schema-to-ts";
 
 import type { executionObject } from "../http/execution-schemas.js";
@@ -40,10 +40,16 @@ export function renderExecution(row: ExecutionRow): ExecutionObject {
     receipt:
       status === "succeeded"
         ? {
+            protocol_version: EXECUTE_PROTOCOL_VERSION,
             execution_id: row.id,
             agent: row.agent,
+            escrow_nonce: row.escrow_nonce!,
+            payer: row.wallet,
+            payer_token_account: row.payer_token_account,
+            amount_usdc: formatUsdc(amount!),
             request_hash: toHex(row.request_hash),
             result_hash: toHex(row.result_hash!),
+            units: row.units!,
             digest: toHex(row.result_digest!),
             creator_signature: toHex(row.creator_signature!),
             creator_public_key: row.signing_key!,

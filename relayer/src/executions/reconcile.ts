@@ -1,8 +1,7 @@
 // Reconciliation: the database against the chain, in both directions. Every execution's final
 // state must match what its transactions did on chain, no escrow may be open on chain that the
-// database does not know as unfinished, no receipt marked closed may still be open, and every
-// key's usage must add up to its executions.
-import { decodeEscrow, escrowPda, IDL, receiptPda, type NetworkName } from "@agent-market/program";
+// database does not know as unfinished, and every key's usage must add up to its executions.
+import { decodeEscrow, escrowPda, IDL, type NetworkName } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import type { AccountInfo } from "@solana/web3.js";
 
@@ -88,48 +87,20 @@ export async function reconcile(
         if (escrow.amountUsdc.toString() !== row.amount_usdc) {
           differ(`escrow holds ${escrow.amountUsdc} but the database recorded ${row.amount_usdc}`);
         }
+        if (row.escrow_nonce !== null && escrow.nonce.toString() !== row.escrow_nonce) {
+          differ(`escrow has nonce ${escrow.nonce} but the database recorded ${row.escrow_nonce}`);
+        }
       }
     }),
   );
 
-  // A receipt exists only once a settle landed: any other final state contradicts it. (Its
-  // absence proves nothing: receipts are closed once their dispute window has passed.)
-  const notSettled = rows.filter((row) => row.state !== "settled" && row.state !== "settling");
-  for (let i = 0; i < notSettled.length; i += 100) {
-    const batch = notSettled.slice(i, i + 100);
-    const receipts = await connection.getMultipleAccountsInfo(
-      batch.map((row) => receiptPda(executionIdBytes(row.id), programId)),
-      "confirmed",
-    );
-    receipts.forEach((receipt, j) => {
-      if (receipt !== null) {
-        differences.push({ execution: batch[j]!.id, problem: `${batch[j]!.state} in the database, but its receipt shows a settle landed` });
-      }
-    });
-  }
-
-  // A settlement into the receipt log leaves no receipt: the transaction that closed the escrow
-  // says it instead, read for the rows that recorded one and are not settled.
-  for (const row of notSettled.filter((row) => row.receipt_in_log)) {
-    if (await settledInLog(connection, programId, executionIdBytes(row.id))) {
+  // A settlement leaves no account: the transaction that closed the escrow says it instead, read
+  // for the rows that recorded one and are not settled.
+  const notSettled = rows.filter((row) => row.state !== "settled" && row.state !== "settling" && row.settle_tx !== null);
+  for (const row of notSettled) {
+    if (await settledInLog(connection, programId, { executionId: executionIdBytes(row.id), nonce: BigInt(row.escrow_nonce!) })) {
       differences.push({ execution: row.id, problem: `${row.state} in the database, but the receipt log shows a settle landed` });
     }
-  }
-
-  // A receipt marked closed must be gone from the chain (one not yet marked may already be: anyone
-  // may close it once its window has passed, and the sweep marks it later).
-  const markedClosed = rows.filter((row) => row.state === "settled" && row.receipt_closed_at !== null);
-  for (let i = 0; i < markedClosed.length; i += 100) {
-    const batch = markedClosed.slice(i, i + 100);
-    const receipts = await connection.getMultipleAccountsInfo(
-      batch.map((row) => receiptPda(executionIdBytes(row.id), programId)),
-      "confirmed",
-    );
-    receipts.forEach((receipt, j) => {
-      if (receipt !== null) {
-        differences.push({ execution: batch[j]!.id, problem: "its receipt is marked closed in the database, but is still open" });
-      }
-    });
   }
 
   const known = new Set(escrowAddresses.map((address) => address.toBase58()));
@@ -140,9 +111,9 @@ export async function reconcile(
     commitment: "confirmed",
     filters: [
       { memcmp: { offset: 0, bytes: utils.bytes.bs58.encode(ESCROW_DISCRIMINATOR) } },
-      // Escrow.rent_payer, after the discriminator, execution id, agent, payer, token account,
-      // key id, amount, request hash, opened_at and deadline: escrows this relayer opened.
-      { memcmp: { offset: 8 + 16 + 32 + 32 + 32 + 16 + 8 + 32 + 8 + 8, bytes: sender.signer.publicKey.toBase58() } },
+      // Escrow.rent_payer, after the discriminator, execution id, agent, nonce, payer, token
+      // account, key id, amount, request hash, opened_at and deadline: escrows this relayer opened.
+      { memcmp: { offset: 8 + 16 + 32 + 8 + 32 + 32 + 16 + 8 + 32 + 8 + 8, bytes: sender.signer.publicKey.toBase58() } },
     ],
   });
   for (const { pubkey } of onChain) {

@@ -1,13 +1,14 @@
-// Settlement into the agent's receipt log (docs/program.md, "Batched settlement"), group-committed
-// per agent: the results of one agent that become ready while its previous settle_batch is on its
-// way to the chain go together in the next one, under one signature of the creator over their
-// batch digest (POST /sign-batch). A lone result goes at once, alone, under the signature its
-// /execute answer already carries: nothing waits at low load, and no receipt account's rent is
-// lent either way. The program checks every signature; this code only chooses what goes together.
+// Settlement into the agent's receipt log (docs/program.md, "Batched settlement"), the one way a
+// result is paid, group-committed per agent: the results of one agent that become ready while its
+// previous settle_batch is on its way to the chain go together in the next one, under one
+// signature of the creator over their batch digest (POST /sign-batch). A lone result goes at once,
+// a batch of one under the signature its /execute answer already carries: nothing waits at low
+// load. The program rebuilds every v2 digest from the escrows and the items {result_hash, units}
+// and checks the signature; this code only chooses what goes together.
 import {
   createReceiptLogInstruction,
+  formatUsdc,
   receiptLogPda,
-  settleBatchInstructions,
   toHex,
   type Agent,
   type BatchSignature,
@@ -21,18 +22,28 @@ import type { SendOutcome, TransactionSender } from "../chain/tx-sender.js";
 import type { CreatorClient } from "../creator/creator-client.js";
 import { KeyedBatchers } from "../db/batcher.js";
 import { AgentActivity } from "./agent-activity.js";
-import { executionIdBytes, type ExecutionRow } from "./execution-row.js";
+import type { ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore, SettleRecord } from "./execution-store.js";
-import { anyFeeShard, batcherOptions, feePayerShort, fittingChunks, senderOf, type BatchOptions, type Senders } from "./transactions.js";
+import {
+  anyFeeShard,
+  batcherOptions,
+  feePayerShort,
+  fittingChunks,
+  senderOf,
+  settleInstructionsOf,
+  type BatchOptions,
+  type Senders,
+} from "./transactions.js";
 
 /**
  * Most escrows taken into one batch: what one v0 transaction loading the agent's accounts from its
  * table holds under one batch signature (docs/program.md "Batch limits"; the program takes up to
- * 16). More would make a second transaction of a few, its fee shared by few: they wait for the
- * next batch instead. A legacy transaction (before the agent's table exists) holds 8: a batch of
- * 12 then goes as 8 and 4.
+ * 16). Each escrow costs its address and its item (result hash and units, 40 bytes under
+ * execute protocol v2). More would make a second transaction of a few, its fee shared by few:
+ * they wait for the next batch instead. A legacy transaction (before the agent's table exists)
+ * holds 7: a batch of 11 then goes as 7 and 4.
  */
-export const SETTLE_BATCH_SIZE = 12;
+export const SETTLE_BATCH_SIZE = 11;
 /** Stands for the creator's signature while sizing a transaction: only its length counts. */
 const ANY_SIGNATURE = new Uint8Array(64);
 /** A creator's /sign-batch is given this long at most: a settlement waits on it. */
@@ -45,7 +56,7 @@ const NO_SIGN_BATCH_RETRY_MS = 10 * 60_000;
 export interface ReadySettle {
   /** The row as its run holds it; `state` is the state it is moved from. */
   row: ExecutionRow;
-  record: Omit<SettleRecord, "settle_tx" | "fee_shard" | "receipt_in_log">;
+  record: Omit<SettleRecord, "settle_tx" | "fee_shard">;
   agent: Agent;
 }
 
@@ -57,7 +68,7 @@ export interface SettleSent {
 
 export class SettleBatches {
   // One batch of an agent on its way at a time: what arrives meanwhile waits for the next.
-  private readonly agents: KeyedBatchers<ReadySettle, SettleSent | null>;
+  private readonly agents: KeyedBatchers<ReadySettle, SettleSent>;
   private readonly tables: LookupTables | undefined;
   /** Receipt logs seen on chain, by `network:agent`. */
   private readonly logs = new Set<string>();
@@ -77,15 +88,15 @@ export class SettleBatches {
 
   /**
    * Settles `ready` with whatever else of its agent is ready by the time the agent's previous
-   * batch is sent; null if the agent has no receipt log yet (it could not be created): then
-   * `settle`, with a receipt account, is the way.
+   * batch is sent. Throws if the agent's receipt log could not be created: the run hands the
+   * execution to the finish job, which refunds it.
    */
-  submit(ready: ReadySettle): Promise<SettleSent | null> {
+  submit(ready: ReadySettle): Promise<SettleSent> {
     return this.agents.submit(AgentActivity.key(ready.row.network, ready.row.agent), ready);
   }
 
-  private async settle(items: ReadySettle[]): Promise<(SettleSent | null)[]> {
-    if (!(await this.ensureLog(items[0]!))) return items.map(() => null);
+  private async settle(items: ReadySettle[]): Promise<SettleSent[]> {
+    await this.ensureLog(items[0]!);
     const { network, agent } = items[0]!.row;
     const sender = senderOf(this.senders, network);
     const tables = this.tables?.tablesFor(network, agent) ?? [];
@@ -111,21 +122,11 @@ export class SettleBatches {
   }
 
   private async instructions(items: ReadySettle[], sender: TransactionSender, signed: BatchSignature, fee_shard: number): Promise<TransactionInstruction[]> {
-    const { network, agent } = items[0]!.row;
+    const { network } = items[0]!.row;
+    const { payoutAccount, signingKey } = items[0]!.agent;
     const market = await this.chain.market(network);
-    return settleBatchInstructions({
-      programId: this.chain.programId(network),
-      relayer: sender.signer.publicKey,
-      usdcMint: market.usdcMint,
-      agent: new PublicKey(agent),
-      payoutAccount: items[0]!.agent.payoutAccount,
-      executionIds: items.map((item) => executionIdBytes(item.row.id)),
-      resultHashes: items.map((item) => item.record.result_hash!),
-      requestHashes: items.map((item) => item.row.request_hash),
-      feeShardIndex: fee_shard,
-      signingKey: items[0]!.agent.signingKey,
-      signed,
-    });
+    const settlements = items.map(({ row, record }) => ({ row: { ...row, ...record }, result_hash: record.result_hash!, units: record.units! }));
+    return settleInstructionsOf(settlements, { programId: this.chain.programId(network), usdcMint: market.usdcMint, payoutAccount, signingKey }, sender, signed, fee_shard);
   }
 
   /**
@@ -137,7 +138,7 @@ export class SettleBatches {
     const sender = senderOf(this.senders, items[0]!.row.network);
     const fee_shard = anyFeeShard();
     const settle_tx = await sender.sign(await this.instructions(items, sender, signed, fee_shard), tables);
-    const records = items.map((item) => ({ ...item.record, fee_shard, receipt_in_log: true, settle_tx }));
+    const records = items.map((item) => ({ ...item.record, fee_shard, settle_tx }));
     const moved = await this.store.settleAll(items.map((item, i) => ({ id: item.row.id, from_state: item.row.state, record: records[i]! })));
     if (!moved) {
       if (items.length === 1) return [{ row: await this.store.row(items[0]!.row.id), sent: null }];
@@ -164,8 +165,13 @@ export class SettleBatches {
       signing_key: items[0]!.agent.signingKey,
       items: items.map(({ row, record }) => ({
         execution_id: row.id,
+        escrow_nonce: (record.escrow_nonce ?? row.escrow_nonce)!,
+        payer: row.wallet,
+        payer_token_account: row.payer_token_account,
+        amount_usdc: formatUsdc(BigInt((record.amount_usdc ?? row.amount_usdc)!)),
         request_hash: toHex(row.request_hash),
         result_hash: toHex(record.result_hash!),
+        units: record.units!,
         signature: toHex(record.creator_signature!),
       })),
       timeout_ms: SIGN_BATCH_TIMEOUT_MS,
@@ -181,10 +187,10 @@ export class SettleBatches {
    * SOL) paid by the relayer, in a transaction of its own, since a batch of 8 leaves no room for
    * it. A log another instance created meanwhile is just as good.
    */
-  private async ensureLog(item: ReadySettle): Promise<boolean> {
+  private async ensureLog(item: ReadySettle): Promise<void> {
     const { network, agent } = item.row;
     const key = `${network}:${agent}`;
-    if (this.logs.has(key)) return true;
+    if (this.logs.has(key)) return;
     const programId = this.chain.programId(network);
     const address = receiptLogPda(new PublicKey(agent), programId);
     const rpc = this.chain.rpc(network);
@@ -196,7 +202,7 @@ export class SettleBatches {
       );
       [log] = await rpc.getMultipleAccounts([address], "processed");
     }
-    if (log) this.logs.add(key);
-    return log !== null;
+    if (!log) throw new Error(`the receipt log of ${agent} could not be created`);
+    this.logs.add(key);
   }
 }

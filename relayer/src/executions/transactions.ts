@@ -1,5 +1,5 @@
 // What the execution's transactions share: the sender of each network, the escrow an execution's
-// settle or refund closes, and how to read a refusal (the program's error, or the relayer's SOL).
+// settle_batch or refund closes, and how to read a refusal (the program's error, or the relayer's SOL).
 import {
   errorFromCode,
   FEE_SHARD_COUNT,
@@ -8,7 +8,8 @@ import {
   openEscrowInstruction,
   refundInstruction,
   settleBatchInstructions,
-  settleInstructions,
+  type BatchSignature,
+  type EscrowBinding,
   type LookupTable,
   type OpenBatchItem,
   type RefundReason,
@@ -101,7 +102,7 @@ function openItemOf(row: OpeningExecution): OpenBatchItem {
   };
 }
 
-/** The escrow accounts of an execution, as settle and refund name them. */
+/** The escrow accounts of an execution, as refund names them. */
 export function escrowRef(row: ExecutionRow, sender: TransactionSender) {
   return {
     executionId: executionIdBytes(row.id),
@@ -112,39 +113,66 @@ export function escrowRef(row: ExecutionRow, sender: TransactionSender) {
   };
 }
 
+/** What the execution's escrow recorded at its open (its row holds it once the escrow was read). */
+export function escrowBinding(row: ExecutionRow): EscrowBinding {
+  return {
+    executionId: executionIdBytes(row.id),
+    agent: new PublicKey(row.agent),
+    nonce: BigInt(row.escrow_nonce!),
+    payer: new PublicKey(row.wallet),
+    payerTokenAccount: new PublicKey(row.payer_token_account),
+    amountUsdc: BigInt(row.amount_usdc!),
+    requestHash: row.request_hash,
+  };
+}
+
+/** A verified result of one execution, as settle_batch takes it. */
+export interface Settlement {
+  /** The row with its escrow's facts (nonce, amount). */
+  row: ExecutionRow;
+  result_hash: Uint8Array;
+  /** u64 as a decimal string, as the row keeps it. */
+  units: string;
+}
+
 /**
- * The settle of a recorded result, signed anew (its first signature expired unlanded). One bound
- * for the receipt log goes there alone, under its call's own signature: the batch it was part of
- * is gone with its blockhash, and its batch signature covered the others too.
+ * settle_batch of one agent's `settlements`, in order, with the Ed25519 verification of `signed`
+ * right before it: the program rebuilds each v2 digest from the escrow and its item.
+ */
+export function settleInstructionsOf(
+  settlements: readonly Settlement[],
+  target: { programId: PublicKey; usdcMint: PublicKey; payoutAccount: PublicKey; signingKey: Uint8Array },
+  sender: TransactionSender,
+  signed: BatchSignature,
+  fee_shard: number,
+) {
+  return settleBatchInstructions({
+    programId: target.programId,
+    relayer: sender.signer.publicKey,
+    usdcMint: target.usdcMint,
+    agent: new PublicKey(settlements[0]!.row.agent),
+    payoutAccount: target.payoutAccount,
+    escrows: settlements.map(({ row }) => escrowBinding(row)),
+    items: settlements.map(({ result_hash, units }) => ({ resultHash: result_hash, units: BigInt(units) })),
+    feeShardIndex: fee_shard,
+    signingKey: target.signingKey,
+    signed,
+  });
+}
+
+/**
+ * The settlement of a recorded result, signed anew (its first signature expired unlanded): a
+ * batch of one under its call's own signature, since the batch it was part of is gone with its
+ * blockhash, and its batch signature covered the others too.
  */
 export function resignSettle(row: ExecutionRow, usdcMint: PublicKey, sender: TransactionSender, programId: PublicKey) {
-  if (row.receipt_in_log) {
-    return settleBatchInstructions({
-      programId,
-      relayer: sender.signer.publicKey,
-      usdcMint,
-      agent: new PublicKey(row.agent),
-      payoutAccount: new PublicKey(row.payout_account!),
-      executionIds: [executionIdBytes(row.id)],
-      resultHashes: [row.result_hash!],
-      requestHashes: [row.request_hash],
-      feeShardIndex: row.fee_shard!,
-      signingKey: bs58.decode(row.signing_key!),
-      signed: { kind: "call", signature: row.creator_signature! },
-    });
-  }
-  return settleInstructions({
-    programId,
-    relayer: sender.signer.publicKey,
-    usdcMint,
-    escrow: escrowRef(row, sender),
-    payoutAccount: new PublicKey(row.payout_account!),
-    resultHash: row.result_hash!,
-    feeShardIndex: row.fee_shard!,
-    requestHash: row.request_hash,
-    signingKey: bs58.decode(row.signing_key!),
-    signature: row.creator_signature!,
-  });
+  return settleInstructionsOf(
+    [{ row, result_hash: row.result_hash!, units: row.units! }],
+    { programId, usdcMint, payoutAccount: new PublicKey(row.payout_account!), signingKey: bs58.decode(row.signing_key!) },
+    sender,
+    { kind: "call", signature: row.creator_signature! },
+    row.fee_shard!,
+  );
 }
 
 /** The refund of the execution's escrow, as one instruction (a batch of refunds carries several). */

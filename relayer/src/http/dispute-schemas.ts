@@ -58,7 +58,7 @@ export const disputeObject = {
   type: "object",
   // Every field: dispute-service.ts renders each one, null where there is none yet.
   required: [
-    "object", "execution_id", "network", "agent", "payer", "creator", "state", "amount_usdc", "slashed_usdc", "evidence_hash",
+    "object", "execution_id", "network", "agent", "leaf_index", "payer", "creator", "state", "amount_usdc", "slashed_usdc", "evidence_hash",
     "opened_at", "resolved_at", "resolve_transaction", "evidence",
   ],
   properties: {
@@ -66,6 +66,8 @@ export const disputeObject = {
     execution_id: executionId,
     network,
     agent: address,
+    // The dispute is the one of this leaf of the agent's receipt log (u64, decimal): null until read.
+    leaf_index: { anyOf: [{ type: "string", pattern: "^(0|[1-9][0-9]{0,19})$" }, { type: "null" }] },
     payer: address,
     creator: { anyOf: [address, { type: "null" }] },
     state: { type: "string", enum: ["none", "open", "upheld", "rejected"] },

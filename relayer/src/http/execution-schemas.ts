@@ -3,6 +3,8 @@
 import { address, network, nullableTimestamp, timestamp, usdcAmount } from "./schemas.js";
 
 const nullableString = { type: ["string", "null"] } as const;
+/** A u64 as a decimal string without leading zeros. */
+const u64String = { type: "string", pattern: "^(0|[1-9][0-9]{0,19})$" } as const;
 
 export const executionObject = {
   type: "object",
@@ -23,12 +25,23 @@ export const executionObject = {
       anyOf: [
         {
           type: "object",
-          required: ["execution_id", "agent", "request_hash", "result_hash", "digest", "creator_signature", "creator_public_key"],
+          // What the creator's signature binds (docs/execute-protocol.md, "Result digest"): the
+          // escrow's fields and the result's, from which a client rebuilds `digest` itself.
+          required: [
+            "protocol_version", "execution_id", "agent", "escrow_nonce", "payer", "payer_token_account", "amount_usdc",
+            "request_hash", "result_hash", "units", "digest", "creator_signature", "creator_public_key",
+          ],
           properties: {
+            protocol_version: { const: 2 },
             execution_id: { type: "string" },
             agent: address,
+            escrow_nonce: u64String,
+            payer: address,
+            payer_token_account: address,
+            amount_usdc: usdcAmount,
             request_hash: { type: "string" },
             result_hash: { type: "string" },
+            units: u64String,
             digest: { type: "string" },
             creator_signature: { type: "string" },
             creator_public_key: address,

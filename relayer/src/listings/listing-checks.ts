@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 
 import {
+  EXECUTE_PROTOCOL_VERSION,
   formatExecutionId,
   listingHash,
   MAX_ENDPOINT_LEN,
@@ -179,9 +180,16 @@ export class ListingChecks {
     const task = input.probe?.task ?? PROBE_TASK;
     const timeout_ms = Math.min(this.config.probe_timeout_ms, input.max_execution_secs * 1000);
     const request: CreatorExecuteRequest = {
+      protocol_version: EXECUTE_PROTOCOL_VERSION,
       execution_id: formatExecutionId(randomBytes(16)),
       agent: input.agent,
       network: input.network,
+      // An escrow that cannot exist: the default address (the system program's) signs no token
+      // approval, so no escrow is ever opened from it, and the probe's signature settles nothing.
+      escrow_nonce: "0",
+      payer: PublicKey.default.toBase58(),
+      payer_token_account: PublicKey.default.toBase58(),
+      amount_usdc: formatUsdc(0n),
       task,
       parameters: parameters as Record<string, unknown>,
       request_hash: toHex(requestHash(task, parameters)),

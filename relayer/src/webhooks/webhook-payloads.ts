@@ -21,6 +21,8 @@ interface DisputeRow {
   execution_id: string;
   network: string;
   agent: string;
+  /** Recorded before the dispute is: the outcome is read by its leaf. */
+  leaf_index: string | null;
   payer: string;
   creator: string | null;
   state: string;
@@ -43,7 +45,7 @@ export async function renderPayload(db: Db, delivery: PayloadSource): Promise<st
     return envelope(renderExecution(rows[0]!));
   }
   const { rows } = await db.query<DisputeRow>(
-    `SELECT o.*, e.network, e.agent, e.wallet AS payer, l.creator
+    `SELECT o.*, e.network, e.agent, e.leaf_index, e.wallet AS payer, l.creator
        FROM dispute_outcomes o JOIN executions e ON e.id = o.execution_id
        LEFT JOIN agent_listings l ON l.network = e.network AND l.agent = e.agent
       WHERE o.execution_id = $1`,
@@ -55,6 +57,7 @@ export async function renderPayload(db: Db, delivery: PayloadSource): Promise<st
     execution_id: dispute.execution_id,
     network: dispute.network,
     agent: dispute.agent,
+    leaf_index: dispute.leaf_index,
     payer: dispute.payer,
     creator: dispute.creator,
     state: dispute.state,

@@ -31,6 +31,8 @@ export type Query = {
   market: Market;
   disputes: ExecutionConnection;
   subscriptions: AgentSubscriptionConnection;
+  /** One leaf of an agent's receipt log by its index (u64, decimal), with its proof and dispute: what open_dispute takes. */
+  receiptProof?: Maybe<ReceiptProof>;
 };
 
 
@@ -81,6 +83,12 @@ export type QuerySubscriptionsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   agent?: InputMaybe<Scalars['String']['input']>;
   payer?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QueryReceiptProofArgs = {
+  agent: Scalars['String']['input'];
+  leafIndex: Scalars['String']['input'];
 };
 
 /** A USDC amount: a decimal string with 6 places, and whether every event behind it is finalized. */
@@ -179,8 +187,10 @@ export type Execution = {
   dispute?: Maybe<Dispute>;
   commitment: Commitment;
   agentDetails?: Maybe<Agent>;
-  /** For an execution settled by settle_batch, what open_dispute_from_log needs; null for one settled by settle or not settled. */
+  /** The leaf of this execution's settlement and its proof, what open_dispute needs; null if not settled. */
   receiptProof?: Maybe<ReceiptProof>;
+  /** Every leaf this execution id settled into in its agent's log, oldest first: more than one only if the id was opened again. */
+  receiptProofs: Array<ReceiptProof>;
 };
 
 export type ExecutionFilter = {
@@ -506,11 +516,13 @@ export type SubscriptionExecutionUpdatedArgs = {
   payer?: InputMaybe<Scalars['String']['input']>;
 };
 
-/** A receipt log leaf's fields as open_dispute_from_log takes them: bytes in hex, keys in base58, integers as decimal strings. The agent is the log's. */
+/** A receipt log leaf's fields as open_dispute takes them: bytes in hex, keys in base58, integers as decimal strings. The agent is the log's. */
 export type ReceiptLeaf = {
   __typename?: 'ReceiptLeaf';
   /** The execution id's 16 bytes. */
   executionId: Scalars['String']['output'];
+  /** The escrow's nonce (u64): the agent's count of escrows opened before it, never repeated. */
+  nonce: Scalars['String']['output'];
   payer: Scalars['String']['output'];
   payerTokenAccount: Scalars['String']['output'];
   /** 16 bytes; zeros for a call without an API key. */
@@ -519,22 +531,44 @@ export type ReceiptLeaf = {
   amountUsdc: Scalars['String']['output'];
   /** USDC base units: floor(amount × 1%), what the leaf hash commits to. */
   feeUsdc: Scalars['String']['output'];
+  /** Metered units the creator signed (u64); 0 for a fixed-price call. */
+  units: Scalars['String']['output'];
   requestHash: Scalars['String']['output'];
   resultHash: Scalars['String']['output'];
   /** Seconds since the epoch, of the chain's clock. */
   settledAt: Scalars['String']['output'];
 };
 
-/** Where an execution settled by settle_batch sits in its agent's receipt log, and its Merkle proof. */
+/** The dispute of one leaf: the Dispute account at (agent, leaf index), as its events tell it. */
+export type LeafDispute = {
+  __typename?: 'LeafDispute';
+  executionId: Scalars['String']['output'];
+  payer: Scalars['String']['output'];
+  state: DisputeState;
+  amount: Money;
+  /** Hex of the evidence hash open_dispute bound. */
+  evidenceHash: Scalars['String']['output'];
+  openedAt?: Maybe<Scalars['String']['output']>;
+  resolvedAt?: Maybe<Scalars['String']['output']>;
+  slashed: Money;
+  /** close_dispute returned the payer's rent (resolved, and the leaf's window passed): the account is gone. */
+  closed: Scalars['Boolean']['output'];
+  /** The close's block time, when the node gave one. */
+  closedAt?: Maybe<Scalars['String']['output']>;
+};
+
+/** Where a settlement sits in its agent's receipt log, and its Merkle proof. */
 export type ReceiptProof = {
   __typename?: 'ReceiptProof';
+  /** The receipt log's agent. */
+  agent: Scalars['String']['output'];
   leaf: ReceiptLeaf;
   /** SHA-256(0x00 ‖ the leaf's fields), hex. */
   leafHash: Scalars['String']['output'];
-  /** The leaf's index in the log, across trees (u64, decimal): leaf i is leaf i mod 2^18 of tree i / 2^18. */
+  /** The leaf's index in the log, across trees (u64, decimal): leaf i is leaf i mod 2^18 of tree i / 2^18. With the agent, the dispute's key. */
   leafIndex: Scalars['String']['output'];
   tree: Scalars['Int']['output'];
-  /** The root the chain recorded after this execution's batch, hex. */
+  /** The root the chain recorded after this leaf's batch, hex. */
   logRoot: Scalars['String']['output'];
   /** The root of the leaf's tree over every leaf stored now, hex: the proof leads to it. */
   root: Scalars['String']['output'];
@@ -542,6 +576,8 @@ export type ReceiptProof = {
   treeLeaves: Scalars['Int']['output'];
   /** The 18 sibling hashes from the leaf up, hex. */
   proof: Array<Scalars['String']['output']>;
+  /** The leaf's dispute; null if none was opened. */
+  dispute?: Maybe<LeafDispute>;
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -663,6 +699,7 @@ export type ResolversTypes = ResolversObject<{
   ExecutionUpdate: ResolverTypeWrapper<Omit<ExecutionUpdate, 'execution'> & { execution?: Maybe<ResolversTypes['Execution']> }>;
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ReceiptLeaf: ResolverTypeWrapper<ReceiptLeaf>;
+  LeafDispute: ResolverTypeWrapper<LeafDispute>;
   ReceiptProof: ResolverTypeWrapper<ReceiptProof>;
 }>;
 
@@ -704,6 +741,7 @@ export type ResolversParentTypes = ResolversObject<{
   ExecutionUpdate: Omit<ExecutionUpdate, 'execution'> & { execution?: Maybe<ResolversParentTypes['Execution']> };
   Subscription: Record<PropertyKey, never>;
   ReceiptLeaf: ReceiptLeaf;
+  LeafDispute: LeafDispute;
   ReceiptProof: ReceiptProof;
 }>;
 
@@ -718,6 +756,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   market?: Resolver<ResolversTypes['Market'], ParentType, ContextType>;
   disputes?: Resolver<ResolversTypes['ExecutionConnection'], ParentType, ContextType, RequireFields<QueryDisputesArgs, 'first'>>;
   subscriptions?: Resolver<ResolversTypes['AgentSubscriptionConnection'], ParentType, ContextType, RequireFields<QuerySubscriptionsArgs, 'first'>>;
+  receiptProof?: Resolver<Maybe<ResolversTypes['ReceiptProof']>, ParentType, ContextType, RequireFields<QueryReceiptProofArgs, 'agent' | 'leafIndex'>>;
 }>;
 
 export type MoneyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Money'] = ResolversParentTypes['Money']> = ResolversObject<{
@@ -775,6 +814,7 @@ export type ExecutionResolvers<ContextType = GraphQLContext, ParentType extends 
   commitment?: Resolver<ResolversTypes['Commitment'], ParentType, ContextType>;
   agentDetails?: Resolver<Maybe<ResolversTypes['Agent']>, ParentType, ContextType>;
   receiptProof?: Resolver<Maybe<ResolversTypes['ReceiptProof']>, ParentType, ContextType>;
+  receiptProofs?: Resolver<Array<ResolversTypes['ReceiptProof']>, ParentType, ContextType>;
 }>;
 
 export type ExecutionEdgeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExecutionEdge'] = ResolversParentTypes['ExecutionEdge']> = ResolversObject<{
@@ -965,17 +1005,33 @@ export type SubscriptionResolvers<ContextType = GraphQLContext, ParentType exten
 
 export type ReceiptLeafResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ReceiptLeaf'] = ResolversParentTypes['ReceiptLeaf']> = ResolversObject<{
   executionId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  nonce?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   payer?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   payerTokenAccount?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   apiKeyId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   amountUsdc?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   feeUsdc?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  units?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   requestHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   resultHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   settledAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 }>;
 
+export type LeafDisputeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['LeafDispute'] = ResolversParentTypes['LeafDispute']> = ResolversObject<{
+  executionId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  payer?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['DisputeState'], ParentType, ContextType>;
+  amount?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
+  evidenceHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  openedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  resolvedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  slashed?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
+  closed?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  closedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
 export type ReceiptProofResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ReceiptProof'] = ResolversParentTypes['ReceiptProof']> = ResolversObject<{
+  agent?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   leaf?: Resolver<ResolversTypes['ReceiptLeaf'], ParentType, ContextType>;
   leafHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   leafIndex?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -984,6 +1040,7 @@ export type ReceiptProofResolvers<ContextType = GraphQLContext, ParentType exten
   root?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   treeLeaves?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   proof?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  dispute?: Resolver<Maybe<ResolversTypes['LeafDispute']>, ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = GraphQLContext> = ResolversObject<{
@@ -1017,6 +1074,7 @@ export type Resolvers<ContextType = GraphQLContext> = ResolversObject<{
   ExecutionUpdate?: ExecutionUpdateResolvers<ContextType>;
   Subscription?: SubscriptionResolvers<ContextType>;
   ReceiptLeaf?: ReceiptLeafResolvers<ContextType>;
+  LeafDispute?: LeafDisputeResolvers<ContextType>;
   ReceiptProof?: ReceiptProofResolvers<ContextType>;
 }>;
 

@@ -4184,7 +4184,7 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
-                                /** @constant */
+                                /** @enum {unknown} */
                                 protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
@@ -4256,7 +4256,7 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
-                                /** @constant */
+                                /** @enum {unknown} */
                                 protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
@@ -4619,7 +4619,7 @@ export interface paths {
                             api_key_id: string;
                             output: unknown;
                             receipt: {
-                                /** @constant */
+                                /** @enum {unknown} */
                                 protocol_version: 2;
                                 execution_id: string;
                                 agent: string;
@@ -4808,7 +4808,7 @@ export interface paths {
                                 api_key_id: string;
                                 output: unknown;
                                 receipt: {
-                                    /** @constant */
+                                    /** @enum {unknown} */
                                     protocol_version: 2;
                                     execution_id: string;
                                     agent: string;
@@ -5678,6 +5678,7 @@ export interface paths {
                                 /** @enum {string} */
                                 network: "devnet" | "mainnet";
                                 agent: string;
+                                leaf_index: string | null;
                                 payer: string;
                                 creator: string | null;
                                 /** @enum {string} */
@@ -5859,6 +5860,7 @@ export interface paths {
                             /** @enum {string} */
                             network: "devnet" | "mainnet";
                             agent: string;
+                            leaf_index: string | null;
                             payer: string;
                             creator: string | null;
                             /** @enum {string} */
