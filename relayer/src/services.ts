@@ -24,6 +24,7 @@ import { IndexerClient } from "./indexer/indexer-client.js";
 import { CircuitBreaker } from "./listings/circuit-breaker.js";
 import { Discovery } from "./listings/discovery.js";
 import { ListingService } from "./listings/listing-service.js";
+import { PriorityFees } from "./chain/priority-fee.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { LookupTables } from "./chain/lookup-tables.js";
 import { ExecutionReads } from "./executions/execution-reads.js";
@@ -57,7 +58,12 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(
+        chain.rpc(network),
+        config.networks[network]!.relayer_keypair,
+        chain.programId(network),
+        new PriorityFees(chain.rpc(network), config.priority_fee),
+      )]),
   );
   // The services' own lines go where the HTTP server's go (fastify's pino writes to stdout).
   const logger = createLogger(config.log_level, process.stdout);

@@ -102,7 +102,7 @@ export class SettleBatches {
     const tables = this.tables?.tablesFor(network, agent) ?? [];
     const sizing = (chunk: ReadySettle[]) =>
       this.instructions(chunk, sender, { kind: chunk.length > 1 ? "batch" : "call", signature: ANY_SIGNATURE }, 0);
-    const chunks = await fittingChunks(items, sender.signer.publicKey, sizing, tables);
+    const chunks = await fittingChunks(items, sender, sizing, tables);
     return (await Promise.all(chunks.map((chunk) => this.settleChunk(chunk, tables)))).flat();
   }
 
