@@ -41,8 +41,14 @@ const PROGRAM_UNITS: Record<string, ProgramUnits> = {
   refund: { base: 41_400, per_escrow: 0 },
 };
 
-/** Units of the runtime's builtins a transaction may carry besides the program. */
-const BUILTIN_UNITS = new Map<string, number>([
+/**
+ * Units of the other programs a marketplace transaction carries: the runtime's builtins at their
+ * fixed cost, SPL Token and Associated Token Account (run as SBF on localnet, so metered) at the
+ * most their instructions here take (a token account's creation, an approval, a revocation).
+ */
+const OTHER_PROGRAM_UNITS = new Map<string, number>([
+  ["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", 6_000],
+  ["ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", 40_000],
   [ComputeBudgetProgram.programId.toBase58(), 150],
   ["11111111111111111111111111111111", 150],
   // The address lookup table program.
@@ -68,14 +74,14 @@ function instructionUnits(instruction: TransactionInstruction, programId: Public
     if (!units) return DEFAULT_INSTRUCTION_UNITS;
     return units.base + units.per_escrow * (units.per_escrow > 0 ? escrowCount(instruction.data) : 0);
   }
-  return BUILTIN_UNITS.get(instruction.programId.toBase58()) ?? DEFAULT_INSTRUCTION_UNITS;
+  return OTHER_PROGRAM_UNITS.get(instruction.programId.toBase58()) ?? DEFAULT_INSTRUCTION_UNITS;
 }
 
 /** The unit limit a transaction of `instructions` asks for: their estimates, with the margin. */
 export function computeUnitLimit(instructions: readonly TransactionInstruction[], programId: PublicKey): number {
   const estimated = instructions.reduce((sum, instruction) => sum + instructionUnits(instruction, programId), 0);
   // The limit's own instruction, and the price's when there is one, run before the others.
-  const budget = 2 * (BUILTIN_UNITS.get(ComputeBudgetProgram.programId.toBase58()) ?? 0);
+  const budget = 2 * (OTHER_PROGRAM_UNITS.get(ComputeBudgetProgram.programId.toBase58()) ?? 0);
   return Math.min(MAX_TRANSACTION_UNITS, Math.ceil(((estimated + budget) * (100 + COMPUTE_UNIT_MARGIN_PERCENT)) / 100));
 }
 
