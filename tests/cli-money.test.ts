@@ -9,17 +9,16 @@ import { join } from "node:path";
 
 import {
   collateralVaultPda,
-  disputePda,
   escrowPda,
   evidenceHash,
   attachmentDigest,
   fetchAgent,
-  fetchDispute,
+  fetchDisputesOfExecution,
   formatExecutionId,
   marketPda,
   parseExecutionId,
   PROGRAM_ID,
-  receiptPda,
+  provenLeavesFromChain,
   splitPayment,
   subscriptionPda,
   toHex,
@@ -27,7 +26,7 @@ import {
 import { getAccount } from "@solana/spl-token";
 import { Keypair } from "@solana/web3.js";
 
-import { COLLATERAL_COOLDOWN_SECS, ESCROW_GRACE_SECS, MAX_EXECUTION_SECS, MIN_COLLATERAL_USDC, TestMarket } from "./src/fixtures.js";
+import { COLLATERAL_COOLDOWN_SECS, DISPUTE_WINDOW_SECS, ESCROW_GRACE_SECS, MAX_EXECUTION_SECS, MIN_COLLATERAL_USDC, TestMarket } from "./src/fixtures.js";
 import { REPO_ROOT } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
 import { ONE_BY_ONE, startRelayer, type RunningRelayer } from "./src/relayer.js";
@@ -107,14 +106,23 @@ describe("agent-market: commands that move money", function () {
     assert.equal(response.status, 200, JSON.stringify(response.body));
     const id = response.body.id as string;
     const deadline = Date.now() + 10_000;
-    while (!(await market.exists(receiptPda(parseExecutionId(id)!, market.programId)))) {
-      if (Date.now() > deadline) throw new Error(`no receipt for ${id}`);
+    // Settled once its leaf is in the agent's receipt log, as the CLI will read it.
+    const settledLeaf = async () =>
+      (await provenLeavesFromChain(market.connection, agent.address, parseExecutionId(id)!, { programId: market.programId })).length > 0;
+    while (!(await settledLeaf())) {
+      if (Date.now() > deadline) throw new Error(`no receipt log leaf for ${id}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     return id;
   }
 
   const usdc = (address: Parameters<TestMarket["usdc"]>[0]) => market.usdc(address);
+  /** The one dispute of execution `id` on chain, found as the CLI's resolve finds it. */
+  const disputeOf = async (id: string) => {
+    const found = await fetchDisputesOfExecution(market.connection, parseExecutionId(id)!, { programId: market.programId });
+    assert.ok(found.length <= 1, `${found.length} disputes of ${id}`);
+    return found[0]?.dispute ?? null;
+  };
   const vault = (agent: ListedAgent) => usdc(collateralVaultPda(agent.address, market.programId));
 
   it("prints its version, and in --json its failures as one error object on stdout with the same exit codes", async () => {
@@ -162,21 +170,24 @@ describe("agent-market: commands that move money", function () {
       "The agent returned an empty summary.",
       "--attach",
       evidenceFile,
+      // No indexer: the leaf and its proof come from the chain's history of the agent's receipt log.
+      "--agent",
+      agent.address.toBase58(),
     ]);
     assert.equal(opened.role, "payer");
     const expected = evidenceHash("The agent returned an empty summary.", [
       attachmentDigest("output.txt", "text/plain; charset=utf-8", readFileSync(evidenceFile)),
     ]);
     assert.equal(opened.evidence_hash, toHex(expected));
-    const onChain = await fetchDispute(market.connection, disputePda(parseExecutionId(id)!, market.programId), { programId: market.programId });
+    const onChain = await disputeOf(id);
     assert.ok(onChain, "the dispute is open on chain");
     assert.equal(toHex(onChain.evidenceHash), opened.evidence_hash, "open_dispute bound the relayer's hash");
     assert.ok(onChain.payer.equals(payer.wallet.publicKey));
     assert.equal(await usdc(payer.tokenAccount), payerBefore, "opening a dispute moves no USDC");
     assert.equal((await fetchAgent(market.connection, agent.address, { programId: market.programId }))!.openDisputes, 1);
 
-    const twice = await fails(payerHome, ["dispute", "open", id, "--statement", "again"]);
-    assert.equal(twice, `${id} is disputed already`);
+    const twice = await fails(payerHome, ["dispute", "open", id, "--statement", "again", "--agent", agent.address.toBase58()]);
+    assert.equal(twice, `${id} (leaf ${onChain.leafIndex}) is disputed already`);
 
     const answer = await ok<{ role: string; transaction?: string }>(creatorHome, [
       "dispute",
@@ -225,9 +236,21 @@ describe("agent-market: commands that move money", function () {
     assert.deepEqual([resolved.state, resolved.slashed_usdc, resolved.payer_received_usdc], ["upheld", "2.500000", "2.500000"]);
     assert.equal(await vault(agent), vaultBefore - 2_500_000n, "exactly the slash left the collateral");
     assert.equal(await usdc(payer.tokenAccount), payerBeforeSlash + 2_500_000n, "and reached the payer");
-    assert.equal(await market.exists(disputePda(parseExecutionId(id)!, market.programId)), false, "the dispute closed");
+    const kept = await disputeOf(id);
+    assert.deepEqual([kept?.resolved, kept?.upheld], [true, true], "the resolved dispute stays until its leaf's window passes");
     const after = await ok<{ state: string; slashed_usdc: string }>(payerHome, ["dispute", "show", id]);
     assert.deepEqual([after.state, after.slashed_usdc], ["upheld", "2.500000"]);
+
+    // Anyone returns its rent to the payer once the window has passed, not before.
+    const anyone = keyFile("anyone", await market.fundedWallet());
+    assert.match(await fails(payerHome, ["dispute", "close", id, "--keypair", anyone]), new RegExp(`^the dispute window of ${id} ends in `));
+    await market.localnet.advanceClock({ seconds: DISPUTE_WINDOW_SECS });
+    const lamportsBefore = await market.lamports(payer.wallet.publicKey);
+    const closed = await ok<{ leaf_index: string; payer: string }>(payerHome, ["dispute", "close", id, "--keypair", anyone]);
+    assert.deepEqual([closed.leaf_index, closed.payer], [kept!.leafIndex.toString(), payer.wallet.publicKey.toBase58()]);
+    assert.equal(await disputeOf(id), null, "the dispute account is gone");
+    assert.ok((await market.lamports(payer.wallet.publicKey)) > lamportsBefore, "its rent went back to the payer");
+    assert.match(await fails(payerHome, ["dispute", "close", id, "--keypair", anyone]), new RegExp(`^no resolved dispute on ${id}$`));
   });
 
   it("rejects a dispute: nothing moves", async () => {
@@ -240,7 +263,17 @@ describe("agent-market: commands that move money", function () {
     writeFileSync(statementFile, "Too slow.\n");
     const dataFile = join(dir, "trace.bin");
     writeFileSync(dataFile, Buffer.from([0, 1, 2, 3]));
-    const opened = await ok<{ evidence_hash: string }>(payerHome, ["dispute", "open", id, "--statement-file", statementFile, "--attach", dataFile]);
+    const opened = await ok<{ evidence_hash: string }>(payerHome, [
+      "dispute",
+      "open",
+      id,
+      "--statement-file",
+      statementFile,
+      "--attach",
+      dataFile,
+      "--agent",
+      agent.address.toBase58(),
+    ]);
     const expected = evidenceHash("Too slow.\n", [attachmentDigest("trace.bin", "application/octet-stream", Buffer.from([0, 1, 2, 3]))]);
     assert.equal(opened.evidence_hash, toHex(expected), "the statement file as it is, a file of unknown type as octet-stream");
     const vaultBefore = await vault(agent);
@@ -280,7 +313,7 @@ describe("agent-market: commands that move money", function () {
     const payerHome = await home(payer.wallet);
     const creatorHome = await home(agent.creator.wallet);
     const id = await settled(agent, payer);
-    await ok(payerHome, ["dispute", "open", id, "--statement", "Wrong language."]);
+    await ok(payerHome, ["dispute", "open", id, "--statement", "Wrong language.", "--agent", agent.address.toBase58()]);
 
     const active = await fails(creatorHome, ["agents", "withdraw", agent.address.toBase58()]);
     assert.match(active, /is active: collateral is locked until it is retired/);

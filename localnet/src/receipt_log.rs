@@ -1,6 +1,6 @@
 //! The client side of batched settlement: the instructions that create a receipt log, settle a
 //! batch and dispute from the log, the Ed25519 verifications a batch needs, and the tree a payer
-//! or an indexer rebuilds from `EscrowSettledToLog` events to prove an execution.
+//! or an indexer rebuilds from `EscrowsSettledToLog` events to prove an execution.
 
 use {
     crate::market::{pda, program_ix, MarketKeys},

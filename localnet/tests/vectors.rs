@@ -10,10 +10,12 @@
 use std::{fs, path::PathBuf, str::FromStr};
 
 use agent_market::{
+    error::AgentMarketError,
     signature::{
-        require_ed25519_verified, result_digest, signing_key_proof_digest, RESULT_SIGNATURE, SIGNING_KEY_PROOF,
+        require_ed25519_verified, result_digest, signing_key_proof_digest, ResultBinding, VerificationErrors,
+        SIGNING_KEY_PROOF,
     },
-    AgentTerms, MarketParams, OpenEscrowItem, Pricing, ReceiptLeaf, RefundReason, ID as PROGRAM_ID,
+    AgentTerms, Escrow, MarketParams, OpenEscrowItem, Pricing, ReceiptLeaf, RefundReason, ID as PROGRAM_ID,
 };
 use anchor_lang::solana_program::hash::hashv;
 use localnet::{
@@ -25,6 +27,14 @@ use solana_instruction::Instruction;
 use solana_keypair::keypair_from_seed;
 use solana_pubkey::Pubkey;
 use solana_signer::Signer;
+
+/// The errors settle_batch reports for a call's own signature (one precompile entry over one
+/// result digest), which the program no longer names as a constant.
+const RESULT_SIGNATURE: VerificationErrors = VerificationErrors {
+    missing: AgentMarketError::MissingEd25519Instruction,
+    key_mismatch: AgentMarketError::SignerKeyMismatch,
+    digest_mismatch: AgentMarketError::DigestMismatch,
+};
 
 fn golden_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/golden.json")
@@ -63,6 +73,16 @@ fn u64_of(value: &Value) -> u64 {
         .as_str()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("expected a u64 decimal string, got {value}"))
+}
+
+/// A decimal u64 per element of the JSON array `value` (empty when `value` is an empty array).
+fn u64s_of(value: &Value) -> Vec<u64> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("expected an array of u64 decimal strings, got {value}"))
+        .iter()
+        .map(u64_of)
+        .collect()
 }
 
 fn u32_of(value: &Value) -> u32 {
@@ -192,6 +212,7 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
     let agent_id: [u8; 16] = hex_array(&inputs["agent_id"]);
     let agent = pda::agent(&agent_id);
     let execution_id: [u8; 16] = hex_array(&inputs["execution_id"]);
+    let leaf_index = u64_of(&inputs["leaf_index"]);
     let escrow = EscrowRef {
         execution_id,
         agent,
@@ -229,12 +250,6 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             hex_array(&inputs["request_hash"]),
             u64_of(&args["max_amount_usdc"]),
         ),
-        "settle" => market.settle(
-            &escrow,
-            payout_account,
-            hex_array(&inputs["result_hash"]),
-            u8_of(&args["fee_shard_index"]),
-        ),
         "refund" => market.refund(
             &escrow,
             refund_reason(&args["reason"]),
@@ -249,16 +264,32 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
             u8_of(&args["fee_shard_index"]),
             u64_of(&args["max_amount_usdc"]),
         ),
-        "open_dispute" => market.open_dispute(payer, agent, execution_id, hex_array(&inputs["evidence_hash"])),
+        "open_dispute" => market.open_dispute(
+            agent,
+            ReceiptLeaf {
+                execution_id,
+                nonce: u64_of(&args["nonce"]),
+                payer,
+                payer_token_account,
+                api_key_id: hex_array(&inputs["api_key_id"]),
+                amount_usdc: u64_of(&args["amount_usdc"]),
+                units: u64_of(&args["units"]),
+                request_hash: hex_array(&inputs["request_hash"]),
+                result_hash: hex_array(&inputs["result_hash"]),
+                settled_at: u64_of(&args["settled_at"]) as i64,
+            },
+            leaf_index,
+            args["proof"].as_array().expect("proof").iter().map(hex_array).collect(),
+            hex_array(&inputs["evidence_hash"]),
+        ),
         "resolve_dispute" => market.resolve_dispute(
             agent,
-            execution_id,
-            payer,
+            leaf_index,
             payer_token_account,
             bool_of(&args["upheld"]),
             u64_of(&args["slash_usdc"]),
         ),
-        "close_receipt" => market.close_receipt(execution_id, market.relayer),
+        "close_dispute" => market.close_dispute(agent, leaf_index, payer),
         "create_receipt_log" => market.create_receipt_log(market.relayer, agent),
         "settle_batch" => {
             let execution_ids: Vec<[u8; 16]> = args["execution_ids"]
@@ -278,6 +309,7 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
                 payout_account,
                 &execution_ids,
                 result_hashes,
+                u64s_of(&args["units"]),
                 u8_of(&args["fee_shard_index"]),
             )
         }
@@ -299,22 +331,6 @@ fn build_instruction(inputs: &Value, name: &str, args: &Value) -> Instruction {
                 .collect();
             market.open_escrow_batch(agent, &entries)
         }
-        "open_dispute_from_log" => market.open_dispute_from_log(
-            agent,
-            ReceiptLeaf {
-                execution_id,
-                payer,
-                payer_token_account,
-                api_key_id: hex_array(&inputs["api_key_id"]),
-                amount_usdc: u64_of(&args["amount_usdc"]),
-                request_hash: hex_array(&inputs["request_hash"]),
-                result_hash: hex_array(&inputs["result_hash"]),
-                settled_at: u64_of(&args["settled_at"]) as i64,
-            },
-            u64_of(&args["leaf_index"]),
-            args["proof"].as_array().expect("proof").iter().map(hex_array).collect(),
-            hex_array(&inputs["evidence_hash"]),
-        ),
         other => panic!("no builder for instruction {other}"),
     }
 }
@@ -328,12 +344,27 @@ fn check(golden: &mut Value, c: &mut Checker) {
         .iter_mut()
         .enumerate()
     {
-        let digest = result_digest(
-            &hex_array(&case["execution_id"]),
-            &pubkey(&case["agent"]),
-            &hex_array(&case["request_hash"]),
-            &hex_array(&case["result_hash"]),
-        );
+        // Only the fields the digest binds matter; the rest of the account is left empty.
+        let escrow = Escrow {
+            execution_id: hex_array(&case["execution_id"]),
+            agent: pubkey(&case["agent"]),
+            nonce: u64_of(&case["nonce"]),
+            payer: pubkey(&case["payer"]),
+            payer_token_account: pubkey(&case["payer_token_account"]),
+            api_key_id: [0; 16],
+            amount_usdc: u64_of(&case["amount_usdc"]),
+            request_hash: hex_array(&case["request_hash"]),
+            opened_at: 0,
+            deadline: 0,
+            rent_payer: Pubkey::default(),
+            used_included_call: false,
+            bump: 0,
+        };
+        let digest = result_digest(&ResultBinding {
+            escrow: &escrow,
+            result_hash: &hex_array(&case["result_hash"]),
+            units: u64_of(&case["units"]),
+        });
         c.field(
             &format!("result_digest[{i}].digest"),
             &mut case["digest"],
@@ -489,15 +520,18 @@ fn check(golden: &mut Value, c: &mut Checker) {
             &mut case["escrow"],
             json!(pda::escrow(&execution_id).to_string()),
         );
+    }
+    for (i, case) in pdas["disputes"]
+        .as_array_mut()
+        .expect("disputes")
+        .iter_mut()
+        .enumerate()
+    {
+        let dispute = pda::dispute(&pubkey(&case["agent"]), u64_of(&case["leaf_index"]));
         c.field(
-            &format!("pdas.executions[{i}].receipt"),
-            &mut case["receipt"],
-            json!(pda::receipt(&execution_id).to_string()),
-        );
-        c.field(
-            &format!("pdas.executions[{i}].dispute"),
+            &format!("pdas.disputes[{i}].dispute"),
             &mut case["dispute"],
-            json!(pda::dispute(&execution_id).to_string()),
+            json!(dispute.to_string()),
         );
     }
     for (i, case) in pdas["subscriptions"]

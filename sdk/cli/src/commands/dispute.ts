@@ -171,12 +171,14 @@ async function open(args: string[], io: Io): Promise<void> {
     throw new CliError(`the keypair is ${keypair.publicKey.toBase58()}, but the session is ${session.address}`, "pass the signed-in wallet's --keypair");
   }
   const connection = keypair ? connect(io, values.rpc, config) : null;
-  const source: LeafSource =
-    indexer !== undefined
+  // Only the payer's open signs and so needs the leaf: a creator's answer reads nothing on chain.
+  const source: LeafSource | null = !keypair
+    ? null
+    : indexer !== undefined
       ? { kind: "indexer", loggedReceipt: () => fetchLoggedReceipt(indexer, id) }
-      : { kind: "chain", agent: new PublicKey(agentBytes!), payer: keypair?.publicKey, ...(nonce === undefined ? {} : { nonce }) };
-  const route = connection ? await disputeRoute(connection, bytes, { programId, source }) : null;
-  if (connection) {
+      : { kind: "chain", agent: new PublicKey(agentBytes!), payer: keypair.publicKey, ...(nonce === undefined ? {} : { nonce }) };
+  const route = connection && source ? await disputeRoute(connection, bytes, { programId, source }) : null;
+  if (connection && source) {
     if (!route) {
       throw new CliError(
         source.kind === "indexer"
