@@ -17,12 +17,16 @@ import {
   fetchDispute,
   fetchEscrow,
   fetchMarket,
-  fetchReceipt,
+  fetchReceiptLog,
   fetchSubscription,
   marketPda,
   openDisputeInstruction,
   PROGRAM_ID,
-  receiptPda,
+  provenLeavesFromChain,
+  receiptLeafHash,
+  receiptLogHoldsRoot,
+  receiptLogPda,
+  receiptRootFromProof,
   resolveDisputeInstruction,
   retireAgentInstruction,
   splitPayment,
@@ -30,7 +34,7 @@ import {
   toHex,
   topUpCollateralInstruction,
   withdrawCollateralInstruction,
-  closeReceiptInstruction,
+  closeDisputeInstruction,
   type Pricing,
 } from "@agent-market/program";
 import { getAccount, TOKEN_PROGRAM_ID } from "@solana/spl-token";
@@ -204,29 +208,32 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.usdc(payer.tokenAccount), 10n * USDC - PRICE_USDC);
     assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false, "the escrow is closed");
 
-    const receipt = await fetchReceipt(t.connection, receiptPda(opened.executionId, t.programId), { programId: t.programId });
-    assert.ok(receipt);
-    sameKey(receipt.payer, payer.wallet.publicKey, "receipt payer");
-    sameKey(receipt.agent, agent.address, "receipt agent");
-    assert.equal(receipt.amountUsdc, PRICE_USDC);
-    assert.equal(receipt.feeUsdc, 2_500n);
-    assert.equal(receipt.disputed, false);
-    const settledEvent = await t.event(settled, "EscrowSettled");
-    assert.equal(settledEvent.creatorShareUsdc, 247_500n);
-    assert.equal(settledEvent.feeUsdc, 2_500n);
-    assert.equal(settledEvent.settledAt, receipt.settledAt);
+    // The settlement is leaf 0 of the agent's receipt log: its event carries every field of it.
+    const leaf = await t.event(settled, "EscrowSettledToLog");
+    sameKey(leaf.payer, payer.wallet.publicKey, "leaf payer");
+    sameKey(leaf.payerTokenAccount, payer.tokenAccount, "leaf payer token account");
+    sameKey(leaf.agent, agent.address, "leaf agent");
+    assert.equal(leaf.nonce, escrow.nonce, "the escrow's nonce");
+    assert.equal(leaf.units, 0n);
+    assert.equal(leaf.amountUsdc, PRICE_USDC);
+    assert.equal(leaf.creatorShareUsdc, 247_500n);
+    assert.equal(leaf.feeUsdc, 2_500n);
+    assert.equal(leaf.leafIndex, 0n);
+    const log = await fetchReceiptLog(t.connection, receiptLogPda(agent.address, t.programId), { programId: t.programId });
+    assert.equal(log?.leafCount, 1n);
 
-    // Settle pays for two signatures (the relayer's and the one the precompile verified); the
-    // relayer gets the escrow's rent back and pays the receipt's.
+    // settle_batch of one pays for two signatures (the relayer's and the one the precompile
+    // verified); the relayer gets the escrow's rent back, and paid the receipt log's once.
     assert.equal(await t.fee(settled), 2n * FEE);
-    const receiptRent = await t.lamports(receiptPda(opened.executionId, t.programId));
-    assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 3n * FEE - receiptRent);
+    const logRent = await t.lamports(receiptLogPda(agent.address, t.programId));
+    assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 4n * FEE - logRent);
   });
 
   it("settle refuses a result signed by any key but the agent's", async function () {
     const agent = await t.agent();
     const payer = await t.payer(USDC);
     const opened = await t.openEscrow(agent, payer);
+    await t.ensureReceiptLog(agent.address);
     const forged = await t.settleInstructions(opened.executionId, { signing: Keypair.generate() });
     await t.expectPreflightError(forged, [t.relayer], "SignerKeyMismatch");
     assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), PRICE_USDC);
@@ -270,7 +277,8 @@ describe("lifecycle over JSON-RPC", function () {
     await t.localnet.advanceClock({ seconds: MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + 1 });
     assert.ok((await t.now()) > escrow.deadline, "the clock moved past the deadline");
 
-    // Past the deadline the relayer can no longer settle, and the payer can reclaim.
+    // Past the deadline the relayer can no longer settle (into the agent's log), and the payer can reclaim.
+    await t.ensureReceiptLog(agent.address);
     await t.expectPreflightError(await t.settleInstructions(opened.executionId, { signing: agent.signing }), [t.relayer], "EscrowExpired");
     const payerLamports = await t.lamports(payer.wallet.publicKey);
     const relayerLamports = await t.lamports(t.relayer.publicKey);
@@ -317,7 +325,7 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal((await t.event(covered.signature, "EscrowOpened")).amountUsdc, 0n);
     const creatorMid = await t.usdc(agent.payoutAccount);
     const settled = await t.settle(covered, agent);
-    assert.equal((await t.event(settled, "EscrowSettled")).amountUsdc, 0n);
+    assert.equal((await t.event(settled, "EscrowSettledToLog")).amountUsdc, 0n);
     assert.equal(await t.usdc(payer.tokenAccount), 15n * USDC);
     assert.equal(await t.usdc(agent.payoutAccount), creatorMid);
 
@@ -386,39 +394,43 @@ describe("lifecycle over JSON-RPC", function () {
     const second = await settledExecution(agent, payer);
 
     const payerLamports = await t.lamports(payer.wallet.publicKey);
-    const disputed = await t.send([disputeInstruction(agent, payer, first.executionId)], [payer.wallet]);
-    const disputeRent = await t.lamports(disputePda(first.executionId, t.programId));
+    const disputed = await t.send([await disputeInstruction(agent, first.executionId)], [payer.wallet]);
+    const firstDispute = disputePda(agent.address, first.leafIndex, t.programId);
+    const disputeRent = await t.lamports(firstDispute);
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports - FEE - disputeRent);
-    const dispute = await fetchDispute(t.connection, disputePda(first.executionId, t.programId), { programId: t.programId });
+    const dispute = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
     assert.ok(dispute);
+    assert.equal(dispute.leafIndex, first.leafIndex);
+    assert.equal(dispute.resolved, false);
     assert.equal(dispute.amountUsdc, PRICE_USDC);
     sameBytes(dispute.evidenceHash, new Uint8Array(32).fill(4), "evidence hash");
     assert.equal((await t.event(disputed, "DisputeOpened")).amountUsdc, PRICE_USDC);
     assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.openDisputes, 1);
-    assert.equal((await fetchReceipt(t.connection, receiptPda(first.executionId, t.programId), { programId: t.programId }))?.disputed, true);
 
-    // Upheld for 30 USDC: exactly that leaves the collateral for the payer, who also gets the
-    // dispute's rent back.
+    // Upheld for 30 USDC: exactly that leaves the collateral for the payer. The dispute stays,
+    // resolved, until its leaf's window passes: its rent comes back with close_dispute.
     const payerUsdc = await t.usdc(payer.tokenAccount);
     const payerLamportsBefore = await t.lamports(payer.wallet.publicKey);
-    const resolved = await t.send([resolveInstruction(agent, payer, first.executionId, true, 30n * USDC)], [t.arbiter]);
+    const resolved = await t.send([resolveInstruction(agent, payer, first.leafIndex, true, 30n * USDC)], [t.arbiter]);
     const resolvedEvent = await t.event(resolved, "DisputeResolved");
     assert.equal(resolvedEvent.upheld, true);
     assert.equal(resolvedEvent.slashedUsdc, 30n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 30n * USDC);
-    assert.equal(await t.lamports(payer.wallet.publicKey), payerLamportsBefore + disputeRent);
+    assert.equal(await t.lamports(payer.wallet.publicKey), payerLamportsBefore);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 70n * USDC);
-    assert.equal(await t.exists(disputePda(first.executionId, t.programId)), false);
+    const resolvedDispute = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
+    assert.deepEqual([resolvedDispute?.resolved, resolvedDispute?.upheld], [true, true]);
     const afterFirst = await fetchAgent(t.connection, agent.address, { programId: t.programId });
     assert.equal(afterFirst?.collateralUsdc, 70n * USDC);
     assert.equal(afterFirst?.openDisputes, 0);
 
     // A resolved execution cannot be disputed again.
-    await t.expectPreflightError([disputeInstruction(agent, payer, first.executionId)], [payer.wallet], "AlreadyDisputed");
+    await t.expectPreflightError([await disputeInstruction(agent, first.executionId)], [payer.wallet], "AlreadyDisputed");
+    await t.expectPreflightError([resolveInstruction(agent, payer, first.leafIndex, false, 0n)], [t.arbiter], "DisputeAlreadyResolved");
 
     // Upheld for 1,000 USDC against the 70 left: 70 is slashed.
-    await t.send([disputeInstruction(agent, payer, second.executionId)], [payer.wallet]);
-    const capped = await t.send([resolveInstruction(agent, payer, second.executionId, true, 1_000n * USDC)], [t.arbiter]);
+    await t.send([await disputeInstruction(agent, second.executionId)], [payer.wallet]);
+    const capped = await t.send([resolveInstruction(agent, payer, second.leafIndex, true, 1_000n * USDC)], [t.arbiter]);
     assert.equal((await t.event(capped, "DisputeResolved")).slashedUsdc, 70n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 100n * USDC);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 0n);
@@ -473,7 +485,7 @@ describe("lifecycle over JSON-RPC", function () {
     await t.expectPreflightError([withdraw], [creator.wallet], "CollateralCooldownActive");
 
     // The payer disputes the call within its window (which the cooldown outlasts).
-    await t.send([disputeInstruction(agent, payer, execution.executionId)], [payer.wallet]);
+    await t.send([await disputeInstruction(agent, execution.executionId)], [payer.wallet]);
     await t.localnet.advanceClock({ seconds: COLLATERAL_COOLDOWN_SECS });
     assert.ok((await t.now()) >= stored!.retiredAt + BigInt(COLLATERAL_COOLDOWN_SECS));
 
@@ -488,7 +500,7 @@ describe("lifecycle over JSON-RPC", function () {
 
     // Rejected: nothing is slashed, and the dispute no longer blocks the withdrawal.
     const payerUsdc = await t.usdc(payer.tokenAccount);
-    await t.send([resolveInstruction(agent, payer, execution.executionId, false, 0n)], [t.arbiter]);
+    await t.send([resolveInstruction(agent, payer, execution.leafIndex, false, 0n)], [t.arbiter]);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 150n * USDC);
 
@@ -498,43 +510,52 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 0n);
     assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.collateralUsdc, 0n);
 
-    // The dispute window has passed too: anyone may close the receipt, its rent goes back to
-    // the relayer that paid it.
-    const receiptRent = await t.lamports(receiptPda(execution.executionId, t.programId));
-    const relayerLamports = await t.lamports(t.relayer.publicKey);
+    // The dispute window has passed too: anyone may close the resolved dispute, its rent goes
+    // back to the payer that paid it.
+    const disputeAddress = disputePda(agent.address, execution.leafIndex, t.programId);
+    const disputeRent = await t.lamports(disputeAddress);
+    const payerLamports = await t.lamports(payer.wallet.publicKey);
+    const closer = await t.fundedWallet();
     const closed = await t.send(
-      [closeReceiptInstruction({ programId: t.programId, executionId: execution.executionId, rentPayer: t.relayer.publicKey })],
-      [payer.wallet],
+      [closeDisputeInstruction({ programId: t.programId, agent: agent.address, leafIndex: execution.leafIndex, payer: payer.wallet.publicKey })],
+      [closer],
     );
-    assert.equal((await t.event(closed, "ReceiptClosed")).agent.toBase58(), agent.address.toBase58());
-    assert.equal(await t.lamports(t.relayer.publicKey), relayerLamports + receiptRent);
-    assert.equal(await t.exists(receiptPda(execution.executionId, t.programId)), false);
+    const closedEvent = await t.event(closed, "DisputeClosed");
+    assert.deepEqual([closedEvent.agent.toBase58(), closedEvent.leafIndex], [agent.address.toBase58(), execution.leafIndex]);
+    assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports + disputeRent);
+    assert.equal(await t.exists(disputeAddress), false);
   });
 
+  /** An execution settled into the agent's receipt log, and its leaf's index. */
   async function settledExecution(agent: AgentFixture, payer: Wallet) {
     const opened = await t.openEscrow(agent, payer);
-    await t.settle(opened, agent);
-    return opened;
+    const settled = await t.settle(opened, agent);
+    return { ...opened, leafIndex: (await t.event(settled, "EscrowSettledToLog")).leafIndex };
   }
 
-  function disputeInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array) {
+  /** open_dispute of the execution's leaf, with the proof rebuilt from the chain's history of the log. */
+  async function disputeInstruction(agent: AgentFixture, executionId: Uint8Array) {
+    const [proven] = await provenLeavesFromChain(t.connection, agent.address, executionId, { programId: t.programId });
+    assert.ok(proven, "the settlement is a provable leaf");
+    const log = await fetchReceiptLog(t.connection, receiptLogPda(agent.address, t.programId), { programId: t.programId });
+    assert.ok(receiptLogHoldsRoot(log!, receiptRootFromProof(receiptLeafHash(agent.address, proven.leaf), proven.leafIndex, proven.proof)));
     return openDisputeInstruction({
       programId: t.programId,
-      payer: payer.wallet.publicKey,
       agent: agent.address,
-      executionId,
+      leaf: proven.leaf,
+      leafIndex: proven.leafIndex,
+      proof: proven.proof,
       evidenceHash: new Uint8Array(32).fill(4),
     });
   }
 
-  function resolveInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array, upheld: boolean, slashUsdc: bigint) {
+  function resolveInstruction(agent: AgentFixture, payer: Wallet, leafIndex: bigint, upheld: boolean, slashUsdc: bigint) {
     return resolveDisputeInstruction({
       programId: t.programId,
       arbiter: t.arbiter.publicKey,
       usdcMint: t.usdcMint,
       agent: agent.address,
-      executionId,
-      payer: payer.wallet.publicKey,
+      leafIndex,
       payerTokenAccount: payer.tokenAccount,
       upheld,
       slashUsdc,

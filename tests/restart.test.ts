@@ -15,7 +15,8 @@ import {
   fetchAgent,
   fetchEscrow,
   marketPda,
-  receiptPda,
+  provenLeavesFromChain,
+  receiptLogPda,
   toHex,
 } from "@agent-market/program";
 import type { PublicKey } from "@solana/web3.js";
@@ -90,7 +91,7 @@ describe("localnet --ledger across restarts", function () {
       collateralVaultPda(agent.address, t.programId),
       escrowVaultPda(agent.address, t.programId),
       escrowPda(open.executionId, t.programId),
-      receiptPda(settled.executionId, t.programId),
+      receiptLogPda(agent.address, t.programId),
       feeShardPda(4, t.programId),
       agent.creator.wallet.publicKey,
       agent.creator.tokenAccount,
@@ -101,7 +102,10 @@ describe("localnet --ledger across restarts", function () {
     ];
     const accountsBefore = await snapshot(t, watched);
     const historyBefore = (await t.connection.getSignaturesForAddress(agent.address)).map((s) => s.signature);
-    assert.deepEqual(historyBefore, [open.signature, settleSignature, settled.signature, agent.signature]);
+    // The agent's first settlement created its receipt log first, naming the agent account.
+    const logHistory = await t.connection.getSignaturesForAddress(receiptLogPda(agent.address, t.programId));
+    const logCreated = logHistory[logHistory.length - 1]!.signature;
+    assert.deepEqual(historyBefore, [open.signature, settleSignature, logCreated, settled.signature, agent.signature]);
     const settleBefore = await transactionRecord(t, settleSignature);
     assert.equal(JSON.parse(settleBefore.events).length, 1);
     const slotBefore = await t.localnet.slot();
@@ -143,6 +147,8 @@ describe("localnet --ledger across restarts", function () {
     assert.deepEqual((await t.connection.getSignaturesForAddress(payer.tokenAccount)).map((s) => s.signature), historyAfter);
     assert.equal(await t.usdc(payer.tokenAccount), 5n * USDC - 2n * PRICE_USDC);
     assert.equal(await t.exists(escrowPda(open.executionId, t.programId)), false);
-    assert.equal(await t.exists(receiptPda(next.executionId, t.programId)), true);
+    // Settled after the restart: its leaf follows the first settlement's in the receipt log.
+    const leaves = await provenLeavesFromChain(t.connection, agent.address, next.executionId, { programId: t.programId });
+    assert.deepEqual(leaves.map((leaf) => leaf.leafIndex), [1n]);
   });
 });
