@@ -2,7 +2,7 @@
 // Redis, creators as real HTTP servers. Every case checks the balances on chain to the unit.
 import { strict as assert } from "node:assert";
 
-import { ed25519Verify, escrowBindingOf, fromHex, resultDigest, outputHash, splitPayment, type EventData, type WireEscrow } from "@agent-market/program";
+import { ed25519Verify, escrowBindingOf, fromHex, resultDigest, outputHash, settledLeaves, splitPayment, type WireEscrow } from "@agent-market/program";
 import { PublicKey } from "@solana/web3.js";
 
 import type { CreatorBehaviour } from "./src/creator-server.js";
@@ -100,8 +100,8 @@ describe("relayer: execute", function () {
       [sent.execution_id, sent.payer, sent.payer_token_account, sent.amount_usdc, receipt.units],
       [execution.id, payer.wallet.publicKey.toBase58(), payer.tokenAccount.toBase58(), "0.250000", "0"],
     );
-    const settled = (await market.events(execution.transactions.settlement!)).find((event) => event.name === "EscrowSettledToLog")!
-      .data as unknown as EventData<"EscrowSettledToLog">;
+    const [settled] = settledLeaves(await market.events(execution.transactions.settlement!));
+    assert.ok(settled, "the settlement's leaf");
     assert.equal(settled.nonce.toString(), receipt.escrow_nonce, "the nonce the escrow recorded at its open");
     const digest = resultDigest({ escrow: escrowBindingOf(wire(receipt)), resultHash: outputHash(execution.output), units: 0n });
     assert.equal(receipt.digest, Buffer.from(digest).toString("hex"));

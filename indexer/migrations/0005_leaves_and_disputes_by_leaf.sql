@@ -6,7 +6,14 @@
 -- The v2 program's events differ from v1's (EscrowOpened and EscrowSettledToLog gained fields,
 -- EscrowSettled and ReceiptClosed are gone): an indexer moved to it starts from an empty schema.
 
--- One row per EscrowSettledToLog: the leaf's fields in wire form (hex bytes, base58 keys, decimal
+-- The program emits one EscrowsSettledToLog a settlement batch, carrying every leaf: the decoder
+-- stores each leaf as an event row of its own (EscrowSettledToLog), at the batch event's position
+-- and its offset in the batch.
+ALTER TABLE {{schema}}.events ADD COLUMN leaf_offset integer NOT NULL DEFAULT 0;
+ALTER TABLE {{schema}}.events DROP CONSTRAINT events_pkey;
+ALTER TABLE {{schema}}.events ADD PRIMARY KEY (signature, instruction_index, inner_index, leaf_offset);
+
+-- One row per settled leaf: the leaf's fields in wire form (hex bytes, base58 keys, decimal
 -- u64), its hash and the log root recorded after its batch. Removed with its transaction.
 CREATE TABLE {{schema}}.receipt_leaves (
   agent text NOT NULL,

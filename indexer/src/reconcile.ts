@@ -18,7 +18,7 @@ export interface Difference {
   detail: string;
 }
 
-const keyOf = (signature: string, instruction: number, inner: number) => `${signature}:${instruction}:${inner}`;
+const keyOf = (signature: string, instruction: number, inner: number, leafOffset: number) => `${signature}:${instruction}:${inner}:${leafOffset}`;
 
 export async function reconcile(
   rpc: SolanaRpc,
@@ -41,14 +41,14 @@ export async function reconcile(
     const raws = await rpc.getTransactions(signatures.slice(from, from + 500));
     for (const raw of raws) {
       if (!raw) continue;
-      for (const event of decode(raw).events) chain.set(keyOf(event.signature, event.instructionIndex, event.innerIndex), event);
+      for (const event of decode(raw).events) chain.set(keyOf(event.signature, event.instructionIndex, event.innerIndex, event.leafOffset), event);
     }
   }
-  const stored = (await pool.query(`SELECT signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data FROM ${schema}.events WHERE slot <= $1`, [upTo])).rows;
+  const stored = (await pool.query(`SELECT signature, instruction_index, inner_index, leaf_offset, slot, block_time, commitment, name, execution_id, agent, fee_shard, data FROM ${schema}.events WHERE slot <= $1`, [upTo])).rows;
   const differences: Difference[] = [];
   const seen = new Set<string>();
   for (const row of stored) {
-    const key = keyOf(row.signature, row.instruction_index, row.inner_index);
+    const key = keyOf(row.signature, row.instruction_index, row.inner_index, row.leaf_offset);
     seen.add(key);
     const event = chain.get(key);
     if (!event) differences.push({ kind: "extra_event", key, detail: `${row.name} is stored but not on the chain` });

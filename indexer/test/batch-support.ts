@@ -12,7 +12,8 @@ import {
   receiptLeafOf,
   resultDigest,
   settleBatchInstruction,
-  type EventData,
+  settledLeaves,
+  type SettledLeaf,
   type ServedReceiptProof,
 } from "@agent-market/program";
 
@@ -24,7 +25,8 @@ export function createReceiptLog(market: TestMarket, agent: AgentFixture): Promi
 
 export interface SettledBatch {
   signature: string;
-  events: EventData<"EscrowSettledToLog">[];
+  /** The batch's leaves, from its one EscrowsSettledToLog. */
+  events: SettledLeaf[];
 }
 
 /** Settles `escrows` of `agent` in one settle_batch, signed once over the batch digest. */
@@ -48,7 +50,7 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
       feeShardIndex,
     }),
   ]);
-  const events = (await market.events(signature)).filter((event) => event.name === "EscrowSettledToLog").map((event) => event.data as unknown as EventData<"EscrowSettledToLog">);
+  const events = settledLeaves(await market.events(signature));
   return { signature, events };
 }
 

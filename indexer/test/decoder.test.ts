@@ -61,11 +61,11 @@ describe("decoder", function () {
     assert.match(String(open.data.apiKeyId), /^key_/);
 
     const settled = decodeTransaction(settle);
-    const event = settled.events.find((e) => e.name === "EscrowSettled")!;
+    const event = settled.events.find((e) => e.name === "EscrowSettledToLog")!;
     assert.equal(event.signature, settle.transaction.signatures[0]);
     assert.equal(event.slot, settle.slot);
     assert.equal(event.blockTime, settle.blockTime);
-    assert.equal(event.feeShard, 0, "the shard comes from settle's arguments");
+    assert.equal(event.feeShard, 0, "the shard comes from settle_batch's arguments");
     assert.equal(BigInt(String(event.data.creatorShareUsdc)) + BigInt(String(event.data.feeUsdc)), BigInt(String(event.data.amountUsdc)));
     const { group, ix } = eventInstruction(settle, market.programId);
     assert.equal(event.instructionIndex, group.index);

@@ -80,7 +80,7 @@ describe("ingestion", function () {
       let earned = 0n;
       let fees = 0n;
       for (const escrow of run.settled) {
-        const settledEvent = decoded.flatMap((tx) => tx.events).find((event) => event.name === "EscrowSettled" && event.executionId === formatExecutionId(escrow.executionId))!;
+        const settledEvent = decoded.flatMap((tx) => tx.events).find((event) => event.name === "EscrowSettledToLog" && event.executionId === formatExecutionId(escrow.executionId))!;
         spent += BigInt(String(settledEvent.data.amountUsdc));
         earned += BigInt(String(settledEvent.data.creatorShareUsdc));
         fees += BigInt(String(settledEvent.data.feeUsdc));

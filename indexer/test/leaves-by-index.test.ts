@@ -60,6 +60,7 @@ describe("leaves and disputes by (agent, leaf index)", function () {
         ...base,
         instructionIndex: 0,
         innerIndex,
+        leafOffset: 0,
         name,
         data: { ...data, executionId, agent },
         executionId,

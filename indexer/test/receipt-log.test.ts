@@ -10,6 +10,7 @@ import {
   formatUsdc,
   FEE_SHARD_COUNT,
   requestHash,
+  settledLeaves,
   verifyLoggedReceipt,
   type ServedReceiptProof,
 } from "@agent-market/program";
@@ -261,8 +262,7 @@ describe("batched settlement", function () {
       let earned = 0n;
       let fees = 0n;
       for (const escrow of single) {
-        const settled = (await market.events((await execution(indexer, escrow)).closeTransaction.signature)).find((event) => event.name === "EscrowSettledToLog")!;
-        const data = settled.data as { amountUsdc: bigint; creatorShareUsdc: bigint; feeUsdc: bigint };
+        const [data] = settledLeaves(await market.events((await execution(indexer, escrow)).closeTransaction.signature));
         spent += data.amountUsdc;
         earned += data.creatorShareUsdc;
         fees += data.feeUsdc;

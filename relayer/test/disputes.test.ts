@@ -1,5 +1,5 @@
 // Dispute evidence and dispute views in the relayer's own package: a settled execution of the
-// relayer's database, its settlement's EscrowSettledToLog (its leaf), the clock and the Dispute
+// relayer's database, its settlement's EscrowsSettledToLog (its batch's leaves), the clock and the Dispute
 // accounts (keyed by agent and leaf index) held by a stand-in RPC.
 // Who may speak (the payer and the agent's creator, as the Agent account names it), until when
 // (the dispute window by the chain's clock, longer while a dispute is open), and who may read a
@@ -86,22 +86,24 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     );
     // Not 0: a leaf index read as "none" would pass unnoticed.
     const leafIndex = (leaves += 1n);
-    market.rpc.setEventTransaction(signature, market.programId, "EscrowSettledToLog", {
-      executionId: bytes,
+    market.rpc.setEventTransaction(signature, market.programId, "EscrowsSettledToLog", {
       agent: creator.agent,
-      nonce,
-      payer: payer.publicKey,
-      payerTokenAccount: PublicKey.default,
-      apiKeyId: new Uint8Array(16),
-      amountUsdc: AMOUNT_USDC,
-      creatorShareUsdc: AMOUNT_USDC - AMOUNT_USDC / 100n,
-      feeUsdc: AMOUNT_USDC / 100n,
-      units: 0n,
-      requestHash: new Uint8Array(32),
-      resultHash: new Uint8Array(32),
-      settledAt: settled_at,
-      leafIndex,
+      firstLeafIndex: leafIndex,
       logRoot: new Uint8Array(32),
+      leaves: [
+        {
+          executionId: bytes,
+          nonce,
+          payer: payer.publicKey,
+          payerTokenAccount: PublicKey.default,
+          apiKeyId: new Uint8Array(16),
+          amountUsdc: AMOUNT_USDC,
+          units: 0n,
+          requestHash: new Uint8Array(32),
+          resultHash: new Uint8Array(32),
+          settledAt: settled_at,
+        },
+      ],
     });
     market.rpc.setClock(now);
     return { id, bytes, leafIndex };

@@ -1,7 +1,7 @@
 // A stand-in for a Solana JSON-RPC node, for the relayer's own tests of what it decides from
 // accounts: it holds the accounts a test sets and answers the reads the relayer makes (single,
 // batched, by program with filters), and the transactions a test sets carrying the program's
-// events (a settlement's EscrowSettledToLog, which holds its leaf). It executes nothing: a method it does not know (sending a
+// events (a settlement batch's EscrowsSettledToLog, which holds its leaves). It executes nothing: a method it does not know (sending a
 // transaction among them) is answered "method not found", so a test that reaches the chain's
 // write path fails loudly; those paths are tested against localnet in tests/.
 import { createServer, type IncomingMessage, type Server } from "node:http";

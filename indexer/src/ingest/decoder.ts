@@ -12,7 +12,7 @@
 //   - the instruction that invoked it (one stack level up) is the program too, which is the
 //     same signer proof read from the call stack rather than inferred from success;
 //   - the data starts with anchor's event tag and carries a known event discriminator.
-import { decodeBase58, decodeCpiEventData, eventAuthorityPda, coder, formatExecutionId } from "@agent-market/program";
+import { decodeBase58, decodeCpiEventData, eventAuthorityPda, coder, formatExecutionId, leavesOfBatch, type EventData } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey } from "@solana/web3.js";
 
@@ -64,7 +64,14 @@ function apiKeyId(bytes: Uint8Array): string | null {
 }
 
 /** The events whose instruction (settle_batch, subscribe) names its fee shard in its arguments. */
-const FEE_SHARD_EVENTS = new Set(["EscrowSettledToLog", "Subscribed"]);
+const FEE_SHARD_EVENTS = new Set(["EscrowsSettledToLog", "Subscribed"]);
+
+/**
+ * The name a settlement batch's leaves are stored under, one row each: the program emits one
+ * `EscrowsSettledToLog` a batch, carrying every leaf, and each execution's row, rollups and leaf
+ * are rebuilt from its own record (its fields, index, the batch's root and its split).
+ */
+export const SETTLED_LEAF = "EscrowSettledToLog";
 
 /** The fee shard index a settle_batch or subscribe instruction names, from its arguments. */
 function feeShardOf(instructionData: string): number | null {
@@ -118,18 +125,29 @@ function decodeWith(raw: RawTransaction, program: string, eventAuthority: string
       }
       const event = decodeCpiEventData(bytes);
       if (!event) return;
-      const fields = event.data as unknown as Record<string, unknown>;
-      const data = toJson(fields) as Record<string, JsonValue>;
-      let executionId: string | null = null;
-      if (fields.executionId instanceof Uint8Array) {
-        executionId = formatExecutionId(fields.executionId);
-        data.executionId = executionId;
-      }
-      if (fields.apiKeyId instanceof Uint8Array) data.apiKeyId = apiKeyId(fields.apiKeyId);
-      const agent = fields.agent instanceof PublicKey ? fields.agent.toBase58() : null;
       const feeShard = FEE_SHARD_EVENTS.has(event.name) ? feeShardOf(caller.data) : null;
-      events.push({ ...base, instructionIndex: group.index, innerIndex, name: event.name, data, executionId, agent, feeShard });
+      const position = { ...base, instructionIndex: group.index, innerIndex };
+      if (event.name === "EscrowsSettledToLog") {
+        leavesOfBatch(event.data as EventData<"EscrowsSettledToLog">).forEach((leaf, leafOffset) => {
+          events.push({ ...position, leafOffset, feeShard, ...described(SETTLED_LEAF, leaf as unknown as Record<string, unknown>) });
+        });
+        return;
+      }
+      events.push({ ...position, leafOffset: 0, feeShard, ...described(event.name, event.data as unknown as Record<string, unknown>) });
     });
   }
   return { ...base, blockhash, failed: false, events };
+}
+
+/** An event's fields as stored: plain JSON, the execution id and API key id in their wire form. */
+function described(name: string, fields: Record<string, unknown>): Pick<StoredEvent, "name" | "data" | "executionId" | "agent"> {
+  const data = toJson(fields) as Record<string, JsonValue>;
+  let executionId: string | null = null;
+  if (fields.executionId instanceof Uint8Array) {
+    executionId = formatExecutionId(fields.executionId);
+    data.executionId = executionId;
+  }
+  if (fields.apiKeyId instanceof Uint8Array) data.apiKeyId = apiKeyId(fields.apiKeyId);
+  const agent = fields.agent instanceof PublicKey ? fields.agent.toBase58() : null;
+  return { name, data, executionId, agent };
 }

@@ -2,7 +2,7 @@
 import type { EventRecord } from "./execution-view.js";
 
 export const EVENT_COLUMNS = "signature, slot, block_time, commitment, name, execution_id, agent, fee_shard, data";
-export const EVENT_ORDER = "ORDER BY slot, signature, instruction_index, inner_index";
+export const EVENT_ORDER = "ORDER BY slot, signature, instruction_index, inner_index, leaf_offset";
 
 export function eventFromDb(row: Record<string, unknown>): EventRecord {
   return {

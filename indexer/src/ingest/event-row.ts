@@ -11,6 +11,8 @@ export interface StoredEvent {
   instructionIndex: number;
   /** Position among that instruction's inner instructions. */
   innerIndex: number;
+  /** A settlement batch's leaf: its position in its batch's event (0 for every other event). */
+  leafOffset: number;
   slot: number;
   blockTime: number | null;
   name: string;

@@ -134,9 +134,9 @@ export class EventStore {
       const events = freshTransactions.flatMap((tx) => tx.events);
       if (events.length > 0) {
         const insertedEvents = await client.query(
-          `INSERT INTO ${s}.events (signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data)
-           SELECT signature, instruction_index, inner_index, slot, block_time, commitment, name, execution_id, agent, fee_shard, data
-           FROM jsonb_to_recordset($1::jsonb) AS r(signature text, instruction_index int, inner_index int, slot bigint, block_time bigint,
+          `INSERT INTO ${s}.events (signature, instruction_index, inner_index, leaf_offset, slot, block_time, commitment, name, execution_id, agent, fee_shard, data)
+           SELECT signature, instruction_index, inner_index, leaf_offset, slot, block_time, commitment, name, execution_id, agent, fee_shard, data
+           FROM jsonb_to_recordset($1::jsonb) AS r(signature text, instruction_index int, inner_index int, leaf_offset int, slot bigint, block_time bigint,
              commitment text, name text, execution_id text, agent text, fee_shard smallint, data jsonb)
            ON CONFLICT DO NOTHING`,
           [
@@ -145,6 +145,7 @@ export class EventStore {
                 signature: event.signature,
                 instruction_index: event.instructionIndex,
                 inner_index: event.innerIndex,
+                leaf_offset: event.leafOffset,
                 slot: event.slot,
                 block_time: event.blockTime,
                 commitment: commitments.get(event.signature),
