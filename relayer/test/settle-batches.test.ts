@@ -14,11 +14,13 @@ import {
   PACKET_DATA_SIZE,
   serializeTransaction,
   settleBatchInstructions,
+  withComputeBudget,
   type BatchSignature,
   type LookupTable,
 } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
+import type { TransactionSender } from "../src/chain/tx-sender.js";
 import { SETTLE_BATCH_SIZE } from "../src/executions/settle-batches.js";
 import { fittingChunks } from "../src/executions/transactions.js";
 
@@ -27,6 +29,11 @@ const programId = Keypair.generate().publicKey;
 const agent = Keypair.generate().publicKey;
 const usdcMint = Keypair.generate().publicKey;
 const payoutAccount = Keypair.generate().publicKey;
+/** What batches are cut to fit: the relayer's instructions after the compute budget it adds (no unit price, as on localnet). */
+const sender = {
+  signer: { publicKey: relayer },
+  budgeted: (instructions: Parameters<typeof withComputeBudget>[0]) => withComputeBudget(instructions, programId),
+} as unknown as TransactionSender;
 const table: LookupTable = { key: Keypair.generate().publicKey, addresses: agentTableAddresses({ programId, agent, usdcMint, payoutAccount }) };
 
 function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch", units = 0n) {
@@ -53,35 +60,37 @@ function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch", un
 }
 
 function transaction(escrows: number, tables: LookupTable[] = [], kind: BatchSignature["kind"] = "batch"): Uint8Array {
-  const message = compileMessage(relayer, settleBatch(escrows, kind), Keypair.generate().publicKey.toBase58(), tables);
+  const message = compileMessage(relayer, sender.budgeted(settleBatch(escrows, kind)), Keypair.generate().publicKey.toBase58(), tables);
   return serializeTransaction([new Uint8Array(64)], message);
 }
 
 describe("settle batches", () => {
   it("takes as many escrows into a batch as a v0 transaction with the agent's table holds, which the program settles", () => {
     assert.ok(transaction(SETTLE_BATCH_SIZE, [table]).length <= PACKET_DATA_SIZE);
-    assert.equal(fitsTransaction(relayer, settleBatch(SETTLE_BATCH_SIZE + 1), [table]), false);
+    assert.equal(fitsTransaction(relayer, sender.budgeted(settleBatch(SETTLE_BATCH_SIZE + 1)), [table]), false);
     assert.ok(SETTLE_BATCH_SIZE <= MAX_SETTLE_BATCH);
   });
 
-  it("fits 8 escrows under one batch signature in a legacy transaction, not 9", () => {
-    assert.ok(transaction(8).length <= PACKET_DATA_SIZE);
-    assert.throws(() => transaction(9), /more than the 1232 a packet carries/);
+  it("fits 7 escrows under one batch signature in a legacy transaction after its compute budget, not 8", () => {
+    assert.ok(transaction(7).length <= PACKET_DATA_SIZE);
+    assert.throws(() => transaction(8), /more than the 1232 a packet carries/);
   });
 
-  it("fits 12 in a v0 transaction loading the agent's fixed accounts from its table, not 13", () => {
-    const bytes = transaction(12, [table]);
+  it("fits 11 in a v0 transaction loading the agent's fixed accounts from its table after its compute budget, not 12", () => {
+    const bytes = transaction(11, [table]);
     assert.ok(bytes.length <= PACKET_DATA_SIZE, `${bytes.length} bytes`);
-    assert.equal(fitsTransaction(relayer, settleBatch(13), [table]), false);
+    assert.equal(fitsTransaction(relayer, sender.budgeted(settleBatch(12)), [table]), false);
+    // Without the budget's 40 bytes, 12 would fit: what the unit limit costs.
+    assert.equal(fitsTransaction(relayer, settleBatch(12), [table]), true);
     // What the table holds that the instructions name is loaded, the escrows stay static.
-    assert.ok(transaction(8, [table]).length < transaction(8).length - 250);
+    assert.ok(transaction(7, [table]).length < transaction(7).length - 250);
   });
 
-  it("fits 7 and 11 escrows with units (a metered call's, 8 bytes more each), not 8 and 12", () => {
-    assert.equal(fitsTransaction(relayer, settleBatch(7, "batch", 5n)), true);
-    assert.equal(fitsTransaction(relayer, settleBatch(8, "batch", 5n)), false);
-    assert.equal(fitsTransaction(relayer, settleBatch(11, "batch", 5n), [table]), true);
-    assert.equal(fitsTransaction(relayer, settleBatch(12, "batch", 5n), [table]), false);
+  it("fits 6 and 10 escrows with units (a metered call's, 8 bytes more each), not 7 and 11", () => {
+    assert.equal(fitsTransaction(relayer, sender.budgeted(settleBatch(6, "batch", 5n))), true);
+    assert.equal(fitsTransaction(relayer, sender.budgeted(settleBatch(7, "batch", 5n))), false);
+    assert.equal(fitsTransaction(relayer, sender.budgeted(settleBatch(10, "batch", 5n)), [table]), true);
+    assert.equal(fitsTransaction(relayer, sender.budgeted(settleBatch(11, "batch", 5n)), [table]), false);
   });
 
   it("fits a lone call under its own signature, and takes a call's signature for one escrow only", () => {
@@ -98,14 +107,14 @@ describe("settle batches", () => {
     assert.equal(new Set(names).size, names.length, "each address once");
   });
 
-  it("cuts a batch into as few transactions as hold it: 16 as 8 + 8 legacy, 12 + 4 with the table", async () => {
+  it("cuts a batch into as few transactions as hold it: 16 as 7 + 7 + 2 legacy, 11 + 5 with the table", async () => {
     const items = Array.from({ length: MAX_SETTLE_BATCH }, (_, i) => i);
     const sizing = (chunk: number[]) => settleBatch(chunk.length, chunk.length > 1 ? "batch" : "call");
-    const lengths = async (tables: LookupTable[]) => (await fittingChunks(items, relayer, sizing, tables)).map((chunk) => chunk.length);
-    assert.deepEqual(await lengths([]), [8, 8]);
-    assert.deepEqual(await lengths([table]), [12, 4]);
-    assert.deepEqual((await fittingChunks(items.slice(0, 5), relayer, sizing)).map((chunk) => chunk.length), [5], "what fits goes whole");
-    const chunks = await fittingChunks(items, relayer, sizing, [table]);
+    const lengths = async (tables: LookupTable[]) => (await fittingChunks(items, sender, sizing, tables)).map((chunk) => chunk.length);
+    assert.deepEqual(await lengths([]), [7, 7, 2]);
+    assert.deepEqual(await lengths([table]), [11, 5]);
+    assert.deepEqual((await fittingChunks(items.slice(0, 5), sender, sizing)).map((chunk) => chunk.length), [5], "what fits goes whole");
+    const chunks = await fittingChunks(items, sender, sizing, [table]);
     assert.deepEqual(chunks.flat(), items, "every item once, in order");
   });
 });

@@ -37,13 +37,14 @@ import {
 
 /**
  * Most escrows taken into one batch: what one v0 transaction loading the agent's accounts from its
- * table holds under one batch signature (docs/program.md "Batch limits"; the program takes up to
- * 16). More would make a second transaction of a few, its fee shared by few: they wait for the
- * next batch instead. A legacy transaction (before the agent's table exists) holds 8: a batch of
- * 12 then goes as 8 and 4. A batch with units (a metered call's) carries 8 bytes more per escrow
- * and holds 11 (7 legacy): `fittingChunks` cuts it by its bytes.
+ * table holds under one batch signature after its compute budget (docs/program.md "Batch limits";
+ * the program takes up to 16; the unit limit's 40 bytes cost the twelfth escrow). More would make
+ * a second transaction of a few, its fee shared by few: they wait for the next batch instead. A
+ * legacy transaction (before the agent's table exists) holds 7: a batch of 11 then goes as 7 and
+ * 4. A batch with units (a metered call's) carries 8 bytes more per escrow and holds fewer:
+ * `fittingChunks` cuts it by its bytes.
  */
-export const SETTLE_BATCH_SIZE = 12;
+export const SETTLE_BATCH_SIZE = 11;
 /** Stands for the creator's signature while sizing a transaction: only its length counts. */
 const ANY_SIGNATURE = new Uint8Array(64);
 /** A creator's /sign-batch is given this long at most: a settlement waits on it. */
