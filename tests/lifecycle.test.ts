@@ -17,16 +17,12 @@ import {
   fetchDispute,
   fetchEscrow,
   fetchMarket,
-  fetchReceiptLog,
   fetchSubscription,
   marketPda,
-  openDisputeInstruction,
+  closeDisputeInstruction,
+  disputeRoute,
+  openDisputeFor,
   PROGRAM_ID,
-  provenLeavesFromChain,
-  receiptLeafHash,
-  receiptLogHoldsRoot,
-  receiptLogPda,
-  receiptRootFromProof,
   resolveDisputeInstruction,
   retireAgentInstruction,
   splitPayment,
@@ -34,7 +30,6 @@ import {
   toHex,
   topUpCollateralInstruction,
   withdrawCollateralInstruction,
-  closeDisputeInstruction,
   type Pricing,
 } from "@agent-market/program";
 import { getAccount, TOKEN_PROGRAM_ID } from "@solana/spl-token";
@@ -166,8 +161,10 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.exists(agentPda(poorId, t.programId)), false);
   });
 
-  it("the payer approves the delegate; open_escrow takes the price; settle with the creator's signature pays 99/1", async function () {
+  it("the payer approves the delegate; open_escrow takes the price; settle_batch of one with the creator's signature pays 99/1", async function () {
     const agent = await t.agent();
+    // The agent's receipt log, which every settlement appends to: its rent once, before.
+    await t.ensureReceiptLog(agent.address);
     const payer = await t.walletWithUsdc(10n * USDC);
     await t.approveMarket(payer, 5n * USDC);
     const approved = await getAccount(t.connection, payer.tokenAccount);
@@ -208,32 +205,28 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.usdc(payer.tokenAccount), 10n * USDC - PRICE_USDC);
     assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false, "the escrow is closed");
 
-    // The settlement is leaf 0 of the agent's receipt log: its event carries every field of it.
-    const leaf = await t.event(settled, "EscrowSettledToLog");
-    sameKey(leaf.payer, payer.wallet.publicKey, "leaf payer");
-    sameKey(leaf.payerTokenAccount, payer.tokenAccount, "leaf payer token account");
-    sameKey(leaf.agent, agent.address, "leaf agent");
-    assert.equal(leaf.nonce, escrow.nonce, "the escrow's nonce");
-    assert.equal(leaf.units, 0n);
-    assert.equal(leaf.amountUsdc, PRICE_USDC);
-    assert.equal(leaf.creatorShareUsdc, 247_500n);
-    assert.equal(leaf.feeUsdc, 2_500n);
-    assert.equal(leaf.leafIndex, 0n);
-    const log = await fetchReceiptLog(t.connection, receiptLogPda(agent.address, t.programId), { programId: t.programId });
-    assert.equal(log?.leafCount, 1n);
+    // The receipt is a leaf of the agent's log: its event carries every field, the escrow's
+    // nonce and the units included.
+    const settledEvent = await t.event(settled, "EscrowSettledToLog");
+    sameKey(settledEvent.payer, payer.wallet.publicKey, "leaf payer");
+    sameKey(settledEvent.agent, agent.address, "leaf agent");
+    assert.equal(settledEvent.nonce, escrow.nonce);
+    assert.equal(settledEvent.amountUsdc, PRICE_USDC);
+    assert.equal(settledEvent.creatorShareUsdc, 247_500n);
+    assert.equal(settledEvent.feeUsdc, 2_500n);
+    assert.equal(settledEvent.units, 0n);
 
-    // settle_batch of one pays for two signatures (the relayer's and the one the precompile
-    // verified); the relayer gets the escrow's rent back, and paid the receipt log's once.
+    // settle_batch pays for two signatures (the relayer's and the one the precompile verified);
+    // the relayer gets the escrow's rent back, and a leaf holds none.
     assert.equal(await t.fee(settled), 2n * FEE);
-    const logRent = await t.lamports(receiptLogPda(agent.address, t.programId));
-    assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 4n * FEE - logRent);
+    assert.equal(await t.lamports(t.relayer.publicKey), relayerBefore - 3n * FEE);
   });
 
-  it("settle refuses a result signed by any key but the agent's", async function () {
+  it("settle_batch refuses a result signed by any key but the agent's", async function () {
     const agent = await t.agent();
+    await t.ensureReceiptLog(agent.address);
     const payer = await t.payer(USDC);
     const opened = await t.openEscrow(agent, payer);
-    await t.ensureReceiptLog(agent.address);
     const forged = await t.settleInstructions(opened.executionId, { signing: Keypair.generate() });
     await t.expectPreflightError(forged, [t.relayer], "SignerKeyMismatch");
     assert.equal(await t.usdc(escrowVaultPda(agent.address, t.programId)), PRICE_USDC);
@@ -277,7 +270,8 @@ describe("lifecycle over JSON-RPC", function () {
     await t.localnet.advanceClock({ seconds: MAX_EXECUTION_SECS + ESCROW_GRACE_SECS + 1 });
     assert.ok((await t.now()) > escrow.deadline, "the clock moved past the deadline");
 
-    // Past the deadline the relayer can no longer settle (into the agent's log), and the payer can reclaim.
+    // Past the deadline the relayer can no longer settle (into the agent's receipt log), and the
+    // payer can reclaim.
     await t.ensureReceiptLog(agent.address);
     await t.expectPreflightError(await t.settleInstructions(opened.executionId, { signing: agent.signing }), [t.relayer], "EscrowExpired");
     const payerLamports = await t.lamports(payer.wallet.publicKey);
@@ -394,42 +388,39 @@ describe("lifecycle over JSON-RPC", function () {
     const second = await settledExecution(agent, payer);
 
     const payerLamports = await t.lamports(payer.wallet.publicKey);
-    const disputed = await t.send([await disputeInstruction(agent, first.executionId)], [payer.wallet]);
+    const disputed = await t.send([await disputeInstruction(agent, payer, first.executionId)], [payer.wallet]);
     const firstDispute = disputePda(agent.address, first.leafIndex, t.programId);
     const disputeRent = await t.lamports(firstDispute);
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports - FEE - disputeRent);
     const dispute = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
     assert.ok(dispute);
     assert.equal(dispute.leafIndex, first.leafIndex);
-    assert.equal(dispute.resolved, false);
     assert.equal(dispute.amountUsdc, PRICE_USDC);
     sameBytes(dispute.evidenceHash, new Uint8Array(32).fill(4), "evidence hash");
-    assert.equal((await t.event(disputed, "DisputeOpened")).amountUsdc, PRICE_USDC);
+    const openedEvent = await t.event(disputed, "DisputeOpened");
+    assert.deepEqual([openedEvent.amountUsdc, openedEvent.leafIndex], [PRICE_USDC, first.leafIndex]);
     assert.equal((await fetchAgent(t.connection, agent.address, { programId: t.programId }))?.openDisputes, 1);
 
     // Upheld for 30 USDC: exactly that leaves the collateral for the payer. The dispute stays,
-    // resolved, until its leaf's window passes: its rent comes back with close_dispute.
+    // resolved, until its window has passed (close_dispute returns its rent then).
     const payerUsdc = await t.usdc(payer.tokenAccount);
-    const payerLamportsBefore = await t.lamports(payer.wallet.publicKey);
     const resolved = await t.send([resolveInstruction(agent, payer, first.leafIndex, true, 30n * USDC)], [t.arbiter]);
     const resolvedEvent = await t.event(resolved, "DisputeResolved");
     assert.equal(resolvedEvent.upheld, true);
     assert.equal(resolvedEvent.slashedUsdc, 30n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 30n * USDC);
-    assert.equal(await t.lamports(payer.wallet.publicKey), payerLamportsBefore);
     assert.equal(await t.usdc(collateralVaultPda(agent.address, t.programId)), 70n * USDC);
-    const resolvedDispute = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
-    assert.deepEqual([resolvedDispute?.resolved, resolvedDispute?.upheld], [true, true]);
+    const kept = await fetchDispute(t.connection, firstDispute, { programId: t.programId });
+    assert.deepEqual([kept?.resolved, kept?.upheld], [true, true]);
     const afterFirst = await fetchAgent(t.connection, agent.address, { programId: t.programId });
     assert.equal(afterFirst?.collateralUsdc, 70n * USDC);
     assert.equal(afterFirst?.openDisputes, 0);
 
     // A resolved execution cannot be disputed again.
-    await t.expectPreflightError([await disputeInstruction(agent, first.executionId)], [payer.wallet], "AlreadyDisputed");
-    await t.expectPreflightError([resolveInstruction(agent, payer, first.leafIndex, false, 0n)], [t.arbiter], "DisputeAlreadyResolved");
+    await t.expectPreflightError([await disputeInstruction(agent, payer, first.executionId)], [payer.wallet], "AlreadyDisputed");
 
     // Upheld for 1,000 USDC against the 70 left: 70 is slashed.
-    await t.send([await disputeInstruction(agent, second.executionId)], [payer.wallet]);
+    await t.send([await disputeInstruction(agent, payer, second.executionId)], [payer.wallet]);
     const capped = await t.send([resolveInstruction(agent, payer, second.leafIndex, true, 1_000n * USDC)], [t.arbiter]);
     assert.equal((await t.event(capped, "DisputeResolved")).slashedUsdc, 70n * USDC);
     assert.equal(await t.usdc(payer.tokenAccount), payerUsdc + 100n * USDC);
@@ -485,7 +476,7 @@ describe("lifecycle over JSON-RPC", function () {
     await t.expectPreflightError([withdraw], [creator.wallet], "CollateralCooldownActive");
 
     // The payer disputes the call within its window (which the cooldown outlasts).
-    await t.send([await disputeInstruction(agent, execution.executionId)], [payer.wallet]);
+    await t.send([await disputeInstruction(agent, payer, execution.executionId)], [payer.wallet]);
     await t.localnet.advanceClock({ seconds: COLLATERAL_COOLDOWN_SECS });
     assert.ok((await t.now()) >= stored!.retiredAt + BigInt(COLLATERAL_COOLDOWN_SECS));
 
@@ -512,41 +503,31 @@ describe("lifecycle over JSON-RPC", function () {
 
     // The dispute window has passed too: anyone may close the resolved dispute, its rent goes
     // back to the payer that paid it.
-    const disputeAddress = disputePda(agent.address, execution.leafIndex, t.programId);
-    const disputeRent = await t.lamports(disputeAddress);
+    const address = disputePda(agent.address, execution.leafIndex, t.programId);
+    const disputeRent = await t.lamports(address);
     const payerLamports = await t.lamports(payer.wallet.publicKey);
     const closer = await t.fundedWallet();
     const closed = await t.send(
       [closeDisputeInstruction({ programId: t.programId, agent: agent.address, leafIndex: execution.leafIndex, payer: payer.wallet.publicKey })],
       [closer],
     );
-    const closedEvent = await t.event(closed, "DisputeClosed");
-    assert.deepEqual([closedEvent.agent.toBase58(), closedEvent.leafIndex], [agent.address.toBase58(), execution.leafIndex]);
+    assert.equal((await t.event(closed, "DisputeClosed")).leafIndex, execution.leafIndex);
     assert.equal(await t.lamports(payer.wallet.publicKey), payerLamports + disputeRent);
-    assert.equal(await t.exists(disputeAddress), false);
+    assert.equal(await t.exists(address), false);
   });
 
-  /** An execution settled into the agent's receipt log, and its leaf's index. */
+  /** An escrow opened and settled (a batch of one), with its leaf's index in the agent's receipt log. */
   async function settledExecution(agent: AgentFixture, payer: Wallet) {
     const opened = await t.openEscrow(agent, payer);
     const settled = await t.settle(opened, agent);
     return { ...opened, leafIndex: (await t.event(settled, "EscrowSettledToLog")).leafIndex };
   }
 
-  /** open_dispute of the execution's leaf, with the proof rebuilt from the chain's history of the log. */
-  async function disputeInstruction(agent: AgentFixture, executionId: Uint8Array) {
-    const [proven] = await provenLeavesFromChain(t.connection, agent.address, executionId, { programId: t.programId });
-    assert.ok(proven, "the settlement is a provable leaf");
-    const log = await fetchReceiptLog(t.connection, receiptLogPda(agent.address, t.programId), { programId: t.programId });
-    assert.ok(receiptLogHoldsRoot(log!, receiptRootFromProof(receiptLeafHash(agent.address, proven.leaf), proven.leafIndex, proven.proof)));
-    return openDisputeInstruction({
-      programId: t.programId,
-      agent: agent.address,
-      leaf: proven.leaf,
-      leafIndex: proven.leafIndex,
-      proof: proven.proof,
-      evidenceHash: new Uint8Array(32).fill(4),
-    });
+  /** The payer's open_dispute of the execution's leaf, its proof rebuilt from the chain's receipt log history. */
+  async function disputeInstruction(agent: AgentFixture, payer: Wallet, executionId: Uint8Array) {
+    const route = await disputeRoute(t.connection, executionId, { programId: t.programId, source: { kind: "chain", agent: agent.address } });
+    assert.ok(route, "the execution has a leaf");
+    return openDisputeFor(route, { payer: payer.wallet.publicKey, evidenceHash: new Uint8Array(32).fill(4), programId: t.programId });
   }
 
   function resolveInstruction(agent: AgentFixture, payer: Wallet, leafIndex: bigint, upheld: boolean, slashUsdc: bigint) {

@@ -1,11 +1,14 @@
 // `agent-market mcp` against the marketplace `npm start` runs: a real MCP client from the same SDK,
 // over stdio and over Streamable HTTP, lists the agents as tools, runs paid calls whose charges are
 // on chain, is refused past its limits with nothing charged, and hears of a listing's new schema.
+// docs/mcp.md's desktop configuration is started exactly as written, and a DNS-rebinding-shaped
+// session is refused.
 import { strict as assert } from "node:assert";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 import { REPO_ROOT, type LocalMarketplace } from "@agent-market/local";
 import { fetchAgent, listingHash, updateAgentInstruction } from "@agent-market/program";
@@ -16,6 +19,7 @@ import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } fro
 import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction } from "@solana/web3.js";
 
 import { startLocalTestMarket, type LocalTestMarket } from "./src/local-market.js";
+import { codeBlock, substitute } from "./src/markdown-blocks.js";
 import { api, signIn } from "./src/relayer.js";
 
 const CLI = join(REPO_ROOT, "sdk", "cli", "dist", "main.js");
@@ -66,8 +70,13 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
     return client;
   }
 
-  /** Starts `agent-market mcp --http 0 …` and resolves with its URL once it listens. */
-  function httpServer(args: string[]): Promise<URL> {
+  interface HttpServer {
+    url: URL;
+    token: string;
+  }
+
+  /** Starts `agent-market mcp --http 0 …` and resolves with its URL and printed token once it listens. */
+  function httpServer(args: string[]): Promise<HttpServer> {
     const child = spawn(process.execPath, [CLI, "mcp", "--http", "0", ...args], { env: env(), stdio: ["ignore", "ignore", "pipe"] });
     children.push(child);
     return new Promise((resolve, reject) => {
@@ -75,15 +84,16 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
       child.stderr!.on("data", (chunk: Buffer) => {
         stderr += chunk.toString("utf8");
         const found = /MCP over Streamable HTTP at (\S+)/.exec(stderr);
-        if (found) resolve(new URL(found[1]!));
+        const token = /bearer token \(.*\): (\S+)/.exec(stderr);
+        if (found && token) resolve({ url: new URL(found[1]!), token: token[1]! });
       });
       child.once("exit", (code) => reject(new Error(`agent-market mcp exited ${code}: ${stderr}`)));
     });
   }
 
-  async function overHttp(url: URL): Promise<Client> {
+  async function overHttp(server: HttpServer): Promise<Client> {
     const client = new Client({ name: "mcp-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(url));
+    await client.connect(new StreamableHTTPClientTransport(server.url, { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }));
     clients.push(client);
     return client;
   }
@@ -143,8 +153,8 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
   });
 
   it("over Streamable HTTP: each session has its own limit; a tool above the per-call maximum is refused, nothing charged; search_agents finds both agents", async () => {
-    const url = await httpServer(["--max-price", "0.02", "--session-limit", "0.01"]);
-    const one = await overHttp(url);
+    const server = await httpServer(["--max-price", "0.02", "--session-limit", "0.01", "--total-limit", "0.02"]);
+    const one = await overHttp(server);
     const { tools } = await one.listTools();
     const tool = echoTool(tools)!;
     const textStatsAddress = marketplace.agents.find((agent) => agent.slug === "text-stats")!.address;
@@ -160,17 +170,29 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
 
     await settled(await call(one, tool.name, { task: "from session one" }));
     assert.equal((await call(one, tool.name, { task: "past the limit" })).isError, true);
-    const two = await overHttp(url);
+    const two = await overHttp(server);
     await settled(await call(two, tool.name, { task: "from session two" }));
     assert.equal(await balance(), before - 2n * ECHO_PRICE, "one call per session, each charged once");
+    const three = await overHttp(server);
+    const past = await call(three, tool.name, { task: "a new session, the process's limit spent" });
+    assert.equal(past.isError, true);
+    assert.equal(
+      text(past),
+      "This call costs 0.010000 USDC; this server may spend 0.000000 USDC more of its 0.020000 USDC limit for all sessions together. Nothing was charged.",
+    );
+    assert.equal(await balance(), before - 2n * ECHO_PRICE, "a new session brings no fresh money");
 
     const found = await call(one, "search_agents", { query: "" });
     const agents = (found.structuredContent as { agents: { id: string; price_usdc: string }[] }).agents;
     assert.equal(agents.find((agent) => agent.id === echo)?.price_usdc, "0.010000");
     assert.equal(agents.length, 2);
 
-    const unauthenticated = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
-    assert.equal(unauthenticated.status, 404, "no session without initialize");
+    const sessionless = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${server.token}` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    assert.equal(sessionless.status, 404, "no session without initialize");
   });
 
   it("answers a 402 as a tool error that says what to do, nothing charged", async () => {
@@ -200,13 +222,74 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
     assert.equal(await balance(), before);
   });
 
-  it("refuses to serve HTTP beyond the loopback interface without a token", async () => {
-    const child = spawn(process.execPath, [CLI, "mcp", "--http", "0", "--host", "0.0.0.0", "--max-price", "1", "--session-limit", "1"], { env: env(), stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    const code = await new Promise((resolve) => child.once("exit", resolve));
-    assert.equal(code, 1);
-    assert.match(stderr, /AGENT_MARKET_MCP_TOKEN/);
+  /** One POST with exactly these headers (fetch would not let the test choose Host). */
+  function rawPost(url: URL, headers: Record<string, string>, body: unknown): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.once("error", reject);
+      req.end(JSON.stringify(body));
+    });
+  }
+
+  it("refuses a DNS-rebinding-shaped session with 403, token or not, and nothing is charged", async () => {
+    const server = await httpServer(["--agent", echo, "--max-price", "0.05", "--session-limit", "1", "--total-limit", "1"]);
+    const before = await balance();
+    const foreign = { host: `evil.example:${server.url.port}`, origin: `http://evil.example:${server.url.port}` };
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "page", version: "1" } },
+    };
+    assert.equal(await rawPost(server.url, foreign, initialize), 403);
+    assert.equal(await rawPost(server.url, { ...foreign, authorization: `Bearer ${server.token}` }, initialize), 403);
+    const tool = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "echo", arguments: { task: "x" } } };
+    assert.equal(await rawPost(server.url, { ...foreign, authorization: `Bearer ${server.token}` }, tool), 403);
+    assert.equal(await rawPost(server.url, { host: server.url.host, origin: "http://evil.example", authorization: `Bearer ${server.token}` }, initialize), 403);
+    assert.equal(await rawPost(server.url, { host: server.url.host }, initialize), 401);
+    assert.equal(await balance(), before, "nothing charged");
+  });
+
+  it("on 0.0.0.0 without AGENT_MARKET_MCP_TOKEN, generates a token and asks every request for it", async () => {
+    const server = await httpServer(["--host", "0.0.0.0", "--agent", echo, "--max-price", "1", "--session-limit", "1", "--total-limit", "1"]);
+    const local = new URL(`http://127.0.0.1:${server.url.port}/mcp`);
+    assert.match(server.token, /^[A-Za-z0-9_-]{43}$/);
+    const client = new Client({ name: "mcp-test", version: "1.0.0" });
+    await assert.rejects(client.connect(new StreamableHTTPClientTransport(local)));
+    const allowed = await overHttp({ url: local, token: server.token });
+    assert.ok(echoTool((await allowed.listTools()).tools));
+  });
+
+  it("starts from docs/mcp.md's desktop configuration exactly as written, with the API URL as npm start prints it", async () => {
+    const written = codeBlock(join(REPO_ROOT, "docs", "mcp.md"), "A desktop client's configuration", "json");
+    const config = JSON.parse(
+      substitute(written, [
+        ["/path/to/agent-market", REPO_ROOT],
+        ["svc_test_…", marketplace.api_key],
+        ["http://127.0.0.1:8080/v1", `${marketplace.relayer_url}/v1`],
+      ]),
+    ) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> };
+    const server = config.mcpServers["agent-market"]!;
+    const client = new Client({ name: "desktop", version: "1.0.0" });
+    // As a desktop client does: the command found on PATH, the configured environment.
+    const path = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
+    await client.connect(
+      new StdioClientTransport({ command: server.command, args: server.args, env: { ...server.env, PATH: path, AGENT_MARKET_HOME: home }, stderr: "ignore" }),
+    );
+    clients.push(client);
+    // The tools are the listings read from the API at start: the URL with /v1 reached them.
+    const { tools } = await client.listTools();
+    const textStatsAddress = marketplace.agents.find((agent) => agent.slug === "text-stats")!.address;
+    assert.deepEqual(
+      tools.filter((t) => t.description?.includes(textStatsAddress)).map((t) => t.inputSchema.required),
+      [["task"]],
+      JSON.stringify(tools.map((t) => t.name)),
+    );
+    const found = await call(client, "search_agents", { tag: "text" });
+    assert.deepEqual((found.structuredContent as { agents: { id: string }[] }).agents.map((agent) => agent.id), [textStatsAddress]);
   });
 
   it("tells the client when the listing's input schema changes (notifications/tools/list_changed), and lists the new schema", async () => {

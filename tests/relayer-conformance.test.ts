@@ -80,6 +80,18 @@ describe("relayer: the conformance probe before registration", function () {
     assert.doesNotMatch(JSON.stringify(answer.body), /127\.0\.0\.1|::1/);
   });
 
+  it("says only \"not allowed\" of a name that does not resolve, as of one resolving to a refused address", async () => {
+    const before = server.received.length;
+    const unknown = await probe(body({ endpoint: "http://agent-market-test.invalid:9" }));
+    assert.equal(unknown.status, 422);
+    assert.equal(errorCode(unknown), "endpoint_not_allowed");
+    assert.equal(
+      (unknown.body as unknown as { error: { message: string } }).error.message,
+      "Conformance probe: agent-market-test.invalid is not allowed by the development endpoint policy.",
+    );
+    assert.equal(server.received.length, before);
+  });
+
   it("probes only for the key's holder, signed in as the agent's creator; nothing reaches the service otherwise", async () => {
     const before = server.received.length;
     const refused = async (b: unknown, status: number, code: string, t: string = token) => {

@@ -4,8 +4,10 @@
 // web-run key has a cap (10 USDC until the wallet sets its own) and the wallet can revoke web runs.
 import { strict as assert } from "node:assert";
 
+import { ed25519Sign } from "@agent-market/program";
 import { webRunKeyId } from "@agent-market/relayer";
-import { PublicKey } from "@solana/web3.js";
+import { utils } from "@coral-xyz/anchor";
+import { Keypair, PublicKey } from "@solana/web3.js";
 
 import { TestMarket } from "./src/fixtures.js";
 import { execute, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
@@ -49,6 +51,19 @@ describe("relayer: web runs with a wallet session", function () {
       body,
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+  }
+
+  /** Raises the cap or allows web runs again, signed by the wallet as the dashboard does. */
+  async function widen(payer: { wallet: Keypair; token: string }, change: Record<string, unknown>): Promise<WebRuns> {
+    const issued = await api<{ message: string }>(relayer, "POST", "/v1/wallet/web-runs/confirmation", { token: payer.token, body: change });
+    assert.equal(issued.status, 201, JSON.stringify(issued.body));
+    const signature = utils.bytes.bs58.encode(ed25519Sign(payer.wallet.secretKey, new TextEncoder().encode(issued.body.message)));
+    const done = await api<WebRuns>(relayer, "PATCH", "/v1/wallet/web-runs", {
+      token: payer.token,
+      body: { ...change, confirmation: { message: issued.body.message, signature } },
+    });
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    return done.body;
   }
 
   async function signedInWallet(usdc: bigint, allowance = usdc) {
@@ -258,8 +273,11 @@ describe("relayer: web runs with a wallet session", function () {
     const after = await api<WebRuns>(relayer, "GET", "/v1/wallet/web-runs", { token: payer.token });
     assert.deepEqual([after.body.spent_usdc, after.body.execution_count], ["0.250000", 1]);
 
-    // Raising the cap lets the next run through.
-    await api(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", spending_cap_usdc: "0.500000" } });
+    // Raising the cap needs the wallet's signature over it; then the next run goes through.
+    const unsigned = await api(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", spending_cap_usdc: "0.500000" } });
+    assert.equal(errorCode(unsigned), "wallet_signature_required");
+    assert.equal(await market.usdc(payer.tokenAccount), usdc, "nothing charged");
+    await widen(payer, { network: "devnet", spending_cap_usdc: "0.500000" });
     const raised = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
     assert.equal(raised.status, 200, JSON.stringify(raised.body));
   });
@@ -290,8 +308,12 @@ describe("relayer: web runs with a wallet session", function () {
     const byKey = await execute(relayer, { apiKey: key.body.secret }, agent.address);
     assert.equal(byKey.status, 200, JSON.stringify(byKey.body));
 
-    const enabled = await api<WebRuns>(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", enabled: true } });
-    assert.equal(enabled.body.enabled, true);
+    const stolen = await api(relayer, "PATCH", "/v1/wallet/web-runs", { token: payer.token, body: { network: "devnet", enabled: true } });
+    assert.equal(errorCode(stolen), "wallet_signature_required", "a session alone cannot allow them again");
+    const refusedAgain = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
+    assert.equal(errorCode(refusedAgain), "web_runs_revoked");
+    const enabled = await widen(payer, { network: "devnet", enabled: true });
+    assert.equal(enabled.enabled, true);
     const again = await api(relayer, "POST", runPath(), { token: payer.token, body: BODY });
     assert.equal(again.status, 200, JSON.stringify(again.body));
   });

@@ -3,7 +3,7 @@
 // injected wallet, the localnet's development arbiter) rules, and the chain moves exactly that.
 import { strict as assert } from "node:assert";
 
-import { collateralVaultPda, disputePda, fetchDispute, parseExecutionId, toHex, evidenceHash, attachmentDigest } from "@agent-market/program";
+import { collateralVaultPda, fetchDisputesOfExecution, parseExecutionId, toHex, evidenceHash, attachmentDigest } from "@agent-market/program";
 import type { Keypair } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
@@ -83,8 +83,11 @@ describe("disputes in the dashboard", function () {
 
     await openFromExecutions(payerPage, true);
     await checkScreen(payerPage.page, "dispute-opened");
-    const onChain = await fetchDispute(stack.market.connection, disputePda(executionId, stack.market.programId), { programId: stack.market.programId });
-    assert.ok(onChain, "open_dispute created the dispute account");
+    // The dispute of the execution's leaf, found on chain by its execution id.
+    const disputesOf = (bytes: Uint8Array) => fetchDisputesOfExecution(stack.market.connection, bytes, { programId: stack.market.programId });
+    const [found] = await disputesOf(executionId);
+    assert.ok(found, "open_dispute created the dispute account");
+    const onChain = found.dispute;
     const expected = evidenceHash(STATEMENT, [attachmentDigest(ATTACHMENT.name, ATTACHMENT.mimeType, ATTACHMENT.buffer)]);
     assert.equal(toHex(onChain.evidenceHash), toHex(expected), "the wallet bound the hash of the statement and file");
     assert.ok(onChain.payer.equals(payer.wallet.publicKey));
@@ -137,7 +140,7 @@ describe("disputes in the dashboard", function () {
     assert.equal(await item.getByTestId("resolved").getByTitle("2.500000 USDC").count(), 2);
     assert.equal(await balance(vault), vaultBefore - 2_500_000n, "exactly the slash left the collateral vault");
     assert.equal(await balance(payer.tokenAccount), payerBefore + 2_500_000n, "and reached the payer's token account");
-    assert.equal(await stack.market.exists(disputePda(executionId, stack.market.programId)), false, "the dispute closed");
+    assert.deepEqual((await disputesOf(executionId)).map((d) => [d.dispute.resolved, d.dispute.upheld]), [[true, true]], "resolved, the dispute stays until closed");
     await item.getByTestId("dispute-state").filter({ hasText: "upheld" }).waitFor();
 
     // Both sides see the outcome.
@@ -170,7 +173,11 @@ describe("disputes in the dashboard", function () {
     assert.match((await item.getByTestId("resolved").textContent())!, /^Rejected: 0\.00 USDC left the agent's collateral, 0\.00 USDC reached the payer\./);
     assert.equal(await balance(vault), vaultBefore);
     assert.equal(await balance(payer.tokenAccount), payerBefore);
-    assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!, stack.market.programId)), false, "the dispute closed");
+    assert.deepEqual(
+      (await fetchDisputesOfExecution(stack.market.connection, parseExecutionId(id)!, { programId: stack.market.programId })).map((d) => [d.dispute.resolved, d.dispute.upheld]),
+      [[true, false]],
+      "resolved, the dispute stays until closed",
+    );
 
     await payerPage.page.getByRole("link", { name: "Disputes" }).click();
     const entry = payerPage.page.getByTestId("dispute-payer").filter({ hasText: id });

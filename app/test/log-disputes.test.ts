@@ -1,9 +1,10 @@
 // Disputes of executions settled into the agent's receipt log, against a real localnet, indexer
 // and a relayer settling by settle_batch (every settlement a leaf of the receipt log): the CLI,
-// the dashboard's data layer and its dispute panel in a browser each open one with
-// open_dispute_from_log and the proof the indexer's public GraphQL serves; a proof tampered with
-// on its way is refused by the program; the receipt check reads the batch and checks the proof
-// against the log on chain; an execution settled by `settle` still goes through open_dispute.
+// the dashboard's data layer and its dispute panel in a browser each open one with open_dispute
+// of the leaf, keyed by (agent, leaf index), with the proof the indexer's public GraphQL serves
+// or, without an indexer, the one rebuilt from the chain's receipt log history; a proof tampered
+// with on its way is refused by the program; the receipt check reads the batch and checks the
+// proof against the log on chain.
 import { strict as assert } from "node:assert";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -14,18 +15,15 @@ import { WalletSession, type Execution } from "@agent-market/client";
 import { verifyReceipt } from "@agent-market/client/verify";
 import * as program from "@agent-market/program";
 import {
-  disputePda,
   errorCode,
   errorFromCode,
   evidenceHash,
-  fetchDispute,
+  fetchDisputesOfExecution,
   fetchLoggedReceipt,
   fetchMarket,
-  fetchReceipt,
   formatExecutionId,
   parseExecutionId,
   receiptLogPda,
-  receiptPda,
   toHex,
   verifyLoggedReceipt,
 } from "@agent-market/program";
@@ -111,7 +109,6 @@ describe("disputes of executions settled into the receipt log", function () {
     assert.equal(ran.status, 200, JSON.stringify(ran.body));
     const id = (ran.body as { id: string }).id;
     await waitFor(`${id}'s receipt proof in the indexer`, async () => (await fetchLoggedReceipt(stack.graphqlUrl, id)) !== null);
-    assert.equal(await fetchReceipt(stack.market.connection, receiptPda(parseExecutionId(id)!, stack.market.programId), { programId: stack.market.programId }), null, "settle_batch wrote no receipt");
     return id;
   }
 
@@ -136,6 +133,9 @@ describe("disputes of executions settled into the receipt log", function () {
     return home;
   }
 
+  /** The Dispute accounts of the execution's leaves, found by its execution id. */
+  const disputesOf = (bytes: Uint8Array) => fetchDisputesOfExecution(stack.market.connection, bytes, { programId: stack.market.programId });
+
   const errorOf = (stdout: string) => (JSON.parse(stdout) as { error: { message: string } }).error.message;
 
   it("the CLI opens a dispute from the log with the proof of the indexer the relayer names", async () => {
@@ -145,56 +145,56 @@ describe("disputes of executions settled into the receipt log", function () {
     const opened = await agentMarket(home, ["dispute", "open", id, "--statement", "The summary was empty."]);
     assert.equal(opened.code, 0, `${opened.stdout}\n${opened.stderr}`);
     const created = JSON.parse(opened.stdout) as { evidence_hash: string; transaction: string };
-    const dispute = await fetchDispute(stack.market.connection, disputePda(bytes, stack.market.programId), { programId: stack.market.programId });
-    assert.ok(dispute, "the Dispute account exists");
+    const [found] = await disputesOf(bytes);
+    assert.ok(found, "the Dispute account exists");
+    const dispute = found.dispute;
     assert.equal(toHex(dispute.evidenceHash), created.evidence_hash);
     assert.equal(dispute.payer.toBase58(), payer.wallet.publicKey.toBase58());
-    assert.equal((await fetchReceipt(stack.market.connection, receiptPda(bytes, stack.market.programId), { programId: stack.market.programId }))?.disputed, true, "open_dispute_from_log wrote the receipt, marked disputed");
 
     const twice = await agentMarket(home, ["dispute", "open", id, "--statement", "Again."]);
     assert.equal(twice.code, 1);
-    assert.equal(errorOf(twice.stdout), `${id} is disputed already`);
+    assert.equal(errorOf(twice.stdout), `${id} (leaf ${dispute.leafIndex}) is disputed already`);
   });
 
-  it("the CLI says there is nothing to dispute when neither a receipt nor a leaf exists", async () => {
+  it("the CLI says there is nothing to dispute when no leaf of the execution exists", async () => {
     const home = await payerHome();
     const id = formatExecutionId(new Uint8Array(16).fill(7));
     const ran = await agentMarket(home, ["dispute", "open", id, "--statement", "Nothing."]);
     assert.equal(ran.code, 1);
-    assert.equal(errorOf(ran.stdout), `${id} has no receipt on chain: it never settled, or its dispute window passed and the receipt was closed`);
+    assert.equal(errorOf(ran.stdout), `the indexer knows no settlement of ${id}`);
   });
 
-  it("the dashboard's data layer opens a dispute from the log: the window from the leaf, the evidence kept, open_dispute_from_log signed", async () => {
+  it("the dashboard's data layer opens a dispute from the log: the window from the leaf, the evidence kept, open_dispute signed", async () => {
     const id = await settledToLog();
     const bytes = parseExecutionId(id)!;
     const chain = await chainFor(stack.graphqlUrl);
     const logged = (await fetchLoggedReceipt(stack.graphqlUrl, id))!;
-    const window = await disputeWindow(chain, id);
+    const window = await disputeWindow(chain, id, agent.address.toBase58());
     assert.deepEqual(
       { receiptExists: window.receiptExists, disputed: window.disputed, endsAtSecs: window.endsAtSecs },
       { receiptExists: true, disputed: false, endsAtSecs: Number(logged.receiptProof.leaf.settledAt) + DISPUTE_WINDOW_SECS },
     );
     const session = await WalletSession.resume(stack.relayer.url, payer.token);
     const evidence = await submitEvidence(session, id, "The output was cut short.", []);
-    await openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, evidence.evidence_hash);
-    const dispute = await fetchDispute(stack.market.connection, disputePda(bytes, stack.market.programId), { programId: stack.market.programId });
-    assert.ok(dispute, "the Dispute account exists");
-    assert.equal(toHex(dispute.evidenceHash), evidence.evidence_hash);
-    assert.equal((await disputeWindow(chain, id)).disputed, true, "the receipt it wrote says disputed");
+    await openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, agent.address.toBase58(), evidence.evidence_hash);
+    const [found] = await disputesOf(bytes);
+    assert.ok(found, "the Dispute account exists");
+    assert.equal(found.dispute.leafIndex.toString(), logged.receiptProof.leafIndex, "keyed by the leaf");
+    assert.equal(toHex(found.dispute.evidenceHash), evidence.evidence_hash);
+    assert.equal((await disputeWindow(chain, id, agent.address.toBase58())).disputed, true, "the leaf's dispute account exists");
   });
 
-  it("the dashboard's data layer still disputes an execution settled by settle through open_dispute", async () => {
+  it("the dashboard's data layer disputes without an indexer: the leaf and proof rebuilt from the chain's receipt log history", async () => {
     const fixture = await stack.market.agent();
     const wallet = await stack.market.payer(10_000_000n);
     const escrow = await stack.market.openEscrow(fixture, wallet);
     await stack.market.settle(escrow, fixture);
     const id = formatExecutionId(escrow.executionId);
-    // No indexer at all: the receipt account is all open_dispute needs.
     const chain = { ...(await chainFor(stack.graphqlUrl)), graphqlUrl: null };
-    assert.equal((await disputeWindow(chain, id)).receiptExists, true);
-    await openDispute(chain, keypairWallet(wallet.wallet, chain.connection), id, "cd".repeat(32));
-    const dispute = await fetchDispute(stack.market.connection, disputePda(escrow.executionId, stack.market.programId), { programId: stack.market.programId });
-    assert.equal(toHex(dispute!.evidenceHash), "cd".repeat(32));
+    assert.equal((await disputeWindow(chain, id, fixture.address.toBase58())).receiptExists, true);
+    await openDispute(chain, keypairWallet(wallet.wallet, chain.connection), id, fixture.address.toBase58(), "cd".repeat(32));
+    const [found] = await disputesOf(escrow.executionId);
+    assert.equal(toHex(found!.dispute.evidenceHash), "cd".repeat(32));
   });
 
   it("refuses a tampered proof with the program's UnknownReceiptRoot, and the chain check tells it from the real one", async () => {
@@ -203,10 +203,10 @@ describe("disputes of executions settled into the receipt log", function () {
     try {
       const chain = await chainFor(tampering.url);
       const refused = errorFromCode(errorCode("UnknownReceiptRoot"))!;
-      await assert.rejects(openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, "ab".repeat(32)), {
+      await assert.rejects(openDispute(chain, keypairWallet(payer.wallet, chain.connection), id, agent.address.toBase58(), "ab".repeat(32)), {
         message: `The program refused: ${refused.msg} (UnknownReceiptRoot).`,
       });
-      assert.equal(await stack.market.exists(disputePda(parseExecutionId(id)!, stack.market.programId)), false, "no dispute opened");
+      assert.deepEqual(await disputesOf(parseExecutionId(id)!), [], "no dispute opened");
 
       const real = (await fetchLoggedReceipt(stack.graphqlUrl, id))!;
       const genuine = await verifyLoggedReceipt(stack.market.connection, real, { programId: stack.market.programId });
@@ -257,9 +257,9 @@ describe("disputes of executions settled into the receipt log", function () {
     await page.getByRole("button", { name: "Sign and open the dispute" }).click();
     await page.getByTestId("dispute-opened").waitFor({ timeout: 60_000 });
     await page.getByTestId("dispute-state").filter({ hasText: "open: waiting for the arbiter" }).waitFor();
-    const dispute = await fetchDispute(stack.market.connection, disputePda(parseExecutionId(id)!, stack.market.programId), { programId: stack.market.programId });
-    assert.ok(dispute, "open_dispute_from_log created the dispute account");
-    assert.equal(toHex(dispute.evidenceHash), toHex(evidenceHash(statement, [])));
+    const [found] = await disputesOf(parseExecutionId(id)!);
+    assert.ok(found, "open_dispute created the dispute account");
+    assert.equal(toHex(found.dispute.evidenceHash), toHex(evidenceHash(statement, [])));
   });
 
   // Last: it moves the chain's clock past every window.

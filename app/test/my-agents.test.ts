@@ -120,11 +120,14 @@ describe("my agents in the dashboard", function () {
     // Settled into the agent's receipt log: its leaf and proof come from the indexer once it has it.
     let route: DisputeRoute | null = null;
     await waitFor("the execution's leaf in the indexer", async () => {
-      route = await disputeRoute(market.connection, executionId, { programId: market.programId, loggedReceipt: () => fetchLoggedReceipt(stack.graphqlUrl, id) });
+      route = await disputeRoute(market.connection, executionId, {
+        programId: market.programId,
+        source: { kind: "indexer", loggedReceipt: () => fetchLoggedReceipt(stack.graphqlUrl, id) },
+      });
       return route !== null;
     });
     await market.send(
-      [openDisputeFor(route!, { programId: market.programId, payer: payer.wallet.publicKey, executionId, evidenceHash: fromHex(evidence.body.evidence_hash) })],
+      [openDisputeFor(route!, { programId: market.programId, payer: payer.wallet.publicKey, evidenceHash: fromHex(evidence.body.evidence_hash) })],
       [payer.wallet],
     );
 
@@ -190,7 +193,7 @@ describe("my agents in the dashboard", function () {
     assert.equal(await withdraw.isDisabled(), true, "refused while the dispute is open");
     await checkScreen(page, "my-agents-retired");
 
-    const open = (await fetchDispute(market.connection, disputePda(executionId, market.programId), { programId: market.programId }))!;
+    const open = (await fetchDispute(market.connection, disputePda(agent.address, route!.leafIndex, market.programId), { programId: market.programId }))!;
     await market.send(
       [
         resolveDisputeInstruction({
@@ -198,8 +201,7 @@ describe("my agents in the dashboard", function () {
           arbiter: market.arbiter.publicKey,
           usdcMint: market.usdcMint,
           agent: agent.address,
-          executionId,
-          payer: open.payer,
+          leafIndex: open.leafIndex,
           payerTokenAccount: open.payerTokenAccount,
           upheld: false,
           slashUsdc: 0n,

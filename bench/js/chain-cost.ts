@@ -1,21 +1,22 @@
 // What a paid execution costs the marketplace on chain, counted from the chain itself: runs
 // executions through the relayer of a whole local marketplace (at 1 and 32 concurrent clients, then
-// refunded ones with the creator down), once for today's design (open_escrow and settle per call,
-// a receipt account each) and three times batched (escrows opened together, settled together into
+// refunded ones with the creator down), once unbatched (one open_escrow, one settlement of one
+// and one refund a call) and three times batched (escrows opened together, settled together into
 // the agent's receipt log): in legacy transactions, in v0 ones loading the agent's fixed accounts
-// from its lookup table, and in v0 ones gathering under load (the default), and for each execution reads every transaction that touched
-// its escrow, sharing each transaction's fee among the escrows it served. It prints the lamports of
-// fees per settled and per refunded execution, the signatures they took, the rent held per
-// execution once settled (through the dispute window), and the call price at which the
-// marketplace's 1% fee covers those fees. First, the floor under them: what every batch full
-// would cost (full-batches.ts).
+// from its lookup table, and in v0 ones gathering under load (the default), and for each
+// execution reads every transaction that touched its escrow. It prints per settled and per
+// refunded execution the lamports of fees, the signatures they took, the compute units localnet's
+// meter charged and the units the transactions asked for, the lamports the same transactions
+// would pay with a priority fee at a stated unit price (charged on the units asked for), and the
+// call price at which the marketplace's 1% fee covers the fees. First, the floor under them: what
+// every batch full would cost (full-batches.ts).
 //
-//   npm run bench:cost [-- --calls 256] [--sol-usd 200]
+//   npm run bench:cost [-- --calls 256] [--sol-usd 200] [--unit-price 10000]
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 
-import { escrowPda, parseExecutionId, receiptPda } from "@agent-market/program";
-import { Connection, PublicKey } from "@solana/web3.js";
+import { escrowPda, parseExecutionId, priorityFeeLamports } from "@agent-market/program";
+import { ComputeBudgetProgram, Connection, PublicKey } from "@solana/web3.js";
 
 import { startBenchMarketplace } from "./bench-marketplace.js";
 import { feeFloor } from "./full-batches.js";
@@ -27,6 +28,9 @@ const CALLS = callsArg > 0 ? Number(process.argv[callsArg + 1]) : 256;
 const solArg = process.argv.indexOf("--sol-usd");
 /** The SOL price the break-even column assumes, in USD. */
 const SOL_USD = solArg > 0 ? Number(process.argv[solArg + 1]) : 200;
+const priceArg = process.argv.indexOf("--unit-price");
+/** The priority fee's unit price the priced column assumes, in micro-lamports (the relayer's default cap). */
+const UNIT_PRICE_MICRO_LAMPORTS = BigInt(priceArg > 0 ? process.argv[priceArg + 1]! : 10_000);
 const REFUNDED_CALLS = 16;
 const LAMPORTS_PER_SOL = 1_000_000_000;
 /** The marketplace's share of a call's price (docs/program.md). */
@@ -66,16 +70,27 @@ interface Cost {
   transactions: number;
   fee_lamports_per_execution: number;
   signatures_per_execution: number;
-  rent_held_lamports_per_execution: number;
+  units_per_execution: number;
+  units_asked_per_execution: number;
+  /** The fees, plus the priority fee at UNIT_PRICE_MICRO_LAMPORTS on the units asked for. */
+  priced_lamports_per_execution: number;
+}
+
+/** The unit limit a transaction asked for (SetComputeUnitLimit, instruction 2: a u32); the default without. */
+function unitsAsked(instructions: { programIdIndex: number; data: Uint8Array }[], keys: PublicKey[]): number {
+  const limit = instructions.find(
+    (instruction) => keys[instruction.programIdIndex]!.equals(ComputeBudgetProgram.programId) && instruction.data[0] === 2,
+  );
+  return limit ? Buffer.from(limit.data).readUInt32LE(1) : 200_000 * instructions.length;
 }
 
 /**
  * Reads every successful transaction that touched the executions' escrows (waiting for the last
  * ones to be confirmed) and shares each one's fee among the escrows of this set it names.
  */
-async function chainCost(connection: Connection, programId: PublicKey, ids: string[], settled: boolean): Promise<Cost> {
+async function chainCost(connection: Connection, programId: PublicKey, ids: string[]): Promise<Cost> {
   const escrows = new Map(ids.map((id) => [escrowPda(parseExecutionId(id)!, programId).toBase58(), id]));
-  const seen = new Map<string, { fee: number; signatures: number; escrows: number }>();
+  const seen = new Map<string, { fee: number; signatures: number; units: number; asked: number }>();
   for (const escrow of escrows.keys()) {
     // An escrow is closed by its settlement or refund: wait until its history shows both.
     let history = await connection.getSignaturesForAddress(new PublicKey(escrow), undefined, "confirmed");
@@ -96,28 +111,31 @@ async function chainCost(connection: Connection, programId: PublicKey, ids: stri
       seen.set(entry.signature, {
         fee: transaction.meta.fee,
         signatures: transaction.transaction.signatures.length + precompile,
-        escrows: keys.filter((key) => escrows.has(key.toBase58())).length,
+        units: transaction.meta.computeUnitsConsumed ?? 0,
+        asked: unitsAsked(transaction.transaction.message.compiledInstructions, keys),
       });
     }
   }
   let fee = 0;
   let signatures = 0;
+  let units = 0;
+  let asked = 0;
+  let priority = 0n;
   for (const transaction of seen.values()) {
     fee += transaction.fee;
     signatures += transaction.signatures;
-  }
-  let rent = 0;
-  if (settled) {
-    for (const id of escrows.values()) {
-      rent += await connection.getBalance(receiptPda(parseExecutionId(id)!, programId), "confirmed");
-    }
+    units += transaction.units;
+    asked += transaction.asked;
+    priority += priorityFeeLamports(transaction.asked, UNIT_PRICE_MICRO_LAMPORTS);
   }
   return {
     executions: ids.length,
     transactions: seen.size,
     fee_lamports_per_execution: fee / ids.length,
     signatures_per_execution: signatures / ids.length,
-    rent_held_lamports_per_execution: rent / ids.length,
+    units_per_execution: units / ids.length,
+    units_asked_per_execution: asked / ids.length,
+    priced_lamports_per_execution: (fee + Number(priority)) / ids.length,
   };
 }
 
@@ -127,14 +145,14 @@ function breakEvenUsdc(lamports: number): number {
 }
 
 /**
- * Today's design, then the batched one as it was before lookup tables (legacy transactions, each
+ * Unbatched, then the batched one as it was before lookup tables (legacy transactions, each
  * batch as soon as the previous one is sent), with lookup tables (v0 transactions), and as the
  * relayer runs by default (v0, gathering under load: BATCH_GATHER_MS); docs/architecture.md.
  * Each is measured on a marketplace of its own.
  */
 const BATCHED = { BATCH_OPENS: "true", BATCH_REFUNDS: "true" };
 const DESIGNS = [
-  { label: "per-call", env: { BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
+  { label: "unbatched", env: { BATCH_OPENS: "false", BATCH_REFUNDS: "false", LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
   { label: "legacy", env: { ...BATCHED, LOOKUP_TABLES: "false", BATCH_GATHER_MS: "0" } },
   { label: "tables", env: { ...BATCHED, LOOKUP_TABLES: "true", BATCH_GATHER_MS: "0" } },
   { label: "batched", env: { ...BATCHED, LOOKUP_TABLES: "true", BATCH_GATHER_MS: process.env.BATCH_GATHER_MS ?? "60" } },
@@ -165,14 +183,14 @@ async function measure(design: (typeof DESIGNS)[number], line: (design: string, 
     for (const clients of [1, 32]) {
       const { ids, statuses } = await run(clients, clients === 1 ? Math.max(1, CALLS / 4) : CALLS, 200, paid);
       if (statuses.size > 1) console.error(`· statuses at ${clients} clients: ${JSON.stringify([...statuses])}`);
-      line(design.label, "settled", clients, await chainCost(connection, programId, ids, true));
+      line(design.label, "settled", clients, await chainCost(connection, programId, ids));
     }
 
     // The echo agent's answer, past the relayer's size limit: each call is opened, refused and refunded.
     const oversized = call({ padding: "x".repeat(2048) });
     for (const clients of [1, 32]) {
       const refunded = await run(clients, clients === 1 ? REFUNDED_CALLS : CALLS, 502, oversized);
-      line(design.label, "refunded", clients, await chainCost(connection, programId, refunded.ids, false));
+      line(design.label, "refunded", clients, await chainCost(connection, programId, refunded.ids));
       if (refunded.statuses.size > 1) console.error(`· statuses of the refunded row at ${clients} clients: ${JSON.stringify([...refunded.statuses])}`);
     }
   } finally {
@@ -200,12 +218,16 @@ async function main(): Promise<void> {
   printFeeFloor();
   console.log(`On-chain cost of an execution through the relayer (localnet, 100 ms slots); fees counted from the chain`);
   console.log(`break-even price: the call price whose ${FEE_BPS / 100}% fee pays the network fees, at ${SOL_USD} USD per SOL\n`);
-  console.log("design     outcome    clients   executions   transactions   signatures/exec   fee lamports/exec   rent held/exec   break-even USDC");
+  console.log(`priced: the same transactions with a priority fee of ${UNIT_PRICE_MICRO_LAMPORTS} micro-lamports a unit, on the units they asked for\n`);
+  console.log(
+    "design     outcome    clients   executions   transactions   signatures/exec   fee lamports/exec   units/exec   units asked/exec   priced lamports/exec   break-even USDC",
+  );
   const line = (design: string, outcome: string, clients: number, cost: Cost) =>
     console.log(
       `${design.padEnd(9)}  ${outcome.padEnd(9)}  ${String(clients).padStart(7)}   ${String(cost.executions).padStart(10)}   ${String(cost.transactions).padStart(12)}` +
       `   ${cost.signatures_per_execution.toFixed(2).padStart(15)}   ${cost.fee_lamports_per_execution.toFixed(0).padStart(17)}` +
-      `   ${cost.rent_held_lamports_per_execution.toFixed(0).padStart(14)}   ${breakEvenUsdc(cost.fee_lamports_per_execution).toFixed(4).padStart(15)}`,
+      `   ${cost.units_per_execution.toFixed(0).padStart(10)}   ${cost.units_asked_per_execution.toFixed(0).padStart(16)}` +
+      `   ${cost.priced_lamports_per_execution.toFixed(0).padStart(20)}   ${breakEvenUsdc(cost.fee_lamports_per_execution).toFixed(4).padStart(15)}`,
     );
   try {
     for (const design of DESIGNS) await measure(design, line);

@@ -18,6 +18,7 @@ import {
   refundInstruction,
   settleBatchInstruction,
   settleBatchInstructions,
+  withComputeBudget,
   type LookupTable,
 } from "@agent-market/program";
 import { REFUND_BATCH_SIZE, SETTLE_BATCH_SIZE } from "@agent-market/relayer";
@@ -49,10 +50,13 @@ export interface FeeFloor {
 
 const key = (): PublicKey => Keypair.generate().publicKey;
 
-/** The largest n ≤ SEARCH_LIMIT for which `build(n)` fits one transaction of `relayer`'s. */
-function fullest(relayer: PublicKey, tables: LookupTable[], build: (n: number) => TransactionInstruction[]): number {
+/**
+ * The largest n ≤ SEARCH_LIMIT for which `build(n)` fits one transaction of `relayer`'s, after the
+ * compute budget the relayer puts before it (its unit limit; no unit price, as on localnet).
+ */
+function fullest(relayer: PublicKey, programId: PublicKey, tables: LookupTable[], build: (n: number) => TransactionInstruction[]): number {
   let n = 0;
-  while (n < SEARCH_LIMIT && fitsTransaction(relayer, build(n + 1), tables)) n += 1;
+  while (n < SEARCH_LIMIT && fitsTransaction(relayer, withComputeBudget(build(n + 1), programId), tables)) n += 1;
   return n;
 }
 
@@ -92,11 +96,11 @@ export function feeFloor(): FeeFloor {
     const batch = limit === null ? fits : Math.min(fits, limit);
     return { kind, fits, limit, signatures, fee_lamports_per_execution: Math.round((signatures * LAMPORTS_PER_SIGNATURE) / batch) };
   };
-  const openOne = row("open_escrow_batch, one payer", fullest(relayer, tables, (n) => opens(n, () => onePayer)), MAX_OPEN_BATCH, 1);
-  const openMany = row("open_escrow_batch, a payer per call", fullest(relayer, tables, (n) => opens(n, () => ({ payer: key(), payerTokenAccount: key() }))), MAX_OPEN_BATCH, 1);
-  const settle = row("settle_batch, batch signature verified", fullest(relayer, tables, settles), SETTLE_BATCH_SIZE, 2);
-  const refund = row("refund instructions, one payer", fullest(relayer, tables, refunds), REFUND_BATCH_SIZE, 1);
-  const unverified = row("settle_batch, signature carried unverified (no such instruction)", fullest(relayer, tables, unverifiedSettles), null, 1);
+  const openOne = row("open_escrow_batch, one payer", fullest(relayer, programId, tables, (n) => opens(n, () => onePayer)), MAX_OPEN_BATCH, 1);
+  const openMany = row("open_escrow_batch, a payer per call", fullest(relayer, programId, tables, (n) => opens(n, () => ({ payer: key(), payerTokenAccount: key() }))), MAX_OPEN_BATCH, 1);
+  const settle = row("settle_batch, batch signature verified", fullest(relayer, programId, tables, settles), SETTLE_BATCH_SIZE, 2);
+  const refund = row("refund instructions, one payer", fullest(relayer, programId, tables, refunds), REFUND_BATCH_SIZE, 1);
+  const unverified = row("settle_batch, signature carried unverified (no such instruction)", fullest(relayer, programId, tables, unverifiedSettles), null, 1);
   return {
     batches: [openOne, openMany, settle, refund, unverified],
     settled_lamports: openOne.fee_lamports_per_execution + settle.fee_lamports_per_execution,

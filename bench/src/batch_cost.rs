@@ -1,9 +1,7 @@
-//! What a settled execution costs the marketplace on chain, today's design beside batched
-//! settlement, measured in one run on the native chain. Today: `open_escrow`, then `settle` with
-//! the creator's signature verified by the Ed25519 precompile, and a receipt account held through
-//! the dispute window. Batched: `open_escrow` per call as today, then one `settle_batch` for N
-//! escrows of the agent under one signature of the batch digest, each execution a leaf of the
-//! agent's receipt log (created once). Fees are the signatures each transaction pays for (the
+//! What a settled execution costs the marketplace on chain, by batch size, measured in one run
+//! on the native chain: `open_escrow` per call, then one `settle_batch` for N escrows of the agent
+//! under one signature of the batch digest (a lone result is a batch of one), each execution a
+//! leaf of the agent's receipt log (created once). Fees are the signatures each transaction pays for (the
 //! transaction's own and those the precompile verifies, 5,000 lamports each); the relayer's SOL
 //! is read before and after, so what it spent beyond the fees is rent still held.
 //!
@@ -17,13 +15,12 @@
 mod scene;
 
 use agent_market::{
-    signature::batch_digest, state::ReceiptLog, OpenEscrowItem, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH,
+    signature::{batch_digest, result_digest, ResultBinding},
+    state::ReceiptLog,
+    OpenEscrowItem, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH,
 };
 use anchor_lang::prelude::Pubkey;
-use localnet::{
-    market::{result_digest, MarketKeys},
-    open_batch::OpenBatchEntry,
-};
+use localnet::{market::MarketKeys, open_batch::OpenBatchEntry};
 use scene::{Scene, PACKET_DATA_SIZE, PRICE_USDC};
 use solana_signer::Signer;
 use solana_transaction::Transaction;
@@ -89,34 +86,6 @@ fn execution_id(round: u64, index: u64) -> [u8; 16] {
     id
 }
 
-/// Today's path for `count` executions, one after the other.
-fn per_call(scene: &mut Scene, count: u64) -> Row {
-    let before = relayer_lamports(scene);
-    let mut fee_lamports = 0;
-    let mut settle_bytes = 0;
-    let mut open_bytes = 0;
-    for index in 0..count {
-        let id = execution_id(1, index);
-        let open = scene.open_tx(id);
-        fee_lamports += charged_signatures(&open) * LAMPORTS_PER_SIGNATURE;
-        open_bytes = bincode::serialized_size(&open).expect("serialize") as usize;
-        scene.send(open);
-        let settle = scene.settle_tx(id);
-        fee_lamports += charged_signatures(&settle) * LAMPORTS_PER_SIGNATURE;
-        settle_bytes = bincode::serialized_size(&settle).expect("serialize") as usize;
-        scene.send(settle);
-    }
-    let spent = before - relayer_lamports(scene);
-    Row {
-        design: "today: open_escrow + settle + receipt".into(),
-        executions: count,
-        fee_lamports,
-        rent_held_lamports: spent - fee_lamports,
-        open_bytes,
-        settle_bytes,
-    }
-}
-
 /// Opens `ids`, one `open_escrow` each without `open_batch`, else `open_escrow_batch` of up to
 /// `open_batch`; returns the fees and the largest open transaction's size.
 fn open_all(scene: &mut Scene, ids: &[[u8; 16]], open_batch: Option<usize>) -> (u64, usize) {
@@ -156,7 +125,13 @@ fn batched(scene: &mut Scene, round: u64, batch: u64, open_batch: Option<usize>)
     let (mut fee_lamports, open_bytes) = open_all(scene, &ids, open_batch);
     let digests: Vec<[u8; 32]> = ids
         .iter()
-        .map(|id| result_digest(id, &scene.agent, &REQUEST_HASH, &RESULT_HASH))
+        .map(|id| {
+            result_digest(&ResultBinding {
+                escrow: &scene.escrow(*id),
+                result_hash: &RESULT_HASH,
+                units: 0,
+            })
+        })
         .collect();
     let digest = batch_digest(&scene.agent, &digests);
     let signature: [u8; 64] = scene.agent_signing.sign_message(&digest).into();
@@ -167,6 +142,7 @@ fn batched(scene: &mut Scene, round: u64, batch: u64, open_batch: Option<usize>)
             scene.payout_account,
             &ids,
             vec![RESULT_HASH; ids.len()],
+            vec![],
             (round % u64::from(FEE_SHARD_COUNT)) as u8,
         ),
     ]);
@@ -190,19 +166,13 @@ fn batched(scene: &mut Scene, round: u64, batch: u64, open_batch: Option<usize>)
 
 fn main() {
     let mut scene = Scene::new();
-    let create = scene.relayer_tx(&[scene
-        .market
-        .keys
-        .create_receipt_log(scene.market.relayer.pubkey(), scene.agent)]);
-    scene.send(create);
     let log_rent = scene.chain.svm.minimum_balance_for_rent_exemption(ReceiptLog::SPACE);
 
-    println!("Agent Market: lamports per settled execution, today's design beside batched settlement (one run)");
+    println!("Agent Market: lamports per settled execution by batch size (one run)");
     println!(
         "  {:<46} {:>10} {:>16} {:>20}   {:<44} {}",
         "design", "executions", "fees/execution", "rent held/execution", "open transaction bytes", "settle transaction bytes"
     );
-    per_call(&mut scene, 16).print();
     for (round, batch) in [(2, 1), (3, 8), (4, u64::from(MAX_SETTLE_BATCH))] {
         batched(&mut scene, round, batch, None).print();
     }

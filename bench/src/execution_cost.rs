@@ -8,7 +8,7 @@ mod scene;
 
 use std::time::Instant;
 
-use agent_market::{Agent, Dispute, Escrow, Market, Receipt, Subscription, FEE_SHARD_COUNT};
+use agent_market::{state::ReceiptLog, Agent, Dispute, Escrow, Market, Subscription, FEE_SHARD_COUNT};
 use anchor_lang::Space;
 use localnet::chain::Chain;
 use scene::Scene;
@@ -26,15 +26,15 @@ fn rent_table(chain: &Chain) {
             "per execution, from open_escrow until settle/refund/reclaim",
         ),
         (
-            "receipt",
-            8 + Receipt::INIT_SPACE,
-            "per settled execution, until close_receipt after the dispute window",
+            "receipt log",
+            ReceiptLog::SPACE,
+            "per agent: every settled execution is one of its leaves",
         ),
         ("subscription", 8 + Subscription::INIT_SPACE, "per payer and agent"),
         (
             "dispute",
             8 + Dispute::INIT_SPACE,
-            "per disputed execution, until resolved",
+            "per disputed settlement, until resolved and past its window",
         ),
         ("agent", 8 + Agent::INIT_SPACE, "per agent"),
         (
@@ -45,7 +45,7 @@ fn rent_table(chain: &Chain) {
         ("fee shard (SPL token account)", 165, "eight per market"),
         ("market config", 8 + Market::INIT_SPACE, "one"),
     ];
-    println!("\nRent held by each account type (paid by: escrow, receipt, subscription = relayer; dispute = payer; agent and vaults = creator; market and shards = authority)");
+    println!("\nRent held by each account type (paid by: escrow, receipt log, subscription = relayer; dispute = payer; agent and vaults = creator; market and shards = authority)");
     println!("  {:<34} {:>6} {:>14}  {}", "account", "bytes", "rent (SOL)", "lives");
     for (name, bytes, lives) in rows {
         let lamports = chain.svm.minimum_balance_for_rent_exemption(bytes);
@@ -62,7 +62,7 @@ fn main() {
     let settle = scene.settle_tx(execution_id);
     let mut signatures = scene.describe("1. open_escrow", execution_id, &open);
     scene.send(open);
-    signatures += scene.describe("2. Ed25519 verify + settle", execution_id, &settle);
+    signatures += scene.describe("2. Ed25519 verify + settle_batch of one", execution_id, &settle);
     scene.send(settle);
     println!("\nSettled execution: 2 transactions, {signatures} signatures in all.");
 
@@ -76,7 +76,7 @@ fn main() {
         &refund,
     );
     scene.send(refund);
-    println!("\nNo account written by open_escrow or settle is shared by all executions: the market config is read-only, escrowed USDC sits in the agent's vault, and fees go to one of {FEE_SHARD_COUNT} shards.");
+    println!("\nNo account written by open_escrow or settle_batch is shared by all executions: the market config is read-only, escrowed USDC sits in the agent's vault, and fees go to one of {FEE_SHARD_COUNT} shards.");
 
     rent_table(&scene.chain);
 
@@ -123,7 +123,7 @@ fn main() {
         1e6 * transfer_secs / TIMED_EXECUTIONS as f64
     );
     println!(
-        "  execution (open_escrow+settle) {:>9.1} /s    {:>7.1} µs each  = {:.2}x a transfer",
+        "  execution (open+settle of one) {:>9.1} /s    {:>7.1} µs each  = {:.2}x a transfer",
         TIMED_EXECUTIONS as f64 / execution_secs,
         1e6 * execution_secs / TIMED_EXECUTIONS as f64,
         execution_secs / transfer_secs

@@ -1,6 +1,6 @@
 //! CPU the `localnet` binary spends per marketplace execution, as the relayer drives it: per
 //! execution one `sendTransaction` of open_escrow, one `getMultipleAccounts` of its escrow and
-//! one `sendTransaction` of settle, each kind sent as a JSON-RPC batch over a keep-alive
+//! one `sendTransaction` of its settlement (a batch of one), each kind sent as a JSON-RPC batch over a keep-alive
 //! connection, and one `getSignatureStatuses` of the batch's signatures. CPU is read from
 //! /proc: the chain thread's, and the whole process's. Work done once a slot (producing the
 //! block, saving the ledger) is shared by the executions of that slot, so `--rate` paces them
@@ -69,7 +69,7 @@ fn main() {
     let node = start_localnet(&args);
     let pid = node.child.id();
     let mut connection = Connection::open(&node.host);
-    let mut market = Executions::setup(&mut connection, false);
+    let mut market = Executions::setup(&mut connection);
     market.execute(&mut connection, WARMUP_EXECUTIONS, None);
 
     let (chain_before, all_before) = cpu_ns(pid);

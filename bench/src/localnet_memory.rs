@@ -10,12 +10,9 @@
 //!
 //! Run: `sh scripts/cargo.sh run --profile host-release --locked -p agent-market-bench --bin
 //! localnet-memory -- [executions at each checkpoint…] [--retain-transactions N] [--ledger]
-//! [--without-keep-all] [--close-receipts]`. `--without-keep-all` leaves out the keep-all node,
-//! whose growth a shorter run already shows, so a long run to a million executions has the
-//! machine to the retained node. `--close-receipts` closes the settled receipts past their
-//! dispute window as the relayer does (the clock jumping days ahead), so the chain state stays
-//! that of a marketplace in its steady state rather than every receipt ever settled.
-//! after building localnet with
+//! [--without-keep-all]`. `--without-keep-all` leaves out the keep-all node, whose growth a
+//! shorter run already shows, so a long run to a million executions has the machine to the
+//! retained node. Run after building localnet with
 //! the same profile (`LOCALNET_BIN` overrides it). `--ledger` gives each node a ledger
 //! directory in the temporary folder, as `npm start` does; without it the history lives in an
 //! unlinked temporary file.
@@ -50,7 +47,7 @@ struct Setup {
 }
 
 /// RSS after starting, then at each checkpoint: (executions, KiB, seconds since the start).
-fn measure(setup: &Setup, checkpoints: &[usize], ledger: bool, close_receipts: bool) -> Vec<(usize, u64, f64)> {
+fn measure(setup: &Setup, checkpoints: &[usize], ledger: bool) -> Vec<(usize, u64, f64)> {
     let dir = std::env::temp_dir().join(format!("localnet-memory-{}-{}", std::process::id(), setup.name));
     let mut args = setup.args.clone();
     if ledger {
@@ -62,7 +59,7 @@ fn measure(setup: &Setup, checkpoints: &[usize], ledger: bool, close_receipts: b
     };
     let pid = node.child.id();
     let mut connection = Connection::open(&node.host);
-    let mut market = Executions::setup(&mut connection, close_receipts);
+    let mut market = Executions::setup(&mut connection);
     let started = Instant::now();
     let mut figures = vec![(0, rss_kib(pid), 0.0)];
     let mut done = 0;
@@ -93,10 +90,9 @@ fn main() {
     };
     let ledger = args.iter().any(|arg| arg == "--ledger");
     let keep_all = !args.iter().any(|arg| arg == "--without-keep-all");
-    let close_receipts = args.iter().any(|arg| arg == "--close-receipts");
     let mut checkpoints: Vec<usize> = args
         .iter()
-        .filter(|arg| !["--ledger", "--without-keep-all", "--close-receipts"].contains(&arg.as_str()))
+        .filter(|arg| !["--ledger", "--without-keep-all"].contains(&arg.as_str()))
         .map(|arg| arg.parse().expect("checkpoints are numbers of executions"))
         .collect();
     if checkpoints.is_empty() {
@@ -126,7 +122,7 @@ fn main() {
     let results: Vec<Vec<(usize, u64, f64)>> = std::thread::scope(|scope| {
         let running: Vec<_> = setups
             .iter()
-            .map(|setup| scope.spawn(|| measure(setup, &checkpoints, ledger, close_receipts)))
+            .map(|setup| scope.spawn(|| measure(setup, &checkpoints, ledger)))
             .collect();
         running
             .into_iter()
@@ -135,13 +131,8 @@ fn main() {
     });
 
     println!(
-        "localnet RSS in MiB ({} history; an execution is two transactions; receipts {})",
+        "localnet RSS in MiB ({} history; an execution is two transactions)",
         if ledger { "--ledger" } else { "temporary-file" },
-        if close_receipts {
-            "closed past their dispute window"
-        } else {
-            "left open"
-        }
     );
     let names: Vec<&str> = setups.iter().map(|setup| setup.name.as_str()).collect();
     let first = names[0];

@@ -259,4 +259,15 @@ impl Market {
         ));
         agent
     }
+
+    /// The relayer creates `agent`'s receipt log, which every settlement appends to.
+    pub fn create_receipt_log(&self, connection: &mut Connection, agent: &Pubkey) {
+        let blockhash = connection.blockhash();
+        connection.send(&Transaction::new_signed_with_payer(
+            &[self.keys.create_receipt_log(self.relayer.pubkey(), *agent)],
+            Some(&self.relayer.pubkey()),
+            &[&self.relayer],
+            blockhash,
+        ));
+    }
 }

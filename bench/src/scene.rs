@@ -1,13 +1,14 @@
-//! One market on the native chain with one pay-per-use agent and one payer who approved the
-//! market: the scene the on-chain cost benchmarks build their transactions in.
+//! One market on the native chain with one pay-per-use agent (its receipt log created) and one
+//! payer who approved the market: the scene the on-chain cost benchmarks build their
+//! transactions in.
 
 use std::collections::HashMap;
 
-use agent_market::{AgentTerms, Pricing, RefundReason, FEE_SHARD_COUNT};
+use agent_market::{AgentTerms, Escrow, Pricing, RefundReason, FEE_SHARD_COUNT};
 use anchor_lang::prelude::Pubkey;
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
-    market::{pda, result_digest, signing_key_proof_digest, EscrowRef, MarketKeys},
+    market::{pda, signing_key_proof_digest, EscrowRef, MarketKeys},
 };
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -73,6 +74,10 @@ impl Scene {
             ),
         ];
         chain.send(&register, &creator, &[]).expect("register agent");
+        let create_log = market.keys.create_receipt_log(market.relayer.pubkey(), agent);
+        chain
+            .send(&[create_log], &market.relayer, &[])
+            .expect("create the receipt log");
 
         let payer = chain.funded_keypair(10_000_000_000);
         let payer_token_account = chain.token_account(&payer, &payer.pubkey(), &mint);
@@ -86,6 +91,7 @@ impl Scene {
             (pda::market(), "market config"),
             (agent, "agent"),
             (pda::escrow_vault(&agent), "agent escrow vault"),
+            (pda::receipt_log(&agent), "agent receipt log"),
             (creator_token_account, "creator payout account"),
             (payer_token_account, "payer USDC account"),
             (pda::subscription(&agent, &payer.pubkey()), "payer's subscription PDA"),
@@ -145,18 +151,24 @@ impl Scene {
         self.relayer_tx(&[instruction])
     }
 
+    /// The open escrow of `execution_id`, as the program recorded it.
+    pub fn escrow(&self, execution_id: [u8; 16]) -> Escrow {
+        self.chain
+            .anchor_account(&pda::escrow(&execution_id))
+            .expect("the escrow is open")
+    }
+
+    /// The settlement of the open escrow of `execution_id` alone: a batch of one, as the relayer
+    /// settles a lone result.
     pub fn settle_tx(&self, execution_id: [u8; 16]) -> Transaction {
-        let escrow = self.escrow_ref(execution_id);
-        let result_hash = [5; 32];
-        let digest = result_digest(&execution_id, &self.agent, &[4; 32], &result_hash);
-        let signature: [u8; 64] = self.agent_signing.sign_message(&digest).into();
         let shard = execution_id[0] % FEE_SHARD_COUNT;
-        self.relayer_tx(&[
-            MarketKeys::verify_result_signature(&self.agent_signing.pubkey().to_bytes(), &signature, &digest),
-            self.market
-                .keys
-                .settle(&escrow, self.payout_account, result_hash, shard),
-        ])
+        self.relayer_tx(&self.market.keys.settle_one(
+            &self.escrow(execution_id),
+            [5; 32],
+            &self.agent_signing,
+            self.payout_account,
+            shard,
+        ))
     }
 
     pub fn refund_tx(&self, execution_id: [u8; 16]) -> Transaction {
@@ -190,8 +202,6 @@ impl Scene {
     pub fn describe(&mut self, name: &str, execution_id: [u8; 16], transaction: &Transaction) -> usize {
         self.labels
             .insert(pda::escrow(&execution_id), "escrow (this execution)");
-        self.labels
-            .insert(pda::receipt(&execution_id), "receipt (this execution)");
         let bytes = bincode::serialized_size(transaction).expect("serialize") as usize;
         let message = &transaction.message;
         let precompile_signatures: usize = message

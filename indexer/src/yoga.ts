@@ -137,7 +137,7 @@ export function buildYoga(options: YogaOptions): IndexerYoga {
   };
   const plugins: NonNullable<YogaServerOptions<object, GraphQLContext>["plugins"]> = [
     webhookPlugin({ store: options.store, rpc: options.rpc }, options.heliusWebhookAuth),
-    requestBoundsPlugin(options.requestBounds ?? DEFAULT_REQUEST_BOUNDS),
+    requestBoundsPlugin(options.requestBounds ?? DEFAULT_REQUEST_BOUNDS, options.limits ?? DEFAULT_LIMITS),
     limitsPlugin(options.limits ?? DEFAULT_LIMITS, options.subscriptions),
   ];
   // After the limits: a refused query is refused whether or not an answer is kept.

@@ -95,13 +95,29 @@ describe("GraphQL", function () {
     assert.equal((await post(JSON.stringify({ query: `{ indexer { network } }` }))).status, 200);
   });
 
-  it("stops parsing a document past its token limit", async () => {
+  it("stops parsing a document past its token limit: TOO_MANY_TOKENS when it breaks no other limit", async () => {
     // Small in bytes, but thousands of tokens for the parser.
     const tokens = `{ indexer { network ${"__typename ".repeat(3_000)}} }`;
     const answer = await graphql(indexer, tokens);
-    assert.match(answer.errors?.[0]?.message ?? "", /Document contains more tha[nt] 3000 tokens/);
-    assert.equal(answer.errors?.[0]?.extensions?.code, "GRAPHQL_PARSE_FAILED");
+    assert.deepEqual(answer.errors?.map((error) => [error.message, error.extensions?.code, (error.extensions as { maxTokens?: number } | undefined)?.maxTokens]), [
+      ["the document has more than 3000 tokens; at most 3000", "TOO_MANY_TOKENS", 3000],
+    ]);
     assert.equal(answer.data, undefined);
+  });
+
+  it("answers an alias bomb long enough to stop the parser TOO_MANY_ALIASES, and a nesting bomb QUERY_TOO_DEEP", async () => {
+    const aliases = `{ ${Array.from({ length: 2_000 }, (_, i) => `a${i}: __typename`).join(" ")} }`;
+    const refused = await graphql(indexer, aliases);
+    assert.deepEqual(refused.errors?.map((error) => [error.message, error.extensions?.code]), [
+      ["the query has at least 999 aliases; at most 15", "TOO_MANY_ALIASES"],
+    ]);
+    assert.equal(refused.data, undefined);
+    const deep = `{ ${"indexer { ".repeat(2_000)}network${" }".repeat(2_000)} }`;
+    const tooDeep = await graphql(indexer, deep);
+    assert.equal(tooDeep.errors?.[0]?.extensions?.code, "QUERY_TOO_DEEP");
+    // `name: value` in arguments is no alias: a long argument list is only too long.
+    const argumentsOnly = `{ executions(filter: { ${Array.from({ length: 1_000 }, (_, i) => `f${i}: "v"`).join(", ")} }) { nodes { id } } }`;
+    assert.equal((await graphql(indexer, argumentsOnly)).errors?.[0]?.extensions?.code, "TOO_MANY_TOKENS");
   });
 
   it("answers the server library's codes for requests refused before the schema (docs/indexer.md)", async () => {

@@ -3,6 +3,7 @@
 
 use {
     crate::{
+        fees,
         market::{pda, MarketKeys},
         native::add_native_program,
     },
@@ -22,6 +23,7 @@ use {
     solana_pubkey::Pubkey,
     solana_signer::Signer,
     solana_transaction::Transaction,
+    solana_transaction_error::TransactionError,
     spl_associated_token_account_client::{
         address::get_associated_token_address, instruction::create_associated_token_account_idempotent,
     },
@@ -52,7 +54,8 @@ impl Chain {
     }
 
     /// Signs `instructions` with `fee_payer` and `signers`, sends them as one transaction, and
-    /// moves to a new blockhash so that an identical transaction sent next is a new one.
+    /// moves to a new blockhash so that an identical transaction sent next is a new one. The fee
+    /// payer pays the priority fee too, as on a cluster (see `fees`).
     pub fn send(
         &mut self,
         instructions: &[Instruction],
@@ -60,7 +63,19 @@ impl Chain {
         signers: &[&Keypair],
     ) -> TransactionResult {
         let transaction = signed_transaction(instructions, fee_payer, signers, self.svm.latest_blockhash());
+        let message = &transaction.message;
+        let priority_fee_taken = fees::take_priority_fee(&mut self.svm, &message.account_keys, &message.instructions)
+            .map_err(|err| FailedTransactionMetadata {
+            err,
+            meta: TransactionMetadata::default(),
+        })?;
         let result = self.svm.send_transaction(transaction);
+        // Only a transaction that failed in an instruction pays its fees.
+        if let Err(failed) = &result {
+            if !matches!(failed.err, TransactionError::InstructionError(..)) {
+                fees::give_back(&mut self.svm, fee_payer.pubkey(), priority_fee_taken);
+            }
+        }
         self.svm.expire_blockhash();
         result
     }

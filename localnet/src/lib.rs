@@ -8,10 +8,13 @@
 pub mod base58;
 pub mod chain;
 pub mod dev;
+pub mod fees;
 pub mod genesis;
+pub mod heap;
 pub mod history;
 pub mod ledger;
 pub mod market;
+pub mod meter;
 pub mod native;
 pub mod node;
 pub mod open_batch;

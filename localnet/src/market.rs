@@ -323,7 +323,8 @@ impl MarketKeys {
         solana_ed25519_program::new_ed25519_instruction_with_signature(&digest, signature, signing_key)
     }
 
-    /// The Ed25519 precompile instruction that must come right before `settle`.
+    /// The Ed25519 precompile instruction verifying one signature over `digest`: what comes right
+    /// before the `settle_batch` of a lone result.
     pub fn verify_result_signature(signing_key: &[u8; 32], signature: &[u8; 64], digest: &[u8; 32]) -> Instruction {
         solana_ed25519_program::new_ed25519_instruction_with_signature(digest, signature, signing_key)
     }

@@ -1,16 +1,19 @@
 //! The client side of batched settlement: the instructions that create a receipt log, settle a
 //! batch and dispute from the log, the Ed25519 verifications a batch needs, and the tree a payer
-//! or an indexer rebuilds from `EscrowSettledToLog` events to prove an execution.
+//! or an indexer rebuilds from `EscrowsSettledToLog` events to prove an execution.
 
 use {
     crate::market::{pda, program_ix, MarketKeys},
     agent_market::{
         accounts, instruction,
         receipt_tree::{node, Hash},
-        ReceiptLeaf, ID as PROGRAM_ID, RECEIPT_TREE_DEPTH,
+        signature::{result_digest, ResultBinding},
+        Escrow, ReceiptLeaf, ID as PROGRAM_ID, RECEIPT_TREE_DEPTH,
     },
     solana_instruction::{AccountMeta, Instruction},
+    solana_keypair::Keypair,
     solana_pubkey::Pubkey,
+    solana_signer::Signer,
 };
 
 const ED25519_OFFSETS_LEN: usize = 14;
@@ -69,6 +72,36 @@ impl MarketKeys {
                 .map(|execution_id| AccountMeta::new(pda::escrow(execution_id), false)),
         );
         settle
+    }
+
+    /// A lone result settled as the relayer settles it, as a batch of one: `signing` (the agent's
+    /// key) signs the result digest of `escrow`, as the program recorded it, with `result_hash`
+    /// and no units; the precompile verifies it; `settle_batch` pays.
+    pub fn settle_one(
+        &self,
+        escrow: &Escrow,
+        result_hash: [u8; 32],
+        signing: &Keypair,
+        payout_account: Pubkey,
+        fee_shard_index: u8,
+    ) -> [Instruction; 2] {
+        let digest = result_digest(&ResultBinding {
+            escrow,
+            result_hash: &result_hash,
+            units: 0,
+        });
+        let signature: [u8; 64] = signing.sign_message(&digest).into();
+        [
+            Self::verify_signatures(&signing.pubkey().to_bytes(), &[signature], &[digest]),
+            self.settle_batch(
+                escrow.agent,
+                payout_account,
+                &[escrow.execution_id],
+                vec![result_hash],
+                vec![],
+                fee_shard_index,
+            ),
+        ]
     }
 
     /// The payer's dispute of the execution of `leaf`, leaf number `leaf_index` of `agent`'s log.

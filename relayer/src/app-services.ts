@@ -1,6 +1,7 @@
 // The services every route is given: a leaf, so routes depend on it and never on the app.
 import type { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import type { SignInService } from "./auth/sign-in.js";
+import type { WalletConfirmations } from "./auth/wallet-confirmations.js";
 import type { WebRunKeys } from "./auth/web-run-keys.js";
 import type { ChainService } from "./chain/chain-service.js";
 import type { RelayerConfig } from "./config.js";
@@ -22,6 +23,8 @@ export interface Services {
   /** The keys web runs are charged through, one per wallet and environment, never exposed. */
   webRunKeys: WebRunKeys;
   signIn: SignInService;
+  /** Fresh wallet signatures over the changes a session alone may not make. */
+  confirmations: WalletConfirmations;
   chain: ChainService;
   listings: ListingService;
   /** Listings with the indexer's status and figures, for GET /v1/agents and /v1/agents/:agent_id. */

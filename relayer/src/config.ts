@@ -6,6 +6,7 @@ import { ed25519PublicKey, NETWORK_NAMES, type NetworkName } from "@agent-market
 import { ConfigError, EnvReader, LOG_LEVELS, type Env, type LogLevel } from "@agent-market/service";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
+import type { PriorityFeePolicy } from "./chain/priority-fee.js";
 import { committedDevelopmentKey } from "./dev-keys.js";
 import type { EndpointPolicy } from "./net/ip-policy.js";
 import { redisUrlProblem } from "./redis-options.js";
@@ -73,6 +74,12 @@ export interface RelayerConfig {
    * gathering more (BATCH_GATHER_MS, 60 by default, 0 never waits).
    */
   batch_gather_ms: number;
+  /**
+   * The unit price of the relayer's transactions: a percentile of the recent slots' prices
+   * (PRIORITY_FEE_PERCENTILE, 50), capped (PRIORITY_FEE_MAX_MICRO_LAMPORTS, 10,000; 0 pays none),
+   * asked again every PRIORITY_FEE_REFRESH_MS (10,000).
+   */
+  priority_fee: PriorityFeePolicy;
   session_ttl_secs: number;
   nonce_ttl_secs: number;
   body_limit_bytes: number;
@@ -302,6 +309,11 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     batch_refunds,
     lookup_tables,
     batch_gather_ms: reader.integer("BATCH_GATHER_MS", 60, 0, 1_000),
+    priority_fee: {
+      percentile: reader.integer("PRIORITY_FEE_PERCENTILE", 50, 0, 100),
+      max_micro_lamports: BigInt(reader.integer("PRIORITY_FEE_MAX_MICRO_LAMPORTS", 10_000, 0, 1_000_000_000)),
+      refresh_ms: reader.integer("PRIORITY_FEE_REFRESH_MS", 10_000, 100, 600_000),
+    },
     session_ttl_secs: reader.integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
     nonce_ttl_secs: reader.integer("SIGN_IN_NONCE_TTL_SECS", 300, 30, 3600),
     body_limit_bytes: reader.integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -185,12 +185,14 @@ export const ERROR_CODES = {
   endpoint_not_allowed: {
     status: 422,
     type: "listing_error",
-    description: "The endpoint is not a public https URL (private, loopback, link-local and metadata addresses are refused).",
+    description:
+      "The endpoint is not a public https URL (private, loopback, link-local and metadata addresses are refused), " +
+      "or its host name does not resolve to allowed addresses only (whether it resolved at all is not told).",
   },
   endpoint_unreachable: {
     status: 422,
     type: "listing_error",
-    description: "The endpoint did not answer (DNS, connection or time limit).",
+    description: "The endpoint did not answer (connection or time limit).",
   },
   probe_parameters_unavailable: {
     status: 422,
@@ -278,6 +280,18 @@ export const ERROR_CODES = {
     type: "rate_limit_error",
     description:
       "The agent has as many executions in flight as it may take (`limit`); nothing was sent and nothing was charged. Retry when one ends.",
+  },
+  wallet_signature_required: {
+    status: 403,
+    type: "permission_error",
+    description:
+      "Raising the web-run cap or enabling web runs again needs a fresh signature by the wallet (POST /v1/wallet/web-runs/confirmation, signed, sent as `confirmation`): a session alone may only lower the cap or revoke.",
+  },
+  invalid_confirmation: {
+    status: 403,
+    type: "permission_error",
+    description:
+      "The confirmation is not the wallet's signature over a message this server issued it for this very change, unused and unexpired; nothing changed.",
   },
   web_runs_revoked: {
     status: 403,
@@ -376,6 +390,12 @@ export const ERROR_CODES = {
     status: 409,
     type: "conflict_error",
     description: "This party has already submitted the most evidence items one execution may have (10).",
+  },
+  evidence_quota_reached: {
+    status: 409,
+    type: "conflict_error",
+    description:
+      "The wallet's evidence files, across every execution, would pass its quota (50 MiB; `kept_bytes`, `quota_bytes`); nothing was stored. Files are purged once their dispute is resolved or its window closed.",
   },
   dispute_window_closed: {
     status: 409,

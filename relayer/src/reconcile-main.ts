@@ -3,6 +3,7 @@
 // configuration (environment), prints every difference and exits 1 if there is any.
 import { createPool } from "@agent-market/service";
 import { ChainService } from "./chain/chain-service.js";
+import { PriorityFees } from "./chain/priority-fee.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { ConfigError, parseConfig } from "./config.js";
 import { reconcile } from "./executions/reconcile.js";
@@ -21,7 +22,12 @@ async function main(): Promise<number> {
   const db = createPool(config.database_url, { max_connections: 4 });
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(
+        chain.rpc(network),
+        config.networks[network]!.relayer_keypair,
+        chain.programId(network),
+        new PriorityFees(chain.rpc(network), config.priority_fee),
+      )]),
   );
   let differences = 0;
   try {

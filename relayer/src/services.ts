@@ -7,7 +7,9 @@ import { createLogger, createPool } from "@agent-market/service";
 import { ApiKeyAuthenticator, ApiKeyStore } from "./auth/api-keys.js";
 import { WebRunKeys } from "./auth/web-run-keys.js";
 import { ExpiredSignInPurge, PURGE_INTERVAL_MS } from "./auth/expired-purge.js";
+import { EVIDENCE_GRACE_SECS, EVIDENCE_PURGE_INTERVAL_MS, EvidencePurge } from "./disputes/evidence-purge.js";
 import { SignInService } from "./auth/sign-in.js";
+import { WalletConfirmations } from "./auth/wallet-confirmations.js";
 import type { Services } from "./app-services.js";
 import { ChainService } from "./chain/chain-service.js";
 import type { RelayerConfig } from "./config.js";
@@ -22,6 +24,7 @@ import { IndexerClient } from "./indexer/indexer-client.js";
 import { CircuitBreaker } from "./listings/circuit-breaker.js";
 import { Discovery } from "./listings/discovery.js";
 import { ListingService } from "./listings/listing-service.js";
+import { PriorityFees } from "./chain/priority-fee.js";
 import { TransactionSender } from "./chain/tx-sender.js";
 import { LookupTables } from "./chain/lookup-tables.js";
 import { ExecutionReads } from "./executions/execution-reads.js";
@@ -55,7 +58,12 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
   await migrate(db);
   const chain = new ChainService(config.networks);
   const senders = Object.fromEntries(
-    chain.networks.map((network) => [network, new TransactionSender(chain.rpc(network), config.networks[network]!.relayer_keypair)]),
+    chain.networks.map((network) => [network, new TransactionSender(
+        chain.rpc(network),
+        config.networks[network]!.relayer_keypair,
+        chain.programId(network),
+        new PriorityFees(chain.rpc(network), config.priority_fee),
+      )]),
   );
   // The services' own lines go where the HTTP server's go (fastify's pino writes to stdout).
   const logger = createLogger(config.log_level, process.stdout);
@@ -113,6 +121,11 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     instance_timeout_secs: config.instance_timeout_secs,
   });
   const disputes = new DisputeService(db, chain, store);
+  const evidencePurge = new EvidencePurge(db, chain, {
+    interval_ms: EVIDENCE_PURGE_INTERVAL_MS,
+    grace_secs: EVIDENCE_GRACE_SECS,
+    onError: (error) => logger.error({ err: error }, "purge of dispute evidence files failed"),
+  });
   const purge = new ExpiredSignInPurge(db, {
     interval_ms: PURGE_INTERVAL_MS,
     onError: (error) => logger.error({ err: error }, "purge of expired sign-in nonces and sessions failed"),
@@ -132,6 +145,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       nonce_ttl_secs: config.nonce_ttl_secs,
       session_ttl_secs: config.session_ttl_secs,
     }),
+    confirmations: new WalletConfirmations(db, { domain: config.public_url.host, uri: config.public_url.origin, nonce_ttl_secs: config.nonce_ttl_secs }),
     listings,
     discovery: new Discovery(
       listings,
@@ -150,6 +164,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
       workers = true;
       await recovery.startInstance();
       purge.start();
+      evidencePurge.start();
       webhookWorker.start();
       await jobs.start({
         finish: (id) => recovery.finish(id),
@@ -163,6 +178,7 @@ export async function createServices(config: RelayerConfig): Promise<RunningServ
     handOverExecutions: () => recovery.handOverOwned(),
     async close() {
       purge.stop();
+      evidencePurge.stop();
       leases.close();
       await runner.close();
       await jobs.close();

@@ -11,6 +11,8 @@ import { randomBytes } from "node:crypto";
 import { disputePda, evidenceHash, formatExecutionId, toHex } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
+import { MAX_EVIDENCE_BYTES_PER_WALLET } from "../src/disputes/dispute-evidence.js";
+import { EvidencePurge } from "../src/disputes/evidence-purge.js";
 import { ExecutionStore } from "../src/executions/execution-store.js";
 import { StandInMarket, type Creator } from "./stand-in-market.js";
 import { bearer, errorOf, signIn, startTestRelayer, type TestRelayer } from "./support.js";
@@ -176,5 +178,101 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     assert.equal(errorOf(foreign).code, "not_dispute_party");
     const none = await relayer.app.inject({ method: "GET", url: "/v1/disputes?role=payer", headers: bearer(sessions.stranger) });
     assert.deepEqual((none.json() as { data: unknown[] }).data, []);
+  });
+  /** Five files of 1 MiB: the most one evidence item carries. */
+  const FILES = Array.from({ length: 5 }, (_, i) => ({
+    name: `log-${i}.txt`,
+    content_type: "text/plain",
+    content_base64: Buffer.alloc(1024 * 1024, i).toString("base64"),
+  }));
+  const withFiles = (session: string, execution_id: string) =>
+    relayer.app.inject({ method: "POST", url: "/v1/disputes/evidence", headers: bearer(session), payload: { execution_id, statement: "See the logs.", attachments: FILES } });
+  const storedBytes = async (wallet: string) =>
+    Number(
+      (
+        await relayer.services.db.query<{ bytes: string }>(
+          "SELECT coalesce(sum(a.size_bytes), 0)::text AS bytes FROM dispute_attachments a JOIN dispute_evidence e ON e.id = a.evidence_id WHERE e.wallet = $1",
+          [wallet],
+        )
+      ).rows[0]!.bytes,
+    );
+
+  it("holds a wallet's evidence files to 50 MiB across executions (409 evidence_quota_reached, nothing stored); a purge gives the quota back", async function () {
+    this.timeout(120_000);
+    const wallet = payer.publicKey.toBase58();
+    await relayer.services.db.query("DELETE FROM dispute_attachments a USING dispute_evidence e WHERE a.evidence_id = e.id AND e.wallet = $1", [wallet]);
+    const executions = [await settled(3_000_000n, 3_000_060n), await settled(3_000_000n, 3_000_060n), await settled(3_000_000n, 3_000_060n)];
+    for (let i = 0; i < 10; i += 1) {
+      const stored = await withFiles(sessions.payer, executions[i % 2]!.id);
+      assert.equal(stored.statusCode, 201, stored.body);
+    }
+    assert.equal(await storedBytes(wallet), MAX_EVIDENCE_BYTES_PER_WALLET);
+    const items = async () => Number((await relayer.services.db.query<{ n: string }>("SELECT count(*) AS n FROM dispute_evidence WHERE wallet = $1", [wallet])).rows[0]!.n);
+    const before = await items();
+    const refused = await withFiles(sessions.payer, executions[2]!.id);
+    assert.equal(refused.statusCode, 409);
+    assert.equal(errorOf(refused).code, "evidence_quota_reached");
+    assert.equal(
+      errorOf(refused).message,
+      `This wallet keeps ${MAX_EVIDENCE_BYTES_PER_WALLET} bytes of evidence files; 5242880 more would pass its ${MAX_EVIDENCE_BYTES_PER_WALLET} bytes. Files are purged once their dispute is resolved or its window closed.`,
+    );
+    assert.equal(await items(), before, "nothing stored");
+    assert.equal(await storedBytes(wallet), MAX_EVIDENCE_BYTES_PER_WALLET);
+    // A statement without files still goes in: the quota counts files.
+    assert.equal((await submit(sessions.payer, executions[2]!.id, "No files this time.")).statusCode, 201);
+
+    // The first execution's window closed more than the grace ago with no dispute: its files go.
+    await relayer.services.db.query("UPDATE executions SET finished_at = now() - make_interval(secs => $2) WHERE id = $1", [executions[0]!.id, Number(WINDOW_SECS) + 3600]);
+    const purge = new EvidencePurge(relayer.services.db, relayer.services.chain, { interval_ms: 60_000, grace_secs: 1800, onError: (error) => assert.fail(String(error)) });
+    assert.equal(await purge.once(), 25);
+    assert.equal(await storedBytes(wallet), MAX_EVIDENCE_BYTES_PER_WALLET / 2);
+    assert.equal((await withFiles(sessions.payer, executions[2]!.id)).statusCode, 201);
+  });
+
+  it("purges files once the dispute was resolved or the window closed, each past the grace; never an open dispute's, nor a recent one's", async () => {
+    const cases = {
+      windowClosed: await settled(4_000_000n, 4_000_060n),
+      windowOpen: await settled(4_000_000n, 4_000_060n),
+      disputeOpen: await settled(4_000_000n, 4_000_060n),
+      resolvedLongAgo: await settled(4_000_000n, 4_000_060n),
+      resolvedJustNow: await settled(4_000_000n, 4_000_060n),
+    };
+    const wallet = payer.publicKey.toBase58();
+    await relayer.services.db.query("DELETE FROM dispute_attachments a USING dispute_evidence e WHERE a.evidence_id = e.id AND e.wallet = $1", [wallet]);
+    for (const { id } of Object.values(cases)) {
+      const stored = await relayer.app.inject({
+        method: "POST",
+        url: "/v1/disputes/evidence",
+        headers: bearer(sessions.payer),
+        payload: { execution_id: id, statement: "A file.", attachments: [{ name: "a.txt", content_type: "text/plain", content_base64: "aGk=" }] },
+      });
+      assert.equal(stored.statusCode, 201, stored.body);
+    }
+    const old = Number(WINDOW_SECS) + 7200;
+    await relayer.services.db.query("UPDATE executions SET finished_at = now() - make_interval(secs => $2) WHERE id = ANY($1::text[])", [
+      [cases.windowClosed.id, cases.disputeOpen.id, cases.resolvedLongAgo.id, cases.resolvedJustNow.id],
+      old,
+    ]);
+    await relayer.services.db.query("UPDATE executions SET finished_at = now() WHERE id = $1", [cases.windowOpen.id]);
+    const outcome = (id: string, state: string, resolved_ago_secs: number | null) =>
+      relayer.services.db.query(
+        `INSERT INTO dispute_outcomes (execution_id, state, amount_usdc, evidence_hash, opened_at, resolved_at)
+         VALUES ($1, $2, 0, '\\x00', now() - interval '3 days', CASE WHEN $3::int IS NULL THEN NULL ELSE now() - make_interval(secs => $3::int) END)`,
+        [id, state, resolved_ago_secs],
+      );
+    await outcome(cases.disputeOpen.id, "open", null);
+    await outcome(cases.resolvedLongAgo.id, "upheld", 7200);
+    await outcome(cases.resolvedJustNow.id, "rejected", 60);
+    const purge = new EvidencePurge(relayer.services.db, relayer.services.chain, { interval_ms: 60_000, grace_secs: 3600, onError: (error) => assert.fail(String(error)) });
+    assert.equal(await purge.once(), 2);
+    const left = await relayer.services.db.query<{ execution_id: string }>(
+      "SELECT e.execution_id FROM dispute_attachments a JOIN dispute_evidence e ON e.id = a.evidence_id WHERE e.wallet = $1",
+      [wallet],
+    );
+    assert.deepEqual(left.rows.map((row) => row.execution_id).sort(), [cases.windowOpen.id, cases.disputeOpen.id, cases.resolvedJustNow.id].sort());
+    // The statements and their hashes stay: only the files go.
+    const statements = await relayer.services.db.query("SELECT 1 FROM dispute_evidence WHERE execution_id = ANY($1::text[])", [[cases.windowClosed.id, cases.resolvedLongAgo.id]]);
+    assert.equal(statements.rowCount, 2);
+    assert.equal(await purge.once(), 0, "idempotent");
   });
 });

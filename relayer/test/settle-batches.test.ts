@@ -1,8 +1,8 @@
-// The size of a settle_batch transaction (docs/program.md, "Batch limits"): under execute
-// protocol v2 (an item is a result hash and units) a legacy transaction carries 7 escrows under
-// one batch signature, a v0 one loading the agent's fixed accounts from its lookup table 11
-// (SETTLE_BATCH_SIZE, of the 16 the program takes); a lone call under its own signature fits
-// either way. A batch is cut into as few transactions as hold it.
+// The size of a settle_batch transaction (docs/program.md, "Batch limits"): a legacy transaction
+// carries 8 fixed-price escrows under one batch signature, a v0 one loading the agent's fixed
+// accounts from its lookup table 12 (SETTLE_BATCH_SIZE, of the 16 the program takes); escrows
+// with units (8 bytes more each, none sent when every count is 0) 7 and 11; a lone call under its
+// own signature fits either way. A batch is cut into as few transactions as hold it.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 
@@ -29,7 +29,7 @@ const usdcMint = Keypair.generate().publicKey;
 const payoutAccount = Keypair.generate().publicKey;
 const table: LookupTable = { key: Keypair.generate().publicKey, addresses: agentTableAddresses({ programId, agent, usdcMint, payoutAccount }) };
 
-function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch") {
+function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch", units = 0n) {
   return settleBatchInstructions({
     programId,
     relayer,
@@ -45,7 +45,7 @@ function settleBatch(escrows: number, kind: BatchSignature["kind"] = "batch") {
       amountUsdc: 250_000n,
       requestHash: randomBytes(32),
     })),
-    items: Array.from({ length: escrows }, () => ({ resultHash: randomBytes(32), units: 0n })),
+    items: Array.from({ length: escrows }, () => ({ resultHash: randomBytes(32), units })),
     feeShardIndex: 7,
     signingKey: randomBytes(32),
     signed: { kind, signature: randomBytes(64) },
@@ -64,17 +64,24 @@ describe("settle batches", () => {
     assert.ok(SETTLE_BATCH_SIZE <= MAX_SETTLE_BATCH);
   });
 
-  it("fits 7 escrows under one batch signature in a legacy transaction, not 8", () => {
-    assert.ok(transaction(7).length <= PACKET_DATA_SIZE);
-    assert.throws(() => transaction(8), /more than the 1232 a packet carries/);
+  it("fits 8 escrows under one batch signature in a legacy transaction, not 9", () => {
+    assert.ok(transaction(8).length <= PACKET_DATA_SIZE);
+    assert.throws(() => transaction(9), /more than the 1232 a packet carries/);
   });
 
-  it("fits 11 in a v0 transaction loading the agent's fixed accounts from its table, not 12", () => {
-    const bytes = transaction(11, [table]);
+  it("fits 12 in a v0 transaction loading the agent's fixed accounts from its table, not 13", () => {
+    const bytes = transaction(12, [table]);
     assert.ok(bytes.length <= PACKET_DATA_SIZE, `${bytes.length} bytes`);
-    assert.equal(fitsTransaction(relayer, settleBatch(12), [table]), false);
+    assert.equal(fitsTransaction(relayer, settleBatch(13), [table]), false);
     // What the table holds that the instructions name is loaded, the escrows stay static.
-    assert.ok(transaction(7, [table]).length < transaction(7).length - 250);
+    assert.ok(transaction(8, [table]).length < transaction(8).length - 250);
+  });
+
+  it("fits 7 and 11 escrows with units (a metered call's, 8 bytes more each), not 8 and 12", () => {
+    assert.equal(fitsTransaction(relayer, settleBatch(7, "batch", 5n)), true);
+    assert.equal(fitsTransaction(relayer, settleBatch(8, "batch", 5n)), false);
+    assert.equal(fitsTransaction(relayer, settleBatch(11, "batch", 5n), [table]), true);
+    assert.equal(fitsTransaction(relayer, settleBatch(12, "batch", 5n), [table]), false);
   });
 
   it("fits a lone call under its own signature, and takes a call's signature for one escrow only", () => {
@@ -91,12 +98,12 @@ describe("settle batches", () => {
     assert.equal(new Set(names).size, names.length, "each address once");
   });
 
-  it("cuts a batch into as few transactions as hold it: 16 as 7 + 7 + 2 legacy, 11 + 5 with the table", async () => {
+  it("cuts a batch into as few transactions as hold it: 16 as 8 + 8 legacy, 12 + 4 with the table", async () => {
     const items = Array.from({ length: MAX_SETTLE_BATCH }, (_, i) => i);
     const sizing = (chunk: number[]) => settleBatch(chunk.length, chunk.length > 1 ? "batch" : "call");
     const lengths = async (tables: LookupTable[]) => (await fittingChunks(items, relayer, sizing, tables)).map((chunk) => chunk.length);
-    assert.deepEqual(await lengths([]), [7, 7, 2]);
-    assert.deepEqual(await lengths([table]), [11, 5]);
+    assert.deepEqual(await lengths([]), [8, 8]);
+    assert.deepEqual(await lengths([table]), [12, 4]);
     assert.deepEqual((await fittingChunks(items.slice(0, 5), relayer, sizing)).map((chunk) => chunk.length), [5], "what fits goes whole");
     const chunks = await fittingChunks(items, relayer, sizing, [table]);
     assert.deepEqual(chunks.flat(), items, "every item once, in order");

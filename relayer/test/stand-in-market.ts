@@ -124,6 +124,7 @@ export class StandInMarket {
       escrowVaultBump: 255,
       subscriptionsExpireAt: 0n,
       escrowsOpened: 0n,
+      lastEscrowDeadline: 0n,
     };
     await this.setAgent(agent, terms);
     return {

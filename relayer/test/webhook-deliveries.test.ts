@@ -139,6 +139,7 @@ describe("webhook deliveries", function () {
         execution_id: row.id,
         network: "devnet",
         agent: row.agent,
+        leaf_index: null,
         payer: owner.address,
         creator: null,
         state: "upheld",

@@ -137,9 +137,9 @@ export function webhookFixture(): WebhookFixture {
     const id = `exec_${utils.bytes.bs58.encode(randomBytes(16))}`;
     const { rows } = await db.query<ExecutionRow>(
       `INSERT INTO executions (id, api_key_id, wallet, network, agent, mode, state, task, parameters, request_hash,
-         payer_token_account, quoted_usdc, amount_usdc, output, result_hash, result_digest, creator_signature, signing_key,
-         finished_at, refund_reason, failure_code, failure_message)
-       VALUES ($1, $2, $3, 'devnet', $4, 'sync', $5, 'task', '{}', $6, $4, 0, 0, '{"answer":42}', $6, $6, $6, $4,
+         payer_token_account, quoted_usdc, amount_usdc, escrow_nonce, output, result_hash, result_digest, units, creator_signature,
+         signing_key, finished_at, refund_reason, failure_code, failure_message)
+       VALUES ($1, $2, $3, 'devnet', $4, 'sync', $5, 'task', '{}', $6, $4, 0, 0, 3, '{"answer":42}', $6, $6, 0, $6, $4,
          clock_timestamp(), $7, $8, $9) RETURNING *`,
       [
         id,

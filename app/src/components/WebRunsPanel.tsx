@@ -1,5 +1,7 @@
 // The wallet's web runs (runs from this dashboard, charged through its session): their spending
 // cap, and a switch that revokes them at once on every relayer (docs/dashboard.md, "Web runs").
+// Raising the cap or allowing them again asks the wallet to sign that change: the relayer refuses
+// it to the session alone, which a stolen one would be.
 import { formatUsdc, parseUsdc } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
@@ -10,7 +12,7 @@ import { trimUsdc, usdcText } from "./money.js";
 import { Loading } from "./Status.js";
 
 export function WebRunsPanel() {
-  const { session, network } = useApp();
+  const { session, network, wallet } = useApp();
   const [webRuns, reload] = useLoad(() => session.wallet.webRuns(network), [session, network]);
   const [cap, setCap] = useState("");
   const [busy, setBusy] = useState(false);
@@ -21,7 +23,12 @@ export function WebRunsPanel() {
     setBusy(true);
     setError(null);
     try {
-      await session.wallet.updateWebRuns({ network, ...update() });
+      const asked = update();
+      const current = webRuns.state === "ready" ? webRuns.value : undefined;
+      const widens =
+        asked.enabled === true ||
+        (asked.spending_cap_usdc !== undefined && (current === undefined || parseUsdc(asked.spending_cap_usdc) > parseUsdc(current.spending_cap_usdc)));
+      await session.wallet.updateWebRuns({ network, ...asked }, widens ? { signMessage: (message) => wallet.signMessage(message) } : undefined);
       setCap("");
       reload();
     } catch (e) {

@@ -79,7 +79,9 @@ export async function chainNowSecs(chain: Chain): Promise<number> {
 export async function signAndSendInstructions(chain: Chain, wallet: ConnectedWallet, instructions: TransactionInstruction[]): Promise<string> {
   await requireFeeSol(chain.rpcUrl, wallet.address, chain.localnet);
   const { blockhash, lastValidBlockHeight } = await chain.connection.getLatestBlockhash("confirmed");
-  const transaction = new chain.web3.Transaction({ feePayer: new chain.web3.PublicKey(wallet.address), blockhash, lastValidBlockHeight }).add(...instructions);
+  // The units they need; the unit price is the wallet's to set, as wallets do for what they sign.
+  const budgeted = chain.program.withComputeBudget(instructions, chain.programId);
+  const transaction = new chain.web3.Transaction({ feePayer: new chain.web3.PublicKey(wallet.address), blockhash, lastValidBlockHeight }).add(...budgeted);
   const unsigned = transaction.serialize({ requireAllSignatures: false, verifySignatures: false });
   try {
     return await wallet.signAndSend(Uint8Array.from(unsigned), chain.network, chain.rpcUrl);

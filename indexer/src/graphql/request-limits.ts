@@ -1,9 +1,13 @@
 // Bounds checked before a GraphQL document is parsed: the body's size, read with a cap rather than
 // trusted from Content-Length (a chunked body has none), and the number of tokens the parser will
-// look at, so that a huge or pathological document costs no more than a small one to refuse. The
-// depth, alias and cost limits (limits.ts) then run on what parsed.
+// look at, so that a huge or pathological document costs no more than a small one to refuse (with
+// the code of the first limit it breaks, token-limit.ts). The depth, alias and cost limits
+// (limits.ts) then run on what parsed.
 import { parse, type ParseOptions, type Source } from "graphql";
 import type { Plugin } from "graphql-yoga";
+
+import type { QueryLimits } from "./limits.js";
+import { isTokenLimitError, tokenLimitRefusal } from "./token-limit.js";
 
 export interface RequestBounds {
   maxBodyBytes: number;
@@ -43,7 +47,7 @@ async function readCapped(request: Request, maxBytes: number): Promise<string | 
   return new TextDecoder().decode(out);
 }
 
-export function requestBoundsPlugin(bounds: RequestBounds): Plugin {
+export function requestBoundsPlugin(bounds: RequestBounds, limits: QueryLimits): Plugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (request.method !== "POST" || !requestParser) return;
@@ -55,7 +59,14 @@ export function requestBoundsPlugin(bounds: RequestBounds): Plugin {
       });
     },
     onParse({ setParseFn }) {
-      setParseFn((source: string | Source, options?: ParseOptions) => parse(source, { ...options, maxTokens: bounds.maxTokens }));
+      setParseFn((source: string | Source, options?: ParseOptions) => {
+        try {
+          return parse(source, { ...options, maxTokens: bounds.maxTokens });
+        } catch (error) {
+          if (isTokenLimitError(error)) throw tokenLimitRefusal(source, bounds.maxTokens, limits);
+          throw error;
+        }
+      });
     },
   };
 }

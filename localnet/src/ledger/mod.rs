@@ -7,11 +7,13 @@
 //! what it records of transactions in `records`, how it runs them in `transactions`, and what
 //! it saves in `saving`.
 
+mod priority_fees;
 mod records;
 mod saving;
 mod transactions;
 
 pub use {
+    priority_fees::RECENT_SLOTS,
     records::{account_keys, DropRefusal, LedgerEvent, Rejection, TokenBalance, TransactionRecord},
     saving::LedgerState,
 };
@@ -73,6 +75,8 @@ pub struct Ledger {
     undo_order: VecDeque<(u64, Signature)>,
     /// Sent transactions waiting for their slot, with cluster-like timing.
     inflight: Inflight,
+    /// The unit prices recent transactions paid.
+    priority_fees: priority_fees::PriorityFees,
 }
 
 impl Ledger {
@@ -102,6 +106,7 @@ impl Ledger {
             undo: HashMap::new(),
             undo_order: VecDeque::new(),
             inflight: Inflight::default(),
+            priority_fees: Default::default(),
         };
         ledger.blockhashes.push_back((genesis_hash, MAX_PROCESSING_AGE));
         ledger.sync_clock();
@@ -113,6 +118,12 @@ impl Ledger {
     /// valid); LiteSVM only knows its latest blockhash.
     fn configure(svm: litesvm::LiteSVM) -> litesvm::LiteSVM {
         svm.with_blockhash_check(false).with_transaction_history(0)
+    }
+
+    /// `(slot, prioritizationFee)` for the recent slots, as `getRecentPrioritizationFees`
+    /// answers for transactions writing `accounts` (see `priority_fees`).
+    pub fn recent_prioritization_fees(&self, accounts: &[Pubkey]) -> Vec<(u64, u64)> {
+        self.priority_fees.recent(self.slot, accounts)
     }
 
     pub fn history(&self) -> &History {

@@ -51,6 +51,8 @@ impl Ledger {
             undo: HashMap::new(),
             undo_order: VecDeque::new(),
             inflight: Inflight::default(),
+            // In memory only, as a validator's prioritization-fee cache.
+            priority_fees: Default::default(),
         };
         ledger.sync_clock();
         ledger

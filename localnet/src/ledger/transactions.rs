@@ -6,7 +6,7 @@ use {
         account_keys, history_failed, Commitment, DropRefusal, Ledger, LedgerEvent, Rejection, TokenBalance,
         TransactionRecord, LAMPORTS_PER_SIGNATURE,
     },
-    crate::{chain::signed_transaction, history::TransactionSummary},
+    crate::{chain::signed_transaction, fees, history::TransactionSummary},
     litesvm::types::{FailedTransactionMetadata, TransactionMetadata},
     solana_account::{Account, AccountSharedData, ReadableAccount},
     solana_address_lookup_table_interface::state::AddressLookupTable,
@@ -22,6 +22,8 @@ use {
 };
 
 impl Ledger {
+    /// The signature fee (the transaction's signatures and those its precompile instructions
+    /// check) and the priority fee.
     pub fn fee_for(&self, transaction: &VersionedTransaction) -> u64 {
         let message = &transaction.message;
         let keys = message.static_account_keys();
@@ -35,7 +37,9 @@ impl Ledger {
             })
             .map(|instruction| u64::from(instruction.data.first().copied().unwrap_or(0)))
             .sum();
-        (u64::from(message.header().num_required_signatures) + precompile_signatures) * LAMPORTS_PER_SIGNATURE
+        let signature_fee = (u64::from(message.header().num_required_signatures) + precompile_signatures)
+            .saturating_mul(LAMPORTS_PER_SIGNATURE);
+        signature_fee.saturating_add(fees::prioritization_fee_lamports(keys, message.instructions()))
     }
 
     pub fn simulate(
@@ -44,11 +48,31 @@ impl Ledger {
         verify_signatures: bool,
     ) -> Result<TransactionMetadata, FailedTransactionMetadata> {
         if verify_signatures {
-            return self.chain.svm.simulate_transaction(transaction).map(|info| info.meta);
+            return self.simulate_with_priority_fee(transaction);
         }
-        let svm = std::mem::take(&mut self.chain.svm).with_sigverify(false);
-        let result = svm.simulate_transaction(transaction).map(|info| info.meta);
-        self.chain.svm = svm.with_sigverify(true);
+        self.chain.svm = std::mem::take(&mut self.chain.svm).with_sigverify(false);
+        let result = self.simulate_with_priority_fee(transaction);
+        self.chain.svm = std::mem::take(&mut self.chain.svm).with_sigverify(true);
+        result
+    }
+
+    /// A simulation whose fee payer must afford the priority fee too, as on a cluster; it
+    /// changes nothing.
+    fn simulate_with_priority_fee(
+        &mut self,
+        transaction: VersionedTransaction,
+    ) -> Result<TransactionMetadata, FailedTransactionMetadata> {
+        let message = &transaction.message;
+        let keys = message.static_account_keys().to_vec();
+        let payer_before =
+            fees::take_priority_fee(&mut self.chain.svm, &keys, message.instructions()).map_err(|err| {
+                FailedTransactionMetadata {
+                    err,
+                    meta: TransactionMetadata::default(),
+                }
+            })?;
+        let result = self.chain.svm.simulate_transaction(transaction).map(|info| info.meta);
+        fees::give_back(&mut self.chain.svm, keys[0], payer_before);
         result
     }
 
@@ -87,7 +111,7 @@ impl Ledger {
             return Err(Rejection::Refused(TransactionError::BlockhashNotFound));
         }
         if preflight {
-            if let Err(failed) = self.chain.svm.simulate_transaction(transaction.clone()) {
+            if let Err(failed) = self.simulate_with_priority_fee(transaction.clone()) {
                 return Err(match failed.err {
                     TransactionError::InstructionError(..) => Rejection::Preflight(failed),
                     err => Rejection::Refused(err),
@@ -163,11 +187,15 @@ impl Ledger {
             .iter()
             .map(|key| (*key, self.chain.svm.accounts_db().inner.get(key).map(compact)))
             .collect();
+        let priority_fee_taken =
+            fees::take_priority_fee(&mut self.chain.svm, &keys, transaction.message.instructions())
+                .map_err(Rejection::Refused)?;
         let (err, meta) = match self.chain.svm.send_transaction(transaction.clone()) {
             Ok(meta) => (None, meta),
             Err(failed) => {
                 // Only an instruction failure is included in a block (and pays its fee).
                 if !matches!(failed.err, TransactionError::InstructionError(..)) {
+                    fees::give_back(&mut self.chain.svm, keys[0], priority_fee_taken);
                     return Err(Rejection::Refused(failed.err));
                 }
                 if preflight {
@@ -187,6 +215,7 @@ impl Ledger {
         let signature = transaction.signatures[0];
         self.compact_written(&writable);
         self.written.extend(writable.iter().copied());
+        self.priority_fees.record(self.slot, &transaction, &writable);
         self.events.push(LedgerEvent::Processed {
             signature,
             slot: self.slot,

@@ -26,6 +26,7 @@ use {
     serde_json::{json, Value},
     solana_hash::Hash,
     solana_message::VersionedMessage,
+    solana_pubkey::Pubkey,
     solana_signature::Signature,
     solana_transaction::versioned::VersionedTransaction,
 };
@@ -98,6 +99,7 @@ pub fn dispatch(ledger: &mut Ledger, method: &str, params: &Value) -> RpcResult 
                 .minimum_balance_for_rent_exemption(data_len as usize)))
         }
         "getFeeForMessage" => get_fee_for_message(ledger, &params),
+        "getRecentPrioritizationFees" => get_recent_prioritization_fees(ledger, &params),
         "getBalance" => {
             let address = params.pubkey(0)?;
             Ok(with_context(ledger, json!(ledger.chain.lamports(&address))))
@@ -141,6 +143,22 @@ fn get_epoch_info(ledger: &Ledger, params: &Params) -> RpcResult {
         "slotsInEpoch": SLOTS_PER_EPOCH,
         "transactionCount": ledger.transaction_count(),
     }))
+}
+
+/// Addresses `getRecentPrioritizationFees` accepts at most, as agave's RPC.
+const MAX_PRIORITIZATION_FEE_ADDRESSES: usize = 128;
+
+fn get_recent_prioritization_fees(ledger: &Ledger, params: &Params) -> RpcResult {
+    let accounts: Vec<Pubkey> = match params.get(0) {
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => params.list(0, "address", MAX_PRIORITIZATION_FEE_ADDRESSES)?,
+    };
+    let fees: Vec<Value> = ledger
+        .recent_prioritization_fees(&accounts)
+        .into_iter()
+        .map(|(slot, fee)| json!({ "slot": slot, "prioritizationFee": fee }))
+        .collect();
+    Ok(json!(fees))
 }
 
 fn get_fee_for_message(ledger: &Ledger, params: &Params) -> RpcResult {

@@ -162,4 +162,6 @@ pub enum AgentMarketError {
     DisputeNotResolved,
     #[msg("A batch's units are one count per escrow, or none when every count is 0")]
     UnitsCountMismatch,
+    #[msg("An escrow the agent opened can still be settled and disputed: its collateral stays until a dispute window after its deadline")]
+    EscrowsStillDisputable,
 }

@@ -1,6 +1,6 @@
 use anchor_lang::prelude::*;
 
-use crate::state::{MarketParams, Pricing, RefundReason};
+use crate::state::{MarketParams, Pricing, ReceiptLeaf, RefundReason};
 
 #[event]
 pub struct MarketInitialized {
@@ -174,24 +174,16 @@ pub struct ReceiptLogCreated {
     pub rent_lamports: u64,
 }
 
-/// One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and
-/// the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and
-/// checks its tree against the chain, and a payer builds the proof `open_dispute` needs.
+/// Every execution one `settle_batch` settled, in log order: leaf `first_leaf_index + i` of the
+/// agent's receipt log is `leaves[i]`, and `log_root` the log's root once the whole batch was
+/// appended, so that an indexer rebuilds the leaves and checks its tree against the chain, and a
+/// payer builds the proof `open_dispute` needs. Each execution's split follows from its amount.
+/// One event a batch, not one an execution: every event is a self-invocation whose units and heap
+/// a batch of 16 could not afford (docs/program.md, "Batch limits").
 #[event]
-pub struct EscrowSettledToLog {
-    pub execution_id: [u8; 16],
+pub struct EscrowsSettledToLog {
     pub agent: Pubkey,
-    pub nonce: u64,
-    pub payer: Pubkey,
-    pub payer_token_account: Pubkey,
-    pub api_key_id: [u8; 16],
-    pub amount_usdc: u64,
-    pub creator_share_usdc: u64,
-    pub fee_usdc: u64,
-    pub units: u64,
-    pub request_hash: [u8; 32],
-    pub result_hash: [u8; 32],
-    pub settled_at: i64,
-    pub leaf_index: u64,
+    pub first_leaf_index: u64,
     pub log_root: [u8; 32],
+    pub leaves: Vec<ReceiptLeaf>,
 }

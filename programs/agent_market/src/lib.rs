@@ -3,6 +3,7 @@
 //! payer reclaims, subscriptions, creator collateral and disputes.
 use anchor_lang::prelude::*;
 
+pub mod batch_event;
 pub mod constants;
 pub mod error;
 pub mod events;

@@ -78,25 +78,25 @@ fn settle_and_check(s: &mut Setup, mirror: &mut LogMirror, count: usize, signing
     let fees_paid = relayer_lamports + rents - s.t.chain.lamports(&s.t.relayer().pubkey());
 
     let settled = mirror.add(&meta);
-    assert_eq!(settled.len(), count, "one event per execution");
+    assert_eq!(settled.leaves.len(), count, "one leaf per execution");
     let log = s.t.chain.receipt_log(&s.agent.address).unwrap();
     assert_eq!(log.leaf_count, mirror.leaves.len() as u64);
     let root = mirror.tree.root();
     assert_eq!(s.t.latest_log_root(&s.agent), root, "rebuilt root matches the account");
-    for (event, escrow) in settled.iter().zip(&escrows) {
-        assert_eq!(event.execution_id, escrow.execution_id);
+    assert_eq!(settled.log_root, root);
+    for (leaf, escrow) in settled.leaves.iter().zip(&escrows) {
+        assert_eq!(leaf.execution_id, escrow.execution_id);
         assert_eq!(
-            (event.payer, event.payer_token_account),
+            (leaf.payer, leaf.payer_token_account),
             (s.payer.wallet.pubkey(), s.payer.token_account)
         );
         assert_eq!(
-            (event.amount_usdc, event.creator_share_usdc, event.fee_usdc),
-            (ODD_PRICE_USDC, ODD_PRICE_USDC - fee_each, fee_each)
+            (leaf.amount_usdc, split(leaf.amount_usdc).fee_usdc),
+            (ODD_PRICE_USDC, fee_each)
         );
-        assert_eq!(event.result_hash, result_hash(&escrow.execution_id));
-        assert_eq!(event.request_hash, request_hash(&escrow.execution_id));
-        assert_eq!(event.api_key_id, [9; 16]);
-        assert_eq!(event.log_root, root);
+        assert_eq!(leaf.result_hash, result_hash(&escrow.execution_id));
+        assert_eq!(leaf.request_hash, request_hash(&escrow.execution_id));
+        assert_eq!(leaf.api_key_id, [9; 16]);
     }
     // The old path's event is not emitted for a batch.
     fees_paid

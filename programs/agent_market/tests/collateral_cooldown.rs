@@ -123,3 +123,55 @@ fn the_last_dispute_finds_the_collateral_at_the_shortest_cooldown() {
     );
     assert_eq!(t.balances(&watched), before);
 }
+
+#[test]
+fn lowering_the_grace_does_not_free_collateral_before_the_escrows_opened_under_it_can_be_disputed() {
+    const LONG_GRACE_SECS: u32 = 2 * 3600;
+    let long = MarketParams {
+        escrow_grace_secs: LONG_GRACE_SECS,
+        collateral_cooldown_secs: PROGRAM_MAX_EXECUTION_SECS + LONG_GRACE_SECS + DISPUTE_WINDOW_SECS + 1,
+        ..market_params()
+    };
+    let mut t = TestMarket::with_params(long);
+    let agent = t.agent();
+    let payer = t.payer(10 * USDC, 10 * USDC);
+    let (result, escrow) = t.open(&agent, &payer);
+    ok(result);
+    let creator = agent.creator.wallet.insecure_clone();
+    ok(t.chain.send(
+        &[t.market.keys.retire_agent(creator.pubkey(), agent.address)],
+        &creator,
+        &[],
+    ));
+
+    // The authority lowers the grace, and the cooldown with it, while the escrow is open.
+    let authority = t.market.authority.insecure_clone();
+    let short = MarketParams {
+        escrow_grace_secs: ESCROW_GRACE_SECS,
+        ..with_cooldown(&t, last_dispute_after_secs() + 1)
+    };
+    ok(t.chain.send(&[t.market.keys.update_market(short, authority.pubkey())], &authority, &[]));
+
+    // The relayer settles in the escrow's last second, under the longer grace it was opened with.
+    t.chain
+        .advance_clock(i64::from(MAX_EXECUTION_SECS + LONG_GRACE_SECS));
+    let mut mirror = LogMirror::default();
+    mirror.add(&ok(t.settle(&escrow, &agent)));
+
+    // Past the shortened cooldown the payer may still dispute, so the collateral stays.
+    t.chain.advance_clock(
+        i64::from(last_dispute_after_secs() + 1) - i64::from(MAX_EXECUTION_SECS + LONG_GRACE_SECS),
+    );
+    let withdraw = t
+        .market
+        .keys
+        .withdraw_collateral(creator.pubkey(), agent.address, agent.creator.token_account);
+    let watched = [pda::collateral_vault(&agent.address), agent.creator.token_account];
+    let before = t.balances(&watched);
+    assert_program_error(
+        &t.chain.send(&[withdraw], &creator, &[]),
+        AgentMarketError::EscrowsStillDisputable,
+    );
+    assert_eq!(t.balances(&watched), before);
+    ok(t.chain.send(&[t.dispute_ix(&agent, &mirror, 0, [1; 32])], &payer.wallet, &[]));
+}

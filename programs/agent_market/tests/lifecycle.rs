@@ -151,12 +151,13 @@ fn open_escrow_then_settle_pays_99_percent_to_creator_and_1_percent_to_a_fee_sha
         t.chain.account(&pda::escrow(&escrow.execution_id)).is_none(),
         "escrow closed"
     );
-    let settled = events::<events::EscrowSettledToLog>(&meta);
+    let settled = events::<events::EscrowsSettledToLog>(&meta);
     assert_eq!(settled.len(), 1);
     assert_eq!(
-        (settled[0].creator_share_usdc, settled[0].fee_usdc, settled[0].leaf_index, settled[0].nonce),
-        (PRICE_USDC - fee, fee, 0, 0)
+        (settled[0].first_leaf_index, settled[0].leaves.len(), settled[0].leaves[0].nonce),
+        (0, 1, 0)
     );
+    assert_eq!(split(settled[0].leaves[0].amount_usdc).fee_usdc, fee);
 
     // The relayer paid three signatures' fees (the open, the settlement and the creator's
     // signature the precompile checked) and got the escrow's rent back: it holds nothing per call.

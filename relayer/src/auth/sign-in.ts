@@ -154,4 +154,13 @@ export class SignInService {
   async signOut(sessionId: string): Promise<void> {
     await this.db.query("UPDATE sessions SET revoked_at = clock_timestamp() WHERE id = $1 AND revoked_at IS NULL", [sessionId]);
   }
+
+  /** Revokes every live session of `wallet`, in every browser and CLI; how many there were. */
+  async signOutEverywhere(wallet: string): Promise<number> {
+    const { rowCount } = await this.db.query(
+      "UPDATE sessions SET revoked_at = clock_timestamp() WHERE wallet = $1 AND revoked_at IS NULL AND expires_at > clock_timestamp()",
+      [wallet],
+    );
+    return rowCount ?? 0;
+  }
 }

@@ -4,7 +4,9 @@
 // web run takes the very path of an API call: the spending reservation and its release, the
 // Idempotency-Key's scope, reconciliation, and the key id every escrow records on chain. A session
 // is a bearer credential too, so the key has a spending cap (WEB_RUN_DEFAULT_CAP_USDC until the
-// wallet sets its own) and the wallet can revoke web runs at once, and enable them again.
+// wallet sets its own) and the wallet can revoke web runs at once, and enable them again. A session
+// alone may only narrow them (lower the cap, revoke): widening them needs a fresh signature by the
+// wallet over the change (wallet-confirmations.ts), which a stolen session cannot make.
 //
 // Its id is derived from the wallet and the environment, so anyone reading the chain or the
 // indexer can tell a wallet's web runs from its API calls without asking the relayer, and the
@@ -12,7 +14,7 @@
 import { createHash } from "node:crypto";
 
 import { utils } from "@coral-xyz/anchor";
-import { formatUsdc, type NetworkName } from "@agent-market/program";
+import { formatUsdc, parseUsdc, type NetworkName } from "@agent-market/program";
 import type { FromSchema } from "json-schema-to-ts";
 
 import type { Db } from "../db/database.js";
@@ -46,6 +48,27 @@ export function webRunKeyId(wallet: string, environment: KeyEnvironment): string
   return `key_${utils.bytes.bs58.encode(digest.subarray(0, 16))}`;
 }
 
+export interface WebRunChange {
+  spending_cap_usdc?: bigint;
+  enabled?: boolean;
+}
+
+/** The words the wallet signs to confirm `change`, one per change and network. */
+export function webRunStatement(network: NetworkName, change: WebRunChange): string {
+  const parts: string[] = [];
+  if (change.enabled === true) parts.push(`allow web runs on ${network} again`);
+  if (change.enabled === false) parts.push(`revoke web runs on ${network}`);
+  if (change.spending_cap_usdc !== undefined) parts.push(`set the web-run spending cap on ${network} to ${formatUsdc(change.spending_cap_usdc)} USDC`);
+  const text = parts.join(", and ");
+  return `Agent Market: ${text}.`;
+}
+
+/** Whether `change` lets sessions spend more than `current` does: a higher cap, or web runs enabled again. */
+export function widens(current: WebRunSettings, change: WebRunChange): boolean {
+  if (change.enabled === true && !current.enabled) return true;
+  return change.spending_cap_usdc !== undefined && change.spending_cap_usdc > parseUsdc(current.spending_cap_usdc);
+}
+
 export class WebRunKeys {
   constructor(private readonly db: Db) {}
 
@@ -75,11 +98,7 @@ export class WebRunKeys {
   }
 
   /** Sets the cap and enables or revokes web runs; a revocation holds from the next request on. */
-  async update(
-    wallet: string,
-    network: NetworkName,
-    change: { spending_cap_usdc?: bigint; enabled?: boolean },
-  ): Promise<WebRunSettings> {
+  async update(wallet: string, network: NetworkName, change: WebRunChange): Promise<WebRunSettings> {
     const { id } = await this.row(wallet, network);
     const { rows } = await this.db.query<WebKeyRow>(
       `UPDATE api_keys SET spending_cap_usdc = coalesce($2::numeric, spending_cap_usdc),

@@ -10,6 +10,7 @@ import {
   type Market,
   USDC_DECIMALS,
   type NetworkName,
+  withComputeBudget,
 } from "@agent-market/program";
 import {
   createApproveCheckedInstruction,
@@ -187,7 +188,9 @@ export class ChainService {
   ): Promise<UnsignedTransaction> {
     const connection = this.connection(network);
     const { blockhash, lastValidBlockHeight } = await rpc(network, () => connection.getLatestBlockhash("confirmed"));
-    const transaction = new Transaction({ feePayer: wallet, blockhash, lastValidBlockHeight }).add(...instructions);
+    // The units it needs; the unit price is the wallet's to set, as wallets do for what they sign.
+    const budgeted = withComputeBudget(instructions, this.programId(network));
+    const transaction = new Transaction({ feePayer: wallet, blockhash, lastValidBlockHeight }).add(...budgeted);
     return {
       network,
       transaction: transaction.serialize({ requireAllSignatures: false, verifySignatures: false }).toString("base64"),

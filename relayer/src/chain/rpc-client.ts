@@ -207,6 +207,13 @@ export class RpcClient {
     return value;
   }
 
+  /** The lowest unit price (micro-lamports) paid in each recent slot, by transactions writing any of `writable`. */
+  async getRecentPrioritizationFees(writable: PublicKey[]): Promise<{ slot: number; prioritizationFee: number }[]> {
+    return this.call<{ slot: number; prioritizationFee: number }[]>("getRecentPrioritizationFees", [
+      writable.map((address) => address.toBase58()),
+    ]);
+  }
+
   async getLatestBlockhash(commitment: Commitment): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
     const { value } = await this.call<{ value: { blockhash: string; lastValidBlockHeight: number } }>("getLatestBlockhash", [
       { commitment },

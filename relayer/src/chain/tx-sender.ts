@@ -4,10 +4,11 @@
 // (new blockhash, new signature) only once the old one can no longer land.
 import { createPrivateKey, sign as signEd25519, type KeyObject } from "node:crypto";
 
-import { compileMessage, serializeTransaction, type LookupTable } from "@agent-market/program";
+import { compileMessage, serializeTransaction, withComputeBudget, type LookupTable } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
-import type { Keypair, TransactionInstruction } from "@solana/web3.js";
+import type { Keypair, PublicKey, TransactionInstruction } from "@solana/web3.js";
 
+import type { PriorityFees } from "./priority-fee.js";
 import { RpcError, type Commitment, type RpcClient, type SignatureStatus } from "./rpc-client.js";
 
 /** A signed transaction, as recorded before it is sent. */
@@ -53,6 +54,9 @@ export class TransactionSender {
   constructor(
     readonly rpc: RpcClient,
     readonly signer: Keypair,
+    /** The program whose instructions' compute the budget is sized from. */
+    readonly programId: PublicKey,
+    private readonly priorityFees: PriorityFees,
   ) {
     // PKCS #8 wrapping of the 32-byte Ed25519 seed, for OpenSSL: signing in JavaScript costs ten
     // times as much.
@@ -93,10 +97,21 @@ export class TransactionSender {
       }));
   }
 
-  /** Signs `instructions` as a legacy transaction, or as a v0 one loading what it can from `tables`. */
+  /**
+   * `instructions` as this sender sends them: after the compute budget they need, at the unit
+   * price of the moment. What a batch is cut to fit must be measured on these.
+   */
+  budgeted(instructions: readonly TransactionInstruction[]): TransactionInstruction[] {
+    return withComputeBudget(instructions, this.programId, this.priorityFees.current());
+  }
+
+  /**
+   * Signs `instructions`, after their compute budget, as a legacy transaction, or as a v0 one
+   * loading what it can from `tables`.
+   */
   async sign(instructions: TransactionInstruction[], tables: readonly LookupTable[] = []): Promise<SignedTransaction> {
     const { blockhash, lastValidBlockHeight } = await this.recentBlockhash();
-    const message = compileMessage(this.signer.publicKey, instructions, blockhash, tables);
+    const message = compileMessage(this.signer.publicKey, this.budgeted(instructions), blockhash, tables);
     const signature = signEd25519(null, message, this.privateKey);
     return {
       // A transaction's id is its first signature, base58.

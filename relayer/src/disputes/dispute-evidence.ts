@@ -1,5 +1,7 @@
 // Dispute evidence: what cannot live on chain (a party's statement and files), kept by the relayer
-// with the hash open_dispute binds, within per-party and per-file bounds.
+// with the hash open_dispute binds, within per-party and per-file bounds, and within a quota of
+// file bytes per wallet across all its executions; files are purged once their dispute is over
+// or could no longer be opened (evidence-purge.ts), which gives the quota back.
 import { randomBytes } from "node:crypto";
 
 import { attachmentDigest, evidenceHash, toHex } from "@agent-market/program";
@@ -18,6 +20,8 @@ export const MAX_ATTACHMENT_NAME_CHARS = 200;
 export const EVIDENCE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 /** Evidence items one party (payer or creator) may submit on one execution: 80 MiB at most. */
 export const MAX_EVIDENCE_PER_PARTY = 10;
+/** File bytes one wallet may have kept at once, across every execution: 50 MiB. */
+export const MAX_EVIDENCE_BYTES_PER_WALLET = 50 * 1024 * 1024;
 
 export interface EvidenceInput {
   execution_id: string;
@@ -82,6 +86,23 @@ export class DisputeEvidence {
         throw new ApiError(
           "evidence_limit_reached",
           `The ${role} has submitted ${MAX_EVIDENCE_PER_PARTY} evidence items on ${execution_id}, the most one execution takes.`,
+        );
+      }
+      // A wallet's stored bytes, across executions, are counted one submission at a time too.
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('dispute_evidence_wallet:' || $1))", [wallet]);
+      const kept = await client.query<{ bytes: string }>(
+        `SELECT coalesce(sum(a.size_bytes), 0)::text AS bytes FROM dispute_attachments a
+         JOIN dispute_evidence e ON e.id = a.evidence_id WHERE e.wallet = $1`,
+        [wallet],
+      );
+      const kept_bytes = Number(kept.rows[0]!.bytes);
+      const adding_bytes = evidence.files.reduce((sum, file) => sum + file.content.length, 0);
+      if (kept_bytes + adding_bytes > MAX_EVIDENCE_BYTES_PER_WALLET) {
+        throw new ApiError(
+          "evidence_quota_reached",
+          `This wallet keeps ${kept_bytes} bytes of evidence files; ${adding_bytes} more would pass its ${MAX_EVIDENCE_BYTES_PER_WALLET} bytes. Files are purged once their dispute is resolved or its window closed.`,
+          undefined,
+          { kept_bytes, quota_bytes: MAX_EVIDENCE_BYTES_PER_WALLET },
         );
       }
       const inserted = await client.query<{ created_at: Date }>(

@@ -67,7 +67,7 @@ export class OpenBatches {
     // send, so a lone caller waits no longer than with opens one by one.
     if (rows.length === 1 && rows[0]!.escrow_tx) return this.sendRecorded(rows, rows[0]!.escrow_tx, sender);
     const tables = this.tables?.tablesFor(network, agent) ?? [];
-    const chunks = await fittingChunks(rows, sender.signer.publicKey, (chunk) => openEscrowInstructions(this.chain, sender, chunk), tables);
+    const chunks = await fittingChunks(rows, sender, (chunk) => openEscrowInstructions(this.chain, sender, chunk), tables);
     return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender, tables)))).flat();
   }
 

@@ -58,7 +58,7 @@ export class RefundBatches {
     const { network, agent } = items[0]!.row;
     const sender = senderOf(this.senders, network);
     const tables = this.tables?.tablesFor(network, agent) ?? [];
-    const chunks = await fittingChunks(items, sender.signer.publicKey, (chunk) => this.instructions(chunk, sender), tables);
+    const chunks = await fittingChunks(items, sender, (chunk) => this.instructions(chunk, sender), tables);
     return (await Promise.all(chunks.map((chunk) => this.send(chunk, sender, tables)))).flat();
   }
 

@@ -3,7 +3,7 @@
 // previous settle_batch is on its way to the chain go together in the next one, under one
 // signature of the creator over their batch digest (POST /sign-batch). A lone result goes at once,
 // a batch of one under the signature its /execute answer already carries: nothing waits at low
-// load. The program rebuilds every v2 digest from the escrows and the items {result_hash, units}
+// load. The program rebuilds every v2 digest from the escrows and each one's result hash and units
 // and checks the signature; this code only chooses what goes together.
 import {
   createReceiptLogInstruction,
@@ -38,12 +38,12 @@ import {
 /**
  * Most escrows taken into one batch: what one v0 transaction loading the agent's accounts from its
  * table holds under one batch signature (docs/program.md "Batch limits"; the program takes up to
- * 16). Each escrow costs its address and its item (result hash and units, 40 bytes under
- * execute protocol v2). More would make a second transaction of a few, its fee shared by few:
- * they wait for the next batch instead. A legacy transaction (before the agent's table exists)
- * holds 7: a batch of 11 then goes as 7 and 4.
+ * 16). More would make a second transaction of a few, its fee shared by few: they wait for the
+ * next batch instead. A legacy transaction (before the agent's table exists) holds 8: a batch of
+ * 12 then goes as 8 and 4. A batch with units (a metered call's) carries 8 bytes more per escrow
+ * and holds 11 (7 legacy): `fittingChunks` cuts it by its bytes.
  */
-export const SETTLE_BATCH_SIZE = 11;
+export const SETTLE_BATCH_SIZE = 12;
 /** Stands for the creator's signature while sizing a transaction: only its length counts. */
 const ANY_SIGNATURE = new Uint8Array(64);
 /** A creator's /sign-batch is given this long at most: a settlement waits on it. */
@@ -102,7 +102,7 @@ export class SettleBatches {
     const tables = this.tables?.tablesFor(network, agent) ?? [];
     const sizing = (chunk: ReadySettle[]) =>
       this.instructions(chunk, sender, { kind: chunk.length > 1 ? "batch" : "call", signature: ANY_SIGNATURE }, 0);
-    const chunks = await fittingChunks(items, sender.signer.publicKey, sizing, tables);
+    const chunks = await fittingChunks(items, sender, sizing, tables);
     return (await Promise.all(chunks.map((chunk) => this.settleChunk(chunk, tables)))).flat();
   }
 

@@ -195,18 +195,19 @@ export async function signRefund(chain: ChainService, senders: Senders, row: Exe
 }
 
 /**
- * `items` in as few transactions as they fit in: whole if one transaction of `instructions`,
- * paid and signed by `feePayer` alone (v0 loading from `tables` when there are any), holds them, else the
- * longest leading run that fits (found by halving: a run that fits fits shorter), then the rest
- * split the same way.
+ * `items` in as few transactions as they fit in: whole if one transaction of `instructions`, with
+ * the compute budget `sender` adds, paid and signed by it alone (v0 loading from `tables` when
+ * there are any), holds them, else the longest leading run that fits (found by halving: a run
+ * that fits fits shorter), then the rest split the same way.
  */
 export async function fittingChunks<T>(
   items: T[],
-  feePayer: PublicKey,
+  sender: TransactionSender,
   instructions: (chunk: T[]) => Promise<TransactionInstruction[]> | TransactionInstruction[],
   tables: readonly LookupTable[] = [],
 ): Promise<T[][]> {
-  const fits = async (count: number) => fitsTransaction(feePayer, await instructions(items.slice(0, count)), tables);
+  const fits = async (count: number) =>
+    fitsTransaction(sender.signer.publicKey, sender.budgeted(await instructions(items.slice(0, count))), tables);
   if (items.length === 1 || (await fits(items.length))) return [items];
   let count = 1;
   let over = items.length;
@@ -215,7 +216,7 @@ export async function fittingChunks<T>(
     if (await fits(middle)) count = middle;
     else over = middle;
   }
-  return [items.slice(0, count), ...(await fittingChunks(items.slice(count), feePayer, instructions, tables))];
+  return [items.slice(0, count), ...(await fittingChunks(items.slice(count), sender, instructions, tables))];
 }
 
 /**

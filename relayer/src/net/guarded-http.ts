@@ -36,7 +36,6 @@ export interface GuardedResponse {
 export type OutboundErrorCode =
   | "invalid_url"
   | "address_not_allowed"
-  | "dns_failed"
   | "connect_failed"
   | "timeout"
   | "response_too_large"
@@ -194,16 +193,16 @@ function parseEndpointUrl(text: string): URL {
 }
 
 /**
- * An address the URL names itself is repeated; one a name resolved to is not, only its class:
- * the message reaches whoever submitted the URL, and must not map the relayer's network for them.
+ * An address the URL names itself is repeated, with its class; of a name, only that it is not
+ * allowed: whether it resolved, and to which class of address, would map the relayer's network
+ * (its resolver sees internal names) for whoever submitted the URL.
  */
-function refusal(address: string, policy: EndpointPolicy, hostname?: string): OutboundError {
-  const kind = classifyAddress(address);
-  const subject =
-    hostname === undefined
-      ? `${address} (${kind})`
-      : `${hostname} resolves to ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} address, which`;
-  return new OutboundError("address_not_allowed", `${subject} is not allowed by the ${policy} endpoint policy`);
+function refusal(address: string, policy: EndpointPolicy): OutboundError {
+  return new OutboundError("address_not_allowed", `${address} (${classifyAddress(address)}) is not allowed by the ${policy} endpoint policy`);
+}
+
+function nameRefusal(policy: EndpointPolicy, hostname: string, cause?: Error): OutboundError {
+  return new OutboundError("address_not_allowed", `${hostname} is not allowed by the ${policy} endpoint policy`, cause ? { cause } : undefined);
 }
 
 function connectFailed(error: Error): OutboundError {
@@ -224,23 +223,22 @@ function abortedBy(signal: AbortSignal): OutboundError {
 function guardedLookup(policy: EndpointPolicy): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      // Not resolving is answered as a refusal, word for word: otherwise the two answers together
+      // tell a caller which names the relayer's resolver knows.
       if (error) {
-        const detail = error.code ?? error.message;
-        callback(new OutboundError("dns_failed", `cannot resolve ${hostname}: ${detail}`, { cause: error }), []);
+        callback(nameRefusal(policy, hostname, error), []);
         return;
       }
       // Refuse the name outright rather than connecting to its allowed addresses only: a name that
       // mixes public and internal addresses is misconfigured or a rebinding attempt, and filtering
-      // would make the outcome depend on record order and Happy Eyeballs racing. Failing every
-      // time, naming the address, is what the creator needs to see.
-      const refused = addresses.find((a) => !isAllowedAddress(a.address, policy));
-      if (refused) {
-        callback(refusal(refused.address, policy, hostname), []);
+      // would make the outcome depend on record order and Happy Eyeballs racing.
+      if (addresses.some((a) => !isAllowedAddress(a.address, policy))) {
+        callback(nameRefusal(policy, hostname), []);
         return;
       }
       const first = addresses[0];
       if (first === undefined) {
-        callback(new OutboundError("dns_failed", `${hostname} has no addresses`), []);
+        callback(nameRefusal(policy, hostname), []);
       } else if (options.all) {
         callback(null, addresses);
       } else {
@@ -262,7 +260,8 @@ function checkOnConnect(stream: Duplex | null | undefined, policy: EndpointPolic
     // The error reaches the request through the socket's 'error' event; a socket with no request
     // attached has no listener, and an unheard 'error' would crash the process.
     if (socket.listenerCount("error") === 0) socket.destroy();
-    else socket.destroy(refusal(address ?? "unknown address", policy));
+    // Not naming the address: the URL may have named a host, whose addresses are not told.
+    else socket.destroy(new OutboundError("address_not_allowed", `the endpoint is not allowed by the ${policy} endpoint policy`));
   });
   return stream;
 }

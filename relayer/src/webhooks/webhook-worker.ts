@@ -9,14 +9,10 @@ import { reportBackgroundError } from "@agent-market/service";
 import type { Db } from "../db/database.js";
 import type { EndpointPolicy } from "../net/ip-policy.js";
 import { guardedRequest, OutboundError } from "../net/guarded-http.js";
+import { attemptOffsetSecs, RETRY_SCHEDULE_SECS } from "./retry-schedule.js";
 import { renderPayload, type PayloadSource } from "./webhook-payloads.js";
 import { signedHeaders } from "./webhook-signing.js";
 
-/**
- * Delay before each attempt, from the event: at once, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and
- * 10 h, about 28 hours in all, so a receiver down for a day still gets every event.
- */
-export const RETRY_SCHEDULE_SECS = [0, 5, 300, 1_800, 7_200, 18_000, 36_000, 36_000] as const;
 
 export interface WebhookWorkerOptions {
   policy: EndpointPolicy;
@@ -27,8 +23,10 @@ export interface WebhookWorkerOptions {
   /** One attempt's deadline: DNS, connect, TLS, the request and the response. */
   attempt_timeout_ms: number;
   poll_ms: number;
-  /** Delay before attempt i+1 (seconds); the last entry's attempt is the last. */
+  /** Delay before attempt i+1 (seconds); the last entry's attempt is the last (retry-schedule.ts). */
   schedule_secs: readonly number[];
+  /** In [0, 1): where within its jitter an attempt goes. */
+  random: () => number;
 }
 
 export const WEBHOOK_WORKER_DEFAULTS: WebhookWorkerOptions = {
@@ -38,6 +36,7 @@ export const WEBHOOK_WORKER_DEFAULTS: WebhookWorkerOptions = {
   attempt_timeout_ms: 15_000,
   poll_ms: 500,
   schedule_secs: RETRY_SCHEDULE_SECS,
+  random: Math.random,
 };
 
 /** What a receiver may answer: read and dropped, only its status counts. */
@@ -220,7 +219,7 @@ export class WebhookWorker {
         error,
         delivered ? "succeeded" : last ? "failed" : "pending",
         // The schedule counts from the event; a delivery late past its next slot goes at once.
-        schedule.slice(0, due.attempt_count + 1).reduce((sum, secs) => sum + secs, 0),
+        attemptOffsetSecs(schedule, due.attempt_count, this.options.random()),
       ],
     );
   }

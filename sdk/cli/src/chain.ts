@@ -1,6 +1,6 @@
 // What the commands that sign share: the RPC connection, the chain's clock, and sending a
 // transaction after saying what it does, with the program's refusal spelled out by name.
-import { errorFromCode, errorFromTransactionError, fetchMarket, marketPda, type Market } from "@agent-market/program";
+import { errorFromCode, errorFromTransactionError, fetchMarket, marketPda, withComputeBudget, type Market } from "@agent-market/program";
 import {
   Connection,
   SendTransactionError,
@@ -48,13 +48,15 @@ export async function signAndSend(
   io: Io,
   connection: Connection,
   signer: Keypair,
+  programId: PublicKey,
   instructions: TransactionInstruction[],
   what: string[],
 ): Promise<string> {
   io.err(`Signing as ${signer.publicKey.toBase58()}:`);
   for (const line of what) io.err(`  ${line}`);
   const latest = await connection.getLatestBlockhash("confirmed");
-  const tx = new Transaction({ feePayer: signer.publicKey, ...latest }).add(...instructions);
+  // The units they need: the CLI sets no unit price, a person's transaction waiting no queue.
+  const tx = new Transaction({ feePayer: signer.publicKey, ...latest }).add(...withComputeBudget(instructions, programId));
   tx.sign(signer);
   let signature: string;
   try {

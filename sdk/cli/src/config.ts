@@ -51,11 +51,15 @@ export async function writeConfig(io: Io, config: CliConfig): Promise<void> {
   await rename(temporary, path);
 }
 
-/** The API's URL: --api, else $AGENT_MARKET_API_URL, else the one `login` used. */
+/**
+ * The API's URL: --api, else $AGENT_MARKET_API_URL, else the one `login` used. Its origin, as the
+ * client wants it: given as `npm start` prints it (ending in /v1), the /v1 is dropped, since the
+ * client's paths start with it.
+ */
 export function apiUrl(io: Io, option: string | undefined, config: CliConfig): string {
   const url = option ?? io.env.AGENT_MARKET_API_URL ?? config.api;
   if (!url) throw new CliError("no API URL", "pass --api <url> (or set AGENT_MARKET_API_URL, or run agent-market login --api <url>)");
-  return url;
+  return url.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
 
 /** The Solana RPC's URL: --rpc, else $AGENT_MARKET_RPC_URL, else the one `login` remembered. */

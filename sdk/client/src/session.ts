@@ -113,14 +113,29 @@ export class SessionWallet {
 
   /**
    * Sets the web-run cap (`spending_cap_usdc`, counted from the first web run), or revokes web
-   * runs (`enabled: false`, refused from the next request on) and enables them again.
+   * runs (`enabled: false`, refused from the next request on) and enables them again. Raising the
+   * cap or enabling needs `signer`, the wallet: it signs the message the API issues for this very
+   * change (PermissionError `wallet_signature_required` without it); lowering or revoking does not.
    */
-  async updateWebRuns(params: { network: Network; spending_cap_usdc?: string; enabled?: boolean }): Promise<WebRuns> {
+  async updateWebRuns(params: { network: Network; spending_cap_usdc?: string; enabled?: boolean }, signer?: Pick<WalletSigner, "signMessage">): Promise<WebRuns> {
+    let confirmation: { message: string; signature: string } | undefined;
+    if (signer) {
+      const issued = await this.transport.request<{ message: string }>({
+        method: "POST",
+        path: "/v1/wallet/web-runs/confirmation",
+        body: params,
+        replayable: true,
+      });
+      const signature = await signer.signMessage(new TextEncoder().encode(issued.body.message));
+      if (!(signature instanceof Uint8Array) || signature.length !== 64) throw new TypeError("signMessage must return the 64-byte Ed25519 signature");
+      confirmation = { message: issued.body.message, signature: base58Encode(signature) };
+    }
     const { body } = await this.transport.request<WebRuns>({
       method: "PATCH",
       path: "/v1/wallet/web-runs",
-      body: params,
-      replayable: true,
+      body: confirmation ? { ...params, confirmation } : params,
+      // Signed, it is single-use: a repeat that landed would only fail with invalid_confirmation.
+      replayable: confirmation === undefined,
     });
     return body;
   }
@@ -264,6 +279,12 @@ export class WalletSession {
   async signOut(): Promise<Session> {
     // Not replayable: had the first attempt landed, a repeat would fail with invalid_session.
     const { body } = await this.transport.request<Session>({ method: "DELETE", path: "/v1/auth/session", replayable: false });
+    return body;
+  }
+
+  /** Revokes every session of the wallet (this one too), in every browser and CLI, at once. */
+  async signOutEverywhere(): Promise<{ wallet: string; revoked_count: number }> {
+    const { body } = await this.transport.request<{ wallet: string; revoked_count: number }>({ method: "DELETE", path: "/v1/auth/sessions", replayable: false });
     return body;
   }
 }

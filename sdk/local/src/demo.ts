@@ -12,6 +12,7 @@ import {
   listingHash,
   parseSigningKeyProof,
   registerAgentInstructions,
+  withComputeBudget,
   type ListingDocument,
 } from "@agent-market/program";
 import { exampleAgents, type RunningAgent } from "@agent-market/examples";
@@ -136,7 +137,7 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
     if (!(await connection.getAccountInfo(address))) {
       log(`registering the ${slug} agent on-chain with 100 USDC of collateral`);
       const transaction = new Transaction().add(
-        ...registerAgentInstructions({
+        ...withComputeBudget(registerAgentInstructions({
           programId,
           creator: creator.publicKey,
           agentId,
@@ -152,7 +153,7 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
           },
           collateralUsdc: 100n * USDC,
           signingKeyProof: parseSigningKeyProof(agent.keyProof(address.toBase58(), creator.publicKey.toBase58()))!,
-        }),
+        }), programId),
       );
       await sendAndConfirmTransaction(connection, transaction, [creator]);
     }

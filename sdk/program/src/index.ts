@@ -48,6 +48,8 @@ export * from "./evidence.js";
 export * from "./transaction.js";
 export * from "./conformance.js";
 export * from "./receipt-log.js";
+export * from "./settled-leaves.js";
+export * from "./compute-budget.js";
 export * from "./receipt-tree.js";
 export * from "./receipt-history.js";
 export * from "./dispute-route.js";

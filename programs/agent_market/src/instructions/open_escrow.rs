@@ -23,7 +23,7 @@ pub struct OpenEscrow<'info> {
         constraint = !market.escrows_paused @ AgentMarketError::EscrowsPaused,
     )]
     pub market: Box<Account<'info, Market>>,
-    /// Writable: each open takes the agent's next escrow nonce.
+    /// Writable: each open takes the agent's next escrow nonce and may push its last deadline.
     #[account(
         mut,
         seeds = [AGENT_SEED, agent.agent_id.as_ref()],
@@ -123,7 +123,7 @@ pub fn handle_open_escrow(
         .checked_add(i64::from(ctx.accounts.agent.max_execution_secs))
         .and_then(|t| t.checked_add(i64::from(ctx.accounts.market.escrow_grace_secs)))
         .ok_or(AgentMarketError::MathOverflow)?;
-    let nonce = ctx.accounts.agent.take_escrow_nonce()?;
+    let nonce = ctx.accounts.agent.record_escrow(deadline)?;
     let payer_token_account = ctx.accounts.payer_token_account.key();
     ctx.accounts.escrow.set_inner(Escrow {
         execution_id,

@@ -40,7 +40,7 @@ pub struct OpenEscrowBatch<'info> {
         constraint = !market.escrows_paused @ AgentMarketError::EscrowsPaused,
     )]
     pub market: Box<Account<'info, Market>>,
-    /// Writable: each open takes the agent's next escrow nonce.
+    /// Writable: each open takes the agent's next escrow nonce and may push its last deadline.
     #[account(
         mut,
         seeds = [AGENT_SEED, agent.agent_id.as_ref()],
@@ -263,7 +263,7 @@ pub fn handle_open_escrow_batch<'info>(
         create_escrow_account(&relayer, escrow_info, &system_program_info, seeds)?;
 
         let payer_account = &payers[plan.payer_index].account;
-        let nonce = ctx.accounts.agent.take_escrow_nonce()?;
+        let nonce = ctx.accounts.agent.record_escrow(deadline)?;
         pull_from_payer(
             &ctx.accounts.token_program,
             payer_account,

@@ -158,6 +158,7 @@ pub fn handle_register_agent(
         escrow_vault_bump: ctx.bumps.escrow_vault,
         subscriptions_expire_at: 0,
         escrows_opened: 0,
+        last_escrow_deadline: 0,
     });
     emit_cpi!(AgentRegistered {
         agent: ctx.accounts.agent.key(),

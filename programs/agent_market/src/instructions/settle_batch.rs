@@ -3,11 +3,12 @@ use anchor_lang::solana_program::sysvar::instructions as instructions_sysvar;
 use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::{
+    batch_event::emit_settled_batch,
     constants::{
         AGENT_SEED, ESCROW_VAULT_SEED, FEE_SHARD_COUNT, FEE_SHARD_SEED, MARKET_SEED, MAX_SETTLE_BATCH, RECEIPT_LOG_SEED,
     },
     error::AgentMarketError,
-    events::EscrowSettledToLog,
+    events::EscrowsSettledToLog,
     fees::{split, Split},
     signature::{require_preceding_batch_ed25519, result_digest, ResultBinding},
     state::{Agent, Escrow, Market, ReceiptLeaf, ReceiptLog},
@@ -213,29 +214,15 @@ pub fn handle_settle_batch<'info>(
     for info in escrow_infos {
         close_to(info, &relayer)?;
     }
-    // `append` checked that the last index fits, so the earlier ones do.
-    for (offset, leaf) in leaves.into_iter().enumerate() {
-        let Split {
-            creator_share_usdc,
-            fee_usdc,
-        } = split(leaf.amount_usdc);
-        emit_cpi!(EscrowSettledToLog {
-            execution_id: leaf.execution_id,
+    emit_settled_batch(
+        &ctx.accounts.event_authority,
+        ctx.bumps.event_authority,
+        &EscrowsSettledToLog {
             agent: agent_key,
-            nonce: leaf.nonce,
-            payer: leaf.payer,
-            payer_token_account: leaf.payer_token_account,
-            api_key_id: leaf.api_key_id,
-            amount_usdc: leaf.amount_usdc,
-            creator_share_usdc,
-            fee_usdc,
-            units: leaf.units,
-            request_hash: leaf.request_hash,
-            result_hash: leaf.result_hash,
-            settled_at: now,
-            leaf_index: first_index + offset as u64,
+            first_leaf_index: first_index,
             log_root,
-        });
-    }
+            leaves,
+        },
+    )?;
     Ok(())
 }

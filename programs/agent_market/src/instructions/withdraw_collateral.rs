@@ -46,6 +46,13 @@ pub fn handle_withdraw_collateral(ctx: Context<WithdrawCollateral>) -> Result<()
         .checked_add(i64::from(ctx.accounts.market.collateral_cooldown_secs))
         .ok_or(AgentMarketError::MathOverflow)?;
     require_gte!(now, unlocks_at, AgentMarketError::CollateralCooldownActive);
+    // The cooldown covers escrows opened under the market's grace of today; one opened under a
+    // longer grace since lowered is covered by its own deadline.
+    let last_dispute_at = agent
+        .last_escrow_deadline
+        .checked_add(i64::from(ctx.accounts.market.dispute_window_secs))
+        .ok_or(AgentMarketError::MathOverflow)?;
+    require_gt!(now, last_dispute_at, AgentMarketError::EscrowsStillDisputable);
     let amount_usdc = ctx.accounts.agent.collateral_usdc;
     pay_from_agent_vault(
         &ctx.accounts.token_program,

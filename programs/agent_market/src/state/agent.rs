@@ -129,13 +129,18 @@ pub struct Agent {
     /// its escrow's nonce, so it can never settle another escrow, even one of the same
     /// execution id (docs/program.md, "One signature, one escrow").
     pub escrows_opened: u64,
+    /// The latest deadline of any escrow the agent opened: settled by then at the latest, it can
+    /// be disputed until a dispute window later, whatever grace the market sets afterwards.
+    pub last_escrow_deadline: i64,
 }
 
 impl Agent {
-    /// The nonce of the escrow being opened; the next open gets the following one.
-    pub fn take_escrow_nonce(&mut self) -> Result<u64> {
+    /// Records an escrow opening with `deadline` and returns its nonce; the next open gets the
+    /// following one.
+    pub fn record_escrow(&mut self, deadline: i64) -> Result<u64> {
         let nonce = self.escrows_opened;
         self.escrows_opened = nonce.checked_add(1).ok_or(AgentMarketError::MathOverflow)?;
+        self.last_escrow_deadline = self.last_escrow_deadline.max(deadline);
         Ok(nonce)
     }
 }

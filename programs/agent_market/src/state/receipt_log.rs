@@ -10,7 +10,7 @@ use crate::{
 
 /// One agent's receipts of batched settlements, as the leaves of append-only Merkle trees of
 /// 2^`RECEIPT_TREE_DEPTH` leaves each. Only the frontier of the tree being filled and recent
-/// roots are stored: the leaves themselves travel in `EscrowSettledToLog` events, from which
+/// roots are stored: the leaves themselves travel in `EscrowsSettledToLog` events, from which
 /// anyone rebuilds a proof. Created once per agent, so the rent per execution tends to zero.
 #[account(zero_copy)]
 pub struct ReceiptLog {

@@ -1,7 +1,7 @@
 //! Batched settlement for tests: escrows opened one by one, settled together under one batch
 //! signature or one signature per call, and the receipt log tree rebuilt from the events.
 
-use agent_market::{events::EscrowSettledToLog, ReceiptLeaf, RECEIPT_ROOT_HISTORY};
+use agent_market::{events::EscrowsSettledToLog, ReceiptLeaf, RECEIPT_ROOT_HISTORY};
 use litesvm::types::{TransactionMetadata, TransactionResult};
 use localnet::{
     chain::events,
@@ -46,22 +46,6 @@ pub fn assert_already_in_use(result: &TransactionResult) {
         "expected AccountAlreadyInUse, got {:?}",
         result.as_ref().map(|_| ())
     );
-}
-
-/// The leaf an `EscrowSettledToLog` event describes.
-pub fn leaf_of(event: &EscrowSettledToLog) -> ReceiptLeaf {
-    ReceiptLeaf {
-        execution_id: event.execution_id,
-        nonce: event.nonce,
-        payer: event.payer,
-        payer_token_account: event.payer_token_account,
-        api_key_id: event.api_key_id,
-        amount_usdc: event.amount_usdc,
-        units: event.units,
-        request_hash: event.request_hash,
-        result_hash: event.result_hash,
-        settled_at: event.settled_at,
-    }
 }
 
 impl TestMarket {
@@ -140,15 +124,17 @@ pub struct LogMirror {
 }
 
 impl LogMirror {
-    /// Adds the executions a batch transaction settled, checking each lands at the next index.
-    pub fn add(&mut self, meta: &TransactionMetadata) -> Vec<EscrowSettledToLog> {
-        let settled = events::<EscrowSettledToLog>(meta);
-        for event in &settled {
-            assert_eq!(event.leaf_index, self.leaves.len() as u64, "leaf index");
-            let leaf = leaf_of(event);
+    /// Adds the executions a batch transaction settled, checking they land at the next indexes;
+    /// returns the batch's one event.
+    pub fn add(&mut self, meta: &TransactionMetadata) -> EscrowsSettledToLog {
+        let mut settled = events::<EscrowsSettledToLog>(meta);
+        assert_eq!(settled.len(), 1, "one event a batch");
+        let event = settled.remove(0);
+        assert_eq!(event.first_leaf_index, self.leaves.len() as u64, "leaf index");
+        for leaf in &event.leaves {
             self.tree.leaves.push(leaf.hash(&event.agent));
-            self.leaves.push(leaf);
+            self.leaves.push(leaf.clone());
         }
-        settled
+        event
     }
 }

@@ -2,7 +2,7 @@
 // as the IDL names them, and every value it changes, before → after. Then, in this order: the
 // mainnet guard, a simulation for --dry-run or the transaction, and the result (the signature, or
 // one JSON object with --json).
-import { errorFromCode, IDL } from "@agent-market/program";
+import { errorFromCode, IDL, withComputeBudget } from "@agent-market/program";
 import { SendTransactionError, Transaction, type Connection, type Keypair, type TransactionInstruction } from "@solana/web3.js";
 
 import { CliError } from "../io.js";
@@ -129,7 +129,7 @@ export async function carryOut(ctx: AdminContext, plan: AdminPlan): Promise<void
       "read the summary above, then run the same command with --confirm-mainnet",
     );
   }
-  const transaction = new Transaction().add(...plan.instructions);
+  const transaction = new Transaction().add(...withComputeBudget(plan.instructions, ctx.programId));
   let signature: string | null = null;
   if (ctx.dryRun) {
     const simulated = await ctx.connection.simulateTransaction(transaction, [ctx.signer]);

@@ -90,6 +90,7 @@ async function retire(io: Io, args: string[], config: CliConfig): Promise<void> 
       io,
       connection,
       creator,
+      programId,
       [retireAgentInstruction({ programId, creator: creator.publicKey, agent: address })],
       [
         `retire_agent ${address.toBase58()}: no new escrows, for good; open ones can still settle or be refunded`,
@@ -150,6 +151,7 @@ async function withdraw(io: Io, args: string[], config: CliConfig): Promise<void
     io,
     connection,
     creator,
+    programId,
     [withdrawCollateralInstruction({ programId, creator: creator.publicKey, agent: address, creatorTokenAccount, usdcMint })],
     [`withdraw_collateral ${address.toBase58()}: ${formatUsdc(agent.collateralUsdc)} USDC from its collateral vault to ${creatorTokenAccount.toBase58()}`],
   );
@@ -179,6 +181,7 @@ async function topUp(io: Io, args: string[], config: CliConfig): Promise<void> {
     io,
     connection,
     creator,
+    programId,
     [topUpCollateralInstruction({ programId, creator: creator.publicKey, agent: address, creatorTokenAccount, usdcMint, amountUsdc: amount })],
     [`top_up_collateral ${address.toBase58()}: ${formatUsdc(amount)} USDC from ${creatorTokenAccount.toBase58()} to its collateral (now ${formatUsdc(agent.collateralUsdc)} USDC)`],
   );

@@ -209,6 +209,7 @@ async function open(args: string[], io: Io): Promise<void> {
     io,
     connection,
     keypair,
+    programId,
     [openDisputeFor(route, { programId, payer: keypair.publicKey, evidenceHash: fromHex(created.evidence_hash) })],
     [
       `open_dispute on ${id} (agent ${route.agent.toBase58()}, ${formatUsdc(route.leaf.amountUsdc)} USDC paid, escrow nonce ${route.leaf.nonce}, leaf ${route.leafIndex} of its receipt log, proof from the ${route.source})`,
@@ -259,6 +260,7 @@ async function resolve(args: string[], io: Io): Promise<void> {
     io,
     connection,
     arbiter,
+    programId,
     [
       resolveDisputeInstruction({
         programId,
@@ -335,6 +337,7 @@ async function close(args: string[], io: Io): Promise<void> {
     io,
     connection,
     sender,
+    programId,
     [closeDisputeInstruction({ programId, agent: resolved.agent, leafIndex: resolved.leafIndex, payer: resolved.payer })],
     [`close_dispute on ${id} (agent ${resolved.agent.toBase58()}, leaf ${resolved.leafIndex}): its rent goes back to ${resolved.payer.toBase58()}`],
   );

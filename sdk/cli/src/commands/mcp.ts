@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+
 import { AgentMarket } from "@agent-market/client";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -7,22 +9,29 @@ import { CliError, UsageError, type Command } from "../io.js";
 import { AgentCatalog } from "../mcp/agent-catalog.js";
 import { serveHttp } from "../mcp/http-transport.js";
 import { createSessionServer, type SessionOptions } from "../mcp/mcp-server.js";
+import { SpendingLimit } from "../mcp/spending-limit.js";
+import { UnknownOutcomes } from "../mcp/unknown-outcomes.js";
 import { integerOption, parse, required, usdcOption } from "../options.js";
 import { version } from "../package-version.js";
 
 const usage = `agent-market mcp --max-price <usdc> --session-limit <usdc> [--agent <address>]... [--tag <tag>] [--search <text>]
-                 [--http <port>] [--host <address>] [--refresh-secs <n>] [--api-key <key>] [--api <url>]
+                 [--http <port> --total-limit <usdc>] [--host <address>] [--allow-host <name>]... [--allow-origin <origin>]...
+                 [--idle-secs <n>] [--refresh-secs <n>] [--api-key <key>] [--api <url>]
 
 Serves Agent Market's agents as Model Context Protocol tools, paid from the API key's wallet
 (--api-key, else $AGENT_MARKET_API_KEY): over stdio for a desktop client, or over Streamable HTTP
 at http://<host>:<port>/mcp with --http. The tools are the agents named with --agent, else those
 with --tag or matching --search (at most 50), plus search_agents and get_execution.
 --max-price is the most one call may cost and --session-limit the most one session may spend;
-a call past either is refused as a tool error, nothing charged. Listings are read again every
---refresh-secs (30) and clients are told when the tools change. Over HTTP beyond 127.0.0.1 or
-::1, clients must send Authorization: Bearer $AGENT_MARKET_MCP_TOKEN. Logs go to stderr.`;
+over HTTP --total-limit is the most all sessions together may spend. A call past any of them is
+refused as a tool error, nothing charged. Listings are read again every --refresh-secs (30) and
+clients are told when the tools change. Over HTTP every request must send
+Authorization: Bearer $AGENT_MARKET_MCP_TOKEN (generated and printed when unset), a Host naming
+an address the server listens on or an --allow-host name, and no Origin unless --allow-origin
+names it (403 otherwise); a session idle for --idle-secs (600) is closed. Logs go to stderr.`;
 
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+/** Between two reads of a call whose outcome is unknown. */
+const OUTCOME_RETRY_MS = 5_000;
 
 /** Resolves when the process is asked to stop (or, over stdio, when the client hangs up). */
 function stopped(stdio: boolean): Promise<void> {
@@ -50,7 +59,11 @@ export const mcp: Command = {
         "max-price": { type: "string" },
         "session-limit": { type: "string" },
         http: { type: "string" },
+        "total-limit": { type: "string" },
         host: { type: "string", default: "127.0.0.1" },
+        "allow-host": { type: "string", multiple: true },
+        "allow-origin": { type: "string", multiple: true },
+        "idle-secs": { type: "string", default: "600" },
         "refresh-secs": { type: "string", default: "30" },
         "api-key": { type: "string" },
         api: { type: "string" },
@@ -62,13 +75,11 @@ export const mcp: Command = {
     if (session_limit_usdc <= 0n) throw new UsageError("--session-limit must be more than 0", usage);
     const refresh_ms = integerOption(values["refresh-secs"], "--refresh-secs", usage, 1, 86_400) * 1000;
     const port = values.http === undefined ? undefined : integerOption(values.http, "--http", usage, 0, 65_535);
-    const token = io.env.AGENT_MARKET_MCP_TOKEN || undefined;
-    if (port !== undefined && !LOOPBACK.has(values.host) && token === undefined) {
-      throw new CliError(
-        `--host ${values.host} lets other machines spend from this API key`,
-        "set AGENT_MARKET_MCP_TOKEN to a secret the clients send as a bearer token, or serve on 127.0.0.1",
-      );
-    }
+    const idle_ms = integerOption(values["idle-secs"], "--idle-secs", usage, 1, 86_400) * 1000;
+    // Over stdio the process is one session: its limit is the whole process's.
+    const total_limit_usdc =
+      port === undefined ? session_limit_usdc : usdcOption(required(values["total-limit"], "--total-limit", usage), "--total-limit", usage);
+    if (total_limit_usdc <= 0n) throw new UsageError("--total-limit must be more than 0", usage);
     const apiKey = values["api-key"] ?? io.env.AGENT_MARKET_API_KEY;
     if (!apiKey) throw new CliError("no API key", "pass --api-key <key> or set AGENT_MARKET_API_KEY (agent-market keys create makes one)");
     const config = await readConfig(io);
@@ -78,7 +89,17 @@ export const mcp: Command = {
     const catalog = new AgentCatalog(client, { network, agents: values.agent ?? [], tag: values.tag, search: values.search }, max_price_usdc);
     await catalog.refresh();
     io.err(`${catalog.tools().length} agent tool(s): ${catalog.tools().map((tool) => tool.definition.name).join(", ") || "none (search_agents still answers)"}`);
-    const session: SessionOptions = { client, catalog, max_price_usdc, session_limit_usdc, network, version: version() };
+    const outcomes = new UnknownOutcomes(client, OUTCOME_RETRY_MS, io.err);
+    const session: SessionOptions = {
+      client,
+      catalog,
+      max_price_usdc,
+      session_limit_usdc,
+      process_limit: new SpendingLimit(total_limit_usdc),
+      outcomes,
+      network,
+      version: version(),
+    };
 
     let servers: () => Server[];
     let close: () => Promise<void>;
@@ -88,7 +109,20 @@ export const mcp: Command = {
       servers = () => [server];
       close = () => server.close();
     } else {
-      const running = await serveHttp({ host: values.host, port, ...(token ? { token } : {}), newSession: () => createSessionServer(session) });
+      let token = io.env.AGENT_MARKET_MCP_TOKEN;
+      if (!token) {
+        token = randomBytes(32).toString("base64url");
+        io.err(`bearer token (clients send Authorization: Bearer <token>; set AGENT_MARKET_MCP_TOKEN to choose it): ${token}`);
+      }
+      const running = await serveHttp({
+        host: values.host,
+        port,
+        token,
+        allowed_hosts: values["allow-host"] ?? [],
+        allowed_origins: values["allow-origin"] ?? [],
+        idle_ms,
+        newSession: () => createSessionServer(session),
+      });
       io.err(`MCP over Streamable HTTP at ${running.url}`);
       servers = running.servers;
       close = running.close;
@@ -103,6 +137,7 @@ export const mcp: Command = {
     );
     await stopped(port === undefined);
     catalog.stop();
+    outcomes.stop();
     await close();
   },
 };

@@ -55,6 +55,7 @@ export const reclaim: Command = {
       io,
       connection,
       payer,
+      programId,
       [reclaimInstruction({ programId, usdcMint, escrow: escrowRef(escrow), withSubscription: escrow.usedIncludedCall })],
       [
         `reclaim on ${id}: ${formatUsdc(escrow.amountUsdc)} USDC from the agent's escrow vault back to ${escrow.payerTokenAccount.toBase58()}`,

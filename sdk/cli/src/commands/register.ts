@@ -21,6 +21,7 @@ import {
   signSigningKeyProof,
   toHex,
   verifySigningKeyProof,
+  withComputeBudget,
   type ListingDocument,
 } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
@@ -281,7 +282,7 @@ export const register: Command = {
         signingKeyProof,
       });
       try {
-        registerTransaction = await sendAndConfirmTransaction(connection, new Transaction().add(...instructions), [creator], {
+        registerTransaction = await sendAndConfirmTransaction(connection, new Transaction().add(...withComputeBudget(instructions, programId)), [creator], {
           commitment: "confirmed",
         });
       } catch (error) {

@@ -1,12 +1,13 @@
 // One MCP session's server: the tools the catalog holds now plus the two readers, each call run
-// with this session's budget. The catalog is shared by every session of the process.
+// within this session's limit and the process's. The catalog, the process's limit and the calls
+// of unknown outcome are shared by every session of the process.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { SessionBudget } from "./session-budget.js";
+import { SpendingLimit } from "./spending-limit.js";
 import { callTool, GET_EXECUTION, SEARCH_AGENTS, type ToolCallContext } from "./tool-calls.js";
 
-export type SessionOptions = Omit<ToolCallContext, "budget"> & { session_limit_usdc: bigint; version: string };
+export type SessionOptions = Omit<ToolCallContext, "session_limit"> & { session_limit_usdc: bigint; version: string };
 
 export function createSessionServer(options: SessionOptions): Server {
   const server = new Server(
@@ -15,10 +16,10 @@ export function createSessionServer(options: SessionOptions): Server {
       capabilities: { tools: { listChanged: true } },
       instructions:
         "Each agent tool is a paid call to an Agent Market agent, charged in USDC to the wallet of this server's API key; " +
-        "the price is in the tool's description. Calls above this server's per-call maximum or past the session's spending limit are refused.",
+        "the price is in the tool's description. Calls above this server's per-call maximum or past the session's or the server's spending limit are refused.",
     },
   );
-  const context: ToolCallContext = { ...options, budget: new SessionBudget(options.session_limit_usdc) };
+  const context: ToolCallContext = { ...options, session_limit: new SpendingLimit(options.session_limit_usdc) };
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...options.catalog.tools().map((tool) => tool.definition), SEARCH_AGENTS, GET_EXECUTION],
   }));

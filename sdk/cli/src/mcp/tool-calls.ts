@@ -1,5 +1,5 @@
 // What each tool does when called: an agent's tool runs a paid execution within the session's
-// limits, `search_agents` and `get_execution` read. A refusal or a failure is a tool error (the
+// and the process's limits, `search_agents` and `get_execution` read. A refusal or a failure is a tool error (the
 // model reads it) that says whether anything was charged and what to do.
 import type { NetworkName } from "@agent-market/program/network";
 import { randomUUID } from "node:crypto";
@@ -19,7 +19,8 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import type { AgentCatalog } from "./agent-catalog.js";
 import type { AgentTool } from "./agent-tool.js";
-import type { SessionBudget } from "./session-budget.js";
+import type { SpendingLimit } from "./spending-limit.js";
+import { outcomeUnknown, settle, type SentCall, type UnknownOutcomes } from "./unknown-outcomes.js";
 
 export const SEARCH_AGENTS: Tool = {
   name: "search_agents",
@@ -50,7 +51,10 @@ export const GET_EXECUTION: Tool = {
 export interface ToolCallContext {
   client: AgentMarket;
   catalog: AgentCatalog;
-  budget: SessionBudget;
+  session_limit: SpendingLimit;
+  /** Shared by every session of the process. */
+  process_limit: SpendingLimit;
+  outcomes: UnknownOutcomes;
   max_price_usdc: bigint;
   network: NetworkName;
 }
@@ -120,31 +124,53 @@ async function runAgent(context: ToolCallContext, tool: AgentTool, args: Record<
       `${agent.name} costs ${formatUsdc(price_usdc)} USDC per call, above this server's maximum of ${formatUsdc(context.max_price_usdc)} USDC per call. Nothing was charged.`,
     );
   }
-  if (!context.budget.reserve(price_usdc)) {
-    return refusal(
-      `This call costs ${formatUsdc(price_usdc)} USDC; this session may spend ${formatUsdc(context.budget.remaining_usdc())} USDC more of its ${formatUsdc(context.budget.limit_usdc)} USDC limit. Nothing was charged.`,
-    );
-  }
-  let charged_usdc = 0n;
+  const refused = reserve(context, price_usdc);
+  if (refused) return refusal(refused);
+  const call: SentCall = {
+    agent_id: agent.id,
+    input: { task: args.task, parameters: parameters as Record<string, unknown> },
+    // The price the tool's description showed: a price raised on chain since is refused, not charged.
+    max_price_usdc: formatUsdc(price_usdc),
+    idempotency_key: randomUUID(),
+    reserved_usdc: price_usdc,
+    limits: [context.session_limit, context.process_limit],
+  };
+  let execution: Execution;
   try {
-    const execution = await context.client.agents.execute(
-      agent.id,
-      { task: args.task, parameters: parameters as Record<string, unknown> },
-      // The price the tool's description showed: a price raised on chain since is refused, not charged.
-      { maxPriceUsdc: formatUsdc(price_usdc), idempotencyKey: randomUUID() },
-    );
-    charged_usdc = parseUsdc(execution.charge.amount_usdc);
-    const charge = `Charged ${execution.charge.amount_usdc} USDC for ${execution.id}` +
-      (execution.transactions.settlement ? `, settled on chain in ${execution.transactions.settlement}.` : ".");
-    return answer(`${JSON.stringify(execution.output, null, 2)}\n\n${charge}`, executionResult(execution));
+    execution = await context.client.agents.execute(call.agent_id, call.input, { maxPriceUsdc: call.max_price_usdc, idempotencyKey: call.idempotency_key });
   } catch (error) {
-    return failure(agent.name, error);
-  } finally {
-    context.budget.settle(price_usdc, charged_usdc);
+    if (outcomeUnknown(error)) {
+      context.outcomes.follow(call);
+      const code = error instanceof AgentMarketError ? error.code : "no_answer";
+      return refusal(
+        `The outcome of this call to ${agent.name} is unknown (${code}): it may have been charged. ` +
+          `Its ${formatUsdc(price_usdc)} USDC stays reserved against this server's limits until the server reads its final state; do not repeat it yet.`,
+      );
+    }
+    settle(call, 0n);
+    return failure(agent.name, error as AgentMarketError);
   }
+  settle(call, parseUsdc(execution.charge.amount_usdc));
+  const charge = `Charged ${execution.charge.amount_usdc} USDC for ${execution.id}` +
+    (execution.transactions.settlement ? `, settled on chain in ${execution.transactions.settlement}.` : ".");
+  return answer(`${JSON.stringify(execution.output, null, 2)}\n\n${charge}`, executionResult(execution));
 }
 
-function failure(agent_name: string, error: unknown): CallToolResult {
+/** Reserves `price_usdc` on both limits, or says which one refuses it (reserving nothing). */
+function reserve(context: ToolCallContext, price_usdc: bigint): string | undefined {
+  const price = formatUsdc(price_usdc);
+  if (!context.session_limit.reserve(price_usdc)) {
+    return `This call costs ${price} USDC; this session may spend ${formatUsdc(context.session_limit.remaining_usdc())} USDC more of its ${formatUsdc(context.session_limit.limit_usdc)} USDC limit. Nothing was charged.`;
+  }
+  if (!context.process_limit.reserve(price_usdc)) {
+    context.session_limit.settle(price_usdc, 0n);
+    return `This call costs ${price} USDC; this server may spend ${formatUsdc(context.process_limit.remaining_usdc())} USDC more of its ${formatUsdc(context.process_limit.limit_usdc)} USDC limit for all sessions together. Nothing was charged.`;
+  }
+  return undefined;
+}
+
+/** A final refusal or failure: `outcomeUnknown` said no, so it is the API's answer. */
+function failure(agent_name: string, error: AgentMarketError): CallToolResult {
   if (error instanceof PaymentRequiredError) {
     const next =
       error.code === "spending_cap_reached"
@@ -161,6 +187,5 @@ function failure(agent_name: string, error: unknown): CallToolResult {
     const refund = error.refundTransaction ? ` The escrow was refunded (transaction ${error.refundTransaction}).` : " Nothing was charged.";
     return refusal(`${agent_name} failed: ${error.message} (${error.code}, execution ${error.execution.id}).${refund}`);
   }
-  if (error instanceof AgentMarketError) return refusal(`${error.code}: ${error.message}`);
-  throw error;
+  return refusal(`${error.code}: ${error.message}`);
 }

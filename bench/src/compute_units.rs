@@ -1,0 +1,185 @@
+//! Compute units and heap each instruction of an execution uses on localnet's meter, alone and at
+//! the largest batch, against the cluster's limits: the figures docs/program.md gives and the
+//! estimates `@agent-market/program` sizes its compute budget from (sdk/program's
+//! compute-budget.ts, whose test checks them against the same meter).
+//!
+//! Each transaction asks for the whole 1,400,000 units so that nothing is cut short; the units
+//! are what the program's top-level invocation reports (its CPIs and event self-invocations
+//! included), the heap its bump allocator's high-water mark. Units are the meter's: syscalls at
+//! the runtime's costs plus an allowance for the program's own code (docs/localnet.md,
+//! "Metering"), an estimate of an SBF run, not a measurement of one.
+//!
+//! Run: `npm run bench:units`.
+
+// The scene's account labels serve `execution-cost` only.
+#[allow(dead_code)]
+mod scene;
+
+use agent_market::{
+    signature::{batch_digest, result_digest, ResultBinding},
+    OpenEscrowItem, RefundReason, ID as PROGRAM_ID, MAX_OPEN_BATCH, MAX_SETTLE_BATCH,
+};
+use localnet::{market::MarketKeys, meter, open_batch::OpenBatchEntry};
+use scene::{Scene, PRICE_USDC};
+use solana_compute_budget_interface::ComputeBudgetInstruction;
+use solana_instruction::Instruction;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+
+/// The most a transaction may ask for.
+const MAX_TRANSACTION_UNITS: u32 = 1_400_000;
+/// What an instruction gets when its transaction asks for nothing.
+const DEFAULT_INSTRUCTION_UNITS: u64 = 200_000;
+/// The heap an Anchor program's default allocator has, whatever the transaction asks for.
+const HEAP_BYTES: u64 = 32 * 1024;
+
+struct Row {
+    instruction: String,
+    items: usize,
+    units: u64,
+    heap_bytes: u64,
+}
+
+/// Sends `instructions` as the relayer with the largest unit limit; returns what the program's
+/// top-level invocation used.
+fn measure(scene: &mut Scene, name: &str, items: usize, instructions: &[Instruction]) -> Row {
+    let mut all = vec![ComputeBudgetInstruction::set_compute_unit_limit(MAX_TRANSACTION_UNITS)];
+    all.extend_from_slice(instructions);
+    let transaction = Transaction::new_signed_with_payer(
+        &all,
+        Some(&scene.market.relayer.pubkey()),
+        &[&scene.market.relayer],
+        scene.chain.svm.latest_blockhash(),
+    );
+    let meta = match scene.chain.svm.send_transaction(transaction) {
+        Ok(meta) => meta,
+        Err(failed) => panic!("{name}: {:?}\n{}", failed.err, failed.meta.pretty_logs()),
+    };
+    scene.chain.svm.expire_blockhash();
+    // Invocations are listed as they return: the one instruction of the program comes after its
+    // event self-invocations, whose units and heap are its own.
+    let program = PROGRAM_ID.to_string();
+    let top_level = meter::usage(&meta.logs)
+        .into_iter()
+        .filter(|invocation| invocation.program_id == program)
+        .last()
+        .expect("the program ran");
+    Row {
+        instruction: name.to_string(),
+        items,
+        units: top_level.compute_units,
+        heap_bytes: top_level.heap_bytes,
+    }
+}
+
+fn execution_id(round: u64, index: u64) -> [u8; 16] {
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&round.to_le_bytes());
+    id[8..].copy_from_slice(&index.to_le_bytes());
+    id
+}
+
+fn open_entries(scene: &Scene, ids: &[[u8; 16]]) -> Vec<OpenBatchEntry> {
+    ids.iter()
+        .map(|id| OpenBatchEntry {
+            payer: scene.payer.pubkey(),
+            payer_token_account: scene.payer_token_account,
+            item: OpenEscrowItem {
+                execution_id: *id,
+                api_key_id: [3; 16],
+                request_hash: [4; 32],
+                max_amount_usdc: PRICE_USDC,
+            },
+        })
+        .collect()
+}
+
+/// The batch signature and `settle_batch` of the open escrows `ids`.
+fn settle_ixs(scene: &Scene, ids: &[[u8; 16]]) -> Vec<Instruction> {
+    let result_hash = [5; 32];
+    let digests: Vec<[u8; 32]> = ids
+        .iter()
+        .map(|id| {
+            result_digest(&ResultBinding {
+                escrow: &scene.escrow(*id),
+                result_hash: &result_hash,
+                units: 0,
+            })
+        })
+        .collect();
+    let digest = batch_digest(&scene.agent, &digests);
+    let signature: [u8; 64] = scene.agent_signing.sign_message(&digest).into();
+    vec![
+        MarketKeys::verify_signatures(&scene.agent_signing.pubkey().to_bytes(), &[signature], &[digest]),
+        scene
+            .market
+            .keys
+            .settle_batch(scene.agent, scene.payout_account, ids, vec![result_hash; ids.len()], vec![], 0),
+    ]
+}
+
+fn main() {
+    let mut scene = Scene::new();
+    let mut rows = Vec::new();
+    let mut round = 0;
+    let mut next_ids = |count: usize| {
+        round += 1;
+        (0..count as u64).map(|index| execution_id(round, index)).collect::<Vec<_>>()
+    };
+
+    let ids = next_ids(1);
+    let instruction = scene.market.keys.open_escrow(
+        scene.agent,
+        scene.payer.pubkey(),
+        scene.payer_token_account,
+        ids[0],
+        [3; 16],
+        [4; 32],
+        PRICE_USDC,
+    );
+    rows.push(measure(&mut scene, "open_escrow", 1, &[instruction]));
+    let instructions = settle_ixs(&scene, &ids);
+    rows.push(measure(&mut scene, "settle_batch", 1, &instructions));
+
+    for count in [1, 4, usize::from(MAX_OPEN_BATCH)] {
+        let ids = next_ids(count);
+        let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, &ids));
+        rows.push(measure(&mut scene, "open_escrow_batch", count, &[open]));
+    }
+    for count in [4, 8, 12, usize::from(MAX_SETTLE_BATCH)] {
+        let ids = next_ids(count);
+        for chunk in ids.chunks(usize::from(MAX_OPEN_BATCH)) {
+            let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, chunk));
+            measure(&mut scene, "open_escrow_batch", chunk.len(), &[open]);
+        }
+        let instructions = settle_ixs(&scene, &ids);
+        rows.push(measure(&mut scene, "settle_batch", count, &instructions));
+    }
+    let ids = next_ids(1);
+    let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, &ids));
+    measure(&mut scene, "open_escrow_batch", 1, &[open]);
+    let refund = scene
+        .market
+        .keys
+        .refund(&scene.escrow_ref(ids[0]), RefundReason::CreatorError, false);
+    rows.push(measure(&mut scene, "refund", 1, &[refund]));
+
+    println!("Agent Market: compute units and heap per instruction on localnet's meter (an estimate of SBF: docs/localnet.md)");
+    println!(
+        "| instruction | escrows | units | of 200,000 (default) | of 1,400,000 | units per escrow | heap bytes | of {HEAP_BYTES} |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for row in &rows {
+        println!(
+            "| `{}` | {} | {} | {:.0}% | {:.0}% | {} | {} | {:.0}% |",
+            row.instruction,
+            row.items,
+            row.units,
+            100.0 * row.units as f64 / DEFAULT_INSTRUCTION_UNITS as f64,
+            100.0 * row.units as f64 / f64::from(MAX_TRANSACTION_UNITS),
+            row.units / row.items as u64,
+            row.heap_bytes,
+            100.0 * row.heap_bytes as f64 / HEAP_BYTES as f64,
+        );
+    }
+}

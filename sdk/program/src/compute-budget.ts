@@ -1,0 +1,108 @@
+// What a marketplace transaction asks of the compute budget program. A cluster gives every
+// instruction 200,000 units unless the transaction says otherwise, charges a priority fee on the
+// limit asked for (not on what is used), and refuses a transaction that passes its limit; so
+// each transaction asks for the units its instructions are known to use, with a margin, and for
+// the unit price its sender chose.
+//
+// The units are localnet's meter (docs/localnet.md, "Metering"): `npm run bench:units` prints
+// them, and test/compute-budget.test.ts checks on localnet that every estimate below covers what
+// the meter charges at the largest batch. They estimate an SBF run, not measure one: the margin
+// is there for the difference and for the random number of tries a PDA's bump takes.
+import { ComputeBudgetProgram, PublicKey, TransactionInstruction } from "@solana/web3.js";
+
+import { IDL } from "./program.js";
+
+/** Added to every estimate, in percent. */
+export const COMPUTE_UNIT_MARGIN_PERCENT = 25;
+/** What the runtime gives an instruction when the transaction asks for nothing. */
+export const DEFAULT_INSTRUCTION_UNITS = 200_000;
+/** The most a transaction may ask for. */
+export const MAX_TRANSACTION_UNITS = 1_400_000;
+
+/** Units of an instruction of the program: a base, and a cost per escrow it opens or settles. */
+interface ProgramUnits {
+  base: number;
+  per_escrow: number;
+}
+
+/**
+ * Metered units (npm run bench:units, 2026-11-28) of the instructions a paid execution sends, the
+ * event self-invocations and token transfers they make included. An instruction not listed is
+ * given the runtime's default.
+ */
+const PROGRAM_UNITS: Record<string, ProgramUnits> = {
+  open_escrow: { base: 50_100, per_escrow: 0 },
+  // 51,571 for 1, 148,909 for 4, 259,693 for 8: each item derives two PDAs by trial (escrow,
+  // subscription), creates its escrow, pulls its USDC and emits its event.
+  open_escrow_batch: { base: 22_000, per_escrow: 37_300 },
+  // 61,385 for 1, 78,724 for 16: one transfer each to the creator and the fee shard and one
+  // event whatever the batch; per escrow its digest, its leaf and its account's close.
+  settle_batch: { base: 60_300, per_escrow: 1_200 },
+  refund: { base: 41_400, per_escrow: 0 },
+};
+
+/**
+ * Units of the other programs a marketplace transaction carries: the runtime's builtins at their
+ * fixed cost, SPL Token and Associated Token Account (run as SBF on localnet, so metered) at the
+ * most their instructions here take (a token account's creation, an approval, a revocation).
+ */
+const OTHER_PROGRAM_UNITS = new Map<string, number>([
+  ["TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA", 6_000],
+  ["ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", 40_000],
+  [ComputeBudgetProgram.programId.toBase58(), 150],
+  ["11111111111111111111111111111111", 150],
+  // The address lookup table program.
+  ["AddressLookupTab1e1111111111111111111111111", 750],
+  // Precompiles run unmetered: their signatures are paid in the fee.
+  ["Ed25519SigVerify111111111111111111111111111", 0],
+]);
+
+const instructionNames = new Map<string, string>(
+  IDL.instructions.map((instruction) => [Buffer.from(instruction.discriminator).toString("hex"), instruction.name]),
+);
+
+/** How many escrows a batched instruction carries: the length of its first vector argument. */
+function escrowCount(data: Buffer): number {
+  return data.length >= 12 ? data.readUInt32LE(8) : 1;
+}
+
+/** The units `instruction` is estimated to use, before the margin. */
+function instructionUnits(instruction: TransactionInstruction, programId: PublicKey): number {
+  if (instruction.programId.equals(programId)) {
+    const name = instructionNames.get(instruction.data.subarray(0, 8).toString("hex"));
+    const units = name === undefined ? undefined : PROGRAM_UNITS[name];
+    if (!units) return DEFAULT_INSTRUCTION_UNITS;
+    return units.base + units.per_escrow * (units.per_escrow > 0 ? escrowCount(instruction.data) : 0);
+  }
+  return OTHER_PROGRAM_UNITS.get(instruction.programId.toBase58()) ?? DEFAULT_INSTRUCTION_UNITS;
+}
+
+/** The unit limit a transaction of `instructions` asks for: their estimates, with the margin. */
+export function computeUnitLimit(instructions: readonly TransactionInstruction[], programId: PublicKey): number {
+  const estimated = instructions.reduce((sum, instruction) => sum + instructionUnits(instruction, programId), 0);
+  // The limit's own instruction, and the price's when there is one, run before the others.
+  const budget = 2 * (OTHER_PROGRAM_UNITS.get(ComputeBudgetProgram.programId.toBase58()) ?? 0);
+  return Math.min(MAX_TRANSACTION_UNITS, Math.ceil(((estimated + budget) * (100 + COMPUTE_UNIT_MARGIN_PERCENT)) / 100));
+}
+
+/**
+ * `instructions` preceded by the compute budget they need: a unit limit sized from their
+ * estimates, and a unit price when `microLamportsPerUnit` is above 0 (the priority fee is
+ * ⌈price × limit / 1,000,000⌉ lamports). Instructions that already carry a budget are returned
+ * as they are.
+ */
+export function withComputeBudget(
+  instructions: readonly TransactionInstruction[],
+  programId: PublicKey,
+  microLamportsPerUnit = 0n,
+): TransactionInstruction[] {
+  if (instructions.some((instruction) => instruction.programId.equals(ComputeBudgetProgram.programId))) return [...instructions];
+  const budget = [ComputeBudgetProgram.setComputeUnitLimit({ units: computeUnitLimit(instructions, programId) })];
+  if (microLamportsPerUnit > 0n) budget.push(ComputeBudgetProgram.setComputeUnitPrice({ microLamports: microLamportsPerUnit }));
+  return [...budget, ...instructions];
+}
+
+/** The priority fee, in lamports, a transaction asking for `units` at `microLamportsPerUnit` pays. */
+export function priorityFeeLamports(units: number, microLamportsPerUnit: bigint): bigint {
+  return (BigInt(units) * microLamportsPerUnit + 999_999n) / 1_000_000n;
+}
