@@ -9,13 +9,13 @@ import {
   IDL,
   batchDigest,
   coder,
-  eventsFromInnerInstructions,
+  settledLeavesOfTransaction,
   fetchLoggedReceipt,
   parseAddress,
   resultDigest,
   toHex,
   verifyLoggedReceipt,
-  type EventData,
+  type SettledLeaf,
 } from "@agent-market/program";
 import type { Connection, Finality, PublicKey, VersionedTransactionResponse } from "@solana/web3.js";
 
@@ -32,7 +32,7 @@ const FEE_SHARD_INDEX = ACCOUNT("fee_shard");
 /** The precompile's entries read from its own instruction. */
 const THIS_INSTRUCTION = 0xffff;
 
-type Logged = EventData<"EscrowSettledToLog">;
+type Logged = SettledLeaf;
 
 export interface BatchContext {
   execution: Execution;
@@ -85,9 +85,8 @@ export async function batchChecks(context: BatchContext): Promise<void> {
   });
 
   // The batch's events, in its order: each carries what its result digest is rebuilt from.
-  const logged = eventsFromInnerInstructions(context.tx, context.programId)
-    .filter((event): event is { name: "EscrowSettledToLog"; data: Logged } => event.name === "EscrowSettledToLog");
-  const mine = logged.filter((event) => toHex(event.data.executionId) === toHex(context.executionId)).map((event) => event.data);
+  const logged: Logged[] = settledLeavesOfTransaction(context.tx, context.programId);
+  const mine = logged.filter((leaf) => toHex(leaf.executionId) === toHex(context.executionId));
 
   checks.try("ed25519_instruction", () => {
     const previous = instructions[at - 1];
@@ -107,10 +106,10 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     const entry = precompileEntry(previous.data, 0);
     if (!entry) return [false, "the precompile reads from another instruction"];
     if (entry.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
-    if (logged.length !== escrows.length) return [false, `${logged.length} EscrowSettledToLog events for ${escrows.length} escrows`];
+    if (logged.length !== escrows.length) return [false, `${logged.length} leaves in the batch's EscrowsSettledToLog for ${escrows.length} escrows`];
     const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!;
     // Each event carries its escrow's fields as the program read them: the digests it rebuilt.
-    const digests = logged.map(({ data }) => resultDigest({ escrow: { ...data, agent }, resultHash: data.resultHash, units: data.units }));
+    const digests = logged.map((leaf) => resultDigest({ escrow: { ...leaf, agent }, resultHash: leaf.resultHash, units: leaf.units }));
     if (toHex(digests[position]!) !== toHex(context.digest)) return [false, "the batch's digest of this escrow is not the receipt's"];
     if (entry.message !== toHex(batchDigest(agent, digests))) return [false, "the chain verified another message than the batch digest of these escrows"];
     return [true, `the chain verified the receipt's key over the batch digest of ${escrows.length} result digests, this receipt's among them`];
@@ -122,7 +121,7 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     fee: units(context.execution.charge.fee_usdc),
   };
   checks.try("escrow_settled_event", () => {
-    if (mine.length !== 1) return [false, `${mine.length} EscrowSettledToLog events for this execution`];
+    if (mine.length !== 1) return [false, `${mine.length} leaves in the batch's EscrowsSettledToLog for this execution`];
     const event = mine[0]!;
     const problems: string[] = [];
     if (event.agent.toBase58() !== receipt.agent) problems.push(`agent ${event.agent.toBase58()}`);
@@ -140,7 +139,7 @@ export async function batchChecks(context: BatchContext): Promise<void> {
       : [false, `the event differs from the receipt and charge: ${problems.join("; ")}`];
   });
   // One transfer each for the whole batch: what moved is the sum of its executions' shares.
-  const total = (field: "creatorShareUsdc" | "feeUsdc") => logged.reduce((sum, event) => sum + event.data[field], 0n);
+  const total = (field: "creatorShareUsdc" | "feeUsdc") => logged.reduce((sum, leaf) => sum + leaf[field], 0n);
   checks.try("creator_payout", () => {
     const index = batch.accountKeyIndexes[PAYOUT_INDEX]!;
     const delta = tokenDelta(tx, index);

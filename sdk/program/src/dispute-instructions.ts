@@ -8,7 +8,7 @@ import { collateralVaultPda, disputePda, marketPda, receiptLogPda } from "./pda.
 import type { ReceiptLeaf } from "./types.js";
 
 /**
- * The payer's dispute of a settled execution: its leaf's fields (from its `EscrowSettledToLog`
+ * The payer's dispute of a settled execution: its leaf's fields (from its batch's `EscrowsSettledToLog`
  * event), its `leafIndex` and the sibling hashes from the leaf up to a root the agent's receipt
  * log holds. The leaf's payer signs and pays the dispute's rent.
  */

@@ -1,15 +1,15 @@
 // A settled execution's receipt log leaf and its Merkle proof rebuilt from the chain alone, for a
 // payer who disputes without the marketplace's indexer: the transactions that touched the agent's
-// receipt log (getSignaturesForAddress), their EscrowSettledToLog events (the leaves, in order),
+// receipt log (getSignaturesForAddress), their EscrowsSettledToLog events (a batch's leaves, in order),
 // and a tree rebuilt over them up to a root the log account still holds.
 import type { Connection, Finality, PublicKey } from "@solana/web3.js";
 
 import { toHex } from "./bytes.js";
-import { eventsFromInnerInstructions } from "./events.js";
 import { receiptLogPda } from "./pda.js";
 import { fetchReceiptLog, receiptLeafHash, receiptLogHoldsRoot, RECEIPT_TREE_LEAVES } from "./receipt-log.js";
 import { receiptTreeProof } from "./receipt-tree.js";
-import type { EventData, ReceiptLeaf, ReceiptLog } from "./types.js";
+import { settledLeavesOfTransaction, type SettledLeaf } from "./settled-leaves.js";
+import type { ReceiptLeaf, ReceiptLog } from "./types.js";
 
 /** One settlement proven against the log: what open_dispute takes, and the root the proof leads to. */
 export interface ProvenLeaf {
@@ -20,7 +20,7 @@ export interface ProvenLeaf {
   root: Uint8Array;
 }
 
-type Settled = EventData<"EscrowSettledToLog">;
+type Settled = SettledLeaf;
 
 /** getSignaturesForAddress's largest page. */
 const SIGNATURE_PAGE = 1000;
@@ -82,8 +82,8 @@ export async function provenLeavesFromChain(
       );
       for (const tx of txs) {
         if (!tx) continue;
-        for (const event of eventsFromInnerInstructions(tx, programId)) {
-          if (event.name === "EscrowSettledToLog" && event.data.agent.equals(agent)) leaves.set(event.data.leafIndex, event.data);
+        for (const leaf of settledLeavesOfTransaction(tx, programId)) {
+          if (leaf.agent.equals(agent)) leaves.set(leaf.leafIndex, leaf);
         }
       }
     }

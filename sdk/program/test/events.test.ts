@@ -46,8 +46,8 @@ const cpiData = (bytes: Uint8Array) => Buffer.concat([Buffer.from(EVENT_IX_TAG_L
 
 const escrowOpenedRaw = sampleRaw({ defined: { name: "EscrowOpened" } }, 3) as Record<string, unknown>;
 const escrowOpened = eventBytes("EscrowOpened", escrowOpenedRaw);
-const settledRaw = sampleRaw({ defined: { name: "EscrowSettledToLog" } }, 5);
-const settled = eventBytes("EscrowSettledToLog", settledRaw);
+const settledRaw = sampleRaw({ defined: { name: "EscrowsSettledToLog" } }, 5);
+const settled = eventBytes("EscrowsSettledToLog", settledRaw);
 
 describe("events", () => {
   it("EVENT_IX_TAG_LE is anchor's tag: SHA-256(\"anchor:event\")[..8], reversed", () => {
@@ -155,7 +155,7 @@ describe("events", () => {
       const events = eventsFromLogs(logs, PROGRAM_ID);
       assert.deepEqual(
         events.map((e) => e.name),
-        ["EscrowOpened", "EscrowSettledToLog"],
+        ["EscrowOpened", "EscrowsSettledToLog"],
       );
       assert.deepEqual(events[0], decodeEvent(escrowOpened));
       assert.deepEqual(events[1], decodeEvent(settled));
@@ -240,7 +240,7 @@ describe("events", () => {
       ];
       assert.deepEqual(
         eventsFromInnerInstructions(tx, PROGRAM_ID).map((e) => e.name),
-        ["EscrowOpened", "EscrowSettledToLog"],
+        ["EscrowOpened", "EscrowsSettledToLog"],
       );
     });
 

@@ -57,7 +57,7 @@ export type TypeChecks = [
   Assert<Equal<Escrow["executionId"], Uint8Array>>,
   Assert<Equal<Agent["status"], AgentStatus>>,
   Assert<Equal<Market["feeShardBumps"], Uint8Array>>,
-  Assert<Equal<EventData<"EscrowSettledToLog">["units"], bigint>>,
+  Assert<Equal<EventData<"EscrowsSettledToLog">["firstLeafIndex"], bigint>>,
   Assert<Equal<Extract<AgentMarketEvent, { name: "Subscribed" }>["data"], EventData<"Subscribed">>>,
   Assert<Equal<Extract<AgentMarketErrorName, "NotRelayer" | "DigestMismatch">, "NotRelayer" | "DigestMismatch">>,
 ];

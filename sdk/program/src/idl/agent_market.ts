@@ -469,7 +469,7 @@ export const IDL_JSON = {
         {
           "name": "agent",
           "docs": [
-            "Writable: each open takes the agent's next escrow nonce."
+            "Writable: each open takes the agent's next escrow nonce and may push its last deadline."
           ],
           "writable": true,
           "pda": {
@@ -646,7 +646,7 @@ export const IDL_JSON = {
         {
           "name": "agent",
           "docs": [
-            "Writable: each open takes the agent's next escrow nonce."
+            "Writable: each open takes the agent's next escrow nonce and may push its last deadline."
           ],
           "writable": true,
           "pda": {
@@ -2041,8 +2041,8 @@ export const IDL_JSON = {
       "discriminator": [132, 209, 49, 109, 135, 138, 28, 81]
     },
     {
-      "name": "EscrowSettledToLog",
-      "discriminator": [77, 90, 208, 174, 34, 164, 214, 37]
+      "name": "EscrowsSettledToLog",
+      "discriminator": [70, 148, 72, 132, 230, 104, 255, 54]
     },
     {
       "name": "FeeShardCreated",
@@ -2473,6 +2473,11 @@ export const IDL_JSON = {
       "code": 6079,
       "name": "UnitsCountMismatch",
       "msg": "A batch's units are one count per escrow, or none when every count is 0"
+    },
+    {
+      "code": 6080,
+      "name": "EscrowsStillDisputable",
+      "msg": "An escrow the agent opened can still be settled and disputed: its collateral stays until a dispute window after its deadline"
     }
   ],
   "types": [
@@ -2593,6 +2598,14 @@ export const IDL_JSON = {
               "execution id (docs/program.md, \"One signature, one escrow\")."
             ],
             "type": "u64"
+          },
+          {
+            "name": "last_escrow_deadline",
+            "docs": [
+              "The latest deadline of any escrow the agent opened: settled by then at the latest, it can",
+              "be disputed until a dispute window later, whatever grace the market sets afterwards."
+            ],
+            "type": "i64"
           }
         ]
       }
@@ -3289,89 +3302,24 @@ export const IDL_JSON = {
       }
     },
     {
-      "name": "EscrowSettledToLog",
+      "name": "EscrowsSettledToLog",
       "docs": [
-        "One execution settled by `settle_batch`: every field of its receipt log leaf, its index, and",
-        "the log's root once the whole batch was appended, so that an indexer rebuilds the leaves and",
-        "checks its tree against the chain, and a payer builds the proof `open_dispute` needs."
+        "Every execution one `settle_batch` settled, in log order: leaf `first_leaf_index + i` of the",
+        "agent's receipt log is `leaves[i]`, and `log_root` the log's root once the whole batch was",
+        "appended, so that an indexer rebuilds the leaves and checks its tree against the chain, and a",
+        "payer builds the proof `open_dispute` needs. Each execution's split follows from its amount.",
+        "One event a batch, not one an execution: every event is a self-invocation whose units and heap",
+        "a batch of 16 could not afford (docs/program.md, \"Batch limits\")."
       ],
       "type": {
         "kind": "struct",
         "fields": [
           {
-            "name": "execution_id",
-            "type": {
-              "array": [
-                "u8",
-                16
-              ]
-            }
-          },
-          {
             "name": "agent",
             "type": "pubkey"
           },
           {
-            "name": "nonce",
-            "type": "u64"
-          },
-          {
-            "name": "payer",
-            "type": "pubkey"
-          },
-          {
-            "name": "payer_token_account",
-            "type": "pubkey"
-          },
-          {
-            "name": "api_key_id",
-            "type": {
-              "array": [
-                "u8",
-                16
-              ]
-            }
-          },
-          {
-            "name": "amount_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "creator_share_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "fee_usdc",
-            "type": "u64"
-          },
-          {
-            "name": "units",
-            "type": "u64"
-          },
-          {
-            "name": "request_hash",
-            "type": {
-              "array": [
-                "u8",
-                32
-              ]
-            }
-          },
-          {
-            "name": "result_hash",
-            "type": {
-              "array": [
-                "u8",
-                32
-              ]
-            }
-          },
-          {
-            "name": "settled_at",
-            "type": "i64"
-          },
-          {
-            "name": "leaf_index",
+            "name": "first_leaf_index",
             "type": "u64"
           },
           {
@@ -3381,6 +3329,16 @@ export const IDL_JSON = {
                 "u8",
                 32
               ]
+            }
+          },
+          {
+            "name": "leaves",
+            "type": {
+              "vec": {
+                "defined": {
+                  "name": "ReceiptLeaf"
+                }
+              }
             }
           }
         ]
@@ -3829,7 +3787,7 @@ export const IDL_JSON = {
       "docs": [
         "One agent's receipts of batched settlements, as the leaves of append-only Merkle trees of",
         "2^`RECEIPT_TREE_DEPTH` leaves each. Only the frontier of the tree being filled and recent",
-        "roots are stored: the leaves themselves travel in `EscrowSettledToLog` events, from which",
+        "roots are stored: the leaves themselves travel in `EscrowsSettledToLog` events, from which",
         "anyone rebuilds a proof. Created once per agent, so the rent per execution tends to zero."
       ],
       "serialization": "bytemuck",
