@@ -80,9 +80,21 @@ export function feeFloor(): FeeFloor {
       items: ids(n).map((executionId) => ({ ...payers(), executionId, apiKeyId: randomBytes(16), requestHash: randomBytes(32), maxAmountUsdc: 10_000n })),
     }),
   ];
-  const settleInput = (n: number) => ({ programId, relayer, usdcMint, agent, payoutAccount, executionIds: ids(n), resultHashes: hashes(n), feeShardIndex: 7 });
+  const items = (n: number) => hashes(n).map((resultHash) => ({ resultHash, units: 0n }));
+  const settleInput = (n: number) => ({ programId, relayer, usdcMint, agent, payoutAccount, executionIds: ids(n), items: items(n), feeShardIndex: 7 });
   const settles = (n: number) =>
-    settleBatchInstructions({ ...settleInput(n), signingKey: randomBytes(32), requestHashes: hashes(n), signed: { kind: "batch", signature: randomBytes(64) } });
+    settleBatchInstructions({
+      programId,
+      relayer,
+      usdcMint,
+      agent,
+      payoutAccount,
+      escrows: ids(n).map((executionId, nonce) => ({ executionId, agent, nonce: BigInt(nonce), ...onePayer, amountUsdc: 10_000n, requestHash: randomBytes(32) })),
+      items: items(n),
+      feeShardIndex: 7,
+      signingKey: randomBytes(32),
+      signed: { kind: "batch", signature: randomBytes(64) },
+    });
   const unverifiedSettles = (n: number) => {
     const instruction = settleBatchInstruction(settleInput(n));
     return [{ ...instruction, data: Buffer.concat([instruction.data, randomBytes(64)]) } as TransactionInstruction];
