@@ -209,7 +209,7 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal(await t.exists(escrowPda(opened.executionId, t.programId)), false, "the escrow is closed");
 
     // The settlement is leaf 0 of the agent's receipt log: its event carries every field of it.
-    const leaf = await t.event(settled, "EscrowSettledToLog");
+    const leaf = await t.settledLeaf(settled);
     sameKey(leaf.payer, payer.wallet.publicKey, "leaf payer");
     sameKey(leaf.payerTokenAccount, payer.tokenAccount, "leaf payer token account");
     sameKey(leaf.agent, agent.address, "leaf agent");
@@ -325,7 +325,7 @@ describe("lifecycle over JSON-RPC", function () {
     assert.equal((await t.event(covered.signature, "EscrowOpened")).amountUsdc, 0n);
     const creatorMid = await t.usdc(agent.payoutAccount);
     const settled = await t.settle(covered, agent);
-    assert.equal((await t.event(settled, "EscrowSettledToLog")).amountUsdc, 0n);
+    assert.equal((await t.settledLeaf(settled)).amountUsdc, 0n);
     assert.equal(await t.usdc(payer.tokenAccount), 15n * USDC);
     assert.equal(await t.usdc(agent.payoutAccount), creatorMid);
 
@@ -530,7 +530,7 @@ describe("lifecycle over JSON-RPC", function () {
   async function settledExecution(agent: AgentFixture, payer: Wallet) {
     const opened = await t.openEscrow(agent, payer);
     const settled = await t.settle(opened, agent);
-    return { ...opened, leafIndex: (await t.event(settled, "EscrowSettledToLog")).leafIndex };
+    return { ...opened, leafIndex: (await t.settledLeaf(settled)).leafIndex };
   }
 
   /** open_dispute of the execution's leaf, with the proof rebuilt from the chain's history of the log. */

@@ -6,7 +6,7 @@
 import { strict as assert } from "node:assert";
 
 import { agentTableAddresses } from "@agent-market/program";
-import { LookupTables, TransactionSender } from "@agent-market/relayer";
+import { LookupTables, PriorityFees, TransactionSender } from "@agent-market/relayer";
 import { AddressLookupTableAccount, Keypair, PublicKey } from "@solana/web3.js";
 
 import { TestMarket } from "./src/fixtures.js";
@@ -35,7 +35,8 @@ describe("relayer: an address lookup table per agent", function () {
   /** An instance's tables, as a relayer process of the deployment keeps them (same key, same database). */
   function instance(): LookupTables {
     const { db, chain, config } = relayer.services;
-    const sender = new TransactionSender(chain.rpc("devnet"), config.networks.devnet!.relayer_keypair);
+    const fees = new PriorityFees(chain.rpc("devnet"), config.priority_fee);
+    const sender = new TransactionSender(chain.rpc("devnet"), config.networks.devnet!.relayer_keypair, chain.programId("devnet"), fees);
     return new LookupTables(db, chain, { devnet: sender }, OPTIONS);
   }
 

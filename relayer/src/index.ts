@@ -9,6 +9,7 @@ export { reconcile, type ReconcileReport, type Difference } from "./executions/r
 export { LookupTables, type LookupTableOptions } from "./chain/lookup-tables.js";
 export { REFUND_BATCH_SIZE } from "./executions/refund-batches.js";
 export { SETTLE_BATCH_SIZE } from "./executions/settle-batches.js";
+export { PriorityFees } from "./chain/priority-fee.js";
 export { TransactionSender } from "./chain/tx-sender.js";
 export { migrate, type Db } from "./db/database.js";
 export { ApiKeyAuthenticator, ApiKeyStore, type AuthenticatedKey } from "./auth/api-keys.js";

@@ -27,6 +27,7 @@ import {
   resultDigest,
   settleBatchInstructions,
   signingKeyProofDigest,
+  settledLeaves,
   subscribeInstruction,
   type AgentMarketErrorName,
   type AgentMarketEvent,
@@ -36,6 +37,7 @@ import {
   type EventName,
   type Pricing,
   type RefundReason,
+  type SettledLeaf,
 } from "@agent-market/program";
 import { createApproveInstruction, getAssociatedTokenAddressSync } from "@solana/spl-token";
 import {
@@ -320,6 +322,13 @@ export class TestMarket {
     assert.ok(tx?.meta, `transaction ${signature} is recorded`);
     assert.equal(tx.meta.err, null);
     return eventsFromInnerInstructions(tx, this.programId);
+  }
+
+  /** The one execution a settlement transaction settled: its leaf of the receipt log, with its index and split. */
+  async settledLeaf(signature: string): Promise<SettledLeaf> {
+    const leaves = settledLeaves(await this.events(signature));
+    assert.equal(leaves.length, 1, `one settled leaf in ${signature}`);
+    return leaves[0]!;
   }
 
   /** The one event named `name` in transaction `signature`. */
