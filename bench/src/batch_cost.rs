@@ -14,13 +14,9 @@
 #[allow(dead_code)]
 mod scene;
 
-use agent_market::{
-    signature::{batch_digest, result_digest, ResultBinding},
-    state::ReceiptLog,
-    OpenEscrowItem, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH,
-};
+use agent_market::{state::ReceiptLog, OpenEscrowItem, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH};
 use anchor_lang::prelude::Pubkey;
-use localnet::{market::MarketKeys, open_batch::OpenBatchEntry};
+use localnet::open_batch::OpenBatchEntry;
 use scene::{Scene, PACKET_DATA_SIZE, PRICE_USDC};
 use solana_signer::Signer;
 use solana_transaction::Transaction;
@@ -123,29 +119,7 @@ fn batched(scene: &mut Scene, round: u64, batch: u64, open_batch: Option<usize>)
     let before = relayer_lamports(scene);
     let ids: Vec<[u8; 16]> = (0..batch).map(|index| execution_id(round, index)).collect();
     let (mut fee_lamports, open_bytes) = open_all(scene, &ids, open_batch);
-    let digests: Vec<[u8; 32]> = ids
-        .iter()
-        .map(|id| {
-            result_digest(&ResultBinding {
-                escrow: &scene.escrow(*id),
-                result_hash: &RESULT_HASH,
-                units: 0,
-            })
-        })
-        .collect();
-    let digest = batch_digest(&scene.agent, &digests);
-    let signature: [u8; 64] = scene.agent_signing.sign_message(&digest).into();
-    let settle = scene.relayer_tx(&[
-        MarketKeys::verify_signatures(&scene.agent_signing.pubkey().to_bytes(), &[signature], &[digest]),
-        scene.market.keys.settle_batch(
-            scene.agent,
-            scene.payout_account,
-            &ids,
-            vec![RESULT_HASH; ids.len()],
-            vec![],
-            (round % u64::from(FEE_SHARD_COUNT)) as u8,
-        ),
-    ]);
+    let settle = scene.relayer_tx(&scene.settle_batch_ixs(&ids, RESULT_HASH, (round % u64::from(FEE_SHARD_COUNT)) as u8));
     fee_lamports += charged_signatures(&settle) * LAMPORTS_PER_SIGNATURE;
     let settle_bytes = bincode::serialized_size(&settle).expect("serialize") as usize;
     scene.send(settle);

@@ -15,11 +15,8 @@
 #[allow(dead_code)]
 mod scene;
 
-use agent_market::{
-    signature::{batch_digest, result_digest, ResultBinding},
-    OpenEscrowItem, RefundReason, ID as PROGRAM_ID, MAX_OPEN_BATCH, MAX_SETTLE_BATCH,
-};
-use localnet::{market::MarketKeys, meter, open_batch::OpenBatchEntry};
+use agent_market::{OpenEscrowItem, RefundReason, ID as PROGRAM_ID, MAX_OPEN_BATCH, MAX_SETTLE_BATCH};
+use localnet::{meter, open_batch::OpenBatchEntry};
 use scene::{Scene, PRICE_USDC};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::Instruction;
@@ -94,30 +91,6 @@ fn open_entries(scene: &Scene, ids: &[[u8; 16]]) -> Vec<OpenBatchEntry> {
         .collect()
 }
 
-/// The batch signature and `settle_batch` of the open escrows `ids`.
-fn settle_ixs(scene: &Scene, ids: &[[u8; 16]]) -> Vec<Instruction> {
-    let result_hash = [5; 32];
-    let digests: Vec<[u8; 32]> = ids
-        .iter()
-        .map(|id| {
-            result_digest(&ResultBinding {
-                escrow: &scene.escrow(*id),
-                result_hash: &result_hash,
-                units: 0,
-            })
-        })
-        .collect();
-    let digest = batch_digest(&scene.agent, &digests);
-    let signature: [u8; 64] = scene.agent_signing.sign_message(&digest).into();
-    vec![
-        MarketKeys::verify_signatures(&scene.agent_signing.pubkey().to_bytes(), &[signature], &[digest]),
-        scene
-            .market
-            .keys
-            .settle_batch(scene.agent, scene.payout_account, ids, vec![result_hash; ids.len()], vec![], 0),
-    ]
-}
-
 fn main() {
     let mut scene = Scene::new();
     let mut rows = Vec::new();
@@ -138,7 +111,7 @@ fn main() {
         PRICE_USDC,
     );
     rows.push(measure(&mut scene, "open_escrow", 1, &[instruction]));
-    let instructions = settle_ixs(&scene, &ids);
+    let instructions = scene.settle_batch_ixs(&ids, [5; 32], 0);
     rows.push(measure(&mut scene, "settle_batch", 1, &instructions));
 
     for count in [1, 4, usize::from(MAX_OPEN_BATCH)] {
@@ -152,7 +125,7 @@ fn main() {
             let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, chunk));
             measure(&mut scene, "open_escrow_batch", chunk.len(), &[open]);
         }
-        let instructions = settle_ixs(&scene, &ids);
+        let instructions = scene.settle_batch_ixs(&ids, [5; 32], 0);
         rows.push(measure(&mut scene, "settle_batch", count, &instructions));
     }
     let ids = next_ids(1);

@@ -4,12 +4,16 @@
 
 use std::collections::HashMap;
 
-use agent_market::{AgentTerms, Escrow, Pricing, RefundReason, FEE_SHARD_COUNT};
+use agent_market::{
+    signature::{batch_digest, result_digest, ResultBinding},
+    AgentTerms, Escrow, Pricing, RefundReason, FEE_SHARD_COUNT,
+};
 use anchor_lang::prelude::Pubkey;
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
     market::{pda, signing_key_proof_digest, EscrowRef, MarketKeys},
 };
+use solana_instruction::Instruction;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
@@ -156,6 +160,34 @@ impl Scene {
         self.chain
             .anchor_account(&pda::escrow(&execution_id))
             .expect("the escrow is open")
+    }
+
+    /// The creator's one signature over the batch digest of the open escrows `ids` (result
+    /// `result_hash` each, no units), verified by the precompile, then their `settle_batch`.
+    pub fn settle_batch_ixs(&self, ids: &[[u8; 16]], result_hash: [u8; 32], fee_shard_index: u8) -> Vec<Instruction> {
+        let digests: Vec<[u8; 32]> = ids
+            .iter()
+            .map(|id| {
+                result_digest(&ResultBinding {
+                    escrow: &self.escrow(*id),
+                    result_hash: &result_hash,
+                    units: 0,
+                })
+            })
+            .collect();
+        let digest = batch_digest(&self.agent, &digests);
+        let signature: [u8; 64] = self.agent_signing.sign_message(&digest).into();
+        vec![
+            MarketKeys::verify_signatures(&self.agent_signing.pubkey().to_bytes(), &[signature], &[digest]),
+            self.market.keys.settle_batch(
+                self.agent,
+                self.payout_account,
+                ids,
+                vec![result_hash; ids.len()],
+                vec![],
+                fee_shard_index,
+            ),
+        ]
     }
 
     /// The settlement of the open escrow of `execution_id` alone: a batch of one, as the relayer
