@@ -247,8 +247,8 @@ describe("SDK: CLI and client end to end", function () {
     assert.deepEqual(
       verified.checks.map((c) => c.name),
       [
-        "receipt", "execution_id", "agent", "result_hash", "request_hash", "digest", "creator_signature", "expected_signing_key",
-        "settlement_transaction", "settle_instruction", "settle_arguments", "ed25519_instruction", "escrow_settled_event",
+        "receipt", "execution_id", "agent", "result_hash", "request_hash", "protocol_version", "digest", "creator_signature", "expected_signing_key",
+        "settlement_transaction", "settle_instruction", "settle_position", "settle_arguments", "ed25519_instruction", "escrow_settled_event",
         "creator_payout", "marketplace_fee", "on_chain_signing_key",
       ],
     );
@@ -260,8 +260,10 @@ describe("SDK: CLI and client end to end", function () {
       assert.equal(result.ok, false);
       return result.checks.filter((c) => !c.ok).map((c) => c.name).sort();
     };
-    assert.deepEqual(await failing((e) => void (e.charge.creator_share_usdc = "0.250000")), ["creator_payout", "escrow_settled_event"]);
-    assert.deepEqual(await failing((e) => void (e.charge.fee_usdc = "0.000000")), ["escrow_settled_event", "marketplace_fee"]);
+    // The payout and fee checks weigh the chain's transfers against the batch's leaves, not the
+    // charge: a charge that misstates the split fails against its leaf.
+    assert.deepEqual(await failing((e) => void (e.charge.creator_share_usdc = "0.250000")), ["escrow_settled_event"]);
+    assert.deepEqual(await failing((e) => void (e.charge.fee_usdc = "0.000000")), ["escrow_settled_event"]);
     assert.deepEqual(await failing((e) => void ((e.output as { length: number }).length = 14)), ["result_hash"]);
     assert.deepEqual(
       await failing((e) => void (e.receipt!.creator_public_key = relayer.marketplaceKey.publicKey.toBase58())),

@@ -483,9 +483,10 @@ export class TestMarket {
   }
 
   /** The agent's receipt log, which every settlement appends to: created once, by the relayer. */
-  async ensureReceiptLog(agent: PublicKey): Promise<void> {
-    if (await this.exists(receiptLogPda(agent, this.programId))) return;
-    await this.sendAsRelayer([createReceiptLogInstruction({ programId: this.programId, payer: this.relayer.publicKey, agent })]);
+  /** Creates the agent's receipt log unless it exists; the creation's signature, or null. */
+  async ensureReceiptLog(agent: PublicKey): Promise<string | null> {
+    if (await this.exists(receiptLogPda(agent, this.programId))) return null;
+    return this.sendAsRelayer([createReceiptLogInstruction({ programId: this.programId, payer: this.relayer.publicKey, agent })]);
   }
 
   /** Settles the escrow as the relayer does a lone result: a settle_batch of one into the agent's receipt log. */

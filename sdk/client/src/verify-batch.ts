@@ -2,20 +2,20 @@
 // "Batched settlement"): the batch carries this escrow with this result hash and units, the Ed25519
 // precompile right before it verified the receipt's key over the batch digest that commits to
 // this execution's digest (or over this digest itself, one signature per escrow), the execution's
-// EscrowSettledToLog carries its escrow (nonce, payer, amount) and charge, the payout and fee moved the batch's totals, and, given
-// the indexer, the leaf and its proof lead to a root the agent's receipt log holds on chain.
+// leaf in the batch's one EscrowsSettledToLog carries its escrow (nonce, payer, amount) and charge,
+// the payout and fee moved the batch's totals, and, given the indexer, the leaf and its proof lead
+// to a root the agent's receipt log holds on chain.
 import {
   ED25519_PROGRAM_ID,
   IDL,
   batchDigest,
   coder,
-  settledLeavesOfTransaction,
   fetchLoggedReceipt,
   parseAddress,
   resultDigest,
+  settledLeavesOfTransaction,
   toHex,
   verifyLoggedReceipt,
-  type SettledLeaf,
 } from "@agent-market/program";
 import type { Connection, Finality, PublicKey, VersionedTransactionResponse } from "@solana/web3.js";
 
@@ -31,8 +31,6 @@ const PAYOUT_INDEX = ACCOUNT("payout_account");
 const FEE_SHARD_INDEX = ACCOUNT("fee_shard");
 /** The precompile's entries read from its own instruction. */
 const THIS_INSTRUCTION = 0xffff;
-
-type Logged = SettledLeaf;
 
 export interface BatchContext {
   execution: Execution;
@@ -75,17 +73,20 @@ export async function batchChecks(context: BatchContext): Promise<void> {
   const position = escrows.findIndex((key) => key.equals(escrow));
   checks.add("settle_position", true, `escrow ${escrow.toBase58()} is ${position + 1} of ${escrows.length} in the settle_batch`);
   checks.try("settle_arguments", () => {
-    const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { items: { result_hash: number[]; units: { toString(): string } }[] };
+    const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { result_hashes: number[][]; units: { toString(): string }[] };
     const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!.toBase58();
     if (agent !== receipt.agent) return [false, `settles agent ${agent}, the receipt names ${receipt.agent}`];
-    const item = args.items[position];
-    if (!item) return [false, `the batch has no item ${position}`];
-    if (item.units.toString() !== receipt.units) return [false, `settled units ${item.units.toString()}, the receipt says ${receipt.units}`];
-    return same("settled result hash", toHex(Uint8Array.from(item.result_hash)), receipt.result_hash);
+    const resultHash = args.result_hashes[position];
+    if (!resultHash) return [false, `the batch has no result hash ${position}`];
+    // No units counts at all stand for 0 for every escrow.
+    const settledUnits = args.units.length === 0 ? "0" : args.units[position]?.toString();
+    if (settledUnits === undefined) return [false, `the batch has no units count ${position}`];
+    if (settledUnits !== receipt.units) return [false, `settled units ${settledUnits}, the receipt says ${receipt.units}`];
+    return same("settled result hash", toHex(Uint8Array.from(resultHash)), receipt.result_hash);
   });
 
-  // The batch's events, in its order: each carries what its result digest is rebuilt from.
-  const logged: Logged[] = settledLeavesOfTransaction(context.tx, context.programId);
+  // The batch's leaves, in its order: each carries what its result digest is rebuilt from.
+  const logged = settledLeavesOfTransaction(context.tx, context.programId);
   const mine = logged.filter((leaf) => toHex(leaf.executionId) === toHex(context.executionId));
 
   checks.try("ed25519_instruction", () => {
@@ -108,7 +109,7 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     if (entry.key !== toHex(key)) return [false, "the chain verified another key than the receipt's"];
     if (logged.length !== escrows.length) return [false, `${logged.length} leaves in the batch's EscrowsSettledToLog for ${escrows.length} escrows`];
     const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!;
-    // Each event carries its escrow's fields as the program read them: the digests it rebuilt.
+    // Each leaf carries its escrow's fields as the program read them: the digests it rebuilt.
     const digests = logged.map((leaf) => resultDigest({ escrow: { ...leaf, agent }, resultHash: leaf.resultHash, units: leaf.units }));
     if (toHex(digests[position]!) !== toHex(context.digest)) return [false, "the batch's digest of this escrow is not the receipt's"];
     if (entry.message !== toHex(batchDigest(agent, digests))) return [false, "the chain verified another message than the batch digest of these escrows"];
@@ -121,22 +122,22 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     fee: units(context.execution.charge.fee_usdc),
   };
   checks.try("escrow_settled_event", () => {
-    if (mine.length !== 1) return [false, `${mine.length} leaves in the batch's EscrowsSettledToLog for this execution`];
-    const event = mine[0]!;
+    if (mine.length !== 1) return [false, `${mine.length} leaves of this execution in the batch's EscrowsSettledToLog`];
+    const leaf = mine[0]!;
     const problems: string[] = [];
-    if (event.agent.toBase58() !== receipt.agent) problems.push(`agent ${event.agent.toBase58()}`);
-    if (toHex(event.resultHash) !== receipt.result_hash) problems.push(`result hash ${toHex(event.resultHash)}`);
-    if (toHex(event.requestHash) !== receipt.request_hash) problems.push(`request hash ${toHex(event.requestHash)}`);
-    if (event.nonce.toString() !== receipt.escrow_nonce) problems.push(`nonce ${event.nonce}`);
-    if (event.payer.toBase58() !== receipt.payer) problems.push(`payer ${event.payer.toBase58()}`);
-    if (event.payerTokenAccount.toBase58() !== receipt.payer_token_account) problems.push(`payer token account ${event.payerTokenAccount.toBase58()}`);
-    if (event.units.toString() !== receipt.units) problems.push(`units ${event.units}`);
-    if (event.amountUsdc !== charge.amount) problems.push(`amount ${event.amountUsdc} ≠ ${charge.amount}`);
-    if (event.creatorShareUsdc !== charge.creatorShare) problems.push(`creator share ${event.creatorShareUsdc} ≠ ${charge.creatorShare}`);
-    if (event.feeUsdc !== charge.fee) problems.push(`fee ${event.feeUsdc} ≠ ${charge.fee}`);
+    if (leaf.agent.toBase58() !== receipt.agent) problems.push(`agent ${leaf.agent.toBase58()}`);
+    if (toHex(leaf.resultHash) !== receipt.result_hash) problems.push(`result hash ${toHex(leaf.resultHash)}`);
+    if (toHex(leaf.requestHash) !== receipt.request_hash) problems.push(`request hash ${toHex(leaf.requestHash)}`);
+    if (leaf.nonce.toString() !== receipt.escrow_nonce) problems.push(`nonce ${leaf.nonce}`);
+    if (leaf.payer.toBase58() !== receipt.payer) problems.push(`payer ${leaf.payer.toBase58()}`);
+    if (leaf.payerTokenAccount.toBase58() !== receipt.payer_token_account) problems.push(`payer token account ${leaf.payerTokenAccount.toBase58()}`);
+    if (leaf.units.toString() !== receipt.units) problems.push(`units ${leaf.units}`);
+    if (leaf.amountUsdc !== charge.amount) problems.push(`amount ${leaf.amountUsdc} ≠ ${charge.amount}`);
+    if (leaf.creatorShareUsdc !== charge.creatorShare) problems.push(`creator share ${leaf.creatorShareUsdc} ≠ ${charge.creatorShare}`);
+    if (leaf.feeUsdc !== charge.fee) problems.push(`fee ${leaf.feeUsdc} ≠ ${charge.fee}`);
     return problems.length === 0
-      ? [true, `settled to leaf ${event.leafIndex} of the receipt log: ${event.amountUsdc} base units, ${event.creatorShareUsdc} to the creator, ${event.feeUsdc} fee`]
-      : [false, `the event differs from the receipt and charge: ${problems.join("; ")}`];
+      ? [true, `settled to leaf ${leaf.leafIndex} of the receipt log: ${leaf.amountUsdc} base units, ${leaf.creatorShareUsdc} to the creator, ${leaf.feeUsdc} fee`]
+      : [false, `the leaf differs from the receipt and charge: ${problems.join("; ")}`];
   });
   // One transfer each for the whole batch: what moved is the sum of its executions' shares.
   const total = (field: "creatorShareUsdc" | "feeUsdc") => logged.reduce((sum, leaf) => sum + leaf[field], 0n);
@@ -158,10 +159,10 @@ export async function batchChecks(context: BatchContext): Promise<void> {
       checks.add("receipt_log", false, `the indexer has no receipt log leaf of ${context.execution.id}`);
       return;
     }
-    const event = mine[0];
+    const settled = mine[0];
     const leaf = served.receiptProof.leaf;
-    if (!event || leaf.executionId !== toHex(event.executionId) || BigInt(leaf.nonce) !== event.nonce || leaf.resultHash !== toHex(event.resultHash) || BigInt(leaf.amountUsdc) !== event.amountUsdc || BigInt(leaf.settledAt) !== event.settledAt || served.agent !== receipt.agent) {
-      checks.add("receipt_log", false, "the indexer's leaf differs from the settlement's EscrowSettledToLog");
+    if (!settled || leaf.executionId !== toHex(settled.executionId) || BigInt(leaf.nonce) !== settled.nonce || leaf.resultHash !== toHex(settled.resultHash) || BigInt(leaf.amountUsdc) !== settled.amountUsdc || BigInt(leaf.settledAt) !== settled.settledAt || served.agent !== receipt.agent) {
+      checks.add("receipt_log", false, "the indexer's leaf differs from the settlement's EscrowsSettledToLog");
       return;
     }
     const check = await verifyLoggedReceipt(context.connection, served, { programId: context.programId, commitment: context.commitment });

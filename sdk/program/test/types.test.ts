@@ -14,6 +14,7 @@ import type {
   Market,
   MarketParams,
   Pricing,
+  ReceiptLeaf,
   RefundReason,
 } from "../src/index.js";
 
@@ -58,6 +59,7 @@ export type TypeChecks = [
   Assert<Equal<Agent["status"], AgentStatus>>,
   Assert<Equal<Market["feeShardBumps"], Uint8Array>>,
   Assert<Equal<EventData<"EscrowsSettledToLog">["firstLeafIndex"], bigint>>,
+  Assert<Equal<EventData<"EscrowsSettledToLog">["leaves"], ReceiptLeaf[]>>,
   Assert<Equal<Extract<AgentMarketEvent, { name: "Subscribed" }>["data"], EventData<"Subscribed">>>,
   Assert<Equal<Extract<AgentMarketErrorName, "NotRelayer" | "DigestMismatch">, "NotRelayer" | "DigestMismatch">>,
 ];
