@@ -1,11 +1,10 @@
 // Every transaction asks for the compute it needs (issue 44): localnet meters the program as a
 // cluster would (docs/localnet.md, "Metering") and refuses a transaction past its limit, so a
-// paid execution's transactions carry a unit limit the meter's charge stays within, and the
-// largest batched open, which the default 200,000 units cannot hold, lands under the limit
-// `withComputeBudget` sizes for it.
+// paid execution's transactions carry a unit limit the meter's charge stays within, and a batched
+// open the default 200,000 units cannot hold lands under the limit `withComputeBudget` sizes for it.
 import { strict as assert } from "node:assert";
 
-import { MAX_OPEN_BATCH, computeUnitLimit, openEscrowBatchInstruction, withComputeBudget } from "@agent-market/program";
+import { computeUnitLimit, openEscrowBatchInstruction, withComputeBudget } from "@agent-market/program";
 import { ComputeBudgetProgram, type TransactionInstruction } from "@solana/web3.js";
 
 import { NO_MAXIMUM_USDC, randomId, TestMarket, USDC } from "./src/fixtures.js";
@@ -43,16 +42,18 @@ describe("compute budget", function () {
     await market?.stop();
   });
 
-  it("a batched open of MAX_OPEN_BATCH escrows passes the default 200,000 units and lands under the limit the SDK asks for", async () => {
+  it("a batched open the default 200,000 units cannot hold is refused under a smaller limit, and lands under the one the SDK asks for", async () => {
     const agent = await market.agent();
     const payer = await market.payer(100n * USDC);
+    // Six items: what a legacy transaction holds of one payer (eight need the agent's lookup table).
+    const items = 6;
     const batch = (): TransactionInstruction =>
       openEscrowBatchInstruction({
         programId: market.programId,
         relayer: market.relayer.publicKey,
         usdcMint: market.usdcMint,
         agent: agent.address,
-        items: Array.from({ length: MAX_OPEN_BATCH }, () => ({
+        items: Array.from({ length: items }, () => ({
           executionId: randomId(),
           apiKeyId: new Uint8Array(16),
           requestHash: new Uint8Array(32).fill(4),
@@ -61,17 +62,19 @@ describe("compute budget", function () {
           payerTokenAccount: payer.tokenAccount,
         })),
       });
+    const limit = computeUnitLimit([batch()], market.programId);
+    assert.ok(limit > 200_000, `the SDK asks for more than an instruction's default: ${limit}`);
+
     const before = await market.usdc(payer.tokenAccount);
-    await assert.rejects(market.send([batch()], [market.relayer]), /exceeded CUs meter|ComputationalBudgetExceeded|computational budget/i);
+    const tooLittle = [ComputeBudgetProgram.setComputeUnitLimit({ units: 100_000 }), batch()];
+    await assert.rejects(market.send(tooLittle, [market.relayer]), /exceeded CUs meter|ComputationalBudgetExceeded|computational budget/i);
     assert.equal(await market.usdc(payer.tokenAccount), before, "the refused batch moved nothing");
 
-    const budgeted = withComputeBudget([batch()], market.programId);
-    const signature = await market.send(budgeted, [market.relayer]);
-    const { limit, consumed } = await budgetOf(market, signature);
-    assert.equal(limit, computeUnitLimit([batch()], market.programId));
-    assert.ok(limit > 200_000, `the batch asks for more than the default: ${limit}`);
-    assert.ok(consumed <= limit, `metered ${consumed} within the limit ${limit}`);
-    assert.equal(await market.usdc(payer.tokenAccount), before - BigInt(MAX_OPEN_BATCH) * 250_000n);
+    const signature = await market.send(withComputeBudget([batch()], market.programId), [market.relayer]);
+    const used = await budgetOf(market, signature);
+    assert.equal(used.limit, limit);
+    assert.ok(used.consumed > 100_000 && used.consumed <= used.limit, `metered ${used.consumed} within the limit ${used.limit}`);
+    assert.equal(await market.usdc(payer.tokenAccount), before - BigInt(items) * 250_000n);
   });
 
   it("every transaction of a paid execution asks for its units and the meter's charge stays within them", async () => {
