@@ -10,7 +10,7 @@ import {
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from "@solana/spl-token";
-import { Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
+import { ComputeBudgetProgram, Keypair, PublicKey, SystemProgram, Transaction } from "@solana/web3.js";
 import { utils } from "@coral-xyz/anchor";
 
 import { checkAllowanceTransaction, checkRevokeTransaction } from "../src/commands/allowance.js";
@@ -500,6 +500,21 @@ describe("agent-market", () => {
         [new Transaction({ feePayer: stranger, blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1 }).add(createRevokeInstruction(tokenAccount, wallet.publicKey)), /fee/],
       ];
       for (const [tx, reason] of cases) assert.throws(() => checkRevokeTransaction(tx, wallet.publicKey, funding), reason);
+    });
+
+    it("takes a compute unit limit before what was asked, and refuses a unit price the wallet would pay", () => {
+      const limit = ComputeBudgetProgram.setComputeUnitLimit({ units: 10_000 });
+      checkRevokeTransaction(transaction(limit, createRevokeInstruction(tokenAccount, wallet.publicKey)), wallet.publicKey, funding);
+      checkAllowanceTransaction(transaction(limit, approve()), wallet.publicKey, funding, 1_000_000n, programId);
+      const price = ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 });
+      assert.throws(
+        () => checkRevokeTransaction(transaction(limit, price, createRevokeInstruction(tokenAccount, wallet.publicKey)), wallet.publicKey, funding),
+        /sets more of the compute budget than a unit limit/,
+      );
+      assert.throws(
+        () => checkAllowanceTransaction(transaction(price, approve()), wallet.publicKey, funding, 1_000_000n, programId),
+        /sets more of the compute budget than a unit limit/,
+      );
     });
 
     it("refuses to sign anything else", () => {

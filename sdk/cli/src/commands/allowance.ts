@@ -7,7 +7,7 @@ import {
   decodeRevokeInstruction,
   getAssociatedTokenAddressSync,
 } from "@solana/spl-token";
-import { Connection, PublicKey, Transaction } from "@solana/web3.js";
+import { ComputeBudgetProgram, Connection, PublicKey, Transaction, type TransactionInstruction } from "@solana/web3.js";
 
 import { readConfig, rpcUrl, type CliConfig } from "../config.js";
 import { CliError, output, UsageError, type Command, type Io } from "../io.js";
@@ -30,9 +30,23 @@ signs it with the wallet's keypair (the one given to login unless --keypair), se
 $AGENT_MARKET_PROGRAM_ID, else the IDL's).`;
 
 /**
+ * The transaction's instructions but its compute unit limit, refused if it holds anything else
+ * of the compute budget program: a unit price would make the wallet pay a priority fee the
+ * marketplace chose (the relayer sets none on what a wallet signs).
+ */
+function withoutUnitLimit(tx: Transaction, refuse: (why: string) => never): TransactionInstruction[] {
+  const rest = tx.instructions.filter((ix) => !ix.programId.equals(ComputeBudgetProgram.programId));
+  const budget = tx.instructions.filter((ix) => ix.programId.equals(ComputeBudgetProgram.programId));
+  // SetComputeUnitLimit is instruction 2 of the compute budget program: a u32 of units.
+  if (budget.length > 1 || budget.some((ix) => ix.data[0] !== 2 || ix.data.length !== 5)) refuse("it sets more of the compute budget than a unit limit");
+  return rest;
+}
+
+/**
  * Refuses to sign anything but what was asked: an approveChecked of exactly `amount` from the
  * wallet's USDC account to the program's delegate, optionally preceded by the creation of that
- * account, all paid by the wallet. The delegate is that of the program at `programId`.
+ * account and by a compute unit limit, all paid by the wallet. The delegate is that of the program
+ * at `programId`.
  */
 export function checkAllowanceTransaction(
   tx: Transaction,
@@ -41,13 +55,13 @@ export function checkAllowanceTransaction(
   amount: bigint,
   programId: PublicKey,
 ): void {
-  const refuse = (why: string) => {
+  const refuse = (why: string): never => {
     throw new CliError(`refusing to sign the API's transaction: ${why}`, "report it to the marketplace; nothing was signed");
   };
   if (!tx.feePayer?.equals(wallet)) refuse("another account pays its fee");
   const tokenAccount = getAssociatedTokenAddressSync(new PublicKey(funding.usdc_mint), wallet, true);
   let approvals = 0;
-  for (const ix of tx.instructions) {
+  for (const ix of withoutUnitLimit(tx, refuse)) {
     if (ix.programId.equals(ASSOCIATED_TOKEN_PROGRAM_ID)) {
       const [payer, account, owner] = ix.keys.map((k) => k.pubkey);
       if (!payer?.equals(wallet) || !owner?.equals(wallet) || !account?.equals(tokenAccount)) refuse("it creates a token account for someone else");
@@ -70,14 +84,18 @@ export function checkAllowanceTransaction(
   if (approvals !== 1) refuse(`it holds ${approvals} approvals`);
 }
 
-/** Refuses to sign anything but one SPL Token revoke on the wallet's own USDC account, paid by it. */
+/**
+ * Refuses to sign anything but one SPL Token revoke on the wallet's own USDC account, after a
+ * compute unit limit, paid by it.
+ */
 export function checkRevokeTransaction(tx: Transaction, wallet: PublicKey, funding: WalletFunding): void {
-  const refuse = (why: string) => {
+  const refuse = (why: string): never => {
     throw new CliError(`refusing to sign the API's transaction: ${why}`, "report it to the marketplace; nothing was signed");
   };
   if (!tx.feePayer?.equals(wallet)) refuse("another account pays its fee");
-  if (tx.instructions.length !== 1) refuse(`it holds ${tx.instructions.length} instructions, not one revoke`);
-  const ix = tx.instructions[0]!;
+  const instructions = withoutUnitLimit(tx, refuse);
+  if (instructions.length !== 1) refuse(`it holds ${instructions.length} instructions, not one revoke`);
+  const ix = instructions[0]!;
   if (!ix.programId.equals(TOKEN_PROGRAM_ID)) refuse(`it calls ${ix.programId.toBase58()}`);
   let decoded;
   try {
