@@ -383,7 +383,7 @@ describe("ecosystem clients against localnet", function () {
       }
       assert.ok(seen.program.get(opened.signature)!.logs.includes(`Program ${PROGRAM_ID.toBase58()} invoke [1]`));
       assert.ok(seen.program.get(opened.signature)!.logs.includes("Program log: Instruction: OpenEscrow"));
-      assert.ok(seen.program.get(settled)!.logs.includes("Program log: Instruction: Settle"));
+      assert.ok(seen.program.get(settled)!.logs.includes("Program log: Instruction: SettleBatch"));
 
       // A plain transfer reaches "all" only. Notifications come in order on the one socket, so
       // once the program's subscription has the next program transaction, it would have had it.
