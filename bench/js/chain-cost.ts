@@ -29,7 +29,7 @@ const solArg = process.argv.indexOf("--sol-usd");
 /** The SOL price the break-even column assumes, in USD. */
 const SOL_USD = solArg > 0 ? Number(process.argv[solArg + 1]) : 200;
 const priceArg = process.argv.indexOf("--unit-price");
-/** The priority fee's unit price the priced column assumes, in micro-lamports (the relayer's default cap). */
+/** The priority fee's unit price the priced column assumes, in micro-lamports. */
 const UNIT_PRICE_MICRO_LAMPORTS = BigInt(priceArg > 0 ? process.argv[priceArg + 1]! : 10_000);
 const REFUNDED_CALLS = 16;
 const LAMPORTS_PER_SOL = 1_000_000_000;

@@ -76,7 +76,8 @@ export interface RelayerConfig {
   batch_gather_ms: number;
   /**
    * The unit price of the relayer's transactions: a percentile of the recent slots' prices
-   * (PRIORITY_FEE_PERCENTILE, 50), capped (PRIORITY_FEE_MAX_MICRO_LAMPORTS, 10,000; 0 pays none),
+   * (PRIORITY_FEE_PERCENTILE, 50), capped (PRIORITY_FEE_MAX_MICRO_LAMPORTS; 0, the default, pays none
+   * and asks nothing: a deployment on devnet or mainnet sets it, docs/api.md),
    * asked again every PRIORITY_FEE_REFRESH_MS (10,000).
    */
   priority_fee: PriorityFeePolicy;
@@ -311,7 +312,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     batch_gather_ms: reader.integer("BATCH_GATHER_MS", 60, 0, 1_000),
     priority_fee: {
       percentile: reader.integer("PRIORITY_FEE_PERCENTILE", 50, 0, 100),
-      max_micro_lamports: BigInt(reader.integer("PRIORITY_FEE_MAX_MICRO_LAMPORTS", 10_000, 0, 1_000_000_000)),
+      max_micro_lamports: BigInt(reader.integer("PRIORITY_FEE_MAX_MICRO_LAMPORTS", 0, 0, 1_000_000_000)),
       refresh_ms: reader.integer("PRIORITY_FEE_REFRESH_MS", 10_000, 100, 600_000),
     },
     session_ttl_secs: reader.integer("SESSION_TTL_SECS", 7 * 24 * 3600, 60, 90 * 24 * 3600),
