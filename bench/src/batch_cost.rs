@@ -14,16 +14,14 @@
 #[allow(dead_code)]
 mod scene;
 
-use agent_market::{state::ReceiptLog, OpenEscrowItem, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH};
+use agent_market::{state::ReceiptLog, FEE_SHARD_COUNT, MAX_OPEN_BATCH, MAX_SETTLE_BATCH};
 use anchor_lang::prelude::Pubkey;
-use localnet::open_batch::OpenBatchEntry;
-use scene::{Scene, PACKET_DATA_SIZE, PRICE_USDC};
+use scene::{Scene, PACKET_DATA_SIZE};
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 
 const LAMPORTS_PER_SIGNATURE: u64 = 5_000;
 const RESULT_HASH: [u8; 32] = [5; 32];
-const REQUEST_HASH: [u8; 32] = [4; 32];
 const ED25519_PROGRAM: Pubkey = Pubkey::from_str_const("Ed25519SigVerify111111111111111111111111111");
 
 /// Signatures a transaction is charged for: its own and those the Ed25519 precompile verifies.
@@ -91,19 +89,7 @@ fn open_all(scene: &mut Scene, ids: &[[u8; 16]], open_batch: Option<usize>) -> (
         let open = if open_batch.is_none() {
             scene.open_tx(chunk[0])
         } else {
-            let entries: Vec<OpenBatchEntry> = chunk
-                .iter()
-                .map(|id| OpenBatchEntry {
-                    payer: scene.payer.pubkey(),
-                    payer_token_account: scene.payer_token_account,
-                    item: OpenEscrowItem {
-                        execution_id: *id,
-                        api_key_id: [3; 16],
-                        request_hash: REQUEST_HASH,
-                        max_amount_usdc: PRICE_USDC,
-                    },
-                })
-                .collect();
+            let entries = scene.open_entries(chunk);
             scene.relayer_tx(&[scene.market.keys.open_escrow_batch(scene.agent, &entries)])
         };
         fee_lamports += charged_signatures(&open) * LAMPORTS_PER_SIGNATURE;

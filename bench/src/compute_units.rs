@@ -15,8 +15,8 @@
 #[allow(dead_code)]
 mod scene;
 
-use agent_market::{OpenEscrowItem, RefundReason, ID as PROGRAM_ID, MAX_OPEN_BATCH, MAX_SETTLE_BATCH};
-use localnet::{meter, open_batch::OpenBatchEntry};
+use agent_market::{RefundReason, ID as PROGRAM_ID, MAX_OPEN_BATCH, MAX_SETTLE_BATCH};
+use localnet::meter;
 use scene::{Scene, PRICE_USDC};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::Instruction;
@@ -76,21 +76,6 @@ fn execution_id(round: u64, index: u64) -> [u8; 16] {
     id
 }
 
-fn open_entries(scene: &Scene, ids: &[[u8; 16]]) -> Vec<OpenBatchEntry> {
-    ids.iter()
-        .map(|id| OpenBatchEntry {
-            payer: scene.payer.pubkey(),
-            payer_token_account: scene.payer_token_account,
-            item: OpenEscrowItem {
-                execution_id: *id,
-                api_key_id: [3; 16],
-                request_hash: [4; 32],
-                max_amount_usdc: PRICE_USDC,
-            },
-        })
-        .collect()
-}
-
 fn main() {
     let mut scene = Scene::new();
     let mut rows = Vec::new();
@@ -116,20 +101,20 @@ fn main() {
 
     for count in [1, 4, usize::from(MAX_OPEN_BATCH)] {
         let ids = next_ids(count);
-        let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, &ids));
+        let open = scene.market.keys.open_escrow_batch(scene.agent, &scene.open_entries(&ids));
         rows.push(measure(&mut scene, "open_escrow_batch", count, &[open]));
     }
     for count in [4, 8, 12, usize::from(MAX_SETTLE_BATCH)] {
         let ids = next_ids(count);
         for chunk in ids.chunks(usize::from(MAX_OPEN_BATCH)) {
-            let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, chunk));
+            let open = scene.market.keys.open_escrow_batch(scene.agent, &scene.open_entries(chunk));
             measure(&mut scene, "open_escrow_batch", chunk.len(), &[open]);
         }
         let instructions = scene.settle_batch_ixs(&ids, [5; 32], 0);
         rows.push(measure(&mut scene, "settle_batch", count, &instructions));
     }
     let ids = next_ids(1);
-    let open = scene.market.keys.open_escrow_batch(scene.agent, &open_entries(&scene, &ids));
+    let open = scene.market.keys.open_escrow_batch(scene.agent, &scene.open_entries(&ids));
     measure(&mut scene, "open_escrow_batch", 1, &[open]);
     let refund = scene
         .market

@@ -4,6 +4,8 @@
 //!
 //! Run: `npm run bench`.
 
+// The batch builders serve `batch-cost` and `compute-units` only.
+#[allow(dead_code)]
 mod scene;
 
 use std::time::Instant;

@@ -6,12 +6,13 @@ use std::collections::HashMap;
 
 use agent_market::{
     signature::{batch_digest, result_digest, ResultBinding},
-    AgentTerms, Escrow, Pricing, RefundReason, FEE_SHARD_COUNT,
+    AgentTerms, Escrow, OpenEscrowItem, Pricing, RefundReason, FEE_SHARD_COUNT,
 };
 use anchor_lang::prelude::Pubkey;
 use localnet::{
     chain::{Chain, MarketKeypairs, MarketSetup, USDC},
     market::{pda, signing_key_proof_digest, EscrowRef, MarketKeys},
+    open_batch::OpenBatchEntry,
 };
 use solana_instruction::Instruction;
 use solana_keypair::Keypair;
@@ -153,6 +154,22 @@ impl Scene {
             PRICE_USDC,
         );
         self.relayer_tx(&[instruction])
+    }
+
+    /// `open_escrow_batch` items of the scene's payer for `ids`, at the agent's price.
+    pub fn open_entries(&self, ids: &[[u8; 16]]) -> Vec<OpenBatchEntry> {
+        ids.iter()
+            .map(|id| OpenBatchEntry {
+                payer: self.payer.pubkey(),
+                payer_token_account: self.payer_token_account,
+                item: OpenEscrowItem {
+                    execution_id: *id,
+                    api_key_id: [3; 16],
+                    request_hash: [4; 32],
+                    max_amount_usdc: PRICE_USDC,
+                },
+            })
+            .collect()
     }
 
     /// The open escrow of `execution_id`, as the program recorded it.
