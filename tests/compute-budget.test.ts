@@ -4,8 +4,15 @@
 // open the default 200,000 units cannot hold lands under the limit `withComputeBudget` sizes for it.
 import { strict as assert } from "node:assert";
 
-import { computeUnitLimit, openEscrowBatchInstruction, withComputeBudget } from "@agent-market/program";
-import { ComputeBudgetProgram, type TransactionInstruction } from "@solana/web3.js";
+import {
+  computeUnitLimit,
+  ESCROW_SEED,
+  openEscrowBatchInstruction,
+  openEscrowInstruction,
+  SEARCH_TRY_UNITS,
+  withComputeBudget,
+} from "@agent-market/program";
+import { ComputeBudgetProgram, PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import { NO_MAXIMUM_USDC, randomId, TestMarket, USDC } from "./src/fixtures.js";
 import { execute, listAgent, newPayer } from "./src/marketplace.js";
@@ -27,6 +34,14 @@ async function budgetOf(market: TestMarket, signature: string): Promise<{ limit:
   assert.equal(limits.length, 1, `transaction ${signature} sets its unit limit once`);
   assert.equal(typeof tx.meta.computeUnitsConsumed, "number", "getTransaction reports the metered units");
   return { limit: limits[0]!, consumed: tx.meta.computeUnitsConsumed! };
+}
+
+/** An execution id whose escrow address is found at the first candidate bump. */
+function searchedAtFirst(programId: PublicKey): Uint8Array {
+  for (;;) {
+    const id = randomId();
+    if (PublicKey.findProgramAddressSync([ESCROW_SEED, id], programId)[1] === 255) return id;
+  }
 }
 
 describe("compute budget", function () {
@@ -70,11 +85,46 @@ describe("compute budget", function () {
     await assert.rejects(market.send(tooLittle, [market.relayer]), /exceeded CUs meter|ComputationalBudgetExceeded|computational budget/i);
     assert.equal(await market.usdc(payer.tokenAccount), before, "the refused batch moved nothing");
 
-    const signature = await market.send(withComputeBudget([batch()], market.programId), [market.relayer]);
+    const landing = batch();
+    const signature = await market.send(withComputeBudget([landing], market.programId), [market.relayer]);
     const used = await budgetOf(market, signature);
-    assert.equal(used.limit, limit);
+    assert.equal(used.limit, computeUnitLimit([landing], market.programId));
     assert.ok(used.consumed > 100_000 && used.consumed <= used.limit, `metered ${used.consumed} within the limit ${used.limit}`);
     assert.equal(await market.usdc(payer.tokenAccount), before - BigInt(items) * 250_000n);
+  });
+
+  it("an open whose escrow address takes many candidate bumps asks for those searches too, and lands", async () => {
+    const agent = await market.agent();
+    const payer = await market.payer(100n * USDC);
+    // An execution id whose escrow address the program finds at its 13th candidate or later: 1 in
+    // 4,096, and 18,000 units more than at the first, which a flat margin would not hold.
+    const searched = (): Uint8Array => {
+      for (;;) {
+        const id = randomId();
+        if (PublicKey.findProgramAddressSync([ESCROW_SEED, id], market.programId)[1] <= 243) return id;
+      }
+    };
+    const open = (executionId: Uint8Array) =>
+      openEscrowInstruction({
+        programId: market.programId,
+        relayer: market.relayer.publicKey,
+        usdcMint: market.usdcMint,
+        agent: agent.address,
+        payer: payer.wallet.publicKey,
+        payerTokenAccount: payer.tokenAccount,
+        executionId,
+        apiKeyId: new Uint8Array(16),
+        requestHash: new Uint8Array(32).fill(4),
+        maxAmountUsdc: NO_MAXIMUM_USDC,
+      });
+    const lucky = computeUnitLimit([open(searchedAtFirst(market.programId))], market.programId);
+    const instruction = open(searched());
+    const limit = computeUnitLimit([instruction], market.programId);
+    assert.ok(limit >= lucky + Math.ceil((12 * SEARCH_TRY_UNITS * 125) / 100), `${limit} counts 12 more candidates than ${lucky}`);
+    const used = await budgetOf(market, await market.send(withComputeBudget([instruction], market.programId), [market.relayer]));
+    assert.equal(used.limit, limit);
+    assert.ok(used.consumed > lucky, `metered ${used.consumed}, more than the ${lucky} asked for at the first candidate`);
+    assert.ok(used.consumed <= used.limit);
   });
 
   it("every transaction of a paid execution asks for its units and the meter's charge stays within them", async () => {

@@ -413,7 +413,7 @@ describe("agent-market", () => {
         [["dispute", "open", "exec_1111111111111111"], "give --statement or --statement-file (one of them)"],
         [["dispute", "list", "--role", "judge"], "--role is payer, creator or arbiter"],
         [["dispute", "frobnicate"], "unknown dispute command frobnicate"],
-        [["dispute", "open", "exec_1111111111111111", "--statement", "s"], "give --agent <address> (the proof is rebuilt from the chain) or --indexer <url>"],
+        [["dispute", "open", "exec_1111111111111111", "--statement", "s", "--nonce", "3"], "--nonce picks an escrow in the chain's receipt log history: give --agent too"],
         [
           ["dispute", "open", "exec_1111111111111111", "--statement", "s", "--indexer", "http://127.0.0.1:9", "--agent", AGENT],
           "--agent and --nonce rebuild the proof from the chain: leave out --indexer (and AGENT_MARKET_INDEXER_URL)",

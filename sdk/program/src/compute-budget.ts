@@ -5,11 +5,13 @@
 // the unit price its sender chose.
 //
 // The units are localnet's meter (docs/localnet.md, "Metering"): `npm run bench:units` prints
-// them, and test/compute-budget.test.ts checks on localnet that every estimate below covers what
-// the meter charges at the largest batch. They estimate an SBF run, not measure one: the margin
-// is there for the difference and for the random number of tries a PDA's bump takes.
+// them, and tests/compute-budget.test.ts checks on localnet that every estimate below covers what
+// the meter charges at the largest batch and at addresses that take many candidate bumps. They
+// estimate an SBF run, not measure one: the margin is there for the difference. The random part,
+// the candidates the program's address searches try, is counted exactly.
 import { ComputeBudgetProgram, PublicKey, TransactionInstruction } from "@solana/web3.js";
 
+import { derivedBump, eventAuthorityPda } from "./pda.js";
 import { IDL } from "./program.js";
 
 /** Added to every estimate, in percent. */
@@ -26,20 +28,65 @@ interface ProgramUnits {
 }
 
 /**
- * Metered units (npm run bench:units, 2026-11-28) of the instructions a paid execution sends, the
- * event self-invocations and token transfers they make included. An instruction not listed is
- * given the runtime's default.
+ * Metered units (npm run bench:units and tests/compute-budget.test.ts, 2026-11-28) of the
+ * instructions a paid execution sends, the event self-invocations and token transfers they make
+ * included, with every address the program searches for found at its first candidate bump: each
+ * further candidate costs SEARCH_TRY_UNITS, added per transaction by `searchUnits`. An
+ * instruction not listed is given the runtime's default.
  */
 const PROGRAM_UNITS: Record<string, ProgramUnits> = {
-  open_escrow: { base: 50_100, per_escrow: 0 },
-  // 51,571 for 1, 148,909 for 4, 259,693 for 8: each item derives two PDAs by trial (escrow,
-  // subscription), creates its escrow, pulls its USDC and emits its event.
-  open_escrow_batch: { base: 22_000, per_escrow: 37_300 },
-  // 61,385 for 1, 78,724 for 16: one transfer each to the creator and the fee shard and one
+  open_escrow: { base: 47_100, per_escrow: 0 },
+  // 47,071 for 1; each further item 28,446, or 30,885 when its payer is new to the batch: each
+  // item creates its escrow, reads its subscription's address, pulls its USDC and emits its event.
+  open_escrow_batch: { base: 16_200, per_escrow: 30_900 },
+  // 58,385 for 1, 75,724 for 16: one transfer each to the creator and the fee shard and one
   // event whatever the batch; per escrow its digest, its leaf and its account's close.
-  settle_batch: { base: 60_300, per_escrow: 1_200 },
-  refund: { base: 41_400, per_escrow: 0 },
+  settle_batch: { base: 57_300, per_escrow: 1_200 },
+  refund: { base: 38_400, per_escrow: 0 },
 };
+
+/**
+ * What the runtime charges a program for each candidate bump it tries when it searches for an
+ * address (`find_program_address`): the cost of one `create_program_address`.
+ */
+export const SEARCH_TRY_UNITS = 1_500;
+/**
+ * Candidates counted for a searched address this process did not derive itself: the search takes
+ * more with odds of 1 in 2^16.
+ */
+const UNKNOWN_SEARCH_TRIES = 17;
+
+/** The accounts of each listed instruction the program finds by search, by their IDL names. */
+const SEARCHED_ACCOUNTS: Record<string, readonly string[]> = { open_escrow: ["escrow", "subscription"] };
+/** open_escrow_batch's remaining accounts, three per item: escrow and subscription are searched. */
+const BATCH_ITEM_ACCOUNTS = 3;
+const BATCH_SEARCHED_OFFSETS = [0, 2];
+
+const idlAccounts = new Map<string, string[]>(
+  IDL.instructions.map((instruction) => [instruction.name, instruction.accounts.map((account) => account.name)]),
+);
+
+/**
+ * The units of the program's address searches in `instruction` (`name`) beyond each one's first
+ * candidate: the event authority every event self-invocation signs with (fixed for a program id),
+ * and the escrow and subscription of every escrow an open creates (random: 1 in 2 takes a second
+ * candidate, 1 in 2^k a (k+1)th), counted exactly from the bumps the builders found.
+ */
+function searchUnits(instruction: TransactionInstruction, name: string, programId: PublicKey): number {
+  const triesOf = (address: PublicKey | undefined): number => {
+    const bump = address === undefined ? undefined : derivedBump(address, programId);
+    return bump === undefined ? UNKNOWN_SEARCH_TRIES : 255 - bump;
+  };
+  let tries = triesOf(eventAuthorityPda(programId));
+  const accounts = idlAccounts.get(name) ?? [];
+  for (const searched of SEARCHED_ACCOUNTS[name] ?? []) tries += triesOf(instruction.keys[accounts.indexOf(searched)]?.pubkey);
+  if (name === "open_escrow_batch") {
+    for (let item = accounts.length; item < instruction.keys.length; item += BATCH_ITEM_ACCOUNTS) {
+      for (const offset of BATCH_SEARCHED_OFFSETS) tries += triesOf(instruction.keys[item + offset]?.pubkey);
+    }
+  }
+  return tries * SEARCH_TRY_UNITS;
+}
 
 /**
  * Units of the other programs a marketplace transaction carries: the runtime's builtins at their
@@ -74,8 +121,8 @@ function instructionUnits(instruction: TransactionInstruction, programId: Public
   if (instruction.programId.equals(programId)) {
     const name = instructionNames.get(instruction.data.subarray(0, 8).toString("hex"));
     const units = name === undefined ? undefined : PROGRAM_UNITS[name];
-    if (!units) return DEFAULT_INSTRUCTION_UNITS;
-    return units.base + units.per_escrow * (units.per_escrow > 0 ? escrowCount(instruction.data) : 0);
+    if (name === undefined || !units) return DEFAULT_INSTRUCTION_UNITS;
+    return units.base + units.per_escrow * (units.per_escrow > 0 ? escrowCount(instruction.data) : 0) + searchUnits(instruction, name, programId);
   }
   return OTHER_PROGRAM_UNITS.get(instruction.programId.toBase58()) ?? DEFAULT_INSTRUCTION_UNITS;
 }

@@ -47,13 +47,17 @@ const EXECUTION_MEMO_SIZE = 1_000;
 class Derivations {
   readonly accounts = new LruMap<string, PublicKey>(ACCOUNT_MEMO_SIZE);
   readonly executions = new LruMap<string, PublicKey>(EXECUTION_MEMO_SIZE);
+  /** The bump each derivation found, by address: what the program's own search will try (compute-budget.ts). */
+  readonly bumps = new LruMap<string, number>(ACCOUNT_MEMO_SIZE + EXECUTION_MEMO_SIZE);
   /** The few addresses with constant seeds: the market, the delegate, the event authority, shards. */
   private readonly fixed = new Map<string, PublicKey>();
 
   constructor(readonly programId: PublicKey) {}
 
   find(...seeds: Uint8Array[]): PublicKey {
-    return findProgramAddress(seeds, this.programId)[0];
+    const [address, bump] = findProgramAddress(seeds, this.programId);
+    this.bumps.set(address.toBase58(), bump);
+    return address;
   }
 
   memoized(memo: LruMap<string, PublicKey>, ...seeds: Uint8Array[]): PublicKey {
@@ -89,6 +93,14 @@ function derivations(programId: PublicKey): Derivations {
       : derivationsByAddress.getOrSet(address, () => new Derivations(programId));
   derivationsByKey.set(programId, found);
   return found;
+}
+
+/**
+ * The bump this process's derivation of `address` under `programId` found, if it derived it
+ * recently: the program's own search for it tries 256 − bump candidates.
+ */
+export function derivedBump(address: PublicKey, programId: PublicKey): number | undefined {
+  return derivations(programId).bumps.get(address.toBase58());
 }
 
 /** Internal, for tests: how many derivations each memo of the IDL's program id holds, and how many it may. */

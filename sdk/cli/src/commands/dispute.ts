@@ -26,6 +26,7 @@ import { getAccount } from "@solana/spl-token";
 
 import { chainNow, connect, duration, market, signAndSend } from "../chain.js";
 import { readConfig } from "../config.js";
+import { indexerUrl } from "../indexer.js";
 import { CliError, output, UsageError, type Command, type Io } from "../io.js";
 import { keypairOption } from "../keyfile.js";
 import { parse, required, usdcOption } from "../options.js";
@@ -35,7 +36,7 @@ import { table } from "../table.js";
 
 const usage = `agent-market dispute open <execution id> (--statement <text> | --statement-file <file>) [--attach <file>]… [--answer]
                           [--keypair <wallet file>] [--rpc <url>] [--api <url>]
-                          (--indexer <url> | --agent <address> [--nonce <escrow nonce>])
+                          [--indexer <url> | --agent <address> [--nonce <escrow nonce>]]
                           [--program-id <address>] [--json]
 agent-market dispute show <execution id> [--api <url>] [--json]
 agent-market dispute list [--role payer|creator|arbiter] [--state open|resolved] [--api <url>] [--json]
@@ -48,8 +49,9 @@ and up to 5 files (1 MiB each) go to the relayer with the wallet's session (agen
 the command checks the evidence hash it answers against the files, then signs open_dispute with
 that hash (the wallet's keypair, the one given to login unless --keypair) and sends it to the RPC.
 Every settlement is a leaf of its agent's receipt log: open_dispute carries the leaf and its
-Merkle proof, read from the indexer's GraphQL (--indexer, else $AGENT_MARKET_INDEXER_URL) or,
-with neither, rebuilt from the chain's history of the agent's receipt log (--agent, the agent
+Merkle proof, read from the indexer's GraphQL (--indexer, else $AGENT_MARKET_INDEXER_URL, else
+the indexer the relayer names) or rebuilt from the chain's history of the agent's receipt log
+instead (--agent, the agent
 account the execution ran on: agent-market executions show names it; --nonce picks one escrow of
 an execution id opened more than once, else the latest this wallet paid). The program checks the
 proof either way.
@@ -143,14 +145,14 @@ async function open(args: string[], io: Io): Promise<void> {
   if ((values.statement === undefined) === (values["statement-file"] === undefined)) {
     throw new UsageError("give --statement or --statement-file (one of them)", usage);
   }
-  const indexer = values.indexer ?? io.env.AGENT_MARKET_INDEXER_URL;
+  const givenIndexer = values.indexer ?? io.env.AGENT_MARKET_INDEXER_URL;
   if (values.answer && (values.agent !== undefined || values.nonce !== undefined)) {
     throw new UsageError("--answer signs nothing: leave out --agent and --nonce", usage);
   }
-  if (!values.answer && indexer === undefined && values.agent === undefined) {
-    throw new UsageError("give --agent <address> (the proof is rebuilt from the chain) or --indexer <url>", usage);
+  if (values.nonce !== undefined && values.agent === undefined) {
+    throw new UsageError("--nonce picks an escrow in the chain's receipt log history: give --agent too", usage);
   }
-  if (indexer !== undefined && (values.agent !== undefined || values.nonce !== undefined)) {
+  if (givenIndexer !== undefined && (values.agent !== undefined || values.nonce !== undefined)) {
     throw new UsageError("--agent and --nonce rebuild the proof from the chain: leave out --indexer (and AGENT_MARKET_INDEXER_URL)", usage);
   }
   const agentBytes = values.agent === undefined ? null : parseAddress(values.agent);
@@ -164,6 +166,8 @@ async function open(args: string[], io: Io): Promise<void> {
   const files = await Promise.all((values.attach ?? []).map(readAttachment));
   const config = await readConfig(io);
   const session: WalletSession = await storedSession(io, config, values.api);
+  // Without --agent the proof comes from an indexer: the one given, else the one the relayer names.
+  const indexer = values.answer || values.agent !== undefined ? undefined : await indexerUrl(io, givenIndexer, values.api, config);
 
   // The payer's wallet must sign; check it before anything is kept.
   const keypair = values.answer ? null : await keypairOption(values.keypair, config.keypair);
