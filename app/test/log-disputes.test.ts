@@ -228,7 +228,7 @@ describe("disputes of executions settled into the receipt log", function () {
     assert.deepEqual(verified.checks.filter((check) => !check.ok), []);
     assert.deepEqual(
       verified.checks.map((check) => check.name),
-      ["receipt", "execution_id", "agent", "result_hash", "protocol_version", "digest", "creator_signature", "settlement_transaction", "settle_instruction", "settle_arguments", "ed25519_instruction", "escrow_settled_event", "creator_payout", "marketplace_fee", "receipt_log", "on_chain_signing_key"],
+      ["receipt", "execution_id", "agent", "result_hash", "protocol_version", "digest", "creator_signature", "settlement_transaction", "settle_instruction", "settle_position", "settle_arguments", "ed25519_instruction", "escrow_settled_event", "creator_payout", "marketplace_fee", "receipt_log", "on_chain_signing_key"],
     );
 
     const tampering = await tamperingIndexer(stack.graphqlUrl);
