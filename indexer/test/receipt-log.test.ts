@@ -6,6 +6,9 @@ import { strict as assert } from "node:assert";
 
 import {
   feeShardPda,
+  fetchReceiptLog,
+  integerConstant,
+  receiptLogPda,
   formatExecutionId,
   formatUsdc,
   FEE_SHARD_COUNT,
@@ -26,6 +29,7 @@ import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.j
 import { graphql, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+const RECEIPT_CHECKPOINT_SECS = Number(integerConstant("RECEIPT_CHECKPOINT_SECS"));
 
 /** The settlements of the whole chain, read again from the program's signatures: both kinds. */
 async function chainSettlements(indexer: Indexer): Promise<{ count: number; spent: bigint; earned: bigint; fees: bigint; byShard: bigint[] }> {
@@ -179,34 +183,39 @@ describe("batched settlement", function () {
     }
   });
 
-  it("keeps a proof served before more batches valid against its recent root, and serves fresh ones against the current root", async () => {
+  it("keeps a proof served before more batches valid, against the newest checkpoint covering its leaf, else the current root", async () => {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
     await createReceiptLog(market, agent);
     const first = await openMany(env!, agent, payer, 2);
-    await settleBatch(market, agent, first);
+    const checkpointed = await settleBatch(market, agent, first);
+    assert.equal(checkpointed.events[0]!.checkpoint, true, "a log's first root is a checkpoint");
     const indexer = await quietIndexer(env!, { schema: "indexer_batch_proofs" });
     try {
       await backfill(indexer.rpc, indexer.store);
       const early = (await execution(indexer, first[0]!)).receiptProof as ServedReceiptProof;
       assert.equal(early.treeLeaves, 2);
 
+      // Three more batches within the minute: none is a checkpoint.
       const later: SettledBatch[] = [];
-      for (let i = 0; i < 3; i++) later.push(await settleBatch(market, agent, await openMany(env!, agent, payer, 2)));
+      let last: OpenedEscrow[] = [];
+      for (let i = 0; i < 3; i++) later.push(await settleBatch(market, agent, (last = await openMany(env!, agent, payer, 2))));
+      assert.deepEqual(later.map((batch) => batch.events[0]!.checkpoint), [false, false, false]);
       await backfill(indexer.rpc, indexer.store);
-      const fresh = (await execution(indexer, first[1]!)).receiptProof as ServedReceiptProof;
-      assert.equal(fresh.treeLeaves, 8);
-      assert.equal(fresh.logRoot, early.logRoot, "its batch's root does not change");
-      assert.equal(fresh.root, hex(later[2]!.events[1]!.logRoot), "the current root is the newest batch's");
-      assert.notEqual(fresh.root, early.root);
+      const covered = (await execution(indexer, first[1]!)).receiptProof as ServedReceiptProof;
+      assert.equal(covered.treeLeaves, 2, "the first batch's checkpoint covers the leaf");
+      assert.equal(covered.root, early.root);
+      const newest = (await execution(indexer, last[1]!)).receiptProof as ServedReceiptProof;
+      assert.equal(newest.treeLeaves, 8, "a leaf newer than every checkpoint: the current root");
+      assert.equal(newest.root, hex(later[2]!.events[1]!.logRoot));
+      assert.equal(covered.logRoot, early.logRoot, "its batch's root does not change");
 
-      // The proof served two batches' worth of leaves ago still leads to a root the log keeps.
+      // The proof served three batches ago still leads to a root the log keeps.
       await disputeFromLog(market, agent, payer, early);
-      await disputeFromLog(market, agent, payer, fresh);
+      await disputeFromLog(market, agent, payer, newest);
       await backfill(indexer.rpc, indexer.store);
       assert.deepEqual((await execution(indexer, first[0]!)).dispute, { state: "OPEN" });
-      assert.deepEqual((await execution(indexer, first[1]!)).dispute, { state: "OPEN" });
     } finally {
       await indexer.close();
     }
@@ -350,7 +359,8 @@ describe("batched settlement", function () {
             leafIndex: String(leafIndex),
           })
         ).receiptProof as ServedReceiptProof & { agent: string };
-        assert.equal(served.treeLeaves, 4);
+        // The log's first batch is its checkpoint: leaf 0's proof leads to it, the others' to the current root.
+        assert.equal(served.treeLeaves, leafIndex < before.length ? before.length : 4);
         const check = await verifyLoggedReceipt(market.connection, { agent: served.agent, receiptProof: served }, { programId: market.programId });
         assert.ok(check.ok, `leaf ${leafIndex}: ${check.detail}`);
       }
@@ -366,6 +376,45 @@ describe("batched settlement", function () {
       );
       const result = await reconcile(indexer.rpc, indexer.pool, indexer.config.schema, indexer.config.program_id);
       assert.deepEqual(result.differences, []);
+    } finally {
+      await indexer.close();
+    }
+  });
+
+  // Last: it moves the chain's clock.
+  it("opens a dispute with a proof served minutes earlier, at a busy agent's batch a second, against its checkpoint", async () => {
+    const market = env!.market;
+    const agent = await market.agent();
+    const payer = await market.payer(200_000_000n);
+    await createReceiptLog(market, agent);
+    const settleOne = async () => {
+      const [escrow] = await openMany(env!, agent, payer, 1);
+      return { escrow: escrow!, batch: await settleBatch(market, agent, [escrow!]) };
+    };
+    assert.equal((await settleOne()).batch.events[0]!.checkpoint, true);
+    await market.localnet.advanceClock({ seconds: 1 });
+    const disputed = await settleOne();
+    assert.equal(disputed.batch.events[0]!.checkpoint, false, "a second later: no checkpoint");
+    await market.localnet.advanceClock({ seconds: RECEIPT_CHECKPOINT_SECS });
+    assert.equal((await settleOne()).batch.events[0]!.checkpoint, true, "a minute later: the next checkpoint, which covers the disputed leaf");
+    const indexer = await quietIndexer(env!, { schema: "indexer_checkpoint_proofs" });
+    try {
+      await backfill(indexer.rpc, indexer.store);
+      const served = (await execution(indexer, disputed.escrow)).receiptProof as ServedReceiptProof;
+      assert.equal(served.treeLeaves, 3);
+      // 70 more batches, one a second: more than the 64 recent roots, across one more checkpoint.
+      for (let second = 0; second < 70; second++) {
+        await market.localnet.advanceClock({ seconds: 1 });
+        await settleOne();
+      }
+      const log = (await fetchReceiptLog(market.connection, receiptLogPda(agent.address, market.programId), { programId: market.programId }))!;
+      const roots = (held: Uint8Array[]) => held.map((root) => hex(root));
+      assert.ok(!roots(log.recentRoots).includes(served.root), "no recent root is the served one any more");
+      assert.ok(roots(log.checkpointRoots).includes(served.root), "a checkpoint is");
+      assert.equal(log.checkpointCount, 3n);
+      await disputeFromLog(market, agent, payer, served);
+      await backfill(indexer.rpc, indexer.store);
+      assert.deepEqual((await execution(indexer, disputed.escrow)).dispute, { state: "OPEN" });
     } finally {
       await indexer.close();
     }

@@ -47,4 +47,15 @@ describe("receipt tree", () => {
       }
     });
   }
+
+  it("gives the root and proofs of the tree as it stood at any earlier leaf count: a checkpoint's", () => {
+    const tree = new Tree();
+    const leaves = Array.from({ length: 37 }, (_, i) => leaf(i));
+    tree.append(leaves);
+    for (const count of [1, 2, 3, 8, 13, 32, 33, 37]) {
+      const root = rootAtOnce(leaves.slice(0, count));
+      assert.deepEqual(tree.rootWhen(count), root, `${count} leaves`);
+      for (let index = 0; index < count; index++) assert.deepEqual(rootFromProof(leaves[index]!, index, tree.proof(index, count)), root);
+    }
+  });
 });

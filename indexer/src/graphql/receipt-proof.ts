@@ -1,8 +1,8 @@
 // Every settlement is a leaf of its agent's receipt log, kept by (agent, leaf index): an execution
 // id opened again (as another escrow, with another nonce) settles into another leaf, and each is
 // served and disputable on its own. A proof gives a dispute tool what open_dispute takes: the
-// leaf's fields, its index and the siblings of the leaf up to the current root of its tree; the
-// leaf's dispute, if any, comes with it.
+// leaf's fields, its index and the siblings of the leaf up to a root the log keeps (receipt-trees.ts);
+// the leaf's dispute, if any, comes with it.
 import { prepared } from "@agent-market/service";
 
 import type { ServedReceiptLeaf } from "@agent-market/program";
@@ -65,9 +65,9 @@ export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
     tree: Int!
     "The root the chain recorded after this leaf's batch, hex."
     logRoot: String!
-    "The root of the leaf's tree over every leaf stored now, hex: the proof leads to it."
+    "The root the proof leads to, hex: the one after the newest checkpoint batch at or after this leaf (the log keeps 64 checkpoints, one a minute at most, so at least an hour), else, for a leaf newer than every checkpoint, the tree's root over every leaf stored now (kept for 64 batches)."
     root: String!
-    "Leaves the tree holds under that root."
+    "Leaves of the tree under that root."
     treeLeaves: Int!
     "The 18 sibling hashes from the leaf up, hex."
     proof: [String!]!
@@ -103,10 +103,9 @@ interface DisputeRecord {
 
 const U64 = /^(0|[1-9][0-9]{0,19})$/;
 
-/** The leaf's proof against the current root of its tree, and its dispute. */
+/** The leaf's proof against a root the log keeps, and its dispute. */
 async function proofOf(ctx: GraphQLContext, leaf: LeafRecord): Promise<ReceiptProof> {
   const leafIndex = Number(leaf.leaf_index);
-  // The proof leads to the root over every leaf stored now: each settlement of the agent moves it.
   const db = ctx.reading("agent", leaf.agent);
   const built = await ctx.receiptTrees.proof(leaf.agent, leafIndex).catch((err: Error) => {
     throw graphqlError("RECEIPT_LOG_INCOMPLETE", `no proof yet: ${err.message}`);

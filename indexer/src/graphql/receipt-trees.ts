@@ -71,15 +71,32 @@ export class Tree {
     return this.nodeAt(RECEIPT_TREE_DEPTH, 0);
   }
 
-  /** The siblings of leaf `index`, bottom up: what open_dispute takes. */
-  proof(index: number): Buffer[] {
-    return Array.from({ length: RECEIPT_TREE_DEPTH }, (_, level) => this.nodeAt(level, (index >> level) ^ 1));
+  /**
+   * Node `index` of `level` in the tree as it stood with its first `count` leaves: stored where
+   * its leaves all came before `count`, empty where none did, rehashed from its children where
+   * `count` cuts through it (one node a level).
+   */
+  private nodeWhen(level: number, index: number, count: number): Buffer {
+    const first = index * 2 ** level;
+    if (first >= count) return EMPTY_SUBTREES[level]!;
+    if (first + 2 ** level <= count) return this.nodeAt(level, index);
+    return nodeHash(this.nodeWhen(level - 1, 2 * index, count), this.nodeWhen(level - 1, 2 * index + 1, count));
+  }
+
+  /** The root of the tree as it stood with its first `count` leaves. */
+  rootWhen(count: number): Buffer {
+    return this.nodeWhen(RECEIPT_TREE_DEPTH, 0, count);
+  }
+
+  /** The siblings of leaf `index`, bottom up, in the tree of its first `count` leaves: what open_dispute takes. */
+  proof(index: number, count = this.count): Buffer[] {
+    return Array.from({ length: RECEIPT_TREE_DEPTH }, (_, level) => this.nodeWhen(level, (index >> level) ^ 1, count));
   }
 }
 
 export interface ReceiptProofResult {
   root: Buffer;
-  /** Leaves the tree holds now (its current root is over these). */
+  /** Leaves of the tree under `root`. */
   leaves: number;
   proof: Buffer[];
 }
@@ -103,8 +120,11 @@ export class ReceiptTrees {
   ) {}
 
   /**
-   * The proof of leaf `leafIndex` of `agent`'s log against the current root of its tree, or an
-   * Error saying why the stored leaves cannot give one.
+   * The proof of leaf `leafIndex` of `agent`'s log, or an Error saying why the stored leaves
+   * cannot give one. It leads to the root after the newest checkpoint batch at or after the leaf,
+   * which the log keeps for 64 checkpoints (at least an hour), else, for a leaf newer than every
+   * checkpoint, to the tree's current root, which the log keeps for 64 batches: a proof served
+   * by an indexer some batches behind a busy agent still opens a dispute.
    */
   async proof(agent: string, leafIndex: number): Promise<ReceiptProofResult> {
     const treeNumber = Math.floor(leafIndex / TREE_LEAVES);
@@ -117,7 +137,19 @@ export class ReceiptTrees {
     const tree = await update;
     const position = leafIndex % TREE_LEAVES;
     if (position >= tree.count) throw new Error(`leaf ${leafIndex} is not in the stored tree`);
-    return { root: tree.root(), leaves: tree.count, proof: tree.proof(position) };
+    const start = treeNumber * TREE_LEAVES;
+    const [checkpoint] = (
+      await this.pool.query<{ leaf_index: string }>(
+        prepared(
+          this.pool,
+          `SELECT leaf_index FROM ${this.schema}.receipt_leaves
+           WHERE agent = $1 AND checkpoint AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index DESC LIMIT 1`,
+          [agent, leafIndex, start + tree.count],
+        ),
+      )
+    ).rows;
+    const count = checkpoint ? Number(checkpoint.leaf_index) - start + 1 : tree.count;
+    return { root: tree.rootWhen(count), leaves: count, proof: tree.proof(position, count) };
   }
 
   private async update(key: string, agent: string, treeNumber: number): Promise<Tree> {

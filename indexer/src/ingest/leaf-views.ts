@@ -16,12 +16,12 @@ import type { LeafRow } from "./receipt-leaf.js";
 export async function insertLeaves(client: PoolClient, schema: string, leaves: LeafRow[]): Promise<void> {
   if (leaves.length === 0) return;
   await client.query(
-    `INSERT INTO ${schema}.receipt_leaves (agent, leaf_index, execution_id, nonce, leaf, leaf_hash, log_root, signature)
-     SELECT agent, leaf_index, execution_id, nonce, leaf, leaf_hash, log_root, signature
+    `INSERT INTO ${schema}.receipt_leaves (agent, leaf_index, execution_id, nonce, leaf, leaf_hash, log_root, checkpoint, signature)
+     SELECT agent, leaf_index, execution_id, nonce, leaf, leaf_hash, log_root, checkpoint, signature
      FROM jsonb_to_recordset($1::jsonb) AS r(agent text, leaf_index bigint, execution_id text, nonce numeric, leaf jsonb,
-       leaf_hash text, log_root text, signature text)
+       leaf_hash text, log_root text, checkpoint boolean, signature text)
      ON CONFLICT (agent, leaf_index) DO UPDATE SET execution_id = EXCLUDED.execution_id, nonce = EXCLUDED.nonce, leaf = EXCLUDED.leaf,
-       leaf_hash = EXCLUDED.leaf_hash, log_root = EXCLUDED.log_root, signature = EXCLUDED.signature`,
+       leaf_hash = EXCLUDED.leaf_hash, log_root = EXCLUDED.log_root, checkpoint = EXCLUDED.checkpoint, signature = EXCLUDED.signature`,
     [JSON.stringify(leaves)],
   );
 }

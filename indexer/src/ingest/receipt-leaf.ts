@@ -74,6 +74,8 @@ export interface LeafRow {
   leaf: ServedReceiptLeaf;
   leaf_hash: string;
   log_root: string;
+  /** The log kept `log_root` as a checkpoint too. */
+  checkpoint: boolean;
   signature: string;
 }
 
@@ -89,6 +91,7 @@ export function leafRowOf(signature: string, data: Record<string, JsonValue>): L
     leaf,
     leaf_hash: leafHash(agent, leaf).toString("hex"),
     log_root: String(data.logRoot),
+    checkpoint: data.checkpoint === true,
     signature,
   };
 }

@@ -19,9 +19,9 @@ use crate::events::EscrowsSettledToLog;
 
 /// Borsh size of a `ReceiptLeaf`: fixed, as it holds no vector or string.
 const LEAF_BYTES: usize = 16 + 8 + 32 + 32 + 16 + 8 + 8 + 32 + 32 + 8;
-/// Borsh size of the event's fields before its leaves: agent, first leaf index, root, the
-/// leaves' count.
-const HEAD_BYTES: usize = 32 + 8 + 32 + 4;
+/// Borsh size of the event's fields before its leaves: agent, first leaf index, root, whether it
+/// is a checkpoint, the leaves' count.
+const HEAD_BYTES: usize = 32 + 8 + 32 + 1 + 4;
 
 pub fn emit_settled_batch<'info>(event_authority: &AccountInfo<'info>, bump: u8, event: &EscrowsSettledToLog) -> Result<()> {
     let mut data = Vec::with_capacity(
@@ -67,6 +67,7 @@ mod tests {
             agent: Pubkey::new_unique(),
             first_leaf_index: 9,
             log_root: [10; 32],
+            checkpoint: true,
             leaves: vec![leaf; 3],
         };
         assert_eq!(event.try_to_vec().unwrap().len(), HEAD_BYTES + 3 * LEAF_BYTES);

@@ -80,6 +80,14 @@ pub const RECEIPT_TREE_DEPTH: u8 = 18;
 /// so a proof built against the newest root stays valid while 63 more batches land.
 #[constant]
 pub const RECEIPT_ROOT_HISTORY: u8 = 64;
+/// Checkpoint roots kept beside the recent ones: a batch's root is also kept as a checkpoint when
+/// `RECEIPT_CHECKPOINT_SECS` have passed since the last checkpoint, so a proof built against a
+/// checkpoint stays valid for at least 64 minutes however busy the agent is (the 64 recent roots
+/// last only 64 batches: under a minute at a few hundred settlements a minute).
+#[constant]
+pub const RECEIPT_CHECKPOINTS: u8 = 64;
+#[constant]
+pub const RECEIPT_CHECKPOINT_SECS: u32 = 60;
 /// Final roots of filled trees kept: a tree's root may only be dropped once its last leaf is
 /// past the dispute window, so one agent settles at most 64 × 2^18 executions per window
 /// (≈65 a second sustained over 3 days) through its log; beyond, `settle_batch` is refused

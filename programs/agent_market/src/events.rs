@@ -185,5 +185,8 @@ pub struct EscrowsSettledToLog {
     pub agent: Pubkey,
     pub first_leaf_index: u64,
     pub log_root: [u8; 32],
+    /// The log also keeps `log_root` as a checkpoint (`RECEIPT_CHECKPOINT_SECS`): a proof built
+    /// against it stays valid for `RECEIPT_CHECKPOINTS` checkpoints, not 64 batches.
+    pub checkpoint: bool,
     pub leaves: Vec<ReceiptLeaf>,
 }

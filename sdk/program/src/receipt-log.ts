@@ -15,6 +15,7 @@ export const RECEIPT_TREE_DEPTH = Number(integerConstant("RECEIPT_TREE_DEPTH"));
 export const RECEIPT_TREE_LEAVES = 2n ** BigInt(RECEIPT_TREE_DEPTH);
 const RECEIPT_ROOT_HISTORY = Number(integerConstant("RECEIPT_ROOT_HISTORY"));
 const RECEIPT_FILLED_TREES = Number(integerConstant("RECEIPT_FILLED_TREES"));
+const RECEIPT_CHECKPOINTS = Number(integerConstant("RECEIPT_CHECKPOINTS"));
 
 const LEAF_PREFIX = Uint8Array.of(0);
 const NODE_PREFIX = Uint8Array.of(1);
@@ -64,10 +65,11 @@ export function receiptRootFromProof(leafHash: Uint8Array, leafIndex: bigint, pr
   return node;
 }
 
-/** Whether the log holds `root` among its recent roots or the roots of its filled trees, as open_dispute checks. */
+/** Whether the log holds `root` among its recent roots, its checkpoints or the roots of its filled trees, as open_dispute checks. */
 export function receiptLogHoldsRoot(log: ReceiptLog, root: Uint8Array): boolean {
   const wanted = toHex(root);
   const recent = log.recentRoots.slice(0, Math.min(Number(log.rootCount), RECEIPT_ROOT_HISTORY));
+  const checkpoints = log.checkpointRoots.slice(0, Math.min(Number(log.checkpointCount), RECEIPT_CHECKPOINTS));
   const filled = log.filledRoots.slice(0, Math.min(Number(log.filledTreeCount), RECEIPT_FILLED_TREES));
-  return [...recent, ...filled].some((held) => toHex(held) === wanted);
+  return [...recent, ...checkpoints, ...filled].some((held) => toHex(held) === wanted);
 }

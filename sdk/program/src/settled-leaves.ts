@@ -12,6 +12,8 @@ export type SettledLeaf = ReceiptLeaf & {
   agent: PublicKey;
   leafIndex: bigint;
   logRoot: Uint8Array;
+  /** The log also keeps `logRoot` as a checkpoint: a proof to it outlives 64 batches (docs/program.md). */
+  checkpoint: boolean;
   creatorShareUsdc: bigint;
   feeUsdc: bigint;
 };
@@ -23,6 +25,7 @@ export function leavesOfBatch(event: EventData<"EscrowsSettledToLog">): SettledL
     agent: event.agent,
     leafIndex: event.firstLeafIndex + BigInt(offset),
     logRoot: event.logRoot,
+    checkpoint: event.checkpoint,
     ...splitPayment(leaf.amountUsdc),
   }));
 }

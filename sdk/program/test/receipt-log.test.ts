@@ -21,17 +21,20 @@ const node = (left: Uint8Array, right: Uint8Array) => sha256(Uint8Array.from([1,
 const EMPTY: Uint8Array[] = [new Uint8Array(32)];
 for (let level = 0; level < RECEIPT_TREE_DEPTH; level++) EMPTY.push(node(EMPTY[level]!, EMPTY[level]!));
 
-const LOG_BYTES = 5_256;
+const LOG_BYTES = 7_336;
 
-function logBytes(agent: Keypair, rootCount: bigint, roots: Uint8Array[]): Uint8Array {
+function logBytes(agent: Keypair, rootCount: bigint, roots: Uint8Array[], checkpoints: Uint8Array[] = []): Uint8Array {
   const data = new Uint8Array(LOG_BYTES);
   data.set(IDL.accounts.find((a) => a.name === "ReceiptLog")!.discriminator, 0);
   data.set(agent.publicKey.toBytes(), 8);
   const view = new DataView(data.buffer);
   view.setBigUint64(8 + 32 + 8, rootCount, true);
-  // agent, leaf_count, root_count, filled_tree_count, then the 18 frontier hashes.
-  const recentAt = 8 + 32 + 24 + 32 * RECEIPT_TREE_DEPTH;
+  view.setBigUint64(8 + 32 + 24, BigInt(checkpoints.length), true);
+  // agent, leaf_count, root_count, filled_tree_count, checkpoint_count, last_checkpoint_at, then
+  // the 18 frontier hashes, the 64 recent roots, the 64 filled roots and the 64 checkpoints.
+  const recentAt = 8 + 32 + 40 + 32 * RECEIPT_TREE_DEPTH;
   roots.forEach((root, i) => data.set(root, recentAt + 32 * i));
+  checkpoints.forEach((root, i) => data.set(root, recentAt + 2 * 64 * 32 + 32 * i));
   return data;
 }
 
@@ -58,6 +61,13 @@ describe("receipt log", () => {
     assert.equal(receiptLogHoldsRoot(log, root), true);
     assert.equal(receiptLogHoldsRoot(log, b), false, "a slot past root_count is not a root");
     assert.equal(receiptLogHoldsRoot(log, new Uint8Array(32)), false, "unused slots hold nothing");
+  });
+
+  it("holds a checkpoint root that no recent root is any more", () => {
+    const log = decodeReceiptLog(logBytes(Keypair.generate(), 1n, [root], [b]));
+    assert.equal(log.checkpointCount, 1n);
+    assert.equal(receiptLogHoldsRoot(log, b), true);
+    assert.equal(receiptLogHoldsRoot(decodeReceiptLog(logBytes(Keypair.generate(), 1n, [root])), b), false);
   });
 
   it("hashes a leaf with the fee the program splits from the amount", () => {

@@ -31,11 +31,11 @@ function leaf(seed: number, amountUsdc: bigint): ReceiptLeaf {
 }
 
 function batch(firstLeafIndex: bigint, leaves: ReceiptLeaf[]): EventData<"EscrowsSettledToLog"> {
-  return { agent, firstLeafIndex, logRoot: new Uint8Array(32).fill(Number(firstLeafIndex)), leaves };
+  return { agent, firstLeafIndex, logRoot: new Uint8Array(32).fill(Number(firstLeafIndex)), checkpoint: firstLeafIndex === 0n, leaves };
 }
 
 describe("settled leaves", () => {
-  it("leaf i of a batch is log leaf first_leaf_index + i, with the batch's agent and root and its own split", () => {
+  it("leaf i of a batch is log leaf first_leaf_index + i, with the batch's agent, root and checkpoint flag and its own split", () => {
     const event = batch(7n, [leaf(1, 1_000_000n), leaf(2, 0n), leaf(3, 333n)]);
     const leaves = leavesOfBatch(event);
     assert.deepEqual(
@@ -43,10 +43,11 @@ describe("settled leaves", () => {
       [7n, 8n, 9n],
     );
     for (const [i, settled] of leaves.entries()) {
-      const { agent: a, leafIndex: _, logRoot, creatorShareUsdc, feeUsdc, ...fields } = settled;
+      const { agent: a, leafIndex: _, logRoot, checkpoint, creatorShareUsdc, feeUsdc, ...fields } = settled;
       assert.deepEqual(fields, event.leaves[i]);
       assert.ok(a.equals(agent));
       assert.equal(logRoot, event.logRoot);
+      assert.equal(checkpoint, false);
       assert.deepEqual({ creatorShareUsdc, feeUsdc }, splitPayment(event.leaves[i]!.amountUsdc));
     }
   });

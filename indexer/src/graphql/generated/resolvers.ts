@@ -570,9 +570,9 @@ export type ReceiptProof = {
   tree: Scalars['Int']['output'];
   /** The root the chain recorded after this leaf's batch, hex. */
   logRoot: Scalars['String']['output'];
-  /** The root of the leaf's tree over every leaf stored now, hex: the proof leads to it. */
+  /** The root the proof leads to, hex: the one after the newest checkpoint batch at or after this leaf (the log keeps 64 checkpoints, one a minute at most, so at least an hour), else, for a leaf newer than every checkpoint, the tree's root over every leaf stored now (kept for 64 batches). */
   root: Scalars['String']['output'];
-  /** Leaves the tree holds under that root. */
+  /** Leaves of the tree under that root. */
   treeLeaves: Scalars['Int']['output'];
   /** The 18 sibling hashes from the leaf up, hex. */
   proof: Array<Scalars['String']['output']>;

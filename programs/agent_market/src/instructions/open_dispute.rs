@@ -81,6 +81,8 @@ pub fn handle_open_dispute(
         settled_at: leaf.settled_at,
         resolved: false,
         upheld: false,
+        slashed_usdc: 0,
+        resolved_at: 0,
         bump: ctx.bumps.dispute,
     });
     emit_cpi!(DisputeOpened {

@@ -62,9 +62,12 @@ pub fn handle_resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_
         .open_disputes
         .checked_sub(1)
         .ok_or(AgentMarketError::MathOverflow)?;
+    let resolved_at = Clock::get()?.unix_timestamp;
     let dispute = &mut ctx.accounts.dispute;
     dispute.resolved = true;
     dispute.upheld = upheld;
+    dispute.slashed_usdc = slashed_usdc;
+    dispute.resolved_at = resolved_at;
     emit_cpi!(DisputeResolved {
         execution_id: dispute.execution_id,
         agent: dispute.agent,
@@ -72,7 +75,7 @@ pub fn handle_resolve_dispute(ctx: Context<ResolveDispute>, upheld: bool, slash_
         payer: dispute.payer,
         upheld,
         slashed_usdc,
-        resolved_at: Clock::get()?.unix_timestamp,
+        resolved_at,
     });
     Ok(())
 }

@@ -201,13 +201,13 @@ pub fn handle_settle_batch<'info>(
         })
         .collect();
     let dispute_window_secs = ctx.accounts.market.dispute_window_secs;
-    let (first_index, log_root) = {
+    let (first_index, (log_root, checkpoint)) = {
         let mut log = ctx.accounts.receipt_log.load_mut()?;
         let first_index = log.leaf_count;
         for leaf in &leaves {
             log.append(leaf.hash(&agent_key), now, dispute_window_secs)?;
         }
-        (first_index, log.record_root())
+        (first_index, log.record_root(now)?)
     };
 
     let relayer = ctx.accounts.relayer.to_account_info();
@@ -221,6 +221,7 @@ pub fn handle_settle_batch<'info>(
             agent: agent_key,
             first_leaf_index: first_index,
             log_root,
+            checkpoint,
             leaves,
         },
     )?;

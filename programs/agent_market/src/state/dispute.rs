@@ -20,5 +20,10 @@ pub struct Dispute {
     pub settled_at: i64,
     pub resolved: bool,
     pub upheld: bool,
+    /// What the ruling moved from the agent's collateral to the payer (0 unless upheld), and
+    /// when: the account tells the whole outcome while it lives, so nobody needs the address's
+    /// transaction history, which anyone can pad.
+    pub slashed_usdc: u64,
+    pub resolved_at: i64,
     pub bump: u8,
 }

@@ -2,7 +2,7 @@ use anchor_lang::prelude::*;
 use anchor_lang::solana_program::hash::hashv;
 
 use crate::{
-    constants::{RECEIPT_FILLED_TREES, RECEIPT_ROOT_HISTORY, RECEIPT_TREE_DEPTH},
+    constants::{RECEIPT_CHECKPOINTS, RECEIPT_CHECKPOINT_SECS, RECEIPT_FILLED_TREES, RECEIPT_ROOT_HISTORY, RECEIPT_TREE_DEPTH},
     error::AgentMarketError,
     fees::split,
     receipt_tree::{self, Hash, LEAF_PREFIX},
@@ -22,9 +22,14 @@ pub struct ReceiptLog {
     pub root_count: u64,
     /// Trees filled; the next one's root goes to `filled_roots[filled_tree_count % RECEIPT_FILLED_TREES]`.
     pub filled_tree_count: u64,
+    /// Checkpoints recorded; the next goes to `checkpoint_roots[checkpoint_count % RECEIPT_CHECKPOINTS]`.
+    pub checkpoint_count: u64,
+    /// When the last checkpoint was recorded (the chain's clock).
+    pub last_checkpoint_at: i64,
     pub frontier: [[u8; 32]; RECEIPT_TREE_DEPTH as usize],
     pub recent_roots: [[u8; 32]; RECEIPT_ROOT_HISTORY as usize],
     pub filled_roots: [[u8; 32]; RECEIPT_FILLED_TREES as usize],
+    pub checkpoint_roots: [[u8; 32]; RECEIPT_CHECKPOINTS as usize],
     /// When each filled tree received its last leaf.
     pub filled_at: [i64; RECEIPT_FILLED_TREES as usize],
     pub bump: u8,
@@ -57,19 +62,34 @@ impl ReceiptLog {
         Ok(index)
     }
 
-    /// Records the current tree's root among the recent roots, once per batch, and returns it.
-    pub fn record_root(&mut self) -> Hash {
+    /// Records the current tree's root among the recent roots, once per batch, and also as a
+    /// checkpoint when `RECEIPT_CHECKPOINT_SECS` have passed since the last one. Returns the root
+    /// and whether it is a checkpoint.
+    pub fn record_root(&mut self, now: i64) -> Result<(Hash, bool)> {
         let root = receipt_tree::root(&self.frontier, self.leaf_count % TREE_LEAVES);
         self.recent_roots[(self.root_count % u64::from(RECEIPT_ROOT_HISTORY)) as usize] = root;
-        self.root_count += 1;
-        root
+        self.root_count = self.root_count.checked_add(1).ok_or(AgentMarketError::MathOverflow)?;
+        let due_at = self
+            .last_checkpoint_at
+            .checked_add(i64::from(RECEIPT_CHECKPOINT_SECS))
+            .ok_or(AgentMarketError::MathOverflow)?;
+        let checkpoint = self.checkpoint_count == 0 || now >= due_at;
+        if checkpoint {
+            self.checkpoint_roots[(self.checkpoint_count % u64::from(RECEIPT_CHECKPOINTS)) as usize] = root;
+            self.checkpoint_count = self.checkpoint_count.checked_add(1).ok_or(AgentMarketError::MathOverflow)?;
+            self.last_checkpoint_at = now;
+        }
+        Ok((root, checkpoint))
     }
 
-    /// Whether `root` is one of the recorded roots still kept, recent or of a filled tree.
+    /// Whether `root` is one of the recorded roots still kept: recent, a checkpoint, or of a filled tree.
     pub fn holds_root(&self, root: &Hash) -> bool {
         let recent = self.root_count.min(u64::from(RECEIPT_ROOT_HISTORY)) as usize;
+        let checkpoints = self.checkpoint_count.min(u64::from(RECEIPT_CHECKPOINTS)) as usize;
         let filled = self.filled_tree_count.min(u64::from(RECEIPT_FILLED_TREES)) as usize;
-        self.recent_roots[..recent].contains(root) || self.filled_roots[..filled].contains(root)
+        self.recent_roots[..recent].contains(root)
+            || self.checkpoint_roots[..checkpoints].contains(root)
+            || self.filled_roots[..filled].contains(root)
     }
 
     /// Whether leaf number `leaf_index` with these siblings leads to a root the log holds.
@@ -155,9 +175,39 @@ mod tests {
             receipt_tree::append(&mut frontier, 0, [8; 32]);
             receipt_tree::root(&frontier, 1)
         };
-        assert_eq!(log.record_root(), empty_sibling_root);
+        assert_eq!(log.record_root(101).unwrap().0, empty_sibling_root);
         assert!(log.holds_root(&filled_root) && log.holds_root(&empty_sibling_root));
         assert!(!log.holds_root(&[0; 32]), "unused slots hold nothing");
+    }
+
+    #[test]
+    fn a_checkpoint_outlives_the_recent_roots_and_comes_once_a_minute() {
+        let mut log = ReceiptLog::zeroed();
+        let mut now = 1_000;
+        log.append([1; 32], now, WINDOW_SECS).unwrap();
+        let (first, checkpoint) = log.record_root(now).unwrap();
+        assert!(checkpoint, "a log's first root is a checkpoint");
+        // Two batches a second for far more than 64 batches: a checkpoint each minute only.
+        let mut checkpoints = 1;
+        for batch in 0..(2 * u64::from(RECEIPT_ROOT_HISTORY)) {
+            if batch % 2 == 0 {
+                now += 1;
+            }
+            log.append([2; 32], now, WINDOW_SECS).unwrap();
+            if log.record_root(now).unwrap().1 {
+                checkpoints += 1;
+            }
+        }
+        assert_eq!(checkpoints, 2, "at 0 s and at 60 s");
+        assert_eq!(log.last_checkpoint_at, 1_060);
+        assert!(log.holds_root(&first), "the first checkpoint is held 128 batches later");
+        // 64 more checkpoints push it out.
+        for _ in 0..RECEIPT_CHECKPOINTS {
+            now += i64::from(RECEIPT_CHECKPOINT_SECS);
+            log.append([3; 32], now, WINDOW_SECS).unwrap();
+            assert!(log.record_root(now).unwrap().1);
+        }
+        assert!(!log.holds_root(&first));
     }
 
     #[test]

@@ -2916,6 +2916,19 @@ export const IDL_JSON = {
             "type": "bool"
           },
           {
+            "name": "slashed_usdc",
+            "docs": [
+              "What the ruling moved from the agent's collateral to the payer (0 unless upheld), and",
+              "when: the account tells the whole outcome while it lives, so nobody needs the address's",
+              "transaction history, which anyone can pad."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "resolved_at",
+            "type": "i64"
+          },
+          {
             "name": "bump",
             "type": "u8"
           }
@@ -3330,6 +3343,14 @@ export const IDL_JSON = {
                 32
               ]
             }
+          },
+          {
+            "name": "checkpoint",
+            "docs": [
+              "The log also keeps `log_root` as a checkpoint (`RECEIPT_CHECKPOINT_SECS`): a proof built",
+              "against it stays valid for `RECEIPT_CHECKPOINTS` checkpoints, not 64 batches."
+            ],
+            "type": "bool"
           },
           {
             "name": "leaves",
@@ -3824,6 +3845,20 @@ export const IDL_JSON = {
             "type": "u64"
           },
           {
+            "name": "checkpoint_count",
+            "docs": [
+              "Checkpoints recorded; the next goes to `checkpoint_roots[checkpoint_count % RECEIPT_CHECKPOINTS]`."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "last_checkpoint_at",
+            "docs": [
+              "When the last checkpoint was recorded (the chain's clock)."
+            ],
+            "type": "i64"
+          },
+          {
             "name": "frontier",
             "type": {
               "array": [
@@ -3853,6 +3888,20 @@ export const IDL_JSON = {
           },
           {
             "name": "filled_roots",
+            "type": {
+              "array": [
+                {
+                  "array": [
+                    "u8",
+                    32
+                  ]
+                },
+                64
+              ]
+            }
+          },
+          {
+            "name": "checkpoint_roots",
             "type": {
               "array": [
                 {
@@ -4142,6 +4191,22 @@ export const IDL_JSON = {
       ],
       "type": "u32",
       "value": "31622400"
+    },
+    {
+      "name": "RECEIPT_CHECKPOINTS",
+      "docs": [
+        "Checkpoint roots kept beside the recent ones: a batch's root is also kept as a checkpoint when",
+        "`RECEIPT_CHECKPOINT_SECS` have passed since the last checkpoint, so a proof built against a",
+        "checkpoint stays valid for at least 64 minutes however busy the agent is (the 64 recent roots",
+        "last only 64 batches: under a minute at a few hundred settlements a minute)."
+      ],
+      "type": "u8",
+      "value": "64"
+    },
+    {
+      "name": "RECEIPT_CHECKPOINT_SECS",
+      "type": "u32",
+      "value": "60"
     },
     {
       "name": "RECEIPT_FILLED_TREES",
