@@ -2,15 +2,20 @@
 // hash open_dispute binds on chain (a dispute of the settlement's leaf, keyed by agent and leaf
 // index), the creator's answer, who may read what, the dispute's state as the chain has it (open,
 // then upheld with its slash), and a resolved dispute that stays until someone closes it (the
-// relayer does not) while its outcome and evidence outlive the account.
+// relayer does not) while its outcome and evidence outlive the account. What a dispute read
+// costs the marketplace is counted at a proxy in front of localnet's RPC: the relayer's RPC
+// quota is the one settlement spends, and anyone can pad a dispute address's history.
 import { strict as assert } from "node:assert";
 import { createHash, randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 
 import {
   closeDisputeInstruction,
   collateralVaultPda,
   disputePda,
   disputeRoute,
+  fetchDispute,
   openDisputeFor,
   parseExecutionId,
   resolveDisputeInstruction,
@@ -20,12 +25,66 @@ import { Keypair, SystemProgram, type PublicKey } from "@solana/web3.js";
 import { DISPUTE_WINDOW_SECS, TestMarket } from "./src/fixtures.js";
 import { sleep } from "./src/localnet.js";
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "./src/marketplace.js";
-import { api, errorCode, ONE_BY_ONE, signIn, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, ONE_BY_ONE, signIn, startRelayer, startRelayerWith, type RunningRelayer } from "./src/relayer.js";
 import { Receiver, until } from "./src/webhook-receiver.js";
 
 const MIB = 1024 * 1024;
 /** Longer than the relayer's sweep interval (2 s): a sweep has run in between. */
 const ONE_SWEEP_MS = 2_500;
+/** The watcher's one look for a resolving transaction reads at most this many (RESOLUTION_TRANSACTIONS). */
+const RESOLUTION_TRANSACTIONS = 3;
+
+/**
+ * A JSON-RPC proxy in front of localnet that records each call the relayer makes, with its
+ * parameters, so that a test counts the calls about one address or transaction. holdScans()
+ * keeps getProgramAccounts calls waiting until released: the dispute watcher starts each pass
+ * with one, so that a test measures a read without the watcher's own calls in between.
+ */
+interface CountingProxy {
+  url: string;
+  calls: { method: string; params: string }[];
+  /** The methods of the calls since `from` (an index into `calls`) whose parameters name one of `names`. */
+  about(from: number, names: string[]): string[];
+  holdScans(): () => void;
+  close(): Promise<void>;
+}
+
+async function startCountingProxy(target: string): Promise<CountingProxy> {
+  const calls: { method: string; params: string }[] = [];
+  let held: Promise<void> | null = null;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      void (async () => {
+        const body = Buffer.concat(chunks);
+        const asked = [JSON.parse(body.toString()) as { method: string; params?: unknown }].flat();
+        while (held && asked.some((call) => call.method === "getProgramAccounts")) await held;
+        for (const call of asked) calls.push({ method: call.method, params: JSON.stringify(call.params ?? []) });
+        const answer = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
+        response.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer()));
+      })().catch(() => response.writeHead(502).end());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    about: (from, names) => calls.slice(from).filter((call) => names.some((name) => call.params.includes(name))).map((call) => call.method),
+    holdScans() {
+      let release!: () => void;
+      held = new Promise((resolve) => (release = resolve));
+      return () => {
+        held = null;
+        release();
+      };
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 interface Evidence {
   evidence_id: string;
@@ -73,6 +132,7 @@ const attachment = (name: string, bytes: Buffer, content_type = "application/oct
 describe("relayer: dispute evidence", function () {
   this.timeout(180_000);
   let market: TestMarket;
+  let proxy: CountingProxy;
   let relayer: RunningRelayer;
   const agents: ListedAgent[] = [];
   let agent: ListedAgent;
@@ -81,7 +141,10 @@ describe("relayer: dispute evidence", function () {
 
   before(async () => {
     market = await TestMarket.start();
-    relayer = await startRelayer(market.localnet, ONE_BY_ONE);
+    proxy = await startCountingProxy(market.localnet.rpcUrl);
+    // The tests read disputes from one address far faster than any party should; the limit has
+    // a relayer of its own below.
+    relayer = await startRelayer(market.localnet, { ...ONE_BY_ONE, DEVNET_RPC_URL: proxy.url, RATE_LIMIT_DISPUTE_READS_PER_MINUTE: "1000000" });
     agent = await newAgent();
     payer = await newPayer(market, relayer, 10_000_000n);
     settled = await executed(agent);
@@ -90,6 +153,7 @@ describe("relayer: dispute evidence", function () {
     await Promise.all(agents.map((a) => a.server.close()));
     try {
       await relayer?.close();
+      await proxy?.close();
     } finally {
       await market?.stop();
     }
@@ -148,6 +212,56 @@ describe("relayer: dispute evidence", function () {
 
   const submit = (token: string | undefined, body: unknown) => api<Evidence>(relayer, "POST", "/v1/disputes/evidence", { token, body });
   const dispute = (token: string, id: string) => api<DisputeView>(relayer, "GET", `/v1/disputes/${id}`, { token });
+
+  /**
+   * The dispute once it shows `state`: a read within a second of another read of the same
+   * dispute is answered from that read of its account (DISPUTE_ACCOUNT_MAX_AGE_MS).
+   */
+  async function disputeShowing(token: string, id: string, state: string) {
+    let seen = await dispute(token, id);
+    for (const deadline = Date.now() + 5_000; seen.body.state !== state && Date.now() < deadline; seen = await dispute(token, id)) await sleep(100);
+    assert.equal(seen.body.state, state, JSON.stringify(seen.body));
+    return seen;
+  }
+
+  /** The payer's evidence on `execution` of `by`, then its open_dispute; the leaf index and the dispute's address. */
+  async function disputed(by: ListedAgent, execution: string): Promise<{ leaf: bigint; address: PublicKey }> {
+    const created = await submit(payer.token, { execution_id: execution, statement: `about ${execution}` });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const leaf = await openDispute(by.address, execution, created.body.evidence_hash);
+    return { leaf, address: disputePda(by.address, leaf, market.programId) };
+  }
+
+  /** 25 transactions anyone may send that mention `address` (a few thousand lamports of fees); their signatures. */
+  async function junkOn(address: PublicKey): Promise<string[]> {
+    const junk = await market.fundedWallet();
+    const sink = Keypair.generate().publicKey;
+    return Promise.all(
+      Array.from({ length: 25 }, (_, i) => {
+        const transfer = SystemProgram.transfer({ fromPubkey: junk.publicKey, toPubkey: sink, lamports: 1_000_000 + i });
+        transfer.keys.push({ pubkey: address, isSigner: false, isWritable: false });
+        return market.send([transfer], [junk]);
+      }),
+    );
+  }
+
+  const outcomeRow = async (id: string) =>
+    (await relayer.services.db.query<{ state: string; resolve_signature: string | null }>("SELECT state, resolve_signature FROM dispute_outcomes WHERE execution_id = $1", [id]))
+      .rows[0];
+
+  /**
+   * Runs `measure` while the dispute watcher is held at its scan, after any pass under way has
+   * ended (a pass takes milliseconds), so that the calls counted are the reads' own.
+   */
+  async function withoutWatcher<T>(measure: () => Promise<T>): Promise<T> {
+    const release = proxy.holdScans();
+    try {
+      await sleep(1_000);
+      return await measure();
+    } finally {
+      release();
+    }
+  }
 
   async function submitError(token: string | undefined, body: unknown, status: number, code: string, param?: string): Promise<void> {
     const response = await submit(token, body);
@@ -252,6 +366,8 @@ describe("relayer: dispute evidence", function () {
     assert.equal(answer.body.role, "creator");
 
     const arbiterToken = await signIn(relayer, market.arbiter);
+    // Read within a second of the read above, the first may be answered from its read of the account.
+    await disputeShowing(payer.token, id, "open");
     for (const token of [payer.token, creatorToken, arbiterToken]) {
       const open = await dispute(token, id);
       assert.equal(open.status, 200, JSON.stringify(open.body));
@@ -319,8 +435,7 @@ describe("relayer: dispute evidence", function () {
     await market.send([resolveInstruction(agent.address, leafIndex, true, 1_500_000n)], [market.arbiter]);
     assert.equal(await market.usdc(collateralVaultPda(agent.address, market.programId)), vaultBefore - 1_500_000n);
     assert.equal(await market.usdc(payer.tokenAccount), payerBefore + 1_500_000n);
-    const resolved = await dispute(payer.token, id);
-    assert.equal(resolved.body.state, "upheld");
+    const resolved = await disputeShowing(payer.token, id, "upheld");
     assert.equal(resolved.body.slashed_usdc, "1.500000");
     assert.equal(resolved.body.evidence[0]!.bound_on_chain, true);
     assert.ok((await ids(payer.token, "role=payer&state=resolved")).includes(id));
@@ -354,47 +469,140 @@ describe("relayer: dispute evidence", function () {
     const vaultBefore = await market.usdc(collateralVaultPda(agent.address, market.programId));
     await market.send([resolveInstruction(agent.address, leafIndex, false, 0n)], [market.arbiter]);
     assert.equal(await market.usdc(collateralVaultPda(agent.address, market.programId)), vaultBefore);
-    // Resolved before the relayer ever saw it open: the outcome comes from the transactions.
+    // Resolved before the relayer ever saw it open: the outcome comes from the account.
     const rejected = await dispute(payer.token, id);
     assert.equal(rejected.body.state, "rejected");
     assert.equal(rejected.body.slashed_usdc, "0.000000");
     assert.equal(rejected.body.evidence[0]!.bound_on_chain, true);
   });
-  it("finds a dispute's outcome by its own leaf, past another dispute's resolution and 25 junk transactions on its address", async () => {
+  // GET /v1/disputes/:execution_id: for the execution's payer, its agent's creator and the
+  // market's arbiter. It costs the marketplace no RPC call once the outcome is recorded, else one
+  // getAccountInfo of the Dispute account (shared by the reads of a second), never the address's
+  // history; a caller calling it a thousand times gains the same answer and 429s.
+  it("answers a dispute's outcome from its own account: not another dispute's resolution naming its address, nor 25 junk transactions on it", async () => {
     const agent = await newAgent();
     const id = await executed(agent);
     const other = await executed(agent);
-    const open = async (execution: string) => {
-      const created = await submit(payer.token, { execution_id: execution, statement: `about ${execution}` });
-      assert.equal(created.status, 201);
-      return openDispute(agent.address, execution, created.body.evidence_hash);
-    };
-    const leaf = await open(id);
-    const otherLeaf = await open(other);
-    const address = disputePda(agent.address, leaf, market.programId);
-    // The other dispute's resolution (upheld, 0.7 USDC) mentions this dispute's address.
-    const misleading = resolveInstruction(agent.address, otherLeaf, true, 700_000n);
-    misleading.keys.push({ pubkey: address, isSigner: false, isWritable: false });
-    await market.send([misleading], [market.arbiter]);
+    const { leaf, address } = await disputed(agent, id);
+    const { leaf: otherLeaf } = await disputed(agent, other);
     const payerBefore = await market.usdc(payer.tokenAccount);
     const resolveSignature = await market.send([resolveInstruction(agent.address, leaf, false, 0n)], [market.arbiter]);
     assert.equal(await market.usdc(payer.tokenAccount), payerBefore, "a rejected dispute moves nothing");
-    // Anyone may send transactions that mention the dispute's address: 25 of them.
-    const junk = await market.fundedWallet();
-    const sink = Keypair.generate().publicKey;
-    for (let i = 0; i < 25; i += 1) {
-      const transfer = SystemProgram.transfer({ fromPubkey: junk.publicKey, toPubkey: sink, lamports: 1_000_000 + i });
-      transfer.keys.push({ pubkey: address, isSigner: false, isWritable: false });
-      await market.send([transfer], [junk]);
-    }
+    // The other dispute's resolution (upheld, 0.7 USDC) mentions this dispute's address, after its own.
+    const misleading = resolveInstruction(agent.address, otherLeaf, true, 700_000n);
+    misleading.keys.push({ pubkey: address, isSigner: false, isWritable: false });
+    await market.send([misleading], [market.arbiter]);
+    const account = (await fetchDispute(market.connection, address, { commitment: "confirmed", programId: market.programId }))!;
     const seen = await dispute(payer.token, id);
     assert.equal(seen.status, 200, JSON.stringify(seen.body));
-    assert.equal(seen.body.state, "rejected", "its own resolution, not the other dispute's, and not hidden by the junk");
+    assert.equal(seen.body.state, "rejected", "its own resolution, not the other dispute's");
     assert.equal(seen.body.slashed_usdc, "0.000000");
-    assert.equal((seen.body as unknown as { resolve_transaction: string }).resolve_transaction, resolveSignature);
+    assert.equal((seen.body as unknown as { resolved_at: string }).resolved_at, new Date(Number(account.resolvedAt) * 1000).toISOString());
+
+    // The watcher's one look among the address's newest transactions passes the other's resolution.
+    await waitUntil("the watcher found the resolving transaction", async () => (await outcomeRow(id))?.resolve_signature != null, 30_000);
+    assert.equal((await outcomeRow(id))!.resolve_signature, resolveSignature);
+
+    // Anyone may send transactions that mention the dispute's address: the answer stays, at no RPC call.
+    const junk = await junkOn(address);
+    const from = proxy.calls.length;
+    const after = await dispute(payer.token, id);
+    assert.deepEqual(after.body, { ...seen.body, resolve_transaction: resolveSignature });
+    assert.deepEqual(proxy.about(from, [address.toBase58(), resolveSignature, ...junk]), []);
     const theOther = await dispute(payer.token, other);
     assert.equal(theOther.body.state, "upheld");
     assert.equal(theOther.body.slashed_usdc, "0.700000");
+  });
+
+  it("reads a resolved dispute it has not recorded with one getAccountInfo, whether 0 or 25 junk transactions follow its resolution, and answers the same", async () => {
+    const agent = await newAgent();
+    const quiet = await executed(agent);
+    const padded = await executed(agent);
+    const quietDispute = await disputed(agent, quiet);
+    const paddedDispute = await disputed(agent, padded);
+    const { resolveSignature, junk, reads, watchedFrom } = await withoutWatcher(async () => {
+      // One transaction resolves both: the same outcome and time.
+      const resolveSignature = await market.send(
+        [resolveInstruction(agent.address, quietDispute.leaf, true, 400_000n), resolveInstruction(agent.address, paddedDispute.leaf, true, 400_000n)],
+        [market.arbiter],
+      );
+      const junk = await junkOn(paddedDispute.address);
+      const reads = [];
+      for (const [id, { address }] of [[quiet, quietDispute], [padded, paddedDispute]] as const) {
+        const from = proxy.calls.length;
+        const read = await dispute(payer.token, id);
+        assert.equal(read.status, 200, JSON.stringify(read.body));
+        reads.push({ read: read.body as unknown as Record<string, unknown>, calls: proxy.about(from, [address.toBase58(), resolveSignature, ...junk]) });
+      }
+      // What the watcher asks once released.
+      return { resolveSignature, junk, reads, watchedFrom: proxy.calls.length };
+    });
+    assert.deepEqual(reads.map((r) => r.calls), [["getAccountInfo"], ["getAccountInfo"]], "the same one read of the account, junk or not");
+    const outcome = (r: Record<string, unknown>) => [r.state, r.amount_usdc, r.slashed_usdc, r.resolved_at, r.resolve_transaction];
+    assert.deepEqual(outcome(reads[1]!.read), outcome(reads[0]!.read));
+    assert.deepEqual(outcome(reads[0]!.read).slice(0, 3), ["upheld", "0.250000", "0.400000"]);
+
+    // The watcher, once back, looks once for each resolving transaction: among the quiet address's
+    // newest it is; the junk hides it on the padded one, whose outcome stays the account's. Each
+    // look: one getSignaturesForAddress, at most RESOLUTION_TRANSACTIONS getTransaction.
+    await waitUntil(
+      "the watcher looked at both",
+      async () => (await outcomeRow(quiet))?.resolve_signature != null && proxy.about(watchedFrom, junk).length > 0,
+      30_000,
+    );
+    await sleep(ONE_SWEEP_MS);
+    assert.equal((await outcomeRow(quiet))!.resolve_signature, resolveSignature);
+    assert.deepEqual(await outcomeRow(padded), { state: "upheld", resolve_signature: null });
+    assert.deepEqual(proxy.about(watchedFrom, [paddedDispute.address.toBase58()]), ["getSignaturesForAddress"]);
+    assert.ok(proxy.about(watchedFrom, junk).length <= RESOLUTION_TRANSACTIONS, "a bounded look");
+  });
+
+  it("answers a recorded outcome with no RPC call about the dispute, however often its parties read it", async () => {
+    const agent = await newAgent();
+    const id = await executed(agent);
+    const { leaf, address } = await disputed(agent, id);
+    await market.send([resolveInstruction(agent.address, leaf, true, 250_000n)], [market.arbiter]);
+    const creatorToken = await signIn(relayer, agent.creator.wallet);
+    const arbiterToken = await signIn(relayer, market.arbiter);
+    const recorded = await dispute(payer.token, id);
+    assert.equal(recorded.body.state, "upheld");
+    const reads = await withoutWatcher(async () => {
+      const from = proxy.calls.length;
+      const answers = [];
+      for (let i = 0; i < 10; i += 1) for (const token of [payer.token, creatorToken, arbiterToken]) answers.push((await dispute(token, id)).body);
+      return { answers, calls: proxy.about(from, [address.toBase58()]) };
+    });
+    assert.deepEqual(reads.calls, []);
+    for (const answer of reads.answers) assert.deepEqual(answer, recorded.body);
+  });
+
+  it("limits each party's dispute reads: past RATE_LIMIT_DISPUTE_READS_PER_MINUTE, 429 rate_limited with Retry-After, answered before any RPC call", async () => {
+    // A relayer of the same deployment (the database), counting its own requests (its queue),
+    // with 5 reads a minute. A thousand reads in a row get 5 answers and 995 refusals.
+    const limited = await startRelayerWith(
+      { ...relayer.env, QUEUE_NAME: `${relayer.env.QUEUE_NAME}-limited`, RATE_LIMIT_DISPUTE_READS_PER_MINUTE: "5" },
+      { dropDatabase: false },
+    );
+    try {
+      const agent = await newAgent();
+      const id = await executed(agent);
+      const { leaf, address } = await disputed(agent, id);
+      await market.send([resolveInstruction(agent.address, leaf, false, 0n)], [market.arbiter]);
+      const from = proxy.calls.length;
+      const answers = [];
+      for (let i = 0; i < 1000; i += 1) answers.push(await api(limited, "GET", `/v1/disputes/${id}`, { token: payer.token }));
+      assert.deepEqual(answers.slice(0, 5).map((a) => a.status), [200, 200, 200, 200, 200]);
+      assert.deepEqual(new Set(answers.slice(5).map((a) => a.status)), new Set([429]));
+      for (const refused of [answers[5]!, answers[999]!, await api(limited, "GET", "/v1/disputes?role=payer", { token: payer.token })]) {
+        assert.equal(refused.status, 429);
+        assert.equal(errorCode(refused), "rate_limited");
+        const retryAfter = Number(refused.headers.get("retry-after"));
+        assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers.get("retry-after")}`);
+      }
+      assert.ok(proxy.about(from, [address.toBase58()]).filter((method) => method === "getAccountInfo").length <= 1, "one read of the account at most");
+    } finally {
+      await limited.close();
+    }
   });
   it("sends dispute.opened and dispute.resolved, once each, of a dispute opened and resolved on chain that no one reads through the relayer", async () => {
     const receiver = new Receiver();
@@ -412,12 +620,14 @@ describe("relayer: dispute evidence", function () {
       const leafIndex = await openDispute(agent.address, id, randomBytes(32).toString("hex"));
       // The sweep reads the open disputes every DISPUTE_WATCH_INTERVAL_MS (10 s).
       await until("dispute.opened", () => of("dispute.opened").length > 0, 40_000);
-      await market.send([resolveInstruction(agent.address, leafIndex, false, 0n)], [market.arbiter]);
-      // Resolution keeps the account (resolved): the sweep reads the disputes it recorded open.
+      const resolveSignature = await market.send([resolveInstruction(agent.address, leafIndex, false, 0n)], [market.arbiter]);
+      // Resolution keeps the account (resolved): the sweep reads the disputes it recorded open, and
+      // looks once among the address's newest transactions for the resolving one.
       await until("dispute.resolved", () => of("dispute.resolved").length > 0, 40_000);
       await sleep(12_000);
       assert.equal(of("dispute.opened").length, 1);
       assert.equal(of("dispute.resolved").length, 1);
+      assert.equal((of("dispute.resolved")[0]!.data as unknown as { resolve_transaction: string }).resolve_transaction, resolveSignature);
     } finally {
       await receiver.stop();
     }

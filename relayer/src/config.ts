@@ -94,6 +94,8 @@ export interface RelayerConfig {
   rate_limit_listing_writes_per_minute: number;
   /** Dispute evidence submissions a minute, per wallet and per client address. */
   rate_limit_dispute_evidence_per_minute: number;
+  /** Dispute reads (one dispute, a list of them) a minute, per wallet and per client address. */
+  rate_limit_dispute_reads_per_minute: number;
   /** Webhook endpoint creations, deletions and test sends a minute, per wallet and per client address. */
   rate_limit_webhook_writes_per_minute: number;
   /** Executions one key may have in flight at once, across every relayer. */
@@ -324,6 +326,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     rate_limit_anonymous_per_minute: reader.integer("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 120, 1, 1_000_000),
     rate_limit_listing_writes_per_minute: reader.integer("RATE_LIMIT_LISTING_WRITES_PER_MINUTE", 20, 1, 1_000_000),
     rate_limit_dispute_evidence_per_minute: reader.integer("RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE", 10, 1, 1_000_000),
+    rate_limit_dispute_reads_per_minute: reader.integer("RATE_LIMIT_DISPUTE_READS_PER_MINUTE", 60, 1, 1_000_000),
     rate_limit_webhook_writes_per_minute: reader.integer("RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE", 20, 1, 1_000_000),
     executions_in_flight_per_key: reader.integer("EXECUTIONS_IN_FLIGHT_PER_KEY", 64, 1, 100_000),
     executions_in_flight_per_agent: reader.integer("EXECUTIONS_IN_FLIGHT_PER_AGENT", 128, 1, 100_000),

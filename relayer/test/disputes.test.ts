@@ -11,7 +11,11 @@ import { randomBytes } from "node:crypto";
 import { disputePda, evidenceHash, formatExecutionId, toHex } from "@agent-market/program";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
+import { DisputeChain } from "../src/disputes/dispute-chain.js";
 import { MAX_EVIDENCE_BYTES_PER_WALLET } from "../src/disputes/dispute-evidence.js";
+import { DISPUTE_ACCOUNT_MAX_AGE_MS, DisputeOutcomes, RESOLUTION_TRANSACTIONS } from "../src/disputes/dispute-outcomes.js";
+import { ExecutionParties } from "../src/disputes/execution-parties.js";
+import { SettledLeaves } from "../src/disputes/settled-leaf.js";
 import { EvidencePurge } from "../src/disputes/evidence-purge.js";
 import { ExecutionStore } from "../src/executions/execution-store.js";
 import { StandInMarket, type Creator } from "./stand-in-market.js";
@@ -90,6 +94,7 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
       agent: creator.agent,
       firstLeafIndex: leafIndex,
       logRoot: new Uint8Array(32),
+      checkpoint: false,
       leaves: [
         {
           executionId: bytes,
@@ -109,8 +114,15 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     return { id, bytes, leafIndex };
   }
 
-  /** The payer's Dispute account of the execution's leaf, as open_dispute leaves it. */
-  function opened(bytes: Uint8Array, leafIndex: bigint, evidenceHash: Uint8Array, openedAt: bigint, settledAt: bigint): Promise<void> {
+  /** The payer's Dispute account of the execution's leaf, as open_dispute leaves it, or resolve_dispute with `ruling`. */
+  function opened(
+    bytes: Uint8Array,
+    leafIndex: bigint,
+    evidenceHash: Uint8Array,
+    openedAt: bigint,
+    settledAt: bigint,
+    ruling?: { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint },
+  ): Promise<void> {
     return market.rpc.setProgramAccount(disputePda(creator.agent, leafIndex, market.programId), market.programId, "Dispute", {
       agent: creator.agent,
       leafIndex,
@@ -121,8 +133,10 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
       evidenceHash,
       openedAt,
       settledAt,
-      resolved: false,
-      upheld: false,
+      resolved: ruling !== undefined,
+      upheld: ruling?.upheld ?? false,
+      slashedUsdc: ruling?.slashedUsdc ?? 0n,
+      resolvedAt: ruling?.resolvedAt ?? 0n,
       bump: 255,
     });
   }
@@ -181,6 +195,165 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
     const none = await relayer.app.inject({ method: "GET", url: "/v1/disputes?role=payer", headers: bearer(sessions.stranger) });
     assert.deepEqual((none.json() as { data: unknown[] }).data, []);
   });
+  /** The calls to the stand-in RPC since `from` (an index into its calls) that name `address`. */
+  const callsNaming = (from: number, address: PublicKey) =>
+    market.rpc.calls.slice(from).filter((call) => JSON.stringify(call.params).includes(address.toBase58())).map((call) => call.method);
+  /**
+   * The calls since `from` that read some address's history: its signatures, or a transaction
+   * other than the execution's own settlement (read once for its leaf index).
+   */
+  const historyReads = (from: number) =>
+    market.rpc.calls
+      .slice(from)
+      .filter((call) => call.method === "getSignaturesForAddress" || (call.method === "getTransaction" && !String(call.params[0]).startsWith("settle-")))
+      .map((call) => call.method);
+  const get = (session: string, id: string) => relayer.app.inject({ method: "GET", url: `/v1/disputes/${id}`, headers: bearer(session) });
+  /** A DisputeResolved event of leaf `leafIndex` in transaction `signature`, listed on `address`. */
+  function resolvedIn(signature: string, address: PublicKey, bytes: Uint8Array, leafIndex: bigint, ruling: { upheld: boolean; slashedUsdc: bigint; resolvedAt: bigint }) {
+    market.rpc.setEventTransaction(signature, market.programId, "DisputeResolved", {
+      executionId: bytes,
+      agent: creator.agent,
+      leafIndex,
+      payer: payer.publicKey,
+      ...ruling,
+    });
+    market.rpc.addSignature(address, signature);
+  }
+
+  // GET /v1/disputes/:execution_id is for the dispute's three parties, each limited per wallet and
+  // per address (rate-limit.test.ts). What it costs the marketplace: nothing on the RPC once the
+  // outcome is recorded, else one getAccountInfo a second per dispute, however many read it and
+  // whatever anyone adds to the address's history; a thousand reads gain a caller nothing more.
+  it("answers a resolved dispute from its account with one read, whatever the address's history holds; with none once recorded", async () => {
+    const { id, bytes, leafIndex } = await settled(5_000_000n, 5_000_060n);
+    const address = disputePda(creator.agent, leafIndex, market.programId);
+    await opened(bytes, leafIndex, new Uint8Array(32).fill(2), 5_000_030n, 5_000_000n, { upheld: true, slashedUsdc: 1_500_000n, resolvedAt: 5_000_050n });
+    // Anyone can add transactions that mention the address: a reader must not page through them.
+    for (let i = 0; i < 25; i += 1) market.rpc.addSignature(address, `junk-${id}-${i}`);
+    const from = market.rpc.calls.length;
+    const first = await get(sessions.payer, id);
+    assert.equal(first.statusCode, 200, first.body);
+    const view = first.json() as { state: string; slashed_usdc: string; resolved_at: string; resolve_transaction: string | null };
+    assert.deepEqual(
+      [view.state, view.slashed_usdc, view.resolved_at, view.resolve_transaction],
+      ["upheld", "1.500000", new Date(5_000_050_000).toISOString(), null],
+      "the outcome is the account's; only the watcher looks for the resolving transaction",
+    );
+    assert.deepEqual(callsNaming(from, address), ["getAccountInfo"]);
+    assert.deepEqual(historyReads(from), [], "no history read");
+
+    const again = market.rpc.calls.length;
+    const recorded = await get(sessions.creator, id);
+    assert.deepEqual(recorded.json(), first.json());
+    assert.deepEqual(callsNaming(again, address), [], "a recorded outcome costs no RPC call");
+  });
+
+  it("shares one read of a Dispute account among the reads of it within a second, concurrent or not", async () => {
+    const { id, bytes, leafIndex } = await settled(6_000_000n, 6_000_060n);
+    const address = disputePda(creator.agent, leafIndex, market.programId);
+    await opened(bytes, leafIndex, new Uint8Array(32).fill(3), 6_000_030n, 6_000_000n);
+    const from = market.rpc.calls.length;
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => get([sessions.payer, sessions.creator, sessions.arbiter][i % 3]!, id)),
+    );
+    for (let i = 0; i < 5; i += 1) burst.push(await get(sessions.payer, id));
+    assert.deepEqual(burst.map((r) => (r.json() as { state: string }).state), Array(15).fill("open"));
+    assert.deepEqual(callsNaming(from, address), ["getAccountInfo"]);
+    await new Promise((resolve) => setTimeout(resolve, DISPUTE_ACCOUNT_MAX_AGE_MS + 50));
+    assert.equal((await get(sessions.payer, id)).statusCode, 200);
+    assert.deepEqual(callsNaming(from, address), ["getAccountInfo", "getAccountInfo"], "read again once the read is a second old");
+    // The payer's evidence comes right before its open_dispute: its next read is a new one.
+    assert.equal((await submit(sessions.payer, id, "More of the log.")).statusCode, 201);
+    const afterEvidence = market.rpc.calls.length;
+    assert.equal((await get(sessions.payer, id)).statusCode, 200);
+    assert.deepEqual(callsNaming(afterEvidence, address), ["getAccountInfo"]);
+  });
+
+  // GET /v1/disputes is for any signed-in wallet, each seeing its own disputes in one role. It costs
+  // one getProgramAccounts per network (per agent for a creator), whatever the page holds; it
+  // counts against the same limit as the reads of one dispute, so a thousand lists a minute get
+  // the caller the same page and 429s.
+  it("lists disputes from one scan of the caller's Dispute accounts, with no read per dispute", async () => {
+    const disputes = [await settled(7_000_000n, 7_000_060n), await settled(7_000_000n, 7_000_060n)];
+    await opened(disputes[0]!.bytes, disputes[0]!.leafIndex, new Uint8Array(32), 7_000_010n, 7_000_000n);
+    await opened(disputes[1]!.bytes, disputes[1]!.leafIndex, new Uint8Array(32), 7_000_010n, 7_000_000n, { upheld: false, slashedUsdc: 0n, resolvedAt: 7_000_020n });
+    const from = market.rpc.calls.length;
+    const page = await relayer.app.inject({ method: "GET", url: "/v1/disputes?role=payer&limit=100", headers: bearer(sessions.payer) });
+    assert.equal(page.statusCode, 200, page.body);
+    const states = new Map((page.json() as { data: { execution_id: string; state: string }[] }).data.map((d) => [d.execution_id, d.state]));
+    assert.deepEqual([states.get(disputes[0]!.id), states.get(disputes[1]!.id)], ["open", "rejected"]);
+    for (const { leafIndex } of disputes) assert.deepEqual(callsNaming(from, disputePda(creator.agent, leafIndex, market.programId)), []);
+    assert.deepEqual(market.rpc.methods.slice(from).filter((m) => m === "getProgramAccounts"), ["getProgramAccounts"], "one scan, by the payer field");
+  });
+
+  it("the watcher looks once, in the newest few transactions, for a resolving transaction: found unless junk hides it; an outcome stays the account's", async () => {
+    const store = new ExecutionStore(relayer.services.db);
+    const leaves = new SettledLeaves(relayer.services.chain, store);
+    const outcomes = new DisputeOutcomes(relayer.services.db, relayer.services.chain, leaves);
+    const parties = new ExecutionParties(relayer.services.db, relayer.services.chain);
+    const ruling = { upheld: true, slashedUsdc: 700_000n, resolvedAt: 8_000_050n };
+    const row = async (id: string) =>
+      (await relayer.services.db.query<{ state: string; slashed_usdc: string; resolve_signature: string | null }>(
+        "SELECT state, slashed_usdc, resolve_signature FROM dispute_outcomes WHERE execution_id = $1",
+        [id],
+      )).rows[0];
+
+    // Read by a caller first (recorded, with no signature), then found by the watcher past a
+    // failed transaction and another leaf's resolution that mention the address.
+    const seen = await settled(8_000_000n, 8_000_060n);
+    const seenAddress = disputePda(creator.agent, seen.leafIndex, market.programId);
+    await opened(seen.bytes, seen.leafIndex, new Uint8Array(32), 8_000_010n, 8_000_000n, ruling);
+    resolvedIn(`resolve-${seen.id}`, seenAddress, seen.bytes, seen.leafIndex, ruling);
+    resolvedIn(`other-leaf-${seen.id}`, seenAddress, seen.bytes, seen.leafIndex + 1000n, { upheld: false, slashedUsdc: 0n, resolvedAt: 8_000_055n });
+    market.rpc.addSignature(seenAddress, `failed-${seen.id}`, true);
+    assert.equal((await get(sessions.payer, seen.id)).statusCode, 200);
+    assert.equal((await row(seen.id))?.resolve_signature, null);
+
+    // Resolved, then buried under three transactions anyone could add.
+    const buried = await settled(8_000_000n, 8_000_060n);
+    const buriedAddress = disputePda(creator.agent, buried.leafIndex, market.programId);
+    await opened(buried.bytes, buried.leafIndex, new Uint8Array(32), 8_000_010n, 8_000_000n, ruling);
+    resolvedIn(`resolve-${buried.id}`, buriedAddress, buried.bytes, buried.leafIndex, ruling);
+    for (let i = 0; i < 3; i += 1) market.rpc.addSignature(buriedAddress, `junk-${buried.id}-${i}`);
+
+    const scan = (await new DisputeChain(relayer.services.chain, leaves).all("devnet")).accounts;
+    const from = market.rpc.calls.length;
+    for (const id of [seen.id, buried.id]) assert.notEqual(await outcomes.watch(await parties.one(id), scan), null);
+    assert.deepEqual(await row(seen.id), { state: "upheld", slashed_usdc: "700000", resolve_signature: `resolve-${seen.id}` });
+    assert.deepEqual(await row(buried.id), { state: "upheld", slashed_usdc: "700000", resolve_signature: null }, "the outcome, without its transaction");
+    assert.deepEqual(callsNaming(from, seenAddress), ["getSignaturesForAddress"]);
+    assert.deepEqual(callsNaming(from, buriedAddress), ["getSignaturesForAddress"]);
+    assert.equal(historyReads(from).filter((m) => m === "getTransaction").length, 2 + RESOLUTION_TRANSACTIONS);
+
+    // Once per dispute: the next passes ask nothing more.
+    const next = market.rpc.calls.length;
+    for (const id of [seen.id, buried.id]) await outcomes.watch(await parties.one(id), scan);
+    assert.deepEqual(market.rpc.methods.slice(next), []);
+    assert.equal((await row(buried.id))?.resolve_signature, null);
+  });
+
+  it("the watcher finds the outcome of a dispute recorded open whose account was closed before anyone saw it resolved", async () => {
+    const { id, bytes, leafIndex } = await settled(9_000_000n, 9_000_060n);
+    const address = disputePda(creator.agent, leafIndex, market.programId);
+    await opened(bytes, leafIndex, new Uint8Array(32).fill(4), 9_000_010n, 9_000_000n);
+    assert.equal(((await get(sessions.payer, id)).json() as { state: string }).state, "open");
+    const ruling = { upheld: false, slashedUsdc: 0n, resolvedAt: 9_000_020n };
+    resolvedIn(`resolve-${id}`, address, bytes, leafIndex, ruling);
+    market.rpc.addSignature(address, `close-${id}`);
+    market.rpc.remove(address);
+
+    const store = new ExecutionStore(relayer.services.db);
+    const leaves = new SettledLeaves(relayer.services.chain, store);
+    const outcomes = new DisputeOutcomes(relayer.services.db, relayer.services.chain, leaves);
+    const scan = (await new DisputeChain(relayer.services.chain, leaves).all("devnet")).accounts;
+    await outcomes.watch(await new ExecutionParties(relayer.services.db, relayer.services.chain).one(id), scan);
+    const view = (await get(sessions.creator, id)).json() as { state: string; slashed_usdc: string; resolved_at: string; resolve_transaction: string };
+    assert.deepEqual(
+      [view.state, view.slashed_usdc, view.resolved_at, view.resolve_transaction],
+      ["rejected", "0.000000", new Date(9_000_020_000).toISOString(), `resolve-${id}`],
+    );
+  });
+
   /** Five files of 1 MiB: the most one evidence item carries. */
   const FILES = Array.from({ length: 5 }, (_, i) => ({
     name: `log-${i}.txt`,

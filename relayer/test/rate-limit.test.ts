@@ -179,6 +179,36 @@ describe("rate limits", () => {
     });
   });
 
+  describe("dispute reads", () => {
+    // A dispute read may cost the relayer a read of the chain, on the RPC quota settlement also
+    // spends: its parties may read, each so often a minute, one dispute or a list alike.
+    let relayer: TestRelayer;
+    before(async () => {
+      relayer = await startTestRelayer({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000", RATE_LIMIT_DISPUTE_READS_PER_MINUTE: "3" });
+    });
+    after(async () => {
+      await relayer.close();
+    });
+    const read = (token: string, address: string, url = "/v1/disputes/exec_1111111111111111111111") =>
+      relayer.app.inject({ method: "GET", url, headers: bearer(token), remoteAddress: address });
+
+    it("limits reads of disputes and lists of them together, per wallet, whatever the address", async () => {
+      const token = await signIn(relayer.app);
+      for (let i = 0; i < 2; i += 1) assert.equal(errorOf(await read(token, `192.0.2.${i + 30}`)).code, "resource_not_found");
+      // This relayer has no RPC to scan: the list is 503, and counted.
+      assert.equal(errorOf(await read(token, "192.0.2.32", "/v1/disputes?role=payer")).code, "chain_unavailable");
+      assertRateLimited(await read(token, "192.0.2.33"));
+      assertRateLimited(await read(token, "192.0.2.34", "/v1/disputes?role=payer"));
+      assert.equal(errorOf(await read(await signIn(relayer.app), "192.0.2.35")).code, "resource_not_found", "another wallet reads on");
+    });
+
+    it("limits dispute reads per address, whatever the wallet, session or not", async () => {
+      for (let i = 0; i < 3; i += 1) assert.equal(errorOf(await read(await signIn(relayer.app), "192.0.2.210")).code, "resource_not_found");
+      assertRateLimited(await read(await signIn(relayer.app), "192.0.2.210"));
+      assertRateLimited(await relayer.app.inject({ method: "GET", url: "/v1/disputes?role=payer", remoteAddress: "192.0.2.210" }));
+    });
+  });
+
   describe("shared through Redis", () => {
     it("counts the requests of every relayer of a deployment together", async () => {
       const shared = { REDIS_URL, QUEUE_NAME: `rate-${randomBytes(6).toString("hex")}`, RATE_LIMIT_ANONYMOUS_PER_MINUTE: "4" };

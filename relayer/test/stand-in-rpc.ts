@@ -1,9 +1,10 @@
 // A stand-in for a Solana JSON-RPC node, for the relayer's own tests of what it decides from
 // accounts: it holds the accounts a test sets and answers the reads the relayer makes (single,
 // batched, by program with filters), and the transactions a test sets carrying the program's
-// events (a settlement batch's EscrowsSettledToLog, which holds its leaves). It executes nothing: a method it does not know (sending a
-// transaction among them) is answered "method not found", so a test that reaches the chain's
-// write path fails loudly; those paths are tested against localnet in tests/.
+// events (a settlement batch's EscrowsSettledToLog, which holds its leaves), listed by the
+// addresses they mention as a test adds them. It executes nothing: a method it does not know
+// (sending a transaction among them) is answered "method not found", so a test that reaches the
+// chain's write path fails loudly; those paths are tested against localnet in tests/.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -36,8 +37,12 @@ export class StandInRpc {
   private readonly accounts = new Map<string, StoredAccount>();
   /** getTransaction's answers, by signature. */
   private readonly transactions = new Map<string, unknown>();
+  /** getSignaturesForAddress's answers, newest first, by address. */
+  private readonly signatures = new Map<string, { signature: string; failed: boolean }[]>();
   /** Every method asked for, in order (a batch counts each of its calls). */
   readonly methods: string[] = [];
+  /** The same calls with their parameters, for a test that counts the calls naming an address. */
+  readonly calls: { method: string; params: unknown[] }[] = [];
   /** While true, every request gets HTTP 503, as from a node that is down. */
   down = false;
 
@@ -103,6 +108,15 @@ export class StandInRpc {
     });
   }
 
+  /**
+   * Adds `signature` as the newest transaction that mentions `address`, as getSignaturesForAddress
+   * lists it (failed: it landed with an error). Its transaction is whatever setEventTransaction
+   * set, or none.
+   */
+  addSignature(address: PublicKey, signature: string, failed = false): void {
+    this.signatures.set(address.toBase58(), [{ signature, failed }, ...(this.signatures.get(address.toBase58()) ?? [])]);
+  }
+
   /** Sets an SPL token account of `mint` owned by `owner`, delegating `delegated_usdc` to `delegate` when given. */
   setTokenAccount(
     address: PublicKey,
@@ -157,6 +171,7 @@ export class StandInRpc {
   private reply(call: Call): unknown {
     this.methods.push(call.method);
     const params = call.params ?? [];
+    this.calls.push({ method: call.method, params });
     const context = { slot: SLOT };
     switch (call.method) {
       case "getAccountInfo":
@@ -172,6 +187,18 @@ export class StandInRpc {
       }
       case "getSlot":
         return { jsonrpc: "2.0", id: call.id, result: SLOT };
+      case "getSignaturesForAddress": {
+        const { limit = 1000 } = (params[1] ?? {}) as { limit?: number };
+        const listed = (this.signatures.get(params[0] as string) ?? []).slice(0, limit).map(({ signature, failed }) => ({
+          signature,
+          slot: SLOT,
+          err: failed ? { InstructionError: [0, "Custom"] } : null,
+          memo: null,
+          blockTime: null,
+          confirmationStatus: "confirmed",
+        }));
+        return { jsonrpc: "2.0", id: call.id, result: listed };
+      }
       case "getTransaction":
         return { jsonrpc: "2.0", id: call.id, result: this.transactions.get(params[0] as string) ?? null };
       default:

@@ -2,7 +2,7 @@
 // (all, a payer's or an agent's, found by their fields), a creator's agents, and whether an
 // execution's dispute window is open by the chain's clock. A Dispute account stays once resolved,
 // until close_dispute returns its rent to the payer after the leaf's window.
-import { decodeDispute, disputePda, formatExecutionId, IDL, type NetworkName } from "@agent-market/program";
+import { decodeDispute, disputePda, formatExecutionId, IDL, type Dispute, type NetworkName } from "@agent-market/program";
 import { utils } from "@coral-xyz/anchor";
 import { PublicKey, SYSVAR_CLOCK_PUBKEY } from "@solana/web3.js";
 
@@ -21,37 +21,55 @@ const DISPUTE_AGENT_OFFSET = 8;
 /** Offset of Dispute.payer: discriminator, agent, leaf index, execution id. */
 const DISPUTE_PAYER_OFFSET = 8 + 32 + 8 + 16;
 
+/**
+ * The Dispute accounts one scan found, by address: every one of its scope (all of a network's, a
+ * payer's, an agent's), so an address of that scope missing from it has no account.
+ */
+export interface DisputeScan {
+  /** The execution ids the accounts name (an id names the dispute of each leaf it settled into). */
+  execution_ids: string[];
+  /** Each account, by its address in base58. */
+  accounts: Map<string, Dispute>;
+}
+
 export class DisputeChain {
   constructor(
     private readonly chain: ChainService,
     private readonly leaves: SettledLeaves,
   ) {}
 
-  /** The execution ids of every Dispute account on `network`. */
-  open(network: NetworkName): Promise<string[]> {
-    return this.onChain(network);
+  /** Every Dispute account on `network`. */
+  all(network: NetworkName): Promise<DisputeScan> {
+    return this.scan(network);
   }
 
-  /** The execution ids of the Dispute accounts `payer` opened on `network`. */
-  openByPayer(network: NetworkName, payer: string): Promise<string[]> {
-    return this.onChain(network, { offset: DISPUTE_PAYER_OFFSET, bytes: payer });
+  /** The Dispute accounts `payer` opened on `network`. */
+  ofPayer(network: NetworkName, payer: string): Promise<DisputeScan> {
+    return this.scan(network, { offset: DISPUTE_PAYER_OFFSET, bytes: payer });
   }
 
-  /** The execution ids of the Dispute accounts against `agent` on `network`. */
-  openAgainst(network: NetworkName, agent: string): Promise<string[]> {
-    return this.onChain(network, { offset: DISPUTE_AGENT_OFFSET, bytes: agent });
+  /** The Dispute accounts against `agent` on `network`. */
+  against(network: NetworkName, agent: string): Promise<DisputeScan> {
+    return this.scan(network, { offset: DISPUTE_AGENT_OFFSET, bytes: agent });
   }
 
   /**
-   * The execution ids of the Dispute accounts on `network` whose field at `field.offset` is
-   * `field.bytes` (all without). An id names the dispute of each leaf it settled into; which of
-   * them is an execution's own is its leaf's to say (dispute-outcomes.ts reads it by leaf).
+   * The Dispute accounts on `network` whose field at `field.offset` is `field.bytes` (all
+   * without), in one getProgramAccounts. Which of an id's disputes is an execution's own is its
+   * leaf's to say: its address, (agent, leaf index).
    */
-  private async onChain(network: NetworkName, field?: { offset: number; bytes: string }): Promise<string[]> {
+  private async scan(network: NetworkName, field?: { offset: number; bytes: string }): Promise<DisputeScan> {
     const filters = [{ memcmp: { offset: 0, bytes: DISPUTE_DISCRIMINATOR } }];
     if (field !== undefined) filters.push({ memcmp: field });
-    const accounts = await this.chain.connection(network).getProgramAccounts(this.chain.programId(network), { commitment: "confirmed", filters });
-    return [...new Set(accounts.map(({ account }) => formatExecutionId(decodeDispute(account.data).executionId)))];
+    let found;
+    try {
+      found = await this.chain.connection(network).getProgramAccounts(this.chain.programId(network), { commitment: "confirmed", filters });
+    } catch (error) {
+      throw new ApiError("chain_unavailable", `The ${network} RPC did not answer.`, undefined, undefined, error);
+    }
+    const accounts = new Map(found.map(({ pubkey, account }) => [pubkey.toBase58(), decodeDispute(account.data)]));
+    const execution_ids = [...new Set([...accounts.values()].map((dispute) => formatExecutionId(dispute.executionId)))];
+    return { execution_ids, accounts };
   }
 
   /** The agents `creator` registered on `network`, found by the Agent account's creator field. */

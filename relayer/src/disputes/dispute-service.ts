@@ -1,20 +1,21 @@
 // Dispute state as the relayer serves it. The relayer keeps what cannot live on chain (the payer's
 // statement and files, the creator's answer: dispute-evidence.ts) and answers who may see them
 // (execution-parties.ts); the chain decides the dispute itself, keyed by the execution's leaf in
-// its agent's receipt log (settled-leaf.ts): an open Dispute account is read as it is
-// (dispute-chain.ts), and a resolved one's outcome comes from its DisputeResolved event, recorded
-// here because the account keeps no slash and goes once closed (dispute-outcomes.ts).
+// its agent's receipt log (settled-leaf.ts): its Dispute account tells the dispute, outcome
+// included, and what it told is recorded, because the account goes once closed
+// (dispute-outcomes.ts). No read of a dispute pages through its address's history, which anyone
+// can pad.
 //
 // The relayer never sends close_dispute: it only returns the payer's rent (the payer paid it at
 // open_dispute), anyone may send it once the dispute is resolved and the leaf's window has passed,
 // and the account costs the relayer nothing while it stays. The payer (or anyone) closes it.
-import { formatUsdc, toHex, type NetworkName } from "@agent-market/program";
+import { formatUsdc, toHex, type Dispute, type NetworkName } from "@agent-market/program";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { Db } from "../db/database.js";
 import { ApiError } from "../errors.js";
 import type { ExecutionStore } from "../executions/execution-store.js";
-import { DisputeChain } from "./dispute-chain.js";
+import { DisputeChain, type DisputeScan } from "./dispute-chain.js";
 import { DisputeEvidence, type EvidenceInput } from "./dispute-evidence.js";
 import { DisputeOutcomes } from "./dispute-outcomes.js";
 import { ExecutionParties, type DisputeRole, type EvidenceRole, type ExecutionParty } from "./execution-parties.js";
@@ -25,9 +26,9 @@ export type DisputeState = "none" | "open" | "upheld" | "rejected";
 /** Executions read at a time while a page of disputes fills. */
 const LIST_BATCH = 100;
 /**
- * How often the open disputes of a network are read for their webhook events: one
- * getProgramAccounts over the Dispute accounts (few: one per dispute under way), a few times a
- * minute rather than at every 2 s sweep.
+ * How often the disputes of a network are read for their webhook events: one getProgramAccounts
+ * over the Dispute accounts (few: one per dispute not yet closed), a few times a minute rather
+ * than at every 2 s sweep.
  */
 export const DISPUTE_WATCH_INTERVAL_MS = 10_000;
 
@@ -53,27 +54,33 @@ export class DisputeService {
   /**
    * Records the disputes of this relayer's executions as the chain shows them, so that their
    * webhook events (dispute.opened, dispute.resolved) go out though no one reads the dispute: the
-   * disputes on chain not recorded yet, and those recorded open (resolution marks the account, or
-   * its close removes it). At most every DISPUTE_WATCH_INTERVAL_MS per network; a network whose
-   * RPC fails is tried again at the next sweep.
+   * disputes on chain not recorded yet, those recorded open (resolution marks the account, or its
+   * close removes it) and those recorded resolved without their resolving transaction, whose
+   * signature this job alone looks for (dispute-outcomes.ts). At most every
+   * DISPUTE_WATCH_INTERVAL_MS per network; a network whose RPC fails is tried again at the next sweep.
    */
   async watch(): Promise<void> {
     await Promise.all(
       this.chain.networks.map(async (network) => {
         if (Date.now() - (this.watched_at_ms.get(network) ?? 0) < DISPUTE_WATCH_INTERVAL_MS) return;
         this.watched_at_ms.set(network, Date.now());
-        const open = await this.disputes.open(network).catch(() => null);
-        if (open === null) {
+        const scan = await this.disputes.all(network).catch(() => null);
+        if (scan === null) {
           this.watched_at_ms.delete(network);
           return;
         }
         const { rows } = await this.db.query<{ id: string }>(
           `SELECT e.id FROM executions e LEFT JOIN dispute_outcomes d ON d.execution_id = e.id
             WHERE e.network = $1
-              AND (e.id = ANY($2::text[]) AND d.execution_id IS NULL OR d.state = 'open')`,
-          [network, open],
+              AND (e.id = ANY($2::text[]) AND d.resolve_signature IS NULL OR d.state = 'open')`,
+          [network, scan.execution_ids],
         );
-        for (const execution of await this.parties.many(rows.map((row) => row.id))) await this.outcomes.read(execution);
+        const watched = new Set<string>();
+        for (const execution of await this.parties.many(rows.map((row) => row.id))) {
+          const key = await this.outcomes.watch(execution, scan.accounts);
+          if (key !== null) watched.add(key);
+        }
+        this.outcomes.forgetLookUps(network, watched);
       }),
     );
   }
@@ -90,7 +97,10 @@ export class DisputeService {
       throw new ApiError("execution_not_disputable", `${execution.id} is ${execution.state}; only a settled execution can be disputed.`);
     }
     await this.disputes.requireWindowOpen(execution);
-    return this.evidence.store(execution.id, role, wallet, prepared);
+    const stored = await this.evidence.store(execution.id, role, wallet, prepared);
+    // The payer's open_dispute follows its evidence, and its next read must show it.
+    if (role === "payer") this.outcomes.forget(execution);
+    return stored;
   }
 
   /** One execution's dispute, for its payer, its agent's creator or the market's arbiter. */
@@ -102,24 +112,33 @@ export class DisputeService {
 
   /**
    * The disputes the wallet takes part in as `role`, newest execution first, a page at a time.
-   * Only the caller's own are read: a payer's open Dispute accounts by their payer field, a
-   * creator's by the agent field of each of its agents (found by their creator field), and the
-   * executions of those with evidence or a recorded outcome; the arbiter's are every dispute of
-   * the markets it arbitrates. Another wallet's disputes cost a payer or a creator nothing.
+   * Only the caller's own are read: a payer's Dispute accounts by their payer field, a creator's
+   * by the agent field of each of its agents (found by their creator field), and the executions
+   * of those with evidence or a recorded outcome; the arbiter's are every dispute of the markets
+   * it arbitrates. Those scans hold every Dispute account of the page's executions (a payer's
+   * executions' leaves name it as their payer, a creator's are against its agents), so the page
+   * is answered from them and what was recorded, with no read per dispute. Another wallet's
+   * disputes cost a payer or a creator nothing.
    */
   async list(wallet: string, query: { role: DisputeRole; state?: "open" | "resolved"; limit: number; starting_after?: string }) {
     const open: string[] = [];
     const agents: string[] = [];
     const networks: NetworkName[] = [];
+    const scans = new Map<NetworkName, Map<string, Dispute>>();
+    const add = (network: NetworkName, scan: DisputeScan) => {
+      open.push(...scan.execution_ids);
+      for (const [address, account] of scan.accounts) scans.get(network)!.set(address, account);
+    };
     for (const network of this.chain.networks) {
       if (query.role === "arbiter" && !(await this.parties.isArbiter(network, wallet))) continue;
       networks.push(network);
-      if (query.role === "payer") open.push(...(await this.disputes.openByPayer(network, wallet)));
-      if (query.role === "arbiter") open.push(...(await this.disputes.open(network)));
+      scans.set(network, new Map());
+      if (query.role === "payer") add(network, await this.disputes.ofPayer(network, wallet));
+      if (query.role === "arbiter") add(network, await this.disputes.all(network));
       if (query.role === "creator") {
         for (const agent of await this.disputes.agentsOf(network, wallet)) {
           agents.push(agent);
-          open.push(...(await this.disputes.openAgainst(network, agent)));
+          add(network, await this.disputes.against(network, agent));
         }
       }
     }
@@ -150,7 +169,7 @@ export class DisputeService {
       for (const row of rows) {
         const execution = parties.get(row.id)!;
         if (!(await this.parties.roles(wallet, execution)).includes(query.role)) continue;
-        const view = await this.view(execution);
+        const view = await this.view(execution, scans.get(execution.network));
         if (view.state === "none") continue;
         if (query.state === "open" && view.state !== "open") continue;
         if (query.state === "resolved" && view.state === "open") continue;
@@ -170,8 +189,8 @@ export class DisputeService {
     return this.evidence.attachment(execution.id, evidence_id, position);
   }
 
-  private async view(execution: ExecutionParty) {
-    const outcome = await this.outcomes.read(execution);
+  private async view(execution: ExecutionParty, scan?: ReadonlyMap<string, Dispute>) {
+    const outcome = await this.outcomes.read(execution, scan);
     const state: DisputeState = outcome?.state ?? "none";
     const bound = outcome ? toHex(outcome.evidence_hash) : null;
     return {

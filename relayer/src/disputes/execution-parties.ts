@@ -27,7 +27,17 @@ export interface ExecutionParty {
   leaf_index: string | null;
 }
 
+/** Agents whose creator is kept in memory; the least recently read are forgotten first. */
+const KEPT_CREATORS = 10_000;
+
 export class ExecutionParties {
+  /**
+   * The creator of each agent read, by network and agent: no instruction changes an Agent
+   * account's creator, so once read it is read again only when forgotten. Every dispute read
+   * needs it; without this each would cost an RPC call.
+   */
+  private readonly creators = new Map<string, string>();
+
   constructor(
     private readonly db: Db,
     private readonly chain: ChainService,
@@ -56,22 +66,15 @@ export class ExecutionParties {
        FROM executions WHERE id = ANY($1::text[])`,
       [ids],
     );
-    const creators = new Map<string, string | null>();
     const parties: ExecutionParty[] = [];
     for (const row of rows) {
-      const key = `${row.network}/${row.agent}`;
-      if (!creators.has(key)) {
-        // The chain says who the creator is: a listing could be stale, an agent is never closed.
-        const agent = await this.chain.agent(row.network, new PublicKey(row.agent));
-        creators.set(key, agent ? agent.creator.toBase58() : null);
-      }
       parties.push({
         id: row.id,
         network: row.network,
         state: row.state,
         payer: row.wallet,
         agent: row.agent,
-        creator: creators.get(key)!,
+        creator: await this.creatorOf(row.network, row.agent),
         amount_usdc: row.amount_usdc,
         escrow_nonce: row.escrow_nonce,
         settle_signature: row.settle_signature,
@@ -79,6 +82,23 @@ export class ExecutionParties {
       });
     }
     return parties;
+  }
+
+  /** The agent's creator as its account names it (a listing could be stale, an agent is never closed); null without an account. */
+  private async creatorOf(network: NetworkName, agent: string): Promise<string | null> {
+    const key = `${network}:${agent}`;
+    const kept = this.creators.get(key);
+    if (kept !== undefined) {
+      this.creators.delete(key);
+      this.creators.set(key, kept);
+      return kept;
+    }
+    const account = await this.chain.agent(network, new PublicKey(agent));
+    if (account === null) return null;
+    const creator = account.creator.toBase58();
+    this.creators.set(key, creator);
+    if (this.creators.size > KEPT_CREATORS) this.creators.delete(this.creators.keys().next().value!);
+    return creator;
   }
 
   async roles(wallet: string, execution: ExecutionParty): Promise<DisputeRole[]> {

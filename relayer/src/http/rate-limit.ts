@@ -1,8 +1,9 @@
 // Rate limits on what anyone can call without a key (sign-in, discovery, health, the API's
-// documents) and on listing writes, each of which costs the relayer chain reads and a probe of
-// the creator's endpoint. Counted per client address and, where a wallet is known, per wallet
-// too, so neither many addresses nor many wallets get around them. Executions by API key have
-// no limit: each is paid for, and the wallet's USDC bounds them.
+// documents), on listing writes, each of which costs the relayer chain reads and a probe of the
+// creator's endpoint, and on dispute reads, each of which may cost a chain read. Counted per
+// client address and, where a wallet is known, per wallet too, so neither many addresses nor
+// many wallets get around them. Executions by API key have no limit: each is paid for, and the
+// wallet's USDC bounds them.
 //
 // The counts live in memory, or in Redis when REDIS_URL is set, so every relayer of a
 // deployment (one QUEUE_NAME) counts together. If Redis does not answer, requests pass: a limit
@@ -52,6 +53,13 @@ const LISTING_WRITES = new Set([
 const DISPUTE_EVIDENCE = new Set(["POST /v1/disputes/evidence"]);
 
 /**
+ * Routes that read disputes, as "METHOD url": one may read a Dispute account (or, for a list, scan
+ * the caller's), on the RPC quota settlement also spends. Counted per address before the session
+ * is checked, and per wallet after.
+ */
+const DISPUTE_READS = new Set(["GET /v1/disputes/:execution_id", "GET /v1/disputes"]);
+
+/**
  * Routes that write a webhook endpoint or send to one, as "METHOD url": each test send is a request
  * to a URL the caller chose, and deleting and creating endpoints again must not reset what the
  * per-endpoint bound on test sends allows.
@@ -89,6 +97,7 @@ export async function registerRateLimits(
     | "rate_limit_anonymous_per_minute"
     | "rate_limit_listing_writes_per_minute"
     | "rate_limit_dispute_evidence_per_minute"
+    | "rate_limit_dispute_reads_per_minute"
     | "rate_limit_webhook_writes_per_minute"
   >,
 ): Promise<void> {
@@ -139,6 +148,9 @@ export async function registerRateLimits(
     evidence,
     "for one wallet",
   );
+  const reads = config.rate_limit_dispute_reads_per_minute;
+  const readsByAddress = enforce(limiter("dispute-reads:address", reads, (r) => r.ip), reads, "from one address");
+  const readsByWallet = enforce(limiter("dispute-reads:wallet", reads, (r) => r.walletSession?.wallet), reads, "for one wallet");
 
   const hooks = config.rate_limit_webhook_writes_per_minute;
   const hooksByAddress = enforce(limiter("webhook-writes:address", hooks, (r) => r.ip), hooks, "from one address");
@@ -160,6 +172,9 @@ export async function registerRateLimits(
       } else if (DISPUTE_EVIDENCE.has(name)) {
         append(route, "onRequest", evidenceByAddress);
         append(route, "onRequest", evidenceByWallet);
+      } else if (DISPUTE_READS.has(name)) {
+        append(route, "onRequest", readsByAddress);
+        append(route, "preHandler", readsByWallet);
       }
     }
   });

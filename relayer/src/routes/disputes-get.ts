@@ -4,7 +4,12 @@ import { disputeObject, executionId } from "../http/dispute-schemas.js";
 import type { RouteApp } from "../http/route-app.js";
 import { errorResponses } from "../http/schemas.js";
 
-/** GET /v1/disputes/:execution_id: the dispute as the chain has it, with the evidence kept here. */
+/**
+ * GET /v1/disputes/:execution_id: the dispute as the chain has it, with the evidence kept here.
+ * A recorded outcome costs no RPC call; otherwise one read of the Dispute account, shared by every
+ * read of it within a second; never the address's history. Limited per wallet and per address
+ * (http/rate-limit.ts).
+ */
 export function registerDisputesGet(app: RouteApp, services: Services): void {
   app.get(
     "/v1/disputes/:execution_id",

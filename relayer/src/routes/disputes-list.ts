@@ -4,7 +4,11 @@ import { disputeObject, executionId } from "../http/dispute-schemas.js";
 import type { RouteApp } from "../http/route-app.js";
 import { errorResponses, listOf } from "../http/schemas.js";
 
-/** GET /v1/disputes: the disputes the session's wallet takes part in, in one role. */
+/**
+ * GET /v1/disputes: the disputes the session's wallet takes part in, in one role. One scan of the
+ * caller's Dispute accounts per network (per agent for a creator), none per dispute listed.
+ * Limited with the reads of one dispute (http/rate-limit.ts).
+ */
 export function registerDisputesList(app: RouteApp, services: Services): void {
   app.get(
     "/v1/disputes",
