@@ -155,9 +155,6 @@ describe("relayer: faults at each step of an execution, the relayer kept running
   });
 
   it("RPC: the settle's send fails → 200 with the output, then settled by the finish job, charged once", async () => {
-    // The agent's receipt log exists already, as for any agent past its first settlement: the
-    // failed send is the settle_batch's, not the log's creation.
-    await market.ensureReceiptLog(agent.address);
     const payer = await newPayer(market, relayer, FUNDS);
     const creatorBefore = await market.usdc(agent.creator.tokenAccount);
     const rule = proxy.fail("sendTransaction", "error", { skip: 1 });

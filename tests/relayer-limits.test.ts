@@ -3,7 +3,7 @@
 // agent (429 before anything is sent), and an agent's circuit breaker over the refunds its creator
 // causes (503 before anything is sent, a probe after the cool-off). The relayer's SOL is read on
 // chain: each refunded call costs it two fees (open_escrow, refund), a refused one nothing, and an
-// agent's first batch its lookup table, once.
+// agent whose batches outgrow a legacy transaction its lookup table, once.
 import { strict as assert } from "node:assert";
 
 import { PublicKey } from "@solana/web3.js";
@@ -182,7 +182,7 @@ describe("relayer: in-flight limits and the circuit breaker", function () {
           .filter((a) => errorCode(a) === "creator_error")
           .map((a) => (a.body as { error: { refund_transaction: string } }).error.refund_transaction),
       );
-      // The agent's lookup table, made on its first batch, is paid once: its rent and one fee.
+      // The agent's lookup table, made once its batches outgrow a legacy transaction, is paid once: its rent and one fee.
       const { rows } = await relayer.services.db.query("SELECT address FROM lookup_tables WHERE agent = $1", [agent.address.toBase58()]);
       const table = rows[0] ? await market.connection.getAccountInfo(new PublicKey(rows[0].address as string), "confirmed") : null;
       const tableLamports = table ? BigInt(table.lamports) + LAMPORTS_PER_SIGNATURE : 0n;

@@ -3,7 +3,7 @@
 // holds, each failing step answering its own code; discovery; the wallet funding helpers.
 import { strict as assert } from "node:assert";
 
-import { delegatePda, listingHash, updateMarketInstruction, type Pricing } from "@agent-market/program";
+import { createReceiptLogInstruction, delegatePda, listingHash, receiptLogPda, updateMarketInstruction, type Pricing } from "@agent-market/program";
 import { Keypair, PublicKey, Transaction } from "@solana/web3.js";
 
 import { startCreator, ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, type CreatorServer } from "./src/creator-server.js";
@@ -59,7 +59,7 @@ describe("relayer: agent listings", function () {
 
   /** A creator registers an agent on-chain whose terms match `doc` and `server`, and signs in. */
   async function register(
-    options: { doc?: Listing; endpoint?: string; collateral?: bigint; behaviour?: CreatorServer["behaviour"] } = {},
+    options: { doc?: Listing; endpoint?: string; collateral?: bigint; behaviour?: CreatorServer["behaviour"]; withoutReceiptLog?: boolean } = {},
   ): Promise<Registered> {
     const server = await startCreator(relayer.marketplaceKey.publicKey.toBase58(), options.behaviour);
     servers.push(server);
@@ -71,6 +71,7 @@ describe("relayer: agent listings", function () {
       endpoint: endpoint,
       listing: doc,
       pricing: PRICE, collateral: collateral,
+      withoutReceiptLog: options.withoutReceiptLog ?? false,
     });
     const token = await signIn(relayer, creator.wallet);
     const body = {
@@ -156,6 +157,25 @@ describe("relayer: agent listings", function () {
     assert.equal(foreign.status, 403);
     assert.equal(errorCode(foreign), "not_agent_creator");
     assert.equal(r.server.received.length, 0, "no probe before the chain checks pass");
+  });
+
+  it("refuses an agent without its receipt log, which its creator pays and not the relayer, then lists it once the creator made it", async () => {
+    const r = await register({ withoutReceiptLog: true });
+    const relayerKey = relayer.services.config.networks.devnet!.relayer_keypair.publicKey;
+    const solBefore = await market.lamports(relayerKey);
+    const refused = await list(r);
+    assert.equal(refused.status, 422);
+    assert.equal(errorCode(refused), "receipt_log_missing");
+    assert.equal(r.server.received.length, 0, "no probe");
+    assert.equal(await market.exists(receiptLogPda(r.agent, market.programId)), false, "the relayer made no log");
+    assert.equal(await market.lamports(relayerKey), solBefore, "nor spent anything");
+
+    const creatorSol = await market.lamports(r.creator.wallet.publicKey);
+    await market.send([createReceiptLogInstruction({ programId: market.programId, payer: r.creator.wallet.publicKey, agent: r.agent })], [r.creator.wallet]);
+    const log = (await market.connection.getAccountInfo(receiptLogPda(r.agent, market.programId), "confirmed"))!;
+    assert.equal(creatorSol - (await market.lamports(r.creator.wallet.publicKey)), BigInt(log.lamports) + 5_000n, "the creator paid its rent and the fee");
+    const listed = await list(r);
+    assert.equal(listed.status, 201, JSON.stringify(listed.body));
   });
 
   it("refuses a listing whose on-chain data disagrees: key, pricing, endpoint, listing hash", async () => {

@@ -82,10 +82,14 @@ describe("relayer: an address lookup table per agent", function () {
     assert.equal(spent, BigInt(account.lamports) + 5_000n, "the table's rent and one fee, once");
   });
 
-  it("answers none until the table can be loaded from, then the table", async () => {
+  it("prepares a table only when a batch wants one, answers none until it can be loaded from, then the table", async () => {
     const agent = await newAgent();
     const tables = instance();
-    assert.deepEqual(tables.tablesFor("devnet", agent.address.toBase58()), [], "the first batch goes without");
+    assert.deepEqual(tables.tablesFor("devnet", agent.address.toBase58()), [], "none until a batch wants one");
+    await sleep(200);
+    assert.deepEqual(await claimed(agent), [], "asking for a usable table prepares none");
+    tables.want("devnet", agent.address.toBase58());
+    assert.deepEqual(tables.tablesFor("devnet", agent.address.toBase58()), [], "the batch that wants one goes without");
     const deadline = Date.now() + 20_000;
     let found = tables.tablesFor("devnet", agent.address.toBase58());
     while (found.length === 0) {

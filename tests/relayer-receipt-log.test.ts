@@ -3,7 +3,8 @@
 // with its own open_escrow and settles at once by settle_batch under its own signature; a burst of
 // one agent's calls opens by open_escrow_batch and settles in batches under one signature of the
 // creator each; a burst of failed calls is refunded in shared transactions, one `refund` each;
-// once the agent's lookup table exists, batches are v0 transactions loading its fixed accounts;
+// once batches outgrow a legacy transaction the relayer makes the agent's lookup table, and then
+// batches are v0 transactions loading its fixed accounts;
 // every amount is checked on chain to the unit, and the relayer's database agrees with the chain.
 import { strict as assert } from "node:assert";
 
@@ -101,9 +102,8 @@ describe("relayer: settlement into the receipt log", function () {
 
   it("settles a lone call at once into the agent's receipt log, under its own signature: 99/1 exact", async () => {
     const agent = await newAgent(true);
-    assert.equal(await market.exists(receiptLogPda(agent.address, market.programId)), false);
+    assert.equal(await market.exists(receiptLogPda(agent.address, market.programId)), true, "the creator paid the log at registration");
     const [execution] = await burst(agent, 1);
-    assert.equal(await market.exists(receiptLogPda(agent.address, market.programId)), true, "the relayer created the agent's log first");
     const by = await settlements([execution!]);
     assert.equal(by.size, 1);
     assert.deepEqual(agent.server.batches_signed, [], "a batch of one needs no batch signature");
@@ -113,7 +113,6 @@ describe("relayer: settlement into the receipt log", function () {
 
   it("settles a burst of one agent's calls in fewer transactions, each batch under one creator signature", async () => {
     const agent = await newAgent(true);
-    await burst(agent, 1); // the log exists before the burst, as it does for any agent past its first call
     const executions = await burst(agent, 24);
     const by = await settlements(executions);
     assert.ok(by.size < executions.length, `24 calls in ${by.size} settlements`);
@@ -131,7 +130,11 @@ describe("relayer: settlement into the receipt log", function () {
 
   it("once the agent's lookup table can be loaded from, its batches are v0 transactions that load the fixed accounts from it", async () => {
     const agent = await newAgent(true);
-    await burst(agent, 1); // the agent's first batch: the relayer creates its table meanwhile
+    await burst(agent, 1);
+    const tables = async () =>
+      (await relayer.services.db.query("SELECT count(*)::int AS tables FROM lookup_tables WHERE agent = $1", [agent.address.toBase58()])).rows[0].tables;
+    assert.equal(await tables(), 0, "a lone call's transactions fit legacy ones: no table, no rent");
+    await burst(agent, 24); // batches that outgrow a legacy transaction: the relayer creates the table meanwhile
     const table = await lookupTableOf(agent);
     const executions = await burst(agent, 24);
     const transactions = new Set(executions.flatMap((e) => [e.transactions.escrow!, e.transactions.settlement!]));
@@ -148,8 +151,7 @@ describe("relayer: settlement into the receipt log", function () {
     }
     // Lone opens (a call's own open_escrow, recorded with its row) stay legacy; every batch loads.
     assert.ok(loading >= 2, `${loading} of ${transactions.size} transactions loaded from the table`);
-    const { rows } = await relayer.services.db.query("SELECT count(*)::int AS tables FROM lookup_tables WHERE agent = $1", [agent.address.toBase58()]);
-    assert.equal(rows[0].tables, 1, "one table per agent");
+    assert.equal(await tables(), 1, "one table per agent");
   });
 
   /** The address of the agent's lookup table, once the relayer has created it and it can be loaded from. */

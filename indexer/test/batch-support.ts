@@ -3,7 +3,6 @@
 // their v2 result digests, and the payer's dispute of a leaf with the proof the indexer serves.
 import {
   batchDigest,
-  createReceiptLogInstruction,
   ed25519VerifyInstruction,
   escrowPda,
   fetchEscrow,
@@ -18,10 +17,6 @@ import {
 } from "@agent-market/program";
 
 import { ed25519Sign, type AgentFixture, type OpenedEscrow, type TestMarket, type Wallet } from "@agent-market/tests/fixtures";
-
-export function createReceiptLog(market: TestMarket, agent: AgentFixture): Promise<string> {
-  return market.sendAsRelayer([createReceiptLogInstruction({ programId: market.programId, payer: market.relayer.publicKey, agent: agent.address })]);
-}
 
 export interface SettledBatch {
   signature: string;

@@ -24,7 +24,7 @@ import { channelOf, type ChangeNotice } from "../src/ingest/change-notice.js";
 import type { Indexer } from "../src/indexer.js";
 import { reconcile } from "../src/reconcile.js";
 import type { AgentFixture, OpenedEscrow, Wallet } from "@agent-market/tests/fixtures";
-import { createReceiptLog, disputeFromLog, PROOF_FIELDS, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
+import { disputeFromLog, PROOF_FIELDS, RECEIPT_PROOF_FIELDS, settleBatch, type SettledBatch } from "./batch-support.js";
 import { transactionDecoder, type RawTransaction } from "../src/ingest/decoder.js";
 import { graphql, decoderOf, quietIndexer, query, rawTransaction, startEnv, stopEnv, waitFor, type IndexerEnv } from "./support.js";
 
@@ -83,7 +83,6 @@ describe("batched settlement", function () {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
-    await createReceiptLog(market, agent);
     const payoutBefore = await market.usdc(agent.payoutAccount);
     const escrows = await openMany(env!, agent, payer, 5);
     const batch = await settleBatch(market, agent, escrows.slice(0, 4), 1);
@@ -187,7 +186,6 @@ describe("batched settlement", function () {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
-    await createReceiptLog(market, agent);
     const first = await openMany(env!, agent, payer, 2);
     const checkpointed = await settleBatch(market, agent, first);
     assert.equal(checkpointed.events[0]!.checkpoint, true, "a log's first root is a checkpoint");
@@ -225,7 +223,6 @@ describe("batched settlement", function () {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
-    await createReceiptLog(market, agent);
     const first = await openMany(env!, agent, payer, 2);
     const firstBatch = await settleBatch(market, agent, first);
     const second = await openMany(env!, agent, payer, 2);
@@ -256,7 +253,6 @@ describe("batched settlement", function () {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
-    await createReceiptLog(market, agent);
     const single = await openMany(env!, agent, payer, 2);
     for (const escrow of single) await market.settle(escrow, agent, 2);
     const batched = await openMany(env!, agent, payer, 3);
@@ -325,7 +321,6 @@ describe("batched settlement", function () {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(100_000_000n);
-    await createReceiptLog(market, agent);
     const before = await openMany(env!, agent, payer, 1);
     await settleBatch(market, agent, before);
     // One id, two escrows: opened, settled, opened again once closed, settled again.
@@ -386,7 +381,6 @@ describe("batched settlement", function () {
     const market = env!.market;
     const agent = await market.agent();
     const payer = await market.payer(200_000_000n);
-    await createReceiptLog(market, agent);
     const settleOne = async () => {
       const [escrow] = await openMany(env!, agent, payer, 1);
       return { escrow: escrow!, batch: await settleBatch(market, agent, [escrow!]) };

@@ -182,6 +182,12 @@ export const ERROR_CODES = {
     type: "listing_error",
     description: "The agent's locked collateral is below the marketplace minimum.",
   },
+  receipt_log_missing: {
+    status: 422,
+    type: "listing_error",
+    description:
+      "The agent has no receipt log. Its creator pays it (create_receipt_log, which registration through the SDK, the CLI and the dashboard sends).",
+  },
   endpoint_not_allowed: {
     status: 422,
     type: "listing_error",

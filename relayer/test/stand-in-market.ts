@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 import { createAgentService } from "@agent-market/creator";
-import { agentPda, delegatePda, ed25519PublicKey, formatAddress, listingHash, marketPda, type Agent, type Market } from "@agent-market/program";
+import { agentPda, delegatePda, ed25519PublicKey, formatAddress, listingHash, marketPda, receiptLogPda, type Agent, type Market } from "@agent-market/program";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import { Keypair, PublicKey } from "@solana/web3.js";
 
@@ -127,6 +127,8 @@ export class StandInMarket {
       lastEscrowDeadline: 0n,
     };
     await this.setAgent(agent, terms);
+    // The receipt log registration pays for: the listing only looks that it exists.
+    this.rpc.setRawProgramAccount(receiptLogPda(agent, this.programId), this.programId, Buffer.alloc(8));
     return {
       wallet,
       agent,

@@ -70,6 +70,11 @@ export class StandInRpc {
     return rpc;
   }
 
+  /** Sets the account at `address` to `data` as the program's: an account whose contents the relayer only looks for. */
+  setRawProgramAccount(address: PublicKey, programId: PublicKey, data: Buffer): void {
+    this.accounts.set(address.toBase58(), { data, owner: programId.toBase58(), lamports: RENT_EXEMPT_LAMPORTS });
+  }
+
   /** Sets the account at `address` to the program's account `name`, given as the program client decodes it. */
   async setProgramAccount<A extends AccountName>(address: PublicKey, programId: PublicKey, name: A, value: AccountData<A>): Promise<void> {
     const data = await coder.accounts.encode(name, toAnchor({ defined: { name } }, value));

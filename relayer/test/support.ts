@@ -60,6 +60,7 @@ export function testEnv(database_url: string, overrides: Record<string, string> 
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
     RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "1000000",
+    RATE_LIMIT_DISPUTE_READS_PER_MINUTE: "1000000",
     RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE: "1000000",
     ...overrides,
   };

@@ -8,7 +8,6 @@ import { createPrivateKey, randomBytes, sign } from "node:crypto";
 import {
   AGENT_MARKET_ERRORS,
   agentPda,
-  createReceiptLogInstruction,
   delegatePda,
   errorCode,
   errorFromCode,
@@ -20,7 +19,6 @@ import {
   openEscrowInstruction,
   outputHash,
   reclaimInstruction,
-  receiptLogPda,
   refundInstruction,
   registerAgentInstructions,
   requestHash,
@@ -482,16 +480,11 @@ export class TestMarket {
     });
   }
 
-  /** The agent's receipt log, which every settlement appends to: created once, by the relayer. */
-  /** Creates the agent's receipt log unless it exists; the creation's signature, or null. */
-  async ensureReceiptLog(agent: PublicKey): Promise<string | null> {
-    if (await this.exists(receiptLogPda(agent, this.programId))) return null;
-    return this.sendAsRelayer([createReceiptLogInstruction({ programId: this.programId, payer: this.relayer.publicKey, agent })]);
-  }
-
-  /** Settles the escrow as the relayer does a lone result: a settle_batch of one into the agent's receipt log. */
+  /**
+   * Settles the escrow as the relayer does a lone result: a settle_batch of one into the agent's
+   * receipt log, which its creator paid at registration.
+   */
   async settle(escrow: OpenedEscrow, agent: AgentFixture, feeShardIndex = 0): Promise<string> {
-    await this.ensureReceiptLog(agent.address);
     return this.sendAsRelayer(await this.settleInstructions(escrow.executionId, { signing: agent.signing, feeShardIndex }));
   }
 

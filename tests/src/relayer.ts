@@ -70,6 +70,7 @@ export async function relayerEnv(localnet: Localnet, env: Record<string, string>
     RATE_LIMIT_ANONYMOUS_PER_MINUTE: "1000000",
     RATE_LIMIT_LISTING_WRITES_PER_MINUTE: "1000000",
     RATE_LIMIT_DISPUTE_EVIDENCE_PER_MINUTE: "1000000",
+    RATE_LIMIT_DISPUTE_READS_PER_MINUTE: "1000000",
     RATE_LIMIT_WEBHOOK_WRITES_PER_MINUTE: "1000000",
     ...(process.env.BATCH_OPENS ? { BATCH_OPENS: process.env.BATCH_OPENS } : {}),
     ...(process.env.BATCH_REFUNDS ? { BATCH_REFUNDS: process.env.BATCH_REFUNDS } : {}),

@@ -176,6 +176,10 @@ export function ListAgentScreen() {
         <Check ok>
           Wallet connected: <span className="mono wrap">{wallet.address}</span>
         </Check>
+        <Check ok>
+          Rent: register_agent also pays, from the wallet's SOL, the rent of the agent account, its two USDC vaults
+          and its receipt log, which its settlements append to (about 0.06 SOL in all, held for the agent's life).
+        </Check>
         <Check ok={registered !== null || t.balanceUsdc >= t.minimumCollateralUsdc}>
           Collateral: the market's minimum is <strong>
             <Usdc amount={formatUsdc(t.minimumCollateralUsdc)} testId="minimum-collateral" />

@@ -6,6 +6,7 @@ import {
   fetchAgent,
   fetchMarket,
   marketPda,
+  receiptLogPda,
   type Agent,
   type Market,
   USDC_DECIMALS,
@@ -130,6 +131,13 @@ export class ChainService {
   async agent(network: NetworkName, address: PublicKey): Promise<Agent | null> {
     const connection = this.connection(network);
     return rpc(network, () => fetchAgent(connection, address, { programId: this.programId(network) }));
+  }
+
+  /** Whether the agent's receipt log exists: its creator pays it at registration. */
+  async hasReceiptLog(network: NetworkName, agent: PublicKey): Promise<boolean> {
+    const connection = this.connection(network);
+    const address = receiptLogPda(agent, this.programId(network));
+    return (await rpc(network, () => connection.getAccountInfo(address, "confirmed"))) !== null;
   }
 
   async walletFunding(network: NetworkName, wallet: PublicKey): Promise<WalletFunding> {

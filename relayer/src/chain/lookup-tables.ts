@@ -1,8 +1,10 @@
-// Each agent's address lookup table, made on first need: until it can be loaded from, the
-// agent's batches go as legacy transactions (fewer escrows each); from then on as v0 ones that
-// load the accounts every batch names from it. One table per agent and network, shared by every
-// relayer instance through the `lookup_tables` row the first to need it claims. Its rent (about
-// 0.0033 SOL for 21 addresses) is paid once by the relayer and held for the agent's life.
+// Each agent's address lookup table, made once the agent's batches outgrow a legacy transaction:
+// until it can be loaded from, they go as legacy transactions (fewer escrows each); from then on
+// as v0 ones that load the accounts every batch names from it. One table per agent and network,
+// shared by every relayer instance through the `lookup_tables` row the first to need it claims.
+// Its rent (about 0.0033 SOL for 21 addresses) is paid once by the relayer and held for the
+// agent's life, so it is spent only on agents whose load it pays back: an agent called now and
+// then never gets one (docs/api.md, "The relayer's SOL").
 import { agentTableAddresses, type LookupTable, type NetworkName } from "@agent-market/program";
 import { AddressLookupTableAccount, AddressLookupTableProgram, PublicKey } from "@solana/web3.js";
 
@@ -35,14 +37,19 @@ export class LookupTables {
     private readonly options: LookupTableOptions = LOOKUP_TABLE_DEFAULTS,
   ) {}
 
-  /**
-   * The agent's table if it can be loaded from now, else none: then it is prepared in the
-   * background (once at a time), and the caller goes on without it.
-   */
+  /** The agent's table if it can be loaded from now, else none. */
   tablesFor(network: NetworkName, agent: string): LookupTable[] {
+    const table = this.usable.get(`${network}:${agent}`);
+    return table ? [table] : [];
+  }
+
+  /**
+   * Prepares the agent's table in the background (once at a time), for a batch that did not fit
+   * one legacy transaction: the callers go on without it meanwhile.
+   */
+  want(network: NetworkName, agent: string): void {
     const key = `${network}:${agent}`;
-    const table = this.usable.get(key);
-    if (table) return [table];
+    if (this.usable.has(key)) return;
     if ((this.waiting.get(key) ?? 0) <= Date.now()) {
       this.waiting.set(key, Infinity);
       this.prepare(network, new PublicKey(agent)).then(
@@ -53,7 +60,6 @@ export class LookupTables {
         () => this.waiting.set(key, Date.now() + this.options.retry_ms),
       );
     }
-    return [];
   }
 
   /** The agent's table once it can be loaded from: the claimed one, or one created now. */

@@ -68,6 +68,7 @@ export class OpenBatches {
     if (rows.length === 1 && rows[0]!.escrow_tx) return this.sendRecorded(rows, rows[0]!.escrow_tx, sender);
     const tables = this.tables?.tablesFor(network, agent) ?? [];
     const chunks = await fittingChunks(rows, sender, (chunk) => openEscrowInstructions(this.chain, sender, chunk), tables);
+    if (tables.length === 0 && chunks.length > 1) this.tables?.want(network, agent);
     return (await Promise.all(chunks.map((chunk) => this.openChunk(chunk, sender, tables)))).flat();
   }
 

@@ -59,6 +59,7 @@ export class RefundBatches {
     const sender = senderOf(this.senders, network);
     const tables = this.tables?.tablesFor(network, agent) ?? [];
     const chunks = await fittingChunks(items, sender, (chunk) => this.instructions(chunk, sender), tables);
+    if (tables.length === 0 && chunks.length > 1) this.tables?.want(network, agent);
     return (await Promise.all(chunks.map((chunk) => this.send(chunk, sender, tables)))).flat();
   }
 

@@ -6,15 +6,13 @@
 // load. The program rebuilds every v2 digest from the escrows and each one's result hash and units
 // and checks the signature; this code only chooses what goes together.
 import {
-  createReceiptLogInstruction,
   formatUsdc,
-  receiptLogPda,
   toHex,
   type Agent,
   type BatchSignature,
   type LookupTable,
 } from "@agent-market/program";
-import { PublicKey, type TransactionInstruction } from "@solana/web3.js";
+import type { TransactionInstruction } from "@solana/web3.js";
 
 import type { ChainService } from "../chain/chain-service.js";
 import type { LookupTables } from "../chain/lookup-tables.js";
@@ -71,8 +69,6 @@ export class SettleBatches {
   // One batch of an agent on its way at a time: what arrives meanwhile waits for the next.
   private readonly agents: KeyedBatchers<ReadySettle, SettleSent>;
   private readonly tables: LookupTables | undefined;
-  /** Receipt logs seen on chain, by `network:agent`. */
-  private readonly logs = new Set<string>();
   /** Endpoints that answered /sign-batch with 404, until when they are left alone. */
   private readonly unsupported = new Map<string, number>();
 
@@ -97,13 +93,14 @@ export class SettleBatches {
   }
 
   private async settle(items: ReadySettle[]): Promise<SettleSent[]> {
-    await this.ensureLog(items[0]!);
     const { network, agent } = items[0]!.row;
     const sender = senderOf(this.senders, network);
     const tables = this.tables?.tablesFor(network, agent) ?? [];
     const sizing = (chunk: ReadySettle[]) =>
       this.instructions(chunk, sender, { kind: chunk.length > 1 ? "batch" : "call", signature: ANY_SIGNATURE }, 0);
     const chunks = await fittingChunks(items, sender, sizing, tables);
+    // A table pays its rent back only where the agent's batches outgrow a legacy transaction.
+    if (tables.length === 0 && chunks.length > 1) this.tables?.want(network, agent);
     return (await Promise.all(chunks.map((chunk) => this.settleChunk(chunk, tables)))).flat();
   }
 
@@ -181,29 +178,5 @@ export class SettleBatches {
     if (outcome.ok) return outcome.signature;
     if (outcome.failure === "unsupported") this.unsupported.set(endpoint, Date.now() + NO_SIGN_BATCH_RETRY_MS);
     return null;
-  }
-
-  /**
-   * Creates the agent's receipt log before its first batch: once per agent, its rent (about 0.037
-   * SOL) paid by the relayer, in a transaction of its own, since a batch of 8 leaves no room for
-   * it. A log another instance created meanwhile is just as good.
-   */
-  private async ensureLog(item: ReadySettle): Promise<void> {
-    const { network, agent } = item.row;
-    const key = `${network}:${agent}`;
-    if (this.logs.has(key)) return;
-    const programId = this.chain.programId(network);
-    const address = receiptLogPda(new PublicKey(agent), programId);
-    const rpc = this.chain.rpc(network);
-    let [log] = await rpc.getMultipleAccounts([address], "processed");
-    if (!log) {
-      const sender = senderOf(this.senders, network);
-      await sender.send(
-        await sender.sign([createReceiptLogInstruction({ programId, payer: sender.signer.publicKey, agent: new PublicKey(agent) })]),
-      );
-      [log] = await rpc.getMultipleAccounts([address], "processed");
-    }
-    if (!log) throw new Error(`the receipt log of ${agent} could not be created`);
-    this.logs.add(key);
   }
 }

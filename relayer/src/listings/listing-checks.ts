@@ -120,6 +120,15 @@ export class ListingChecks {
         { collateral_usdc: formatUsdc(agent.collateralUsdc), minimum_collateral_usdc: formatUsdc(minimum) },
       );
     }
+    // The log its settlements append to, whose rent the creator pays at registration: listing an
+    // agent without one would leave the relayer to pay it at the first settlement.
+    if (!(await this.chain.hasReceiptLog(input.network, address))) {
+      throw new ApiError(
+        "receipt_log_missing",
+        `Agent ${input.agent} has no receipt log: send create_receipt_log for it, signed and paid by the creator (about 0.052 SOL of rent, held for the agent's life).`,
+        "agent",
+      );
+    }
     const probe_latency_ms = await this.probe({ ...input, max_execution_secs: agent.maxExecutionSecs });
     return { agent, listing_hash: hash, minimum_collateral_usdc: minimum, probe_latency_ms };
   }

@@ -33,7 +33,8 @@ export const LISTING_CHECKLIST =
   "(agent_not_on_chain), was registered by this wallet (not_agent_creator), is active (agent_retired_on_chain), " +
   "holds the same signing key (signing_key_mismatch), pricing (pricing_mismatch), endpoint (endpoint_mismatch) and " +
   "the SHA-256 of the listing's canonical JSON {name, description, tags, input_schema, output_schema} " +
-  "(listing_hash_mismatch); its collateral is at least the minimum (collateral_below_minimum); the endpoint is a " +
+  "(listing_hash_mismatch); its collateral is at least the minimum (collateral_below_minimum); its receipt log exists, " +
+  "paid by the creator (receipt_log_missing); the endpoint is a " +
   "public https URL (endpoint_not_allowed) that answers (endpoint_unreachable); and a marketplace-signed probe " +
   "comes back 200 (probe_http_error) with a valid execute response (probe_invalid_response), signed by the key " +
   "(probe_bad_signature), whose output matches output_schema (probe_output_invalid).";

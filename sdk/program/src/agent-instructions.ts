@@ -5,7 +5,7 @@ import { PublicKey, TransactionInstruction } from "@solana/web3.js";
 import { signingKeyProofDigest } from "./digest.js";
 import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
-import { agentPda, collateralVaultPda, escrowVaultPda, marketPda } from "./pda.js";
+import { agentPda, collateralVaultPda, escrowVaultPda, marketPda, receiptLogPda } from "./pda.js";
 import type { AgentTerms } from "./types.js";
 
 export interface RegisterAgentInput extends ProgramOption {
@@ -63,22 +63,40 @@ export function signingKeyProofInstruction(input: {
 }
 
 /**
- * `[Ed25519 verification of the signing-key proof, register_agent]`, to be sent in this order in
- * one transaction. `signingKeyProof` is the signature of `terms.signingKey` over
- * `signingKeyProofDigest(agentPda(agentId), creator)`: the proof that the creator holds the key.
+ * `[Ed25519 verification of the signing-key proof, register_agent, create_receipt_log]`, to be
+ * sent in this order in one transaction. `signingKeyProof` is the signature of
+ * `terms.signingKey` over `signingKeyProofDigest(agentPda(agentId), creator)`: the proof that the
+ * creator holds the key. The creator also pays the agent's receipt log, which its settlements
+ * append to (about 0.052 SOL of rent, held for the agent's life): the relayer lists only agents
+ * that have one, so no agent costs the marketplace's SOL to exist.
  */
 export function registerAgentInstructions(
   input: RegisterAgentInput & { signingKeyProof: Uint8Array },
-): [TransactionInstruction, TransactionInstruction] {
+): [TransactionInstruction, TransactionInstruction, TransactionInstruction] {
+  const agent = agentPda(input.agentId, input.programId);
   return [
     signingKeyProofInstruction({
-      agent: agentPda(input.agentId, input.programId),
+      agent,
       creator: input.creator,
       signingKey: input.terms.signingKey,
       signingKeyProof: input.signingKeyProof,
     }),
     registerAgentInstruction(input),
+    createReceiptLogInstruction({ programId: input.programId, payer: input.creator, agent }),
   ];
+}
+
+/**
+ * Creates `agent`'s receipt log; anyone may, and `payer` pays its rent once. Registration does it
+ * (registerAgentInstructions); alone, it serves an agent registered without one.
+ */
+export function createReceiptLogInstruction(input: { payer: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
+  return buildInstruction(
+    "create_receipt_log",
+    { payer: input.payer, agent: input.agent, receiptLog: receiptLogPda(input.agent, input.programId) },
+    {},
+    input.programId,
+  );
 }
 
 export interface UpdateAgentInput extends ProgramOption {

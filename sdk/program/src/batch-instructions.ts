@@ -16,16 +16,6 @@ export interface SettleItem {
   units: bigint;
 }
 
-/** Creates `agent`'s receipt log; anyone may, and `payer` pays its rent once. */
-export function createReceiptLogInstruction(input: { payer: PublicKey; agent: PublicKey } & ProgramOption): TransactionInstruction {
-  return buildInstruction(
-    "create_receipt_log",
-    { payer: input.payer, agent: input.agent, receiptLog: receiptLogPda(input.agent, input.programId) },
-    {},
-    input.programId,
-  );
-}
-
 export interface SettleBatchInput extends ProgramOption {
   relayer: PublicKey;
   usdcMint: PublicKey;
