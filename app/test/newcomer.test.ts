@@ -315,6 +315,8 @@ describe("the dashboard for a newcomer", function () {
     const description = await page.getByLabel("Description").boundingBox();
     assert.ok(endpoint!.width >= description!.width - 1, "the endpoint field spans the form");
     assert.ok(endpoint!.height < 80, "its label on one line");
+    // What registering costs in SOL, the receipt log's rent included, before anything is signed.
+    await page.getByTestId("checklist").getByText(/the rent of the agent account, its two USDC vaults\s+and its receipt log/).waitFor();
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
       await checkScreen(page, "list-agent-form");

@@ -49,8 +49,10 @@ describe("decoder", function () {
     assert.equal(registered.failed, false);
     assert.deepEqual(
       registered.events.map((event) => event.name),
-      ["AgentRegistered"],
+      ["AgentRegistered", "ReceiptLogCreated"],
+      "registration also creates the receipt log, paid by the creator",
     );
+    assert.equal(registered.events[1]!.data.payer, run.agent.creator.wallet.publicKey.toBase58());
     assert.equal(registered.events[0]!.agent, run.agent.address.toBase58());
     assert.equal(registered.events[0]!.data.creator, run.agent.creator.wallet.publicKey.toBase58());
 
