@@ -8,7 +8,6 @@ import {
   computeUnitLimit,
   ESCROW_SEED,
   openEscrowBatchInstruction,
-  openEscrowInstruction,
   SEARCH_TRY_UNITS,
   withComputeBudget,
 } from "@agent-market/program";
@@ -36,11 +35,11 @@ async function budgetOf(market: TestMarket, signature: string): Promise<{ limit:
   return { limit: limits[0]!, consumed: tx.meta.computeUnitsConsumed! };
 }
 
-/** An execution id whose escrow address is found at the first candidate bump. */
-function searchedAtFirst(programId: PublicKey): Uint8Array {
+/** An execution id whose escrow address the program finds at a bump `wanted` accepts. */
+function idWithEscrowBump(programId: PublicKey, wanted: (bump: number) => boolean): Uint8Array {
   for (;;) {
     const id = randomId();
-    if (PublicKey.findProgramAddressSync([ESCROW_SEED, id], programId)[1] === 255) return id;
+    if (wanted(PublicKey.findProgramAddressSync([ESCROW_SEED, id], programId)[1])) return id;
   }
 }
 
@@ -96,29 +95,11 @@ describe("compute budget", function () {
   it("an open whose escrow address takes many candidate bumps asks for those searches too, and lands", async () => {
     const agent = await market.agent();
     const payer = await market.payer(100n * USDC);
+    const open = (executionId: Uint8Array) => market.openEscrowInstruction(agent, payer, executionId, new Uint8Array(32).fill(4));
+    const lucky = computeUnitLimit([open(idWithEscrowBump(market.programId, (bump) => bump === 255))], market.programId);
     // An execution id whose escrow address the program finds at its 13th candidate or later: 1 in
     // 4,096, and 18,000 units more than at the first, which a flat margin would not hold.
-    const searched = (): Uint8Array => {
-      for (;;) {
-        const id = randomId();
-        if (PublicKey.findProgramAddressSync([ESCROW_SEED, id], market.programId)[1] <= 243) return id;
-      }
-    };
-    const open = (executionId: Uint8Array) =>
-      openEscrowInstruction({
-        programId: market.programId,
-        relayer: market.relayer.publicKey,
-        usdcMint: market.usdcMint,
-        agent: agent.address,
-        payer: payer.wallet.publicKey,
-        payerTokenAccount: payer.tokenAccount,
-        executionId,
-        apiKeyId: new Uint8Array(16),
-        requestHash: new Uint8Array(32).fill(4),
-        maxAmountUsdc: NO_MAXIMUM_USDC,
-      });
-    const lucky = computeUnitLimit([open(searchedAtFirst(market.programId))], market.programId);
-    const instruction = open(searched());
+    const instruction = open(idWithEscrowBump(market.programId, (bump) => bump <= 243));
     const limit = computeUnitLimit([instruction], market.programId);
     assert.ok(limit >= lucky + Math.ceil((12 * SEARCH_TRY_UNITS * 125) / 100), `${limit} counts 12 more candidates than ${lucky}`);
     const used = await budgetOf(market, await market.send(withComputeBudget([instruction], market.programId), [market.relayer]));
