@@ -35,7 +35,7 @@ impl MarketKeys {
     }
 
     /// `settle_batch` of the escrows of `execution_ids`, all of `agent`, in the order of
-    /// `result_hashes`, with the units each reported (empty: 0 for every one).
+    /// `result_hashes`, with the units each reported (empty: 0 for every one) and nothing to return.
     pub fn settle_batch(
         &self,
         agent: Pubkey,
@@ -44,6 +44,22 @@ impl MarketKeys {
         result_hashes: Vec<[u8; 32]>,
         units: Vec<u64>,
         fee_shard_index: u8,
+    ) -> Instruction {
+        self.settle_batch_returning(agent, payout_account, execution_ids, result_hashes, units, fee_shard_index, &[])
+    }
+
+    /// `settle_batch` as above, with `returns`: the payer token account of each metered escrow
+    /// whose charge leaves something to return, in the escrows' order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn settle_batch_returning(
+        &self,
+        agent: Pubkey,
+        payout_account: Pubkey,
+        execution_ids: &[[u8; 16]],
+        result_hashes: Vec<[u8; 32]>,
+        units: Vec<u64>,
+        fee_shard_index: u8,
+        returns: &[Pubkey],
     ) -> Instruction {
         let mut settle = program_ix(
             accounts::SettleBatch {
@@ -71,6 +87,9 @@ impl MarketKeys {
                 .iter()
                 .map(|execution_id| AccountMeta::new(pda::escrow(execution_id), false)),
         );
+        settle
+            .accounts
+            .extend(returns.iter().map(|token_account| AccountMeta::new(*token_account, false)));
         settle
     }
 

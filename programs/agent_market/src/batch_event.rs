@@ -18,7 +18,7 @@ use anchor_lang::{
 use crate::events::EscrowsSettledToLog;
 
 /// Borsh size of a `ReceiptLeaf`: fixed, as it holds no vector or string.
-const LEAF_BYTES: usize = 16 + 8 + 32 + 32 + 16 + 8 + 8 + 32 + 32 + 8;
+const LEAF_BYTES: usize = 16 + 8 + 32 + 32 + 16 + 8 + 8 + 8 + 8 + 32 + 32 + 8;
 /// Borsh size of the event's fields before its leaves: agent, first leaf index, root, whether it
 /// is a checkpoint, the leaves' count.
 const HEAD_BYTES: usize = 32 + 8 + 32 + 1 + 4;
@@ -57,6 +57,8 @@ mod tests {
             payer_token_account: Pubkey::new_unique(),
             api_key_id: [3; 16],
             amount_usdc: 4,
+            charged_usdc: 3,
+            returned_usdc: 1,
             units: 5,
             request_hash: [6; 32],
             result_hash: [7; 32],

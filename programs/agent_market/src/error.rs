@@ -164,4 +164,8 @@ pub enum AgentMarketError {
     UnitsCountMismatch,
     #[msg("An escrow the agent opened can still be settled and disputed: its collateral stays until a dispute window after its deadline")]
     EscrowsStillDisputable,
+    #[msg("A metered call's units are above the most its escrow holds the price of")]
+    UnitsAboveMaximum,
+    #[msg("A settlement that returns part of an escrow needs that escrow's payer token account, in order after the escrows")]
+    ReturnAccountMismatch,
 }

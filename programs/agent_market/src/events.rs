@@ -94,7 +94,12 @@ pub struct EscrowOpened {
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,
     pub api_key_id: [u8; 16],
+    /// Held: a fixed-price call's price, or the most a metered call may cost.
     pub amount_usdc: u64,
+    /// 0 for a fixed-price call; otherwise what each unit costs at settlement.
+    pub price_per_unit_usdc: u64,
+    /// The most units a metered call may be charged for (0 for a fixed-price call).
+    pub max_units: u64,
     pub request_hash: [u8; 32],
     pub used_included_call: bool,
     pub opened_at: i64,

@@ -229,21 +229,21 @@ fn an_empty_batch_is_refused() {
 #[test]
 fn result_hashes_that_do_not_match_the_escrows_in_number_are_refused() {
     let mut b = Bench::new(2);
+    // Two result hashes, one account: the second escrow is missing.
     let mut instructions = b.ixs(&b.escrows, &b.agent.signing, Signing::Batch);
-    // The second escrow is passed without its result hash.
-    instructions[1] = b.t.market.keys.settle_batch(
-        b.agent.address,
-        b.agent.payout_account,
-        &[b.escrows[0].execution_id],
-        vec![result_hash(&b.escrows[0].execution_id)],
-        vec![],
-        0,
-    );
+    instructions[1].accounts.pop();
+    let result = b.refused(instructions);
+    assert_program_error(&result, AgentMarketError::ResultHashCountMismatch);
+
+    // One result hash, two escrows, the signature over the first alone: the second escrow passed
+    // without its result hash is an account after the escrows, which only a metered escrow's
+    // return may be, and this fixed-price escrow returns nothing.
+    let mut instructions = b.ixs(&b.escrows[..1], &b.agent.signing, Signing::Batch);
     instructions[1]
         .accounts
         .push(AccountMeta::new(pda::escrow(&b.escrows[1].execution_id), false));
     let result = b.refused(instructions);
-    assert_program_error(&result, AgentMarketError::ResultHashCountMismatch);
+    assert_program_error(&result, AgentMarketError::ReturnAccountMismatch);
 }
 
 #[test]

@@ -5,6 +5,7 @@ import { type PublicKey, type TransactionInstruction } from "@solana/web3.js";
 
 import { batchDigest, resultDigest, type EscrowBinding } from "./digest.js";
 import { ed25519VerifyInstruction } from "./ed25519-instruction.js";
+import { chargeOf, type ChargedEscrow } from "./metered-charge.js";
 import { buildInstruction, type ProgramOption } from "./instruction-builder.js";
 import { escrowPda, escrowVaultPda, feeShardPda, marketPda, receiptLogPda } from "./pda.js";
 
@@ -27,6 +28,23 @@ export interface SettleBatchInput extends ProgramOption {
   /** Per escrow, the result hash and units its creator signed. */
   items: SettleItem[];
   feeShardIndex: number;
+  /**
+   * The payer token account of each metered escrow whose charge leaves something to return, in
+   * the escrows' order (`returnAccounts`); none for a batch of fixed-price calls.
+   */
+  returnAccounts?: readonly PublicKey[];
+}
+
+/**
+ * The accounts a settlement returns the rest of metered escrows to: each escrow's payer token
+ * account when its charge for its item's units leaves something, in order. Throws
+ * UnitsAboveMaximumError for units the program would refuse.
+ */
+export function returnAccounts(
+  escrows: readonly (Pick<EscrowBinding, "payerTokenAccount"> & ChargedEscrow)[],
+  items: readonly Pick<SettleItem, "units">[],
+): PublicKey[] {
+  return escrows.flatMap((escrow, i) => (chargeOf(escrow, items[i]!.units).returnedUsdc > 0n ? [escrow.payerTokenAccount] : []));
 }
 
 /**
@@ -54,10 +72,11 @@ export function settleBatchInstruction(input: SettleBatchInput): TransactionInst
     },
     input.programId,
   );
-  // The escrows travel as remaining accounts, which the IDL does not list.
+  // The escrows, then the return accounts, travel as remaining accounts, which the IDL does not list.
   for (const executionId of input.executionIds) {
     instruction.keys.push({ pubkey: escrowPda(executionId, input.programId), isSigner: false, isWritable: true });
   }
+  for (const pubkey of input.returnAccounts ?? []) instruction.keys.push({ pubkey, isSigner: false, isWritable: true });
   return instruction;
 }
 
@@ -70,11 +89,12 @@ export type BatchSignature =
  * `settle_batch` with its Ed25519 verification right before it. Each escrow's v2 result digest is
  * computed here from `escrows` (the Escrow accounts, or what their opening recorded) and its item,
  * exactly as the program rebuilds it; a batch signature is checked over the batch digest of them
- * in order, a call's own signature over its result digest settles a batch of one.
+ * in order, a call's own signature over its result digest settles a batch of one. The return
+ * accounts follow from the escrows' pricing and the items' units.
  */
 export function settleBatchInstructions(
-  input: Omit<SettleBatchInput, "executionIds"> & {
-    escrows: readonly EscrowBinding[];
+  input: Omit<SettleBatchInput, "executionIds" | "returnAccounts"> & {
+    escrows: readonly (EscrowBinding & ChargedEscrow)[];
     signingKey: Uint8Array;
     signed: BatchSignature;
   },
@@ -96,6 +116,10 @@ export function settleBatchInstructions(
   const { escrows: _escrows, signingKey, signed, ...rest } = input;
   return [
     ed25519VerifyInstruction(signingKey, signed.signature, digest),
-    settleBatchInstruction({ ...rest, executionIds: escrows.map((escrow) => escrow.executionId) }),
+    settleBatchInstruction({
+      ...rest,
+      executionIds: escrows.map((escrow) => escrow.executionId),
+      returnAccounts: returnAccounts(escrows, items),
+    }),
   ];
 }

@@ -39,7 +39,7 @@ export const RECEIPT_PROOF_QUERY = /* GraphQL */ `
     execution(id: $id) {
       agent
       receiptProof {
-        leaf { executionId nonce payer payerTokenAccount apiKeyId amountUsdc feeUsdc units requestHash resultHash settledAt }
+        leaf { executionId nonce payer payerTokenAccount apiKeyId amountUsdc chargedUsdc feeUsdc returnedUsdc units requestHash resultHash settledAt }
         leafHash leafIndex tree logRoot root treeLeaves proof
       }
     }
@@ -81,6 +81,8 @@ export function receiptLeafOf(leaf: ServedReceiptLeaf): ReceiptLeaf {
     payerTokenAccount: new PublicKey(leaf.payerTokenAccount),
     apiKeyId: fromHex(leaf.apiKeyId),
     amountUsdc: BigInt(leaf.amountUsdc),
+    chargedUsdc: BigInt(leaf.chargedUsdc),
+    returnedUsdc: BigInt(leaf.returnedUsdc),
     units: BigInt(leaf.units),
     requestHash: fromHex(leaf.requestHash),
     resultHash: fromHex(leaf.resultHash),

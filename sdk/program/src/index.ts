@@ -33,6 +33,7 @@ export * from "./agent-instructions.js";
 export * from "./escrow-instructions.js";
 export * from "./dispute-instructions.js";
 export * from "./batch-instructions.js";
+export * from "./metered-charge.js";
 export * from "./open-batch-instructions.js";
 export * from "./accounts.js";
 export * from "./events.js";

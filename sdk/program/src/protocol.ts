@@ -57,6 +57,19 @@ export interface CreatorExecuteRequest extends WireEscrow {
   parameters: Record<string, unknown>;
   /** RFC 3339: after it, the escrow can no longer be settled. */
   deadline: string;
+  /**
+   * A metered call only: the most units the answer may report (Escrow.max_units, decimal u64);
+   * the program refuses a settlement of more.
+   */
+  max_units?: string;
+  /** A metered call only: what each unit costs the caller, USDC with 6 decimals (Escrow.price_per_unit_usdc). */
+  price_per_unit_usdc?: string;
+}
+
+/** A metered request's terms: the most units its answer may report, and what each costs. */
+export interface MeteredTerms {
+  maxUnits: bigint;
+  pricePerUnitUsdc: bigint;
 }
 
 /** Body of the creator's `200` answer. */
@@ -128,7 +141,7 @@ export function wireEscrowOf(escrow: EscrowBinding): WireEscrow {
 }
 
 export type ExecuteRequestCheck =
-  | { ok: true; request: CreatorExecuteRequest; escrow: EscrowBinding }
+  | { ok: true; request: CreatorExecuteRequest; escrow: EscrowBinding; metered: MeteredTerms | null }
   | { ok: false; reason: "unsupported_protocol_version" | "malformed_request"; message: string };
 
 /**
@@ -155,9 +168,24 @@ export function parseExecuteRequest(body: unknown): ExecuteRequestCheck {
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {
     return { ok: false, reason: "malformed_request", message: "parameters is not a JSON object" };
   }
+  if (("max_units" in request) !== ("price_per_unit_usdc" in request)) {
+    return { ok: false, reason: "malformed_request", message: "a metered request carries both max_units and price_per_unit_usdc" };
+  }
+  let metered: MeteredTerms | null = null;
+  if ("max_units" in request) {
+    const maxUnits = parseDecimalU64(request.max_units);
+    if (maxUnits === null) return { ok: false, reason: "malformed_request", message: "max_units is not the decimal string of a u64" };
+    let pricePerUnitUsdc: bigint;
+    try {
+      pricePerUnitUsdc = parseWireUsdc(request.price_per_unit_usdc as string);
+    } catch {
+      return { ok: false, reason: "malformed_request", message: "price_per_unit_usdc is not USDC with 6 decimals" };
+    }
+    metered = { maxUnits, pricePerUnitUsdc };
+  }
   try {
     const escrow = escrowBindingOf(request as unknown as WireEscrow);
-    return { ok: true, request: request as unknown as CreatorExecuteRequest, escrow };
+    return { ok: true, request: request as unknown as CreatorExecuteRequest, escrow, metered };
   } catch (error) {
     return { ok: false, reason: "malformed_request", message: (error as Error).message };
   }
@@ -310,7 +338,8 @@ export type CreatorResponseFailure =
   | "malformed_response"
   | "execution_id_mismatch"
   | "result_hash_mismatch"
-  | "bad_signature";
+  | "bad_signature"
+  | "units_above_maximum";
 
 export type CreatorResponseCheck =
   | { ok: true; result_hash: Uint8Array; units: bigint; digest: Uint8Array; signature: Uint8Array; output: unknown }
@@ -319,9 +348,14 @@ export type CreatorResponseCheck =
 /**
  * Checks a creator's answer to one request: shape, the echoed execution id, the result hash of
  * the output, the units (absent: 0), and the Ed25519 signature by `signing_key` over the v2 result
- * digest of the escrow the request carried. Schema checks of the output are the caller's.
+ * digest of the escrow the request carried. Units above a metered request's `max_units` fail
+ * (the program would refuse to settle them); a fixed-price request's units are signed but do not
+ * change its charge. Schema checks of the output are the caller's.
  */
-export function verifyCreatorResponse(body: unknown, expected: WireEscrow & { signing_key: Uint8Array }): CreatorResponseCheck {
+export function verifyCreatorResponse(
+  body: unknown,
+  expected: WireEscrow & { signing_key: Uint8Array; max_units?: bigint },
+): CreatorResponseCheck {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, reason: "malformed_response", message: "the response body is not a JSON object" };
   }
@@ -365,6 +399,13 @@ export function verifyCreatorResponse(body: unknown, expected: WireEscrow & { si
   const signature = fromHex(signatureHex);
   if (!ed25519Verify(signature, digest, expected.signing_key)) {
     return { ok: false, reason: "bad_signature", message: "signature does not verify against the agent's registered key" };
+  }
+  if (expected.max_units !== undefined && units > expected.max_units) {
+    return {
+      ok: false,
+      reason: "units_above_maximum",
+      message: `units ${units} are above the call's max_units ${expected.max_units}`,
+    };
   }
   return { ok: true, result_hash: resultHash, units, digest, signature, output: response.output };
 }

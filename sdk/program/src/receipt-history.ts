@@ -35,6 +35,8 @@ export function receiptLeafOfEvent(event: Settled): ReceiptLeaf {
     payerTokenAccount: event.payerTokenAccount,
     apiKeyId: event.apiKeyId,
     amountUsdc: event.amountUsdc,
+    chargedUsdc: event.chargedUsdc,
+    returnedUsdc: event.returnedUsdc,
     units: event.units,
     requestHash: event.requestHash,
     resultHash: event.resultHash,

@@ -29,8 +29,9 @@ export function fetchReceiptLog(connection: Connection, address: PublicKey, opti
 
 /**
  * `SHA-256(0x00 ‖ execution_id ‖ agent ‖ nonce ‖ payer ‖ payer_token_account ‖ api_key_id ‖
- * amount_usdc ‖ fee_usdc ‖ units ‖ request_hash ‖ result_hash ‖ settled_at)`, integers
- * little-endian; the fee is the program's split of the amount, as ReceiptLeaf::hash recomputes it.
+ * amount_usdc ‖ charged_usdc ‖ fee_usdc ‖ returned_usdc ‖ units ‖ request_hash ‖ result_hash ‖
+ * settled_at)`, integers little-endian; the fee is the program's split of the charge, as
+ * ReceiptLeaf::hash recomputes it.
  */
 export function receiptLeafHash(agent: PublicKey, leaf: ReceiptLeaf): Uint8Array {
   return sha256(
@@ -43,7 +44,9 @@ export function receiptLeafHash(agent: PublicKey, leaf: ReceiptLeaf): Uint8Array
       leaf.payerTokenAccount.toBytes(),
       requireLength("apiKeyId", leaf.apiKeyId, 16),
       u64Le("amountUsdc", leaf.amountUsdc),
-      u64Le("feeUsdc", splitPayment(leaf.amountUsdc).feeUsdc),
+      u64Le("chargedUsdc", leaf.chargedUsdc),
+      u64Le("feeUsdc", splitPayment(leaf.chargedUsdc).feeUsdc),
+      u64Le("returnedUsdc", leaf.returnedUsdc),
       u64Le("units", leaf.units),
       requireLength("requestHash", leaf.requestHash, 32),
       requireLength("resultHash", leaf.resultHash, 32),

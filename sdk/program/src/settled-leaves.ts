@@ -1,7 +1,7 @@
 // The executions a settlement batch settled, one record each, from the batch's one
 // `EscrowsSettledToLog` event: its leaves, each with the batch's agent, root and settlement time,
-// its own index in the agent's receipt log and its split (which the program computes from the
-// amount and does not repeat in the event).
+// its own index in the agent's receipt log and the split of its charge (which the program computes
+// and does not repeat in the event).
 import type { PublicKey } from "@solana/web3.js";
 
 import { eventsFromInnerInstructions, type TransactionWithInnerInstructions } from "./events.js";
@@ -26,7 +26,7 @@ export function leavesOfBatch(event: EventData<"EscrowsSettledToLog">): SettledL
     leafIndex: event.firstLeafIndex + BigInt(offset),
     logRoot: event.logRoot,
     checkpoint: event.checkpoint,
-    ...splitPayment(leaf.amountUsdc),
+    ...splitPayment(leaf.chargedUsdc),
   }));
 }
 

@@ -300,6 +300,8 @@ export function buildGoldenCase(c: GoldenInstructionCase, programId: PublicKey):
           payerTokenAccount: key("payer_token_account"),
           apiKeyId: fromHex(inputs.api_key_id),
           amountUsdc: BigInt(a.amount_usdc as string),
+          chargedUsdc: BigInt(a.charged_usdc as string),
+          returnedUsdc: BigInt(a.returned_usdc as string),
           units: BigInt(a.units as string),
           requestHash: fromHex(inputs.request_hash),
           resultHash: fromHex(inputs.result_hash),

@@ -75,7 +75,7 @@ pub fn handle_open_dispute(
         execution_id: leaf.execution_id,
         payer: leaf.payer,
         payer_token_account: leaf.payer_token_account,
-        amount_usdc: leaf.amount_usdc,
+        amount_usdc: leaf.charged_usdc,
         evidence_hash,
         opened_at: now,
         settled_at: leaf.settled_at,
@@ -90,7 +90,7 @@ pub fn handle_open_dispute(
         agent: agent_key,
         leaf_index,
         payer: leaf.payer,
-        amount_usdc: leaf.amount_usdc,
+        amount_usdc: leaf.charged_usdc,
         evidence_hash,
         opened_at: now,
     });

@@ -5,7 +5,7 @@ use crate::{
     constants::{AGENT_SEED, DELEGATE_SEED, ESCROW_SEED, ESCROW_VAULT_SEED, MARKET_SEED, SUBSCRIPTION_SEED},
     error::AgentMarketError,
     events::EscrowOpened,
-    state::{Agent, AgentStatus, Escrow, Market, Pricing, Subscription},
+    state::{Agent, AgentStatus, CallPrice, Escrow, Market, Pricing, Subscription},
     transfers::{pull_from_payer, require_funds},
 };
 
@@ -59,24 +59,37 @@ pub struct OpenEscrow<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// What this call costs, and whether it uses one of a hybrid subscription's included calls. A live
-/// subscription covers calls on the terms it was bought under, even after the agent switched its
-/// pricing or retired (docs/program.md, "Pricing changes and retirement"); any other call follows
-/// the agent's pricing now, and a retired agent takes none.
-pub(crate) fn price_call(agent: &Agent, subscription: Option<&mut Subscription>, now: i64) -> Result<(u64, bool)> {
+/// What this call holds, and whether it uses one of a hybrid subscription's included calls. A
+/// live subscription covers calls on the terms it was bought under, even after the agent switched
+/// its pricing or retired (docs/program.md, "Pricing changes and retirement"); any other call
+/// follows the agent's pricing now, and a retired agent takes none. The payer agreed to
+/// `max_amount_usdc`: a price raised since, or an included call another execution took first,
+/// must not charge more than it, and a metered call holds no more than it.
+pub(crate) fn price_call(
+    agent: &Agent,
+    subscription: Option<&mut Subscription>,
+    now: i64,
+    max_amount_usdc: u64,
+) -> Result<CallPrice> {
     if let Some(subscription) = subscription.filter(|subscription| subscription.covers_call(now)) {
         if subscription.covers_every_call {
-            return Ok((0, false));
+            return Ok(CallPrice::fixed(0, false));
         }
         subscription.included_calls_remaining -= 1;
-        return Ok((0, true));
+        return Ok(CallPrice::fixed(0, true));
     }
     require!(agent.status == AgentStatus::Active, AgentMarketError::AgentRetired);
-    match agent.pricing {
-        Pricing::PayPerUse { price_usdc } => Ok((price_usdc, false)),
-        Pricing::Subscription { .. } => err!(AgentMarketError::SubscriptionRequired),
-        Pricing::Hybrid { overage_price_usdc, .. } => Ok((overage_price_usdc, false)),
-    }
+    let price = match agent.pricing {
+        Pricing::PayPerUse { price_usdc } => CallPrice::fixed(price_usdc, false),
+        Pricing::Subscription { .. } => return err!(AgentMarketError::SubscriptionRequired),
+        Pricing::Hybrid { overage_price_usdc, .. } => CallPrice::fixed(overage_price_usdc, false),
+        Pricing::Metered {
+            price_per_unit_usdc,
+            max_units_per_call,
+        } => CallPrice::metered(price_per_unit_usdc, max_units_per_call, max_amount_usdc)?,
+    };
+    require_gte!(max_amount_usdc, price.amount_usdc, AgentMarketError::PriceAboveMaximum);
+    Ok(price)
 }
 
 pub fn handle_open_escrow(
@@ -96,10 +109,12 @@ pub fn handle_open_escrow(
     } else {
         None
     };
-    let (amount_usdc, used_included_call) = price_call(&ctx.accounts.agent, subscription.as_mut(), now)?;
-    // The payer agreed to a quote: a price raised since, or an included call another execution
-    // took first, must not charge more than it.
-    require_gte!(max_amount_usdc, amount_usdc, AgentMarketError::PriceAboveMaximum);
+    let CallPrice {
+        amount_usdc,
+        used_included_call,
+        price_per_unit_usdc,
+        max_units,
+    } = price_call(&ctx.accounts.agent, subscription.as_mut(), now, max_amount_usdc)?;
     if let (Some(subscription), true) = (&subscription, used_included_call) {
         subscription.try_serialize(&mut &mut subscription_info.try_borrow_mut_data()?[..])?;
     }
@@ -133,6 +148,8 @@ pub fn handle_open_escrow(
         payer_token_account,
         api_key_id,
         amount_usdc,
+        price_per_unit_usdc,
+        max_units,
         request_hash,
         opened_at: now,
         deadline,
@@ -148,6 +165,8 @@ pub fn handle_open_escrow(
         payer_token_account,
         api_key_id,
         amount_usdc,
+        price_per_unit_usdc,
+        max_units,
         request_hash,
         used_included_call,
         opened_at: now,

@@ -7,7 +7,7 @@ use crate::{
     constants::{AGENT_SEED, DELEGATE_SEED, ESCROW_SEED, ESCROW_VAULT_SEED, MARKET_SEED, MAX_OPEN_BATCH, SUBSCRIPTION_SEED},
     error::AgentMarketError,
     events::EscrowOpened,
-    state::{Agent, Escrow, Market, Subscription},
+    state::{Agent, CallPrice, Escrow, Market, Subscription},
     transfers::{pull_from_payer, require_funds},
 };
 
@@ -75,8 +75,7 @@ struct TrackedPayer<'info> {
 struct PlannedEscrow {
     payer_index: usize,
     escrow_bump: u8,
-    amount_usdc: u64,
-    used_included_call: bool,
+    price: CallPrice,
 }
 
 /// Creates the escrow account at its PDA as `init` does, also when someone sent lamports to the
@@ -219,12 +218,15 @@ pub fn handle_open_escrow_batch<'info>(
             }
         };
         let tracked_subscription = &mut subscriptions[subscription_index];
-        let (amount_usdc, used_included_call) =
-            price_call(&ctx.accounts.agent, tracked_subscription.subscription.as_mut(), now)?;
         // As for `open_escrow`: the payer agreed to a quote, and an included call an earlier item
         // of the batch took first must not charge this one more than it.
-        require_gte!(item.max_amount_usdc, amount_usdc, AgentMarketError::PriceAboveMaximum);
-        if used_included_call {
+        let price = price_call(
+            &ctx.accounts.agent,
+            tracked_subscription.subscription.as_mut(),
+            now,
+            item.max_amount_usdc,
+        )?;
+        if price.used_included_call {
             require!(subscription_info.is_writable, ErrorCode::ConstraintMut);
             tracked_subscription.used_included_call = true;
         }
@@ -233,14 +235,13 @@ pub fn handle_open_escrow_batch<'info>(
         let tracked_payer = &mut payers[payer_index];
         tracked_payer.pulled_usdc = tracked_payer
             .pulled_usdc
-            .checked_add(amount_usdc)
+            .checked_add(price.amount_usdc)
             .ok_or(AgentMarketError::MathOverflow)?;
         require_funds(&tracked_payer.account, &delegate, tracked_payer.pulled_usdc)?;
         planned.push(PlannedEscrow {
             payer_index,
             escrow_bump,
-            amount_usdc,
-            used_included_call,
+            price,
         });
     }
 
@@ -271,7 +272,7 @@ pub fn handle_open_escrow_batch<'info>(
             &ctx.accounts.usdc_mint,
             ctx.accounts.delegate.to_account_info(),
             ctx.accounts.market.delegate_bump,
-            plan.amount_usdc,
+            plan.price.amount_usdc,
         )?;
 
         let escrow = Escrow {
@@ -281,12 +282,14 @@ pub fn handle_open_escrow_batch<'info>(
             payer: payer_account.owner,
             payer_token_account: payer_account.key(),
             api_key_id: item.api_key_id,
-            amount_usdc: plan.amount_usdc,
+            amount_usdc: plan.price.amount_usdc,
+            price_per_unit_usdc: plan.price.price_per_unit_usdc,
+            max_units: plan.price.max_units,
             request_hash: item.request_hash,
             opened_at: now,
             deadline,
             rent_payer: relayer.key(),
-            used_included_call: plan.used_included_call,
+            used_included_call: plan.price.used_included_call,
             bump: plan.escrow_bump,
         };
         escrow.try_serialize(&mut &mut escrow_info.try_borrow_mut_data()?[..])?;
@@ -297,9 +300,11 @@ pub fn handle_open_escrow_batch<'info>(
             payer: escrow.payer,
             payer_token_account: escrow.payer_token_account,
             api_key_id: item.api_key_id,
-            amount_usdc: plan.amount_usdc,
+            amount_usdc: plan.price.amount_usdc,
+            price_per_unit_usdc: plan.price.price_per_unit_usdc,
+            max_units: plan.price.max_units,
             request_hash: item.request_hash,
-            used_included_call: plan.used_included_call,
+            used_included_call: plan.price.used_included_call,
             opened_at: now,
             deadline,
         });

@@ -11,15 +11,18 @@ use crate::{
     events::EscrowsSettledToLog,
     fees::{split, Split},
     signature::{require_preceding_batch_ed25519, result_digest, ResultBinding},
-    state::{Agent, Escrow, Market, ReceiptLeaf, ReceiptLog},
+    state::{Agent, Charge, Escrow, Market, ReceiptLeaf, ReceiptLog},
     transfers::pay_from_agent_vault,
 };
 
 /// Settles up to `MAX_SETTLE_BATCH` escrows of one agent, passed as writable remaining accounts
 /// in the order of `result_hashes`, each with the hash of the output its creator answered and the
-/// units it reports having used (metered pricing; a fixed-price call pays its whole escrow
-/// whatever it reports): `units` holds one count per escrow, or nothing when every count is 0,
-/// so that a batch of fixed-price calls carries no bytes for them in a transaction of 1,232. The transaction must carry, just before this instruction, an
+/// units it reports having used: `units` holds one count per escrow, or nothing when every count
+/// is 0, so that a batch of fixed-price calls carries no bytes for them in a transaction of 1,232.
+/// A fixed-price call pays its whole escrow whatever it reports; a metered one pays
+/// `units × price_per_unit_usdc` and gets the rest of its escrow back in this instruction, to its
+/// payer token account, passed after the escrows once for each escrow with something to return,
+/// in the escrows' order. The transaction must carry, just before this instruction, an
 /// Ed25519 precompile instruction verifying the agent's signature over the batch digest, or one
 /// signature per escrow over its result digest; each result digest binds its escrow (nonce,
 /// payer, token account, amount), so no signature settles an escrow it was not given for. The creator's shares and the fees go out in one
@@ -97,18 +100,18 @@ pub fn handle_settle_batch<'info>(
     units: Vec<u64>,
     _fee_shard_index: u8,
 ) -> Result<()> {
-    let escrow_infos = ctx.remaining_accounts;
-    require!(!escrow_infos.is_empty(), AgentMarketError::EmptyBatch);
+    require!(!result_hashes.is_empty(), AgentMarketError::EmptyBatch);
     require_gte!(
         usize::from(MAX_SETTLE_BATCH),
-        escrow_infos.len(),
+        result_hashes.len(),
         AgentMarketError::BatchTooLarge
     );
-    require_eq!(
+    require_gte!(
+        ctx.remaining_accounts.len(),
         result_hashes.len(),
-        escrow_infos.len(),
         AgentMarketError::ResultHashCountMismatch
     );
+    let (escrow_infos, return_infos) = ctx.remaining_accounts.split_at(result_hashes.len());
     require!(
         units.is_empty() || units.len() == escrow_infos.len(),
         AgentMarketError::UnitsCountMismatch
@@ -147,16 +150,22 @@ pub fn handle_settle_batch<'info>(
         &digests,
     )?;
 
-    // Each execution's exact split, summed: the batch pays what settling them one by one would.
+    // Each execution's exact split of its charge, summed: the batch pays what settling them one
+    // by one would.
+    let charges = escrows
+        .iter()
+        .enumerate()
+        .map(|(position, escrow)| escrow.charge(units_of(position)))
+        .collect::<Result<Vec<Charge>>>()?;
     let mut total = Split {
         creator_share_usdc: 0,
         fee_usdc: 0,
     };
-    for escrow in &escrows {
+    for charge in &charges {
         let Split {
             creator_share_usdc,
             fee_usdc,
-        } = split(escrow.amount_usdc);
+        } = split(charge.charged_usdc);
         total.creator_share_usdc = total
             .creator_share_usdc
             .checked_add(creator_share_usdc)
@@ -182,18 +191,37 @@ pub fn handle_settle_batch<'info>(
         &ctx.accounts.agent,
         total.fee_usdc,
     )?;
+    let mut returns = return_infos.iter();
+    for (escrow, charge) in escrows.iter().zip(&charges).filter(|(_, charge)| charge.returned_usdc > 0) {
+        let to = returns
+            .next()
+            .filter(|info| *info.key == escrow.payer_token_account)
+            .ok_or(AgentMarketError::ReturnAccountMismatch)?;
+        pay_from_agent_vault(
+            &ctx.accounts.token_program,
+            &ctx.accounts.escrow_vault,
+            to.clone(),
+            &ctx.accounts.usdc_mint,
+            &ctx.accounts.agent,
+            charge.returned_usdc,
+        )?;
+    }
+    require!(returns.next().is_none(), AgentMarketError::ReturnAccountMismatch);
 
     let leaves: Vec<ReceiptLeaf> = escrows
         .iter()
         .zip(&result_hashes)
+        .zip(&charges)
         .enumerate()
-        .map(|(position, (escrow, result_hash))| ReceiptLeaf {
+        .map(|(position, ((escrow, result_hash), charge))| ReceiptLeaf {
             execution_id: escrow.execution_id,
             nonce: escrow.nonce,
             payer: escrow.payer,
             payer_token_account: escrow.payer_token_account,
             api_key_id: escrow.api_key_id,
             amount_usdc: escrow.amount_usdc,
+            charged_usdc: charge.charged_usdc,
+            returned_usdc: charge.returned_usdc,
             units: units_of(position),
             request_hash: escrow.request_hash,
             result_hash: *result_hash,

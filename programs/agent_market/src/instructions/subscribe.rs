@@ -67,7 +67,9 @@ pub struct Subscribe<'info> {
 pub fn handle_subscribe(ctx: Context<Subscribe>, _fee_shard_index: u8, max_amount_usdc: u64) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let (amount_usdc, period_secs, included_calls) = match ctx.accounts.agent.pricing {
-        Pricing::PayPerUse { .. } => return err!(AgentMarketError::PricingHasNoSubscription),
+        Pricing::PayPerUse { .. } | Pricing::Metered { .. } => {
+            return err!(AgentMarketError::PricingHasNoSubscription)
+        }
         Pricing::Subscription {
             period_price_usdc,
             period_secs,

@@ -12,6 +12,7 @@ pub struct Dispute {
     pub execution_id: [u8; 16],
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,
+    /// What the disputed settlement charged (a metered call's returned part was never paid).
     pub amount_usdc: u64,
     /// SHA-256 of the evidence the payer submitted off-chain.
     pub evidence_hash: [u8; 32],

@@ -105,8 +105,8 @@ impl ReceiptLog {
 
 /// What a receipt log's leaf commits to for one settled execution: the escrow's record (its
 /// nonce included, so two settlements of one execution id are two distinct leaves), the result
-/// and the units the creator signed, and when it was settled. The agent is the log's; the fee
-/// follows from the amount.
+/// and the units the creator signed, what the settlement charged and returned, and when it was
+/// settled. The agent is the log's; the fee follows from the charge.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ReceiptLeaf {
     pub execution_id: [u8; 16],
@@ -114,7 +114,13 @@ pub struct ReceiptLeaf {
     pub payer: Pubkey,
     pub payer_token_account: Pubkey,
     pub api_key_id: [u8; 16],
+    /// What the escrow held.
     pub amount_usdc: u64,
+    /// Split 99/1 between the creator and the marketplace: the whole amount for a fixed-price
+    /// call, `units × price_per_unit_usdc` for a metered one.
+    pub charged_usdc: u64,
+    /// Back to the payer's token account in the settlement: `amount_usdc - charged_usdc`.
+    pub returned_usdc: u64,
     pub units: u64,
     pub request_hash: [u8; 32],
     pub result_hash: [u8; 32],
@@ -123,10 +129,10 @@ pub struct ReceiptLeaf {
 
 impl ReceiptLeaf {
     /// `SHA-256(0x00 ‖ execution_id ‖ agent ‖ nonce ‖ payer ‖ payer_token_account ‖ api_key_id ‖
-    /// amount_usdc ‖ fee_usdc ‖ units ‖ request_hash ‖ result_hash ‖ settled_at)`, integers
-    /// little-endian.
+    /// amount_usdc ‖ charged_usdc ‖ fee_usdc ‖ returned_usdc ‖ units ‖ request_hash ‖ result_hash
+    /// ‖ settled_at)`, integers little-endian, the fee that of the charge.
     pub fn hash(&self, agent: &Pubkey) -> Hash {
-        let fee_usdc = split(self.amount_usdc).fee_usdc;
+        let fee_usdc = split(self.charged_usdc).fee_usdc;
         hashv(&[
             &[LEAF_PREFIX],
             &self.execution_id,
@@ -136,7 +142,9 @@ impl ReceiptLeaf {
             self.payer_token_account.as_ref(),
             &self.api_key_id,
             &self.amount_usdc.to_le_bytes(),
+            &self.charged_usdc.to_le_bytes(),
             &fee_usdc.to_le_bytes(),
+            &self.returned_usdc.to_le_bytes(),
             &self.units.to_le_bytes(),
             &self.request_hash,
             &self.result_hash,

@@ -2478,6 +2478,16 @@ export const IDL_JSON = {
       "code": 6080,
       "name": "EscrowsStillDisputable",
       "msg": "An escrow the agent opened can still be settled and disputed: its collateral stays until a dispute window after its deadline"
+    },
+    {
+      "code": 6081,
+      "name": "UnitsAboveMaximum",
+      "msg": "A metered call's units are above the most its escrow holds the price of"
+    },
+    {
+      "code": 6082,
+      "name": "ReturnAccountMismatch",
+      "msg": "A settlement that returns part of an escrow needs that escrow's payer token account, in order after the escrows"
     }
   ],
   "types": [
@@ -2882,6 +2892,9 @@ export const IDL_JSON = {
           },
           {
             "name": "amount_usdc",
+            "docs": [
+              "What the disputed settlement charged (a metered call's returned part was never paid)."
+            ],
             "type": "u64"
           },
           {
@@ -3109,6 +3122,24 @@ export const IDL_JSON = {
           },
           {
             "name": "amount_usdc",
+            "docs": [
+              "Held for the call: a fixed-price call's price, or the most a metered call may cost."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "price_per_unit_usdc",
+            "docs": [
+              "0 for a fixed-price call, which settles its whole amount; otherwise what each unit the",
+              "creator signs costs, the rest of the amount going back to the payer at settlement."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "max_units",
+            "docs": [
+              "The most units a metered call may be settled for (0 for a fixed-price call)."
+            ],
             "type": "u64"
           },
           {
@@ -3196,6 +3227,23 @@ export const IDL_JSON = {
           },
           {
             "name": "amount_usdc",
+            "docs": [
+              "Held: a fixed-price call's price, or the most a metered call may cost."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "price_per_unit_usdc",
+            "docs": [
+              "0 for a fixed-price call; otherwise what each unit costs at settlement."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "max_units",
+            "docs": [
+              "The most units a metered call may be charged for (0 for a fixed-price call)."
+            ],
             "type": "u64"
           },
           {
@@ -3725,6 +3773,19 @@ export const IDL_JSON = {
                 "type": "u64"
               }
             ]
+          },
+          {
+            "name": "Metered",
+            "fields": [
+              {
+                "name": "price_per_unit_usdc",
+                "type": "u64"
+              },
+              {
+                "name": "max_units_per_call",
+                "type": "u64"
+              }
+            ]
           }
         ]
       }
@@ -3734,8 +3795,8 @@ export const IDL_JSON = {
       "docs": [
         "What a receipt log's leaf commits to for one settled execution: the escrow's record (its",
         "nonce included, so two settlements of one execution id are two distinct leaves), the result",
-        "and the units the creator signed, and when it was settled. The agent is the log's; the fee",
-        "follows from the amount."
+        "and the units the creator signed, what the settlement charged and returned, and when it was",
+        "settled. The agent is the log's; the fee follows from the charge."
       ],
       "type": {
         "kind": "struct",
@@ -3772,6 +3833,24 @@ export const IDL_JSON = {
           },
           {
             "name": "amount_usdc",
+            "docs": [
+              "What the escrow held."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "charged_usdc",
+            "docs": [
+              "Split 99/1 between the creator and the marketplace: the whole amount for a fixed-price",
+              "call, `units × price_per_unit_usdc` for a metered one."
+            ],
+            "type": "u64"
+          },
+          {
+            "name": "returned_usdc",
+            "docs": [
+              "Back to the payer's token account in the settlement: `amount_usdc - charged_usdc`."
+            ],
             "type": "u64"
           },
           {
