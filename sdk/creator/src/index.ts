@@ -30,6 +30,7 @@ export {
   type CreatorExecuteRequest,
   type CreatorExecuteResponse,
   type ListingDocument,
+  type MeteredTerms,
   type SignBatchItem,
   type SignBatchRequest,
   type SignBatchResponse,

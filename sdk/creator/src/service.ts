@@ -16,6 +16,7 @@ import {
   signResult,
   signSigningKeyProof,
   toHex,
+  type MeteredTerms,
   type WireEscrow,
 } from "@agent-market/program";
 
@@ -51,6 +52,12 @@ export interface AgentContext<P = Record<string, unknown>> {
   deadline: Date;
   /** Fires at the deadline, or when the marketplace hangs up: stop work and let go of resources. */
   signal: AbortSignal;
+  /**
+   * A metered call's terms, null for a fixed-price one: the escrow holds the price of `maxUnits`
+   * units at `pricePerUnitUsdc` (USDC base units) each. An answer of more units is not signed
+   * (the program would refuse to settle it), so a handler stops, or refuses, at `maxUnits`.
+   */
+  metered: MeteredTerms | null;
 }
 
 /**
@@ -162,6 +169,7 @@ interface ParsedRequest extends WireEscrow {
   task: string;
   parameters: Record<string, unknown>;
   deadline_ms: number;
+  metered: MeteredTerms | null;
 }
 
 /** The body's fields, or the refusal's code and what is wrong with them. */
@@ -186,6 +194,7 @@ function parseRequestBody(body: unknown): ParsedRequest | { code: "invalid_reque
     parameters: request.parameters,
     request_hash: request.request_hash,
     deadline_ms,
+    metered: checked.metered,
   };
 }
 
@@ -258,6 +267,7 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
       network: request.network,
       deadline: new Date(request.deadline_ms),
       signal: controller.signal,
+      metered: request.metered,
     };
     let outcome: Outcome;
     try {
@@ -286,6 +296,13 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     }
     // A metered handler's units are signed with its output; a fixed-price one answers none (0).
     const { output, units } = outcome.output instanceof Metered ? outcome.output : { output: outcome.output, units: undefined };
+    // Signed units above the escrow's maximum could never settle (UnitsAboveMaximum): the call is
+    // answered as the creator's failure instead, which the marketplace refunds.
+    if (request.metered && units !== undefined && units > request.metered.maxUnits) {
+      const message = `the handler answered ${units} units, above the call's max_units ${request.metered.maxUnits}`;
+      onError(new RangeError(message), request.execution_id);
+      return errorResponse(500, "invalid_output", message);
+    }
     if (!validateOutput(output)) {
       const found = violations(validateOutput.errors);
       onError(new Error(describe("output does not match the output schema", found)), request.execution_id);

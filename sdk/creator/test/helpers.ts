@@ -53,6 +53,15 @@ export function executeRequest(
   };
 }
 
+/**
+ * What `verifyCreatorResponse` checks an answer to `request` against: its escrow, the creator's
+ * key, and a metered request's max_units (a decimal string on the wire, a bigint here).
+ */
+export function expectedAnswer(request: CreatorExecuteRequest) {
+  const { max_units, ...escrow } = request;
+  return { ...escrow, signing_key: creatorPublicKey, ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }) };
+}
+
 export interface SendOptions {
   method?: string;
   /** The path signed; defaults to the path sent. */

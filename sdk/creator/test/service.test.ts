@@ -10,9 +10,9 @@ import { createAgentService, metered, type AgentContext, type AgentServiceOption
 import { agentServicePlugin } from "../src/fastify.js";
 import {
   closeServer,
-  creatorPublicKey,
   creatorSeed,
   executeRequest,
+  expectedAnswer,
   marketplaceKey,
   nowSecs,
   post,
@@ -125,9 +125,9 @@ describe("agent services on 127.0.0.1", () => {
         const answer = await post(url(), "/execute", request);
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
         assert.equal(answer.body.units, "3000");
-        const check = verifyCreatorResponse(answer.body, { ...request, signing_key: creatorPublicKey });
+        const check = verifyCreatorResponse(answer.body, expectedAnswer(request));
         assert.ok(check.ok && check.units === 3000n);
-        assert.equal(verifyCreatorResponse({ ...answer.body, units: "3001" }, { ...request, signing_key: creatorPublicKey }).ok, false);
+        assert.equal(verifyCreatorResponse({ ...answer.body, units: "3001" }, expectedAnswer(request)).ok, false);
       });
 
       it("refuses a request of another protocol version: 400 unsupported_protocol_version", async () => {
@@ -147,7 +147,7 @@ describe("agent services on 127.0.0.1", () => {
         const request = executeRequest("repeat", { text: "ab", times: 3 });
         const answer = await post(url(), "/execute", request);
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
-        const check = verifyCreatorResponse(answer.body, { ...request, signing_key: creatorPublicKey });
+        const check = verifyCreatorResponse(answer.body, expectedAnswer(request));
         assert.ok(check.ok, check.ok ? "" : check.message);
         assert.equal(check.units, 0n, "a fixed-price answer signs units 0");
         assert.equal("units" in answer.body, false, "and answers none");
@@ -167,7 +167,7 @@ describe("agent services on 127.0.0.1", () => {
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
         assert.equal(answer.body.output.repeated, "x");
         assert.deepEqual(contexts.get(request.execution_id)!.parameters, { text: "x", times: 1 });
-        assert.ok(verifyCreatorResponse(answer.body, { ...request, signing_key: creatorPublicKey }).ok);
+        assert.ok(verifyCreatorResponse(answer.body, expectedAnswer(request)).ok);
       });
 
       it("takes the signed path as received, query string included", async () => {
@@ -391,7 +391,7 @@ describe("agent services on 127.0.0.1", () => {
         const request = executeRequest("t", { text: "p" });
         const answer = await post(base, "/agents/repeat/execute", request);
         assert.equal(answer.status, 200, JSON.stringify(answer.body));
-        assert.ok(verifyCreatorResponse(answer.body, { ...request, signing_key: creatorPublicKey }).ok);
+        assert.ok(verifyCreatorResponse(answer.body, expectedAnswer(request)).ok);
         const health = await send(base, { method: "GET", path: "/agents/repeat/health", body: "", headers: {} });
         assert.equal(health.status, 200);
       } finally {
