@@ -26,7 +26,9 @@ import {
   echoListing,
   echoOutputSchema,
   exampleAgents,
+  meteredTextStatsListing,
   startEcho,
+  startMeteredTextStats,
   startTextStats,
   textStatsListing,
   textStatsOutputSchema,
@@ -51,8 +53,19 @@ interface Call {
   body: any;
 }
 
-/** Calls `agent` as the marketplace would: a fresh execution, signed now, due in a minute. */
-async function call(agent: RunningAgent, task: string, parameters: Record<string, unknown>): Promise<Call> {
+/** A metered call's terms, as the relayer sends them: at most 3 units of 0.001000 USDC. */
+const METERED = { max_units: "3", price_per_unit_usdc: "0.001000" };
+
+/**
+ * Calls `agent` as the marketplace would: a fresh execution, signed now, due in a minute; a
+ * metered one with `terms`.
+ */
+async function call(
+  agent: RunningAgent,
+  task: string,
+  parameters: Record<string, unknown>,
+  terms: Pick<CreatorExecuteRequest, "max_units" | "price_per_unit_usdc"> = {},
+): Promise<Call> {
   const request: CreatorExecuteRequest = {
     protocol_version: 2,
     execution_id: formatExecutionId(randomBytes(16)),
@@ -66,6 +79,7 @@ async function call(agent: RunningAgent, task: string, parameters: Record<string
     parameters,
     request_hash: toHex(requestHash(task, parameters)),
     deadline: new Date(Date.now() + 60_000).toISOString(),
+    ...terms,
   };
   const body = JSON.stringify(request);
   const header = signRequest(marketplaceSeed, {
@@ -82,11 +96,17 @@ async function call(agent: RunningAgent, task: string, parameters: Record<string
   return { status: response.status, request, body: await response.json() };
 }
 
-function assertSigned(result: Call): void {
+/** A verified answer signing `units`: 0 (none answered) for the fixed-price examples. */
+function assertSigned(result: Call, units = 0n): void {
   assert.equal(result.status, 200, JSON.stringify(result.body));
-  const check = verifyCreatorResponse(result.body, { ...result.request, signing_key: creatorPublicKey });
+  const { max_units, ...escrow } = result.request;
+  const check = verifyCreatorResponse(result.body, {
+    ...escrow,
+    signing_key: creatorPublicKey,
+    ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }),
+  });
   assert.ok(check.ok, check.ok ? "" : check.message);
-  assert.equal(check.units, 0n, "the examples are fixed-price: no units, signed as 0");
+  assert.equal(check.units, units);
 }
 
 const SAMPLE = "The cat sat on the mat. The dog barked!";
@@ -94,19 +114,23 @@ const SAMPLE = "The cat sat on the mat. The dog barked!";
 describe("example agents over HTTP", () => {
   let echo: RunningAgent;
   let textStats: RunningAgent;
+  let meteredTextStats: RunningAgent;
 
   before(async () => {
     echo = await startEcho({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
     textStats = await startTextStats({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
+    // Its refusals are expected here: no need to print them.
+    meteredTextStats = await startMeteredTextStats({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress], onError: () => {} });
   });
 
   after(async () => {
     await echo.close();
     await textStats.close();
+    await meteredTextStats.close();
   });
 
   it("start on 127.0.0.1 and sign with the given key", async () => {
-    for (const agent of [echo, textStats]) {
+    for (const agent of [echo, textStats, meteredTextStats]) {
       assert.match(agent.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(agent.publicKey, formatAddress(creatorPublicKey));
       const health = await (await fetch(`${agent.url}/health`)).json();
@@ -195,12 +219,39 @@ describe("example agents over HTTP", () => {
     }
   });
 
-  it("exampleAgents starts each agent, whose listing names its schemas", async () => {
+  describe("metered-text-stats", () => {
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}x`).join(" ");
+
+    it("answers text-stats's figures and signs a unit per started 100 words", async () => {
+      for (const [count, units] of [[1, 1n], [100, 1n], [101, 2n], [300, 3n]] as const) {
+        const result = await call(meteredTextStats, "measure", { text: words(count) }, METERED);
+        assertSigned(result, units);
+        assert.equal(result.body.output.words, count);
+        assert.equal(result.body.units, String(units));
+      }
+    });
+
+    it("charges nothing for a text without words", async () => {
+      const result = await call(meteredTextStats, "measure", { text: "42 …" }, METERED);
+      assertSigned(result, 0n);
+    });
+
+    it("refuses a text of more units than the call pays for, unsigned: 500 handler_error", async () => {
+      const result = await call(meteredTextStats, "measure", { text: words(301) }, METERED);
+      assert.equal(result.status, 500);
+      assert.deepEqual(result.body, {
+        error: { code: "handler_error", message: "the text is 4 units of 100 words; this call pays for at most 3 (300 words)" },
+      });
+    });
+  });
+
+  it("exampleAgents starts each agent, whose listing names its schemas and whose answer signs units as its pricing has them", async () => {
     for (const [slug, example] of Object.entries(exampleAgents)) {
       const agent = await example.start({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
       try {
-        const result = await call(agent, "listed", slug === "echo" ? {} : { text: "One. Two." });
-        assertSigned(result);
+        const isMetered = example.pricing.model === "metered";
+        const result = await call(agent, "listed", slug === "echo" ? {} : { text: "One. Two." }, isMetered ? METERED : {});
+        assertSigned(result, isMetered ? 1n : 0n);
         assert.ok(ajv.validate(example.listing.output_schema as object, result.body.output));
       } finally {
         await agent.close();
@@ -210,7 +261,7 @@ describe("example agents over HTTP", () => {
 });
 
 describe("listings", () => {
-  for (const listing of [echoListing, textStatsListing]) {
+  for (const listing of [echoListing, textStatsListing, meteredTextStatsListing]) {
     it(`${listing.name}: five fields, valid JSON Schemas, a stable hash`, () => {
       assert.deepEqual(Object.keys(listing).sort(), ["description", "input_schema", "name", "output_schema", "tags"]);
       assert.ok(listing.name.length > 0 && listing.description.length > 0 && listing.tags.length > 0);

@@ -11,11 +11,13 @@ import {
   ed25519Sign,
   listingHash,
   parseSigningKeyProof,
+  parseWireUsdc,
   registerAgentInstructions,
   withComputeBudget,
   type ListingDocument,
+  type Pricing,
 } from "@agent-market/program";
-import { exampleAgents, type RunningAgent } from "@agent-market/examples";
+import { exampleAgents, type ExamplePricing, type RunningAgent } from "@agent-market/examples";
 import { utils } from "@coral-xyz/anchor";
 import { getAssociatedTokenAddressSync } from "@solana/spl-token";
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction, sendAndConfirmTransaction } from "@solana/web3.js";
@@ -37,6 +39,21 @@ export interface DemoAgent {
   address: string;
   url: string;
   listing: ListingDocument;
+  pricing: ExamplePricing;
+}
+
+/** The agent account's Pricing for a listing's: the chain holds the prices, the listing a metered unit's name too. */
+function chainPricing(pricing: ExamplePricing): Pricing {
+  switch (pricing.model) {
+    case "pay_per_use":
+      return { kind: "PayPerUse", priceUsdc: parseWireUsdc(pricing.price_usdc) };
+    case "metered":
+      return {
+        kind: "Metered",
+        pricePerUnitUsdc: parseWireUsdc(pricing.price_per_unit_usdc),
+        maxUnitsPerCall: BigInt(pricing.max_units_per_call),
+      };
+  }
 }
 
 export function keypairAt(path: string): Keypair {
@@ -104,10 +121,9 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
   const wallet = keypairAt(join(data_dir, "wallet.json"));
   const slugs = Object.keys(exampleAgents) as (keyof typeof exampleAgents)[];
   if (!state.funded) {
-    log("funding the creator and the test wallet (SOL for fees, test USDC)");
+    log("funding the creator (SOL for fees) and the test wallet (SOL, test USDC)");
     await airdrop(connection, creator.publicKey, 10);
     await airdrop(connection, wallet.publicKey, 10);
-    await rpc(rpc_url, "localnet_mintUsdc", [creator.publicKey.toBase58(), Number(BigInt(slugs.length) * 100n * USDC)]);
     await rpc(rpc_url, "localnet_mintUsdc", [wallet.publicKey.toBase58(), Number(100n * USDC)]);
     state.funded = true;
     save();
@@ -136,6 +152,8 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
     options.running.push(agent);
     if (!(await connection.getAccountInfo(address))) {
       log(`registering the ${slug} agent on-chain with 100 USDC of collateral`);
+      // Minted for each agent as it registers, so an example added since the data folder was made registers too.
+      await rpc(rpc_url, "localnet_mintUsdc", [creator.publicKey.toBase58(), Number(100n * USDC)]);
       const transaction = new Transaction().add(
         ...withComputeBudget(registerAgentInstructions({
           programId,
@@ -148,7 +166,7 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
             signingKey: signing.publicKey.toBytes(),
             endpoint: agent.url,
             listingHash: listingHash(example.listing),
-            pricing: { kind: "PayPerUse", priceUsdc: slug === "echo" ? 10_000n : 50_000n },
+            pricing: chainPricing(example.pricing),
             maxExecutionSecs: 30,
           },
           collateralUsdc: 100n * USDC,
@@ -169,13 +187,13 @@ export async function setUpDemo(options: DemoOptions): Promise<{ agents: DemoAge
           ...example.listing,
           endpoint: agent.url,
           signing_key: signing.publicKey.toBase58(),
-          pricing: { model: "pay_per_use", price_usdc: slug === "echo" ? "0.010000" : "0.050000" },
+          pricing: example.pricing,
         },
         creatorSession,
       );
       if (created.status !== 201) throw new Error(`listing ${slug} failed: ${JSON.stringify(created.body)}`);
     }
-    agents.push({ slug, address: address.toBase58(), url: agent.url, listing: example.listing });
+    agents.push({ slug, address: address.toBase58(), url: agent.url, listing: example.listing, pricing: example.pricing });
   }
 
   const walletSession = await signIn(relayer_url, wallet);

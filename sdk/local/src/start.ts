@@ -4,9 +4,19 @@
 // Exits non-zero with the reason when a process it runs dies and cannot be restarted.
 import { resolve } from "node:path";
 
+import { formatUsdc, parseWireUsdc } from "@agent-market/program";
+import type { ExamplePricing } from "@agent-market/examples";
+
 import { REPO_ROOT, STOP_BOUNDS_MS, startLocalMarketplace, type LocalMarketplace } from "./marketplace.js";
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+/** An agent's price as callers see it: a fixed price a call, or the most a metered call costs and a unit's price. */
+function priceText(pricing: ExamplePricing): string {
+  if (pricing.model === "pay_per_use") return `${pricing.price_usdc} USDC a call`;
+  const most = parseWireUsdc(pricing.price_per_unit_usdc) * BigInt(pricing.max_units_per_call);
+  return `up to ${formatUsdc(most)} USDC, ${pricing.price_per_unit_usdc} per ${pricing.unit}`;
+}
 
 let marketplace: LocalMarketplace | undefined;
 let stopping = false;
@@ -56,8 +66,11 @@ async function main(): Promise<void> {
       process.exit(1);
     },
   });
-  const echo = marketplace.agents.find((agent) => agent.slug === "echo")!;
   const stats = marketplace.agents.find((agent) => agent.slug === "text-stats")!;
+  const width = Math.max(...marketplace.agents.map((agent) => agent.slug.length));
+  const agents = marketplace.agents
+    .map((agent) => `${agent.slug.padEnd(width)} ${agent.address} at ${agent.url}, ${priceText(agent.pricing)}`)
+    .join(`\n${" ".repeat(18)}`);
   const body = JSON.stringify({
     task: "Give me the statistics of this text",
     parameters: { text: "Agents run on the marketplace. Each call is paid in USDC through escrow.", top_n: 3 },
@@ -70,8 +83,7 @@ Agent Market is running (data in ${data_dir}).
   local chain     ${marketplace.rpc_url}          (devnet for svc_test_ keys)
   indexer         ${marketplace.indexer_url}   (GraphQL; GraphiQL in a browser)
   database        ${marketplace.database_url.replace(/:[^:@/]+@/, ":…@")}
-  agents          text-stats ${stats.address} at ${stats.url}
-                  echo       ${echo.address} at ${echo.url}
+  agents          ${agents}
   test wallet     ${marketplace.wallet.publicKey.toBase58()} (USDC with a 50 USDC allowance)
 
 Your test API key (keep it secret; it spends the test wallet's USDC):

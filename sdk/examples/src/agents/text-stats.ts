@@ -166,6 +166,11 @@ function wordsOf(text: string): string[] {
   return (text.match(WORD) ?? []).filter((token) => /\p{L}/u.test(token));
 }
 
+/** The text's `words` figure alone, cheaper than all of `textStats`. */
+export function wordCount(text: string): number {
+  return wordsOf(text).length;
+}
+
 export function textStats(text: string, options: { top_n?: number; stopwords?: boolean } = {}): TextStats {
   const topN = options.top_n ?? 10;
   const skipStopwords = options.stopwords ?? true;
