@@ -53,13 +53,20 @@ export interface CreatorServer {
   sign_batch: boolean;
   /** The batches it signed, by their item counts. */
   batches_signed: number[];
+  /** The units a metered answer reports for a request; none (a fixed-price answer) when unset. */
+  units: ((request: CreatorExecuteRequest) => bigint) | undefined;
   close(): Promise<void>;
 }
 
 export async function startCreator(marketplaceKey: string, behaviour: CreatorBehaviour = "echo"): Promise<CreatorServer> {
   const signing = Keypair.generate();
   const received: CreatorServer["received"] = [];
-  const state = { behaviour, delay_ms: 1_000, sign_batch: false };
+  const state: { behaviour: CreatorBehaviour; delay_ms: number; sign_batch: boolean; units: CreatorServer["units"] } = {
+    behaviour,
+    delay_ms: 1_000,
+    sign_batch: false,
+    units: undefined,
+  };
   const batches_signed: number[] = [];
   let previousSignature: string | undefined;
   const server: Server = createServer((req, res) => {
@@ -102,7 +109,7 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
       const output = { echoed: body.task, words: body.task.split(/\s+/).length };
       const reply = (status: number, payload: string, headers: Record<string, string> = {}) =>
         res.writeHead(status, { "content-type": "application/json", ...headers }).end(payload);
-      const signed = signResult(signing.secretKey, body, output);
+      const signed = signResult(signing.secretKey, body, output, state.units?.(body));
       const lastSignature = previousSignature;
       previousSignature = signed.signature;
       switch (state.behaviour) {
@@ -169,6 +176,12 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
       state.sign_batch = next;
     },
     batches_signed,
+    get units() {
+      return state.units;
+    },
+    set units(next: CreatorServer["units"]) {
+      state.units = next;
+    },
     set delay_ms(next: number) {
       state.delay_ms = next;
     },

@@ -49,6 +49,13 @@ export function pricingWire(pricing: Pricing): Record<string, unknown> {
         included_calls: pricing.includedCalls,
         overage_price_usdc: formatUsdc(pricing.overagePriceUsdc),
       };
+    case "Metered":
+      return {
+        model: "metered",
+        price_per_unit_usdc: formatUsdc(pricing.pricePerUnitUsdc),
+        unit: "words",
+        max_units_per_call: pricing.maxUnitsPerCall.toString(),
+      };
   }
 }
 

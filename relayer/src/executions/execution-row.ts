@@ -28,7 +28,14 @@ export interface ExecutionRow {
   payer_token_account: string;
   used_subscription: boolean;
   quoted_usdc: string;
+  /** What the escrow holds: a fixed-price call's price, or the most a metered call may cost. */
   amount_usdc: string | null;
+  /** The escrow's price per unit (base units, decimal): "0" for a fixed-price call. */
+  price_per_unit_usdc: string | null;
+  /** The most units the escrow may be charged for (decimal u64): "0" for a fixed-price call. */
+  max_units: string | null;
+  /** What the settlement charged of the amount (the rest went back to the payer), once recorded. */
+  charged_usdc: string | null;
   /** The escrow's nonce (Agent.escrows_opened at its open, u64 as a decimal string): the v2 digest binds it. */
   escrow_nonce: string | null;
   escrow_deadline: Date | null;
@@ -60,6 +67,9 @@ export interface ExecutionRow {
 /** The columns a new row leaves empty, for building one in memory. */
 export const EMPTY_ROW = {
   amount_usdc: null,
+  price_per_unit_usdc: null,
+  max_units: null,
+  charged_usdc: null,
   escrow_nonce: null,
   escrow_deadline: null,
   output: null,
@@ -84,7 +94,10 @@ export const EMPTY_ROW = {
 } satisfies Partial<ExecutionRow>;
 
 /** What the open escrow tells, recorded with the execution's next step. */
-export type EscrowFacts = Pick<ExecutionRow, "amount_usdc" | "escrow_nonce" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at">;
+export type EscrowFacts = Pick<
+  ExecutionRow,
+  "amount_usdc" | "price_per_unit_usdc" | "max_units" | "escrow_nonce" | "escrow_deadline" | "escrow_opened_at" | "creator_started_at"
+>;
 
 const bs58 = utils.bytes.bs58;
 

@@ -3,6 +3,7 @@
 // the chain or the creator is touched, so the finish job (execution-recovery.ts) can take over
 // from any of them. The program, not this code, fixes amounts.
 import {
+  chargeOf,
   decodeAgent,
   decodeEscrow,
   escrowPda,
@@ -37,6 +38,7 @@ import type { RefundBatches } from "./refund-batches.js";
 import type { SettleBatches } from "./settle-batches.js";
 import {
   errorFromLogs,
+  escrowBinding,
   feePayerShort,
   openEscrowInstructions,
   REBROADCAST_MS,
@@ -271,6 +273,8 @@ export class ExecutionRunner {
     const now = new Date();
     return {
       amount_usdc: escrow.amountUsdc.toString(),
+      price_per_unit_usdc: escrow.pricePerUnitUsdc.toString(),
+      max_units: escrow.maxUnits.toString(),
       escrow_nonce: escrow.nonce.toString(),
       escrow_deadline: new Date(Number(escrow.deadline) * 1000),
       escrow_opened_at: now,
@@ -328,6 +332,10 @@ export class ExecutionRunner {
       parameters: row.parameters,
       request_hash: toHex(row.request_hash),
       deadline: new Date(deadline_ms).toISOString(),
+      // A metered call's terms, so that its creator stops at the units the escrow can pay for.
+      ...(BigInt(row.price_per_unit_usdc ?? "0") > 0n
+        ? { max_units: row.max_units!, price_per_unit_usdc: formatUsdc(BigInt(row.price_per_unit_usdc!)) }
+        : {}),
     };
     const outcome = await this.creators.call({
       endpoint: agent.endpoint,
@@ -351,6 +359,8 @@ export class ExecutionRunner {
       result_hash: Buffer.from(outcome.result_hash),
       result_digest: Buffer.from(outcome.digest),
       units: outcome.units.toString(),
+      // What settle_batch will charge: the answer's units were checked against the escrow's maximum.
+      charged_usdc: chargeOf(escrowBinding({ ...row, ...unrecorded }), outcome.units).chargedUsdc.toString(),
       creator_signature: Buffer.from(outcome.signature),
       signing_key: bs58.encode(agent.signingKey),
       payout_account: agent.payoutAccount.toBase58(),

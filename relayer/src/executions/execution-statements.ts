@@ -76,6 +76,8 @@ export const RECORD_OPEN = `WITH v AS (SELECT * FROM unnest($1::text[], $3::text
 // What a settle records on its row, from a recordset `v` of the columns below.
 const SETTLE_SET = `state = '${TRANSITIONS.settle_recorded.to}',
      amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_nonce = coalesce(v.escrow_nonce, e.escrow_nonce),
+     price_per_unit_usdc = coalesce(v.price_per_unit_usdc, e.price_per_unit_usdc), max_units = coalesce(v.max_units, e.max_units),
+     charged_usdc = v.charged_usdc,
      escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
      escrow_opened_at = coalesce(v.escrow_opened_at, e.escrow_opened_at),
      creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
@@ -85,6 +87,7 @@ const SETTLE_SET = `state = '${TRANSITIONS.settle_recorded.to}',
      settle_tx = v.settle_tx,
      updated_at = clock_timestamp()`;
 const SETTLE_INPUT = `jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, amount_usdc numeric, escrow_nonce numeric,
+     price_per_unit_usdc numeric, max_units numeric, charged_usdc numeric,
      escrow_deadline timestamptz, escrow_opened_at timestamptz, creator_started_at timestamptz, creator_finished_at timestamptz,
      output jsonb, result_hash text, result_digest text, units numeric, creator_signature text, signing_key text,
      payout_account text, fee_shard int, settle_tx jsonb)`;
@@ -107,12 +110,14 @@ export const SETTLE_ALL = `WITH v AS (SELECT * FROM ${SETTLE_INPUT}),
 // A batch's refund recorded on every row or on none, as SETTLE_ALL does for a settlement.
 export const REFUND_ALL = `WITH v AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, from_state text, refund_tx jsonb, refund_reason text,
        failure_code text, failure_message text, creator_finished_at timestamptz, amount_usdc numeric, escrow_nonce numeric,
+       price_per_unit_usdc numeric, max_units numeric,
        escrow_deadline timestamptz, escrow_opened_at timestamptz, creator_started_at timestamptz)),
    locked AS (SELECT e.id FROM executions e JOIN v ON e.id = v.id AND e.state = v.from_state FOR UPDATE OF e)
    UPDATE executions e SET state = '${TRANSITIONS.refund_recorded.to}', refund_tx = v.refund_tx, refund_reason = v.refund_reason,
      failure_code = v.failure_code, failure_message = v.failure_message,
      creator_finished_at = coalesce(v.creator_finished_at, e.creator_finished_at),
      amount_usdc = coalesce(v.amount_usdc, e.amount_usdc), escrow_nonce = coalesce(v.escrow_nonce, e.escrow_nonce),
+     price_per_unit_usdc = coalesce(v.price_per_unit_usdc, e.price_per_unit_usdc), max_units = coalesce(v.max_units, e.max_units),
      escrow_deadline = coalesce(v.escrow_deadline, e.escrow_deadline),
      escrow_opened_at = coalesce(v.escrow_opened_at, e.escrow_opened_at),
      creator_started_at = coalesce(v.creator_started_at, e.creator_started_at),
@@ -129,7 +134,7 @@ export const COMPLETE = `WITH done AS (
        FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS d (id, from_state, final, finished_at)
       WHERE e.id = d.id AND e.state = d.from_state
      RETURNING e.id, e.wallet, d.final, e.api_key_id,
-               e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
+               e.quoted_usdc - CASE WHEN d.final = 'settled' THEN coalesce(e.charged_usdc, e.amount_usdc, e.quoted_usdc) ELSE 0 END AS released
    ), events AS (
      SELECT id AS execution_id, wallet,
             CASE WHEN final = 'settled' THEN 'execution.succeeded' ELSE 'execution.refunded' END AS event

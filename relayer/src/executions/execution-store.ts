@@ -57,6 +57,7 @@ export type SettleRecord = Pick<
   | "result_hash"
   | "result_digest"
   | "units"
+  | "charged_usdc"
   | "creator_signature"
   | "signing_key"
   | "payout_account"

@@ -23,11 +23,25 @@ const ms = (from: Date | null, to: Date | null) => (from && to ? to.getTime() - 
 /** An execution as its response schema describes it. */
 export type ExecutionObject = FromSchema<typeof executionObject>;
 
+/**
+ * What the call was charged and what went back to its payer: a succeeded call its escrow's charge
+ * for the units signed (settle_batch's rule), a refunded one nothing, its whole escrow returned.
+ */
+function chargeOfRow(row: ExecutionRow, status: ExecutionStatus): { charged: bigint; returned: bigint } {
+  const held = row.amount_usdc === null ? 0n : BigInt(row.amount_usdc);
+  if (status === "succeeded") {
+    const charged = row.charged_usdc === null ? held : BigInt(row.charged_usdc);
+    return { charged, returned: held - charged };
+  }
+  return { charged: 0n, returned: status === "refunded" ? held : 0n };
+}
+
 export function renderExecution(row: ExecutionRow): ExecutionObject {
   const status = STATUS[row.state];
   const amount = row.amount_usdc === null ? null : BigInt(row.amount_usdc);
-  const charged = status === "succeeded" && amount !== null ? amount : 0n;
+  const { charged, returned } = chargeOfRow(row, status);
   const split = splitPayment(charged);
+  const metered = BigInt(row.price_per_unit_usdc ?? "0") > 0n;
   const final = row.state === "settled" || row.state === "refunded" || row.state === "failed";
   return {
     object: "execution",
@@ -57,6 +71,12 @@ export function renderExecution(row: ExecutionRow): ExecutionObject {
         : null,
     charge: {
       amount_usdc: formatUsdc(charged),
+      charged_usdc: formatUsdc(charged),
+      held_usdc: amount === null ? null : formatUsdc(amount),
+      returned_usdc: formatUsdc(returned),
+      units: status === "succeeded" ? row.units : null,
+      price_per_unit_usdc: metered ? formatUsdc(BigInt(row.price_per_unit_usdc!)) : null,
+      max_units: metered ? row.max_units : null,
       creator_share_usdc: formatUsdc(split.creatorShareUsdc),
       fee_usdc: formatUsdc(split.feeUsdc),
       currency: "USDC",

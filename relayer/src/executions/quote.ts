@@ -5,6 +5,7 @@ import {
   decodeAgent,
   decodeSubscription,
   delegatePda,
+  meteredHold,
   LruMap,
   subscriptionPda,
   type Agent,
@@ -130,6 +131,14 @@ export class Quoter {
         case "Hybrid":
           amount_usdc = agent.pricing.overagePriceUsdc;
           break;
+        case "Metered": {
+          // What the escrow will hold: whole units, as many as the smaller maximum buys.
+          const { pricePerUnitUsdc, maxUnitsPerCall } = agent.pricing;
+          const hold = meteredHold(pricePerUnitUsdc, maxUnitsPerCall, max_price_usdc);
+          if (hold === null) throw priceAboveMaximum(pricePerUnitUsdc, max_price_usdc!, "unit");
+          amount_usdc = hold.amountUsdc;
+          break;
+        }
       }
     }
     if (max_price_usdc !== undefined && amount_usdc > max_price_usdc) throw priceAboveMaximum(amount_usdc, max_price_usdc);
@@ -157,11 +166,14 @@ export class Quoter {
   }
 }
 
-/** The refusal of a call (or a subscription period) that costs more than its caller agreed to pay. */
-export function priceAboveMaximum(price_usdc: bigint, max_price_usdc: bigint): ApiError {
+/**
+ * The refusal of a call (or a subscription period) that costs more than its caller agreed to pay;
+ * of a metered call whose caller's maximum buys not one `unit`.
+ */
+export function priceAboveMaximum(price_usdc: bigint, max_price_usdc: bigint, per: "call" | "unit" = "call"): ApiError {
   return new ApiError(
     "price_above_maximum",
-    `The call costs ${formatUsdc(price_usdc)} USDC, more than max_price_usdc ${formatUsdc(max_price_usdc)}: nothing was sent.`,
+    `${per === "unit" ? "One unit" : "The call"} costs ${formatUsdc(price_usdc)} USDC, more than max_price_usdc ${formatUsdc(max_price_usdc)}: nothing was sent.`,
     "max_price_usdc",
     { price_usdc: formatUsdc(price_usdc), max_price_usdc: formatUsdc(max_price_usdc) },
   );

@@ -139,7 +139,7 @@ export async function reconcile(
      LEFT JOIN (
        SELECT api_key_id,
               count(*) FILTER (WHERE state <> 'failed') AS executions,
-              sum(amount_usdc) FILTER (WHERE state = 'settled') AS settled_usdc,
+              sum(coalesce(charged_usdc, amount_usdc)) FILTER (WHERE state = 'settled') AS settled_usdc,
               sum(quoted_usdc) FILTER (WHERE state NOT IN ('settled', 'refunded', 'failed')) AS in_flight_usdc
        FROM executions WHERE network = $1 GROUP BY api_key_id
      ) e ON e.api_key_id = k.id

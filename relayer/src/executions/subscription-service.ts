@@ -66,7 +66,7 @@ export interface PurchaseOutcome {
  * extended only while at most a period of it is left; one bought under other terms is replaced
  * only once it covers no more calls. Checked before anything is signed, so a refusal costs no fee.
  */
-function refuseUnrenewable(subscription: Subscription, pricing: Exclude<Pricing, { kind: "PayPerUse" }>): void {
+function refuseUnrenewable(subscription: Subscription, pricing: Extract<Pricing, { kind: "Subscription" | "Hybrid" }>): void {
   const now_secs = Math.floor(Date.now() / 1000);
   const expires_at_secs = Number(subscription.expiresAt);
   if (now_secs >= expires_at_secs) return;
@@ -150,7 +150,7 @@ export class SubscriptionService {
     if (!infos[0]) throw new ApiError("resource_not_found", `No agent account ${agent} on ${network}.`, "agent_id");
     const onChain = decodeAgent(infos[0].data);
     await requireListedTerms(this.listings, network, agent, listing, onChain);
-    if (onChain.pricing.kind === "PayPerUse") throw new ApiError("subscription_not_offered");
+    if (onChain.pricing.kind === "PayPerUse" || onChain.pricing.kind === "Metered") throw new ApiError("subscription_not_offered");
     const price = onChain.pricing.periodPriceUsdc;
     if (infos[2]) refuseUnrenewable(decodeSubscription(infos[2].data), onChain.pricing);
     if (max_price_usdc !== undefined && price > max_price_usdc) throw priceAboveMaximum(price, max_price_usdc);

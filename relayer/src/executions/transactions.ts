@@ -9,6 +9,7 @@ import {
   refundInstruction,
   settleBatchInstructions,
   type BatchSignature,
+  type ChargedEscrow,
   type EscrowBinding,
   type LookupTable,
   type OpenBatchItem,
@@ -113,9 +114,14 @@ export function escrowRef(row: ExecutionRow, sender: TransactionSender) {
   };
 }
 
-/** What the execution's escrow recorded at its open (its row holds it once the escrow was read). */
-export function escrowBinding(row: ExecutionRow): EscrowBinding {
+/**
+ * What the execution's escrow recorded at its open (its row holds it once the escrow was read),
+ * with its pricing: a row without it is of a fixed-price escrow.
+ */
+export function escrowBinding(row: ExecutionRow): EscrowBinding & ChargedEscrow {
   return {
+    pricePerUnitUsdc: BigInt(row.price_per_unit_usdc ?? "0"),
+    maxUnits: BigInt(row.max_units ?? "0"),
     executionId: executionIdBytes(row.id),
     agent: new PublicKey(row.agent),
     nonce: BigInt(row.escrow_nonce!),

@@ -52,9 +52,23 @@ export const executionObject = {
     },
     charge: {
       type: "object",
-      required: ["amount_usdc", "creator_share_usdc", "fee_usdc", "currency", "covered_by_subscription"],
+      required: [
+        "amount_usdc", "charged_usdc", "held_usdc", "returned_usdc", "units", "price_per_unit_usdc", "max_units",
+        "creator_share_usdc", "fee_usdc", "currency", "covered_by_subscription",
+      ],
       properties: {
+        /** What the call was charged: the same as charged_usdc, the name clients of fixed prices know. */
         amount_usdc: usdcAmount,
+        charged_usdc: usdcAmount,
+        /** What the escrow held (null before it opened): a fixed price, or the most a metered call may cost. */
+        held_usdc: { anyOf: [usdcAmount, { type: "null" }] },
+        /** Back to the payer: a metered call's unused units at settlement, or the whole escrow refunded. */
+        returned_usdc: usdcAmount,
+        /** The units the creator signed (null until it answered): a metered call is charged by them. */
+        units: { anyOf: [u64String, { type: "null" }] },
+        /** A metered call's price per unit and the most units its escrow holds the price of; null for a fixed price. */
+        price_per_unit_usdc: { anyOf: [usdcAmount, { type: "null" }] },
+        max_units: { anyOf: [u64String, { type: "null" }] },
         creator_share_usdc: usdcAmount,
         fee_usdc: usdcAmount,
         currency: { const: "USDC" },

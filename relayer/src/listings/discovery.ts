@@ -3,12 +3,12 @@
 // (the newest DISCOVERY_MAX_RANKED listings), never one page, so a cursor walks one consistent
 // order; without them, the listing's own newest-first pagination is used and only the page is
 // annotated.
-import { parseWireUsdc, type NetworkName } from "@agent-market/program";
+import type { NetworkName } from "@agent-market/program";
 
 import { ApiError } from "../errors.js";
 import { NO_DATA_HEALTH, UNKNOWN_HEALTH, type AgentHealth, type AgentHealthStatus, type IndexerClient } from "../indexer/indexer-client.js";
 import type { ListingObject, ListingService, ListQuery } from "./listing-service.js";
-import type { PricingWire } from "./pricing.js";
+import { maxCallPriceUsdc, type PricingWire } from "./pricing.js";
 
 /** The most listings a ranked discovery query orders (the newest matching ones). */
 export const DISCOVERY_MAX_RANKED = 1_000;
@@ -77,9 +77,8 @@ function comparator(sort: Exclude<DiscoverySort, "newest">): (a: DiscoveredListi
   };
 }
 
-/** What one more call costs: the pay-per-use price or the hybrid overage; none for a subscription. */
+/** What one more call costs at most: the pay-per-use price, the hybrid overage, a metered call's maximum; none for a subscription. */
 function pricePerCall(pricing: PricingWire): number | null {
-  if (pricing.model === "pay_per_use") return Number(parseWireUsdc(pricing.price_usdc));
-  if (pricing.model === "hybrid") return Number(parseWireUsdc(pricing.overage_price_usdc));
-  return null;
+  const price = maxCallPriceUsdc(pricing);
+  return price === null ? null : Number(price);
 }

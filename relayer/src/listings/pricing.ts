@@ -1,7 +1,8 @@
 // Pricing as the API shows it, and its conversion from the agent account's Pricing enum. The
 // program prices every call; the listing only repeats what the chain holds, and is refused
-// when the two differ.
-import { MAX_SUBSCRIPTION_PERIOD_SECS, type Pricing, formatUsdc, USDC_WIRE_PATTERN } from "@agent-market/program";
+// when the two differ. A metered listing also names its unit ("tokens", "pages"), which the chain
+// does not hold: the listing hash the agent account records covers it.
+import { MAX_SUBSCRIPTION_PERIOD_SECS, type Pricing, formatUsdc, parseWireUsdc, USDC_WIRE_PATTERN } from "@agent-market/program";
 
 export type PricingWire =
   | { model: "pay_per_use"; price_usdc: string }
@@ -12,9 +13,36 @@ export type PricingWire =
       period_secs: number;
       included_calls: number;
       overage_price_usdc: string;
+    }
+  | {
+      model: "metered";
+      price_per_unit_usdc: string;
+      /** What a unit is, shown to callers. */
+      unit: string;
+      /** u64 as a decimal string: the most units one call may be charged for. */
+      max_units_per_call: string;
     };
 
-export function pricingFromChain(pricing: Pricing): PricingWire {
+/** Pricing as the agent account holds it: a metered one without its unit's name. */
+export type ChainPricingWire =
+  | Exclude<PricingWire, { model: "metered" }>
+  | Omit<Extract<PricingWire, { model: "metered" }>, "unit">;
+
+/** The most one call costs (null for a subscription, whose calls its period covers). */
+export function maxCallPriceUsdc(pricing: PricingWire): bigint | null {
+  switch (pricing.model) {
+    case "pay_per_use":
+      return parseWireUsdc(pricing.price_usdc);
+    case "hybrid":
+      return parseWireUsdc(pricing.overage_price_usdc);
+    case "metered":
+      return parseWireUsdc(pricing.price_per_unit_usdc) * BigInt(pricing.max_units_per_call);
+    case "subscription":
+      return null;
+  }
+}
+
+export function pricingFromChain(pricing: Pricing): ChainPricingWire {
   switch (pricing.kind) {
     case "PayPerUse":
       return { model: "pay_per_use", price_usdc: formatUsdc(pricing.priceUsdc) };
@@ -32,13 +60,22 @@ export function pricingFromChain(pricing: Pricing): PricingWire {
         included_calls: pricing.includedCalls,
         overage_price_usdc: formatUsdc(pricing.overagePriceUsdc),
       };
+    case "Metered":
+      return {
+        model: "metered",
+        price_per_unit_usdc: formatUsdc(pricing.pricePerUnitUsdc),
+        max_units_per_call: pricing.maxUnitsPerCall.toString(),
+      };
   }
 }
 
-export function samePricing(a: PricingWire, b: PricingWire): boolean {
-  const keys = (p: PricingWire) => Object.keys(p).sort();
-  const ka = keys(a);
-  return ka.join() === keys(b).join() && ka.every((k) => a[k as keyof PricingWire] === b[k as keyof PricingWire]);
+/** Whether the listing's pricing is the chain's: every term the chain holds, the unit's name aside. */
+export function samePricing(on_chain: ChainPricingWire, listed: PricingWire): boolean {
+  const { unit: _unit, ...terms } = listed as PricingWire & { unit?: string };
+  const a = on_chain as Record<string, unknown>;
+  const b = terms as Record<string, unknown>;
+  const keys = Object.keys(a).sort();
+  return keys.join() === Object.keys(b).sort().join() && keys.every((k) => a[k] === b[k]);
 }
 
 const amount = { type: "string", pattern: USDC_WIRE_PATTERN } as const;
@@ -71,6 +108,17 @@ export const PRICING_SCHEMA = {
         period_secs: periodSecs,
         included_calls: count,
         overage_price_usdc: amount,
+      },
+    },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["model", "price_per_unit_usdc", "unit", "max_units_per_call"],
+      properties: {
+        model: { const: "metered" },
+        price_per_unit_usdc: amount,
+        unit: { type: "string", minLength: 1, maxLength: 24, pattern: "^\\S(.*\\S)?$" },
+        max_units_per_call: { type: "string", pattern: "^[1-9][0-9]{0,19}$" },
       },
     },
   ],

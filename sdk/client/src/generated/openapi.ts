@@ -2797,6 +2797,12 @@ export interface paths {
                             period_secs: number;
                             included_calls: number;
                             overage_price_usdc: string;
+                        } | {
+                            /** @enum {unknown} */
+                            model: "metered";
+                            price_per_unit_usdc: string;
+                            unit: string;
+                            max_units_per_call: string;
                         };
                         /** @description What the conformance probe sends; by default a task of its own and parameters built from input_schema. */
                         probe?: {
@@ -3528,6 +3534,12 @@ export interface paths {
                             period_secs: number;
                             included_calls: number;
                             overage_price_usdc: string;
+                        } | {
+                            /** @enum {unknown} */
+                            model: "metered";
+                            price_per_unit_usdc: string;
+                            unit: string;
+                            max_units_per_call: string;
                         };
                         /** @description What the conformance probe sends; by default a task of its own and parameters built from input_schema. */
                         probe?: {
@@ -4511,6 +4523,14 @@ export interface paths {
                                 /** @example 12.500000 */
                                 amount_usdc: string;
                                 /** @example 12.500000 */
+                                charged_usdc: string;
+                                held_usdc: string | null;
+                                /** @example 12.500000 */
+                                returned_usdc: string;
+                                units: string | null;
+                                price_per_unit_usdc: string | null;
+                                max_units: string | null;
+                                /** @example 12.500000 */
                                 creator_share_usdc: string;
                                 /** @example 12.500000 */
                                 fee_usdc: string;
@@ -4582,6 +4602,14 @@ export interface paths {
                             charge: {
                                 /** @example 12.500000 */
                                 amount_usdc: string;
+                                /** @example 12.500000 */
+                                charged_usdc: string;
+                                held_usdc: string | null;
+                                /** @example 12.500000 */
+                                returned_usdc: string;
+                                units: string | null;
+                                price_per_unit_usdc: string | null;
+                                max_units: string | null;
                                 /** @example 12.500000 */
                                 creator_share_usdc: string;
                                 /** @example 12.500000 */
@@ -4946,6 +4974,14 @@ export interface paths {
                                 /** @example 12.500000 */
                                 amount_usdc: string;
                                 /** @example 12.500000 */
+                                charged_usdc: string;
+                                held_usdc: string | null;
+                                /** @example 12.500000 */
+                                returned_usdc: string;
+                                units: string | null;
+                                price_per_unit_usdc: string | null;
+                                max_units: string | null;
+                                /** @example 12.500000 */
                                 creator_share_usdc: string;
                                 /** @example 12.500000 */
                                 fee_usdc: string;
@@ -5134,6 +5170,14 @@ export interface paths {
                                 charge: {
                                     /** @example 12.500000 */
                                     amount_usdc: string;
+                                    /** @example 12.500000 */
+                                    charged_usdc: string;
+                                    held_usdc: string | null;
+                                    /** @example 12.500000 */
+                                    returned_usdc: string;
+                                    units: string | null;
+                                    price_per_unit_usdc: string | null;
+                                    max_units: string | null;
                                     /** @example 12.500000 */
                                     creator_share_usdc: string;
                                     /** @example 12.500000 */
