@@ -357,3 +357,4 @@ fn metered_pricing_has_no_subscription_to_sell() {
     );
     assert_program_error(&t.send_as_relayer(&[subscribe]), AgentMarketError::PricingHasNoSubscription);
 }
+
