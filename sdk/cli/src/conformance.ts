@@ -1,8 +1,9 @@
 // The conformance check a creator runs before listing: the relayer's probe (a marketplace-signed
 // test request whose answer must verify exactly as a paid call's), plus what the probe cannot
 // see from outside: that the service refuses unsigned and replayed requests, as
-// docs/execute-protocol.md requires. It runs on the creator's machine, so any endpoint goes,
-// loopback included.
+// docs/execute-protocol.md requires, and for a metered agent that its units are signed and that
+// it signs no more units than a call allows. It runs on the creator's machine, so any endpoint
+// goes, loopback included.
 import { randomBytes } from "node:crypto";
 
 import {
@@ -12,6 +13,7 @@ import {
   REQUEST_SIGNATURE_HEADER,
   executeUrl,
   formatAddress,
+  formatUsdc,
   formatExecutionId,
   parseAddress,
   requestHash,
@@ -21,6 +23,8 @@ import {
   verifyCreatorResponse,
   verifySignBatchResponse,
   type CreatorExecuteRequest,
+  type CreatorResponseCheck,
+  type MeteredTerms,
   type SignBatchItem,
   type SignBatchRequest,
 } from "@agent-market/program";
@@ -57,6 +61,14 @@ export interface ConformanceInput {
   task?: string;
   /** The limit a paid call gets; the answer must come within it. */
   maxExecutionSecs: number;
+  /** A metered agent's terms: its probes carry them, as its paid calls do. */
+  metered?: MeteredPricing;
+}
+
+/** What a metered agent registers: a unit's price (USDC base units) and the most units of one call. */
+export interface MeteredPricing {
+  pricePerUnitUsdc: bigint;
+  maxUnitsPerCall: bigint;
 }
 
 interface HttpAnswer {
@@ -114,10 +126,26 @@ class Rows {
 }
 
 const BATCH_CHECKS = ["batch signature", "batch refuses unknown results"];
+const METERED_CHECKS = ["metered units", "refuses units above max_units"];
 const AFTER_REQUEST = ["response", "signature", "output", "latency", "refuses unsigned", "refuses replays", ...BATCH_CHECKS];
+
+/**
+ * Checks an answer to `request` as the relayer does: shape, execution id, result hash, the
+ * signature over the v2 digest, and a metered request's max_units.
+ */
+function verifyAnswer(body: unknown, request: CreatorExecuteRequest, signingKey: Uint8Array): CreatorResponseCheck {
+  const { max_units, ...escrow } = request;
+  return verifyCreatorResponse(body, {
+    ...escrow,
+    signing_key: signingKey,
+    ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }),
+  });
+}
 
 export async function checkConformance(input: ConformanceInput): Promise<ConformanceRow[]> {
   const rows = new Rows();
+  // A metered agent's two further rows, skipped with the others when the probe cannot run.
+  const afterRequest = input.metered ? [...AFTER_REQUEST, ...METERED_CHECKS] : AFTER_REQUEST;
   let validateInput: Validator;
   let validateOutput: Validator;
   try {
@@ -126,25 +154,25 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
     rows.add("input schema", "pass", "JSON Schema 2020-12 of an object");
   } catch (error) {
     rows.add("input schema", "fail", (error as Error).message);
-    return rows.skip(["output schema", "parameters", "health", "signed request", ...AFTER_REQUEST], "needs a valid input schema");
+    return rows.skip(["output schema", "parameters", "health", "signed request", ...afterRequest], "needs a valid input schema");
   }
   try {
     validateOutput = compile(input.outputSchema);
     rows.add("output schema", "pass", "JSON Schema 2020-12");
   } catch (error) {
     rows.add("output schema", "fail", (error as Error).message);
-    return rows.skip(["parameters", "health", "signed request", ...AFTER_REQUEST], "needs a valid output schema");
+    return rows.skip(["parameters", "health", "signed request", ...afterRequest], "needs a valid output schema");
   }
 
   const parameters = input.parameters ?? sampleFor(input.inputSchema as Record<string, unknown>, validateInput);
   const violation = parameters === null ? null : validateInput(parameters);
   if (parameters === null || typeof parameters !== "object" || Array.isArray(parameters)) {
     rows.add("parameters", "fail", "none could be built from the input schema: add examples or defaults, or give --parameters");
-    return rows.skip(["health", "signed request", ...AFTER_REQUEST], "needs parameters");
+    return rows.skip(["health", "signed request", ...afterRequest], "needs parameters");
   }
   if (violation) {
     rows.add("parameters", "fail", `they break the input schema: ${violation}`);
-    return rows.skip(["health", "signed request", ...AFTER_REQUEST], "needs parameters");
+    return rows.skip(["health", "signed request", ...afterRequest], "needs parameters");
   }
   rows.add("parameters", "pass", `${input.parameters ? "given" : "built from the input schema"}: ${JSON.stringify(parameters)}`);
 
@@ -155,21 +183,10 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   const url = executeUrl(input.endpoint);
   const task = input.task ?? PROBE_TASK;
   const timeout_ms = input.maxExecutionSecs * 1000;
-  // A probe opens no escrow: its escrow fields are made up, and signed over like a paid call's.
-  const request: CreatorExecuteRequest = {
-    protocol_version: EXECUTE_PROTOCOL_VERSION,
-    execution_id: formatExecutionId(randomBytes(16)),
-    agent: input.agent ?? formatAddress(randomBytes(32)),
-    escrow_nonce: String(randomBytes(6).readUIntLE(0, 6)),
-    payer: formatAddress(randomBytes(32)),
-    payer_token_account: formatAddress(randomBytes(32)),
-    amount_usdc: PROBE_AMOUNT_USDC,
-    network: "devnet",
-    task,
-    parameters: parameters as Record<string, unknown>,
-    request_hash: toHex(requestHash(task, parameters)),
-    deadline: new Date(Date.now() + timeout_ms).toISOString(),
-  };
+  const agent = input.agent ?? formatAddress(randomBytes(32));
+  // A metered agent's probe allows all the units a paid call may: its max_units_per_call.
+  const terms = input.metered && { maxUnits: input.metered.maxUnitsPerCall, pricePerUnitUsdc: input.metered.pricePerUnitUsdc };
+  const request = probeRequest(agent, task, parameters as Record<string, unknown>, timeout_ms, terms);
   const body = JSON.stringify(request);
   const signed = marketplaceSigned(input, url, body);
 
@@ -183,7 +200,7 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
       "fail",
       timedOut ? `no answer from ${url.href} within ${timeout_ms} ms` : `${url.href} unreachable: ${reason(error)}`,
     );
-    return rows.skip(AFTER_REQUEST, "needs an answer");
+    return rows.skip(afterRequest, "needs an answer");
   }
   if (answer.status !== 200) {
     const hint =
@@ -195,27 +212,31 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
             ? `: the service does not answer for agent ${request.agent}; pass the address it serves as --agent`
             : "";
     rows.add("signed request", "fail", `POST ${url.pathname} answered ${answer.status}${errorCodeOf(answer.text)}${hint}`);
-    return rows.skip(AFTER_REQUEST, "needs a 200 answer");
+    return rows.skip(afterRequest, "needs a 200 answer");
   }
   rows.add("signed request", "pass", `POST ${url.pathname} answered 200`);
 
   const parsed = jsonOf(answer.text);
-  const check = verifyCreatorResponse(parsed, { ...request, signing_key: signingKey });
-  if (!check.ok && check.reason !== "bad_signature") {
+  const check = verifyAnswer(parsed, request, signingKey);
+  // Units above max_units are checked once the signature verified: such an answer is signed.
+  const verified = check.ok || check.reason === "units_above_maximum";
+  if (!verified && check.reason !== "bad_signature") {
     rows.add("response", "fail", parsed === undefined ? "the answer is not JSON" : check.message);
     rows.skip(["signature", "output"], "needs a valid response");
   } else {
+    const units = (parsed as { units?: string }).units ?? "0";
     rows.add("response", "pass", "echoes the execution id; result_hash is SHA-256 of the output's canonical JSON");
     rows.add(
       "signature",
-      check.ok ? "pass" : "fail",
-      check.ok
-        ? `Ed25519 by ${input.signingKey} over the execute protocol v2 result digest of the probe's escrow, units ${check.units}`
+      verified ? "pass" : "fail",
+      verified
+        ? `Ed25519 by ${input.signingKey} over the execute protocol v2 result digest of the probe's escrow, units ${units}`
         : `${check.message} (${input.signingKey}): a service signing execute protocol v1, or not the escrow it was sent, is refused`,
     );
     const outputViolation = validateOutput((parsed as { output: unknown }).output);
     rows.add("output", outputViolation ? "fail" : "pass", outputViolation ? `breaks the output schema at ${outputViolation}` : "matches the output schema");
   }
+  if (input.metered) meteredUnitsRow(rows, input.metered, check);
   // The probe's own signed result, once it verified: what a /sign-batch item carries.
   const signedResult: SignBatchItem | null = check.ok
     ? {
@@ -258,9 +279,105 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   } catch (error) {
     rows.add("refuses replays", "fail", `no answer: ${reason(error)}`);
   }
+  if (input.metered) await checkAboveMaximum({ ...input, metered: input.metered }, rows, request, check, signingKey);
   if (signedResult) await checkSignBatch(input, rows, request.agent, signedResult, signingKey);
   else rows.skip(BATCH_CHECKS, "needs a verified result signature");
   return rows.list;
+}
+
+/**
+ * A probe: a marketplace request as a paid call's, with made-up escrow fields (no escrow backs
+ * it, and its amount says it pays nothing); a metered one carries `terms` as a paid call does.
+ */
+function probeRequest(
+  agent: string,
+  task: string,
+  parameters: Record<string, unknown>,
+  timeout_ms: number,
+  terms: MeteredTerms | undefined,
+): CreatorExecuteRequest {
+  return {
+    protocol_version: EXECUTE_PROTOCOL_VERSION,
+    execution_id: formatExecutionId(randomBytes(16)),
+    agent,
+    escrow_nonce: String(randomBytes(6).readUIntLE(0, 6)),
+    payer: formatAddress(randomBytes(32)),
+    payer_token_account: formatAddress(randomBytes(32)),
+    amount_usdc: PROBE_AMOUNT_USDC,
+    network: "devnet",
+    task,
+    parameters,
+    request_hash: toHex(requestHash(task, parameters)),
+    deadline: new Date(Date.now() + timeout_ms).toISOString(),
+    ...(terms ? { max_units: terms.maxUnits.toString(), price_per_unit_usdc: formatUsdc(terms.pricePerUnitUsdc) } : {}),
+  };
+}
+
+/** Whether the probe's answer signed its units, within its max_units. */
+function meteredUnitsRow(rows: Rows, metered: MeteredPricing, check: CreatorResponseCheck): void {
+  if (check.ok) {
+    const charge = formatUsdc(check.units * metered.pricePerUnitUsdc);
+    if (check.units === 0n) {
+      rows.add("metered units", "warn", "the answer signs 0 units: a metered call answered so is charged nothing");
+    } else {
+      rows.add(
+        "metered units",
+        "pass",
+        `units ${check.units} signed in the result digest, within the call's max_units ${metered.maxUnitsPerCall}: a paid call answered so is charged ${charge} USDC`,
+      );
+    }
+  } else if (check.reason === "units_above_maximum") {
+    rows.add("metered units", "fail", `${check.message}: the program refuses to settle them (UnitsAboveMaximum) and the call is refunded`);
+  } else {
+    rows.add("metered units", "skip", "needs a verified result signature");
+  }
+}
+
+/**
+ * A metered probe allowing one unit fewer than the first probe's answer used, with the same task
+ * and parameters: the service must refuse it (any answer but 200), or answer no more units than
+ * that. Signing more would be work the program refuses to settle (UnitsAboveMaximum).
+ */
+async function checkAboveMaximum(
+  input: ConformanceInput & { metered: MeteredPricing },
+  rows: Rows,
+  first: CreatorExecuteRequest,
+  check: CreatorResponseCheck,
+  signingKey: Uint8Array,
+): Promise<void> {
+  const row = "refuses units above max_units";
+  if (!check.ok) {
+    if (check.reason === "units_above_maximum") rows.add(row, "fail", `the probe's own answer is signed, and ${check.message}`);
+    else rows.skip([row], "needs a verified result signature");
+    return;
+  }
+  if (check.units === 0n) {
+    rows.skip([row], "the probe's answer used no units: there is no fewer to allow");
+    return;
+  }
+  const allowed = check.units - 1n;
+  const timeout_ms = input.maxExecutionSecs * 1000;
+  const terms = { maxUnits: allowed, pricePerUnitUsdc: input.metered.pricePerUnitUsdc };
+  const request = probeRequest(first.agent, first.task, first.parameters, timeout_ms, terms);
+  const url = executeUrl(input.endpoint);
+  const body = JSON.stringify(request);
+  const asked = `a call allowing ${allowed} units (the probe used ${check.units})`;
+  let answer: HttpAnswer;
+  try {
+    answer = await post(url, body, marketplaceSigned(input, url, body), timeout_ms);
+  } catch (error) {
+    rows.add(row, "fail", `${asked}: no answer: ${reason(error)}`);
+    return;
+  }
+  if (answer.status !== 200) {
+    rows.add(row, "pass", `${asked} got ${answer.status}${errorCodeOf(answer.text)}: nothing signed, the call refunded`);
+    return;
+  }
+  const capped = verifyAnswer(jsonOf(answer.text), request, signingKey);
+  if (capped.ok) rows.add(row, "pass", `${asked} was answered with ${capped.units} units: it stopped at the maximum`);
+  else if (capped.reason === "units_above_maximum") {
+    rows.add(row, "fail", `${asked} was signed, and ${capped.message}: the program refuses to settle them (UnitsAboveMaximum); refuse, or stop at the request's max_units`);
+  } else rows.add(row, "fail", `${asked} was answered 200 with ${capped.message}`);
 }
 
 /** The signature header of a marketplace `POST` of `body` to `url`, made now. */

@@ -4,6 +4,7 @@ import type { NetworkName } from "@agent-market/program/network";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
 import { parseUsdc } from "@agent-market/client";
+import { parseDecimalU64 } from "@agent-market/program";
 
 import { UsageError } from "./io.js";
 
@@ -40,6 +41,13 @@ export function usdcOption(text: string, name: string, usage: string): bigint {
 export function integerOption(text: string, name: string, usage: string, min: number, max: number): number {
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max) throw new UsageError(`${name} must be an integer from ${min} to ${max}`, usage);
+  return value;
+}
+
+/** A u64 count typed in decimal, at least 1. */
+export function positiveU64Option(text: string, name: string, usage: string): bigint {
+  const value = parseDecimalU64(text);
+  if (value === null || value === 0n) throw new UsageError(`${name} must be a whole number from 1 to 18446744073709551615`, usage);
   return value;
 }
 

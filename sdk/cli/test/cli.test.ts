@@ -237,6 +237,69 @@ describe("agent-market", () => {
       assert.equal(statuses(refused)["signed request"], "skip");
     });
 
+    describe("a metered agent (--price-per-unit, --max-units-per-call)", () => {
+      const METERED = ["--price-per-unit", "0.001", "--max-units-per-call", "100"];
+      const probes = () => service!.requests.filter((r) => r.url === "/agent/execute").map((r) => r.body as CreatorExecuteRequest);
+      const details = (ran: { out: string }) =>
+        Object.fromEntries((JSON.parse(ran.out) as { checks: { check: string; detail: string }[] }).checks.map((c) => [c.check, c.detail]));
+
+      it("probes with the call's terms, checks the units signed, and that a call allowing fewer is refused", async () => {
+        const ran = await check("metered", ...METERED);
+        assert.equal(ran.code, 0, ran.out);
+        const got = statuses(ran);
+        assert.deepEqual(Object.values(got), Array(15).fill("pass"));
+        assert.equal(details(ran)["metered units"], "units 3 signed in the result digest, within the call's max_units 100: a paid call answered so is charged 0.003000 USDC");
+        assert.equal(details(ran)["refuses units above max_units"], "a call allowing 2 units (the probe used 3) got 500 invalid_output: nothing signed, the call refunded");
+        const [probe, , , fewer] = probes();
+        assert.equal(probe!.max_units, "100");
+        assert.equal(probe!.price_per_unit_usdc, "0.001000");
+        assert.equal(fewer!.max_units, "2");
+        assert.deepEqual(fewer!.parameters, probe!.parameters);
+        assert.notEqual(fewer!.execution_id, probe!.execution_id);
+        // The batch item carries the units the probe signed.
+        const batch = service!.requests.find((r) => r.url === "/agent/sign-batch")!.body as SignBatchRequest;
+        assert.equal(batch.items[0]!.units, "3");
+      });
+
+      it("passes a service that answers no more units than a call allows", async () => {
+        const ran = await check("metered_capped", ...METERED);
+        assert.equal(ran.code, 0, ran.out);
+        assert.equal(details(ran)["refuses units above max_units"], "a call allowing 2 units (the probe used 3) was answered with 2 units: it stopped at the maximum");
+      });
+
+      it("fails, exit 1, a service that signs units above a call's max_units", async () => {
+        const ran = await check("metered_above_max", ...METERED);
+        assert.equal(ran.code, 1);
+        const got = statuses(ran);
+        assert.equal(got["refuses units above max_units"], "fail");
+        assert.equal(Object.values(got).filter((status) => status === "fail").length, 1, ran.out);
+        assert.match(details(ran)["refuses units above max_units"]!, /was signed, and units 3 are above the call's max_units 2: .*UnitsAboveMaximum/);
+
+        await service!.close();
+        const tight = await check("metered_above_max", "--price-per-unit", "0.001", "--max-units-per-call", "2");
+        assert.equal(tight.code, 1);
+        assert.equal(statuses(tight)["metered units"], "fail");
+        assert.equal(statuses(tight)["refuses units above max_units"], "fail");
+        assert.equal(statuses(tight).signature, "pass", "the answer was signed: that is what is wrong");
+      });
+
+      it("warns about an answer without units, which charges a metered call nothing", async () => {
+        const ran = await check("none", ...METERED);
+        assert.equal(ran.code, 0, ran.out);
+        assert.equal(statuses(ran)["metered units"], "warn");
+        assert.equal(statuses(ran)["refuses units above max_units"], "skip");
+      });
+
+      it("takes both terms or neither", async () => {
+        const ran = await cli(["check", "http://127.0.0.1:1", "--key", signing.publicKey.toBase58(), "--price-per-unit", "0.001"]);
+        assert.equal(ran.code, 2);
+        assert.match(ran.err, /both --price-per-unit and --max-units-per-call/);
+        const zero = await cli(["check", "http://127.0.0.1:1", "--key", signing.publicKey.toBase58(), ...METERED.slice(0, 2), "--max-units-per-call", "0"]);
+        assert.equal(zero.code, 2);
+        assert.match(zero.err, /--max-units-per-call must be a whole number from 1/);
+      });
+    });
+
     it("signs with a test marketplace key of its own when none is given, and says so", async () => {
       service = await creatorService(marketplace, signing);
       const home = tempDir();

@@ -95,7 +95,28 @@ export type CreatorFault =
   | "wrong_key"
   | "no_sign_batch"
   | "signs_any_batch"
-  | "wrong_batch_key";
+  | "wrong_batch_key"
+  // Metered: 3 units a call, refusing a call that allows fewer as the creator kit does…
+  | "metered"
+  // …or answering as many as the call allows…
+  | "metered_capped"
+  // …or signing 3 whatever the call allows.
+  | "metered_above_max";
+
+/** What a metered fault's answer to `body` signs, or null to refuse it (500 invalid_output). */
+function unitsOf(fault: CreatorFault, body: CreatorExecuteRequest): bigint | null | undefined {
+  const allowed = body.max_units === undefined ? undefined : BigInt(body.max_units);
+  switch (fault) {
+    case "metered":
+      return allowed !== undefined && allowed < 3n ? null : 3n;
+    case "metered_capped":
+      return allowed !== undefined && allowed < 3n ? allowed : 3n;
+    case "metered_above_max":
+      return 3n;
+    default:
+      return undefined;
+  }
+}
 
 export const ECHO_INPUT_SCHEMA = {
   type: "object",
@@ -129,7 +150,9 @@ export async function creatorService(marketplace: Keypair, signing: Keypair, fau
     }
     const output = fault === "bad_output" ? { echoed: 42 } : { echoed: body.task };
     const signer = fault === "wrong_key" ? Keypair.generate() : signing;
-    json(res, 200, signResult(signer.secretKey, body, output));
+    const units = unitsOf(fault, body);
+    if (units === null) return json(res, 500, { error: { code: "invalid_output" } });
+    json(res, 200, signResult(signer.secretKey, body, output, units));
   });
 }
 

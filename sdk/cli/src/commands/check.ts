@@ -5,17 +5,18 @@ import { join } from "node:path";
 import { parseAddress } from "@agent-market/program";
 import { Keypair } from "@solana/web3.js";
 
-import { checkConformance } from "../conformance.js";
+import { checkConformance, type MeteredPricing } from "../conformance.js";
 import { homeDir } from "../config.js";
 import { readJsonFile } from "../files.js";
 import { UsageError, type Command, type Io } from "../io.js";
 import { readKeypair, writeNewKeypair } from "../keyfile.js";
-import { integerOption, jsonObjectOption, parse, required } from "../options.js";
+import { integerOption, jsonObjectOption, parse, positiveU64Option, required, usdcOption } from "../options.js";
 import { table } from "../table.js";
 
 const usage = `agent-market check <endpoint> --key <public key> --input-schema <file> --output-schema <file>
                    [--agent <address>] [--marketplace-keypair <file>] [--parameters <json>]
-                   [--task <text>] [--max-execution-secs <n>] [--json]
+                   [--task <text>] [--max-execution-secs <n>]
+                   [--price-per-unit <usdc> --max-units-per-call <n>] [--json]
 
 Runs the marketplace's conformance probe against your service, from your machine (loopback
 endpoints are fine): a marketplace-signed POST <endpoint>/execute with parameters built from the
@@ -27,7 +28,13 @@ The service must trust the marketplace key that signs the request: --marketplace
 test key kept in $AGENT_MARKET_HOME/check-marketplace-keypair.json (printed, to start your service
 with). --max-execution-secs is the limit you register (default 30). --agent is the agent account
 the request names (default: a random one); a service made with @agent-market/creator answers only
-for the agent addresses it is configured with.`;
+for the agent addresses it is configured with.
+
+A metered agent gives its terms: --price-per-unit and --max-units-per-call, as it registers them.
+The probe then carries max_units and price_per_unit_usdc as a paid call does, and two more checks
+run: the answer's units are signed and within max_units, and a second probe allowing one unit
+fewer than the first used is refused or answered with no more units than it allows (the program
+refuses to settle units above a call's max_units).`;
 
 /** The test marketplace key of this machine, made on first use. */
 async function testMarketplaceKey(io: Io): Promise<Keypair> {
@@ -55,6 +62,8 @@ export const check: Command = {
         parameters: { type: "string" },
         task: { type: "string" },
         "max-execution-secs": { type: "string", default: "30" },
+        "price-per-unit": { type: "string" },
+        "max-units-per-call": { type: "string" },
       },
       usage,
       1,
@@ -69,6 +78,17 @@ export const check: Command = {
     if (!parseAddress(key)) throw new UsageError(`--key ${key} is not a base58 Ed25519 public key`, usage);
     if (values.agent !== undefined && !parseAddress(values.agent)) {
       throw new UsageError(`--agent ${values.agent} is not a base58 address`, usage);
+    }
+    if ((values["price-per-unit"] === undefined) !== (values["max-units-per-call"] === undefined)) {
+      throw new UsageError("a metered agent's check takes both --price-per-unit and --max-units-per-call", usage);
+    }
+    let metered: MeteredPricing | undefined;
+    if (values["price-per-unit"] !== undefined && values["max-units-per-call"] !== undefined) {
+      metered = {
+        pricePerUnitUsdc: usdcOption(values["price-per-unit"], "--price-per-unit", usage),
+        maxUnitsPerCall: positiveU64Option(values["max-units-per-call"], "--max-units-per-call", usage),
+      };
+      if (metered.pricePerUnitUsdc === 0n) throw new UsageError("--price-per-unit must be more than 0", usage);
     }
     const inputSchema = await readJsonFile(required(values["input-schema"], "--input-schema", usage), "input schema");
     const outputSchema = await readJsonFile(required(values["output-schema"], "--output-schema", usage), "output schema");
@@ -92,6 +112,7 @@ export const check: Command = {
       ...(parameters === undefined ? {} : { parameters }),
       ...(values.task === undefined ? {} : { task: values.task }),
       maxExecutionSecs,
+      ...(metered === undefined ? {} : { metered }),
     });
     const failed = rows.filter((row) => row.status === "fail").length;
     if (io.json) {
