@@ -1,15 +1,16 @@
 import { formatUsdc } from "@agent-market/client";
 
-import { MAX_PERIOD_DAYS, type PricingForm, type PricingModel } from "../data/pricing.js";
-import { trimUsdc } from "./money.js";
+import { MAX_PERIOD_DAYS, MAX_UNIT_CHARS, meteredCallMaximum, type PricingForm, type PricingModel } from "../data/pricing.js";
+import { trimUsdc, usdcText } from "./money.js";
 
 const MODELS: [PricingModel, string, string][] = [
   ["pay_per_use", "Pay per use", "Each call pays its price"],
   ["subscription", "Subscription", "A period's price covers every call in it"],
   ["hybrid", "Hybrid", "A period's price covers some calls, the rest pay per call"],
+  ["metered", "Metered", "Each call pays for the units it used, up to a most per call"],
 ];
 
-/** The three pricing models the program knows, and the fields of the one chosen. */
+/** The pricing models the program knows, and the fields of the one chosen. */
 export function PricingFields({
   value,
   onChange,
@@ -42,6 +43,8 @@ export function PricingFields({
           Price per call, USDC
           <input inputMode="decimal" placeholder={`at least ${trimUsdc(minimum)}`} {...field("price")} />
         </label>
+      ) : value.model === "metered" ? (
+        <MeteredFields value={value} field={field} />
       ) : (
         <>
           <div className="field-pair">
@@ -69,5 +72,34 @@ export function PricingFields({
         </>
       )}
     </fieldset>
+  );
+}
+
+/**
+ * A metered price: the escrow holds the most a call may cost, which callers accept before their
+ * call, so the form shows it as it is typed.
+ */
+function MeteredFields({ value, field }: { value: PricingForm; field(key: "unitPrice" | "unit" | "maxUnits"): { value: string; onChange(e: { target: { value: string } }): void } }) {
+  const most = meteredCallMaximum(value);
+  return (
+    <>
+      <div className="field-pair">
+        <label>
+          Price per unit, USDC
+          <input inputMode="decimal" placeholder="e.g. 0.001" {...field("unitPrice")} />
+        </label>
+        <label>
+          Unit (what callers are charged by)
+          <input maxLength={MAX_UNIT_CHARS} placeholder="e.g. words" {...field("unit")} />
+        </label>
+      </div>
+      <label>
+        Most units per call
+        <input inputMode="numeric" placeholder="e.g. 500" {...field("maxUnits")} />
+      </label>
+      <p className="small" data-testid="metered-maximum">
+        {most === null ? "A call costs up to price per unit × most units; it is charged only the units it used." : `Up to ${usdcText(formatUsdc(most))} a call; each is charged only the units it used.`}
+      </p>
+    </>
   );
 }

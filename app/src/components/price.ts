@@ -1,4 +1,4 @@
-import type { Pricing } from "@agent-market/client";
+import { callPriceUsdc, type Pricing } from "@agent-market/client";
 
 import { usdcText } from "./money.js";
 
@@ -10,5 +10,8 @@ export function priceText(pricing: Pricing): string {
       return `${usdcText(pricing.period_price_usdc)} per ${Math.round(pricing.period_secs / 86400)} days`;
     case "hybrid":
       return `${usdcText(pricing.period_price_usdc)} per ${Math.round(pricing.period_secs / 86400)} days, ${pricing.included_calls} calls, then ${usdcText(pricing.overage_price_usdc)}`;
+    case "metered":
+      // A caller accepts the most a call may cost before it runs: the price says it beside the rate.
+      return `${usdcText(pricing.price_per_unit_usdc)} per ${pricing.unit}, up to ${usdcText(callPriceUsdc(pricing))} a call`;
   }
 }
