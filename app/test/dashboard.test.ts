@@ -190,8 +190,8 @@ describe("the dashboard in a browser", function () {
     await page.getByTestId("run-output").waitFor();
     const output = JSON.parse((await page.getByTestId("run-output").textContent())!) as { words: number };
     assert.equal(output.words, 4);
-    assert.equal(await page.getByTestId("run-charge").textContent(), "0.25 USDC");
-    assert.equal(await page.getByTestId("run-charge").getAttribute("title"), "0.250000 USDC");
+    assert.equal(await page.getByTestId("charged").textContent(), "0.25 USDC");
+    assert.equal(await page.getByTestId("charged").getAttribute("title"), "0.250000 USDC");
     assert.match((await page.getByTestId("run-result").textContent())!, /Charged 0\.25 USDC \(0\.2475 USDC to the creator, 0\.0025 USDC fee\)/);
     await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
     assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);

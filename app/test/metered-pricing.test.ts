@@ -5,6 +5,7 @@
 import { strict as assert } from "node:assert";
 
 import { priceText } from "../src/components/price.js";
+import { unitsText } from "../src/components/units.js";
 import { checkPricing, meteredCallMaximum, NEW_PRICING, pricingForm, type PricingForm } from "../src/data/pricing.js";
 
 const MINIMUM = 10_000n; // 0.01 USDC
@@ -66,5 +67,13 @@ describe("metered pricing in the listing form", () => {
       "0.001 USDC per words, up to 0.50 USDC a call",
     );
     assert.equal(priceText({ model: "metered", price_per_unit_usdc: "0.001000", unit: "100 words", max_units_per_call: "100" }), "0.001 USDC per 100 words, up to 0.10 USDC a call");
+  });
+});
+
+describe("a metered call's units on its receipt", () => {
+  it("names the units by the listing's unit, a counted unit with ×, and plain units when the listing is not known", () => {
+    assert.equal(unitsText("7", "words"), "7 words");
+    assert.equal(unitsText("7", "100 words"), "7 × 100 words");
+    assert.deepEqual([unitsText("1", null), unitsText("7", null)], ["1 unit", "7 units"]);
   });
 });

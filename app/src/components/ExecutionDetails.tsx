@@ -1,9 +1,10 @@
-import type { Execution } from "@agent-market/client";
+import type { Agent, Execution } from "@agent-market/client";
 import { lazy, Suspense, useState } from "react";
 
 import { useApp } from "../app-context.js";
 import type { ChainExecution } from "../data/executions.js";
 import { webRunClient } from "../data/web-runs.js";
+import { ChargeSummary } from "./ChargeSummary.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
@@ -20,15 +21,32 @@ const REFUND_REASONS: Record<string, string> = {
   RELAYER_ERROR: "the relayer could not finish it (not the creator's fault)",
 };
 
-/** One on-chain execution: amount and split, refund reason, transactions, finality, receipt. */
+/** A metered listing's unit name, which the execution does not carry; null if none or not known. */
+function unitOf(listing: Agent | null): string | null {
+  return listing?.pricing.model === "metered" ? listing.pricing.unit : null;
+}
+
+/**
+ * One on-chain execution: amount and split, refund reason, transactions, finality, receipt; with
+ * the receipt, the relayer's charge (a metered call's units, what it held and what was returned).
+ */
 export function ExecutionDetails({ execution }: { execution: ChainExecution }) {
   const { session, network } = useApp();
-  const [relayed, setRelayed] = useState<Execution | null>(null);
+  const [relayed, setRelayed] = useState<{ execution: Execution; unit: string | null } | null>(null);
   const [error, setError] = useState<unknown>(null);
+
+  function fetchReceipt() {
+    setError(null);
+    const client = webRunClient(session, network);
+    // The unit's name only words the units: the charge shows without it if the listing is gone.
+    const listing = client.agents.get(execution.agent, { network }).catch(() => null);
+    Promise.all([client.executions.get(execution.id), listing]).then(([found, agent]) => setRelayed({ execution: found, unit: unitOf(agent) }), setError);
+  }
+
   return (
     <div className="details" data-testid="execution-details">
       <dl className="pairs">
-        <dt>Amount</dt>
+        <dt>Held in escrow</dt>
         <dd>{execution.amount.usdc} USDC</dd>
         <dt>Split</dt>
         <dd>
@@ -61,17 +79,16 @@ export function ExecutionDetails({ execution }: { execution: ChainExecution }) {
       </dl>
       {execution.state === "SETTLED" &&
         (relayed === null ? (
-          <button
-            type="button"
-            onClick={() => {
-              setError(null);
-              webRunClient(session, network).executions.get(execution.id).then(setRelayed, setError);
-            }}
-          >
+          <button type="button" onClick={fetchReceipt}>
             Fetch and verify the receipt
           </button>
         ) : (
-          <ReceiptCheck execution={relayed} auto />
+          <>
+            <p>
+              <ChargeSummary charge={relayed.execution.charge} unit={relayed.unit} />
+            </p>
+            <ReceiptCheck execution={relayed.execution} auto />
+          </>
         ))}
       {error !== null && <ErrorNotice error={error} />}
       {execution.state === "SETTLED" && (

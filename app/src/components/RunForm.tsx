@@ -6,6 +6,7 @@ import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
 import { webRunClient } from "../data/web-runs.js";
+import { ChargeSummary } from "./ChargeSummary.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
@@ -34,7 +35,8 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
     const request = { task, parameters };
     try {
       const client = webRunClient(session, network);
-      // The price shown here is the most the call may cost: a price raised on chain since is refused.
+      // The price shown here is the most the call may cost (a metered call's price for its most
+      // units, all held in escrow): a price raised on chain since is refused.
       const execution = await client.agents.execute(agent.id, request, { idempotencyKey, maxPriceUsdc: callPriceUsdc(agent.pricing) });
       setResult({ execution, request });
       setIdempotencyKey(newIdempotencyKey());
@@ -60,7 +62,16 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
         <SchemaForm schema={agent.input_schema} onChange={setParameters} />
         {typeof parameters === "string" && <p className="bad small">{parameters}</p>}
         <p className="muted small" data-testid="run-max-price">
-          At most <Usdc amount={callPriceUsdc(agent.pricing)} /> for this call: a higher price is refused, never charged.
+          {agent.pricing.model === "metered" ? (
+            <>
+              Up to <Usdc amount={callPriceUsdc(agent.pricing)} /> for this call, held from your wallet: it is charged <Usdc amount={agent.pricing.price_per_unit_usdc} /> per{" "}
+              {agent.pricing.unit} it used and the rest returned. A higher price is refused, never charged.
+            </>
+          ) : (
+            <>
+              At most <Usdc amount={callPriceUsdc(agent.pricing)} /> for this call: a higher price is refused, never charged.
+            </>
+          )}
         </p>
         <button type="submit" className="primary" disabled={busy || agent.status !== "active" || agent.circuit.state === "open"}>
           {busy ? "Running…" : "Run and pay from my wallet"}
@@ -72,11 +83,7 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
           <h3>Output</h3>
           <pre data-testid="run-output">{JSON.stringify(result.execution.output, null, 2)}</pre>
           <p>
-            Charged{" "}
-            <strong>
-              <Usdc amount={result.execution.charge.amount_usdc} testId="run-charge" />
-            </strong>{" "}
-            (<Usdc amount={result.execution.charge.creator_share_usdc} /> to the creator, <Usdc amount={result.execution.charge.fee_usdc} /> fee)
+            <ChargeSummary charge={result.execution.charge} unit={agent.pricing.model === "metered" ? agent.pricing.unit : null} />
             {result.execution.transactions.settlement && (
               <>
                 {" "}
