@@ -65,11 +65,25 @@ export async function reconcile(
     list.push({ signature: event.signature, slot: event.slot, block_time: event.blockTime, commitment: "finalized", name: event.name, execution_id: event.executionId, agent: event.agent, fee_shard: event.feeShard, data: event.data });
     byExecution.set(event.executionId, list);
   }
-  const rows = new Map((await pool.query(`SELECT id, state, refund_reason, amount_usdc, creator_share_usdc, fee_usdc, payer, agent, api_key_id FROM ${schema}.executions WHERE max_slot <= $1`, [upTo])).rows.map((row) => [String(row.id), row]));
+  const rows = new Map((await pool.query(`SELECT id, state, refund_reason, amount_usdc, price_per_unit_usdc, max_units, units, charged_usdc, returned_usdc, creator_share_usdc, fee_usdc, payer, agent, api_key_id FROM ${schema}.executions WHERE max_slot <= $1`, [upTo])).rows.map((row) => [String(row.id), row]));
   for (const [id, events] of byExecution) {
     const expected = executionFromEvents(id, events, () => null)!;
     const row = rows.get(id);
-    const fields = ["state", "refund_reason", "amount_usdc", "creator_share_usdc", "fee_usdc", "payer", "agent", "api_key_id"] as const;
+    const fields = [
+      "state",
+      "refund_reason",
+      "amount_usdc",
+      "price_per_unit_usdc",
+      "max_units",
+      "units",
+      "charged_usdc",
+      "returned_usdc",
+      "creator_share_usdc",
+      "fee_usdc",
+      "payer",
+      "agent",
+      "api_key_id",
+    ] as const;
     if (!row) {
       differences.push({ kind: "execution", key: id, detail: "on the chain but not stored" });
       continue;

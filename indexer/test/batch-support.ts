@@ -1,6 +1,7 @@
 // Batched settlement on a real localnet, as the relayer sends it: the agent's receipt log,
 // escrows settled together by settle_batch under one batch signature by the agent's key over
-// their v2 result digests, and the payer's dispute of a leaf with the proof the indexer serves.
+// their v2 result digests (a metered escrow's unused part returned to its payer's token account),
+// and the payer's dispute of a leaf with the proof the indexer serves.
 import {
   batchDigest,
   ed25519VerifyInstruction,
@@ -10,6 +11,7 @@ import {
   outputHash,
   receiptLeafOf,
   resultDigest,
+  returnAccounts,
   settleBatchInstruction,
   settledLeaves,
   type SettledLeaf,
@@ -24,9 +26,18 @@ export interface SettledBatch {
   events: SettledLeaf[];
 }
 
-/** Settles `escrows` of `agent` in one settle_batch, signed once over the batch digest. */
-export async function settleBatch(market: TestMarket, agent: AgentFixture, escrows: readonly OpenedEscrow[], feeShardIndex = 0): Promise<SettledBatch> {
-  const items = escrows.map((_, i) => ({ resultHash: outputHash({ summary: `Hi, ${i}.` }), units: BigInt(i) }));
+/**
+ * Settles `escrows` of `agent` in one settle_batch, signed once over the batch digest, each for
+ * its `units` (by default its position in the batch), returning what a metered charge leaves.
+ */
+export async function settleBatch(
+  market: TestMarket,
+  agent: AgentFixture,
+  escrows: readonly OpenedEscrow[],
+  feeShardIndex = 0,
+  units: readonly bigint[] = escrows.map((_, i) => BigInt(i)),
+): Promise<SettledBatch> {
+  const items = escrows.map((_, i) => ({ resultHash: outputHash({ summary: `Hi, ${i}.` }), units: units[i]! }));
   const bindings = await Promise.all(
     escrows.map(async (escrow) => (await fetchEscrow(market.connection, escrowPda(escrow.executionId, market.programId), { programId: market.programId }))!),
   );
@@ -43,6 +54,7 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
       executionIds: escrows.map((escrow) => escrow.executionId),
       items,
       feeShardIndex,
+      returnAccounts: returnAccounts(bindings, items),
     }),
   ]);
   const events = settledLeaves(await market.events(signature));
@@ -50,7 +62,7 @@ export async function settleBatch(market: TestMarket, agent: AgentFixture, escro
 }
 
 export const PROOF_FIELDS = `agent
-  leaf { executionId nonce payer payerTokenAccount apiKeyId amountUsdc feeUsdc units requestHash resultHash settledAt }
+  leaf { executionId nonce payer payerTokenAccount apiKeyId amountUsdc chargedUsdc feeUsdc returnedUsdc units requestHash resultHash settledAt }
   leafHash leafIndex tree logRoot root treeLeaves proof`;
 
 export const RECEIPT_PROOF_FIELDS = `receiptProof { ${PROOF_FIELDS} }`;

@@ -68,7 +68,8 @@ describe("decoder", function () {
     assert.equal(event.slot, settle.slot);
     assert.equal(event.blockTime, settle.blockTime);
     assert.equal(event.feeShard, 0, "the shard comes from settle_batch's arguments");
-    assert.equal(BigInt(String(event.data.creatorShareUsdc)) + BigInt(String(event.data.feeUsdc)), BigInt(String(event.data.amountUsdc)));
+    assert.equal(BigInt(String(event.data.creatorShareUsdc)) + BigInt(String(event.data.feeUsdc)), BigInt(String(event.data.chargedUsdc)), "the split is of the charge");
+    assert.deepEqual([event.data.chargedUsdc, event.data.returnedUsdc], [event.data.amountUsdc, "0"], "a fixed-price call is charged its whole amount");
     const { group, ix } = eventInstruction(settle, market.programId);
     assert.equal(event.instructionIndex, group.index);
     assert.equal(event.innerIndex, group.instructions.indexOf(ix));

@@ -81,7 +81,7 @@ describe("ingestion", function () {
       let fees = 0n;
       for (const escrow of run.settled) {
         const settledEvent = decoded.flatMap((tx) => tx.events).find((event) => event.name === "EscrowSettledToLog" && event.executionId === formatExecutionId(escrow.executionId))!;
-        spent += BigInt(String(settledEvent.data.amountUsdc));
+        spent += BigInt(String(settledEvent.data.chargedUsdc));
         earned += BigInt(String(settledEvent.data.creatorShareUsdc));
         fees += BigInt(String(settledEvent.data.feeUsdc));
       }

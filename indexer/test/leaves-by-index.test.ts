@@ -80,7 +80,7 @@ describe("leaves and disputes by (agent, leaf index)", function () {
       {
         name: "EscrowOpened",
         executionId: id,
-        data: { nonce: escrowNonce, payer, payerTokenAccount, apiKeyId: null, amountUsdc: String(AMOUNT), requestHash: hex(32), usedIncludedCall: false, openedAt: "1800000000", deadline: "1800000300" },
+        data: { nonce: escrowNonce, payer, payerTokenAccount, apiKeyId: null, amountUsdc: String(AMOUNT), pricePerUnitUsdc: "0", maxUnits: "0", requestHash: hex(32), usedIncludedCall: false, openedAt: "1800000000", deadline: "1800000300" },
       },
     ]);
     const { feeUsdc, creatorShareUsdc } = splitPayment(AMOUNT);
@@ -93,6 +93,8 @@ describe("leaves and disputes by (agent, leaf index)", function () {
       payerTokenAccount,
       apiKeyId: null,
       amountUsdc: String(AMOUNT),
+      chargedUsdc: String(AMOUNT),
+      returnedUsdc: "0",
       creatorShareUsdc: String(creatorShareUsdc),
       feeUsdc: String(feeUsdc),
       units: "0",

@@ -47,7 +47,7 @@ async function chainSettlements(indexer: Indexer): Promise<{ count: number; spen
     for (const event of raw ? decode(raw).events : []) {
       if (event.name !== "EscrowSettledToLog") continue;
       totals.count += 1;
-      totals.spent += BigInt(String(event.data.amountUsdc));
+      totals.spent += BigInt(String(event.data.chargedUsdc));
       totals.earned += BigInt(String(event.data.creatorShareUsdc));
       totals.fees += BigInt(String(event.data.feeUsdc));
       totals.byShard[event.feeShard!]! += BigInt(String(event.data.feeUsdc));
@@ -106,10 +106,10 @@ describe("batched settlement", function () {
       let earned = 0n;
       let fees = 0n;
       for (const event of batch.events) {
-        spent += event.amountUsdc;
+        spent += event.chargedUsdc;
         earned += event.creatorShareUsdc;
         fees += event.feeUsdc;
-        assert.equal(event.creatorShareUsdc, event.amountUsdc - event.feeUsdc);
+        assert.equal(event.creatorShareUsdc, event.chargedUsdc - event.feeUsdc);
       }
       assert.equal((await market.usdc(agent.payoutAccount)) - payoutBefore, earned, "the events say what the creator was paid");
 
@@ -156,7 +156,9 @@ describe("batched settlement", function () {
         payerTokenAccount: event.payerTokenAccount.toBase58(),
         apiKeyId: hex(event.apiKeyId),
         amountUsdc: String(event.amountUsdc),
+        chargedUsdc: String(event.chargedUsdc),
         feeUsdc: String(event.feeUsdc),
+        returnedUsdc: "0",
         units: "1",
         requestHash: hex(event.requestHash),
         resultHash: hex(event.resultHash),
@@ -268,12 +270,12 @@ describe("batched settlement", function () {
       let fees = 0n;
       for (const escrow of single) {
         const [data] = settledLeaves(await market.events((await execution(indexer, escrow)).closeTransaction.signature));
-        spent += data.amountUsdc;
+        spent += data.chargedUsdc;
         earned += data.creatorShareUsdc;
         fees += data.feeUsdc;
       }
       for (const event of batch.events) {
-        spent += event.amountUsdc;
+        spent += event.chargedUsdc;
         earned += event.creatorShareUsdc;
         fees += event.feeUsdc;
       }

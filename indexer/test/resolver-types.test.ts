@@ -46,6 +46,11 @@ const executionRow: ExecutionRecord = {
   state: "refunded",
   refund_reason: "CreatorError",
   amount_usdc: "10000",
+  price_per_unit_usdc: "0",
+  max_units: "0",
+  units: null,
+  charged_usdc: "0",
+  returned_usdc: "10000",
   creator_share_usdc: "0",
   fee_usdc: "0",
   fee_shard: null,
@@ -84,6 +89,9 @@ describe("resolver types from the SDL", () => {
     assert.equal(call(execution.openedAt, executionRow), "2026-11-26T13:33:20.000Z");
     assert.equal(call(execution.latencySlots, executionRow), null, "a refunded call has no latency");
     assert.equal(await call(execution.dispute, executionRow), null);
+    assert.equal(await call(execution.pricePerUnit, executionRow), null, "a fixed-price call has no price per unit");
+    assert.equal(call(execution.maxUnits, executionRow), null);
+    assert.equal(call(execution.maxUnits, { ...executionRow, price_per_unit_usdc: "100", max_units: "25" }), "25");
     const agent: AgentResolvers = agentResolvers.Agent;
     assert.equal(call(agent.commitment, agentRow), "FINALIZED");
     assert.equal(call(agent.retiredAt, agentRow), null);

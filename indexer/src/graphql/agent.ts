@@ -45,8 +45,11 @@ export const AGENT_TYPE_DEFS = /* GraphQL */ `
     successRate: Float
     latencySlots: Latency!
     latencySeconds: Latency!
+    "USDC charged for the settled executions: a metered call's charge, not the most it held."
     spent: Money!
+    "The creator's 99 % of it."
     earned: Money!
+    "The marketplace's 1 % of it."
     fees: Money!
     lastExecution: Execution
     "The executions behind these figures (all in the window, or those of one outcome)."

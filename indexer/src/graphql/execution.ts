@@ -1,5 +1,5 @@
 // Executions: by id, or listed by payer, agent, API key or creator (newest first), with their
-// state, amounts, transactions and commitment.
+// state, what they held, charged and returned, transactions and commitment.
 import { prepared } from "@agent-market/service";
 import { connection, connectionTypeDefs, decodeCursor, pageSize, type Connection } from "./connection.js";
 import type { GraphQLContext } from "./context.js";
@@ -38,8 +38,21 @@ export const EXECUTION_TYPE_DEFS = /* GraphQL */ `
     creator: String
     state: ExecutionState!
     refundReason: RefundReason
+    "Held in escrow for the call: a fixed-price call's price, or the most a metered call may cost (max units × price per unit)."
     amount: Money!
+    "What each unit of a metered call costs; null for a fixed-price call."
+    pricePerUnit: Money
+    "The most units a metered call may be charged for (u64, decimal); null for a fixed-price call."
+    maxUnits: String
+    "The units the creator signed (u64, decimal); null unless settled."
+    units: String
+    "What the settlement charged, split into creatorShare and fee: the whole amount for a fixed-price call, units × price per unit for a metered one; 0 when refunded or reclaimed; null while open."
+    charged: Money
+    "What went back to the payer: amount − charged when settled, the whole amount when refunded or reclaimed; null while open."
+    returned: Money
+    "The creator's 99 % of the charge."
     creatorShare: Money!
+    "The marketplace's 1 % of the charge."
     fee: Money!
     feeShard: Int
     usedIncludedCall: Boolean
@@ -143,6 +156,11 @@ export const executionResolvers = {
     state: (row) => upper(row.state),
     refundReason: (row) => (row.refund_reason ? REASONS[row.refund_reason] : null),
     amount: async (row, _, ctx) => money(row.amount_usdc, Number(row.max_slot), await ctx.finality()),
+    // The program records 0 for a fixed-price call's price per unit and maximum.
+    pricePerUnit: async (row, _, ctx) => (row.price_per_unit_usdc === "0" ? null : money(row.price_per_unit_usdc, Number(row.max_slot), await ctx.finality())),
+    maxUnits: (row) => (row.price_per_unit_usdc === "0" ? null : row.max_units),
+    charged: async (row, _, ctx) => (row.charged_usdc === null ? null : money(row.charged_usdc, Number(row.max_slot), await ctx.finality())),
+    returned: async (row, _, ctx) => (row.returned_usdc === null ? null : money(row.returned_usdc, Number(row.max_slot), await ctx.finality())),
     creatorShare: async (row, _, ctx) => money(row.creator_share_usdc, Number(row.max_slot), await ctx.finality()),
     fee: async (row, _, ctx) => money(row.fee_usdc, Number(row.max_slot), await ctx.finality()),
     feeShard: (row) => row.fee_shard,

@@ -33,7 +33,9 @@ export const MARKET_TYPE_DEFS = /* GraphQL */ `
 
   type Market {
     executions: Int!
+    "USDC charged for settled executions: a metered call's charge, not the most it held."
     spent: Money!
+    "The marketplace's 1 % of every charge and subscription."
     fees: Money!
     swept: Money!
     feeShards: [FeeShard!]!
@@ -46,7 +48,7 @@ export const MARKET_TYPE_DEFS = /* GraphQL */ `
 
   type Creator {
     address: String!
-    "Creators' share of settled executions and of subscriptions."
+    "Creators' share of settled executions' charges and of subscriptions."
     earnings: Money!
     executionEarnings: Money!
     subscriptionEarnings: Money!

@@ -24,11 +24,15 @@ export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
     payerTokenAccount: String!
     "16 bytes; zeros for a call without an API key."
     apiKeyId: String!
-    "USDC base units."
+    "USDC base units the escrow held: a fixed-price call's price, or the most a metered call may cost."
     amountUsdc: String!
-    "USDC base units: floor(amount × 1%), what the leaf hash commits to."
+    "USDC base units the settlement charged: the whole amount for a fixed-price call, units × price per unit for a metered one."
+    chargedUsdc: String!
+    "USDC base units: floor(charged × 1%), the marketplace's part of the charge, which the leaf hash commits to."
     feeUsdc: String!
-    "Metered units the creator signed (u64); 0 for a fixed-price call."
+    "USDC base units returned to the payer's token account in the settlement: amount − charged."
+    returnedUsdc: String!
+    "Units the creator signed (u64): a metered call is charged for them, a fixed-price call its whole amount whatever they are."
     units: String!
     requestHash: String!
     resultHash: String!
@@ -41,6 +45,7 @@ export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
     executionId: String!
     payer: String!
     state: DisputeState!
+    "What the disputed settlement charged (a metered call's returned part was never paid)."
     amount: Money!
     "Hex of the evidence hash open_dispute bound."
     evidenceHash: String!
@@ -58,7 +63,7 @@ export const RECEIPT_PROOF_TYPE_DEFS = /* GraphQL */ `
     "The receipt log's agent."
     agent: String!
     leaf: ReceiptLeaf!
-    "SHA-256(0x00 ‖ the leaf's fields), hex."
+    "SHA-256(0x00 ‖ the leaf's fields, the fee among them), hex."
     leafHash: String!
     "The leaf's index in the log, across trees (u64, decimal): leaf i is leaf i mod 2^18 of tree i / 2^18. With the agent, the dispute's key."
     leafIndex: String!

@@ -18,10 +18,11 @@ export const USAGE_TYPE_DEFS = /* GraphQL */ `
     settled: Int!
     refunded: Int!
     reclaimed: Int!
-    "USDC paid for settled executions (payer side)."
+    "USDC charged for settled executions (payer side): a metered call's charge, not the most it held."
     spent: Money!
-    "The creators' share of it."
+    "The creators' 99 % of it."
     earned: Money!
+    "The marketplace's 1 % of it."
     fees: Money!
   }
 

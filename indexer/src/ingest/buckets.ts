@@ -105,7 +105,9 @@ export class BucketDeltas {
     if (row.state === "open") c.open += sign;
     if (row.state === "settled") {
       c.settled += sign;
-      a.spent_usdc += s * BigInt(row.amount_usdc);
+      // The charge (every settled row has one), not the amount held: a metered call's unused
+      // part went back to its payer in the settlement.
+      a.spent_usdc += s * BigInt(row.charged_usdc!);
       a.earned_usdc += s * BigInt(row.creator_share_usdc);
       a.fee_usdc += s * BigInt(row.fee_usdc);
       if (row.open_slot !== null && row.close_slot !== null && row.opened_at !== null && row.closed_at !== null) {

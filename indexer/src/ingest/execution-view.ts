@@ -28,7 +28,19 @@ export interface ExecutionRow {
   creator: string | null;
   state: ExecutionState;
   refund_reason: string | null;
+  /** What the escrow held: a fixed-price call's price, or the most a metered call may cost. */
   amount_usdc: string;
+  /** "0" for a fixed-price call, as the program records it. */
+  price_per_unit_usdc: string;
+  /** "0" for a fixed-price call. */
+  max_units: string;
+  /** The units the creator signed; null until settled. */
+  units: string | null;
+  /** What the settlement charged, the amount the split and the rollups count; null while open. */
+  charged_usdc: string | null;
+  /** What went back to the payer, in the settlement or by refund or reclaim; null while open. */
+  returned_usdc: string | null;
+  /** The creator's and the marketplace's split of the charge. */
   creator_share_usdc: string;
   fee_usdc: string;
   fee_shard: number | null;
@@ -65,6 +77,11 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
     state: "open",
     refund_reason: null,
     amount_usdc: str(first.data.amountUsdc ?? "0"),
+    price_per_unit_usdc: "0",
+    max_units: "0",
+    units: null,
+    charged_usdc: null,
+    returned_usdc: null,
     creator_share_usdc: "0",
     fee_usdc: "0",
     fee_shard: null,
@@ -94,6 +111,8 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
     switch (event.name) {
       case "EscrowOpened":
         row.amount_usdc = str(data.amountUsdc);
+        row.price_per_unit_usdc = str(data.pricePerUnitUsdc);
+        row.max_units = str(data.maxUnits);
         row.opened_at = num(data.openedAt);
         row.deadline = num(data.deadline);
         row.used_included_call = data.usedIncludedCall === true;
@@ -103,6 +122,9 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
       case "EscrowSettledToLog":
         row.state = "settled";
         row.amount_usdc = str(data.amountUsdc);
+        row.units = str(data.units);
+        row.charged_usdc = str(data.chargedUsdc);
+        row.returned_usdc = str(data.returnedUsdc);
         row.creator_share_usdc = str(data.creatorShareUsdc);
         row.fee_usdc = str(data.feeUsdc);
         row.fee_shard = event.fee_shard;
@@ -113,12 +135,18 @@ export function executionFromEvents(id: string, events: readonly EventRecord[], 
       case "EscrowRefunded":
         row.state = "refunded";
         row.refund_reason = str(data.reason);
+        row.units = null;
+        row.charged_usdc = "0";
+        row.returned_usdc = str(data.amountUsdc);
         row.closed_at = num(data.refundedAt);
         row.close_signature = event.signature;
         row.close_slot = event.slot;
         break;
       case "EscrowReclaimed":
         row.state = "reclaimed";
+        row.units = null;
+        row.charged_usdc = "0";
+        row.returned_usdc = str(data.amountUsdc);
         row.closed_at = num(data.reclaimedAt);
         row.close_signature = event.signature;
         row.close_slot = event.slot;

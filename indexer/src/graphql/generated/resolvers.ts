@@ -171,8 +171,21 @@ export type Execution = {
   creator?: Maybe<Scalars['String']['output']>;
   state: ExecutionState;
   refundReason?: Maybe<RefundReason>;
+  /** Held in escrow for the call: a fixed-price call's price, or the most a metered call may cost (max units × price per unit). */
   amount: Money;
+  /** What each unit of a metered call costs; null for a fixed-price call. */
+  pricePerUnit?: Maybe<Money>;
+  /** The most units a metered call may be charged for (u64, decimal); null for a fixed-price call. */
+  maxUnits?: Maybe<Scalars['String']['output']>;
+  /** The units the creator signed (u64, decimal); null unless settled. */
+  units?: Maybe<Scalars['String']['output']>;
+  /** What the settlement charged, split into creatorShare and fee: the whole amount for a fixed-price call, units × price per unit for a metered one; 0 when refunded or reclaimed; null while open. */
+  charged?: Maybe<Money>;
+  /** What went back to the payer: amount − charged when settled, the whole amount when refunded or reclaimed; null while open. */
+  returned?: Maybe<Money>;
+  /** The creator's 99 % of the charge. */
   creatorShare: Money;
+  /** The marketplace's 1 % of the charge. */
   fee: Money;
   feeShard?: Maybe<Scalars['Int']['output']>;
   usedIncludedCall?: Maybe<Scalars['Boolean']['output']>;
@@ -260,8 +273,11 @@ export type AgentStats = {
   successRate?: Maybe<Scalars['Float']['output']>;
   latencySlots: Latency;
   latencySeconds: Latency;
+  /** USDC charged for the settled executions: a metered call's charge, not the most it held. */
   spent: Money;
+  /** The creator's 99 % of it. */
   earned: Money;
+  /** The marketplace's 1 % of it. */
   fees: Money;
   lastExecution?: Maybe<Execution>;
   /** The executions behind these figures (all in the window, or those of one outcome). */
@@ -351,10 +367,11 @@ export type UsageFigures = {
   settled: Scalars['Int']['output'];
   refunded: Scalars['Int']['output'];
   reclaimed: Scalars['Int']['output'];
-  /** USDC paid for settled executions (payer side). */
+  /** USDC charged for settled executions (payer side): a metered call's charge, not the most it held. */
   spent: Money;
-  /** The creators' share of it. */
+  /** The creators' 99 % of it. */
   earned: Money;
+  /** The marketplace's 1 % of it. */
   fees: Money;
 };
 
@@ -426,7 +443,9 @@ export type SubscriptionTotals = {
 export type Market = {
   __typename?: 'Market';
   executions: Scalars['Int']['output'];
+  /** USDC charged for settled executions: a metered call's charge, not the most it held. */
   spent: Money;
+  /** The marketplace's 1 % of every charge and subscription. */
   fees: Money;
   swept: Money;
   feeShards: Array<FeeShard>;
@@ -440,7 +459,7 @@ export type Market = {
 export type Creator = {
   __typename?: 'Creator';
   address: Scalars['String']['output'];
-  /** Creators' share of settled executions and of subscriptions. */
+  /** Creators' share of settled executions' charges and of subscriptions. */
   earnings: Money;
   executionEarnings: Money;
   subscriptionEarnings: Money;
@@ -527,11 +546,15 @@ export type ReceiptLeaf = {
   payerTokenAccount: Scalars['String']['output'];
   /** 16 bytes; zeros for a call without an API key. */
   apiKeyId: Scalars['String']['output'];
-  /** USDC base units. */
+  /** USDC base units the escrow held: a fixed-price call's price, or the most a metered call may cost. */
   amountUsdc: Scalars['String']['output'];
-  /** USDC base units: floor(amount × 1%), what the leaf hash commits to. */
+  /** USDC base units the settlement charged: the whole amount for a fixed-price call, units × price per unit for a metered one. */
+  chargedUsdc: Scalars['String']['output'];
+  /** USDC base units: floor(charged × 1%), the marketplace's part of the charge, which the leaf hash commits to. */
   feeUsdc: Scalars['String']['output'];
-  /** Metered units the creator signed (u64); 0 for a fixed-price call. */
+  /** USDC base units returned to the payer's token account in the settlement: amount − charged. */
+  returnedUsdc: Scalars['String']['output'];
+  /** Units the creator signed (u64): a metered call is charged for them, a fixed-price call its whole amount whatever they are. */
   units: Scalars['String']['output'];
   requestHash: Scalars['String']['output'];
   resultHash: Scalars['String']['output'];
@@ -545,6 +568,7 @@ export type LeafDispute = {
   executionId: Scalars['String']['output'];
   payer: Scalars['String']['output'];
   state: DisputeState;
+  /** What the disputed settlement charged (a metered call's returned part was never paid). */
   amount: Money;
   /** Hex of the evidence hash open_dispute bound. */
   evidenceHash: Scalars['String']['output'];
@@ -563,7 +587,7 @@ export type ReceiptProof = {
   /** The receipt log's agent. */
   agent: Scalars['String']['output'];
   leaf: ReceiptLeaf;
-  /** SHA-256(0x00 ‖ the leaf's fields), hex. */
+  /** SHA-256(0x00 ‖ the leaf's fields, the fee among them), hex. */
   leafHash: Scalars['String']['output'];
   /** The leaf's index in the log, across trees (u64, decimal): leaf i is leaf i mod 2^18 of tree i / 2^18. With the agent, the dispute's key. */
   leafIndex: Scalars['String']['output'];
@@ -799,6 +823,11 @@ export type ExecutionResolvers<ContextType = GraphQLContext, ParentType extends 
   state?: Resolver<ResolversTypes['ExecutionState'], ParentType, ContextType>;
   refundReason?: Resolver<Maybe<ResolversTypes['RefundReason']>, ParentType, ContextType>;
   amount?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
+  pricePerUnit?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  maxUnits?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  units?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  charged?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
+  returned?: Resolver<Maybe<ResolversTypes['Money']>, ParentType, ContextType>;
   creatorShare?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
   fee?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
   feeShard?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
@@ -1010,7 +1039,9 @@ export type ReceiptLeafResolvers<ContextType = GraphQLContext, ParentType extend
   payerTokenAccount?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   apiKeyId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   amountUsdc?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  chargedUsdc?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   feeUsdc?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  returnedUsdc?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   units?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   requestHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   resultHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

@@ -10,4 +10,4 @@ export type ReceiptProofQueryVariables = Exact<{
 }>;
 
 
-export type ReceiptProofQuery = { execution: { agent: string, receiptProof: { leafHash: string, leafIndex: string, tree: number, logRoot: string, root: string, treeLeaves: number, proof: Array<string>, leaf: { executionId: string, nonce: string, payer: string, payerTokenAccount: string, apiKeyId: string, amountUsdc: string, feeUsdc: string, units: string, requestHash: string, resultHash: string, settledAt: string } } | null } | null };
+export type ReceiptProofQuery = { execution: { agent: string, receiptProof: { leafHash: string, leafIndex: string, tree: number, logRoot: string, root: string, treeLeaves: number, proof: Array<string>, leaf: { executionId: string, nonce: string, payer: string, payerTokenAccount: string, apiKeyId: string, amountUsdc: string, chargedUsdc: string, feeUsdc: string, returnedUsdc: string, units: string, requestHash: string, resultHash: string, settledAt: string } } | null } | null };
