@@ -2,7 +2,7 @@
 // start with /v1, so a URL ending in /v1 (or a slash) must not be requested as /v1/v1/…
 import { strict as assert } from "node:assert";
 
-import { cli, json, serve, type Server } from "./helpers.js";
+import { FIXED_CHARGE, cli, json, serve, type Server } from "./helpers.js";
 
 const AGENT = "Bp3BbhbyBNoTt3LgewDgCf2ckx5pHoUyPxdEMC6KHgyL";
 
@@ -18,7 +18,7 @@ describe("the API URL, with or without /v1", () => {
             id: "exec_1",
             status: "succeeded",
             output: { echoed: "hi" },
-            charge: { amount_usdc: "0.250000", creator_share_usdc: "0.247500", fee_usdc: "0.002500" },
+            charge: FIXED_CHARGE,
             transactions: { settlement: "sig" },
           }),
     );

@@ -18,6 +18,8 @@ import { compile, sampleFor } from "../src/schema.js";
 import {
   ECHO_INPUT_SCHEMA,
   ECHO_OUTPUT_SCHEMA,
+  FIXED_CHARGE,
+  METERED_CHARGE,
   cli,
   creatorService,
   json,
@@ -373,7 +375,7 @@ describe("agent-market", () => {
             id: "exec_1",
             status: "succeeded",
             output: { echoed: "hi" },
-            charge: { amount_usdc: "0.250000", creator_share_usdc: "0.247500", fee_usdc: "0.002500" },
+            charge: FIXED_CHARGE,
             transactions: { settlement: "sig" },
           },
         ],
@@ -384,6 +386,63 @@ describe("agent-market", () => {
       assert.equal(ran.err, "Charged 0.250000 USDC (0.247500 to the creator, 0.002500 fee) for exec_1, settled in sig");
       assert.equal(api.requests[1]!.headers.authorization, "Bearer svc_test_k");
       assert.deepEqual(api.requests[1]!.body, { task: "hi", parameters: { language: "en" }, max_price_usdc: "0.250000" });
+    });
+
+    describe("a metered agent", () => {
+      const pricing = { model: "metered", price_per_unit_usdc: "0.001000", unit: "100 words", max_units_per_call: "100" };
+      const execution = {
+        object: "execution",
+        id: "exec_m",
+        agent: AGENT,
+        status: "succeeded",
+        output: { words: 250 },
+        charge: METERED_CHARGE,
+        transactions: { escrow: "open_sig", settlement: "sig", refund: null, confirmation: "confirmed" },
+        failure: null,
+        created_at: "2030-01-01T00:00:00Z",
+      };
+
+      it("status prints its price as the most a call costs and the price of a unit", async () => {
+        await fakeApi({ [`GET /v1/agents/${AGENT}?network=devnet`]: () => [200, { object: "agent", id: AGENT, name: "Words", status: "active", pricing }] });
+        const ran = await cli(["status", "--agent", AGENT, "--api", api.url]);
+        assert.equal(ran.code, 0, ran.err);
+        assert.match(ran.out, /^price\s+up to 0\.100000 USDC, 0\.001000 per 100 words$/m);
+      });
+
+      it("execute holds the most a call costs, then prints the units charged and what was returned", async () => {
+        await fakeApi({
+          [`GET /v1/agents/${AGENT}?network=devnet`]: () => [200, { object: "agent", id: AGENT, name: "Words", pricing }],
+          [`POST /v1/agents/${AGENT}/execute`]: () => [200, execution],
+        });
+        const ran = await cli(["execute", AGENT, "--task", "count", "--api", api.url], { AGENT_MARKET_API_KEY: "svc_test_k" });
+        assert.equal(ran.code, 0, ran.err);
+        assert.equal((api.requests[1]!.body as { max_price_usdc: string }).max_price_usdc, "0.100000");
+        assert.equal(
+          ran.err,
+          "Charged 0.003000 USDC for 3 units at 0.001000 USDC, 0.097000 of the 0.100000 held returned (0.002970 to the creator, 0.000030 fee) for exec_m, settled in sig",
+        );
+      });
+
+      it("executions get and list show its units, what was held and what was returned", async () => {
+        const fixed = { ...execution, id: "exec_f", charge: FIXED_CHARGE };
+        await fakeApi({
+          "GET /v1/executions/exec_m": () => [200, execution],
+          "GET /v1/executions?": () => [200, { object: "list", data: [execution, fixed], has_more: false }],
+        });
+        const env = { AGENT_MARKET_API_KEY: "svc_test_k" };
+        const got = await cli(["executions", "get", "exec_m", "--api", api.url], env);
+        assert.equal(got.code, 0, got.err);
+        assert.match(got.out, /^charged\s+0\.003000 USDC for 3 units at 0\.001000 USDC, 0\.097000 of the 0\.100000 held returned$/m);
+        assert.match(got.out, /^held\s+0\.100000 USDC$/m);
+        assert.match(got.out, /^returned\s+0\.097000 USDC$/m);
+        assert.match(got.out, /^units\s+3 of at most 100$/m);
+        const listed = await cli(["executions", "list", "--api", api.url], env);
+        assert.equal(listed.code, 0, listed.err);
+        const [header, metered, flat] = listed.out.split("\n").map((line) => line.split(/\s+/));
+        assert.deepEqual(header, ["ID", "AGENT", "STATUS", "CHARGED", "RETURNED", "UNITS", "CREATED"]);
+        assert.deepEqual(metered, ["exec_m", AGENT, "succeeded", "0.003000", "0.097000", "3/100", "2030-01-01T00:00:00Z"]);
+        assert.deepEqual(flat, ["exec_f", AGENT, "succeeded", "0.250000", "0.000000", "2030-01-01T00:00:00Z"], "a fixed-price call has no units");
+      });
     });
 
     it("execute sends --max-price as given, and explains price_above_maximum with the --max-price that agrees to it", async () => {

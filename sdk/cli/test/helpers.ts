@@ -167,3 +167,33 @@ function signBatch(batch: SignBatchRequest, signing: Keypair, fault: CreatorFaul
   const signer = fault === "wrong_batch_key" ? Keypair.generate() : signing;
   json(res, 200, { digest: toHex(digest), signature: toHex(ed25519Sign(signer.secretKey, digest)) });
 }
+
+/** The charge of a settled call at a fixed 0.250000 USDC, as the API shows it. */
+export const FIXED_CHARGE = {
+  amount_usdc: "0.250000",
+  charged_usdc: "0.250000",
+  held_usdc: "0.250000",
+  returned_usdc: "0.000000",
+  units: "0",
+  price_per_unit_usdc: null,
+  max_units: null,
+  creator_share_usdc: "0.247500",
+  fee_usdc: "0.002500",
+  currency: "USDC",
+  covered_by_subscription: false,
+};
+
+/** The charge of a settled metered call: 3 of its 100 units at 0.001000 USDC, the rest returned. */
+export const METERED_CHARGE = {
+  amount_usdc: "0.003000",
+  charged_usdc: "0.003000",
+  held_usdc: "0.100000",
+  returned_usdc: "0.097000",
+  units: "3",
+  price_per_unit_usdc: "0.001000",
+  max_units: "100",
+  creator_share_usdc: "0.002970",
+  fee_usdc: "0.000030",
+  currency: "USDC",
+  covered_by_subscription: false,
+};

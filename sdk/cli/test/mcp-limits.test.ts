@@ -29,7 +29,17 @@ const EXECUTION = {
   id: "exec_1",
   status: "succeeded",
   output: { echoed: "hi" },
-  charge: { amount_usdc: "0.010000", creator_share_usdc: "0.009900", fee_usdc: "0.000100" },
+  charge: {
+    amount_usdc: "0.010000",
+    charged_usdc: "0.010000",
+    held_usdc: "0.010000",
+    returned_usdc: "0.000000",
+    units: "0",
+    price_per_unit_usdc: null,
+    max_units: null,
+    creator_share_usdc: "0.009900",
+    fee_usdc: "0.000100",
+  },
   receipt: null,
   transactions: { settlement: "sig" },
 };
@@ -40,7 +50,7 @@ const REFUNDED = {
     message: "the agent failed",
     request_id: "r",
     refund_transaction: "refund_sig",
-    execution: { ...EXECUTION, status: "refunded", charge: { amount_usdc: "0.000000" } },
+    execution: { ...EXECUTION, status: "refunded", charge: { ...EXECUTION.charge, amount_usdc: "0.000000", charged_usdc: "0.000000", returned_usdc: "0.010000" } },
   },
 };
 

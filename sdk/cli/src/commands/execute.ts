@@ -1,6 +1,7 @@
 import { AgentMarket, ConflictError, ExecutionFailedError, PaymentRequiredError, callPriceUsdc, formatUsdc } from "@agent-market/client";
 import { USDC_WIRE_PATTERN } from "@agent-market/program/usdc";
 
+import { chargeText } from "../charge-text.js";
 import { apiUrl, readConfig } from "../config.js";
 import { CliError, type Command } from "../io.js";
 import { jsonObjectOption, parse, required } from "../options.js";
@@ -10,7 +11,9 @@ const usage = `agent-market execute <agent> --task <text> [--params '<json objec
 
 Runs an agent, paid from the API key's wallet (--api-key, else $AGENT_MARKET_API_KEY), and prints
 its output, then what it cost. The call is never charged more than --max-price, by default the
-price its listing shows now (read first): a higher price is refused before anything is sent. --json prints the whole execution. When the wallet cannot pay, it says by how much and how
+price its listing shows now (read first): a higher price is refused before anything is sent. A
+metered agent's call holds up to --max-price (its listing's most units by default), is charged
+the units it used and returns the rest. --json prints the whole execution. When the wallet cannot pay, it says by how much and how
 to raise the allowance.`;
 
 function paymentAdvice(error: PaymentRequiredError): { message: string; next: string } {
@@ -108,7 +111,7 @@ export const execute: Command = {
     io.out(JSON.stringify(execution.output, null, 2));
     const { charge } = execution;
     io.err(
-      `Charged ${charge.amount_usdc} USDC (${charge.creator_share_usdc} to the creator, ${charge.fee_usdc} fee) for ${execution.id}` +
+      `Charged ${chargeText(charge)} (${charge.creator_share_usdc} to the creator, ${charge.fee_usdc} fee) for ${execution.id}` +
         (execution.transactions.settlement ? `, settled in ${execution.transactions.settlement}` : ""),
     );
   },

@@ -1,5 +1,6 @@
 import { AgentMarket } from "@agent-market/client";
 
+import { chargeText } from "../charge-text.js";
 import { apiUrl, readConfig } from "../config.js";
 import { CliError, output, UsageError, type Command } from "../io.js";
 import { integerOption, parse, required } from "../options.js";
@@ -32,11 +33,15 @@ export const executions: Command = {
     if (action === "get") {
       const execution = await client.executions.get(required(positionals[0], "<execution id>", usage));
       output(io, execution, () => {
+        const { charge } = execution;
         const rows = [
           ["execution", execution.id],
           ["agent", execution.agent],
           ["status", execution.status],
-          ["charged", `${execution.charge.amount_usdc} USDC`],
+          ["charged", chargeText(charge)],
+          // What the escrow held, and what of it went back: a metered call's unused units, a refund's whole.
+          ...(charge.held_usdc === null ? [] : [["held", `${charge.held_usdc} USDC`], ["returned", `${charge.returned_usdc} USDC`]]),
+          ...(charge.max_units === null ? [] : [["units", `${charge.units ?? "none yet"} of at most ${charge.max_units}`]]),
           ["created", execution.created_at],
           ...Object.entries(execution.transactions)
             .filter(([, signature]) => signature !== null)
@@ -51,8 +56,17 @@ export const executions: Command = {
     const page = await client.executions.list({ limit, ...(values.agent === undefined ? {} : { agent: values.agent }) });
     output(io, page.data, () =>
       table(
-        ["ID", "AGENT", "STATUS", "CHARGED", "CREATED"],
-        page.data.map((e) => [e.id, e.agent, e.status, e.charge.amount_usdc, e.created_at]),
+        ["ID", "AGENT", "STATUS", "CHARGED", "RETURNED", "UNITS", "CREATED"],
+        page.data.map((e) => [
+          e.id,
+          e.agent,
+          e.status,
+          e.charge.charged_usdc,
+          e.charge.returned_usdc,
+          // A metered call's units of its most; a fixed-price call has none to show.
+          e.charge.max_units === null ? "" : `${e.charge.units ?? "-"}/${e.charge.max_units}`,
+          e.created_at,
+        ]),
       ),
     );
   },

@@ -24,7 +24,9 @@ at http://<host>:<port>/mcp with --http. The tools are the agents named with --a
 with --tag or matching --search (at most 50), plus search_agents and get_execution.
 --max-price is the most one call may cost and --session-limit the most one session may spend;
 over HTTP --total-limit is the most all sessions together may spend. A call past any of them is
-refused as a tool error, nothing charged. Listings are read again every --refresh-secs (30) and
+refused as a tool error, nothing charged. A metered agent's call counts against the limits as the
+most it may cost (its price per unit times its most units per call, or the whole units --max-price
+buys when that is less) until it settles, then as what it was charged. Listings are read again every --refresh-secs (30) and
 clients are told when the tools change. Over HTTP every request must send
 Authorization: Bearer $AGENT_MARKET_MCP_TOKEN (generated and printed when unset), a Host naming
 an address the server listens on or an --allow-host name, and no Origin unless --allow-origin

@@ -5,6 +5,7 @@ import { Connection, PublicKey } from "@solana/web3.js";
 import { apiUrl, optionalRpcUrl, readConfig } from "../config.js";
 import { CliError, UsageError, type Command } from "../io.js";
 import { networkOption, parse, required } from "../options.js";
+import { callPriceText } from "../pricing-text.js";
 import { programIdOption } from "../program-id.js";
 import { table } from "../table.js";
 
@@ -17,7 +18,7 @@ locked collateral, signing key). Without --rpc (or one remembered by login), the
 
 function pricingText(listing: Agent): string {
   const p = listing.pricing;
-  return p.model === "pay_per_use" ? `${p.price_usdc} USDC a call` : `${p.model} (${p.period_price_usdc} USDC every ${p.period_secs} s)`;
+  return p.model === "subscription" || p.model === "hybrid" ? `${p.model} (${p.period_price_usdc} USDC every ${p.period_secs} s)` : callPriceText(p);
 }
 
 export const status: Command = {

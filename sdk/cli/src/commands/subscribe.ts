@@ -29,7 +29,8 @@ export const subscribe: Command = {
     let maxPriceUsdc = values["max-price"];
     if (maxPriceUsdc === undefined) {
       const { pricing } = await client.agents.get(agent, { network: apiKey.startsWith("svc_live_") ? "mainnet" : "devnet" });
-      if (pricing.model !== "pay_per_use") maxPriceUsdc = pricing.period_price_usdc;
+      // A pay-per-use or metered agent sells no period: the API says so.
+      if (pricing.model === "subscription" || pricing.model === "hybrid") maxPriceUsdc = pricing.period_price_usdc;
     }
     const purchase = await client.agents.subscribe(agent, {
       ...(maxPriceUsdc === undefined ? {} : { maxPriceUsdc }),

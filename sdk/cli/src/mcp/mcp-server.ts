@@ -16,7 +16,8 @@ export function createSessionServer(options: SessionOptions): Server {
       capabilities: { tools: { listChanged: true } },
       instructions:
         "Each agent tool is a paid call to an Agent Market agent, charged in USDC to the wallet of this server's API key; " +
-        "the price is in the tool's description. Calls above this server's per-call maximum or past the session's or the server's spending limit are refused.",
+        "the price is in the tool's description (a metered agent's: up to its most per call, charged for the units used). " +
+        "Calls above this server's per-call maximum or past the session's or the server's spending limit are refused.",
     },
   );
   const context: ToolCallContext = { ...options, session_limit: new SpendingLimit(options.session_limit_usdc) };

@@ -17,6 +17,8 @@ import {
 } from "@agent-market/client";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 
+import { chargeText } from "../charge-text.js";
+import { callPriceText } from "../pricing-text.js";
 import type { AgentCatalog } from "./agent-catalog.js";
 import type { AgentTool } from "./agent-tool.js";
 import type { SpendingLimit } from "./spending-limit.js";
@@ -25,7 +27,7 @@ import { outcomeUnknown, settle, type SentCall, type UnknownOutcomes } from "./u
 export const SEARCH_AGENTS: Tool = {
   name: "search_agents",
   title: "Search Agent Market",
-  description: "Finds agents on Agent Market by text or tag: their addresses, descriptions and prices per call.",
+  description: "Finds agents on Agent Market by text or tag: their addresses, descriptions and prices per call (a metered agent's most per call and price per unit).",
   inputSchema: {
     type: "object",
     properties: {
@@ -87,9 +89,11 @@ async function searchAgents(context: ToolCallContext, args: Record<string, unkno
     name: agent.name,
     description: agent.description,
     tags: agent.tags,
+    // The most one call costs; `pricing` says how (a metered agent's unit and price per unit).
     price_usdc: callPriceUsdc(agent.pricing),
+    pricing: agent.pricing,
   }));
-  const lines = agents.map((agent) => `${agent.name} (${agent.id}): ${agent.price_usdc} USDC per call. ${agent.description}`);
+  const lines = page.data.map((agent) => `${agent.name} (${agent.id}): ${callPriceText(agent.pricing)}. ${agent.description}`);
   return answer(lines.length > 0 ? lines.join("\n") : "No agent matches.", { agents });
 }
 
@@ -115,24 +119,27 @@ function executionResult(execution: Execution): Record<string, unknown> {
 }
 
 async function runAgent(context: ToolCallContext, tool: AgentTool, args: Record<string, unknown>): Promise<CallToolResult> {
-  const { agent, price_usdc } = tool;
+  const { agent, max_charge_usdc } = tool;
   if (typeof args.task !== "string") return refusal("task is required: what to ask the agent, as text.");
   const parameters = args.parameters ?? {};
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) return refusal("parameters must be a JSON object.");
-  if (price_usdc > context.max_price_usdc) {
+  if (max_charge_usdc === null) {
+    const price = agent.pricing.model === "metered" ? `${agent.pricing.price_per_unit_usdc} USDC per ${agent.pricing.unit}` : callPriceText(agent.pricing);
     return refusal(
-      `${agent.name} costs ${formatUsdc(price_usdc)} USDC per call, above this server's maximum of ${formatUsdc(context.max_price_usdc)} USDC per call. Nothing was charged.`,
+      `${agent.name} costs ${price}, above this server's maximum of ${formatUsdc(context.max_price_usdc)} USDC per call. Nothing was charged.`,
     );
   }
-  const refused = reserve(context, price_usdc);
+  // A metered call reserves the most it may cost; once settled, only its charge stays spent.
+  const refused = reserve(context, max_charge_usdc, agent.pricing.model === "metered" ? "may cost up to" : "costs");
   if (refused) return refusal(refused);
   const call: SentCall = {
     agent_id: agent.id,
     input: { task: args.task, parameters: parameters as Record<string, unknown> },
-    // The price the tool's description showed: a price raised on chain since is refused, not charged.
-    max_price_usdc: formatUsdc(price_usdc),
+    // The price the tool's description showed: a price raised on chain since is refused, not
+    // charged; a metered call holds no more units than this buys.
+    max_price_usdc: formatUsdc(max_charge_usdc),
     idempotency_key: randomUUID(),
-    reserved_usdc: price_usdc,
+    reserved_usdc: max_charge_usdc,
     limits: [context.session_limit, context.process_limit],
   };
   let execution: Execution;
@@ -144,27 +151,30 @@ async function runAgent(context: ToolCallContext, tool: AgentTool, args: Record<
       const code = error instanceof AgentMarketError ? error.code : "no_answer";
       return refusal(
         `The outcome of this call to ${agent.name} is unknown (${code}): it may have been charged. ` +
-          `Its ${formatUsdc(price_usdc)} USDC stays reserved against this server's limits until the server reads its final state; do not repeat it yet.`,
+          `Its ${formatUsdc(max_charge_usdc)} USDC stays reserved against this server's limits until the server reads its final state; do not repeat it yet.`,
       );
     }
     settle(call, 0n);
     return failure(agent.name, error as AgentMarketError);
   }
-  settle(call, parseUsdc(execution.charge.amount_usdc));
-  const charge = `Charged ${execution.charge.amount_usdc} USDC for ${execution.id}` +
+  settle(call, parseUsdc(execution.charge.charged_usdc));
+  const charge = `Charged ${chargeText(execution.charge)} for ${execution.id}` +
     (execution.transactions.settlement ? `, settled on chain in ${execution.transactions.settlement}.` : ".");
   return answer(`${JSON.stringify(execution.output, null, 2)}\n\n${charge}`, executionResult(execution));
 }
 
-/** Reserves `price_usdc` on both limits, or says which one refuses it (reserving nothing). */
-function reserve(context: ToolCallContext, price_usdc: bigint): string | undefined {
+/**
+ * Reserves `price_usdc` on both limits, or says which one refuses it (reserving nothing): a call
+ * that `costs` it, or a metered one that "may cost up to" it.
+ */
+function reserve(context: ToolCallContext, price_usdc: bigint, costs: string): string | undefined {
   const price = formatUsdc(price_usdc);
   if (!context.session_limit.reserve(price_usdc)) {
-    return `This call costs ${price} USDC; this session may spend ${formatUsdc(context.session_limit.remaining_usdc())} USDC more of its ${formatUsdc(context.session_limit.limit_usdc)} USDC limit. Nothing was charged.`;
+    return `This call ${costs} ${price} USDC; this session may spend ${formatUsdc(context.session_limit.remaining_usdc())} USDC more of its ${formatUsdc(context.session_limit.limit_usdc)} USDC limit. Nothing was charged.`;
   }
   if (!context.process_limit.reserve(price_usdc)) {
     context.session_limit.settle(price_usdc, 0n);
-    return `This call costs ${price} USDC; this server may spend ${formatUsdc(context.process_limit.remaining_usdc())} USDC more of its ${formatUsdc(context.process_limit.limit_usdc)} USDC limit for all sessions together. Nothing was charged.`;
+    return `This call ${costs} ${price} USDC; this server may spend ${formatUsdc(context.process_limit.remaining_usdc())} USDC more of its ${formatUsdc(context.process_limit.limit_usdc)} USDC limit for all sessions together. Nothing was charged.`;
   }
   return undefined;
 }

@@ -14,6 +14,7 @@ import {
   type ExecuteInput,
 } from "@agent-market/client";
 
+import { chargeText } from "../charge-text.js";
 import type { SpendingLimit } from "./spending-limit.js";
 
 /** One call sent to the relayer, as it would be sent again, and what it holds. */
@@ -72,9 +73,8 @@ export class UnknownOutcomes {
         maxPriceUsdc: call.max_price_usdc,
         idempotencyKey: call.idempotency_key,
       });
-      const charged_usdc = parseUsdc(execution.charge.amount_usdc);
-      settle(call, charged_usdc);
-      this.log(`call ${call.idempotency_key} to ${call.agent_id} ended: ${execution.id} charged ${execution.charge.amount_usdc} USDC`);
+      settle(call, parseUsdc(execution.charge.charged_usdc));
+      this.log(`call ${call.idempotency_key} to ${call.agent_id} ended: ${execution.id} charged ${chargeText(execution.charge)}`);
     } catch (error) {
       if (outcomeUnknown(error)) return this.follow(call);
       // A refusal or a refund: nothing was charged.

@@ -20,7 +20,7 @@ export const meteredTextStatsListing: ListingDocument = {
   description:
     "The figures of Text statistics (counts, reading time, Flesch reading ease, the most frequent words) " +
     "charged per 100 words of the text: a started hundred counts whole. Deterministic.",
-  tags: ["text", "statistics", "readability", "nlp", "deterministic", "metered"],
+  tags: ["statistics", "readability", "nlp", "deterministic", "metered"],
   input_schema: textStatsInputSchema,
   output_schema: textStatsOutputSchema,
 };
