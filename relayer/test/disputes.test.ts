@@ -103,6 +103,8 @@ describe("disputes against the chain's accounts (stand-in RPC)", function () {
           payerTokenAccount: PublicKey.default,
           apiKeyId: new Uint8Array(16),
           amountUsdc: AMOUNT_USDC,
+          chargedUsdc: AMOUNT_USDC,
+          returnedUsdc: 0n,
           units: 0n,
           requestHash: new Uint8Array(32),
           resultHash: new Uint8Array(32),

@@ -35,16 +35,19 @@ export interface SettleBatchInput extends ProgramOption {
   returnAccounts?: readonly PublicKey[];
 }
 
+/** An escrow as settlement reads it: without its pricing, a fixed-price escrow. */
+export type SettledEscrow = EscrowBinding & Partial<Pick<ChargedEscrow, "pricePerUnitUsdc" | "maxUnits">>;
+
 /**
  * The accounts a settlement returns the rest of metered escrows to: each escrow's payer token
  * account when its charge for its item's units leaves something, in order. Throws
  * UnitsAboveMaximumError for units the program would refuse.
  */
-export function returnAccounts(
-  escrows: readonly (Pick<EscrowBinding, "payerTokenAccount"> & ChargedEscrow)[],
-  items: readonly Pick<SettleItem, "units">[],
-): PublicKey[] {
-  return escrows.flatMap((escrow, i) => (chargeOf(escrow, items[i]!.units).returnedUsdc > 0n ? [escrow.payerTokenAccount] : []));
+export function returnAccounts(escrows: readonly SettledEscrow[], items: readonly Pick<SettleItem, "units">[]): PublicKey[] {
+  return escrows.flatMap((escrow, i) => {
+    const charged = { amountUsdc: escrow.amountUsdc, pricePerUnitUsdc: escrow.pricePerUnitUsdc ?? 0n, maxUnits: escrow.maxUnits ?? 0n };
+    return chargeOf(charged, items[i]!.units).returnedUsdc > 0n ? [escrow.payerTokenAccount] : [];
+  });
 }
 
 /**
@@ -94,7 +97,7 @@ export type BatchSignature =
  */
 export function settleBatchInstructions(
   input: Omit<SettleBatchInput, "executionIds" | "returnAccounts"> & {
-    escrows: readonly (EscrowBinding & ChargedEscrow)[];
+    escrows: readonly SettledEscrow[];
     signingKey: Uint8Array;
     signed: BatchSignature;
   },
