@@ -11,9 +11,9 @@ import { REPO_ROOT, STOP_BOUNDS_MS, startLocalMarketplace, type LocalMarketplace
 
 const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
-/** An agent's price as callers see it: a fixed price a call, or the most a metered call costs and a unit's price. */
+/** An agent's price as callers see it: a fixed price per call, or the most a metered call costs and a unit's price. */
 function priceText(pricing: ExamplePricing): string {
-  if (pricing.model === "pay_per_use") return `${pricing.price_usdc} USDC a call`;
+  if (pricing.model === "pay_per_use") return `${pricing.price_usdc} USDC per call`;
   const most = parseWireUsdc(pricing.price_per_unit_usdc) * BigInt(pricing.max_units_per_call);
   return `up to ${formatUsdc(most)} USDC, ${pricing.price_per_unit_usdc} per ${pricing.unit}`;
 }
