@@ -34,10 +34,12 @@ import { CliError, UsageError, type Command, type Io } from "../io.js";
 import { readKeypair } from "../keyfile.js";
 import { integerOption, networkOption, parse, required, usdcOption } from "../options.js";
 import { programIdOption } from "../program-id.js";
+import { registerPricing } from "../register-pricing.js";
 import { walletSigner } from "../session.js";
 
 const usage = `agent-market register --keypair <creator wallet file> --signing-key <keypair file> --endpoint <url>
                       --listing <listing.json> --price <usdc> --api <url> --rpc <url>
+                      [--price-per-unit <usdc> --unit <name> --max-units-per-call <n>, instead of --price]
                       [--collateral <usdc>] [--max-execution-secs <n>] [--network devnet|mainnet]
                       [--agent <address>] [--agent-id <base58>] [--program-id <address>] [--json]
        agent-market register … --signing-key <public key> --key-proof <base58> --agent-id <base58> …
@@ -48,6 +50,10 @@ and checks --rpc serves the same market; signs in with the wallet; asks the serv
 which key it signs with; checks the wallet's USDC covers the collateral (default: the minimum); sends register_agent (a random agent id; the collateral is
 locked; pay per use at --price; max execution time default 30 s); then lists the agent, which
 makes the marketplace probe your endpoint. On failure it says what to do next.
+
+A metered agent is registered with --price-per-unit, --unit (its name, shown to callers: "100
+words") and --max-units-per-call instead of --price: each call is charged the units it used, at
+most --max-units-per-call, whose price must reach the market's minimum price per call.
 
 --program-id is the program's address on that network (else $AGENT_MARKET_PROGRAM_ID, else the
 IDL's); it must be the one the API names for the network.
@@ -119,6 +125,9 @@ export const register: Command = {
         endpoint: { type: "string" },
         listing: { type: "string" },
         price: { type: "string" },
+        "price-per-unit": { type: "string" },
+        unit: { type: "string" },
+        "max-units-per-call": { type: "string" },
         collateral: { type: "string" },
         "max-execution-secs": { type: "string", default: "30" },
         api: { type: "string" },
@@ -136,7 +145,7 @@ export const register: Command = {
     const endpoint = required(values.endpoint, "--endpoint", usage);
     if (!URL.canParse(endpoint)) throw new UsageError(`--endpoint ${endpoint} is not a URL`, usage);
     const listingPath = required(values.listing, "--listing", usage);
-    const price = usdcOption(required(values.price, "--price", usage), "--price", usage);
+    const pricing = registerPricing(values, usage);
     const maxExecutionSecs = integerOption(values["max-execution-secs"], "--max-execution-secs", usage, 1, MAX_EXECUTION_SECS);
     const api = required(values.api, "--api", usage);
     const rpc = required(values.rpc, "--rpc", usage);
@@ -207,9 +216,10 @@ export const register: Command = {
     if (!market || !market.usdcMint.equals(mint)) {
       throw new CliError(`--rpc does not serve the market the API serves on ${network}`, `point --rpc at the ${network} cluster the API uses`);
     }
-    if (price < market.minPricePerCallUsdc) {
+    if (pricing.mostPerCallUsdc < market.minPricePerCallUsdc) {
+      const what = pricing.chain.kind === "Metered" ? "--price-per-unit × --max-units-per-call" : "--price";
       throw new UsageError(
-        `--price ${formatUsdc(price)} is below the market's minimum price per call, ${formatUsdc(market.minPricePerCallUsdc)} USDC`,
+        `${what} ${formatUsdc(pricing.mostPerCallUsdc)} is below the market's minimum price per call, ${formatUsdc(market.minPricePerCallUsdc)} USDC`,
         usage,
       );
     }
@@ -275,7 +285,7 @@ export const register: Command = {
           signingKey: signing.publicKey.toBytes(),
           endpoint,
           listingHash: hash,
-          pricing: { kind: "PayPerUse", priceUsdc: price },
+          pricing: pricing.chain,
           maxExecutionSecs,
         },
         collateralUsdc: collateral,
@@ -301,7 +311,7 @@ export const register: Command = {
         output_schema: doc.output_schema as Record<string, unknown>,
         endpoint,
         signing_key: signing.publicKey.toBase58(),
-        pricing: { model: "pay_per_use", price_usdc: formatUsdc(price) },
+        pricing: pricing.listing,
       });
     } catch (error) {
       if (!(error instanceof AgentMarketError)) throw error;
