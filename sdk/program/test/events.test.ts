@@ -97,6 +97,8 @@ describe("events", () => {
       "payerTokenAccount",
       "apiKeyId",
       "amountUsdc",
+      "pricePerUnitUsdc",
+      "maxUnits",
       "requestHash",
       "usedIncludedCall",
       "openedAt",

@@ -36,6 +36,7 @@ import {
   type CreatorExecuteResponse,
   type ListingDocument,
   type RequestSignatureFailure,
+  type WireEscrow,
 } from "../src/index.js";
 
 interface RequestSigningVector {
@@ -174,10 +175,30 @@ describe("protocol vectors (tests/vectors/protocol.json)", () => {
     it("a metered answer carries its units and signs them", () => {
       const metered = executeVector.metered;
       assert.deepEqual(signResult(creatorSeed, request, executeVector.output, BigInt(metered.units)), metered.response);
-      const check = verifyCreatorResponse(metered.response, { ...request, signing_key: creatorPublic });
+      const check = verifyCreatorResponse(metered.response, { ...(request as WireEscrow), signing_key: creatorPublic });
       assert.ok(check.ok);
       assert.equal(check.units, BigInt(metered.units));
       assert.equal(toHex(check.digest), metered.digest);
+    });
+
+    it("a metered request carries its terms, and an answer above its max_units fails verification though signed", () => {
+      const terms = { ...request, max_units: "7", price_per_unit_usdc: "0.001000" };
+      const parsed = parseExecuteRequest(terms);
+      assert.ok(parsed.ok);
+      assert.deepEqual(parsed.metered, { maxUnits: 7n, pricePerUnitUsdc: 1_000n });
+      assert.deepEqual(parseExecuteRequest(request), { ok: true, request, escrow: parsed.escrow, metered: null });
+      for (const [body, message] of [
+        [{ ...request, max_units: "7" }, "a metered request carries both max_units and price_per_unit_usdc"],
+        [{ ...terms, max_units: "07" }, "max_units is not the decimal string of a u64"],
+        [{ ...terms, price_per_unit_usdc: "0.001" }, "price_per_unit_usdc is not USDC with 6 decimals"],
+      ] as const) {
+        assert.deepEqual(parseExecuteRequest(body), { ok: false, reason: "malformed_request", message });
+      }
+      const expected = { ...(request as WireEscrow), signing_key: creatorPublic };
+      const within = verifyCreatorResponse(signResult(creatorSeed, request, executeVector.output, 7n), { ...expected, max_units: 7n });
+      assert.ok(within.ok);
+      const above = verifyCreatorResponse(signResult(creatorSeed, request, executeVector.output, 8n), { ...expected, max_units: 7n });
+      assert.deepEqual(above, { ok: false, reason: "units_above_maximum", message: "units 8 are above the call's max_units 7" });
     });
 
     it("signResult answers the response byte for byte, from the seed or the 64-byte secret key", () => {
@@ -189,7 +210,7 @@ describe("protocol vectors (tests/vectors/protocol.json)", () => {
     });
 
     it("verifyCreatorResponse accepts the response", () => {
-      const check = verifyCreatorResponse(executeVector.response, { ...request, signing_key: creatorPublic });
+      const check = verifyCreatorResponse(executeVector.response, { ...(request as WireEscrow), signing_key: creatorPublic });
       assert.ok(check.ok);
       assert.equal(toHex(check.result_hash), executeVector.result_hash);
       assert.equal(toHex(check.digest), executeVector.digest);
@@ -332,7 +353,7 @@ describe("request signature checks", () => {
 });
 
 describe("creator response checks", () => {
-  const expected = { ...request, signing_key: creatorPublic };
+  const expected = { ...(request as WireEscrow), signing_key: creatorPublic };
   const response = executeVector.response;
   const reason = (body: unknown, against = expected) => {
     const check = verifyCreatorResponse(body, against);

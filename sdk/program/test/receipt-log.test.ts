@@ -70,7 +70,7 @@ describe("receipt log", () => {
     assert.equal(receiptLogHoldsRoot(decodeReceiptLog(logBytes(Keypair.generate(), 1n, [root])), b), false);
   });
 
-  it("hashes a leaf with the fee the program splits from the amount", () => {
+  it("hashes a leaf with what it held, charged and returned, and the fee the program splits from the charge", () => {
     const agent = Keypair.generate().publicKey;
     const leaf: ReceiptLeaf = {
       executionId: new Uint8Array(16).fill(1),
@@ -79,6 +79,8 @@ describe("receipt log", () => {
       payerTokenAccount: Keypair.generate().publicKey,
       apiKeyId: new Uint8Array(16).fill(2),
       amountUsdc: 250_000n,
+      chargedUsdc: 240_000n,
+      returnedUsdc: 10_000n,
       units: 9n,
       requestHash: new Uint8Array(32).fill(3),
       resultHash: new Uint8Array(32).fill(4),
@@ -92,7 +94,7 @@ describe("receipt log", () => {
     const expected = sha256(
       Uint8Array.from([
         0, ...leaf.executionId, ...agent.toBytes(), 8, 7, 6, 5, 4, 3, 2, 1, ...leaf.payer.toBytes(), ...leaf.payerTokenAccount.toBytes(),
-        ...leaf.apiKeyId, ...le(250_000n), ...le(2_500n), ...le(9n), ...leaf.requestHash, ...leaf.resultHash, ...le(1_700_000_000n),
+        ...leaf.apiKeyId, ...le(250_000n), ...le(240_000n), ...le(2_400n), ...le(10_000n), ...le(9n), ...leaf.requestHash, ...leaf.resultHash, ...le(1_700_000_000n),
       ]),
     );
     assert.deepEqual(receiptLeafHash(agent, leaf), expected);

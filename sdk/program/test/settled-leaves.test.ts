@@ -23,6 +23,9 @@ function leaf(seed: number, amountUsdc: bigint): ReceiptLeaf {
     payerTokenAccount: payer,
     apiKeyId: new Uint8Array(16).fill(seed + 1),
     amountUsdc,
+    // A metered call that used all but 1% of what it held.
+    chargedUsdc: amountUsdc - amountUsdc / 100n,
+    returnedUsdc: amountUsdc / 100n,
     units: BigInt(seed * 10),
     requestHash: new Uint8Array(32).fill(seed + 2),
     resultHash: new Uint8Array(32).fill(seed + 3),
@@ -35,7 +38,7 @@ function batch(firstLeafIndex: bigint, leaves: ReceiptLeaf[]): EventData<"Escrow
 }
 
 describe("settled leaves", () => {
-  it("leaf i of a batch is log leaf first_leaf_index + i, with the batch's agent, root and checkpoint flag and its own split", () => {
+  it("leaf i of a batch is log leaf first_leaf_index + i, with the batch's agent, root and checkpoint flag and the split of its own charge", () => {
     const event = batch(7n, [leaf(1, 1_000_000n), leaf(2, 0n), leaf(3, 333n)]);
     const leaves = leavesOfBatch(event);
     assert.deepEqual(
@@ -48,7 +51,7 @@ describe("settled leaves", () => {
       assert.ok(a.equals(agent));
       assert.equal(logRoot, event.logRoot);
       assert.equal(checkpoint, false);
-      assert.deepEqual({ creatorShareUsdc, feeUsdc }, splitPayment(event.leaves[i]!.amountUsdc));
+      assert.deepEqual({ creatorShareUsdc, feeUsdc }, splitPayment(event.leaves[i]!.chargedUsdc));
     }
   });
 
