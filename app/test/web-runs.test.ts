@@ -1,8 +1,8 @@
 // What bounds a run from the dashboard, in a real browser against a real relayer and localnet: the
 // run form's maximum price (a price raised on chain is refused, never charged), the agent page's
-// listing state and circuit breaker, and the Wallet screen's web-run cap and revocation.
+// listing state and circuit breaker, the Wallet screen's web-run cap and revocation, and a metered
+// run, which holds the most it may cost and is charged for the units it used.
 import { strict as assert } from "node:assert";
-
 
 import { listAgent, repriceOnChain, type ListedAgent } from "@agent-market/tests/marketplace";
 import { api, signIn } from "@agent-market/tests/relayer";
@@ -114,5 +114,34 @@ describe("the limits of web runs in the dashboard", function () {
     await page.goto(`/#/agents/${agent.address.toBase58()}`);
     await page.getByTestId("run-max-price").filter({ hasText: "At most 0.50 USDC" }).waitFor();
     await page.getByTestId("listing-status").filter({ hasText: "active" }).waitFor();
+  });
+
+  it("shows a metered agent's price with the most a call costs, holds that much, and its receipt shows the units charged, held and returned", async () => {
+    const { market } = suite.stack;
+    const metered = await listAgent(market, suite.stack.relayer, { pricing: { kind: "Metered", pricePerUnitUsdc: 1_000n, maxUnitsPerCall: 500n } });
+    suite.defer(() => metered.server.close());
+    // One unit a word of the task, as the creator signs it.
+    metered.server.units = (request) => BigInt(request.task.split(/\s+/).length);
+    const payer = await market.payer(5_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.goto(`/#/agents/${metered.address.toBase58()}`);
+    await page.getByText("0.001 USDC per words, up to 0.50 USDC a call").waitFor();
+    assert.match((await page.getByTestId("run-max-price").textContent())!, /^Up to 0\.50 USDC for this call, held from your wallet: it is charged 0\.001 USDC per words it used/);
+
+    await page.getByLabel("Task").fill("one two three four five six seven");
+    await page.getByLabel("language *").selectOption("en");
+    await page.getByRole("button", { name: "Run and pay from my wallet" }).click();
+    await page.getByTestId("run-output").waitFor();
+    const summary = page.getByTestId("charge-summary");
+    assert.deepEqual(
+      [await summary.getByTestId("charged").textContent(), await summary.getByTestId("charge-units").textContent(), await summary.getByTestId("charge-held").textContent(), await summary.getByTestId("charge-returned").textContent()],
+      ["0.007 USDC", " for 7 words", "0.50 USDC", "0.493 USDC"],
+    );
+    assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n - 7_000n, "charged the units used, the rest returned");
+    await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
+    assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);
+    await page.screenshot({ path: `${SHOTS}/metered-run-receipt.png`, fullPage: true });
   });
 });

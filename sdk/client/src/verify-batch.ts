@@ -2,9 +2,9 @@
 // "Batched settlement"): the batch carries this escrow with this result hash and units, the Ed25519
 // precompile right before it verified the receipt's key over the batch digest that commits to
 // this execution's digest (or over this digest itself, one signature per escrow), the execution's
-// leaf in the batch's one EscrowsSettledToLog carries its escrow (nonce, payer, amount) and charge,
-// the payout and fee moved the batch's totals, and, given the indexer, the leaf and its proof lead
-// to a root the agent's receipt log holds on chain.
+// leaf in the batch's one EscrowsSettledToLog carries its escrow (nonce, payer, amount held) and
+// its charge (charged, split, returned), the payout and fee moved the batch's totals, and, given
+// the indexer, the leaf and its proof lead to a root the agent's receipt log holds on chain.
 import {
   ED25519_PROGRAM_ID,
   IDL,
@@ -69,11 +69,18 @@ export async function batchChecks(context: BatchContext): Promise<void> {
   const { receipt, tx, keys, at, escrow, checks } = context;
   const instructions = tx.transaction.message.compiledInstructions;
   const batch = instructions[at]!;
-  const escrows = batch.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT).map((index) => keys[index]!);
+  const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { result_hashes: number[][]; units: { toString(): string }[] };
+  // One escrow a result hash; the payers' token accounts that metered settlements return to follow.
+  const escrows = batch.accountKeyIndexes.slice(SETTLE_BATCH_ESCROWS_AT, SETTLE_BATCH_ESCROWS_AT + args.result_hashes.length).map((index) => keys[index]!);
   const position = escrows.findIndex((key) => key.equals(escrow));
-  checks.add("settle_position", true, `escrow ${escrow.toBase58()} is ${position + 1} of ${escrows.length} in the settle_batch`);
+  if (!checks.add(
+    "settle_position",
+    position >= 0,
+    position >= 0 ? `escrow ${escrow.toBase58()} is ${position + 1} of ${escrows.length} in the settle_batch` : `escrow ${escrow.toBase58()} is not among the settle_batch's ${escrows.length} escrows`,
+  )) {
+    return;
+  }
   checks.try("settle_arguments", () => {
-    const args = coder.instruction.decode(Buffer.from(batch.data))!.data as { result_hashes: number[][]; units: { toString(): string }[] };
     const agent = keys[batch.accountKeyIndexes[AGENT_INDEX]!]!.toBase58();
     if (agent !== receipt.agent) return [false, `settles agent ${agent}, the receipt names ${receipt.agent}`];
     const resultHash = args.result_hashes[position];
@@ -116,10 +123,15 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     return [true, `the chain verified the receipt's key over the batch digest of ${escrows.length} result digests, this receipt's among them`];
   });
 
+  // The leaf's amount is what the escrow held; a metered call is charged only its units of it, the
+  // split is of the charge, and the rest went back to the payer (a fixed price: all charged, 0 back).
+  const { charge: answered } = context.execution;
   const charge = {
-    amount: units(context.execution.charge.amount_usdc),
-    creatorShare: units(context.execution.charge.creator_share_usdc),
-    fee: units(context.execution.charge.fee_usdc),
+    held: answered.held_usdc === null ? null : units(answered.held_usdc),
+    charged: units(answered.charged_usdc),
+    returned: units(answered.returned_usdc),
+    creatorShare: units(answered.creator_share_usdc),
+    fee: units(answered.fee_usdc),
   };
   checks.try("escrow_settled_event", () => {
     if (mine.length !== 1) return [false, `${mine.length} leaves of this execution in the batch's EscrowsSettledToLog`];
@@ -132,11 +144,13 @@ export async function batchChecks(context: BatchContext): Promise<void> {
     if (leaf.payer.toBase58() !== receipt.payer) problems.push(`payer ${leaf.payer.toBase58()}`);
     if (leaf.payerTokenAccount.toBase58() !== receipt.payer_token_account) problems.push(`payer token account ${leaf.payerTokenAccount.toBase58()}`);
     if (leaf.units.toString() !== receipt.units) problems.push(`units ${leaf.units}`);
-    if (leaf.amountUsdc !== charge.amount) problems.push(`amount ${leaf.amountUsdc} ≠ ${charge.amount}`);
+    if (leaf.amountUsdc !== charge.held) problems.push(`held ${leaf.amountUsdc} ≠ ${charge.held}`);
+    if (leaf.chargedUsdc !== charge.charged) problems.push(`charged ${leaf.chargedUsdc} ≠ ${charge.charged}`);
+    if (leaf.returnedUsdc !== charge.returned) problems.push(`returned ${leaf.returnedUsdc} ≠ ${charge.returned}`);
     if (leaf.creatorShareUsdc !== charge.creatorShare) problems.push(`creator share ${leaf.creatorShareUsdc} ≠ ${charge.creatorShare}`);
     if (leaf.feeUsdc !== charge.fee) problems.push(`fee ${leaf.feeUsdc} ≠ ${charge.fee}`);
     return problems.length === 0
-      ? [true, `settled to leaf ${leaf.leafIndex} of the receipt log: ${leaf.amountUsdc} base units, ${leaf.creatorShareUsdc} to the creator, ${leaf.feeUsdc} fee`]
+      ? [true, `settled to leaf ${leaf.leafIndex} of the receipt log: ${leaf.amountUsdc} base units held, ${leaf.chargedUsdc} charged (${leaf.creatorShareUsdc} to the creator, ${leaf.feeUsdc} fee), ${leaf.returnedUsdc} returned`]
       : [false, `the leaf differs from the receipt and charge: ${problems.join("; ")}`];
   });
   // One transfer each for the whole batch: what moved is the sum of its executions' shares.
