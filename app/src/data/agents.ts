@@ -58,7 +58,7 @@ const AGENT_CHAIN = /* GraphQL */ `
       uptime { window executions successRate latencySeconds { p50 p95 } }
       daily(days: 90) { day executions successRate status }
       executions(first: 10) {
-        edges { node { id agent payer apiKeyId state refundReason amount { usdc finalized } creatorShare { usdc } fee { usdc }
+        edges { node { id agent payer apiKeyId state refundReason amount { usdc finalized } charged { usdc } creatorShare { usdc } fee { usdc }
           openedAt closedAt openTransaction { signature slot } closeTransaction { signature slot } commitment } }
       }
     }

@@ -7,7 +7,7 @@ const EXECUTIONS = /* GraphQL */ `
     executions(first: $first, after: $after, filter: $filter) {
       edges {
         node {
-          id agent payer apiKeyId state refundReason amount { usdc finalized } creatorShare { usdc } fee { usdc }
+          id agent payer apiKeyId state refundReason amount { usdc finalized } charged { usdc } creatorShare { usdc } fee { usdc }
           openedAt closedAt openTransaction { signature slot } closeTransaction { signature slot } commitment
         }
       }

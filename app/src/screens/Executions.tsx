@@ -111,7 +111,8 @@ export function ExecutionsScreen() {
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
                     </td>
                     <td className="num" data-label="Amount">
-                      <Usdc amount={x.amount.usdc} testId="execution-amount" />
+                      {/* A settled metered call was charged less than its escrow held; any other shows what is or was held. */}
+                      <Usdc amount={x.state === "SETTLED" && x.charged ? x.charged.usdc : x.amount.usdc} testId="execution-amount" />
                     </td>
                     <td data-label="Opened">{x.openedAt === null ? "" : timeText(x.openedAt)}</td>
                     <td>

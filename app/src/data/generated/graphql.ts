@@ -69,7 +69,7 @@ export type AgentChainQueryVariables = Exact<{
 }>;
 
 
-export type AgentChainQuery = { agent: { status: AgentStatus, uptime: Array<{ window: Window, executions: number, successRate: number | null, latencySeconds: { p50: number | null, p95: number | null } }>, daily: Array<{ day: string, executions: number, successRate: number | null, status: AgentStatus }>, executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null } }> } } | null };
+export type AgentChainQuery = { agent: { status: AgentStatus, uptime: Array<{ window: Window, executions: number, successRate: number | null, latencySeconds: { p50: number | null, p95: number | null } }>, daily: Array<{ day: string, executions: number, successRate: number | null, status: AgentStatus }>, executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, charged: { usdc: string } | null, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null } }> } } | null };
 
 export type ExecutionsQueryVariables = Exact<{
   first: number;
@@ -78,7 +78,7 @@ export type ExecutionsQueryVariables = Exact<{
 }>;
 
 
-export type ExecutionsQuery = { executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ExecutionsQuery = { executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, charged: { usdc: string } | null, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type PaidBySubscriptionVariables = Exact<{
   payer: string;
