@@ -6,6 +6,7 @@ import { strict as assert } from "node:assert";
 
 import { priceText } from "../src/components/price.js";
 import { unitsText } from "../src/components/units.js";
+import { executionAmountUsdc } from "../src/data/execution-amount.js";
 import { checkPricing, meteredCallMaximum, NEW_PRICING, pricingForm, type PricingForm } from "../src/data/pricing.js";
 
 const MINIMUM = 10_000n; // 0.01 USDC
@@ -75,5 +76,16 @@ describe("a metered call's units on its receipt", () => {
     assert.equal(unitsText("7", "words"), "7 words");
     assert.equal(unitsText("7", "100 words"), "7 × 100 words");
     assert.deepEqual([unitsText("1", null), unitsText("7", null)], ["1 unit", "7 units"]);
+  });
+});
+
+describe("an execution's amount in the lists", () => {
+  it("is what a settled call was charged, and what any other holds or held", () => {
+    const held = { usdc: "0.500000" };
+    const charged = { usdc: "0.007000" };
+    assert.equal(executionAmountUsdc({ state: "SETTLED", amount: held, charged }), "0.007000");
+    assert.equal(executionAmountUsdc({ state: "OPEN", amount: held, charged: null }), "0.500000");
+    // A refunded call was charged nothing: the list shows what it held, as for a fixed price.
+    assert.equal(executionAmountUsdc({ state: "REFUNDED", amount: held, charged: { usdc: "0.000000" } }), "0.500000");
   });
 });

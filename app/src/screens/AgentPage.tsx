@@ -12,6 +12,7 @@ import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
 import { Usdc } from "../components/Usdc.js";
 import { agentChain, getAgent } from "../data/agents.js";
+import { executionAmountUsdc } from "../data/execution-amount.js";
 import { agentChanged, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 
@@ -135,7 +136,7 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
                           <span className="mono" title={node.id}>
                             {shortId(node.id)}
                           </span>{" "}
-                          <Usdc amount={node.amount.usdc} />{" "}
+                          <Usdc amount={executionAmountUsdc(node)} />{" "}
                           {/* Executions settled together share their transaction: the id tells them apart. */}
                           {node.closeTransaction && <ExplorerLink signature={node.closeTransaction.signature} />}
                         </li>

@@ -10,6 +10,7 @@ import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFi
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
+import { executionAmountUsdc } from "../data/execution-amount.js";
 import { timeText } from "../components/time.js";
 import { shortId } from "../components/short-id.js";
 
@@ -111,8 +112,7 @@ export function ExecutionsScreen() {
                       <span className={`badge badge-${x.state.toLowerCase()}`}>{x.state.toLowerCase()}</span>
                     </td>
                     <td className="num" data-label="Amount">
-                      {/* A settled metered call was charged less than its escrow held; any other shows what is or was held. */}
-                      <Usdc amount={x.state === "SETTLED" && x.charged ? x.charged.usdc : x.amount.usdc} testId="execution-amount" />
+                      <Usdc amount={executionAmountUsdc(x)} testId="execution-amount" />
                     </td>
                     <td data-label="Opened">{x.openedAt === null ? "" : timeText(x.openedAt)}</td>
                     <td>
