@@ -6,6 +6,7 @@ mod common;
 
 use agent_market::{error::AgentMarketError, events, fees::split, Escrow, Pricing, Subscription};
 use anchor_lang::prelude::Pubkey;
+use litesvm::types::TransactionResult;
 use common::{batch::*, *};
 use localnet::{
     chain::{events, USDC},
@@ -80,6 +81,19 @@ fn settle_ixs(t: &TestMarket, agent: &AgentFixture, escrows: &[EscrowRef], units
             returns,
         ),
     ]
+}
+
+/// The relayer buys one period of `agent`'s subscription for `payer`.
+fn subscribe(t: &mut TestMarket, agent: &AgentFixture, payer: &Payer) -> TransactionResult {
+    let instruction = t.market.keys.subscribe(
+        agent.address,
+        payer.wallet.pubkey(),
+        payer.token_account,
+        agent.payout_account,
+        0,
+        NO_MAXIMUM,
+    );
+    t.send_as_relayer(&[instruction])
 }
 
 fn watched(s: &Setup) -> Vec<Pubkey> {
@@ -305,15 +319,7 @@ fn a_metered_call_under_a_live_subscription_is_covered_and_charges_nothing() {
     });
     let payer = t.payer(100 * USDC, 100 * USDC);
     t.create_receipt_log(&agent);
-    let subscribe = t.market.keys.subscribe(
-        agent.address,
-        payer.wallet.pubkey(),
-        payer.token_account,
-        agent.payout_account,
-        0,
-        NO_MAXIMUM,
-    );
-    ok(t.send_as_relayer(&[subscribe]));
+    ok(subscribe(&mut t, &agent, &payer));
     let creator = agent.creator.wallet.insecure_clone();
     let update = t
         .market
@@ -347,14 +353,6 @@ fn metered_pricing_has_no_subscription_to_sell() {
     let mut t = TestMarket::new();
     let agent = t.agent_with(metered());
     let payer = t.payer(100 * USDC, 100 * USDC);
-    let subscribe = t.market.keys.subscribe(
-        agent.address,
-        payer.wallet.pubkey(),
-        payer.token_account,
-        agent.payout_account,
-        0,
-        NO_MAXIMUM,
-    );
-    assert_program_error(&t.send_as_relayer(&[subscribe]), AgentMarketError::PricingHasNoSubscription);
+    assert_program_error(&subscribe(&mut t, &agent, &payer), AgentMarketError::PricingHasNoSubscription);
 }
 
