@@ -1,5 +1,6 @@
 // The consumer's client: discovery, executions paid from the API key's wallet, and their
 // history. Only global fetch and Web APIs, so it runs in browsers, Node, Deno and workers alike.
+import { ExecutionStream } from "./execution-stream.js";
 import { Transport } from "./http.js";
 import type { ExecutionCallback } from "./session-webhooks.js";
 import type {
@@ -7,6 +8,7 @@ import type {
   AgentListParams,
   ExecuteInput,
   ExecuteOptions,
+  ExecuteStreamOptions,
   Execution,
   ExecutionListParams,
   Marketplace,
@@ -53,6 +55,15 @@ export function newIdempotencyKey(): string {
 
 const segment = (id: string) => encodeURIComponent(id);
 
+/** An execute's body, streamed or not. */
+function executeBody(input: ExecuteInput, options: ExecuteStreamOptions): Record<string, unknown> {
+  return {
+    task: input.task,
+    parameters: input.parameters,
+    ...(options.maxPriceUsdc === undefined ? {} : { max_price_usdc: options.maxPriceUsdc }),
+  };
+}
+
 export class Agents {
   constructor(private readonly transport: Transport) {}
 
@@ -95,9 +106,7 @@ export class Agents {
       method: "POST",
       path: `/v1/agents/${segment(agentId)}/execute`,
       body: {
-        task: input.task,
-        parameters: input.parameters,
-        ...(options.maxPriceUsdc === undefined ? {} : { max_price_usdc: options.maxPriceUsdc }),
+        ...executeBody(input, options),
         ...(options.callbackUrl === undefined ? {} : { callback_url: options.callbackUrl }),
       },
       headers,
@@ -105,6 +114,26 @@ export class Agents {
       signal: options.signal,
     });
     return body;
+  }
+
+  /**
+   * Runs the agent as execute does, with its output streamed as the creator produces it: iterate
+   * the answer for the chunks, then await its `result`, the final execution. Everything refused
+   * before the escrow opens (PaymentRequiredError, ConflictError, …) is thrown here, as execute
+   * throws it, and retried by the same rule until the stream starts; once it has, a refund or an
+   * interrupted stream rejects `result` (and ends the iteration) instead. `signal` stops reading
+   * (not the execution, which the API finishes anyway).
+   */
+  async executeStream(agentId: string, input: ExecuteInput, options: ExecuteStreamOptions = {}): Promise<ExecutionStream> {
+    const answer = await this.transport.requestStream({
+      method: "POST",
+      path: `/v1/agents/${segment(agentId)}/execute`,
+      body: executeBody(input, options),
+      headers: { accept: "text/event-stream", "idempotency-key": options.idempotencyKey ?? newIdempotencyKey() },
+      replayable: true,
+      signal: options.signal,
+    });
+    return "stream" in answer ? ExecutionStream.fromEvents(answer.stream) : ExecutionStream.fromExecution(answer.response.body as Execution);
   }
   /**
    * Buys one period of the agent's subscription or hybrid plan from the API key's wallet. Pass an

@@ -119,7 +119,8 @@ export class PaymentRequiredError extends AgentMarketError {
 /**
  * 502 or 504 with an execution: the creator failed (creator_error, creator_timeout,
  * invalid_result) and the escrow was refunded, or the program refused to open it
- * (escrow_rejected, nothing charged). Final: the client never retries it.
+ * (escrow_rejected, nothing charged). Final: the client never retries it. A streamed execution's
+ * `refunded` event is the same error, its status the stream's (200).
  */
 export class ExecutionFailedError extends AgentMarketError {
   /** The execution, refunded (or failed when no escrow opened). */
@@ -131,6 +132,23 @@ export class ExecutionFailedError extends AgentMarketError {
     super(init);
     this.execution = init.execution;
     this.refundTransaction = text(this.details.refund_transaction);
+  }
+}
+
+/**
+ * A streamed execution's stream ended before its outcome: the API gave up on a reader too slow
+ * (`stream_buffer_exceeded`), the connection broke or went silent (`connection_error`,
+ * `timeout`), it closed without a final event (`stream_ended`) or sent one the client cannot read
+ * (`invalid_response`). The execution goes on regardless and settles or is refunded: read it with
+ * executions.get(executionId).
+ */
+export class StreamInterruptedError extends AgentMarketError {
+  /** The execution the stream was about, once its escrow opened; undefined if it broke before that. */
+  readonly executionId: string | undefined;
+
+  constructor(init: ErrorInit & { executionId: string | undefined }) {
+    super(init);
+    this.executionId = init.executionId;
   }
 }
 

@@ -47,6 +47,20 @@ export interface ApiResponse<T> {
   headers: Headers;
 }
 
+/**
+ * A 2xx answer in `text/event-stream`, to a request that accepts one: its body's bytes as they
+ * arrive. The attempt's timeout then counts the silence between reads (the API sends a keep-alive
+ * every 15 s), so a stream lasts as long as what it streams does.
+ */
+export interface StreamResponse {
+  status: number;
+  headers: Headers;
+  /** Throws ConnectionError when the connection breaks or stays silent, the abort reason when the caller aborts. */
+  bytes: AsyncIterable<Uint8Array>;
+}
+
+const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
+
 export const DEFAULT_MAX_RETRIES = 2;
 /** Long enough for a synchronous execution of an agent allowed a few minutes; use async for longer. */
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -98,6 +112,27 @@ function describe(error: unknown): string {
   return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
 }
 
+/** A body's chunks; `arm` restarts the silence timer at each, `release` ends the attempt. */
+async function* readBytes(
+  body: ReadableStream<Uint8Array> | null,
+  read: (reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<{ done: boolean; value?: Uint8Array }>,
+  arm: () => void,
+  release: () => void,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  const reader = body?.getReader();
+  try {
+    for (arm(); reader; arm()) {
+      const { done, value } = await read(reader);
+      if (done || value === undefined) return;
+      yield value;
+    }
+  } finally {
+    release();
+    // Stops the download when the reader stops early (at the final event, or on an error).
+    reader?.cancel().catch(() => undefined);
+  }
+}
+
 export class Transport {
   readonly baseUrl: string;
   private readonly fetchImpl: typeof fetch;
@@ -127,9 +162,25 @@ export class Transport {
   }
 
   async request<T>(request: ApiRequest): Promise<ApiResponse<T>> {
+    const answer = await this.send(request, false);
+    return answer.response as ApiResponse<T>;
+  }
+
+  /**
+   * A request whose 2xx answer may be an event stream (the caller's headers ask for one); any
+   * other answer is read as `request` reads it, so an error is thrown before anything streams.
+   * Retried by the same rule, and only until a stream starts.
+   */
+  requestStream(request: ApiRequest): Promise<{ response: ApiResponse<unknown> } | { stream: StreamResponse }> {
+    return this.send(request, true);
+  }
+
+  private async send(request: ApiRequest, streams: true): Promise<{ response: ApiResponse<unknown> } | { stream: StreamResponse }>;
+  private async send(request: ApiRequest, streams: false): Promise<{ response: ApiResponse<unknown> }>;
+  private async send(request: ApiRequest, streams: boolean): Promise<{ response: ApiResponse<unknown> } | { stream: StreamResponse }> {
     for (let retry = 0; ; retry++) {
-      const result = await this.attempt<T>(request);
-      if ("response" in result) return result.response;
+      const result = await this.attempt(request, streams);
+      if (!("error" in result)) return result;
       const { error } = result;
       const outcome: AttemptOutcome =
         error instanceof ConnectionError
@@ -140,24 +191,52 @@ export class Transport {
     }
   }
 
+  private connectionError(cause: unknown, timedOut: boolean, streaming: boolean): ConnectionError {
+    return new ConnectionError({
+      status: undefined,
+      code: timedOut ? "timeout" : "connection_error",
+      type: "connection_error",
+      message: streaming
+        ? timedOut
+          ? `the stream from ${this.baseUrl} was silent for ${this.timeoutMs} ms`
+          : `the stream from ${this.baseUrl} broke: ${describe(cause)}`
+        : timedOut
+          ? `no answer from ${this.baseUrl} within ${this.timeoutMs} ms`
+          : `could not reach ${this.baseUrl}: ${describe(cause)}`,
+      cause,
+    });
+  }
+
   /** One attempt; throws only when the caller aborted. */
-  private async attempt<T>(
+  private async attempt(
     request: ApiRequest,
-  ): Promise<{ response: ApiResponse<T> } | { error: AgentMarketError; retry_after_ms: number | null }> {
+    streams: boolean,
+  ): Promise<{ response: ApiResponse<unknown> } | { stream: StreamResponse } | { error: AgentMarketError; retry_after_ms: number | null }> {
     const headers: Record<string, string> = { accept: "application/json", ...request.headers };
     if (this.authorization !== undefined) headers.authorization = this.authorization;
     if (request.body !== undefined) headers["content-type"] = "application/json";
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, this.timeoutMs);
+    };
     const onAbort = () => controller.abort(request.signal!.reason);
+    const release = () => {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+    };
+    arm();
     if (request.signal?.aborted) onAbort();
     request.signal?.addEventListener("abort", onAbort, { once: true });
     let response: Response;
     let text: string;
+    // A stream's body outlives this function: the reader of its bytes releases the timer and listener.
+    let handedOver = false;
     try {
       response = await this.fetchImpl(this.url(request.path, request.query), {
         method: request.method,
@@ -165,22 +244,25 @@ export class Transport {
         body: request.body === undefined ? undefined : JSON.stringify(request.body),
         signal: controller.signal,
       });
+      if (streams && response.ok && EVENT_STREAM.test(response.headers.get("content-type") ?? "")) {
+        handedOver = true;
+        const read = async (reader: ReadableStreamDefaultReader<Uint8Array>) => {
+          try {
+            return await reader.read();
+          } catch (cause) {
+            if (request.signal?.aborted) throw abortError(request.signal);
+            throw this.connectionError(cause, timedOut, true);
+          }
+        };
+        const bytes = readBytes(response.body, read, arm, release);
+        return { stream: { status: response.status, headers: response.headers, bytes } };
+      }
       text = await response.text();
     } catch (cause) {
       if (request.signal?.aborted) throw abortError(request.signal);
-      const error = new ConnectionError({
-        status: undefined,
-        code: timedOut ? "timeout" : "connection_error",
-        type: "connection_error",
-        message: timedOut
-          ? `no answer from ${this.baseUrl} within ${this.timeoutMs} ms`
-          : `could not reach ${this.baseUrl}: ${describe(cause)}`,
-        cause,
-      });
-      return { error, retry_after_ms: null };
+      return { error: this.connectionError(cause, timedOut, false), retry_after_ms: null };
     } finally {
-      clearTimeout(timer);
-      request.signal?.removeEventListener("abort", onAbort);
+      if (!handedOver) release();
     }
     let body: unknown;
     try {
@@ -199,7 +281,7 @@ export class Transport {
         });
         return { error, retry_after_ms: null };
       }
-      return { response: { status: response.status, body: body as T, headers: response.headers } };
+      return { response: { status: response.status, body, headers: response.headers } };
     }
     return {
       error: errorFromResponse(response.status, body, response.headers.get("request-id")),

@@ -2,6 +2,7 @@
 // Receipt verification, which needs the program's decoders and web3.js, is the separate entry
 // "@agent-market/client/verify".
 export { AgentMarket, Agents, Executions, newIdempotencyKey, paginate, type AgentMarketOptions } from "./client.js";
+export { ExecutionStream } from "./execution-stream.js";
 export {
   WalletSession,
   SessionKeys,
@@ -48,6 +49,7 @@ export {
   PaymentRequiredError,
   PermissionError,
   ServerError,
+  StreamInterruptedError,
   type ErrorInit,
   type ErrorObject,
 } from "./errors.js";

@@ -76,6 +76,16 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
+/** executeStream's options: an execute's, but a stream is the synchronous answer, with no callback. */
+export type ExecuteStreamOptions = Omit<ExecuteOptions, "async" | "callbackUrl">;
+
+/** A piece of a streamed execution's output, as the creator sent it; the output is their text in order. */
+export interface OutputChunk {
+  /** 0, 1, 2…: consecutive. */
+  seq: number;
+  text: string;
+}
+
 /** The client's own options of any call, not a wire object. */
 export interface RequestOptions {
   signal?: AbortSignal;

@@ -11,9 +11,13 @@ export interface Recorded {
   at_ms: number;
 }
 
-/** An answer: status, JSON body (or raw text), headers; "drop" closes the connection unanswered; "hang" never answers. */
+/**
+ * An answer: status, JSON body (or raw text), headers; `respond` writes the answer itself (an
+ * event stream, in pieces over time); "drop" closes the connection unanswered; "hang" never answers.
+ */
 export type Canned =
   | { status: number; body?: unknown; text?: string; headers?: Record<string, string> }
+  | { respond: (res: ServerResponse) => void }
   | "drop"
   | "hang";
 
@@ -29,7 +33,7 @@ export interface FakeApi {
 
 export const REQUEST_ID = "req_test";
 
-function send(res: ServerResponse, answer: Exclude<Canned, "drop" | "hang">): void {
+function send(res: ServerResponse, answer: { status: number; body?: unknown; text?: string; headers?: Record<string, string> }): void {
   const text = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body));
   res.writeHead(answer.status, {
     "content-type": answer.text === undefined ? "application/json" : "text/html",
@@ -65,6 +69,7 @@ export async function startFakeApi(answers: Canned[] = []): Promise<FakeApi> {
         req.socket.destroy();
         return;
       }
+      if ("respond" in answer) return answer.respond(res);
       send(res, answer);
     });
   });
