@@ -3,6 +3,7 @@
 // handler must not leak into the host application.
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
 
+import { writeEventStream } from "./node.js";
 import { errorResponse, type ServiceResponse } from "./responses.js";
 import { createAgentService, type AgentServiceCore, type AgentServiceOptions } from "./service.js";
 
@@ -51,7 +52,11 @@ export const agentServicePlugin: FastifyPluginAsync<AgentServicePluginOptions> =
       body: request.body instanceof Buffer ? request.body : new Uint8Array(),
       signal: hangUp.signal,
     });
-    return send(reply, response);
+    if (!("stream" in response)) return send(reply, response);
+    // Fastify sends a reply in one piece; a stream is written to the socket frame by frame instead.
+    reply.hijack();
+    await writeEventStream(reply.raw, response);
+    return reply;
   });
 
   fastify.post("/sign-batch", { bodyLimit: service.maxBodyBytes }, async (request, reply) => {

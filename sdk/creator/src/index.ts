@@ -21,6 +21,7 @@ export {
   type ServiceResponse,
 } from "./responses.js";
 export { metered, Metered } from "./metered.js";
+export { type ChunkStream, type ServiceStream } from "./stream.js";
 export { nodeListener } from "./node.js";
 export { parseKeypairJson, readKeypairFile } from "./keypair.js";
 export {

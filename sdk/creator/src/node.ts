@@ -3,8 +3,9 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 
 import { errorResponse, type ServiceResponse } from "./responses.js";
 import type { AgentServiceCore, ExecuteHttpRequest } from "./service.js";
+import type { ServiceStream } from "./stream.js";
 
-type PostRoute = (core: AgentServiceCore, request: ExecuteHttpRequest) => Promise<ServiceResponse>;
+type PostRoute = (core: AgentServiceCore, request: ExecuteHttpRequest) => Promise<ServiceResponse | ServiceStream>;
 
 const POST_ROUTES: Record<string, PostRoute> = {
   "/execute": (core, request) => core.handleExecute(request),
@@ -21,6 +22,35 @@ function sendJson(res: ServerResponse, response: ServiceResponse, headers: Recor
     ...headers,
   });
   res.end(text);
+}
+
+/**
+ * Writes a streamed answer's frames as they come, each flushed at once (no proxy buffering either),
+ * waiting out backpressure; stops when the marketplace hangs up. The fastify plugin writes it too.
+ */
+export async function writeEventStream(res: ServerResponse, response: ServiceStream): Promise<void> {
+  res.writeHead(response.status, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    "x-accel-buffering": "no",
+  });
+  res.flushHeaders();
+  for await (const frame of response.stream) {
+    // Hung up: the frames' generator ends here, and the handler's signal has fired.
+    if (res.destroyed) break;
+    if (!res.write(frame)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    }
+  }
+  if (!res.destroyed) res.end();
 }
 
 /** The body, or null once it grows past `max_bytes` (then the rest is drained, not kept). */
@@ -87,7 +117,9 @@ async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerRe
     body,
     signal: hangUp.signal,
   });
-  if (!res.destroyed) sendJson(res, response);
+  if (res.destroyed) return;
+  if ("stream" in response) await writeEventStream(res, response);
+  else sendJson(res, response);
 }
 
 /** A node:http request listener for `core`. */

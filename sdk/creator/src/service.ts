@@ -16,6 +16,7 @@ import {
   signResult,
   signSigningKeyProof,
   toHex,
+  type CreatorExecuteResponse,
   type MeteredTerms,
   type WireEscrow,
 } from "@agent-market/program";
@@ -31,6 +32,7 @@ import { ReplayCache } from "./replay-cache.js";
 import { requestAuthenticator, type ExecuteHttpRequest } from "./request-auth.js";
 import { Metered } from "./metered.js";
 import { batchSigner } from "./sign-batch.js";
+import { acceptsEventStream, isChunkStream, sseFrame, type ChunkStream, type ServiceStream } from "./stream.js";
 
 export type { ExecuteHttpRequest };
 
@@ -62,11 +64,13 @@ export interface AgentContext<P = Record<string, unknown>> {
 
 /**
  * Runs one paid call. A fixed-price agent returns its output; a metered one returns
- * `metered(output, units)`, and the units are answered and signed with it.
+ * `metered(output, units)`, and the units are answered and signed with it. A streaming agent is an
+ * async generator of text chunks (a metered one returns its units from it): streamed to a request
+ * that accepts `text/event-stream`, answered as their concatenation, in JSON, to one that does not.
  */
 export type AgentHandler<P = Record<string, unknown>, O = unknown> = (
   context: AgentContext<P>,
-) => O | Metered<O> | Promise<O | Metered<O>>;
+) => O | Metered<O> | Promise<O | Metered<O>> | ChunkStream;
 
 export interface AgentServiceOptions<P = Record<string, unknown>, O = unknown> {
   /** The agent's registered Ed25519 key: a 32-byte seed or Solana's 64-byte secret key. */
@@ -104,8 +108,11 @@ export interface AgentServiceCore {
   /** The base58 public key of `signingKey`. */
   readonly publicKey: string;
   readonly maxBodyBytes: number;
-  /** Checks, runs and signs one execution; never throws. */
-  handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse>;
+  /**
+   * Checks, runs and signs one execution; never throws. A streaming handler's answer to a request
+   * that accepts `text/event-stream` is a `ServiceStream`, every other answer JSON.
+   */
+  handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse | ServiceStream>;
   /**
    * Checks that every item of a batch carries this key's signature of its result, then signs the
    * batch digest that `settle_batch` takes in their place; never throws.
@@ -247,45 +254,49 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
   const publicKey = formatAddress(publicKeyBytes);
   const signBatch = batchSigner({ signingKey, publicKey: publicKeyBytes, servedAgents });
 
-  async function run(request: ParsedRequest, clientSignal: AbortSignal | undefined): Promise<ServiceResponse> {
-    const controller = new AbortController();
-    const delay_ms = request.deadline_ms - now();
-    const timer =
-      delay_ms <= MAX_TIMER_MS ? setTimeout(() => controller.abort(new Error("deadline passed")), delay_ms) : undefined;
-    const hangUp = () => controller.abort(new Error("the marketplace closed the request"));
-    clientSignal?.addEventListener("abort", hangUp, { once: true });
-    if (clientSignal?.aborted) hangUp();
-    const aborted = new Promise<Outcome>((resolve) => {
-      if (controller.signal.aborted) resolve({ kind: "aborted" });
-      else controller.signal.addEventListener("abort", () => resolve({ kind: "aborted" }), { once: true });
-    });
-    const context: AgentContext<P> = {
-      task: request.task,
-      parameters: request.parameters as P,
-      executionId: request.execution_id,
-      agent: request.agent,
-      network: request.network,
-      deadline: new Date(request.deadline_ms),
-      signal: controller.signal,
-      metered: request.metered,
-    };
-    let outcome: Outcome;
-    try {
-      outcome = await Promise.race([
-        Promise.resolve()
-          .then(() => options.handler(context))
-          .then(
-            (output): Outcome => ({ kind: "output", output }),
-            (error: unknown): Outcome => ({ kind: "error", error }),
-          ),
+  /**
+   * Pulls a streaming handler's chunks, each yielded as it comes, until it ends, throws or the call
+   * is aborted; returns the outcome, the concatenation (with a metered handler's units) as output.
+   */
+  async function* pullChunks(chunks: ChunkStream, aborted: Promise<Outcome>): AsyncGenerator<string, Outcome> {
+    let text = "";
+    for (;;) {
+      const step = await Promise.race([
+        chunks.next().then(
+          (result) => ({ kind: "step", result }) as const,
+          (error: unknown): Outcome => ({ kind: "error", error }),
+        ),
         aborted,
       ]);
-    } finally {
-      clearTimeout(timer);
-      clientSignal?.removeEventListener("abort", hangUp);
+      if (step.kind === "aborted") {
+        // Lets the generator's finally blocks run once it next yields; its answer no longer matters.
+        chunks.return?.().catch(() => {});
+        return step;
+      }
+      if (step.kind !== "step") return step;
+      const { result } = step;
+      if (result.done) {
+        const units = result.value;
+        if (units === undefined) return { kind: "output", output: text };
+        try {
+          return { kind: "output", output: Metered.of(text, units) };
+        } catch (error) {
+          return { kind: "error", error };
+        }
+      }
+      if (typeof result.value !== "string") {
+        chunks.return?.().catch(() => {});
+        return { kind: "error", error: new TypeError(`the handler yielded a ${typeof result.value}, not a string chunk`) };
+      }
+      text += result.value;
+      yield result.value;
     }
+  }
+
+  /** The answer to a finished handler: refused late, its error, or its output checked and signed. */
+  function settle(request: ParsedRequest, outcome: Outcome, signal: AbortSignal, clientSignal: AbortSignal | undefined): ServiceResponse {
     // A handler that throws because its signal fired has met the deadline, not a bug.
-    if (outcome.kind === "aborted" || controller.signal.aborted || now() >= request.deadline_ms) {
+    if (outcome.kind === "aborted" || signal.aborted || now() >= request.deadline_ms) {
       return clientSignal?.aborted
         ? errorResponse(499, "request_aborted", "the marketplace closed the request")
         : errorResponse(408, "deadline_passed", "the deadline passed before the handler finished");
@@ -318,7 +329,98 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     }
   }
 
-  async function handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse> {
+  async function run(
+    request: ParsedRequest,
+    clientSignal: AbortSignal | undefined,
+    wantsStream: boolean,
+  ): Promise<ServiceResponse | ServiceStream> {
+    const controller = new AbortController();
+    const delay_ms = request.deadline_ms - now();
+    const timer =
+      delay_ms <= MAX_TIMER_MS ? setTimeout(() => controller.abort(new Error("deadline passed")), delay_ms) : undefined;
+    const hangUp = () => controller.abort(new Error("the marketplace closed the request"));
+    clientSignal?.addEventListener("abort", hangUp, { once: true });
+    if (clientSignal?.aborted) hangUp();
+    const release = () => {
+      clearTimeout(timer);
+      clientSignal?.removeEventListener("abort", hangUp);
+    };
+    const aborted = new Promise<Outcome>((resolve) => {
+      if (controller.signal.aborted) resolve({ kind: "aborted" });
+      else controller.signal.addEventListener("abort", () => resolve({ kind: "aborted" }), { once: true });
+    });
+    const context: AgentContext<P> = {
+      task: request.task,
+      parameters: request.parameters as P,
+      executionId: request.execution_id,
+      agent: request.agent,
+      network: request.network,
+      deadline: new Date(request.deadline_ms),
+      signal: controller.signal,
+      metered: request.metered,
+    };
+    // A stream keeps the deadline timer until its last frame; every other answer lets go here.
+    let streaming = false;
+    try {
+      let outcome = await Promise.race([
+        Promise.resolve()
+          .then(() => options.handler(context))
+          .then(
+            (output): Outcome => ({ kind: "output", output }),
+            (error: unknown): Outcome => ({ kind: "error", error }),
+          ),
+        aborted,
+      ]);
+      if (outcome.kind === "output" && isChunkStream(outcome.output)) {
+        const chunks = pullChunks(outcome.output, aborted);
+        if (wantsStream) {
+          streaming = true;
+          return { status: 200, stream: streamFrames(request, chunks, controller.signal, clientSignal, release) };
+        }
+        let step = await chunks.next();
+        while (!step.done) step = await chunks.next();
+        outcome = step.value;
+      }
+      return settle(request, outcome, controller.signal, clientSignal);
+    } finally {
+      if (!streaming) release();
+    }
+  }
+
+  /**
+   * The SSE frames of a streamed answer: an `output` event per chunk as it is yielded, then the
+   * `result` signed over their concatenation, or an `error` where JSON would have answered one.
+   */
+  async function* streamFrames(
+    request: ParsedRequest,
+    chunks: AsyncGenerator<string, Outcome>,
+    signal: AbortSignal,
+    clientSignal: AbortSignal | undefined,
+    release: () => void,
+  ): AsyncGenerator<string> {
+    try {
+      let seq = 0;
+      let step = await chunks.next();
+      while (!step.done) {
+        yield sseFrame("output", { seq, text: step.value });
+        seq += 1;
+        step = await chunks.next();
+      }
+      const answer = settle(request, step.value, signal, clientSignal);
+      if ("error" in answer.body) {
+        const { code, message } = answer.body.error;
+        yield sseFrame("error", { code, message });
+        return;
+      }
+      // The output is the concatenation the caller already has: the result carries its hash only.
+      const { output: _sent, ...signed } = answer.body as CreatorExecuteResponse;
+      yield sseFrame("result", { ...signed, format: "text" });
+    } finally {
+      release();
+    }
+  }
+
+  async function handleExecute(request: ExecuteHttpRequest): Promise<ServiceResponse | ServiceStream> {
     const authenticated = authenticate(request);
     if (!authenticated.ok) return authenticated.response;
     const { now_secs } = authenticated;
@@ -351,7 +453,7 @@ export function createAgentService<P = Record<string, unknown>, O = unknown>(
     if (!seenExecutions.remember(parsed.execution_id, parsed.deadline_ms / 1000, now_secs)) {
       return errorResponse(409, "replayed_request", `execution ${parsed.execution_id} was already received`);
     }
-    return run(parsed, request.signal);
+    return run(parsed, request.signal, acceptsEventStream(request.headers.accept));
   }
 
   const internalError = (error: unknown): ServiceResponse => {

@@ -21,6 +21,8 @@ import {
   readKeypairFile,
   type AgentServiceOptions,
   type ExecuteHttpRequest,
+  type ServiceResponse,
+  type ServiceStream,
 } from "../src/index.js";
 import { ReplayCache } from "../src/replay-cache.js";
 import {
@@ -28,6 +30,7 @@ import {
   creatorSeed,
   executeRequest,
   expectedAnswer,
+  jsonAnswer,
   marketplaceKey,
   marketplaceSeed,
   otherAgent,
@@ -61,14 +64,14 @@ function signed(body: string, timestamp_secs: number, headers: Record<string, st
   };
 }
 
-const code = (response: { body: unknown }) => (response.body as { error?: { code: string } }).error?.code ?? "ok";
+const code = (response: ServiceResponse | ServiceStream) => (jsonAnswer(response).body as { error?: { code: string } }).error?.code ?? "ok";
 
 describe("handleExecute", () => {
   it("answers like the HTTP listeners, without one", async () => {
     const clock = { now_ms: T0_MS };
     const service = serviceAt(clock);
     const request = executeRequest("t", { a: 1 }, { deadline: new Date(T0_MS + 60_000).toISOString() });
-    const response = await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000));
+    const response = jsonAnswer(await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000)));
     assert.equal(response.status, 200);
     assert.ok(verifyCreatorResponse(response.body, expectedAnswer(request)).ok);
   });
@@ -125,7 +128,7 @@ describe("handleExecute", () => {
     const service = serviceAt(clock);
     const request = executeRequest("t", {}, { deadline: new Date(T0_MS + 60_000).toISOString() });
     const body = JSON.stringify(request).replace('"parameters":{}', '"parameters":{"s":"\\ud800"}');
-    const response = await service.handleExecute(signed(body, T0_MS / 1000));
+    const response = jsonAnswer(await service.handleExecute(signed(body, T0_MS / 1000)));
     assert.equal(response.status, 400);
     assert.equal(code(response), "invalid_request");
   });
@@ -142,14 +145,14 @@ describe("handleExecute", () => {
       },
     });
     const request = executeRequest("t", {}, { agent: otherAgent, deadline: new Date(T0_MS + 60_000).toISOString() });
-    const response = await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000));
+    const response = jsonAnswer(await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000)));
     assert.equal(response.status, 403);
     assert.equal(code(response), "agent_not_served");
     assert.equal(handled, 0);
     assert.ok(!("signature" in (response.body as object)));
     // The same call for the served agent runs.
     const served = executeRequest("t", {}, { deadline: new Date(T0_MS + 60_000).toISOString() });
-    const answer = await service.handleExecute(signed(JSON.stringify(served), T0_MS / 1000 + 1));
+    const answer = jsonAnswer(await service.handleExecute(signed(JSON.stringify(served), T0_MS / 1000 + 1)));
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(handled, 1);
   });
@@ -182,7 +185,7 @@ describe("handleExecute", () => {
       onError: (error, executionId) => reported.push([error, executionId]),
     });
     const request = executeRequest("t", {}, { deadline: new Date(T0_MS + 60_000).toISOString() });
-    const response = await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000));
+    const response = jsonAnswer(await service.handleExecute(signed(JSON.stringify(request), T0_MS / 1000)));
     assert.equal(response.status, 500);
     assert.equal(code(response), "handler_error");
     // Long messages are cut: the marketplace gets a reason, not a dump.

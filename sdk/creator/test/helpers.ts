@@ -1,4 +1,5 @@
 // The marketplace's side of the calls, for the tests: keys, request bodies and signed POSTs.
+import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
@@ -16,7 +17,7 @@ import {
 } from "@agent-market/program";
 
 import { agentServicePlugin } from "../src/fastify.js";
-import { createAgentService, type AgentServiceOptions } from "../src/index.js";
+import { createAgentService, type AgentServiceOptions, type ServiceResponse, type ServiceStream } from "../src/index.js";
 
 export const marketplaceSeed = new Uint8Array(32).fill(0x4d);
 export const marketplaceKey = formatAddress(ed25519PublicKey(marketplaceSeed));
@@ -143,13 +144,56 @@ export function servedOnBothTransports<P>(options: AgentServiceOptions<P>): { no
   before(async () => {
     nodeServer = await createAgentService(options).listen(0, "127.0.0.1");
     urls.nodeUrl = urlOf(nodeServer);
-    fastifyApp = fastify();
+    // A fetch that hangs up mid-stream may leave a fresh, unused connection behind, which a
+    // plain close would wait for.
+    fastifyApp = fastify({ forceCloseConnections: true });
     await fastifyApp.register(agentServicePlugin, options);
     urls.fastifyUrl = await fastifyApp.listen({ port: 0, host: "127.0.0.1" });
   });
   after(async () => {
+    nodeServer.closeAllConnections();
     await closeServer(nodeServer);
     await fastifyApp.close();
   });
   return urls;
+}
+
+/** A JSON answer of handleExecute (every answer but a streaming handler's to an event-stream request). */
+export function jsonAnswer(response: ServiceResponse | ServiceStream): ServiceResponse {
+  assert.ok(!("stream" in response), "a JSON answer, not a stream");
+  return response;
+}
+
+export interface SseEvent {
+  event: string;
+  data: any;
+}
+
+/** The SSE events of a response body, each as soon as its blank line arrives. */
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const bytes of body) {
+    buffered += decoder.decode(bytes, { stream: true });
+    let end: number;
+    while ((end = buffered.indexOf("\n\n")) !== -1) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const lines = block.split("\n").filter((line) => !line.startsWith(":"));
+      const event = lines.find((line) => line.startsWith("event: "))?.slice(7) ?? "message";
+      const data = lines.find((line) => line.startsWith("data: "))?.slice(6);
+      if (data !== undefined) yield { event, data: JSON.parse(data) };
+    }
+  }
+}
+
+/** Sends a signed call asking for a stream; the response, its body not yet read. */
+export function postForStream(baseUrl: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+  const call = signedCall("/execute", JSON.stringify(body));
+  return fetch(baseUrl + call.path, {
+    method: "POST",
+    headers: { ...call.headers, accept: "text/event-stream, application/json" },
+    body: call.body,
+    signal,
+  });
 }

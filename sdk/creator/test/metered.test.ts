@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { signRequest, verifyCreatorResponse } from "@agent-market/program";
 
 import { createAgentService, metered, type AgentContext, type ExecuteHttpRequest } from "../src/index.js";
-import { creatorSeed, executeRequest, expectedAnswer, marketplaceKey, marketplaceSeed, servedAgent } from "./helpers.js";
+import { creatorSeed, executeRequest, expectedAnswer, jsonAnswer, marketplaceKey, marketplaceSeed, servedAgent } from "./helpers.js";
 
 /** The terms of a metered request: at most 10 units of 0.001000 USDC. */
 const TERMS = { max_units: "10", price_per_unit_usdc: "0.001000" };
@@ -36,15 +36,15 @@ describe("metered calls", () => {
   it("gives the handler the call's terms, and null for a fixed-price call", async () => {
     const meteredCall = executeRequest("count", { units: 1 }, TERMS);
     const fixedCall = executeRequest("count", { units: 1 });
-    assert.equal((await service.handleExecute(signed(meteredCall))).status, 200);
-    assert.equal((await service.handleExecute(signed(fixedCall))).status, 200);
+    assert.equal((jsonAnswer(await service.handleExecute(signed(meteredCall)))).status, 200);
+    assert.equal((jsonAnswer(await service.handleExecute(signed(fixedCall)))).status, 200);
     assert.deepEqual(seen.get(meteredCall.execution_id)!.metered, { maxUnits: 10n, pricePerUnitUsdc: 1000n });
     assert.equal(seen.get(fixedCall.execution_id)!.metered, null);
   });
 
   it("signs units up to the call's max_units", async () => {
     const request = executeRequest("count", { units: 10 }, TERMS);
-    const response = await service.handleExecute(signed(request));
+    const response = jsonAnswer(await service.handleExecute(signed(request)));
     assert.equal(response.status, 200, JSON.stringify(response.body));
     const check = verifyCreatorResponse(response.body, expectedAnswer(request));
     assert.ok(check.ok && check.units === 10n, check.ok ? `units ${check.units}` : check.message);
@@ -52,7 +52,7 @@ describe("metered calls", () => {
 
   it("answers units above max_units as 500 invalid_output, unsigned, and tells onError", async () => {
     const request = executeRequest("count", { units: 11 }, TERMS);
-    const response = await service.handleExecute(signed(request));
+    const response = jsonAnswer(await service.handleExecute(signed(request)));
     assert.equal(response.status, 500);
     assert.deepEqual(response.body, {
       error: { code: "invalid_output", message: "the handler answered 11 units, above the call's max_units 10" },
@@ -65,14 +65,14 @@ describe("metered calls", () => {
 
   it("answers a fixed-price call's units as before: signed, whatever their number", async () => {
     const request = executeRequest("count", { units: 1000 });
-    const response = await service.handleExecute(signed(request));
+    const response = jsonAnswer(await service.handleExecute(signed(request)));
     assert.equal(response.status, 200);
     const check = verifyCreatorResponse(response.body, expectedAnswer(request));
     assert.ok(check.ok && check.units === 1000n);
   });
 
   it("refuses a request carrying one of the two terms without the other: 400 invalid_request", async () => {
-    const response = await service.handleExecute(signed(executeRequest("count", { units: 1 }, { max_units: "10" })));
+    const response = jsonAnswer(await service.handleExecute(signed(executeRequest("count", { units: 1 }, { max_units: "10" }))));
     assert.equal(response.status, 400);
     assert.equal((response.body as { error: { code: string } }).error.code, "invalid_request");
   });
