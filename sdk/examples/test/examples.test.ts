@@ -30,8 +30,11 @@ import {
   startEcho,
   startMeteredTextStats,
   startTextStats,
+  streamWords,
   textStatsListing,
   textStatsOutputSchema,
+  wordStreamListing,
+  WORD_DELAY_MS,
   type RunningAgent,
 } from "../src/index.js";
 
@@ -65,7 +68,20 @@ async function call(
   task: string,
   parameters: Record<string, unknown>,
   terms: Pick<CreatorExecuteRequest, "max_units" | "price_per_unit_usdc"> = {},
+  accept = "application/json",
 ): Promise<Call> {
+  const { request, response } = await send(agent, task, parameters, terms, accept);
+  return { status: response.status, request, body: await response.json() };
+}
+
+/** The signed request `call` sends, and the response with its body unread (a stream, say). */
+async function send(
+  agent: RunningAgent,
+  task: string,
+  parameters: Record<string, unknown>,
+  terms: Pick<CreatorExecuteRequest, "max_units" | "price_per_unit_usdc">,
+  accept: string,
+): Promise<{ request: CreatorExecuteRequest; response: Response }> {
   const request: CreatorExecuteRequest = {
     protocol_version: 2,
     execution_id: formatExecutionId(randomBytes(16)),
@@ -90,10 +106,10 @@ async function call(
   });
   const response = await fetch(`${agent.url}/execute`, {
     method: "POST",
-    headers: { "content-type": "application/json", "agentmarket-signature": header },
+    headers: { "content-type": "application/json", "agentmarket-signature": header, accept },
     body,
   });
-  return { status: response.status, request, body: await response.json() };
+  return { request, response };
 }
 
 /** A verified answer signing `units`: 0 (none answered) for the fixed-price examples. */
@@ -245,12 +261,54 @@ describe("example agents over HTTP", () => {
     });
   });
 
+  describe("word-stream", () => {
+    let wordStream: RunningAgent;
+    before(async () => {
+      wordStream = await exampleAgents["word-stream"].start({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
+    });
+    after(() => wordStream.close());
+
+    it("streams its words one by one, WORD_DELAY_MS apart, then a result signed over the text", async () => {
+      const { request, response } = await send(wordStream, "tell", { count: 5 }, {}, "text/event-stream, application/json");
+      assert.equal(response.headers.get("content-type"), "text/event-stream; charset=utf-8");
+      const events: { event: string; data: any; at: number }[] = [];
+      let buffered = "";
+      const decoder = new TextDecoder();
+      for await (const bytes of response.body!) {
+        buffered += decoder.decode(bytes, { stream: true });
+        for (let end = buffered.indexOf("\n\n"); end !== -1; end = buffered.indexOf("\n\n")) {
+          const [eventLine, dataLine] = buffered.slice(0, end).split("\n");
+          events.push({ event: eventLine!.slice(7), data: JSON.parse(dataLine!.slice(6)), at: Date.now() });
+          buffered = buffered.slice(end + 2);
+        }
+      }
+      const words = streamWords("tell", 5);
+      assert.deepEqual(
+        events.slice(0, 5).map((e) => [e.event, e.data.seq, e.data.text]),
+        words.map((word, i) => ["output", i, i === 0 ? word : ` ${word}`]),
+      );
+      // Arrived apart, not in one piece at the end (timers may fire a little early).
+      assert.ok(events[4]!.at - events[0]!.at >= 4 * WORD_DELAY_MS - 10, `${events[4]!.at - events[0]!.at} ms`);
+      const result = events[5]!;
+      assert.equal(result.event, "result");
+      assertSigned({ status: 200, request, body: { ...result.data, output: words.join(" ") } });
+    });
+
+    it("answers the same text at once, in JSON, to a call that does not accept a stream", async () => {
+      const result = await call(wordStream, "tell", { count: 5 });
+      assertSigned(result);
+      assert.equal(result.body.output, streamWords("tell", 5).join(" "));
+      assert.equal((await call(wordStream, "tell", {})).body.output.split(" ").length, 20, "20 words by default");
+    });
+  });
+
   it("exampleAgents starts each agent, whose listing names its schemas and whose answer signs units as its pricing has them", async () => {
     for (const [slug, example] of Object.entries(exampleAgents)) {
       const agent = await example.start({ signingKey: creatorSeed, marketplaceKey, agents: [agentAddress] });
       try {
         const isMetered = example.pricing.model === "metered";
-        const result = await call(agent, "listed", slug === "echo" ? {} : { text: "One. Two." }, isMetered ? METERED : {});
+        const parameters = slug === "echo" ? {} : slug === "word-stream" ? { count: 3 } : { text: "One. Two." };
+        const result = await call(agent, "listed", parameters, isMetered ? METERED : {});
         assertSigned(result, isMetered ? 1n : 0n);
         assert.ok(ajv.validate(example.listing.output_schema as object, result.body.output));
       } finally {
@@ -261,7 +319,7 @@ describe("example agents over HTTP", () => {
 });
 
 describe("listings", () => {
-  for (const listing of [echoListing, textStatsListing, meteredTextStatsListing]) {
+  for (const listing of [echoListing, textStatsListing, meteredTextStatsListing, wordStreamListing]) {
     it(`${listing.name}: five fields, valid JSON Schemas, a stable hash`, () => {
       assert.deepEqual(Object.keys(listing).sort(), ["description", "input_schema", "name", "output_schema", "tags"]);
       assert.ok(listing.name.length > 0 && listing.description.length > 0 && listing.tags.length > 0);

@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     },
   });
   const stats = marketplace.agents.find((agent) => agent.slug === "text-stats")!;
+  const words = marketplace.agents.find((agent) => agent.slug === "word-stream")!;
   const width = Math.max(...marketplace.agents.map((agent) => agent.slug.length));
   const agents = marketplace.agents
     .map((agent) => `${agent.slug.padEnd(width)} ${agent.address} at ${agent.url}, ${priceText(agent.pricing)}`)
@@ -96,6 +97,13 @@ Execute an agent:
     -H "Authorization: Bearer ${marketplace.api_key}" \\
     -H "Content-Type: application/json" \\
     -d '${body}'
+
+Stream an agent's output as it is written (the words arrive one by one, then the result):
+
+  curl -sN ${marketplace.relayer_url}/v1/agents/${words.address}/execute \\
+    -H "Authorization: Bearer ${marketplace.api_key}" \\
+    -H "Content-Type: application/json" -H "Accept: text/event-stream" \\
+    -d '{"task":"Tell me a story","parameters":{"count":12}}'
 
 Logs of each process are in ${data_dir}/logs.
 Ctrl-C stops everything; the next npm start picks up where this one left off.
