@@ -1,10 +1,12 @@
 // Runs an agent from the web: the same execute route and escrow as an API call, charged to the
 // signed-in wallet through its session (no API key), with an Idempotency-Key kept until the answer arrives (a retry after a lost
-// answer replays instead of charging twice).
+// answer replays instead of charging twice). The output shows as the creator streams it, then
+// the charge and the receipt check once the run is final.
 import { callPriceUsdc, ExecutionFailedError, newIdempotencyKey, type Agent, type Execution } from "@agent-market/client";
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
+import { streamedRun } from "../data/streamed-run.js";
 import { webRunClient } from "../data/web-runs.js";
 import { ChargeSummary } from "./ChargeSummary.js";
 import { ErrorNotice } from "./ErrorNotice.js";
@@ -24,6 +26,8 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
   const [idempotencyKey, setIdempotencyKey] = useState(newIdempotencyKey);
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<{ execution: Execution; request: { task: string; parameters: Record<string, unknown> } } | null>(null);
+  /** The output's text so far while the run streams; after a failure, what had arrived. */
+  const [streamed, setStreamed] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
 
   async function run(event: FormEvent) {
@@ -32,13 +36,15 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
     setBusy(true);
     setError(null);
     setResult(null);
+    setStreamed(null);
     const request = { task, parameters };
     try {
       const client = webRunClient(session, network);
       // The price shown here is the most the call may cost (a metered call's price for its most
       // units, all held in escrow): a price raised on chain since is refused.
-      const execution = await client.agents.execute(agent.id, request, { idempotencyKey, maxPriceUsdc: callPriceUsdc(agent.pricing) });
+      const execution = await streamedRun(client, agent.id, request, { idempotencyKey, maxPriceUsdc: callPriceUsdc(agent.pricing) }, setStreamed);
       setResult({ execution, request });
+      setStreamed(null);
       setIdempotencyKey(newIdempotencyKey());
     } catch (e) {
       setError(e);
@@ -78,10 +84,21 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
         </button>
       </form>
       {error !== null && <ErrorNotice error={error} />}
+      {streamed !== null && (
+        <div className="run-result">
+          <h3>{error instanceof ExecutionFailedError ? "Output received before the refund (not charged)" : "Output so far"}</h3>
+          <pre data-testid="run-stream" role="log" aria-live="polite">
+            {streamed}
+          </pre>
+        </div>
+      )}
       {result !== null && (
         <div className="run-result" data-testid="run-result">
           <h3>Output</h3>
-          <pre data-testid="run-output">{JSON.stringify(result.execution.output, null, 2)}</pre>
+          <pre data-testid="run-output">
+            {/* Text as it streamed, not as a quoted JSON string. */}
+            {typeof result.execution.output === "string" ? result.execution.output : JSON.stringify(result.execution.output, null, 2)}
+          </pre>
           <p>
             <ChargeSummary charge={result.execution.charge} unit={agent.pricing.model === "metered" ? agent.pricing.unit : null} />
             {result.execution.transactions.settlement && (
