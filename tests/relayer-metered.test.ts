@@ -9,7 +9,7 @@ import { splitPayment, type Pricing } from "@agent-market/program";
 
 import { TestMarket } from "./src/fixtures.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
-import { api, errorCode, startRelayer, type RunningRelayer } from "./src/relayer.js";
+import { api, errorCode, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 
 const PRICE_PER_UNIT = 1_023n;
 const MAX_UNITS = 500n;
@@ -62,7 +62,7 @@ describe("relayer: metered pricing", function () {
       parameters: { language: "en" },
       ...(max_price_usdc === undefined ? {} : { max_price_usdc }),
     });
-    return ran as { status: number; body: ExecutionBody };
+    return ran as unknown as ApiResponse<ExecutionBody>;
   }
 
   it("lists the unit and its price, and the most a call costs", async () => {
@@ -111,7 +111,7 @@ describe("relayer: metered pricing", function () {
     const payer = await newPayer(market, relayer, 1_000_000n);
     const refused = await run(payer.apiKey, "two words", usdc(PRICE_PER_UNIT - 1n));
     assert.equal(refused.status, 409, JSON.stringify(refused.body));
-    assert.equal(errorCode(refused), "price_above_maximum");
+    assert.equal(errorCode(refused as unknown as ApiResponse<Record<string, unknown>>), "price_above_maximum");
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "nothing was held");
 
     // 3.5 units' worth holds 3; the creator is told so.
@@ -126,10 +126,9 @@ describe("relayer: metered pricing", function () {
 
   it("refunds a call whose answer reports more units than its escrow holds, and charges zero units nothing", async () => {
     const payer = await newPayer(market, relayer, 1_000_000n);
-    const over = (await run(payer.apiKey, "one two three four five", usdc(PRICE_PER_UNIT * 4n))) as unknown as {
-      status: number;
-      body: { error: { code: string; execution: ExecutionBody } };
-    };
+    const over = (await run(payer.apiKey, "one two three four five", usdc(PRICE_PER_UNIT * 4n))) as unknown as ApiResponse<{
+      error: { code: string; execution: ExecutionBody };
+    }>;
     assert.equal(over.status, 502, JSON.stringify(over.body));
     assert.equal(over.body.error.code, "invalid_result");
     const refunded = over.body.error.execution;

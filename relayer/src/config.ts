@@ -56,6 +56,10 @@ export interface RelayerConfig {
   /** BullMQ queue; relayers of one deployment share it, and only they. */
   queue_name: string;
   creator_max_response_bytes: number;
+  /** What a streamed execution's reader may leave unread before its stream is cut (the execution goes on). */
+  stream_buffer_bytes: number;
+  /** How often a streamed execution sends a keep-alive comment. */
+  stream_keepalive_ms: number;
   /** A relayer silent this long is taken for dead, and its executions finished by others. */
   instance_timeout_secs: number;
   endpoint_policy: EndpointPolicy;
@@ -306,6 +310,8 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
     ...(redis_url === undefined ? {} : { redis_url }),
     queue_name: reader.text("QUEUE_NAME") ?? "agent-market-executions",
     creator_max_response_bytes: reader.integer("CREATOR_MAX_RESPONSE_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    stream_buffer_bytes: reader.integer("STREAM_BUFFER_BYTES", 256 * 1024, 1024, 64 * 1024 * 1024),
+    stream_keepalive_ms: reader.integer("STREAM_KEEPALIVE_MS", 15_000, 100, 300_000),
     instance_timeout_secs: reader.integer("INSTANCE_TIMEOUT_SECS", 10, 2, 3600),
     endpoint_policy: policy,
     batch_opens,

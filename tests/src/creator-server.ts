@@ -2,7 +2,7 @@
 // marketplace's request signature and answers per `behaviour`, including the faults a
 // misbehaving creator could commit.
 import { createHash } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 import {
@@ -40,7 +40,19 @@ export type CreatorBehaviour =
   /** Signs the v1 result digest, which binds no escrow (a kit from before execute protocol v2). */
   | "v1_digest"
   /** Answers correctly after `delay_ms`. */
-  | "slow";
+  | "slow"
+  /** Streams its answer when the request accepts it (JSON chunks of the output, format "json"), else answers JSON. */
+  | "stream"
+  /** Streams half the chunks, then drops the connection. */
+  | "stream_break"
+  /** Streams half the chunks, then goes silent. */
+  | "stream_stall"
+  /** Streams the output, then signs another one. */
+  | "stream_bad_signature"
+  /** Streams 2 MiB of chunks. */
+  | "stream_huge"
+  /** Streams, and signs, an output the listing's schema refuses. */
+  | "stream_invalid_output";
 
 export interface CreatorServer {
   url: string;
@@ -53,6 +65,8 @@ export interface CreatorServer {
   sign_batch: boolean;
   /** The batches it signed, by their item counts. */
   batches_signed: number[];
+  /** Between two chunks of a streamed answer. */
+  chunk_delay_ms: number;
   /** The units a metered answer reports for a request; none (a fixed-price answer) when unset. */
   units: ((request: CreatorExecuteRequest) => bigint) | undefined;
   close(): Promise<void>;
@@ -61,9 +75,10 @@ export interface CreatorServer {
 export async function startCreator(marketplaceKey: string, behaviour: CreatorBehaviour = "echo"): Promise<CreatorServer> {
   const signing = Keypair.generate();
   const received: CreatorServer["received"] = [];
-  const state: { behaviour: CreatorBehaviour; delay_ms: number; sign_batch: boolean; units: CreatorServer["units"] } = {
+  const state: { behaviour: CreatorBehaviour; delay_ms: number; chunk_delay_ms: number; sign_batch: boolean; units: CreatorServer["units"] } = {
     behaviour,
     delay_ms: 1_000,
+    chunk_delay_ms: 20,
     sign_batch: false,
     units: undefined,
   };
@@ -109,11 +124,22 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
       const output = { echoed: body.task, words: body.task.split(/\s+/).length };
       const reply = (status: number, payload: string, headers: Record<string, string> = {}) =>
         res.writeHead(status, { "content-type": "application/json", ...headers }).end(payload);
+      if (state.behaviour.startsWith("stream") && /text\/event-stream/.test(req.headers.accept ?? "")) {
+        streamAnswer(res, body, state.behaviour, output, signing.secretKey, state.units?.(body), state.chunk_delay_ms);
+        return;
+      }
       const signed = signResult(signing.secretKey, body, output, state.units?.(body));
       const lastSignature = previousSignature;
       previousSignature = signed.signature;
       switch (state.behaviour) {
         case "echo":
+        // A streaming creator answers a request that does not accept a stream (the listing's probe) whole.
+        case "stream":
+        case "stream_break":
+        case "stream_stall":
+        case "stream_bad_signature":
+        case "stream_huge":
+        case "stream_invalid_output":
           return reply(200, JSON.stringify(signed));
         case "slow":
           setTimeout(() => reply(200, JSON.stringify(signed)), state.delay_ms);
@@ -179,6 +205,12 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
     get units() {
       return state.units;
     },
+    get chunk_delay_ms() {
+      return state.chunk_delay_ms;
+    },
+    set chunk_delay_ms(next: number) {
+      state.chunk_delay_ms = next;
+    },
     set units(next: CreatorServer["units"]) {
       state.units = next;
     },
@@ -191,6 +223,52 @@ export async function startCreator(marketplaceKey: string, behaviour: CreatorBeh
         server.close(() => resolve());
       }),
   };
+}
+
+/** The pieces a streamed answer sends: its output's JSON text cut every 8 characters. */
+export function streamedPieces(output: unknown): string[] {
+  const text = JSON.stringify(output);
+  return Array.from({ length: Math.ceil(text.length / 8) }, (_, i) => text.slice(i * 8, i * 8 + 8));
+}
+
+/**
+ * A streamed answer (docs/execute-protocol.md, "Streamed answers"): the output's JSON text in
+ * chunks, `chunk_delay_ms` apart, then the result signed over the whole output, or one of the
+ * faults `behaviour` names.
+ */
+function streamAnswer(
+  res: ServerResponse,
+  request: CreatorExecuteRequest,
+  behaviour: CreatorBehaviour,
+  output: unknown,
+  secretKey: Uint8Array,
+  units: bigint | undefined,
+  chunk_delay_ms: number,
+): void {
+  const streamed = behaviour === "stream_invalid_output" ? { echoed: 42 } : output;
+  const pieces =
+    behaviour === "stream_huge" ? Array.from({ length: 2048 }, () => "x".repeat(1024)) : streamedPieces(streamed);
+  const cut = behaviour === "stream_break" || behaviour === "stream_stall" ? Math.ceil(pieces.length / 2) : pieces.length;
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  let seq = 0;
+  const next = (): void => {
+    if (res.destroyed) return;
+    if (seq < cut) {
+      res.write(`event: output\ndata: ${JSON.stringify({ seq, text: pieces[seq] })}\n\n`);
+      seq += 1;
+      if (behaviour === "stream_huge") setImmediate(next);
+      else setTimeout(next, chunk_delay_ms);
+      return;
+    }
+    if (behaviour === "stream_break") return void res.destroy();
+    if (behaviour === "stream_stall") return;
+    const signed = signResult(secretKey, request, streamed, units);
+    const signature =
+      behaviour === "stream_bad_signature" ? signResult(secretKey, request, { echoed: "something else", words: 2 }, units).signature : signed.signature;
+    const { output: _output, ...result } = signed;
+    res.end(`event: result\ndata: ${JSON.stringify({ ...result, format: "json", signature })}\n\n`);
+  };
+  next();
 }
 
 /** The output schema the test creator's "echo" answers satisfy. */

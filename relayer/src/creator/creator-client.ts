@@ -22,6 +22,7 @@ import type { NetworkConfig } from "../config.js";
 import type { EndpointPolicy } from "../net/ip-policy.js";
 import { guardedRequest, OutboundError } from "../net/guarded-http.js";
 import { validateAgainst } from "../listings/json-schema.js";
+import { isEventStream, StreamedAnswer, type OutputChunk } from "./streamed-answer.js";
 
 export type CreatorFailure =
   | "endpoint_not_allowed"
@@ -55,6 +56,11 @@ export interface CreatorCall {
   timeout_ms: number;
   max_response_bytes: number;
   signal?: AbortSignal;
+  /**
+   * Set for a streamed call: the creator is told it may stream, and each chunk of a streamed
+   * answer is handed here as it arrives, before the whole answer is verified.
+   */
+  on_output?: (chunk: OutputChunk) => void;
 }
 
 /** Why a creator gave no batch signature; `unsupported` (a 404) means per-call signatures instead. */
@@ -105,6 +111,7 @@ export class CreatorClient {
     url: URL,
     body: string,
     limits: { timeout_ms: number; max_response_bytes: number; signal?: AbortSignal },
+    stream?: { accept: string; on_data: NonNullable<Parameters<typeof guardedRequest>[0]["on_data"]> },
   ): Promise<Posted> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
@@ -120,12 +127,13 @@ export class CreatorClient {
       const response = await guardedRequest({
         method: "POST",
         url: url.href,
-        headers: { "content-type": "application/json", [REQUEST_SIGNATURE_HEADER]: signature },
+        headers: { "content-type": "application/json", accept: stream?.accept ?? "application/json", [REQUEST_SIGNATURE_HEADER]: signature },
         body,
         timeout_ms: limits.timeout_ms,
         max_response_bytes: limits.max_response_bytes,
         policy: this.policy,
         signal: limits.signal,
+        ...(stream ? { on_data: stream.on_data } : {}),
       });
       return { ok: true, status: response.status, body: response.body, latency_ms: elapsed() };
     } catch (error) {
@@ -143,7 +151,16 @@ export class CreatorClient {
   }
 
   async call(call: CreatorCall): Promise<CreatorOutcome> {
-    const response = await this.post(call.request.network, executeUrl(call.endpoint), JSON.stringify(call.request), call);
+    const { on_output } = call;
+    // A streamed answer is read as it arrives, its chunks forwarded at once; any other is read whole.
+    let streamed: StreamedAnswer | undefined;
+    const stream = on_output && {
+      accept: "text/event-stream, application/json",
+      on_data: (piece: Buffer, head: { status: number; headers: Record<string, string | string[] | undefined> }) => {
+        if (head.status === 200 && isEventStream(head.headers["content-type"])) (streamed ??= new StreamedAnswer(on_output)).push(piece);
+      },
+    };
+    const response = await this.post(call.request.network, executeUrl(call.endpoint), JSON.stringify(call.request), call, stream);
     if (!response.ok) return response;
     const { latency_ms } = response;
     if (response.status !== 200) {
@@ -157,10 +174,16 @@ export class CreatorClient {
       };
     }
     let parsed: unknown;
-    try {
-      parsed = JSON.parse(response.body.toString("utf8"));
-    } catch {
-      return { ok: false, failure: "invalid_response", message: "the answer is not JSON", latency_ms };
+    if (streamed) {
+      const answer = streamed.finish();
+      if (!answer.ok) return { ok: false, failure: answer.failure, message: answer.message, latency_ms };
+      parsed = answer.body;
+    } else {
+      try {
+        parsed = JSON.parse(response.body.toString("utf8"));
+      } catch {
+        return { ok: false, failure: "invalid_response", message: "the answer is not JSON", latency_ms };
+      }
     }
     // The digest is rebuilt from the escrow the request named: a signature over anything else
     // (another escrow, the v1 digest) is bad_signature, and the execution is refunded.

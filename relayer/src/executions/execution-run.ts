@@ -30,7 +30,9 @@ import type { ListingForExecution, ListingService } from "../listings/listing-se
 import { unprobedEndpoint } from "../listings/probed-endpoint.js";
 import { AgentActivity } from "./agent-activity.js";
 import { ConfirmationTracker } from "./confirmations.js";
+import type { OutputChunk } from "../creator/streamed-answer.js";
 import type { ExecutionLeases } from "./execution-leases.js";
+import type { ExecutionStream } from "./execution-stream.js";
 import { executionIdBytes, type EscrowFacts, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionStore } from "./execution-store.js";
 import type { OpenBatches } from "./open-batches.js";
@@ -92,10 +94,11 @@ interface Called {
   sent?: SendOutcome;
 }
 
-/** What an execution already read, handed on so it is not read twice. */
+/** What an execution already read, handed on so it is not read twice; and where a streamed one reports. */
 export interface ExecutionContext {
   agent: Agent;
   listing: ListingForExecution;
+  stream?: ExecutionStream;
 }
 
 
@@ -153,6 +156,7 @@ export class ExecutionRunner {
         } else {
           // Its caller waits on this very request: the escrow's facts are written with the result,
           // a commit fewer. A crash meanwhile leaves `opening`, which the finish job refunds alike.
+          context?.stream?.opened({ ...opened.row, ...opened.escrow, state: "running" });
           called = await this.callCreator({ ...opened.row, ...opened.escrow }, opened.escrow, context);
         }
       }
@@ -344,6 +348,7 @@ export class ExecutionRunner {
       output_schema: listing.output_schema,
       timeout_ms,
       max_response_bytes: this.options.creator_max_response_bytes,
+      ...(context?.stream ? { on_output: (chunk: OutputChunk) => context.stream!.output(chunk) } : {}),
     });
     const finished = { ...unrecorded, creator_finished_at: new Date() };
     // Before the refund is sent: the next call must meet an open circuit (one write, and only an

@@ -17,6 +17,7 @@ import type { ListingForExecution, ListingService } from "../listings/listing-se
 import { newWebhookSecret } from "../webhooks/webhook-signing.js";
 import { EMPTY_ROW, type ExecutionRow } from "./execution-row.js";
 import type { ExecutionLeases } from "./execution-leases.js";
+import type { ExecutionStream } from "./execution-stream.js";
 import type { ExecutionRunner } from "./execution-run.js";
 import type { ExecutionStore, NewExecution } from "./execution-store.js";
 import type { Quoter } from "./quote.js";
@@ -36,6 +37,8 @@ export interface ExecuteInput {
   max_price_usdc?: bigint;
   /** Async only: where the execution's final event is delivered (checked by the route). */
   callback_url?: string;
+  /** Sync only: where a streamed call reports its escrow's opening and the creator's chunks. */
+  stream?: ExecutionStream;
 }
 
 /** What limits admission: the in-flight leases and the agents' circuit breakers. */
@@ -233,7 +236,8 @@ export class ExecutionService {
       }
       return { row, replayed: false, ...(callback_secret === undefined ? {} : { callback_secret }) };
     }
-    return { row: await this.runner.run(row, { agent: quote.agent, listing }), replayed: false };
+    const context = { agent: quote.agent, listing, ...(input.stream ? { stream: input.stream } : {}) };
+    return { row: await this.runner.run(row, context), replayed: false };
   }
 
   /** The first response again for a known Idempotency-Key, or null if the key is new. */

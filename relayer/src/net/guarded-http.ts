@@ -22,6 +22,11 @@ export interface GuardedRequestOptions {
   max_response_bytes: number;
   policy: EndpointPolicy;
   signal?: AbortSignal;
+  /**
+   * Each piece of the body as it arrives, after the status and headers, within the size limit: a
+   * streamed answer is read while it is still being written. The whole body is kept all the same.
+   */
+  on_data?: (chunk: Buffer, response: { status: number; headers: http.IncomingHttpHeaders }) => void;
 }
 
 export interface GuardedResponse {
@@ -147,10 +152,15 @@ export async function guardedRequest(options: GuardedRequestOptions): Promise<Gu
       }
       const chunks: Buffer[] = [];
       let received = 0;
+      const { on_data } = options;
+      const head = { status: res.statusCode!, headers: res.headers };
       res.on("data", (chunk: Buffer) => {
         received += chunk.byteLength;
         if (received > max_response_bytes) fail(tooLarge(`more than ${max_response_bytes} bytes arrived`, max_response_bytes));
-        else chunks.push(chunk);
+        else if (!settled) {
+          chunks.push(chunk);
+          on_data?.(chunk, head);
+        }
       });
       res.on("end", () => {
         if (!settle()) return;

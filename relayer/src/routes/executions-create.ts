@@ -8,6 +8,7 @@ import { MAX_TASK_CHARS } from "../executions/execution-service.js";
 import { renderExecution, type ExecutionObject } from "../executions/execution-view.js";
 import { requireApiKeyOrSession } from "../http/auth.js";
 import { executionObject } from "../http/execution-schemas.js";
+import { acceptsEventStream, EventStreamReply } from "../http/event-stream-reply.js";
 import { idempotencyKeyOf } from "../http/idempotency.js";
 import { requestUsdc } from "../http/request-usdc.js";
 import type { RouteApp } from "../http/route-app.js";
@@ -37,6 +38,11 @@ function answer(row: ExecutionRow): Answer {
 /** Base units of the caller's `max_price_usdc`; the schema's pattern admits amounts above u64 only. */
 function maxPrice(text: string): bigint {
   return requestUsdc(text, "max_price_usdc", "max_price_usdc is above the largest amount.");
+}
+
+/** The limits of a caller's event stream. */
+function streamOptions(services: Services) {
+  return { buffer_bytes: services.config.stream_buffer_bytes, keepalive_ms: services.config.stream_keepalive_ms };
 }
 
 /** The key a session's run is charged through, on a network this relayer serves. */
@@ -122,7 +128,10 @@ export function registerExecutionsCreate(app: RouteApp, services: Services): voi
         }
         checkWebhookUrl(callback_url, services.config.endpoint_policy, "callback_url");
       }
-      const outcome = await services.executions.execute({
+      // A stream only for a call answered within its request: an async one is polled or called back.
+      const stream =
+        mode === "sync" && acceptsEventStream(request.headers.accept) ? new EventStreamReply(reply, streamOptions(services)) : undefined;
+      const input = {
         key,
         agent: request.params.agent_id,
         task: request.body.task,
@@ -131,7 +140,23 @@ export function registerExecutionsCreate(app: RouteApp, services: Services): voi
         ...(request.body.max_price_usdc === undefined ? {} : { max_price_usdc: maxPrice(request.body.max_price_usdc) }),
         mode,
         ...(callback_url === undefined ? {} : { callback_url }),
-      });
+        ...(stream ? { stream } : {}),
+      } as const;
+      let outcome;
+      try {
+        outcome = await services.executions.execute(input);
+      } catch (error) {
+        // Once the stream started, its status line is sent: the failure ends it instead.
+        if (!stream?.streaming) throw error;
+        request.log.error({ err: error }, "streamed execution failed");
+        stream.fail();
+        return reply;
+      }
+      if (stream && (stream.streaming || outcome.replayed)) {
+        if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
+        stream.finish(outcome.row);
+        return reply;
+      }
       if (outcome.replayed) reply.header("Idempotent-Replayed", "true");
       if (mode === "async") reply.header("Preference-Applied", "respond-async");
       const answered = answer(outcome.row);
