@@ -75,7 +75,10 @@ export function registerExecutionsCreate(app: RouteApp, services: Services): voi
           "anything is sent (409 price_above_maximum), and the program never charges more than it. An agent whose " +
           "account no longer holds its listing's pricing is refused (409 agent_terms_changed); an agent whose circuit " +
           "breaker is open, 503 agent_circuit_open; a key or agent at its in-flight limit, 429 key_concurrency_limit " +
-          "or agent_concurrency_limit: all before anything is sent.",
+          "or agent_concurrency_limit: all before anything is sent. With `Accept: text/event-stream` the call streams: " +
+          "every refusal before the escrow opens is still JSON; then 200 text/event-stream with the events execution, " +
+          "output ({seq, text}, one per chunk as the creator produces it), and completed (the final execution) or refunded " +
+          "(docs/api.md, \"Streamed executions\").",
         tags: ["executions"],
         security: [{ apiKey: [] }, { session: [] }],
         params: agentIdParams,
