@@ -1,8 +1,9 @@
 // The conformance check a creator runs before listing: the relayer's probe (a marketplace-signed
 // test request whose answer must verify exactly as a paid call's), plus what the probe cannot
 // see from outside: that the service refuses unsigned and replayed requests, as
-// docs/execute-protocol.md requires, and for a metered agent that its units are signed and that
-// it signs no more units than a call allows. It runs on the creator's machine, so any endpoint
+// docs/execute-protocol.md requires, for a metered agent that its units are signed and that
+// it signs no more units than a call allows, and for a streaming one that a streamed probe's
+// events come in order and its result signs what was streamed. It runs on the creator's machine, so any endpoint
 // goes, loopback included.
 import { randomBytes } from "node:crypto";
 
@@ -20,7 +21,6 @@ import {
   signBatchUrl,
   signRequest,
   toHex,
-  verifyCreatorResponse,
   verifySignBatchResponse,
   type CreatorExecuteRequest,
   type CreatorResponseCheck,
@@ -29,6 +29,7 @@ import {
   type SignBatchRequest,
 } from "@agent-market/program";
 
+import { readCreatorStream, verifyAnswer } from "./creator-stream.js";
 import { compile, sampleFor, type Validator } from "./schema.js";
 
 /** The relayer's probe task (relayer/src/listings/listing-service.ts). */
@@ -87,7 +88,7 @@ async function post(url: URL, body: string, headers: Record<string, string>, tim
   // Redirects are not followed, as the relayer follows none.
   const response = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json", ...headers },
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
     body,
     redirect: "manual",
     signal: AbortSignal.timeout(timeout_ms),
@@ -127,20 +128,8 @@ class Rows {
 
 const BATCH_CHECKS = ["batch signature", "batch refuses unknown results"];
 const METERED_CHECKS = ["metered units", "refuses units above max_units"];
-const AFTER_REQUEST = ["response", "signature", "output", "latency", "refuses unsigned", "refuses replays", ...BATCH_CHECKS];
-
-/**
- * Checks an answer to `request` as the relayer does: shape, execution id, result hash, the
- * signature over the v2 digest, and a metered request's max_units.
- */
-function verifyAnswer(body: unknown, request: CreatorExecuteRequest, signingKey: Uint8Array): CreatorResponseCheck {
-  const { max_units, ...escrow } = request;
-  return verifyCreatorResponse(body, {
-    ...escrow,
-    signing_key: signingKey,
-    ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }),
-  });
-}
+const STREAM_CHECKS = ["stream", "stream order", "stream signature", "stream output"];
+const AFTER_REQUEST = ["response", "signature", "output", "latency", "refuses unsigned", "refuses replays", ...STREAM_CHECKS, ...BATCH_CHECKS];
 
 export async function checkConformance(input: ConformanceInput): Promise<ConformanceRow[]> {
   const rows = new Rows();
@@ -279,6 +268,7 @@ export async function checkConformance(input: ConformanceInput): Promise<Conform
   } catch (error) {
     rows.add("refuses replays", "fail", `no answer: ${reason(error)}`);
   }
+  await checkStream(input, rows, request, signingKey, validateOutput);
   if (input.metered) await checkAboveMaximum({ ...input, metered: input.metered }, rows, request, check, signingKey);
   if (signedResult) await checkSignBatch(input, rows, request.agent, signedResult, signingKey);
   else rows.skip(BATCH_CHECKS, "needs a verified result signature");
@@ -311,6 +301,82 @@ function probeRequest(
     deadline: new Date(Date.now() + timeout_ms).toISOString(),
     ...(terms ? { max_units: terms.maxUnits.toString(), price_per_unit_usdc: formatUsdc(terms.pricePerUnitUsdc) } : {}),
   };
+}
+
+/**
+ * A second probe, as a paid call whose caller asked for a stream (`Accept: text/event-stream`): a
+ * service that streams must send its output events in order and sign, in the last event, exactly
+ * what it streamed; one that answers JSON does not stream (optional), and its rows are skipped.
+ */
+async function checkStream(
+  input: ConformanceInput,
+  rows: Rows,
+  first: CreatorExecuteRequest,
+  signingKey: Uint8Array,
+  validateOutput: Validator,
+): Promise<void> {
+  const timeout_ms = input.maxExecutionSecs * 1000;
+  const terms = input.metered && { maxUnits: input.metered.maxUnitsPerCall, pricePerUnitUsdc: input.metered.pricePerUnitUsdc };
+  const request = probeRequest(first.agent, first.task, first.parameters, timeout_ms, terms);
+  const url = executeUrl(input.endpoint);
+  const body = JSON.stringify(request);
+  const after = STREAM_CHECKS.slice(1);
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream, application/json", ...marketplaceSigned(input, url, body) },
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeout_ms),
+    });
+  } catch (error) {
+    rows.add("stream", "fail", `a probe accepting a stream got no answer: ${reason(error)}`);
+    rows.skip(after, "needs an answer");
+    return;
+  }
+  const type = response.headers.get("content-type") ?? "";
+  if (!/^text\/event-stream\s*(;|$)/i.test(type)) {
+    const text = await response.text().catch(() => "");
+    if (response.status === 200) {
+      rows.add("stream", "skip", "a probe accepting text/event-stream was answered JSON: the service does not stream (optional)");
+    } else {
+      rows.add("stream", "fail", `a probe accepting text/event-stream got ${response.status}${errorCodeOf(text)}`);
+    }
+    rows.skip(after, "no stream");
+    return;
+  }
+  if (response.status !== 200) {
+    rows.add("stream", "fail", `a stream must come with 200, not ${response.status}`);
+    rows.skip(after, "needs a 200 stream");
+    return;
+  }
+  rows.add("stream", "pass", "a probe accepting text/event-stream was answered with a stream");
+  let reading;
+  try {
+    reading = await readCreatorStream(response.body!, request, signingKey);
+  } catch (error) {
+    const timedOut = (error as Error).name === "TimeoutError";
+    rows.add("stream order", "fail", timedOut ? `the stream did not end within ${timeout_ms} ms` : `the stream broke: ${reason(error)}`);
+    rows.skip(["stream signature", "stream output"], "needs a whole stream");
+    return;
+  }
+  if (!reading.ok) {
+    rows.add("stream order", "fail", `${reading.order}: the marketplace refunds such a stream`);
+    rows.skip(["stream signature", "stream output"], "needs a stream in order");
+    return;
+  }
+  rows.add("stream order", "pass", `${reading.chunks} output events with seq 0 to ${reading.chunks - 1}, then the result, last`);
+  const { check } = reading;
+  rows.add(
+    "stream signature",
+    check.ok ? "pass" : "fail",
+    check.ok
+      ? `the result's signature by ${input.signingKey} covers the ${reading.chunks} chunks streamed (format ${reading.format}), units ${check.units}`
+      : `${check.message}: the result does not sign what was streamed, and the marketplace refunds such a stream`,
+  );
+  const violation = validateOutput(reading.output);
+  rows.add("stream output", violation ? "fail" : "pass", violation ? `the streamed output breaks the output schema at ${violation}` : "the streamed output matches the output schema");
 }
 
 /** Whether the probe's answer signed its units, within its max_units. */

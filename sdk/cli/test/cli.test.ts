@@ -171,7 +171,9 @@ describe("agent-market", () => {
     it("passes a conforming service, probing it as the relayer does, with parameters from the input schema", async () => {
       const ran = await check("none");
       assert.equal(ran.code, 0, ran.out + ran.err);
-      assert.deepEqual(Object.values(statuses(ran)), Array(13).fill("pass"));
+      // A service that does not stream: its streamed probe is answered JSON, the stream rows skipped.
+      assert.deepEqual(Object.values(statuses(ran)), [...Array(11).fill("pass"), ...Array(4).fill("skip"), ...Array(2).fill("pass")]);
+      assert.equal(service!.requests.filter((r) => r.headers.accept === "text/event-stream, application/json").length, 1);
       assert.deepEqual(Object.keys(statuses(ran)).slice(-2), ["batch signature", "batch refuses unknown results"]);
       const probe = service!.requests.find((r) => r.url === "/agent/execute")!;
       const body = probe.body as { task: string; parameters: unknown; request_hash: string };
@@ -195,6 +197,29 @@ describe("agent-market", () => {
         assert.equal(Object.values(got).filter((s) => s === "fail").length, Object.keys(expected).length, `${fault}: ${ran.out}`);
         await service!.close();
       }
+    });
+
+    it("passes a streaming service: its streamed probe's events in order, its result signing what was streamed", async () => {
+      const ran = await check("streams");
+      assert.equal(ran.code, 0, ran.out + ran.err);
+      const got = statuses(ran);
+      for (const row of ["stream", "stream order", "stream signature", "stream output"]) assert.equal(got[row], "pass", row);
+      assert.equal(Object.values(got).filter((s) => s !== "pass").length, 0, ran.out);
+    });
+
+    it("fails a stream whose result signs another output than the one streamed, or whose seq has a gap", async () => {
+      const forged = await check("stream_forged");
+      assert.equal(forged.code, 1);
+      const rows = JSON.parse(forged.out).checks as { check: string; status: string; detail: string }[];
+      const signature = rows.find((r) => r.check === "stream signature")!;
+      assert.equal(signature.status, "fail");
+      assert.match(signature.detail, /does not sign what was streamed/);
+      assert.deepEqual(rows.filter((r) => r.status === "fail").map((r) => r.check), ["stream signature"]);
+      await service!.close();
+      const gap = await check("stream_gap");
+      assert.equal(gap.code, 1);
+      assert.equal(statuses(gap)["stream order"], "fail");
+      assert.equal(statuses(gap)["stream signature"], "skip");
     });
 
     it("asks /sign-batch only for a result that verified: a wrong result key skips both batch rows", async () => {
@@ -249,11 +274,12 @@ describe("agent-market", () => {
         const ran = await check("metered", ...METERED);
         assert.equal(ran.code, 0, ran.out);
         const got = statuses(ran);
-        assert.deepEqual(Object.values(got), Array(15).fill("pass"));
+        assert.deepEqual(Object.values(got), [...Array(12).fill("pass"), ...Array(4).fill("skip"), ...Array(3).fill("pass")]);
         assert.equal(details(ran)["metered units"], "units 3 signed in the result digest, within the call's max_units 100: a paid call answered so is charged 0.003000 USDC");
         assert.equal(details(ran)["refuses units above max_units"], "a call allowing 2 units (the probe used 3) got 500 invalid_output: nothing signed, the call refunded");
-        const [probe, , , fewer] = probes();
+        const [probe, , , streamed, fewer] = probes();
         assert.equal(probe!.max_units, "100");
+        assert.equal(streamed!.max_units, "100", "the streamed probe carries the terms too");
         assert.equal(probe!.price_per_unit_usdc, "0.001000");
         assert.equal(fewer!.max_units, "2");
         assert.deepEqual(fewer!.parameters, probe!.parameters);

@@ -101,7 +101,13 @@ export type CreatorFault =
   // …or answering as many as the call allows…
   | "metered_capped"
   // …or signing 3 whatever the call allows.
-  | "metered_above_max";
+  | "metered_above_max"
+  // Streams to a request accepting text/event-stream: its output's JSON text in chunks, signed…
+  | "streams"
+  // …or signed over another output than the one streamed…
+  | "stream_forged"
+  // …or with a gap in its seq.
+  | "stream_gap";
 
 /** What a metered fault's answer to `body` signs, or null to refuse it (500 invalid_output). */
 function unitsOf(fault: CreatorFault, body: CreatorExecuteRequest): bigint | null | undefined {
@@ -152,8 +158,25 @@ export async function creatorService(marketplace: Keypair, signing: Keypair, fau
     const signer = fault === "wrong_key" ? Keypair.generate() : signing;
     const units = unitsOf(fault, body);
     if (units === null) return json(res, 500, { error: { code: "invalid_output" } });
+    const streaming = fault === "streams" || fault === "stream_forged" || fault === "stream_gap";
+    if (streaming && String(request.headers.accept).includes("text/event-stream")) return stream(res, body, output, signing, fault);
     json(res, 200, signResult(signer.secretKey, body, output, units));
   });
+}
+
+/** A streamed answer: `output`'s JSON text in three chunks, then a result signed as `fault` has it. */
+function stream(res: ServerResponse, body: CreatorExecuteRequest, output: unknown, signing: Keypair, fault: CreatorFault): void {
+  const text = JSON.stringify(output);
+  const third = Math.ceil(text.length / 3);
+  const chunks = [text.slice(0, third), text.slice(third, 2 * third), text.slice(2 * third)];
+  const signed = signResult(signing.secretKey, body, fault === "stream_forged" ? { echoed: "what was not sent" } : output);
+  const { output: _sent, ...result } = signed;
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
+  chunks.forEach((chunk, i) => {
+    const seq = fault === "stream_gap" && i === 2 ? 3 : i;
+    res.write(`: keep-alive\n\nevent: output\ndata: ${JSON.stringify({ seq, text: chunk })}\n\n`);
+  });
+  res.end(`event: result\r\ndata: ${JSON.stringify({ ...result, format: "json" })}\r\n\r\n`);
 }
 
 /** `/sign-batch` as the protocol has it: only results it signed itself, one signature over their batch digest. */

@@ -22,7 +22,11 @@ Runs the marketplace's conformance probe against your service, from your machine
 endpoints are fine): a marketplace-signed POST <endpoint>/execute with parameters built from the
 input schema (examples, defaults, smallest values) unless --parameters gives them, then checks the
 answer's execution id, result hash, Ed25519 signature by --key, output schema and latency; and
-that unsigned and replayed requests are refused. Prints one row per check; exits 1 if any fails.
+that unsigned and replayed requests are refused. A second probe accepts text/event-stream, as a
+call whose caller asked for a stream: a service that streams must send its output events in order
+(seq 0, 1, 2…) and end with one result whose signature covers exactly what it streamed (a result
+signed over anything else fails, as the marketplace refunds it); a service answering it JSON does
+not stream, and those rows are skipped. Prints one row per check; exits 1 if any fails.
 
 The service must trust the marketplace key that signs the request: --marketplace-keypair, else a
 test key kept in $AGENT_MARKET_HOME/check-marketplace-keypair.json (printed, to start your service
