@@ -1,5 +1,8 @@
 // The tests' reader of a relayer's event stream: every event of a `text/event-stream` response, as
-// it arrives (a caller's view), with its id, name and parsed data.
+// it arrives (a caller's view), with its id, name and parsed data, read by the client package's
+// own parser.
+import { serverSentEvents } from "@agent-market/client";
+
 export interface ReadEvent {
   id: string | undefined;
   event: string;
@@ -7,21 +10,7 @@ export interface ReadEvent {
 }
 
 export async function* readEvents(response: Response): AsyncGenerator<ReadEvent> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const piece of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffered += decoder.decode(piece, { stream: true });
-    let end: number;
-    while ((end = buffered.indexOf("\n\n")) >= 0) {
-      const block = buffered.slice(0, end);
-      buffered = buffered.slice(end + 2);
-      const fields = new Map<string, string>();
-      for (const line of block.split("\n")) {
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        fields.set(line.slice(0, colon), line.slice(colon + 1).trimStart());
-      }
-      if (fields.has("data")) yield { id: fields.get("id"), event: fields.get("event") ?? "message", data: JSON.parse(fields.get("data")!) };
-    }
+  for await (const { id, event, data } of serverSentEvents(response.body as unknown as AsyncIterable<Uint8Array>)) {
+    yield { id, event, data: JSON.parse(data) as unknown };
   }
 }

@@ -65,3 +65,4 @@ export { callPriceUsdc } from "./pricing.js";
 // The shared USDC rules, from the entry that imports nothing (the root would bring Anchor along).
 export { formatUsdc, parseUsdc, USDC_DECIMALS } from "@agent-market/program/usdc";
 export type * from "./types.js";
+export { serverSentEvents, type ServerSentEvent } from "./event-stream.js";
