@@ -5,6 +5,8 @@ export interface Io {
   out(line: string): void;
   /** A line for stderr: progress, errors and what to do next. */
   err(line: string): void;
+  /** Text for stdout as is, no line break added: a streamed output as it arrives. Default: out. */
+  write?(text: string): void;
   env: Record<string, string | undefined>;
   /** `--json` was given: results (and errors) as one JSON document on stdout. */
   json?: boolean;

@@ -5,6 +5,7 @@ import { run } from "./cli.js";
 const code = await run(process.argv.slice(2), {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  write: (text) => process.stdout.write(text),
   env: process.env,
 });
 // Exits rather than waiting for the event loop to drain: web3.js keeps the websocket it

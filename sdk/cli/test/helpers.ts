@@ -27,18 +27,24 @@ export interface Ran {
   code: number;
   out: string;
   err: string;
+  /** What was written to stdout as is (a streamed output), in order. */
+  written: string;
 }
 
-/** Runs `agent-market ...argv` in this process, with its own home directory unless `env` names one. */
-export async function cli(argv: string[], env: Record<string, string | undefined> = {}): Promise<Ran> {
+/**
+ * Runs `agent-market ...argv` in this process, with its own home directory unless `env` names one.
+ * `written` receives stdout's unbroken writes as they happen, for a test to watch them arrive.
+ */
+export async function cli(argv: string[], env: Record<string, string | undefined> = {}, written: string[] = []): Promise<Ran> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await run(argv, {
     out: (line) => out.push(line),
     err: (line) => err.push(line),
+    write: (text) => written.push(text),
     env: { AGENT_MARKET_HOME: mkdtempSync(join(tmpdir(), "cli-home-")), ...env },
   });
-  return { code, out: out.join("\n"), err: err.join("\n") };
+  return { code, out: out.join("\n"), err: err.join("\n"), written: written.join("") };
 }
 
 export function tempDir(): string {

@@ -1,4 +1,13 @@
-import { AgentMarket, ConflictError, ExecutionFailedError, PaymentRequiredError, callPriceUsdc, formatUsdc } from "@agent-market/client";
+import {
+  AgentMarket,
+  ConflictError,
+  ExecutionFailedError,
+  PaymentRequiredError,
+  StreamInterruptedError,
+  callPriceUsdc,
+  formatUsdc,
+  type Execution,
+} from "@agent-market/client";
 import { USDC_WIRE_PATTERN } from "@agent-market/program/usdc";
 
 import { chargeText } from "../charge-text.js";
@@ -7,14 +16,19 @@ import { CliError, type Command } from "../io.js";
 import { jsonObjectOption, parse, required } from "../options.js";
 
 const usage = `agent-market execute <agent> --task <text> [--params '<json object>'] [--max-price <usdc>] [--api-key <key>]
-                     [--api <url>] [--idempotency-key <key>] [--json]
+                     [--api <url>] [--idempotency-key <key>] [--stream] [--json]
 
 Runs an agent, paid from the API key's wallet (--api-key, else $AGENT_MARKET_API_KEY), and prints
 its output, then what it cost. The call is never charged more than --max-price, by default the
 price its listing shows now (read first): a higher price is refused before anything is sent. A
 metered agent's call holds up to --max-price (its listing's most units by default), is charged
 the units it used and returns the rest. --json prints the whole execution. When the wallet cannot pay, it says by how much and how
-to raise the allowance.`;
+to raise the allowance.
+
+--stream asks for the output as the agent produces it and prints each piece as it arrives (an
+agent that does not stream arrives in one piece), then the charge. A refunded call says so after
+what had arrived, which is not charged. If the stream breaks, the execution still finishes: read
+it with agent-market executions get <id>.`;
 
 function paymentAdvice(error: PaymentRequiredError): { message: string; next: string } {
   const usdc = (value: bigint | null) => (value === null ? "?" : formatUsdc(value));
@@ -55,6 +69,7 @@ export const execute: Command = {
         api: { type: "string" },
         "idempotency-key": { type: "string" },
         "max-price": { type: "string" },
+        stream: { type: "boolean", default: false },
       },
       usage,
       1,
@@ -75,14 +90,35 @@ export const execute: Command = {
       throw new CliError(`--max-price must be USDC with six decimals, like 0.250000, got "${maxPriceUsdc}"`, usage);
     }
 
-    let execution;
+    const options = { maxPriceUsdc, ...(values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] }) };
+    let execution: Execution;
+    // Whether the output was printed as it arrived: then it is not printed again.
+    let streamed = false;
+    const write = io.write ?? io.out;
+    let last = "";
+    // The line the streamed output leaves open is closed before anything else is printed.
+    const endLine = () => {
+      if (streamed && !last.endsWith("\n")) write("\n");
+    };
     try {
-      execution = await client.agents.execute(
-        agent,
-        { task, parameters },
-        { maxPriceUsdc, ...(values["idempotency-key"] === undefined ? {} : { idempotencyKey: values["idempotency-key"] }) },
-      );
+      if (values.stream) {
+        const stream = await client.agents.executeStream(agent, { task, parameters }, options);
+        for await (const chunk of stream) {
+          if (io.json || chunk.text === "") continue;
+          write(chunk.text);
+          streamed = true;
+          last = chunk.text;
+        }
+        endLine();
+        execution = await stream.result;
+      } else {
+        execution = await client.agents.execute(agent, { task, parameters }, options);
+      }
     } catch (error) {
+      if (streamed) {
+        endLine();
+        io.err("(the output above is all that arrived)");
+      }
       if (error instanceof ConflictError && (error.code === "price_above_maximum" || error.code === "agent_terms_changed")) {
         throw new CliError(
           `${error.code}: ${error.message}`,
@@ -102,13 +138,19 @@ export const execute: Command = {
           "try again later, or another agent",
         );
       }
+      if (error instanceof StreamInterruptedError) {
+        throw new CliError(
+          `the stream ended early: ${error.message} (${error.code}); the execution goes on and settles or is refunded`,
+          error.executionId ? `agent-market executions get ${error.executionId}` : "agent-market executions list",
+        );
+      }
       throw error;
     }
     if (io.json) {
       io.out(JSON.stringify(execution, null, 2));
       return;
     }
-    io.out(JSON.stringify(execution.output, null, 2));
+    if (!streamed) io.out(JSON.stringify(execution.output, null, 2));
     const { charge } = execution;
     io.err(
       `Charged ${chargeText(charge)} (${charge.creator_share_usdc} to the creator, ${charge.fee_usdc} fee) for ${execution.id}` +
