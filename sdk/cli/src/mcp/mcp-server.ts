@@ -4,6 +4,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
+import { outputProgress } from "./output-progress.js";
 import { SpendingLimit } from "./spending-limit.js";
 import { callTool, GET_EXECUTION, SEARCH_AGENTS, type ToolCallContext } from "./tool-calls.js";
 
@@ -24,8 +25,11 @@ export function createSessionServer(options: SessionOptions): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...options.catalog.tools().map((tool) => tool.definition), SEARCH_AGENTS, GET_EXECUTION],
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
-    callTool(context, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>),
-  );
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    // Only a client that asked for progress gets the output streamed to it as it comes.
+    const token = request.params._meta?.progressToken;
+    const progress = token === undefined ? undefined : outputProgress(token, extra.sendNotification);
+    return callTool(context, request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, progress);
+  });
   return server;
 }

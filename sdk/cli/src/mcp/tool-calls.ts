@@ -21,6 +21,7 @@ import { chargeText } from "../charge-text.js";
 import { callPriceText } from "../pricing-text.js";
 import type { AgentCatalog } from "./agent-catalog.js";
 import type { AgentTool } from "./agent-tool.js";
+import type { OutputProgress } from "./output-progress.js";
 import type { SpendingLimit } from "./spending-limit.js";
 import { outcomeUnknown, settle, type SentCall, type UnknownOutcomes } from "./unknown-outcomes.js";
 
@@ -69,12 +70,27 @@ function answer(text: string, structured: Record<string, unknown>): CallToolResu
   return { content: [{ type: "text", text }], structuredContent: structured };
 }
 
-export async function callTool(context: ToolCallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+/** Runs one tool call; with `progress`, an agent's output is reported piece by piece as it streams. */
+export async function callTool(
+  context: ToolCallContext,
+  name: string,
+  args: Record<string, unknown>,
+  progress?: OutputProgress,
+): Promise<CallToolResult> {
   if (name === SEARCH_AGENTS.name) return searchAgents(context, args);
   if (name === GET_EXECUTION.name) return getExecution(context, args);
   const tool = context.catalog.tool(name);
   if (!tool) return refusal(`No tool named ${name}: the list of tools may have changed; list them again.`);
-  return runAgent(context, tool, args);
+  return runAgent(context, tool, args, progress);
+}
+
+/** The execution of `call`: streamed, each piece reported to `progress`, when there is one. */
+async function execute(client: AgentMarket, call: SentCall, progress: OutputProgress | undefined): Promise<Execution> {
+  const options = { maxPriceUsdc: call.max_price_usdc, idempotencyKey: call.idempotency_key };
+  if (progress === undefined) return client.agents.execute(call.agent_id, call.input, options);
+  const stream = await client.agents.executeStream(call.agent_id, call.input, options);
+  for await (const chunk of stream) await progress(chunk.text);
+  return stream.result;
 }
 
 async function searchAgents(context: ToolCallContext, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -118,7 +134,12 @@ function executionResult(execution: Execution): Record<string, unknown> {
   };
 }
 
-async function runAgent(context: ToolCallContext, tool: AgentTool, args: Record<string, unknown>): Promise<CallToolResult> {
+async function runAgent(
+  context: ToolCallContext,
+  tool: AgentTool,
+  args: Record<string, unknown>,
+  progress: OutputProgress | undefined,
+): Promise<CallToolResult> {
   const { agent, max_charge_usdc } = tool;
   if (typeof args.task !== "string") return refusal("task is required: what to ask the agent, as text.");
   const parameters = args.parameters ?? {};
@@ -144,7 +165,7 @@ async function runAgent(context: ToolCallContext, tool: AgentTool, args: Record<
   };
   let execution: Execution;
   try {
-    execution = await context.client.agents.execute(call.agent_id, call.input, { maxPriceUsdc: call.max_price_usdc, idempotencyKey: call.idempotency_key });
+    execution = await execute(context.client, call, progress);
   } catch (error) {
     if (outcomeUnknown(error)) {
       context.outcomes.follow(call);

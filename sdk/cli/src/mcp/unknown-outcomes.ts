@@ -9,6 +9,7 @@ import {
   ConnectionError,
   ExecutionFailedError,
   ServerError,
+  StreamInterruptedError,
   parseUsdc,
   type AgentMarket,
   type ExecuteInput,
@@ -27,11 +28,14 @@ export interface SentCall {
   limits: SpendingLimit[];
 }
 
-/** Whether an execute that failed with `error` may have been charged: no final answer came back. */
+/**
+ * Whether an execute that failed with `error` may have been charged: no final answer came back
+ * (a stream that ended early included: its execution goes on).
+ */
 export function outcomeUnknown(error: unknown): boolean {
   if (!(error instanceof AgentMarketError)) return true;
   if (error instanceof ExecutionFailedError) return false;
-  if (error instanceof ConnectionError || error instanceof ServerError) return true;
+  if (error instanceof ConnectionError || error instanceof ServerError || error instanceof StreamInterruptedError) return true;
   return error instanceof ConflictError && error.code === "idempotency_request_in_progress";
 }
 
