@@ -2,9 +2,8 @@
 // `output` events with consecutive seq from 0, then exactly one `result`, last, whose signature
 // covers the concatenation of what was streamed (a "text" output is that string, a "json" one its
 // parse). A stream whose result was signed over anything else is refused, as it would be refunded.
+import { serverSentEvents } from "@agent-market/client";
 import { verifyCreatorResponse, type CreatorExecuteRequest, type CreatorResponseCheck } from "@agent-market/program";
-
-import { serverSentEvents } from "./event-stream.js";
 
 export type StreamReading =
   /** The events broke the protocol before a result could be judged. */
