@@ -120,8 +120,8 @@ async function ports(): Promise<{ RELAYER_PORT: string; INDEXER_PORT: string; LO
     LOCALNET_PORT: String(first),
     RELAYER_PORT: String(first + 2),
     AGENTS_PORT: String(first + 3),
-    POSTGRES_PORT: String(first + 6),
-    INDEXER_PORT: String(first + 7),
+    POSTGRES_PORT: String(first + 7),
+    INDEXER_PORT: String(first + 8),
   };
 }
 

@@ -185,8 +185,8 @@ describe("agent-market mcp: the marketplace's agents as MCP tools", function () 
     const found = await call(one, "search_agents", { query: "" });
     const agents = (found.structuredContent as { agents: { id: string; price_usdc: string }[] }).agents;
     assert.equal(agents.find((agent) => agent.id === echo)?.price_usdc, "0.010000");
-    // The example agents npm start lists: echo, text statistics and metered text statistics.
-    assert.equal(agents.length, 3);
+    // The example agents npm start lists: echo, text statistics, metered text statistics and word stream.
+    assert.equal(agents.length, 4);
 
     const sessionless = await fetch(server.url, {
       method: "POST",
