@@ -5,6 +5,7 @@
 // checked on chain to the unit, and every payer debit equals creator credits plus fees.
 import { strict as assert } from "node:assert";
 
+import type { Execution } from "@agent-market/client";
 import { splitPayment, type Pricing } from "@agent-market/program";
 
 import { TestMarket } from "./src/fixtures.js";
@@ -15,24 +16,8 @@ const PRICE_PER_UNIT = 1_023n;
 const MAX_UNITS = 500n;
 const METERED: Pricing = { kind: "Metered", pricePerUnitUsdc: PRICE_PER_UNIT, maxUnitsPerCall: MAX_UNITS };
 
-interface Charge {
-  amount_usdc: string;
-  charged_usdc: string;
-  held_usdc: string | null;
-  returned_usdc: string;
-  units: string | null;
-  price_per_unit_usdc: string | null;
-  max_units: string | null;
-  creator_share_usdc: string;
-  fee_usdc: string;
-}
-
-interface ExecutionBody {
-  status: string;
-  charge: Charge;
-  failure: { code: string } | null;
-  transactions: { settlement: string | null };
-}
+/** The execution as the API answers it, typed from its OpenAPI document. */
+type ExecutionBody = Execution;
 
 const usdc = (base: bigint) => (Number(base) / 1e6).toFixed(6);
 const words = (task: string) => BigInt(task.split(/\s+/).length);

@@ -6,7 +6,6 @@ mod common;
 
 use agent_market::{error::AgentMarketError, events, fees::split, Escrow, Pricing, Subscription};
 use anchor_lang::prelude::Pubkey;
-use litesvm::types::TransactionResult;
 use common::{batch::*, *};
 use localnet::{
     chain::{events, USDC},
@@ -84,18 +83,6 @@ fn settle_ixs(t: &TestMarket, agent: &AgentFixture, escrows: &[EscrowRef], units
 }
 
 /// The relayer buys one period of `agent`'s subscription for `payer`.
-fn subscribe(t: &mut TestMarket, agent: &AgentFixture, payer: &Payer) -> TransactionResult {
-    let instruction = t.market.keys.subscribe(
-        agent.address,
-        payer.wallet.pubkey(),
-        payer.token_account,
-        agent.payout_account,
-        0,
-        NO_MAXIMUM,
-    );
-    t.send_as_relayer(&[instruction])
-}
-
 fn watched(s: &Setup) -> Vec<Pubkey> {
     let mut accounts = vec![
         s.agent.payout_account,
@@ -319,7 +306,7 @@ fn a_metered_call_under_a_live_subscription_is_covered_and_charges_nothing() {
     });
     let payer = t.payer(100 * USDC, 100 * USDC);
     t.create_receipt_log(&agent);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     let creator = agent.creator.wallet.insecure_clone();
     let update = t
         .market
@@ -353,6 +340,6 @@ fn metered_pricing_has_no_subscription_to_sell() {
     let mut t = TestMarket::new();
     let agent = t.agent_with(metered());
     let payer = t.payer(100 * USDC, 100 * USDC);
-    assert_program_error(&subscribe(&mut t, &agent, &payer), AgentMarketError::PricingHasNoSubscription);
+    assert_program_error(&t.subscribe(&agent, &payer), AgentMarketError::PricingHasNoSubscription);
 }
 

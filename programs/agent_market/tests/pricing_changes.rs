@@ -6,7 +6,6 @@ mod common;
 
 use agent_market::{error::AgentMarketError, Escrow, Pricing, Subscription, MAX_SUBSCRIPTION_PERIOD_SECS};
 use common::*;
-use litesvm::types::TransactionResult;
 use localnet::{chain::USDC, market::pda};
 use solana_signer::Signer;
 
@@ -28,18 +27,6 @@ fn hybrid(included_calls: u32) -> Pricing {
         included_calls,
         overage_price_usdc: OVERAGE_USDC,
     }
-}
-
-fn subscribe(t: &mut TestMarket, agent: &AgentFixture, payer: &Payer) -> TransactionResult {
-    let instruction = t.market.keys.subscribe(
-        agent.address,
-        payer.wallet.pubkey(),
-        payer.token_account,
-        agent.payout_account,
-        0,
-        NO_MAXIMUM,
-    );
-    t.send_as_relayer(&[instruction])
 }
 
 fn set_pricing(t: &mut TestMarket, agent: &AgentFixture, pricing: Pricing) {
@@ -94,7 +81,7 @@ fn unlimited_subscription_is_honoured_after_a_switch_to_pay_per_use_until_it_exp
     let mut t = TestMarket::new();
     let agent = t.agent_with(unlimited());
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     set_pricing(&mut t, &agent, Pricing::PayPerUse { price_usdc: PRICE_USDC });
 
     let paid = t.balance(&payer.token_account);
@@ -114,7 +101,7 @@ fn unlimited_subscription_is_honoured_after_a_switch_to_hybrid_beyond_its_includ
     let mut t = TestMarket::new();
     let agent = t.agent_with(unlimited());
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     set_pricing(&mut t, &agent, hybrid(1));
 
     let paid = t.balance(&payer.token_account);
@@ -125,7 +112,7 @@ fn unlimited_subscription_is_honoured_after_a_switch_to_hybrid_beyond_its_includ
     // Its period is not renewed on the new terms while it still covers every call.
     let before = t.balances(&[payer.token_account, agent.payout_account]);
     assert_program_error(
-        &subscribe(&mut t, &agent, &payer),
+        &t.subscribe(&agent, &payer),
         AgentMarketError::SubscriptionTermsChanged,
     );
     assert_eq!(t.balances(&[payer.token_account, agent.payout_account]), before);
@@ -133,7 +120,7 @@ fn unlimited_subscription_is_honoured_after_a_switch_to_hybrid_beyond_its_includ
     t.chain.advance_clock(i64::from(PERIOD_SECS));
     assert_eq!(call(&mut t, &agent, &payer), OVERAGE_USDC);
     // Expired, it is replaced by a period of the hybrid plan.
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     let renewed = subscription(&t, &agent, &payer);
     assert!(!renewed.covers_every_call);
     assert_eq!(renewed.included_calls_remaining, 1);
@@ -144,11 +131,11 @@ fn hybrid_subscription_after_a_switch_to_unlimited_covers_only_its_included_call
     let mut t = TestMarket::new();
     let agent = t.agent_with(hybrid(2));
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     set_pricing(&mut t, &agent, unlimited());
 
     assert_program_error(
-        &subscribe(&mut t, &agent, &payer),
+        &t.subscribe(&agent, &payer),
         AgentMarketError::SubscriptionTermsChanged,
     );
     for _ in 0..2 {
@@ -157,7 +144,7 @@ fn hybrid_subscription_after_a_switch_to_unlimited_covers_only_its_included_call
     refused_call(&mut t, &agent, &payer, AgentMarketError::SubscriptionRequired);
 
     // With no included call left it covers nothing, and a period of the new plan replaces it.
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     assert!(subscription(&t, &agent, &payer).covers_every_call);
     assert_eq!(call(&mut t, &agent, &payer), 0);
 }
@@ -167,7 +154,7 @@ fn hybrid_included_calls_are_honoured_after_a_switch_to_pay_per_use() {
     let mut t = TestMarket::new();
     let agent = t.agent_with(hybrid(1));
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     set_pricing(&mut t, &agent, Pricing::PayPerUse { price_usdc: PRICE_USDC });
     assert_eq!(call(&mut t, &agent, &payer), 0);
     assert_eq!(call(&mut t, &agent, &payer), PRICE_USDC);
@@ -179,14 +166,14 @@ fn a_retired_agent_honours_live_subscriptions_until_they_expire_and_no_other_cal
     let agent = t.agent_with(unlimited());
     let payer = t.payer(20 * USDC, 20 * USDC);
     let stranger = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     let expires_at = subscription(&t, &agent, &payer).expires_at;
     retire(&mut t, &agent);
 
     assert_eq!(call(&mut t, &agent, &payer), 0);
     refused_call(&mut t, &agent, &stranger, AgentMarketError::AgentRetired);
     let before = t.balances(&[stranger.token_account, agent.payout_account]);
-    assert_program_error(&subscribe(&mut t, &agent, &stranger), AgentMarketError::AgentRetired);
+    assert_program_error(&t.subscribe(&agent, &stranger), AgentMarketError::AgentRetired);
     assert_eq!(t.balances(&[stranger.token_account, agent.payout_account]), before);
 
     t.chain.advance_clock(expires_at - t.chain.now() - 1);
@@ -204,7 +191,7 @@ fn a_retired_hybrid_agent_honours_included_calls_and_takes_no_overage() {
     let mut t = TestMarket::new();
     let agent = t.agent_with(hybrid(1));
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     retire(&mut t, &agent);
     assert_eq!(call(&mut t, &agent, &payer), 0);
     refused_call(&mut t, &agent, &payer, AgentMarketError::AgentRetired);
@@ -215,7 +202,7 @@ fn collateral_stays_locked_until_the_last_subscription_expires_plus_the_cooldown
     let mut t = TestMarket::new();
     let agent = t.agent_with(unlimited());
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     let expires_at = subscription(&t, &agent, &payer).expires_at;
     retire(&mut t, &agent);
     let creator = agent.creator.wallet.insecure_clone();
@@ -250,18 +237,18 @@ fn a_subscription_is_bought_at_most_one_period_ahead() {
     let mut t = TestMarket::new();
     let agent = t.agent_with(unlimited());
     let payer = t.payer(20 * USDC, 20 * USDC);
-    ok(subscribe(&mut t, &agent, &payer));
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
+    ok(t.subscribe(&agent, &payer));
     let watched = [payer.token_account, agent.payout_account, pda::fee_shard(0)];
     let before = t.balances(&watched);
     assert_program_error(
-        &subscribe(&mut t, &agent, &payer),
+        &t.subscribe(&agent, &payer),
         AgentMarketError::SubscriptionPaidAhead,
     );
     assert_eq!(t.balances(&watched), before);
     // Once no more than a period is left, the next one can be bought.
     t.chain.advance_clock(i64::from(PERIOD_SECS));
-    ok(subscribe(&mut t, &agent, &payer));
+    ok(t.subscribe(&agent, &payer));
 }
 
 #[test]

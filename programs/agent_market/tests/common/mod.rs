@@ -346,6 +346,19 @@ impl TestMarket {
         self.send_as_relayer(&instructions)
     }
 
+    /// The relayer buys one period of `agent`'s subscription for `payer`, at any price.
+    pub fn subscribe(&mut self, agent: &AgentFixture, payer: &Payer) -> TransactionResult {
+        let instruction = self.market.keys.subscribe(
+            agent.address,
+            payer.wallet.pubkey(),
+            payer.token_account,
+            agent.payout_account,
+            0,
+            NO_MAXIMUM,
+        );
+        self.send_as_relayer(&[instruction])
+    }
+
     pub fn refund(&mut self, escrow: &EscrowRef, with_subscription: bool) -> TransactionResult {
         let instruction = self
             .market
