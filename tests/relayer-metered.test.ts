@@ -9,6 +9,7 @@ import type { Execution } from "@agent-market/client";
 import { splitPayment, type Pricing } from "@agent-market/program";
 
 import { TestMarket } from "./src/fixtures.js";
+import { sleep } from "./src/localnet.js";
 import { execute, feeShardsTotal, listAgent, newPayer, type ListedAgent } from "./src/marketplace.js";
 import { api, errorCode, startRelayer, type ApiResponse, type RunningRelayer } from "./src/relayer.js";
 
@@ -135,6 +136,24 @@ describe("relayer: metered pricing", function () {
       agent.server.units = (request) => words(request.task);
     }
     assert.equal(await market.usdc(payer.tokenAccount), 1_000_000n, "neither call cost anything");
+  });
+
+  it("counts the held amount against a key's cap while a call runs, and only its charge once settled", async () => {
+    // Room for one call's hold and a little: a second call fits only once the first counts its charge alone.
+    const payer = await newPayer(market, relayer, 2_000_000n, 2_000_000n, { spending_cap_usdc: "0.600000" });
+    const first = await run(payer.apiKey, "three small words");
+    assert.equal(first.body.status, "succeeded", JSON.stringify(first.body));
+    const id = (first.body as Execution).id;
+    for (let i = 0; ; i += 1) {
+      assert.ok(i < 200, "the settlement is confirmed");
+      const got = await api<Execution>(relayer, "GET", `/v1/executions/${id}`, { token: payer.apiKey });
+      if (got.body.transactions.confirmation === "confirmed") break;
+      await sleep(100);
+    }
+    const key = await api<{ spent_usdc: string }>(relayer, "GET", `/v1/keys/${payer.apiKeyId}`, { token: payer.token });
+    assert.equal(key.body.spent_usdc, usdc(3n * PRICE_PER_UNIT), "the key spent the charge, not the hold");
+    const second = await run(payer.apiKey, "three more words");
+    assert.equal(second.body.status, "succeeded", JSON.stringify(second.body));
   });
 
   it("settles concurrent calls of different units, every payer's rest exact, and conserves every base unit", async () => {
