@@ -3,7 +3,15 @@
 // holds, each failing step answering its own code; discovery; the wallet funding helpers.
 import { strict as assert } from "node:assert";
 
-import { createReceiptLogInstruction, delegatePda, listingHash, receiptLogPda, updateMarketInstruction, type Pricing } from "@agent-market/program";
+import {
+  createReceiptLogInstruction,
+  delegatePda,
+  listingHash,
+  receiptLogPda,
+  topUpCollateralInstruction,
+  updateMarketInstruction,
+  type Pricing,
+} from "@agent-market/program";
 import { Keypair, PublicKey, Transaction } from "@solana/web3.js";
 
 import { startCreator, ECHO_INPUT_SCHEMA, ECHO_OUTPUT_SCHEMA, type CreatorServer } from "./src/creator-server.js";
@@ -275,6 +283,36 @@ describe("relayer: agent listings", function () {
     const change = await api(relayer, "POST", `${path}/pause`, { token: r.token });
     assert.equal(change.status, 409);
     assert.equal(errorCode(change), "listing_retired");
+  });
+
+  it("shows the collateral the agent account holds now, not the one it was listed with", async () => {
+    const r = await register();
+    assert.equal((await list(r)).status, 201);
+    const path = `/v1/agents/${r.agent.toBase58()}`;
+    assert.equal((await api(relayer, "GET", path)).body.collateral_usdc, "100.000000");
+    // A top-up moves the collateral on chain only, as a slash or a withdrawal does.
+    const minted = await market.localnet.mintUsdc(r.creator.wallet.publicKey, 5n * USDC);
+    await market.connection.confirmTransaction({ signature: minted.signature, ...(await market.connection.getLatestBlockhash()) });
+    await market.send(
+      [
+        topUpCollateralInstruction({
+          programId: market.programId,
+          creator: r.creator.wallet.publicKey,
+          agent: r.agent,
+          creatorTokenAccount: r.creator.tokenAccount,
+          usdcMint: market.usdcMint,
+          amountUsdc: 5n * USDC,
+        }),
+      ],
+      [r.creator.wallet],
+    );
+    // Read again past the relayer's brief cache of the account (COLLATERAL_MAX_AGE_MS).
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    assert.equal((await api(relayer, "GET", path)).body.collateral_usdc, "105.000000");
+    const listed = await api<{ data: { id: string; collateral_usdc: string }[] }>(relayer, "GET", "/v1/agents?limit=100");
+    assert.equal(listed.body.data.find((a) => a.id === r.agent.toBase58())?.collateral_usdc, "105.000000");
+    const paused = await api(relayer, "POST", `${path}/pause`, { token: r.token });
+    assert.equal(paused.body.collateral_usdc, "105.000000");
   });
 
   it("shows a wallet's balance and allowance, and builds the approve and revoke it signs", async () => {

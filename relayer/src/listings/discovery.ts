@@ -1,5 +1,5 @@
-// Discovery: listings with each agent's status and figures from the network's indexer, filtered
-// and sorted by them. Sorting or filtering by the indexer's figures ranks the whole matching set
+// Discovery: listings with each agent's status and figures from the network's indexer (and its
+// collateral from the chain, see live-collateral.ts), filtered and sorted by them. Sorting or filtering by the indexer's figures ranks the whole matching set
 // (the newest DISCOVERY_MAX_RANKED listings), never one page, so a cursor walks one consistent
 // order; without them, the listing's own newest-first pagination is used and only the page is
 // annotated.
@@ -54,7 +54,8 @@ export class Discovery {
       start = ranked.findIndex((listing) => listing.id === query.starting_after) + 1;
       if (start === 0) throw new ApiError("invalid_cursor", undefined, "starting_after");
     }
-    return { data: ranked.slice(start, start + query.limit), has_more: ranked.length > start + query.limit };
+    const data = await this.listings.live(query.network, ranked.slice(start, start + query.limit));
+    return { data, has_more: ranked.length > start + query.limit };
   }
 }
 

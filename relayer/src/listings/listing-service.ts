@@ -12,6 +12,7 @@ import { ApiError } from "../errors.js";
 import { CIRCUIT_COLUMN, circuitRow, circuitView, type CircuitJson, type CircuitRow, type CircuitView } from "./circuit-breaker.js";
 import { endpointKey } from "./endpoint-key.js";
 import { ListingChecks, type ConformanceInput, type ListingInput, type Verified } from "./listing-checks.js";
+import { LiveCollateral } from "./live-collateral.js";
 import type { PricingWire } from "./pricing.js";
 
 export type ListingStatus = "active" | "paused" | "retired";
@@ -115,6 +116,7 @@ export class ListingService {
   );
 
   private readonly checks: ListingChecks;
+  private readonly collateral: LiveCollateral;
 
   constructor(
     private readonly db: Db,
@@ -123,6 +125,7 @@ export class ListingService {
     config: Pick<RelayerConfig, "endpoint_policy" | "schema_limit_bytes" | "probe_timeout_ms" | "probe_max_response_bytes">,
   ) {
     this.checks = new ListingChecks(chain, creators, config);
+    this.collateral = new LiveCollateral(chain);
   }
 
   async create(wallet: string, input: ListingInput): Promise<ListingObject> {
@@ -306,7 +309,18 @@ export class ListingService {
   async get(network: NetworkName, agent: string): Promise<ListingObject> {
     const row = await this.row(network, agent);
     if (!row) throw new ApiError("resource_not_found", `No agent ${agent} on ${network}.`, "agent_id");
-    return this.toObject(row, await this.minimumCollateral(network));
+    const [listing] = await this.live(network, [this.toObject(row, await this.minimumCollateral(network))]);
+    return listing!;
+  }
+
+  /**
+   * `listings` with the collateral their agent accounts hold now (read at most every
+   * COLLATERAL_MAX_AGE_MS), in place of the one each listing verified: slashes, top-ups and
+   * withdrawals move it on chain, never through the relayer.
+   */
+  async live<L extends ListingObject>(network: NetworkName, listings: L[]): Promise<L[]> {
+    const held = await this.collateral.of(network, listings.map((listing) => listing.id));
+    return listings.map((listing) => ({ ...listing, collateral_usdc: formatUsdc(held.get(listing.id) ?? 0n) }));
   }
 
   /** Listings newest first, filtered by status, tag and text (name, description). */
@@ -319,10 +333,13 @@ export class ListingService {
       where.push(`(created_at, agent) < ($${params.length - 1}, $${params.length})`);
     }
     const data = await this.newest(query.network, where, params, query.limit + 1);
-    return { data: data.slice(0, query.limit), has_more: data.length > query.limit };
+    return { data: await this.live(query.network, data.slice(0, query.limit)), has_more: data.length > query.limit };
   }
 
-  /** The `limit` newest listings of a query, for a ranking that pages over them itself. */
+  /**
+   * The `limit` newest listings of a query, for a ranking that pages over them itself; each with
+   * the collateral it was listed with, which `live` brings up to date on the page shown.
+   */
   async newestMatching(query: Omit<ListQuery, "starting_after" | "limit">, limit: number): Promise<ListingObject[]> {
     const { where, params } = matching(query);
     return this.newest(query.network, where, params, limit);
@@ -359,7 +376,8 @@ export class ListingService {
       [network, agent, status, pause_reason],
     );
     this.forget(network, agent);
-    return this.toObject(rows[0]!, await this.minimumCollateral(network));
+    const [listing] = await this.live(network, [this.toObject(rows[0]!, await this.minimumCollateral(network))]);
+    return listing!;
   }
 
   private async row(network: NetworkName, agent: string): Promise<ListingRow | undefined> {
