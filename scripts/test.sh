@@ -6,7 +6,8 @@ set -u
 here=$(dirname "$0")
 log=$(mktemp)
 npm_log=$(mktemp)
-trap 'rm -f "$log" "$log.status" "$npm_log" "$npm_log.status"' EXIT
+TEST_SERVICE_PIDS=""
+trap 'rm -f "$log" "$log.status" "$npm_log" "$npm_log.status"; [ -z "$TEST_SERVICE_PIDS" ] || kill $TEST_SERVICE_PIDS 2>/dev/null' EXIT
 
 { sh "$here/cargo.sh" test --workspace --locked --no-fail-fast 2>&1; echo $? >"$log.status"; } | tee "$log"
 rust_status=$(cat "$log.status")
@@ -17,6 +18,11 @@ idl_status=$?
 # npm runs from the repository root, where the workspaces are declared.
 node "$here/build-ts.mjs"
 npm_build_status=$?
+
+# PostgreSQL and Redis for the suites below: the machine's own when they answer, else started here
+# (the embedded PostgreSQL npm start runs; redis-server when installed) and stopped on exit.
+services=$(node "$here/test-services.mjs") || exit 1
+eval "$services"
 
 # --ignore-scripts skips the workspaces' pretest steps (not their test scripts): the builds above
 # already made the packages and, with `cargo test --workspace`, the localnet binary that
