@@ -31,9 +31,9 @@ export async function startStack(
 ): Promise<Stack> {
   if (!existsSync(join(DIST, "index.html"))) throw new Error("build the dashboard first: npm run build -w @agent-market/app");
   const market = await TestMarket.start(chain);
-  const server = new URL(process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
-  server.pathname = `/dashboard_${randomBytes(6).toString("hex")}`;
-  const databaseUrl = server.href;
+  const postgres = new URL(process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+  postgres.pathname = `/dashboard_${randomBytes(6).toString("hex")}`;
+  const databaseUrl = postgres.href;
   await ensureDatabase(databaseUrl);
   const indexer = await createIndexer(
     parseConfig({
