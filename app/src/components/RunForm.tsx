@@ -11,6 +11,7 @@ import { webRunClient } from "../data/web-runs.js";
 import { ChargeSummary } from "./ChargeSummary.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
+import { listingText } from "./listing-status.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
 import { SchemaForm } from "./SchemaForm.js";
 import { Usdc } from "./Usdc.js";
@@ -57,6 +58,23 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
     }
   }
 
+  // A retired listing never takes a call again: a form to fill in would only mislead.
+  if (agent.status === "retired")
+    return (
+      <section className="card" aria-labelledby="run-title">
+        <h2 id="run-title">Run</h2>
+        <p data-testid="run-unavailable">This agent is retired: its creator has withdrawn it from the marketplace, and it takes no more calls.</p>
+      </section>
+    );
+  // Why the button is disabled, beside it (a paused listing or an open circuit), rather than a
+  // button that silently does nothing.
+  const refusal =
+    agent.status === "paused"
+      ? `Not taking calls: ${listingText(agent)}.`
+      : agent.circuit.state === "open"
+        ? `Not taking calls: too many failed calls lately; try again after ${new Date(agent.circuit.retry_at!).toLocaleTimeString()}.`
+        : null;
+
   return (
     <section className="card" aria-labelledby="run-title">
       <h2 id="run-title">Run</h2>
@@ -79,9 +97,14 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
             </>
           )}
         </p>
-        <button type="submit" className="primary" disabled={busy || agent.status !== "active" || agent.circuit.state === "open"}>
+        <button type="submit" className="primary" disabled={busy || refusal !== null} aria-describedby={refusal === null ? undefined : "run-refusal"}>
           {busy ? "Running…" : "Run and pay from my wallet"}
         </button>
+        {refusal !== null && (
+          <p id="run-refusal" className="small" data-testid="run-refusal">
+            {refusal}
+          </p>
+        )}
       </form>
       {error !== null && <ErrorNotice error={error} />}
       {streamed !== null && (

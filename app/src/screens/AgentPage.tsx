@@ -1,8 +1,9 @@
-import type { Agent, AgentCircuit } from "@agent-market/client";
+import type { AgentCircuit } from "@agent-market/client";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
+import { listingText } from "../components/listing-status.js";
 import { shortId } from "../components/short-id.js";
 import { priceText } from "../components/price.js";
 import { RunForm } from "../components/RunForm.js";
@@ -15,16 +16,6 @@ import { agentChain, getAgent } from "../data/agents.js";
 import { executionAmountUsdc } from "../data/execution-amount.js";
 import { agentChanged, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
-
-const PAUSE_REASONS: Record<NonNullable<Agent["pause_reason"]>, string> = {
-  creator: "paused by its creator",
-  endpoint_changed: "paused: its on-chain endpoint is not the one its listing probed, until its creator lists it",
-  terms_changed: "paused: its on-chain price is not its listing's, until its creator lists the new price",
-};
-
-function listingText(agent: Agent): string {
-  return agent.status === "paused" && agent.pause_reason !== null ? PAUSE_REASONS[agent.pause_reason] : agent.status;
-}
 
 // An open circuit is the relayer refusing calls its creator keeps failing, before anyone pays.
 function circuitText(circuit: AgentCircuit): string {
@@ -80,8 +71,14 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
             <dd>{priceText(agent.value.pricing)}</dd>
             <dt>Listing</dt>
             <dd data-testid="listing-status">{listingText(agent.value)}</dd>
-            <dt>Circuit breaker</dt>
-            <dd data-testid="circuit">{circuitText(agent.value.circuit)}</dd>
+            {/* The breaker guards calls a listing takes: a paused or retired one takes none, and its
+                status above says why. */}
+            {agent.value.status === "active" && (
+              <>
+                <dt>Circuit breaker</dt>
+                <dd data-testid="circuit">{circuitText(agent.value.circuit)}</dd>
+              </>
+            )}
             <dt>Longest run</dt>
             <dd>{agent.value.max_execution_secs} s</dd>
             <dt>Collateral</dt>
