@@ -1,4 +1,5 @@
 import type { WebhookDelivery } from "@agent-market/client";
+import { useEffect } from "react";
 
 import { useApp } from "../app-context.js";
 import { useLoad } from "../data/use-load.js";
@@ -13,10 +14,30 @@ function lastAttempt(delivery: WebhookDelivery): string {
   return `${last.status_code === null ? last.error ?? "no answer" : `HTTP ${last.status_code}`} in ${last.duration_ms} ms`;
 }
 
-/** The endpoint's latest deliveries, each with its attempts. */
-export function WebhookDeliveries({ webhookId }: { webhookId: string }) {
+// Deliveries live only in the relayer (the indexer's live feed knows nothing of them): read again
+// while one is pending, at its next attempt, at least a second and at most half a minute apart.
+const MIN_POLL_MS = 1_000;
+const MAX_POLL_MS = 30_000;
+
+function nextPollMs(deliveries: readonly WebhookDelivery[], now = Date.now()): number | null {
+  const due = deliveries.filter((d) => d.status === "pending").map((d) => (d.next_attempt_at === null ? 0 : Date.parse(d.next_attempt_at) - now));
+  return due.length === 0 ? null : Math.min(Math.max(Math.min(...due), MIN_POLL_MS), MAX_POLL_MS);
+}
+
+/**
+ * The endpoint's latest deliveries, each with its attempts, followed until none is pending.
+ * `sent` counts the test events sent from the screen: each one is read at once.
+ */
+export function WebhookDeliveries({ webhookId, sent }: { webhookId: string; sent: number }) {
   const { session } = useApp();
-  const [deliveries, reload] = useLoad(() => session.webhooks.deliveries(webhookId, { limit: 50 }), [session, webhookId]);
+  const [deliveries, reload] = useLoad(() => session.webhooks.deliveries(webhookId, { limit: 50 }), [session, webhookId, sent]);
+  useEffect(() => {
+    if (deliveries.state !== "ready") return;
+    const wait = nextPollMs(deliveries.value.data);
+    if (wait === null) return;
+    const timer = setTimeout(reload, wait);
+    return () => clearTimeout(timer);
+  }, [deliveries, reload]);
   return (
     <div data-testid="webhook-deliveries">
       <div className="row">

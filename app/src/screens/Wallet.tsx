@@ -2,6 +2,7 @@ import { formatUsdc, parseUsdc } from "@agent-market/client";
 import { useRef, useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
+import { ConfirmAction } from "../components/ConfirmAction.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
 import { FundWallet } from "../components/FundWallet.js";
@@ -119,7 +120,11 @@ export function WalletScreen() {
           </button>
         </div>
         {confirmRevoke && (
-          <ConfirmRevoke
+          // Revoking stops every key and web run from paying.
+          <ConfirmAction
+            label="Confirm revoking the allowance"
+            question="Revoke the allowance? Every API key and web run of this wallet is refused until you set one again."
+            confirm="Yes, revoke it"
             onCancel={() => {
               setConfirmRevoke(false);
               requestAnimationFrame(() => revokeButton.current?.focus());
@@ -139,29 +144,5 @@ export function WalletScreen() {
       {error !== null && <ErrorNotice error={error} />}
       <WebRunsPanel />
     </>
-  );
-}
-
-/** Revoking stops every key and web run from paying: asked once more, in place, Escape cancels. */
-function ConfirmRevoke({ onCancel, onConfirm }: { onCancel: () => void; onConfirm: () => void }) {
-  return (
-    <div
-      className="notice notice-warn confirm"
-      role="group"
-      aria-label="Confirm revoking the allowance"
-      onKeyDown={(e) => {
-        if (e.key === "Escape") onCancel();
-      }}
-    >
-      <p>Revoke the allowance? Every API key and web run of this wallet is refused until you set one again.</p>
-      <div className="row">
-        <button type="button" className="danger" onClick={onConfirm}>
-          Yes, revoke it
-        </button>
-        <button type="button" autoFocus onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </div>
   );
 }

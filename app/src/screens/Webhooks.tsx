@@ -1,7 +1,8 @@
 import type { CreatedWebhookEndpoint, WebhookEndpoint } from "@agent-market/client";
-import { useState } from "react";
+import { useRef, useState } from "react";
 
 import { useApp } from "../app-context.js";
+import { ConfirmAction } from "../components/ConfirmAction.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { NewWebhookForm } from "../components/NewWebhookForm.js";
 import { Empty, Loading } from "../components/Status.js";
@@ -16,6 +17,11 @@ export function WebhooksScreen() {
   const [endpoints, reload, setEndpoints] = useLoad(async () => (await session.webhooks.list()).data, [session]);
   const [created, setCreated] = useState<CreatedWebhookEndpoint | null>(null);
   const [open, setOpen] = useState<string | null>(null);
+  /** The endpoint whose Delete is being confirmed. */
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const deleteButtons = useRef(new Map<string, HTMLButtonElement>());
+  /** Test events sent: the open deliveries list reads each at once. */
+  const [sent, setSent] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const list = endpoints.state === "ready" ? endpoints.value : [];
@@ -34,9 +40,11 @@ export function WebhooksScreen() {
       await session.webhooks.test(endpoint.id);
       setNotice(`A webhook.test event is on its way to ${endpoint.url}.`);
       setOpen(endpoint.id);
+      setSent((n) => n + 1);
     });
   const remove = (endpoint: WebhookEndpoint) =>
     act(async () => {
+      setDeleting(null);
       await session.webhooks.delete(endpoint.id);
       setEndpoints(list.filter((e) => e.id !== endpoint.id));
       if (open === endpoint.id) setOpen(null);
@@ -86,11 +94,37 @@ export function WebhooksScreen() {
               <button type="button" aria-expanded={open === endpoint.id} onClick={() => setOpen(open === endpoint.id ? null : endpoint.id)}>
                 {open === endpoint.id ? "Hide deliveries" : "Deliveries"}
               </button>
-              <button type="button" className="danger" onClick={() => void remove(endpoint)}>
+              <button
+                ref={(button) => {
+                  if (button === null) deleteButtons.current.delete(endpoint.id);
+                  else deleteButtons.current.set(endpoint.id, button);
+                }}
+                type="button"
+                className="danger"
+                disabled={deleting === endpoint.id}
+                aria-expanded={deleting === endpoint.id}
+                onClick={() => setDeleting(endpoint.id)}
+              >
                 Delete
               </button>
             </div>
-            {open === endpoint.id && <WebhookDeliveries webhookId={endpoint.id} />}
+            {deleting === endpoint.id && (
+              <ConfirmAction
+                label={`Confirm deleting ${endpoint.url}`}
+                question={
+                  <>
+                    Delete the endpoint <span className="mono wrap">{endpoint.url}</span>? Nothing more is sent to it, and its deliveries are gone.
+                  </>
+                }
+                confirm="Yes, delete it"
+                onCancel={() => {
+                  setDeleting(null);
+                  requestAnimationFrame(() => deleteButtons.current.get(endpoint.id)?.focus());
+                }}
+                onConfirm={() => void remove(endpoint)}
+              />
+            )}
+            {open === endpoint.id && <WebhookDeliveries webhookId={endpoint.id} sent={sent} />}
           </article>
         ))}
       </section>
