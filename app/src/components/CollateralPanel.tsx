@@ -10,6 +10,7 @@ import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { Loading } from "./Status.js";
 import { timeText } from "./time.js";
+import { TopUpToMinimum } from "./TopUpToMinimum.js";
 import { usdcText } from "./money.js";
 import { Usdc } from "./Usdc.js";
 
@@ -102,6 +103,18 @@ export function CollateralPanel({
           {account.openDisputes} {account.openDisputes > 0 && <a href="#/disputes">see them</a>}
         </dd>
       </dl>
+      {!retired && (
+        <TopUpToMinimum
+          address={address}
+          name={name}
+          collateralUsdc={account.collateralUsdc}
+          minimumUsdc={collateral.minimumUsdc}
+          after={() => {
+            reload();
+            onChanged();
+          }}
+        />
+      )}
       {!retired && (
         <form className="form" aria-label={`Top up the collateral of ${name}`} onSubmit={topUp} noValidate>
           <label>

@@ -55,6 +55,7 @@ const AGENT_CHAIN = /* GraphQL */ `
   query AgentChain($address: String!) {
     agent(address: $address) {
       status
+      collateral { usdc }
       uptime { window executions successRate latencySeconds { p50 p95 } }
       daily(days: 90) { day executions successRate status }
       executions(first: 10) {

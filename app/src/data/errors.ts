@@ -96,6 +96,19 @@ export function explain(error: unknown): Explained {
       link: null,
     };
   }
+  // An upheld dispute's slash leaves a listed agent short of the minimum: say by how much.
+  if (error instanceof AgentMarketError && error.code === "collateral_below_minimum") {
+    const held = String(error.details.collateral_usdc ?? "?");
+    const minimum = String(error.details.minimum_collateral_usdc ?? "?");
+    return {
+      title: "The agent's collateral is below the market's minimum",
+      detail: `It locks ${usdcText(held)}; the market's minimum is ${usdcText(minimum)}. An upheld dispute pays the payer from the collateral, and the marketplace lists only agents that lock the minimum.`,
+      fix: "Top up the difference (one click on My agents), then try again.",
+      code: error.code,
+      requestId: error.requestId ?? null,
+      link: { href: "#/my-agents", label: "Open My agents" },
+    };
+  }
   if (error instanceof AgentMarketError) {
     const fix =
       RELAYER_FIXES[error.code] ??

@@ -66,6 +66,8 @@ export interface Collateral {
   account: AgentAccount;
   cooldownSecs: number;
   nowSecs: number;
+  /** The market's minimum collateral, below which the relayer will not list or resume the agent. */
+  minimumUsdc: bigint;
   /** Why the collateral cannot be withdrawn now; null when it can. */
   locked: { reason: "active" } | { reason: "disputes"; open: number } | { reason: "cooldown"; unlocksAtSecs: number } | null;
 }
@@ -86,7 +88,7 @@ export async function collateralOf(chain: Chain, address: string): Promise<Colla
         : nowSecs < unlocksAtSecs
           ? { reason: "cooldown", unlocksAtSecs }
           : null;
-  return { account, cooldownSecs, nowSecs, locked };
+  return { account, cooldownSecs, nowSecs, locked, minimumUsdc: market.minCollateralUsdc };
 }
 
 /** retire_agent on chain (no new escrows, for good; the cooldown starts), then the listing. */

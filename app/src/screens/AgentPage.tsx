@@ -1,4 +1,4 @@
-import type { AgentCircuit } from "@agent-market/client";
+import { parseUsdc, type AgentCircuit } from "@agent-market/client";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
@@ -9,6 +9,7 @@ import { priceText } from "../components/price.js";
 import { RunForm } from "../components/RunForm.js";
 import { latencyText, successText } from "../components/figures.js";
 import { StatusBadge } from "../components/StatusBadge.js";
+import { TopUpToMinimum } from "../components/TopUpToMinimum.js";
 import { Empty, Loading } from "../components/Status.js";
 import { UptimeChart } from "../components/UptimeChart.js";
 import { Usdc } from "../components/Usdc.js";
@@ -33,10 +34,13 @@ const WINDOWS = { H1: "1 hour", H24: "24 hours", D7: "7 days", D30: "30 days" } 
 
 
 export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => void }) {
-  const { config } = useApp();
+  const { config, session } = useApp();
   const [agent, reload] = useLoad(() => getAgent(agentId), [agentId]);
   const [chain, reloadChain] = useLoad(() => agentChain(config.indexer_graphql_url, agentId), [agentId]);
   useLive(config.indexer_graphql_url, [agentChanged(agentId)], reloadChain);
+  // The indexer's figure follows the chain live (a slash, a top-up); the listing's is a read of a moment.
+  const collateral =
+    chain.state === "ready" && chain.value !== null ? chain.value.collateral.usdc : agent.state === "ready" ? agent.value.collateral_usdc : null;
 
   return (
     <>
@@ -83,11 +87,24 @@ export function AgentPage({ agentId, onBack }: { agentId: string; onBack: () => 
             <dd>{agent.value.max_execution_secs} s</dd>
             <dt>Collateral</dt>
             <dd>
-              <Usdc amount={agent.value.collateral_usdc} testId="agent-collateral" />
+              <Usdc amount={collateral!} testId="agent-collateral" />
             </dd>
             <dt>Agent account</dt>
             <dd className="mono small">{agent.value.id}</dd>
           </dl>
+          {/* Only its creator can top it up; a retired agent is never listed again. */}
+          {agent.value.creator === session.address && agent.value.status !== "retired" && (
+            <TopUpToMinimum
+              address={agent.value.id}
+              name={agent.value.name}
+              collateralUsdc={parseUsdc(collateral!)}
+              minimumUsdc={parseUsdc(agent.value.minimum_collateral_usdc)}
+              after={() => {
+                reload();
+                reloadChain();
+              }}
+            />
+          )}
           <div className="two-col">
             <RunForm agent={agent.value} onListingChanged={reload} />
             <section className="card" aria-labelledby="status-title">

@@ -1,4 +1,4 @@
-import type { Agent as Listing } from "@agent-market/client";
+import { AgentMarketError, formatUsdc, parseUsdc, type Agent as Listing } from "@agent-market/client";
 import { useState } from "react";
 
 import { useApp } from "../app-context.js";
@@ -8,7 +8,9 @@ import { EditListing } from "../components/EditListing.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { Empty, Loading } from "../components/Status.js";
 import { StatusBadge } from "../components/StatusBadge.js";
+import { TopUpToMinimum } from "../components/TopUpToMinimum.js";
 import { Usdc } from "../components/Usdc.js";
+import { usdcText } from "../components/money.js";
 import { priceText } from "../components/price.js";
 import { freshMarket, openChain } from "../data/chain.js";
 import { agentsChanged, useLive } from "../data/live.js";
@@ -19,6 +21,14 @@ import { useLoad } from "../data/use-load.js";
 const INDEXER_CATCH_UP_MS = 2_000;
 
 const short = (s: string) => `${s.slice(0, 6)}…${s.slice(-4)}`;
+
+/** The amounts of a refusal for want of collateral (an upheld dispute's slash), null for any other error. */
+function belowMinimum(error: unknown): { collateralUsdc: bigint; minimumUsdc: bigint } | null {
+  if (!(error instanceof AgentMarketError) || error.code !== "collateral_below_minimum") return null;
+  const { collateral_usdc, minimum_collateral_usdc } = error.details;
+  if (typeof collateral_usdc !== "string" || typeof minimum_collateral_usdc !== "string") return null;
+  return { collateralUsdc: parseUsdc(collateral_usdc), minimumUsdc: parseUsdc(minimum_collateral_usdc) };
+}
 
 /** The editor, once the market's minimum price (which its pricing must meet) is read. */
 function ListingEditor({ listing, onSaved }: { listing: Listing; onSaved(listing: Listing): void }) {
@@ -37,6 +47,8 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // A top-up made from a refusal: the collateral panel reads the account again.
+  const [topUps, setTopUps] = useState(0);
   const name = listing.state === "ready" && listing.value !== null ? listing.value.name : short(agent.address);
 
   async function transition(action: "pause" | "resume") {
@@ -52,6 +64,7 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
   }
 
   const status = listing.state === "ready" && listing.value !== null ? listing.value.status : null;
+  const refusal = belowMinimum(error);
   return (
     <li className="card" data-testid="my-agent">
       <h2>
@@ -97,10 +110,25 @@ function MyAgent({ agent, onCollateralChanged }: { agent: CreatorAgent; onCollat
       {editing && listing.state === "ready" && listing.value !== null && listing.value.status !== "retired" && (
         <ListingEditor listing={listing.value} onSaved={setListing} />
       )}
-      {error !== null && <ErrorNotice error={error} />}
+      {error !== null && refusal === null && <ErrorNotice error={error} />}
+      {refusal !== null && (
+        <TopUpToMinimum
+          address={agent.address}
+          name={name}
+          collateralUsdc={refusal.collateralUsdc}
+          minimumUsdc={refusal.minimumUsdc}
+          words={`${name} cannot resume yet: it locks ${usdcText(formatUsdc(refusal.collateralUsdc))}, less than the market's minimum of ${usdcText(formatUsdc(refusal.minimumUsdc))}, and the marketplace offers only agents that lock the minimum (an upheld dispute paid a payer from it).`}
+          label={(missing) => `Sign: top up ${missing} and resume`}
+          after={async () => {
+            setTopUps(topUps + 1);
+            onCollateralChanged();
+            await transition("resume");
+          }}
+        />
+      )}
       <div className="two-col">
         <AgentFigures agent={agent} earnings={earnings.state === "ready" ? earnings.value : null} />
-        <CollateralPanel address={agent.address} name={name} onRetired={reloadListing} onChanged={onCollateralChanged} />
+        <CollateralPanel key={topUps} address={agent.address} name={name} onRetired={reloadListing} onChanged={onCollateralChanged} />
       </div>
     </li>
   );
