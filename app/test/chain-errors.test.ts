@@ -155,6 +155,34 @@ describe("the chain's raw texts in the dashboard's words", () => {
     );
   });
 
+  it("points a short balance to the faucet on localnet, and to the Wallet screen elsewhere", () => {
+    const short = new PaymentRequiredError({
+      status: 402,
+      code: "insufficient_balance",
+      type: "payment_required",
+      message: "balance too low",
+      details: { required_usdc: "0.250000", balance_usdc: "0.100000" },
+    });
+    const local = explain(short, true);
+    assert.equal(local.fix, "The call costs 0.25 USDC and the wallet holds 0.10 USDC. Fund the wallet with test USDC on the Wallet screen (one click on this local marketplace), then run it again.");
+    assert.deepEqual(local.link, { href: "#/wallet", label: "Fund it on the Wallet screen" });
+    assert.equal(explain(short).fix, "The call costs 0.25 USDC and the wallet holds 0.10 USDC. Add USDC to the wallet on the Wallet screen, then run it again.");
+  });
+
+  it("says a collateral below the minimum in amounts, with where to top it up", () => {
+    const refused = new InvalidRequestError({
+      status: 422,
+      code: "collateral_below_minimum",
+      type: "invalid_request_error",
+      message: "The agent locks 99.500000 USDC; the minimum is 100.000000 USDC.",
+      details: { collateral_usdc: "99.500000", minimum_collateral_usdc: "100.000000" },
+    });
+    const e = explain(refused);
+    assert.equal(e.title, "The agent's collateral is below the market's minimum");
+    assert.match(e.detail, /^It locks 99\.50 USDC; the market's minimum is 100\.00 USDC\./);
+    assert.deepEqual(e.link, { href: "#/my-agents", label: "Open My agents" });
+  });
+
   it("leaves the dashboard's own words alone", () => {
     const own = new Error("The program refused: The collateral is below the market's minimum (CollateralBelowMinimum).");
     assert.equal(isRawRpcText(own.message), false);

@@ -11,7 +11,7 @@ import { Keypair, PublicKey } from "@solana/web3.js";
 import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent } from "@agent-market/tests/marketplace";
 import { api } from "@agent-market/tests/relayer";
 import { signInWithTestWallet } from "./browser.js";
-import { checkScreen, SHOTS } from "./page-checks.js";
+import { checkScreen, checkScreenAt, SHOTS } from "./page-checks.js";
 import type { Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -65,13 +65,20 @@ describe("the dashboard for a newcomer", function () {
       await checkScreen(page, "wallet-empty");
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+    // Listing's checklist: a wallet short of the minimum collateral is pointed to the faucet.
+    await page.getByRole("navigation").getByRole("link", { name: "List an agent" }).click();
+    const fund = page.getByTestId("fund-collateral");
+    assert.equal(await fund.textContent(), "Fund it with test USDC on the Wallet screen (one click)");
+    await checkScreenAt(page, "list-agent-unfunded");
+    await fund.click();
 
     await page.getByRole("button", { name: "Fund with test SOL and USDC" }).click();
     await page.getByTestId("funded").waitFor({ timeout: 60_000 });
-    await page.getByTestId("balance").filter({ hasText: /^100\.00 USDC$/ }).waitFor();
+    // Enough to lock the minimum collateral (100 USDC) and still pay for runs.
+    await page.getByTestId("balance").filter({ hasText: /^1000\.00 USDC$/ }).waitFor();
     await page.getByTestId("sol-balance").filter({ hasText: /^2 SOL$/ }).waitFor();
     assert.equal(await page.getByTestId("no-sol").count(), 0);
-    assert.equal(await stack.market.usdc(tokenAccountOf(stack.market, owner)), 100_000_000n);
+    assert.equal(await stack.market.usdc(tokenAccountOf(stack.market, owner)), 1_000_000_000n);
     assert.equal(await stack.market.connection.getBalance(owner, "confirmed"), 2_000_000_000);
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
@@ -82,7 +89,7 @@ describe("the dashboard for a newcomer", function () {
     // Asking again tops up to the same amounts: a thousand clicks are worth one.
     await page.getByRole("button", { name: "Fund with test SOL and USDC" }).click();
     await page.getByTestId("funded").waitFor();
-    assert.equal(await stack.market.usdc(tokenAccountOf(stack.market, owner)), 100_000_000n);
+    assert.equal(await stack.market.usdc(tokenAccountOf(stack.market, owner)), 1_000_000_000n);
     assert.equal(await stack.market.connection.getBalance(owner, "confirmed"), 2_000_000_000);
 
     // The funded wallet sets an allowance, and a key it generates pays for an execution over HTTP.

@@ -1,8 +1,12 @@
+import { useContext } from "react";
+
+import { AppContext } from "../app-context.js";
 import { explain } from "../data/errors.js";
 
 /** An error in words, with its fix when there is one (every 402 has one). */
 export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
-  const e = explain(error);
+  // Outside a signed-in dashboard (the sign-in screen) there is no configuration: no faucet to name.
+  const e = explain(error, useContext(AppContext)?.config.localnet ?? false);
   return (
     <div className="notice notice-error" role="alert">
       <strong>{e.title}</strong>

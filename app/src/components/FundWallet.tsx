@@ -46,7 +46,7 @@ export function FundWallet({ onFunded }: { onFunded: () => void }) {
   return (
     <section className="card" aria-labelledby="fund-title">
       <h2 id="fund-title">Fund this wallet</h2>
-      <p>This local marketplace has a faucet: it tops the wallet up to 2 test SOL for network fees and 100 test USDC to pay agents. It is worth nothing, and there is no such button on mainnet.</p>
+      <p>This local marketplace has a faucet: it tops the wallet up to 2 test SOL for network fees and 1,000 test USDC: enough to list an agent (its collateral) and to pay agents. It is worth nothing, and there is no such button on mainnet.</p>
       <button type="button" className="primary" disabled={busy} onClick={() => void fund()}>
         {busy ? "Funding…" : "Fund with test SOL and USDC"}
       </button>

@@ -38,7 +38,8 @@ function solFix(localnet: boolean): string {
 
 const usdc = (value: bigint | null) => (value === null ? "?" : usdcText(formatUsdc(value)));
 
-export function explain(error: unknown): Explained {
+/** `localnet`: the Wallet screen has the faucet's one-click test USDC, which a short balance points to. */
+export function explain(error: unknown, localnet = false): Explained {
   if (error instanceof PaymentRequiredError) {
     const base = { title: "Payment required", detail: error.message, code: error.code, requestId: error.requestId ?? null, link: null };
     switch (error.code) {
@@ -46,8 +47,8 @@ export function explain(error: unknown): Explained {
         return {
           ...base,
           detail: `The wallet holds less USDC than this call costs: nothing was charged.`,
-          fix: `The call costs ${usdc(error.required)} and the wallet holds ${usdc(error.balance)}. Add USDC to the wallet on the Wallet screen, then run it again.`,
-          link: WALLET_LINK,
+          fix: `The call costs ${usdc(error.required)} and the wallet holds ${usdc(error.balance)}. ${localnet ? "Fund the wallet with test USDC on the Wallet screen (one click on this local marketplace)" : "Add USDC to the wallet on the Wallet screen"}, then run it again.`,
+          link: localnet ? { href: "#/wallet", label: "Fund it on the Wallet screen" } : WALLET_LINK,
         };
       case "insufficient_allowance":
         return {

@@ -192,6 +192,15 @@ export function ListAgentScreen() {
           ) : (
             <>
               the wallet holds <Usdc amount={formatUsdc(t.balanceUsdc)} />.
+              {t.balanceUsdc < t.minimumCollateralUsdc && (
+                <>
+                  {" "}
+                  <a href="#/wallet" data-testid="fund-collateral">
+                    {config.localnet ? "Fund it with test USDC on the Wallet screen (one click)" : "Add USDC to it on the Wallet screen"}
+                  </a>
+                  , then come back.
+                </>
+              )}
             </>
           )}
         </Check>

@@ -14,8 +14,11 @@ import type { RouteApp } from "../http/route-app.js";
 
 /** The SOL a wallet is topped up to: hundreds of thousands of transaction fees. */
 export const FAUCET_SOL_LAMPORTS = 2_000_000_000n;
-/** The test USDC a wallet is topped up to. */
-export const FAUCET_USDC = 100_000_000n;
+/**
+ * The test USDC a wallet is topped up to: enough to list an agent (the local market's minimum
+ * collateral is 100 USDC) and still pay for hundreds of runs, top-ups after a slash included.
+ */
+export const FAUCET_USDC = 1_000_000_000n;
 const CONFIRM_TIMEOUT_MS = 20_000;
 
 async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
