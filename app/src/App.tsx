@@ -5,7 +5,7 @@ import { AppContext, type AppState } from "./app-context.js";
 import { ErrorNotice } from "./components/ErrorNotice.js";
 import { Loading } from "./components/Status.js";
 import { loadConfig, type DashboardConfig } from "./data/config.js";
-import { resumeSession, signOut, storedSession, watchSignOut } from "./data/session.js";
+import { resumeSession, signOut, storedSession, watchSession } from "./data/session.js";
 import { AgentPage } from "./screens/AgentPage.js";
 import { ExecutionsScreen } from "./screens/Executions.js";
 import { KeysScreen } from "./screens/Keys.js";
@@ -109,7 +109,8 @@ export function App() {
       setResuming(false);
     })();
   }, [config, resuming]);
-  useEffect(() => watchSignOut(() => setSignedIn(null)), []);
+  // Another tab signing in stores its session: this one resumes it as after a reload.
+  useEffect(() => watchSession({ onSignedIn: () => setResuming(true), onSignedOut: () => setSignedIn(null) }), []);
   // The sign-in button that had focus is gone: start the keyboard at the top of the page, so the
   // first Tab reaches the skip link and then the navigation.
   const top = useRef<HTMLSpanElement>(null);

@@ -82,6 +82,11 @@ export interface DashboardPage {
 
 export async function openDashboard(browser: Browser, baseUrl: string, wallet: Keypair | null, width = 1280): Promise<DashboardPage> {
   const context = await browser.newContext({ viewport: { width, height: 900 }, baseURL: baseUrl });
+  return openTab(context, wallet);
+}
+
+/** Another tab of the same browser profile (its localStorage shared), with `wallet` injected. */
+export async function openTab(context: BrowserContext, wallet: Keypair | null): Promise<DashboardPage> {
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("console", (message) => {

@@ -1,7 +1,7 @@
 // The wallet session (Sign-In With Solana against the relayer) and everything it reaches:
 // keys, funding, allowance transactions. The token is kept in this browser's localStorage until
-// it expires, so a reload or a new tab stays signed in (as a payments dashboard does); signing out
-// forgets it in every tab. It is a session of this origin only: it cannot sign or move funds.
+// it expires, so a reload or a new tab stays signed in (as a payments dashboard does); signing in
+// or out reaches every open tab. It is a session of this origin only: it cannot sign or move funds.
 import { WalletSession } from "@agent-market/client";
 
 import type { ConnectedWallet } from "../wallet/wallet.js";
@@ -59,10 +59,16 @@ export async function signOut(session: WalletSession): Promise<void> {
   await session.signOut().catch(() => undefined);
 }
 
-/** Calls `onForgotten` when another tab signs out (or the session is cleared there). */
-export function watchSignOut(onForgotten: () => void): () => void {
+/**
+ * Follows the session other tabs of this browser keep (a tab's own writes fire no storage event):
+ * `onSignedOut` when one signs out or the session is cleared there, `onSignedIn` when one signs
+ * in, so every open tab holds the session the last sign-in stored.
+ */
+export function watchSession(handlers: { onSignedIn: () => void; onSignedOut: () => void }): () => void {
   const listener = (event: StorageEvent) => {
-    if ((event.key === TOKEN_KEY || event.key === null) && localStorage.getItem(TOKEN_KEY) === null) onForgotten();
+    if (event.key !== TOKEN_KEY && event.key !== null) return;
+    if (localStorage.getItem(TOKEN_KEY) === null) handlers.onSignedOut();
+    else if (event.newValue !== event.oldValue) handlers.onSignedIn();
   };
   window.addEventListener("storage", listener);
   return () => window.removeEventListener("storage", listener);
