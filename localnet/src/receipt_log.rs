@@ -8,7 +8,7 @@ use {
         accounts, instruction,
         receipt_tree::{node, Hash},
         signature::{result_digest, ResultBinding},
-        Escrow, ReceiptLeaf, ID as PROGRAM_ID, RECEIPT_TREE_DEPTH,
+        DisputedLeaf, Escrow, ReceiptLeaf, ID as PROGRAM_ID, RECEIPT_TREE_DEPTH,
     },
     solana_instruction::{AccountMeta, Instruction},
     solana_keypair::Keypair,
@@ -144,7 +144,7 @@ impl MarketKeys {
                 program: PROGRAM_ID,
             },
             instruction::OpenDispute {
-                leaf,
+                leaf: DisputedLeaf::from(&leaf),
                 leaf_index,
                 proof,
                 evidence_hash,

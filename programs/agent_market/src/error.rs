@@ -78,8 +78,6 @@ pub enum AgentMarketError {
     SignerKeyMismatch,
     #[msg("Signed message is not this execution's result digest")]
     DigestMismatch,
-    #[msg("Signer is not the payer of the disputed leaf")]
-    ReceiptPayerMismatch,
     #[msg("Dispute window has closed")]
     DisputeWindowClosed,
     #[msg("Dispute window is still open")]

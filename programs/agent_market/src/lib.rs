@@ -113,7 +113,7 @@ pub mod agent_market {
 
     pub fn open_dispute(
         ctx: Context<OpenDispute>,
-        leaf: ReceiptLeaf,
+        leaf: DisputedLeaf,
         leaf_index: u64,
         proof: Vec<[u8; 32]>,
         evidence_hash: [u8; 32],

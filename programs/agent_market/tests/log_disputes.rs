@@ -187,12 +187,13 @@ fn only_the_leafs_payer_may_dispute() {
     let mut s = Settled::new();
     let stranger = s.t.chain.funded_keypair(SOL);
     let leaf = s.mirror.leaves[0].clone();
-    // The stranger signs with the true leaf: it is not the leaf's payer.
+    // The stranger signs with the true leaf's other fields: the signer stands as the payer, so the
+    // leaf is not the one in the log.
     let mut instruction = s.dispute_ix(leaf.clone(), 0, s.mirror.tree.proof(0));
     instruction.accounts[0].pubkey = stranger.pubkey();
     let result = s.t.chain.send(&[instruction], &stranger, &[]);
-    assert_program_error(&result, AgentMarketError::ReceiptPayerMismatch);
-    // The stranger names itself as the payer: the leaf is no longer the one in the log.
+    assert_program_error(&result, AgentMarketError::UnknownReceiptRoot);
+    // The stranger names itself as the payer: the same.
     let forged = ReceiptLeaf {
         payer: stranger.pubkey(),
         ..leaf

@@ -10,7 +10,8 @@ import type { ReceiptLeaf } from "./types.js";
 /**
  * The payer's dispute of a settled execution: its leaf's fields (from its batch's `EscrowsSettledToLog`
  * event), its `leafIndex` and the sibling hashes from the leaf up to a root the agent's receipt
- * log holds. The leaf's payer signs and pays the dispute's rent.
+ * log holds. The leaf's payer signs and pays the dispute's rent; the argument leaves the payer out
+ * (the program takes the signer for it), which is what fits the dispute in one transaction.
  */
 export function openDisputeInstruction(input: {
   agent: PublicKey;
@@ -19,16 +20,17 @@ export function openDisputeInstruction(input: {
   proof: Uint8Array[];
   evidenceHash: Uint8Array;
 } & ProgramOption): TransactionInstruction {
+  const { payer, ...disputed } = input.leaf;
   return buildInstruction(
     "open_dispute",
     {
-      payer: input.leaf.payer,
+      payer,
       market: marketPda(input.programId),
       agent: input.agent,
       receiptLog: receiptLogPda(input.agent, input.programId),
       dispute: disputePda(input.agent, input.leafIndex, input.programId),
     },
-    { leaf: input.leaf, leafIndex: input.leafIndex, proof: input.proof, evidenceHash: input.evidenceHash },
+    { leaf: disputed, leafIndex: input.leafIndex, proof: input.proof, evidenceHash: input.evidenceHash },
     input.programId,
   );
 }

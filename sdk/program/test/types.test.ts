@@ -30,6 +30,7 @@ export type TypeChecks = [
       | { kind: "PayPerUse"; priceUsdc: bigint }
       | { kind: "Subscription"; periodPriceUsdc: bigint; periodSecs: number }
       | { kind: "Hybrid"; periodPriceUsdc: bigint; periodSecs: number; includedCalls: number; overagePriceUsdc: bigint }
+      | { kind: "Metered"; pricePerUnitUsdc: bigint; maxUnitsPerCall: bigint }
     >
   >,
   Assert<

@@ -4,17 +4,17 @@ use crate::{
     constants::{AGENT_SEED, DISPUTE_SEED, MARKET_SEED, RECEIPT_LOG_SEED},
     error::AgentMarketError,
     events::DisputeOpened,
-    state::{Agent, Dispute, Market, ReceiptLeaf, ReceiptLog},
+    state::{Agent, Dispute, DisputedLeaf, Market, ReceiptLog},
 };
 
 /// The payer of a settled execution contests it within the dispute window, proving the
 /// settlement with its leaf's fields and a Merkle proof against a root the agent's receipt log
-/// holds. The dispute lives at an address derived from the agent and the leaf's index, never from
+/// holds. The signer stands as the leaf's payer: anyone else's signature proves no leaf. The dispute lives at an address derived from the agent and the leaf's index, never from
 /// the execution id: an id opened twice is settled into two leaves, each disputable on its own.
 /// Its rent, paid by the payer, goes back to the payer once it is resolved and the window passed.
 #[event_cpi]
 #[derive(Accounts)]
-#[instruction(leaf: ReceiptLeaf, leaf_index: u64)]
+#[instruction(leaf: DisputedLeaf, leaf_index: u64)]
 pub struct OpenDispute<'info> {
     #[account(mut)]
     pub payer: Signer<'info>,
@@ -40,16 +40,12 @@ pub struct OpenDispute<'info> {
 
 pub fn handle_open_dispute(
     ctx: Context<OpenDispute>,
-    leaf: ReceiptLeaf,
+    disputed: DisputedLeaf,
     leaf_index: u64,
     proof: Vec<[u8; 32]>,
     evidence_hash: [u8; 32],
 ) -> Result<()> {
-    require_keys_eq!(
-        leaf.payer,
-        ctx.accounts.payer.key(),
-        AgentMarketError::ReceiptPayerMismatch
-    );
+    let leaf = disputed.of(ctx.accounts.payer.key());
     let agent_key = ctx.accounts.agent.key();
     let proven = ctx
         .accounts

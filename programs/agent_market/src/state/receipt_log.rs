@@ -127,6 +127,62 @@ pub struct ReceiptLeaf {
     pub settled_at: i64,
 }
 
+/// A leaf as its payer disputes it: every field but the payer, who signs `open_dispute` and so
+/// stands in for it. Leaving the 32 bytes out is what fits a dispute (the leaf, its proof of
+/// `RECEIPT_TREE_DEPTH` hashes, the evidence hash and the compute budget) in one transaction.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+pub struct DisputedLeaf {
+    pub execution_id: [u8; 16],
+    pub nonce: u64,
+    pub payer_token_account: Pubkey,
+    pub api_key_id: [u8; 16],
+    pub amount_usdc: u64,
+    pub charged_usdc: u64,
+    pub returned_usdc: u64,
+    pub units: u64,
+    pub request_hash: [u8; 32],
+    pub result_hash: [u8; 32],
+    pub settled_at: i64,
+}
+
+impl DisputedLeaf {
+    /// The leaf `payer` would have been paid back from: only the true payer's leads to a root.
+    pub fn of(&self, payer: Pubkey) -> ReceiptLeaf {
+        ReceiptLeaf {
+            execution_id: self.execution_id,
+            nonce: self.nonce,
+            payer,
+            payer_token_account: self.payer_token_account,
+            api_key_id: self.api_key_id,
+            amount_usdc: self.amount_usdc,
+            charged_usdc: self.charged_usdc,
+            returned_usdc: self.returned_usdc,
+            units: self.units,
+            request_hash: self.request_hash,
+            result_hash: self.result_hash,
+            settled_at: self.settled_at,
+        }
+    }
+}
+
+impl From<&ReceiptLeaf> for DisputedLeaf {
+    fn from(leaf: &ReceiptLeaf) -> Self {
+        DisputedLeaf {
+            execution_id: leaf.execution_id,
+            nonce: leaf.nonce,
+            payer_token_account: leaf.payer_token_account,
+            api_key_id: leaf.api_key_id,
+            amount_usdc: leaf.amount_usdc,
+            charged_usdc: leaf.charged_usdc,
+            returned_usdc: leaf.returned_usdc,
+            units: leaf.units,
+            request_hash: leaf.request_hash,
+            result_hash: leaf.result_hash,
+            settled_at: leaf.settled_at,
+        }
+    }
+}
+
 impl ReceiptLeaf {
     /// `SHA-256(0x00 ‖ execution_id ‖ agent ‖ nonce ‖ payer ‖ payer_token_account ‖ api_key_id ‖
     /// amount_usdc ‖ charged_usdc ‖ fee_usdc ‖ returned_usdc ‖ units ‖ request_hash ‖ result_hash

@@ -413,7 +413,7 @@ export const IDL_JSON = {
           "name": "leaf",
           "type": {
             "defined": {
-              "name": "ReceiptLeaf"
+              "name": "DisputedLeaf"
             }
           }
         },
@@ -2266,226 +2266,221 @@ export const IDL_JSON = {
     },
     {
       "code": 6038,
-      "name": "ReceiptPayerMismatch",
-      "msg": "Signer is not the payer of the disputed leaf"
-    },
-    {
-      "code": 6039,
       "name": "DisputeWindowClosed",
       "msg": "Dispute window has closed"
     },
     {
-      "code": 6040,
+      "code": 6039,
       "name": "DisputeWindowOpen",
       "msg": "Dispute window is still open"
     },
     {
-      "code": 6041,
+      "code": 6040,
       "name": "AlreadyDisputed",
       "msg": "This settlement was already disputed"
     },
     {
-      "code": 6042,
+      "code": 6041,
       "name": "DisputeAgentMismatch",
       "msg": "Dispute belongs to another agent"
     },
     {
-      "code": 6043,
+      "code": 6042,
       "name": "DisputePayerMismatch",
       "msg": "Account is not the dispute's payer"
     },
     {
-      "code": 6044,
+      "code": 6043,
       "name": "InvalidSlashAmount",
       "msg": "Upheld disputes slash a positive amount; rejected ones slash nothing"
     },
     {
-      "code": 6045,
+      "code": 6044,
       "name": "MathOverflow",
       "msg": "Arithmetic overflow"
     },
     {
-      "code": 6046,
+      "code": 6045,
       "name": "PriceAboveMaximum",
       "msg": "The call or period costs more than the maximum the payer accepted"
     },
     {
-      "code": 6047,
+      "code": 6046,
       "name": "PriceBelowMinimum",
       "msg": "Pay-per-use price is below the market's minimum price per call"
     },
     {
-      "code": 6048,
+      "code": 6047,
       "name": "OveragePriceBelowMinimum",
       "msg": "Hybrid overage price is below the market's minimum price per call"
     },
     {
-      "code": 6049,
+      "code": 6048,
       "name": "PeriodPriceBelowMinimum",
       "msg": "Subscription period price per included call is below the market's minimum price per call"
     },
     {
-      "code": 6050,
+      "code": 6049,
       "name": "PayoutAccountOwnedByProgram",
       "msg": "Payout account is owned by an account of the program (an agent, the market) or its delegate"
     },
     {
-      "code": 6051,
+      "code": 6050,
       "name": "SubscriptionPeriodTooLong",
       "msg": "Subscription period is longer than 366 days"
     },
     {
-      "code": 6052,
+      "code": 6051,
       "name": "NotUpgradeAuthority",
       "msg": "Signer is not the program's upgrade authority"
     },
     {
-      "code": 6053,
+      "code": 6052,
       "name": "NotProposedAuthority",
       "msg": "Signer is not the market's proposed authority"
     },
     {
-      "code": 6054,
+      "code": 6053,
       "name": "SubscriptionTermsChanged",
       "msg": "The payer's live subscription was bought under other pricing; buy again once it expires"
     },
     {
-      "code": 6055,
+      "code": 6054,
       "name": "SubscriptionPaidAhead",
       "msg": "Subscription already runs more than a period ahead"
     },
     {
-      "code": 6056,
+      "code": 6055,
       "name": "MissingSigningKeyProof",
       "msg": "No Ed25519 verification of the signing-key proof precedes this instruction: the signing key must sign it"
     },
     {
-      "code": 6057,
+      "code": 6056,
       "name": "SigningKeyProofKeyMismatch",
       "msg": "Signing-key proof was signed by another key than the agent's signing key"
     },
     {
-      "code": 6058,
+      "code": 6057,
       "name": "SigningKeyProofDigestMismatch",
       "msg": "Signing-key proof was signed over another agent or creator"
     },
     {
-      "code": 6059,
+      "code": 6058,
       "name": "PayoutOwnerMismatch",
       "msg": "Payout owner is not the owner of the payout account"
     },
     {
-      "code": 6060,
+      "code": 6059,
       "name": "EmptyBatch",
       "msg": "A batch settles at least one escrow"
     },
     {
-      "code": 6061,
+      "code": 6060,
       "name": "BatchTooLarge",
       "msg": "A batch settles at most MAX_SETTLE_BATCH escrows"
     },
     {
-      "code": 6062,
+      "code": 6061,
       "name": "ResultHashCountMismatch",
       "msg": "A batch needs exactly one result hash per escrow"
     },
     {
-      "code": 6063,
+      "code": 6062,
       "name": "DuplicateEscrow",
       "msg": "An escrow appears twice in one batch"
     },
     {
-      "code": 6064,
+      "code": 6063,
       "name": "BatchRentPayerNotRelayer",
       "msg": "A batched escrow's rent was not paid by the relayer signing the batch"
     },
     {
-      "code": 6065,
+      "code": 6064,
       "name": "EscrowNotWritable",
       "msg": "A batched escrow account is not writable"
     },
     {
-      "code": 6066,
+      "code": 6065,
       "name": "BatchSignatureCountMismatch",
       "msg": "Ed25519 instruction must verify one batch signature or one signature per escrow"
     },
     {
-      "code": 6067,
+      "code": 6066,
       "name": "ReceiptLogAgentMismatch",
       "msg": "Receipt log belongs to another agent"
     },
     {
-      "code": 6068,
+      "code": 6067,
       "name": "ReceiptLogFull",
       "msg": "Receipt log is full: its oldest filled tree is still within the dispute window"
     },
     {
-      "code": 6069,
+      "code": 6068,
       "name": "InvalidProofLength",
       "msg": "Merkle proof must carry one hash per level of the receipt tree"
     },
     {
-      "code": 6070,
+      "code": 6069,
       "name": "UnknownReceiptRoot",
       "msg": "Leaf and proof do not lead to a root the receipt log holds"
     },
     {
-      "code": 6071,
+      "code": 6070,
       "name": "EmptyOpenBatch",
       "msg": "A batch opens at least one escrow"
     },
     {
-      "code": 6072,
+      "code": 6071,
       "name": "OpenBatchTooLarge",
       "msg": "A batch opens at most MAX_OPEN_BATCH escrows"
     },
     {
-      "code": 6073,
+      "code": 6072,
       "name": "OpenBatchAccountCountMismatch",
       "msg": "A batched open needs exactly three accounts per item: escrow, payer token account, subscription"
     },
     {
-      "code": 6074,
+      "code": 6073,
       "name": "DuplicateExecutionId",
       "msg": "An execution id appears twice in one batch"
     },
     {
-      "code": 6075,
+      "code": 6074,
       "name": "EscrowAddressMismatch",
       "msg": "A batched escrow account is not at its execution id's address"
     },
     {
-      "code": 6076,
+      "code": 6075,
       "name": "SubscriptionAddressMismatch",
       "msg": "A batched subscription account is not at the payer's subscription address for this agent"
     },
     {
-      "code": 6077,
+      "code": 6076,
       "name": "DisputeAlreadyResolved",
       "msg": "Dispute was already resolved"
     },
     {
-      "code": 6078,
+      "code": 6077,
       "name": "DisputeNotResolved",
       "msg": "Dispute is not resolved yet"
     },
     {
-      "code": 6079,
+      "code": 6078,
       "name": "UnitsCountMismatch",
       "msg": "A batch's units are one count per escrow, or none when every count is 0"
     },
     {
-      "code": 6080,
+      "code": 6079,
       "name": "EscrowsStillDisputable",
       "msg": "An escrow the agent opened can still be settled and disputed: its collateral stays until a dispute window after its deadline"
     },
     {
-      "code": 6081,
+      "code": 6080,
       "name": "UnitsAboveMaximum",
       "msg": "A metered call's units are above the most its escrow holds the price of"
     },
     {
-      "code": 6082,
+      "code": 6081,
       "name": "ReturnAccountMismatch",
       "msg": "A settlement that returns part of an escrow needs that escrow's payer token account, in order after the escrows"
     }
@@ -3063,6 +3058,83 @@ export const IDL_JSON = {
           },
           {
             "name": "resolved_at",
+            "type": "i64"
+          }
+        ]
+      }
+    },
+    {
+      "name": "DisputedLeaf",
+      "docs": [
+        "A leaf as its payer disputes it: every field but the payer, who signs `open_dispute` and so",
+        "stands in for it. Leaving the 32 bytes out is what fits a dispute (the leaf, its proof of",
+        "`RECEIPT_TREE_DEPTH` hashes, the evidence hash and the compute budget) in one transaction."
+      ],
+      "type": {
+        "kind": "struct",
+        "fields": [
+          {
+            "name": "execution_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "nonce",
+            "type": "u64"
+          },
+          {
+            "name": "payer_token_account",
+            "type": "pubkey"
+          },
+          {
+            "name": "api_key_id",
+            "type": {
+              "array": [
+                "u8",
+                16
+              ]
+            }
+          },
+          {
+            "name": "amount_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "charged_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "returned_usdc",
+            "type": "u64"
+          },
+          {
+            "name": "units",
+            "type": "u64"
+          },
+          {
+            "name": "request_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "result_hash",
+            "type": {
+              "array": [
+                "u8",
+                32
+              ]
+            }
+          },
+          {
+            "name": "settled_at",
             "type": "i64"
           }
         ]
