@@ -57,6 +57,9 @@ describe("disputes in the dashboard", function () {
     const { page } = dashboard;
     await page.getByRole("link", { name: "Executions" }).click();
     await page.getByRole("button", { name: "Details" }).first().click();
+    // The settlement finalizes (the open screen follows the chain) before the dispute opens.
+    const finality = page.getByTestId("execution-finality");
+    await finality.filter({ hasText: /^finalized$/ }).waitFor({ timeout: 60_000 });
     await page.getByTestId("countdown").waitFor({ timeout: 60_000 });
     assert.match((await page.getByTestId("countdown").textContent())!, /^2d 23h 5\dm \d+s left/, "the localnet's 3-day window, just begun");
     await page.getByLabel("Statement").fill(STATEMENT);
@@ -65,6 +68,10 @@ describe("disputes in the dashboard", function () {
     await page.getByRole("button", { name: "Sign and open the dispute" }).click();
     await page.getByTestId("dispute-opened").waitFor({ timeout: 60_000 });
     await page.getByTestId("dispute-state").filter({ hasText: "open: waiting for the arbiter" }).waitFor();
+    // The dispute is a fact of its own: the settlement it disputes stays finalized.
+    await page.getByTestId("execution-dispute").filter({ hasText: /^open, / }).waitFor({ timeout: 30_000 });
+    assert.equal(await finality.textContent(), "finalized");
+    await checkScreenAt(page, "execution-disputed");
   }
 
   const balance = (address: Parameters<Stack["market"]["usdc"]>[0]) => stack.market.usdc(address);

@@ -21,6 +21,12 @@ const REFUND_REASONS: Record<string, string> = {
   RELAYER_ERROR: "the relayer could not finish it (not the creator's fault)",
 };
 
+const DISPUTE_STATES: Record<NonNullable<ChainExecution["dispute"]>["state"], string> = {
+  OPEN: "open",
+  UPHELD: "upheld",
+  REJECTED: "rejected",
+};
+
 /** A metered listing's unit name, which the execution does not carry; null if none or not known. */
 function unitOf(listing: Agent | null): string | null {
   return listing?.pricing.model === "metered" ? listing.pricing.unit : null;
@@ -58,8 +64,18 @@ export function ExecutionDetails({ execution }: { execution: ChainExecution }) {
             <dd>{REFUND_REASONS[execution.refundReason] ?? execution.refundReason}</dd>
           </>
         )}
-        <dt>Finality</dt>
-        <dd>{execution.commitment === "FINALIZED" ? "finalized" : "confirmed (not yet finalized)"}</dd>
+        {/* The settlement's finality and the dispute's are two facts: a dispute opened later does
+            not make a finalized settlement unfinalized again. */}
+        <dt>{execution.closeTransaction === null ? "Escrow" : execution.state === "SETTLED" ? "Settlement" : "Refund"}</dt>
+        <dd data-testid="execution-finality">{execution.transactionFinalized ? "finalized" : "confirmed (not yet finalized)"}</dd>
+        {execution.dispute !== null && (
+          <>
+            <dt>Dispute</dt>
+            <dd data-testid="execution-dispute">
+              {DISPUTE_STATES[execution.dispute.state]}, {execution.commitment === "FINALIZED" ? "finalized" : "confirmed (not yet finalized)"}
+            </dd>
+          </>
+        )}
         {execution.openTransaction && (
           <>
             <dt>Escrow opened</dt>

@@ -22,6 +22,11 @@ export type Commitment =
   | 'CONFIRMED'
   | 'FINALIZED';
 
+export type DisputeState =
+  | 'OPEN'
+  | 'UPHELD'
+  | 'REJECTED';
+
 /** Which executions behind a figure to list. */
 export type Outcome =
   | 'OPEN'
@@ -78,7 +83,7 @@ export type ExecutionsQueryVariables = Exact<{
 }>;
 
 
-export type ExecutionsQuery = { executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, charged: { usdc: string } | null, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ExecutionsQuery = { executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, charged: { usdc: string } | null, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null, dispute: { state: DisputeState } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, indexer: { finalizedSlot: number } };
 
 export type PaidBySubscriptionVariables = Exact<{
   payer: string;
