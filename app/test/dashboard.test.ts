@@ -8,7 +8,7 @@ import { PublicKey } from "@solana/web3.js";
 import { execute, listAgent, newPayer, tokenAccountOf, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
 import { api, signIn } from "@agent-market/tests/relayer";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
-import { checkScreen, checkScreenAt, SHOTS } from "./page-checks.js";
+import { checkScreen, checkScreenAt, SHOTS, textLines } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -113,7 +113,14 @@ describe("the dashboard in a browser", function () {
     const ran = await execute(stack.relayer, { apiKey: secret }, agent.address);
     assert.equal(ran.status, 200, JSON.stringify(ran.body));
 
+    // The key's prefix and last four on one line, not "svc_test_…" over "Qji0".
+    assert.equal(await textLines(row.locator('[data-label="Key"]')), 1);
     await page.getByRole("button", { name: "Revoke ci server" }).click();
+    // The confirmation keeps to the row's one line: both buttons side by side, each on one line.
+    const confirm = page.getByRole("group", { name: "Confirm revoking ci server" });
+    const [group, button] = [await confirm.boundingBox(), await confirm.getByRole("button", { name: "Cancel" }).boundingBox()];
+    assert.ok(group!.height < button!.height * 1.5, `the confirmation is ${group!.height} px high, a button ${button!.height} px`);
+    assert.equal(await textLines(confirm.getByRole("button", { name: "Revoke “ci server” now" })), 1);
     await page.getByRole("button", { name: "Revoke “ci server” now" }).click();
     await row.getByText("revoked").waitFor();
     const refused = await execute(stack.relayer, { apiKey: secret }, agent.address);
@@ -159,6 +166,9 @@ describe("the dashboard in a browser", function () {
     const ticks = await chart.locator(".chart-x span").allTextContents();
     assert.ok(ticks.length >= 4 && ticks.length <= 5 && ticks.every((t) => /^\d{1,2}( [AP]M)?$/.test(t)), ticks.join(","));
     assert.match((await chart.locator("svg").getAttribute("aria-label"))!, /^Executions per hour, local time, .+: 3 executions in all, most at .+ \(3 executions\)$/);
+    // The period's radios sit level with the "Of" select beside them.
+    const [radios, of] = [await page.getByRole("group", { name: "Period" }).boundingBox(), await page.getByLabel("Of").boundingBox()];
+    assert.ok(Math.abs(radios!.y + radios!.height / 2 - (of!.y + of!.height / 2)) <= 2, `radios centred at ${radios!.y + radios!.height / 2}, the select at ${of!.y + of!.height / 2}`);
     await checkScreenAt(page, "usage");
     // Switching range redraws the chart with that range's day buckets, no hour bar left behind.
     for (const [range, days] of [["7d", 8], ["30d", 31], ["7d", 8]] as const) {
@@ -195,7 +205,18 @@ describe("the dashboard in a browser", function () {
     assert.match((await page.getByTestId("run-result").textContent())!, /Charged 0\.25 USDC \(0\.2475 USDC to the creator, 0\.0025 USDC fee\)/);
     await page.getByTestId("receipt-verdict").waitFor({ timeout: 60_000 });
     assert.match((await page.getByTestId("receipt-verdict").textContent())!, /Receipt verified/);
+    // The checks in words and USDC: no library identifiers, no base units.
+    await page.getByTestId("receipt-check").getByText("Checks", { exact: true }).click();
+    const checks = (await page.getByTestId("receipt-check").locator(".checks").textContent())!;
+    assert.doesNotMatch(checks, /\b[a-z0-9]+_[a-z0-9_]+\b|base units/, checks);
+    assert.match(checks, /Creator's payout: payout account \w+ gained 0\.2475 USDC/, checks);
+    assert.match(checks, /0\.25 USDC charged \(0\.2475 USDC to the creator, 0\.0025 USDC fee\)/, checks);
     await page.screenshot({ path: `${SHOTS}/agent-run.png`, fullPage: true });
+    // On a phone the settlement's link stays one token, not broken mid-hash.
+    await page.setViewportSize({ width: 390, height: 900 });
+    assert.equal(await textLines(page.getByTestId("run-result").getByRole("link", { name: /opens the explorer/ })), 1);
+    await checkScreen(page, "agent-run-result");
+    await page.setViewportSize({ width: 1280, height: 900 });
     assert.equal(await stack.market.usdc(payer.tokenAccount), 5_000_000n - 250_000n, "charged to the signed-in wallet");
 
     // No key was made for it, and the browser keeps no credential beyond the tab's session.

@@ -8,7 +8,7 @@ import type { Keypair } from "@solana/web3.js";
 
 import { execute, listAgent, newPayer, type ListedAgent, type Payer } from "@agent-market/tests/marketplace";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
-import { checkScreen, checkScreenAt } from "./page-checks.js";
+import { checkScreen, checkScreenAt, textLines } from "./page-checks.js";
 import { waitFor, type Stack } from "./stack.js";
 import { dashboardSuite } from "./suite.js";
 
@@ -177,7 +177,11 @@ describe("disputes in the dashboard", function () {
     await checkScreenAt(arbiterPage.page, "arbiter-reject");
     await item.getByRole("button", { name: "Sign: reject" }).click();
     await item.getByTestId("resolved").waitFor({ timeout: 60_000 });
-    assert.match((await item.getByTestId("resolved").textContent())!, /^Rejected: 0\.00 USDC left the agent's collateral, 0\.00 USDC reached the payer\./);
+    assert.match((await item.getByTestId("resolved").textContent())!, /^Rejected: nothing moved; the agent keeps its collateral and the payer's charge stands\./);
+    // The arbiter's badge and eleven links leave the brand on one line at 1280 px.
+    await arbiterPage.page.setViewportSize({ width: 1280, height: 900 });
+    assert.equal(await textLines(arbiterPage.page.locator(".brand")), 1);
+    await arbiterPage.page.setViewportSize({ width: 375, height: 900 });
     assert.equal(await balance(vault), vaultBefore);
     assert.equal(await balance(payer.tokenAccount), payerBefore);
     assert.deepEqual(

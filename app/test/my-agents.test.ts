@@ -183,6 +183,7 @@ describe("my agents in the dashboard", function () {
     await page.keyboard.press("Escape");
     assert.equal(await card.getByRole("group", { name: "Confirm retirement" }).count(), 0);
     await card.getByRole("button", { name: "Retire Echo" }).click();
+    await card.getByRole("group", { name: "Confirm retirement" }).getByText("starts a cooldown of 7 days before").waitFor();
     await card.getByRole("button", { name: "Sign: retire “Echo” for good" }).click();
     // A retired agent is not "operational", whatever its record says.
     await card.getByText("retired", { exact: true }).first().waitFor({ timeout: 60_000 });

@@ -4,7 +4,7 @@ import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -49,4 +49,18 @@ export async function checkScreenAt(page: Page, name: string, widths: readonly n
     await checkScreen(page, name);
   }
   await page.setViewportSize(own);
+}
+
+/** How many lines an element's own text runs over (its text nodes, not its children's). */
+export async function textLines(locator: Locator): Promise<number> {
+  return locator.evaluate((element) => {
+    const tops = new Set<number>();
+    for (const node of element.childNodes) {
+      if (node.nodeType !== Node.TEXT_NODE || node.textContent!.trim() === "") continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const rect of range.getClientRects()) tops.add(Math.round(rect.top / 8));
+    }
+    return tops.size;
+  });
 }

@@ -5,7 +5,8 @@ import { useApp } from "../app-context.js";
 import { openChain } from "../data/chain.js";
 import { collateralOf, retireAgent, topUpCollateral, withdrawCollateral, type Collateral } from "../data/my-agents.js";
 import { useLoad } from "../data/use-load.js";
-import { Countdown, durationText } from "./Countdown.js";
+import { Countdown } from "./Countdown.js";
+import { durationWords } from "./duration.js";
 import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { Loading } from "./Status.js";
@@ -19,7 +20,7 @@ function lockedText(collateral: Collateral): string | null {
   if (locked === null) return null;
   switch (locked.reason) {
     case "active":
-      return `Locked while the agent is active: retire it first, then wait ${durationText(collateral.cooldownSecs)}.`;
+      return `Locked while the agent is active: retire it first, then wait ${durationWords(collateral.cooldownSecs)}.`;
     case "disputes":
       return `Locked: ${locked.open} open dispute${locked.open === 1 ? "" : "s"} on this agent. The collateral stays until the arbiter resolves ${locked.open === 1 ? "it" : "them"}.`;
     case "cooldown":
@@ -144,7 +145,7 @@ export function CollateralPanel({
             }}
           >
             <p>
-              Retiring stops new escrows for good (executions already open can still settle or be refunded) and starts the {durationText(collateral.cooldownSecs)} cooldown
+              Retiring stops new escrows for good (executions already open can still settle or be refunded) and starts a cooldown of {durationWords(collateral.cooldownSecs)}
               before the collateral can be withdrawn.
             </p>
             <div className="row">

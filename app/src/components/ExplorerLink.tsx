@@ -11,7 +11,7 @@ export function ExplorerLink({ signature }: { signature: string }) {
         : "";
   const href = `https://explorer.solana.com/tx/${signature}${cluster ? `?${cluster}` : ""}`;
   return (
-    <a href={href} target="_blank" rel="noreferrer noopener" className="mono" title={signature}>
+    <a href={href} target="_blank" rel="noreferrer noopener" className="mono nowrap" title={signature}>
       {signature.slice(0, 8)}…{signature.slice(-4)}
       <span className="visually-hidden"> (opens the explorer)</span>
     </a>

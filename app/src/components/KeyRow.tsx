@@ -42,7 +42,7 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
           </span>
         ))}
       </th>
-      <td className="mono" data-label="Key">
+      <td className="mono nowrap" data-label="Key">
         {apiKey.prefix}…{apiKey.last4}
       </td>
       <td data-label="Environment">{apiKey.environment}</td>
@@ -78,7 +78,8 @@ export const KeyRow = memo(function KeyRow({ apiKey, onRevoke }: { apiKey: ApiKe
                 void onRevoke(apiKey).finally(() => setBusy(false));
               }}
             >
-              Revoke “{apiKey.name}” now
+              {/* The key's name is read out, not shown: the row already shows it, and the button keeps to one line. */}
+              Revoke<span className="visually-hidden"> “{apiKey.name}”</span> now
             </button>
             <button ref={cancel} type="button" onClick={stopAsking}>
               Cancel

@@ -6,6 +6,7 @@ import { useApp } from "../app-context.js";
 import { chainRpcUrl } from "../data/config.js";
 import { verifyInBrowser } from "../data/verify.js";
 import { ErrorNotice } from "./ErrorNotice.js";
+import { checkDetail, checkName } from "./receipt-check-words.js";
 
 const PENDING_RETRY_MS = 1_000;
 /**
@@ -114,7 +115,7 @@ export function ReceiptCheck({
             <ul className="checks">
               {result.checks.map((check) => (
                 <li key={check.name} className={check.ok ? "ok" : "bad"}>
-                  <span aria-hidden="true">{check.ok ? "✓" : "✗"}</span> <code>{check.name}</code> {check.detail}
+                  <span aria-hidden="true">{check.ok ? "✓" : "✗"}</span> <strong title={check.name}>{checkName(check.name)}</strong>: {checkDetail(check.detail)}
                 </li>
               ))}
             </ul>

@@ -53,7 +53,14 @@ export function ResolveForm({ executionId, agent, leafIndex, onResolved }: { exe
   if (done !== null)
     return (
       <p className="notice notice-ok" role="status" data-testid="resolved">
-        {verdict === "uphold" ? "Upheld" : "Rejected"}: <Usdc amount={formatUsdc(done.slashedUsdc)} /> left the agent's collateral, <Usdc amount={formatUsdc(done.payerReceivedUsdc)} /> reached the payer.{" "}
+        {verdict === "uphold" ? (
+          <>
+            Upheld: <Usdc amount={formatUsdc(done.slashedUsdc)} /> left the agent's collateral, <Usdc amount={formatUsdc(done.payerReceivedUsdc)} /> reached the payer.
+          </>
+        ) : (
+          // A rejection moves no money: saying "0.00 USDC left…" would read as a transfer that happened.
+          "Rejected: nothing moved; the agent keeps its collateral and the payer's charge stands."
+        )}{" "}
         <ExplorerLink signature={done.signature} />
       </p>
     );

@@ -77,7 +77,7 @@ export function KeysScreen() {
             <table data-testid="keys-table" className="keys-table stack-narrow">
               <colgroup>
                 <col className="name" />
-                <col />
+                <col className="key" />
                 <col className="env" />
                 <col span={5} />
                 <col className="action" />
