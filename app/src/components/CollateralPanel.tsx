@@ -145,7 +145,7 @@ export function CollateralPanel({
             }}
           >
             <p>
-              Retiring stops new escrows for good (executions already open can still settle or be refunded) and starts a cooldown of {durationWords(collateral.cooldownSecs)}
+              Retiring stops new escrows for good (executions already open can still settle or be refunded) and starts a cooldown of {durationWords(collateral.cooldownSecs)}{" "}
               before the collateral can be withdrawn.
             </p>
             <div className="row">
