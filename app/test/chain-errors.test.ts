@@ -127,20 +127,6 @@ describe("the chain's raw texts in the dashboard's words", () => {
     });
   });
 
-  it("asks for an allowance in the app's words when the field was left empty and the wallet's keys have no caps to add up", () => {
-    const refused = new InvalidRequestError({
-      status: 400,
-      code: "validation_failed",
-      type: "invalid_request_error",
-      param: "amount_usdc",
-      message: "You have no usable test key; give amount_usdc.",
-    });
-    const explained = explain(refused);
-    assert.equal(explained.title, "Enter an allowance");
-    assert.equal(explained.fix, "Type how many USDC the marketplace may draw for you, for example 5, then sign again.");
-    assert.ok(!`${explained.detail} ${explained.fix}`.includes("amount_usdc"), "no API field name");
-  });
-
   it("says a 402's amounts in USDC without zeros beyond the cents, keeping the digits a small price needs", () => {
     const refused = new PaymentRequiredError({
       status: 402,

@@ -31,9 +31,11 @@ function rawGet(url: string, acceptEncoding: string | null): Promise<{ headers: 
 describe("the dashboard for a newcomer", function () {
   this.timeout(300_000);
   // Chromium logs every 4xx answer as a console error: the 402 the page explains is under test.
-  // An unreachable relayer is emulated by refusing the page's request, which Chromium logs too.
+  // An unreachable relayer is emulated by refusing the page's request, which Chromium logs too. The
+  // relayer's 400 to an empty allowance field from a wallet without keys is under test as well.
   const suite = dashboardSuite({
-    expectedError: (error) => error.includes("the server responded with a status of 402") || error.includes("net::ERR_CONNECTION_REFUSED"),
+    expectedError: (error) =>
+      error.includes("the server responded with a status of 402") || error.includes("the server responded with a status of 400") || error.includes("net::ERR_CONNECTION_REFUSED"),
   });
   let stack: Stack;
   let agent: ListedAgent;
@@ -58,7 +60,16 @@ describe("the dashboard for a newcomer", function () {
     await page.getByRole("button", { name: "Use the local test wallet" }).click();
     await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
     const owner = new PublicKey((await page.locator("header .who .mono").getAttribute("title"))!);
-    await page.getByRole("link", { name: "Wallet", exact: true }).click();
+    // An empty wallet's first screen says what comes first, and links to where it is done.
+    const fundFirst = page.getByTestId("fund-first");
+    await fundFirst.waitFor();
+    assert.match((await fundFirst.textContent())!, /Next step: fund your wallet\. It holds no USDC yet/);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await checkScreen(page, "keys-unfunded");
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await fundFirst.getByRole("link", { name: "Fund it on the Wallet screen" }).click();
     await page.getByTestId("no-sol").waitFor();
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
@@ -92,8 +103,36 @@ describe("the dashboard for a newcomer", function () {
     assert.equal(await stack.market.usdc(tokenAccountOf(stack.market, owner)), 1_000_000_000n);
     assert.equal(await stack.market.connection.getBalance(owner, "confirmed"), 2_000_000_000);
 
+    // The allowance field speaks for itself, beside it: a wallet without keys is asked for an
+    // amount when the field is left empty, "abc" is refused in words (no browser popup), and more
+    // than the balance is warned about but allowed.
+    const allowance = page.getByLabel("Allowance, USDC");
+    assert.match((await page.locator("#allowance-hint").textContent())!, /Without keys, enter an amount/);
+    await page.getByRole("button", { name: "Sign and set the allowance" }).click();
+    const problem = page.getByTestId("allowance-problem");
+    await problem.waitFor();
+    assert.match((await problem.textContent())!, /^Enter an amount: left empty, the allowance is the sum of your API keys' spending caps, and you have no key yet/);
+    assert.equal(await page.getByRole("alert").count(), 0, "no second banner");
+    await allowance.fill("abc");
+    assert.equal(await problem.count(), 0, "typing clears the message");
+    await page.getByRole("button", { name: "Sign and set the allowance" }).click();
+    assert.equal(await problem.textContent(), "Enter an amount in USDC with digits only, such as 5 or 2.50 (at most 6 decimals).");
+    assert.equal(await allowance.getAttribute("aria-invalid"), "true");
+    assert.equal(await allowance.evaluate((input) => (input as HTMLInputElement).validationMessage), "", "no browser validation");
+    await allowance.fill("5000");
+    assert.equal(
+      await page.getByTestId("allowance-above-balance").textContent(),
+      "More than the 1000.00 USDC the wallet holds: the allowance is set all the same, but a call is refused once it costs more than the balance.",
+    );
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await checkScreen(page, "wallet-allowance-above-balance");
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     // The funded wallet sets an allowance, and a key it generates pays for an execution over HTTP.
-    await page.getByLabel("Allowance, USDC").fill("5");
+    await allowance.fill("5");
+    assert.equal(await page.getByTestId("allowance-above-balance").count(), 0);
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
     await page.getByTestId("allowance-sent").waitFor({ timeout: 60_000 });
     await page.getByTestId("allowance").filter({ hasText: /^5\.00 USDC$/ }).waitFor();

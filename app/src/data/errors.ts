@@ -85,18 +85,6 @@ export function explain(error: unknown, localnet = false): Explained {
       link: null,
     };
   }
-  // An empty allowance field asks the relayer for the sum of the wallet's key caps, which a new
-  // wallet (no key, or a key without a cap) does not have: the API's words name its field.
-  if (error instanceof AgentMarketError && error.code === "validation_failed" && error.param === "amount_usdc") {
-    return {
-      title: "Enter an allowance",
-      detail: "Left empty, the allowance is the sum of your API keys' spending caps, and not every key of yours has one (or you have no key yet).",
-      fix: "Type how many USDC the marketplace may draw for you, for example 5, then sign again.",
-      code: null,
-      requestId: null,
-      link: null,
-    };
-  }
   // An upheld dispute's slash leaves a listed agent short of the minimum: say by how much.
   if (error instanceof AgentMarketError && error.code === "collateral_below_minimum") {
     const held = String(error.details.collateral_usdc ?? "?");

@@ -3,6 +3,7 @@ import { useCallback, useRef, useState } from "react";
 
 import { useApp } from "../app-context.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
+import { FundFirst } from "../components/FundFirst.js";
 import { KeyRow } from "../components/KeyRow.js";
 import { NewKeyForm } from "../components/NewKeyForm.js";
 import { NewKeySecret } from "../components/NewKeySecret.js";
@@ -47,6 +48,7 @@ export function KeysScreen() {
   return (
     <>
       <h1>API keys</h1>
+      <FundFirst />
       {created !== null && (
         <NewKeySecret
           created={created}

@@ -10,6 +10,7 @@ import { usdcText } from "../components/money.js";
 import { Loading } from "../components/Status.js";
 import { WebRunsPanel } from "../components/WebRunsPanel.js";
 import { formatSol } from "../data/chain-errors.js";
+import { allowanceAmount, allowanceProblem, emptyAllowanceRefusal } from "../data/allowance-field.js";
 import { chainRpcUrl } from "../data/config.js";
 import { MIN_FEE_LAMPORTS, requireFeeSol, solBalance } from "../data/fees.js";
 import { paidBy, useLive } from "../data/live.js";
@@ -30,6 +31,8 @@ export function WalletScreen() {
   const [confirmRevoke, setConfirmRevoke] = useState(false);
   const revokeButton = useRef<HTMLButtonElement>(null);
   const [amount, setAmount] = useState("");
+  const [amountProblem, setAmountProblem] = useState<string | null>(null);
+  const amountInput = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [sent, setSent] = useState<string | null>(null);
@@ -37,6 +40,7 @@ export function WalletScreen() {
   async function sign(build: () => Promise<{ transaction: string }>) {
     setBusy(true);
     setError(null);
+    setAmountProblem(null);
     setSent(null);
     try {
       await requireFeeSol(rpcUrl, wallet.address, config.localnet);
@@ -45,7 +49,10 @@ export function WalletScreen() {
       setSent(signature);
       reload();
     } catch (e) {
-      setError(e);
+      const refusal = emptyAllowanceRefusal(e);
+      if (refusal === null) return setError(e);
+      setAmountProblem(refusal);
+      amountInput.current?.focus();
     } finally {
       setBusy(false);
     }
@@ -53,8 +60,20 @@ export function WalletScreen() {
 
   function submit(event: FormEvent) {
     event.preventDefault();
+    const problem = allowanceProblem(amount);
+    if (problem !== null) {
+      setAmountProblem(problem);
+      amountInput.current?.focus();
+      return;
+    }
     void sign(() => session.wallet.allowanceTransaction({ network, ...(amount.trim() === "" ? {} : { amount_usdc: formatUsdc(parseUsdc(amount.trim())) }) }));
   }
+
+  // More than the wallet holds is allowed (the allowance may be set ahead of funding), but a call
+  // is still refused once it costs more than the balance: said beside the field, not blocked.
+  const typed = allowanceAmount(amount);
+  const held = funding.state === "ready" ? funding.value.balance_usdc : null;
+  const aboveBalance = typed !== null && held !== null && typed > parseUsdc(held);
 
   return (
     <>
@@ -108,8 +127,29 @@ export function WalletScreen() {
         <h2>Set or raise the allowance</h2>
         <label>
           Allowance, USDC
-          <input inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,6})?" value={amount} onChange={(e) => setAmount(e.target.value)} placeholder="the sum of your keys' caps" />
+          <input
+            ref={amountInput}
+            inputMode="decimal"
+            value={amount}
+            onChange={(e) => (setAmount(e.target.value), setAmountProblem(null))}
+            placeholder="for example 5"
+            aria-invalid={amountProblem !== null}
+            aria-describedby={["allowance-hint", amountProblem !== null && "allowance-problem", aboveBalance && "allowance-above"].filter(Boolean).join(" ")}
+          />
         </label>
+        {amountProblem !== null && (
+          <p id="allowance-problem" className="bad small" data-testid="allowance-problem">
+            {amountProblem}
+          </p>
+        )}
+        {aboveBalance && held !== null && (
+          <p id="allowance-above" className="small notice notice-warn" data-testid="allowance-above-balance">
+            More than the {usdcText(held)} the wallet holds: the allowance is set all the same, but a call is refused once it costs more than the balance.
+          </p>
+        )}
+        <p id="allowance-hint" className="muted small">
+          Left empty, the allowance is the sum of your API keys' spending caps: that needs at least one key, each with a cap. Without keys, enter an amount (runs from the Marketplace draw on it too).
+        </p>
         <p className="muted small">Your wallet signs an SPL Token approve prepared by the relayer; it replaces the current allowance.</p>
         <div className="row">
           <button type="submit" className="primary" disabled={busy}>
