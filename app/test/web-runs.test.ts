@@ -1,19 +1,20 @@
 // What bounds a run from the dashboard, in a real browser against a real relayer and localnet: the
 // run form's maximum price (a price raised on chain is refused, never charged), the agent page's
 // listing state and circuit breaker, the Wallet screen's web-run cap and revocation, and a metered
-// run, which holds the most it may cost and is charged for the units it used.
+// run, which holds the most it may cost and is charged for the units it used; a parameter's fault,
+// the form's or the relayer's, said beside its field.
 import { strict as assert } from "node:assert";
 
 import { listAgent, repriceOnChain, type ListedAgent } from "@agent-market/tests/marketplace";
 import { api, signIn } from "@agent-market/tests/relayer";
 import { signInWithTestWallet, type DashboardPage } from "./browser.js";
-import { SHOTS } from "./page-checks.js";
+import { checkScreenAt, SHOTS } from "./page-checks.js";
 import { dashboardSuite } from "./suite.js";
 
 describe("the limits of web runs in the dashboard", function () {
   this.timeout(300_000);
   // Chromium logs every 4xx answer as a console error; the refusals are the behaviour under test.
-  const suite = dashboardSuite({ expectedError: (error) => /the server responded with a status of (402|403|409)/.test(error) });
+  const suite = dashboardSuite({ expectedError: (error) => /the server responded with a status of (400|402|403|409)/.test(error) });
   let agent: ListedAgent;
 
   before(async () => {
@@ -67,6 +68,46 @@ describe("the limits of web runs in the dashboard", function () {
     await page.getByRole("button", { name: "Allow web runs again" }).click();
     await page.getByTestId("web-runs-state").filter({ hasText: /^Allowed/ }).waitFor();
     await run(page, "allowed again");
+    await page.getByTestId("run-output").waitFor();
+  });
+
+  it("says a parameter's fault beside its field in words, whether the form or the relayer found it, with no banner", async () => {
+    const { market } = suite.stack;
+    const payer = await market.payer(5_000_000n);
+    const dashboard = await suite.open(payer.wallet);
+    const { page } = dashboard;
+    await signInWithTestWallet(dashboard);
+    await page.goto(`/#/agents/${agent.address.toBase58()}`);
+    await page.getByLabel("Task").fill("check my parameters");
+    await page.getByLabel("language *").selectOption("en");
+    const maxWords = page.locator("#param-max_words");
+    const problem = page.getByTestId("param-problem");
+    const submit = page.getByRole("button", { name: "Run and pay from my wallet" });
+
+    // The form's own check: beside the field as it is typed; Run takes the reader there, no banner.
+    await maxWords.fill("1.5");
+    assert.equal(await problem.textContent(), "Must be a whole number.");
+    await submit.click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "param-max_words");
+    assert.equal(await page.getByRole("alert").count(), 0, "no banner repeating the field's message");
+
+    // The relayer's check against the agent's schema (minimum 1): the same place, the same words.
+    await maxWords.fill("0");
+    assert.equal(await problem.count(), 0);
+    await submit.click();
+    await problem.waitFor();
+    assert.equal(await problem.textContent(), "Must be 1 or more.");
+    assert.equal(await maxWords.getAttribute("aria-invalid"), "true");
+    assert.equal(await maxWords.getAttribute("aria-describedby"), "param-max_words-problem");
+    assert.equal(await page.getByRole("alert").count(), 0, "no banner");
+    assert.doesNotMatch((await page.locator("main").textContent())!, /validation_failed|parameters\.max_words|The relayer refused/);
+    assert.equal(await market.usdc(payer.tokenAccount), 5_000_000n, "nothing charged");
+    await checkScreenAt(page, "run-parameter-refused");
+
+    // Fixing the field clears its message, and the run goes through.
+    await maxWords.fill("3");
+    assert.equal(await problem.count(), 0);
+    await submit.click();
     await page.getByTestId("run-output").waitFor();
   });
 

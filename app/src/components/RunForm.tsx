@@ -6,6 +6,7 @@ import { callPriceUsdc, ExecutionFailedError, newIdempotencyKey, type Agent, typ
 import { useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
+import { parameterRefusal, type FieldRefusal } from "../data/parameter-refusal.js";
 import { streamedRun } from "../data/streamed-run.js";
 import { webRunClient } from "../data/web-runs.js";
 import { ChargeSummary } from "./ChargeSummary.js";
@@ -13,7 +14,7 @@ import { ErrorNotice } from "./ErrorNotice.js";
 import { ExplorerLink } from "./ExplorerLink.js";
 import { listingText } from "./listing-status.js";
 import { ReceiptCheck } from "./ReceiptCheck.js";
-import { SchemaForm } from "./SchemaForm.js";
+import { parameterInputId, SchemaForm, type FieldProblems } from "./SchemaForm.js";
 import { Usdc } from "./Usdc.js";
 
 // Refusals that mean the listing shown is out of date: the page reads it again, so its status and
@@ -23,7 +24,9 @@ const LISTING_CHANGED = new Set(["agent_terms_changed", "agent_unavailable", "en
 export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingChanged: () => void }) {
   const { session, network } = useApp();
   const [task, setTask] = useState("");
-  const [parameters, setParameters] = useState<Record<string, unknown> | string>({});
+  const [parameters, setParameters] = useState<Record<string, unknown>>({});
+  const [problems, setProblems] = useState<FieldProblems>({});
+  const [refused, setRefused] = useState<FieldRefusal | null>(null);
   const [idempotencyKey, setIdempotencyKey] = useState(newIdempotencyKey);
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<{ execution: Execution; request: { task: string; parameters: Record<string, unknown> } } | null>(null);
@@ -33,9 +36,12 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
 
   async function run(event: FormEvent) {
     event.preventDefault();
-    if (typeof parameters === "string") return setError(new Error(parameters));
+    // A field's problem is already beside it: the submission only takes the reader there.
+    const invalid = Object.keys(problems)[0];
+    if (invalid !== undefined) return document.getElementById(parameterInputId(invalid))?.focus();
     setBusy(true);
     setError(null);
+    setRefused(null);
     setResult(null);
     setStreamed(null);
     const request = { task, parameters };
@@ -48,7 +54,13 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
       setStreamed(null);
       setIdempotencyKey(newIdempotencyKey());
     } catch (e) {
-      setError(e);
+      // The relayer's check of one parameter goes beside its field, as the form's own checks do.
+      const refusal = parameterRefusal(e);
+      const field = refusal === null ? null : document.getElementById(parameterInputId(refusal.field));
+      if (refusal !== null && field !== null) {
+        setRefused(refusal);
+        field.focus();
+      } else setError(e);
       // A refused or refunded call is finished: the next submission is a new call.
       const status = (e as { status?: number }).status;
       if (e instanceof ExecutionFailedError || status === 402 || status === 409 || status === 429 || status === 503) setIdempotencyKey(newIdempotencyKey());
@@ -83,8 +95,15 @@ export function RunForm({ agent, onListingChanged }: { agent: Agent; onListingCh
           Task
           <textarea required maxLength={20000} rows={3} value={task} onChange={(e) => setTask(e.target.value)} placeholder="What should the agent do?" />
         </label>
-        <SchemaForm schema={agent.input_schema} onChange={setParameters} />
-        {typeof parameters === "string" && <p className="bad small">{parameters}</p>}
+        <SchemaForm
+          schema={agent.input_schema}
+          refused={refused}
+          onChange={(next, nextProblems) => {
+            setParameters(next);
+            setProblems(nextProblems);
+            setRefused(null);
+          }}
+        />
         <p className="muted small" data-testid="run-max-price">
           {agent.pricing.model === "metered" ? (
             <>

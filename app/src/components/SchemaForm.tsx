@@ -1,5 +1,6 @@
 // Inputs generated from a JSON Schema object's properties: text, enums, numbers, booleans; any
-// other type as JSON. Returns the parameters object (or the first problem) through onChange.
+// other type as JSON. Returns the parameters object and each field's problem through onChange, and
+// shows a field's problem beside it (its own check's, or the relayer's refusal of that field).
 import { useEffect, useState } from "react";
 
 interface PropertySchema {
@@ -27,52 +28,79 @@ function initial(schema: PropertySchema): string | boolean {
   return typeof schema.default === "string" ? schema.default : JSON.stringify(schema.default);
 }
 
-function toParameters(properties: Record<string, PropertySchema>, values: Values): Record<string, unknown> | string {
-  const out: Record<string, unknown> = {};
+/** Each field's problem, by name: what the form can check before the relayer does. */
+export type FieldProblems = Record<string, string>;
+
+function toParameters(properties: Record<string, PropertySchema>, values: Values): { parameters: Record<string, unknown>; problems: FieldProblems } {
+  const parameters: Record<string, unknown> = {};
+  const problems: FieldProblems = {};
   for (const [name, schema] of Object.entries(properties)) {
     const value = values[name];
     if (value === "" || value === undefined) continue;
     switch (kind(schema)) {
       case "boolean":
-        out[name] = value === true;
+        parameters[name] = value === true;
         break;
       case "number":
       case "integer": {
         const n = Number(value);
-        if (!Number.isFinite(n) || (kind(schema) === "integer" && !Number.isInteger(n))) return `${name} must be ${kind(schema) === "integer" ? "an integer" : "a number"}`;
-        out[name] = n;
+        if (!Number.isFinite(n) || (kind(schema) === "integer" && !Number.isInteger(n))) problems[name] = kind(schema) === "integer" ? "Must be a whole number." : "Must be a number.";
+        else parameters[name] = n;
         break;
       }
       case "enum":
-        out[name] = schema.enum!.find((e) => JSON.stringify(e) === value || e === value);
+        parameters[name] = schema.enum!.find((e) => JSON.stringify(e) === value || e === value);
         break;
       case "string":
-        out[name] = value;
+        parameters[name] = value;
         break;
       case "json":
         try {
-          out[name] = JSON.parse(String(value));
+          parameters[name] = JSON.parse(String(value));
         } catch {
-          return `${name} is not valid JSON`;
+          problems[name] = "Is not valid JSON.";
         }
     }
   }
-  return out;
+  return { parameters, problems };
 }
 
-export function SchemaForm({ schema, onChange }: { schema: Record<string, unknown>; onChange: (parameters: Record<string, unknown> | string) => void }) {
+/** The input of a parameter, for focusing the field a problem is in. */
+export const parameterInputId = (name: string) => `param-${name}`;
+
+export function SchemaForm({
+  schema,
+  onChange,
+  refused,
+}: {
+  schema: Record<string, unknown>;
+  onChange: (parameters: Record<string, unknown>, problems: FieldProblems) => void;
+  /** The relayer's refusal of one field, shown beside it until the form changes. */
+  refused: { field: string; problem: string } | null;
+}) {
   const properties = (schema.properties ?? {}) as Record<string, PropertySchema>;
   const required = new Set((schema.required ?? []) as string[]);
   const [values, setValues] = useState<Values>(() => Object.fromEntries(Object.entries(properties).map(([n, s]) => [n, initial(s)])));
-  useEffect(() => onChange(toParameters(properties, values)), [values]); // eslint-disable-line react-hooks/exhaustive-deps
+  const checked = toParameters(properties, values);
+  useEffect(() => onChange(checked.parameters, checked.problems), [values]); // eslint-disable-line react-hooks/exhaustive-deps
 
   if (Object.keys(properties).length === 0) return <p className="muted small">This agent takes no parameters.</p>;
   return (
     <fieldset className="schema-form">
       <legend>Parameters</legend>
       {Object.entries(properties).map(([name, prop]) => {
-        const id = `param-${name}`;
+        const id = parameterInputId(name);
         const set = (v: string | boolean) => setValues((old) => ({ ...old, [name]: v }));
+        const problem = checked.problems[name] ?? (refused?.field === name ? refused.problem : undefined);
+        const problemId = `${id}-problem`;
+        // Spread onto the field's control: marked invalid and described by its problem.
+        const invalid = problem === undefined ? {} : { "aria-invalid": true, "aria-describedby": problemId };
+        const beside =
+          problem === undefined ? null : (
+            <span id={problemId} className="bad small field-problem" data-testid="param-problem">
+              {problem}
+            </span>
+          );
         const label = (
           <span>
             {prop.title ?? name}
@@ -84,14 +112,15 @@ export function SchemaForm({ schema, onChange }: { schema: Record<string, unknow
           case "boolean":
             return (
               <label key={name} className="check">
-                <input id={id} type="checkbox" checked={values[name] === true} onChange={(e) => set(e.target.checked)} /> {label}
+                <input id={id} type="checkbox" {...invalid} checked={values[name] === true} onChange={(e) => set(e.target.checked)} /> {label}
+                {beside}
               </label>
             );
           case "enum":
             return (
               <label key={name}>
                 {label}
-                <select id={id} required={required.has(name)} value={String(values[name])} onChange={(e) => set(e.target.value)}>
+                <select id={id} {...invalid} required={required.has(name)} value={String(values[name])} onChange={(e) => set(e.target.value)}>
                   <option value="">–</option>
                   {prop.enum!.map((option) => (
                     <option key={JSON.stringify(option)} value={typeof option === "string" ? option : JSON.stringify(option)}>
@@ -99,13 +128,15 @@ export function SchemaForm({ schema, onChange }: { schema: Record<string, unknow
                     </option>
                   ))}
                 </select>
+                {beside}
               </label>
             );
           case "json":
             return (
               <label key={name}>
                 {label} (JSON)
-                <textarea id={id} required={required.has(name)} value={String(values[name])} onChange={(e) => set(e.target.value)} rows={3} />
+                <textarea id={id} {...invalid} required={required.has(name)} value={String(values[name])} onChange={(e) => set(e.target.value)} rows={3} />
+                {beside}
               </label>
             );
           default:
@@ -114,12 +145,14 @@ export function SchemaForm({ schema, onChange }: { schema: Record<string, unknow
                 {label}
                 <input
                   id={id}
+                  {...invalid}
                   required={required.has(name)}
                   inputMode={kind(prop) === "string" ? undefined : "decimal"}
                   maxLength={prop.maxLength}
                   value={String(values[name])}
                   onChange={(e) => set(e.target.value)}
                 />
+                {beside}
               </label>
             );
         }
