@@ -72,8 +72,15 @@ describe("relayer: execute", function () {
     assert.equal(execution.status, "succeeded");
     assert.deepEqual(execution.output, { echoed: "summarize this please", words: 3 });
     const { creatorShareUsdc, feeUsdc } = splitPayment(PRICE);
+    // A fixed price: the whole escrow charged, nothing returned, no unit price.
     assert.deepEqual(execution.charge, {
       amount_usdc: "0.250000",
+      charged_usdc: "0.250000",
+      held_usdc: "0.250000",
+      returned_usdc: "0.000000",
+      units: "0",
+      price_per_unit_usdc: null,
+      max_units: null,
       creator_share_usdc: "0.247500",
       fee_usdc: "0.002500",
       currency: "USDC",
@@ -375,6 +382,12 @@ describe("relayer: execute", function () {
       assert.equal(covered.status, 200, JSON.stringify(covered.body));
       assert.deepEqual((covered.body as Execution).charge, {
         amount_usdc: "0.000000",
+        charged_usdc: "0.000000",
+        held_usdc: "0.000000",
+        returned_usdc: "0.000000",
+        units: "0",
+        price_per_unit_usdc: null,
+        max_units: null,
         creator_share_usdc: "0.000000",
         fee_usdc: "0.000000",
         currency: "USDC",

@@ -111,7 +111,8 @@ describe("SDK: CLI and client end to end", function () {
     assert.equal(pass.code, 0, pass.stdout + pass.stderr);
     const report = JSON.parse(pass.stdout) as { ok: boolean; checks: { check: string; status: string }[] };
     assert.equal(report.ok, true);
-    assert.ok(report.checks.every((c) => c.status === "pass"), pass.stdout);
+    // Every check passes but the stream's, skipped: the echo agent answers whole.
+    assert.ok(report.checks.every((c) => c.status === (c.check.startsWith("stream") ? "skip" : "pass")), pass.stdout);
     // The creator kit's /sign-batch: it signs the probe's result in a batch and refuses a forged one.
     assert.deepEqual(
       report.checks.filter((c) => c.check.startsWith("batch ")).map((c) => c.check),
