@@ -187,12 +187,7 @@ export class CreatorClient {
     }
     // The digest is rebuilt from the escrow the request named: a signature over anything else
     // (another escrow, the v1 digest) is bad_signature, and the execution is refunded.
-    const { max_units, ...escrow } = call.request;
-    const check = verifyCreatorResponse(parsed, {
-      ...escrow,
-      signing_key: call.signing_key,
-      ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }),
-    });
+    const check = verifyCreatorResponse(parsed, { ...call.request, signing_key: call.signing_key });
     if (!check.ok) {
       return {
         ok: false,

@@ -12,12 +12,7 @@ export type StreamReading =
 
 /** Checks an answer to `request` as the relayer does: its escrow, the key, a metered max_units. */
 export function verifyAnswer(body: unknown, request: CreatorExecuteRequest, signingKey: Uint8Array): CreatorResponseCheck {
-  const { max_units, ...escrow } = request;
-  return verifyCreatorResponse(body, {
-    ...escrow,
-    signing_key: signingKey,
-    ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }),
-  });
+  return verifyCreatorResponse(body, { ...request, signing_key: signingKey });
 }
 
 export async function readCreatorStream(

@@ -354,7 +354,7 @@ export type CreatorResponseCheck =
  */
 export function verifyCreatorResponse(
   body: unknown,
-  expected: WireEscrow & { signing_key: Uint8Array; max_units?: bigint },
+  expected: WireEscrow & { signing_key: Uint8Array } & Pick<CreatorExecuteRequest, "max_units">,
 ): CreatorResponseCheck {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return { ok: false, reason: "malformed_response", message: "the response body is not a JSON object" };
@@ -400,11 +400,13 @@ export function verifyCreatorResponse(
   if (!ed25519Verify(signature, digest, expected.signing_key)) {
     return { ok: false, reason: "bad_signature", message: "signature does not verify against the agent's registered key" };
   }
-  if (expected.max_units !== undefined && units > expected.max_units) {
+  // The request's own max_units, as the marketplace sent it: a request it made, so well formed.
+  const max_units = expected.max_units === undefined ? null : parseDecimalU64(expected.max_units);
+  if (max_units !== null && units > max_units) {
     return {
       ok: false,
       reason: "units_above_maximum",
-      message: `units ${units} are above the call's max_units ${expected.max_units}`,
+      message: `units ${units} are above the call's max_units ${max_units}`,
     };
   }
   return { ok: true, result_hash: resultHash, units, digest, signature, output: response.output };
