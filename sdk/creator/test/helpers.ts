@@ -55,12 +55,11 @@ export function executeRequest(
 }
 
 /**
- * What `verifyCreatorResponse` checks an answer to `request` against: its escrow, the creator's
- * key, and a metered request's max_units (a decimal string on the wire, a bigint here).
+ * What `verifyCreatorResponse` checks an answer to `request` against: the request itself (its
+ * escrow, a metered request's max_units) and the creator's key.
  */
 export function expectedAnswer(request: CreatorExecuteRequest) {
-  const { max_units, ...escrow } = request;
-  return { ...escrow, signing_key: creatorPublicKey, ...(max_units === undefined ? {} : { max_units: BigInt(max_units) }) };
+  return { ...request, signing_key: creatorPublicKey };
 }
 
 export interface SendOptions {
