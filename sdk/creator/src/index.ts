@@ -22,7 +22,7 @@ export {
 } from "./responses.js";
 export { metered, Metered } from "./metered.js";
 export { type ChunkStream, type ServiceStream } from "./stream.js";
-export { nodeListener } from "./node.js";
+export { nodeListener, type NodeListenerOptions } from "./node.js";
 export { parseKeypairJson, readKeypairFile } from "./keypair.js";
 export {
   DEFAULT_REQUEST_TOLERANCE_SECS,

@@ -80,9 +80,11 @@ function readBody(req: IncomingMessage, max_bytes: number): Promise<Uint8Array |
   });
 }
 
-async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(core: AgentServiceCore, basePath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // The signature covers the path as sent, base included: only the routing drops the base.
   const path = req.url ?? "/";
-  const pathname = path.split("?", 1)[0];
+  const full = path.split("?", 1)[0]!;
+  const pathname = full.startsWith(`${basePath}/`) ? full.slice(basePath.length) : undefined;
   if (pathname === "/health") {
     if (req.method === "GET") sendJson(res, core.health());
     else sendJson(res, errorResponse(405, "method_not_allowed", "use GET /health"), { allow: "GET" });
@@ -90,7 +92,7 @@ async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerRe
   }
   const route = pathname !== undefined && Object.hasOwn(POST_ROUTES, pathname) ? POST_ROUTES[pathname] : undefined;
   if (route === undefined) {
-    const message = "this service answers POST /execute, POST /sign-batch and GET /health";
+    const message = `this service answers POST ${basePath}/execute, POST ${basePath}/sign-batch and GET ${basePath}/health`;
     sendJson(res, errorResponse(404, "not_found", message));
     return;
   }
@@ -122,10 +124,20 @@ async function serve(core: AgentServiceCore, req: IncomingMessage, res: ServerRe
   else sendJson(res, response);
 }
 
+export interface NodeListenerOptions {
+  /**
+   * The path the service is mounted under, as in its listed endpoint (`/agents/a1` for the
+   * endpoint `https://host/agents/a1`): it then answers `${basePath}/execute` and the like.
+   */
+  basePath?: string;
+}
+
 /** A node:http request listener for `core`. */
-export function nodeListener(core: AgentServiceCore): RequestListener {
+export function nodeListener(core: AgentServiceCore, options: NodeListenerOptions = {}): RequestListener {
+  const basePath = (options.basePath ?? "").replace(/\/+$/, "");
+  if (basePath !== "" && !basePath.startsWith("/")) throw new Error(`basePath must start with "/": ${options.basePath}`);
   return (req, res) => {
-    serve(core, req, res).catch(() => {
+    serve(core, basePath, req, res).catch(() => {
       // The routes never throw, so this is reading the body failing: answer if anyone listens.
       if (!res.headersSent && !res.destroyed) {
         sendJson(res, errorResponse(400, "invalid_request", "the request could not be read"));
