@@ -9,12 +9,21 @@ import type { ExamplePricing } from "./pricing.js";
 import type { RunningAgent, StartOptions } from "./start.js";
 
 export * from "./agents/echo.js";
+export * from "./agents/starter.js";
 export * from "./agents/metered-text-stats.js";
 export * from "./agents/text-stats.js";
 export * from "./agents/word-stream.js";
 export type { ExamplePricing } from "./pricing.js";
 export { ENGLISH_STOPWORDS } from "./agents/stopwords.js";
 export { startAgent, type RunningAgent, type StartOptions } from "./start.js";
+export {
+  DEFAULT_STARTER_AGENTS_PER_CREATOR,
+  MAX_STARTER_AGENTS,
+  startStarterHost,
+  type RunningStarterHost,
+  type StarterHostOptions,
+  type StarterKey,
+} from "./starter-host.js";
 
 export interface ExampleAgent {
   listing: ListingDocument;
