@@ -128,6 +128,11 @@ export interface DashboardConfig {
    * their wallets sign through it.
    */
   rpc_urls: Partial<Record<NetworkName, string>>;
+  /**
+   * Localnet only: the local marketplace's starter host, which holds a signing key for a
+   * newcomer's agent so that it can be listed from the browser alone (routes/dashboard-starter-agent.ts).
+   */
+  starter_agent?: { url: string; token: string };
 }
 
 export { ConfigError };
@@ -297,6 +302,18 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
       dashboardRpcUrls[name] = value;
     }
   }
+  const starterUrl = reader.text("DASHBOARD_STARTER_AGENT_URL");
+  const starterToken = reader.text("DASHBOARD_STARTER_AGENT_TOKEN");
+  let starterAgent: { url: string; token: string } | undefined;
+  if (starterUrl !== undefined || starterToken !== undefined) {
+    if (!dashboardLocalnet || dashboardDir === undefined) {
+      reader.problem("DASHBOARD_STARTER_AGENT_URL is the local marketplace's: set DASHBOARD_DIR and DASHBOARD_LOCALNET too");
+    } else if (starterUrl === undefined || starterToken === undefined) {
+      reader.problem("DASHBOARD_STARTER_AGENT_URL and DASHBOARD_STARTER_AGENT_TOKEN go together");
+    } else if (reader.url("DASHBOARD_STARTER_AGENT_URL", starterUrl, ["http:", "https:"]) !== undefined) {
+      starterAgent = { url: starterUrl.replace(/\/+$/, ""), token: starterToken };
+    }
+  }
 
   const config: RelayerConfig = {
     host,
@@ -349,6 +366,7 @@ export function parseConfig(env: Env = process.env): RelayerConfig {
             ...(indexerGraphqlUrl === undefined ? {} : { indexer_graphql_url: indexerGraphqlUrl }),
             localnet: dashboardLocalnet,
             rpc_urls: dashboardRpcUrls,
+            ...(starterAgent === undefined ? {} : { starter_agent: starterAgent }),
           },
         }),
   };

@@ -430,6 +430,21 @@ export const ERROR_CODES = {
     type: "api_error",
     description: "The network's RPC did not answer; nothing was charged. Retry later.",
   },
+  starter_agent_taken: {
+    status: 409,
+    type: "invalid_request_error",
+    description: "Localnet's starter host already holds a key for this agent address, set up by another wallet.",
+  },
+  starter_agent_limit: {
+    status: 429,
+    type: "rate_limit_error",
+    description: "The wallet (or the local marketplace) has as many starter agents as localnet's starter host keeps.",
+  },
+  starter_agent_unavailable: {
+    status: 503,
+    type: "api_error",
+    description: "Localnet's starter host did not answer: is npm start still running?",
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

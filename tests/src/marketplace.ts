@@ -66,7 +66,10 @@ export function pricingWire(pricing: Pricing): Record<string, unknown> {
 export async function registerOnChain(
   market: TestMarket,
   terms: {
-    signing: Keypair;
+    /** The signing key, or its public half with its proof for this agent and creator (made elsewhere). */
+    signing: Keypair | { publicKey: PublicKey; keyProof: Uint8Array };
+    /** The agent's id; a fresh one when left out. */
+    agentId?: Uint8Array;
     endpoint: string;
     listing: ListingDocument;
     pricing: Pricing;
@@ -85,7 +88,9 @@ export async function registerOnChain(
   } else {
     creator = await market.walletWithUsdc(collateral);
   }
-  const agentId = randomId();
+  const agentId = terms.agentId ?? randomId();
+  const address = agentPda(agentId, market.programId);
+  const { signing } = terms;
   await market.send(
     registerAgentInstructions({
         programId: market.programId,
@@ -102,11 +107,11 @@ export async function registerOnChain(
           maxExecutionSecs: terms.maxExecutionSecs ?? 30,
         },
         collateralUsdc: collateral,
-        signingKeyProof: signingKeyProof(terms.signing, agentPda(agentId, market.programId), creator.wallet.publicKey),
+        signingKeyProof: "keyProof" in signing ? signing.keyProof : signingKeyProof(signing, address, creator.wallet.publicKey),
       }).slice(0, terms.withoutReceiptLog ? 2 : 3),
     [creator.wallet],
   );
-  return { creator, agentId, address: agentPda(agentId, market.programId) };
+  return { creator, agentId, address };
 }
 
 /** Registers an agent on-chain for a new creator and lists it through the relayer. */

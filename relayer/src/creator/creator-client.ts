@@ -45,7 +45,32 @@ export type CreatorOutcome =
       signature: Uint8Array;
       latency_ms: number;
     }
-  | { ok: false; failure: CreatorFailure; message: string; latency_ms: number; status?: number };
+  | {
+      ok: false;
+      failure: CreatorFailure;
+      message: string;
+      latency_ms: number;
+      status?: number;
+      /** An error status's `{"error": {code, message}}`, as the creator's kit answers: the creator's own words, cut short. */
+      service_error?: { code: string; message: string };
+    };
+
+/** How much of a creator's own error message is kept: enough to say what it refused. */
+const SERVICE_MESSAGE_CHARS = 300;
+
+/** The creator kit's error body, if `body` is one: its code and message, printable and cut short. */
+function serviceError(body: Buffer): { code: string; message: string } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (typeof error?.code !== "string" || !/^[a-z0-9_]{1,64}$/.test(error.code)) return undefined;
+  const message = typeof error.message === "string" ? error.message.replace(/[\u0000-\u001f\u007f]/g, " ").slice(0, SERVICE_MESSAGE_CHARS) : "";
+  return { code: error.code, message };
+}
 
 export interface CreatorCall {
   endpoint: string;
@@ -165,12 +190,14 @@ export class CreatorClient {
     const { latency_ms } = response;
     if (response.status !== 200) {
       const redirect = response.status >= 300 && response.status < 400 ? " (redirects are not followed)" : "";
+      const service_error = serviceError(response.body);
       return {
         ok: false,
         failure: "http_error",
-        message: `the endpoint answered ${response.status}${redirect}`,
+        message: `the endpoint answered ${response.status}${service_error ? ` ${service_error.code}` : ""}${redirect}`,
         latency_ms,
         status: response.status,
+        ...(service_error ? { service_error } : {}),
       };
     }
     let parsed: unknown;

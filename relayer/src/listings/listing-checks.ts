@@ -222,7 +222,10 @@ export class ListingChecks {
       case "timeout":
         throw new ApiError("endpoint_unreachable", message, "endpoint");
       case "http_error":
-        throw new ApiError("probe_http_error", message, undefined, { status: outcome.status });
+        throw new ApiError("probe_http_error", message, undefined, {
+          status: outcome.status,
+          ...(outcome.service_error ? { service_code: outcome.service_error.code, service_message: outcome.service_error.message } : {}),
+        });
       case "response_too_large":
       case "invalid_response":
         throw new ApiError("probe_invalid_response", message);

@@ -89,6 +89,8 @@ export function registerDashboard(app: RouteApp, services: Services): void {
       indexer_graphql_url: dashboard.indexer_graphql_url ?? null,
       networks: served,
       localnet: dashboard.localnet,
+      // Localnet only: the listing screen may offer the starter host (routes/dashboard-starter-agent.ts).
+      starter_agent: dashboard.starter_agent !== undefined,
       // A local chain's RPC: its address for explorer links, and the relayed path the page itself
       // calls (routes/dashboard-rpc.ts). A hosted chain's only as DASHBOARD_<NETWORK>_RPC_URL names
       // it (the relayer's own RPC URL may carry its provider's key).

@@ -18,6 +18,7 @@ import { registerAuthSessionGet } from "./auth-session-get.js";
 import { registerAuthSessionsDelete } from "./auth-sessions-delete.js";
 import { registerDashboard } from "./dashboard.js";
 import { registerDashboardFaucet } from "./dashboard-faucet.js";
+import { registerDashboardStarterAgent } from "./dashboard-starter-agent.js";
 import { registerDashboardRpc } from "./dashboard-rpc.js";
 import { registerDisputesAttachment } from "./disputes-attachment.js";
 import { registerDisputesEvidenceCreate } from "./disputes-evidence-create.js";
@@ -95,5 +96,6 @@ export function registerRoutes(fastify: FastifyInstance, services: Services): vo
   registerReference(app);
   registerDashboardRpc(app, services);
   registerDashboardFaucet(app, services);
+  registerDashboardStarterAgent(app, services);
   registerDashboard(app, services);
 }
