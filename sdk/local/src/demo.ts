@@ -111,7 +111,7 @@ export interface DemoOptions {
   marketplace_key: Keypair;
   agent_port: number;
   /** The agents' servers are pushed here as they start, for the caller to close them. */
-  running: RunningAgent[];
+  running: Pick<RunningAgent, "close">[];
   log(line: string): void;
 }
 

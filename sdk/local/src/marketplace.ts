@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { exampleAgents, type RunningAgent } from "@agent-market/examples";
+import { exampleAgents, startStarterHost, type RunningAgent, type RunningStarterHost } from "@agent-market/examples";
 import { Connection, Keypair } from "@solana/web3.js";
 
 import { keypairAt, rpc, setUpDemo, type DemoAgent, type State } from "./demo.js";
@@ -32,7 +32,7 @@ export interface LocalMarketplaceOptions {
   relayer_port: number;
   /** The indexer's GraphQL server's port; a free one when left out. */
   indexer_port?: number;
-  /** First of the ports the example agents listen on (one each, in order). */
+  /** First of the ports the example agents listen on (one each, in order), then the starter host's. */
   agent_port: number;
   /** The embedded PostgreSQL's port; a free one when left out. Unused with `database_url`. */
   postgres_port?: number;
@@ -65,6 +65,8 @@ export interface LocalMarketplace {
   relayer_url: string;
   /** The indexer's GraphQL endpoint (GraphiQL on GET). */
   indexer_url: string;
+  /** The starter host, which serves the agents newcomers list from the dashboard (each under /agents/<address>). */
+  starter_url: string;
   database_url: string;
   agents: DemoAgent[];
   wallet: Keypair;
@@ -159,8 +161,9 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
   const binary = options.localnet_binary ?? localnetBinary();
   if (!existsSync(binary)) throw new Error(`${binary} does not exist: run \`npm run build\` first`);
 
-  const running: RunningAgent[] = [];
+  const running: (RunningAgent | RunningStarterHost)[] = [];
   const closeAgents = () => Promise.all(running.splice(0).map((agent) => agent.close().catch(() => undefined)));
+  const starter_port = options.agent_port + Object.keys(exampleAgents).length;
   const supervisor = new Supervisor({
     log,
     log_dir: join(data_dir, "logs"),
@@ -176,6 +179,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     [options.relayer_port, "RELAYER_PORT"],
     ...(options.indexer_port !== undefined ? [[options.indexer_port, "INDEXER_PORT"] as [number, string]] : []),
     ...Object.keys(exampleAgents).map((_, i) => [options.agent_port + i, "AGENTS_PORT"] as [number, string]),
+    [starter_port, "AGENTS_PORT"],
   ];
   await checkPortsFree(ports);
   const indexer_port = options.indexer_port ?? (await freePortBesides(ports.map(([port]) => port)));
@@ -247,6 +251,17 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
     writeFileSync(relayerKeypairPath, JSON.stringify([...devKeypair("relayer").secretKey]), { mode: 0o600 });
     const marketplace_key = keypairAt(join(data_dir, "marketplace.json"));
     const relayer_url = `http://127.0.0.1:${options.relayer_port}`;
+    const dashboard = existsSync(join(DASHBOARD_DIR, "index.html"));
+    // The agents newcomers list from the dashboard: the relayer asks it for their keys, with a
+    // token of this start's (the keys themselves are kept in the data folder).
+    const starter_token = randomBytes(24).toString("hex");
+    const starter = await startStarterHost({
+      marketplaceKey: marketplace_key.publicKey.toBase58(),
+      keysFile: join(data_dir, "starter-agents.json"),
+      adminToken: starter_token,
+      port: starter_port,
+    });
+    running.push(starter);
     log(`starting the relayer on ${relayer_url} (${options.database_url ? "your PostgreSQL" : "embedded PostgreSQL"}, ${options.redis_url ? "BullMQ" : "in-process jobs"})`);
     const relayer_env: Record<string, string> = {
       RELAYER_PORT: String(options.relayer_port),
@@ -260,8 +275,14 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       DEVNET_PROGRAM_ID: program_id,
       DEVNET_INDEXER_URL: indexer_url,
       // The dashboard, served by the relayer on its own origin, with the local test wallet.
-      ...(existsSync(join(DASHBOARD_DIR, "index.html"))
-        ? { DASHBOARD_DIR, INDEXER_GRAPHQL_URL: indexer_url, DASHBOARD_LOCALNET: "true" }
+      ...(dashboard
+        ? {
+            DASHBOARD_DIR,
+            INDEXER_GRAPHQL_URL: indexer_url,
+            DASHBOARD_LOCALNET: "true",
+            DASHBOARD_STARTER_AGENT_URL: starter.url,
+            DASHBOARD_STARTER_AGENT_TOKEN: starter_token,
+          }
         : {}),
       ENDPOINT_POLICY: "development",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
@@ -335,6 +356,7 @@ export async function startLocalMarketplace(options: LocalMarketplaceOptions): P
       rpc_url,
       relayer_url,
       indexer_url,
+      starter_url: starter.url,
       database_url,
       ...demo,
       processes: {

@@ -85,6 +85,7 @@ Agent Market is running (data in ${data_dir}).
   indexer         ${marketplace.indexer_url}   (GraphQL; GraphiQL in a browser)
   database        ${marketplace.database_url.replace(/:[^:@/]+@/, ":…@")}
   agents          ${agents}
+  starter agents  ${marketplace.starter_url}/agents/…   (serves the agents you list on the dashboard's List an agent screen)
   test wallet     ${marketplace.wallet.publicKey.toBase58()} (USDC with a 50 USDC allowance)
 
 Your test API key (keep it secret; it spends the test wallet's USDC):
