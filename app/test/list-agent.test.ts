@@ -115,7 +115,10 @@ describe("listing an agent from the dashboard", function () {
     await page.getByLabel("Endpoint (your service's base URL)").fill("http://127.0.0.1:9");
     await page.getByRole("button", { name: "Check my endpoint" }).click();
     await page.locator('[data-testid="step-reachable"].bad').waitFor({ timeout: 60_000 });
-    assert.match((await reachable.textContent())!, /^✗ not yet: Endpoint publicly reachable: Conformance probe: .+\. endpoint_unreachable$/);
+    assert.match(
+      (await reachable.textContent())!,
+      /^✗ not yet: Endpoint publicly reachable: Nothing answered at http:\/\/127\.0\.0\.1:9 \(.+\)\. What to change: Check that your service is running and listening at that address, .+ endpoint_unreachable$/,
+    );
     assert.equal(await conformance.getAttribute("class"), "", "conformance not tried");
     assert.equal(await register.isDisabled(), true);
     assert.equal(
@@ -138,7 +141,10 @@ describe("listing an agent from the dashboard", function () {
     await page.getByRole("button", { name: "Check my endpoint" }).click();
     await page.locator('[data-testid="step-conformance"].bad').waitFor({ timeout: 60_000 });
     assert.equal(await reachable.getAttribute("class"), "ok");
-    assert.match((await conformance.textContent())!, /: Conformance probe: .+\. probe_bad_signature$/);
+    assert.match(
+      (await conformance.textContent())!,
+      /: Your service's result is not signed by the key given here: .+\. What to change: Give the public key your service signs with \(its GET \/health names it\), or start the service with this key\. probe_bad_signature$/,
+    );
     assert.equal(await register.isDisabled(), true);
     await checkScreen(page, "list-agent-bad-signature");
     assert.equal(await fetchAgent(stack.market.connection, planned, { programId: stack.market.programId }), null, "still no agent account");

@@ -1,6 +1,7 @@
 import { AgentMarketError } from "@agent-market/client";
 
 import { Check } from "./Check.js";
+import { probeAdvice, type ProbeTarget } from "./probe-advice.js";
 
 /** Where the pre-registration probe stands for the form's current endpoint, key and schemas. */
 export type ProbeOutcome = { state: "running" } | { state: "passed"; latency_ms: number } | { state: "failed"; error: unknown };
@@ -16,29 +17,31 @@ export function failedStep(error: unknown): "reachability" | "conformance" | nul
   return error.code.startsWith("probe_") ? "conformance" : null;
 }
 
-function Advice({ error }: { error: unknown }) {
+function Advice({ error, target }: { error: unknown; target: ProbeTarget }) {
   const e = error as AgentMarketError;
+  const advice = probeAdvice(e, target);
   return (
-    <span className="small">
-      : {e.message} <code>{e.code}</code>
+    <span className="small probe-advice" data-testid="probe-advice">
+      : <span data-testid="probe-answered">{advice.answered}</span> <strong>What to change:</strong>{" "}
+      <span data-testid="probe-change">{advice.change}</span> <code>{e.code}</code>
     </span>
   );
 }
 
 /** The endpoint and interface steps of the listing, run before register_agent locks any collateral. */
-export function ConformanceSteps({ outcome }: { outcome: ProbeOutcome | null }) {
+export function ConformanceSteps({ outcome, target }: { outcome: ProbeOutcome | null; target: ProbeTarget }) {
   const failed = outcome?.state === "failed" ? failedStep(outcome.error) : null;
   const running = outcome?.state === "running";
   return (
     <>
       <Check ok={outcome?.state === "passed" || failed === "conformance" ? true : failed === "reachability" ? false : null} testId="step-reachable">
         Endpoint publicly reachable{running && " (checking…)"}
-        {failed === "reachability" && outcome?.state === "failed" && <Advice error={outcome.error} />}
+        {failed === "reachability" && outcome?.state === "failed" && <Advice error={outcome.error} target={target} />}
       </Check>
       <Check ok={outcome?.state === "passed" ? true : failed === "conformance" ? false : null} testId="step-conformance">
         Interface conformance: the marketplace sends your service one signed test request{running && " (checking…)"}
         {outcome?.state === "passed" && `: answered in ${outcome.latency_ms} ms`}
-        {failed === "conformance" && outcome?.state === "failed" && <Advice error={outcome.error} />}
+        {failed === "conformance" && outcome?.state === "failed" && <Advice error={outcome.error} target={target} />}
       </Check>
     </>
   );

@@ -9,6 +9,8 @@ export interface DashboardConfig {
   networks: NetworkName[];
   /** A local chain: the browser-kept test wallet is offered and explorer links use a custom cluster. */
   localnet: boolean;
+  /** Localnet only: the starter host serves agents listed from this page (data/starter-agent.ts). */
+  starter_agent: boolean;
   /** The local chain's RPC address, for explorer links. */
   localnet_rpc_url: string | null;
   /** The local chain's RPC relayed on this origin, the one address sure to reach this page. */

@@ -11,13 +11,14 @@ import { ExplorerLink } from "../components/ExplorerLink.js";
 import { FormProblems } from "../components/FormProblems.js";
 import { PricingFields } from "../components/PricingFields.js";
 import { SchemaFields } from "../components/SchemaFields.js";
+import { listedKey, NEW_SIGNING_KEY, SigningKeyFields, type SigningKeyState } from "../components/SigningKeyFields.js";
+import { StarterOffer } from "../components/StarterOffer.js";
 import { Loading } from "../components/Status.js";
 import { Usdc } from "../components/Usdc.js";
 import { openChain } from "../data/chain.js";
 import { checkDocument, NEW_SCHEMA } from "../data/listing-document.js";
 import {
   generateSigningKey,
-  keyProofCommand,
   listAgent,
   marketTerms,
   planAgent,
@@ -25,11 +26,11 @@ import {
   registerAgent,
   signingKeyProblem,
   signingKeyProof,
-  type GeneratedKey,
   type ListingInput,
   type PlannedAgent,
 } from "../data/listing.js";
 import { checkPricing, NEW_PRICING } from "../data/pricing.js";
+import { setUpStarterAgent } from "../data/starter-agent.js";
 import { useLoad } from "../data/use-load.js";
 
 /**
@@ -46,11 +47,8 @@ export function ListAgentScreen() {
   }, [wallet.address]);
   const [form, setForm] = useState({ name: "", description: "", tags: "", endpoint: "", collateral: "", maxSecs: "30", input: NEW_SCHEMA, output: NEW_SCHEMA });
   const [pricing, setPricing] = useState(NEW_PRICING);
-  const [keyMode, setKeyMode] = useState<"paste" | "generate">("paste");
-  const [pasted, setPasted] = useState("");
-  const [pastedProof, setPastedProof] = useState("");
-  const [generated, setGenerated] = useState<GeneratedKey | null>(null);
-  const [downloaded, setDownloaded] = useState(false);
+  const [key, setKey] = useState<SigningKeyState>(NEW_SIGNING_KEY);
+  const [starterBusy, setStarterBusy] = useState(false);
   const [problems, setProblems] = useState<string[]>([]);
   const [step, setStep] = useState<string | null>(null);
   const [registered, setRegistered] = useState<{ agent: string; signature: string; input: ListingInput; pricing: Pricing; latency_ms: number } | null>(null);
@@ -64,8 +62,8 @@ export function ListAgentScreen() {
   if (terms.state === "error") return <ErrorNotice error={terms.error} onRetry={reloadTerms} />;
   const t = terms.value;
   const planned: PlannedAgent = t.planned;
-  const signingKey = keyMode === "paste" ? pasted : (generated?.publicKey ?? "");
-  const proofText = keyMode === "paste" ? pastedProof.trim() : "";
+  const signingKey = listedKey(key);
+  const proofText = key.mode === "paste" ? key.pastedProof.trim() : key.mode === "starter" ? (key.starter?.key_proof ?? "") : "";
   const probeKey = JSON.stringify([form.endpoint.trim(), signingKey.trim(), proofText, form.input, form.output, form.maxSecs]);
   const outcome = probe?.key === probeKey ? probe.outcome : null;
   const probePassed = outcome?.state === "passed";
@@ -88,9 +86,14 @@ export function ListAgentScreen() {
     else if (collateral > t.balanceUsdc) found.push(`Collateral: the wallet holds ${usdcText(formatUsdc(t.balanceUsdc))}, less than ${usdcText(formatUsdc(collateral))}.`);
     const maxSecs = Number(form.maxSecs);
     if (!Number.isInteger(maxSecs) || maxSecs < 1 || maxSecs > t.maxExecutionSecs) found.push(`Maximum execution time: 1 to ${t.maxExecutionSecs} seconds.`);
-    const keyProblem = signingKey === "" ? "Signing key: paste your service's public key, or generate one." : signingKeyProblem(signingKey);
+    const keyProblem =
+      signingKey === ""
+        ? key.mode === "starter"
+          ? "Signing key: set the starter service up for this agent first."
+          : "Signing key: paste your service's public key, or generate one."
+        : signingKeyProblem(signingKey);
     if (keyProblem !== null) found.push(keyProblem.startsWith("Signing key") ? keyProblem : `Signing key: ${keyProblem}`);
-    if (keyMode === "generate" && generated !== null && !downloaded) found.push("Signing key: download the keypair file first; it is shown only once.");
+    if (key.mode === "generate" && key.generated !== null && !key.downloaded) found.push("Signing key: download the keypair file first; it is shown only once.");
     if (found.length > 0 || Array.isArray(document) || Array.isArray(priced)) return found;
     return {
       pricing: priced.wire,
@@ -115,8 +118,8 @@ export function ListAgentScreen() {
     const checked = validate();
     if (Array.isArray(checked)) return checked;
     const chain = await openChain(config, network);
-    const key = keyMode === "generate" && generated !== null ? { generated } : { signingKey, pastedProof };
-    const proof = await signingKeyProof(chain, planned.agent, wallet.address, key);
+    const given = key.mode === "generate" && key.generated !== null ? { generated: key.generated } : { signingKey, pastedProof: proofText };
+    const proof = await signingKeyProof(chain, planned.agent, wallet.address, given);
     return typeof proof === "string" ? [proof] : { ...checked, input: { ...checked.input, keyProof: proof } };
   }
 
@@ -142,6 +145,26 @@ export function ListAgentScreen() {
     } catch (e) {
       setProbe({ key, outcome: { state: "failed", error: e } });
       if (failedStep(e) === null) setError(e);
+    }
+  }
+
+  /** The starter service's key for the planned agent, with its endpoint and schemas filled in. */
+  async function useStarter() {
+    setStarterBusy(true);
+    setError(null);
+    try {
+      const starter = await setUpStarterAgent(session, planned.agent);
+      setKey({ ...key, mode: "starter", starter });
+      setForm({
+        ...form,
+        endpoint: starter.endpoint,
+        input: JSON.stringify(starter.input_schema, null, 2),
+        output: JSON.stringify(starter.output_schema, null, 2),
+      });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setStarterBusy(false);
     }
   }
 
@@ -204,8 +227,11 @@ export function ListAgentScreen() {
             </>
           )}
         </Check>
-        <Check ok={signingKey === "" ? null : signingKeyProblem(signingKey) === null && (keyMode === "paste" || downloaded)}>Signing key given: the Ed25519 key your service signs its results with</Check>
-        <ConformanceSteps outcome={registered !== null ? { state: "passed", latency_ms: registered.latency_ms } : outcome} />
+        <Check ok={signingKey === "" ? null : signingKeyProblem(signingKey) === null && (key.mode !== "generate" || key.downloaded)}>Signing key given: the Ed25519 key your service signs its results with</Check>
+        <ConformanceSteps
+          outcome={registered !== null ? { state: "passed", latency_ms: registered.latency_ms } : outcome}
+          target={{ endpoint: registered?.input.endpoint ?? form.endpoint.trim(), agent: registered?.agent ?? planned.agent }}
+        />
         <Check ok={registered === null ? null : true}>
           Registered on chain{registered !== null ? (
             <>
@@ -245,6 +271,7 @@ export function ListAgentScreen() {
       ) : (
         <form className="card form" aria-label="Your agent" onSubmit={(e) => void submit(e)} noValidate>
           <h2>Your agent</h2>
+          {config.starter_agent && <StarterOffer starter={key.mode === "starter" ? key.starter : null} busy={starterBusy} onUse={() => void useStarter()} />}
           <DocumentFields name={field("name")} tags={field("tags")} description={field("description")} />
           <label className="wide">
             Endpoint (your service's base URL)
@@ -259,60 +286,15 @@ export function ListAgentScreen() {
             Maximum execution time, seconds
             <input inputMode="numeric" {...field("maxSecs")} />
           </label>
-          <fieldset>
-            <legend>Signing key (Ed25519)</legend>
-            <div className="segmented">
-              <label>
-                <input type="radio" name="key-mode" checked={keyMode === "paste"} onChange={() => setKeyMode("paste")} />
-                Paste my service's public key
-              </label>
-              <label>
-                <input type="radio" name="key-mode" checked={keyMode === "generate"} onChange={() => setKeyMode("generate")} />
-                Generate one here
-              </label>
-            </div>
-            {keyMode === "paste" ? (
-              <>
-                <label>
-                  Public key (base58)
-                  <input className="mono" value={pasted} onChange={(e) => setPasted(e.target.value)} />
-                </label>
-                <p className="small" data-testid="key-proof-instructions">
-                  The program registers a key only with its proof: the key's signature over this agent's address,{" "}
-                  <span className="mono wrap" data-testid="key-proof-agent">{planned.agent}</span>, and your wallet,{" "}
-                  <span className="mono wrap">{wallet.address}</span>, so no one else can list your service and be paid for it. Where
-                  the key is kept, run:
-                </p>
-                <pre className="mono wrap small" data-testid="key-proof-command">{keyProofCommand(planned.agent, wallet.address)}</pre>
-                <label>
-                  Key proof (base58)
-                  <input className="mono" value={pastedProof} onChange={(e) => setPastedProof(e.target.value)} />
-                </label>
-              </>
-            ) : generated === null ? (
-              <button type="button" onClick={() => void generateSigningKey().then(setGenerated, setError)}>
-                Generate a signing key
-              </button>
-            ) : (
-              <div data-testid="generated-key">
-                <p className="small">
-                  Public key <span className="mono wrap">{generated.publicKey}</span>
-                </p>
-                {downloaded ? (
-                  <p className="small ok">Downloaded. This page forgets the secret when you leave it; start your service with that file.</p>
-                ) : (
-                  <a
-                    className="button"
-                    href={`data:application/json;charset=utf-8,${encodeURIComponent(generated.keypairFile)}`}
-                    download="agent-signing-key.json"
-                    onClick={() => setDownloaded(true)}
-                  >
-                    Download the keypair file (shown once)
-                  </a>
-                )}
-              </div>
-            )}
-          </fieldset>
+          <SigningKeyFields
+            state={key}
+            onChange={setKey}
+            planned={planned.agent}
+            wallet={wallet.address}
+            onUseStarter={config.starter_agent ? () => void useStarter() : null}
+            starterBusy={starterBusy}
+            onGenerate={() => void generateSigningKey().then((generated) => setKey({ ...key, generated }), setError)}
+          />
           <SchemaFields input={field("input")} output={field("output")} />
           <FormProblems problems={problems} testId="listing-problems" />
           {error !== null && <ErrorNotice error={error} />}
