@@ -120,8 +120,8 @@ async function ports(): Promise<{ RELAYER_PORT: string; INDEXER_PORT: string; LO
     LOCALNET_PORT: String(first),
     RELAYER_PORT: String(first + 2),
     AGENTS_PORT: String(first + 3),
-    POSTGRES_PORT: String(first + 7),
-    INDEXER_PORT: String(first + 8),
+    POSTGRES_PORT: String(first + 8),
+    INDEXER_PORT: String(first + 9),
   };
 }
 
@@ -144,11 +144,17 @@ describe("npm start: the local marketplace", function () {
     const indexerUrl = new RegExp(`indexer +(http://127\\.0\\.0\\.1:${env.INDEXER_PORT}/graphql)`).exec(first.output())![1]!;
     const indexed = await indexedExecution(indexerUrl, executed.body.id as string);
     assert.deepEqual(indexed, { state: "SETTLED", amount: { usdc: "0.050000" } }, "the execution, with the chain's amount, in the indexer's GraphQL");
+    // The starter host, on the port after the four example agents', answers only for agents it holds a key for.
+    const starterUrl = new RegExp(`starter agents +(http://127\\.0\\.0\\.1:${Number(env.AGENTS_PORT) + 4})/agents/`).exec(first.output())![1]!;
+    const unknownAgent = await fetch(`${starterUrl}/agents/${"1".repeat(32)}/health`);
+    assert.equal(unknownAgent.status, 403);
+    assert.equal(((await unknownAgent.json()) as { error: { code: string } }).error.code, "agent_not_served");
     assert.equal(await stop(first), 0);
     assert.match(first.output(), /stopped/);
     await assert.rejects(fetch(`http://127.0.0.1:${env.RELAYER_PORT}/v1/marketplace`), "the relayer stopped");
     await assert.rejects(fetch(`http://127.0.0.1:${rpc}`), "localnet stopped");
     await assert.rejects(fetch(indexerUrl), "the indexer stopped");
+    await assert.rejects(fetch(starterUrl), "the starter host stopped");
     assert.deepEqual(Object.values(pids).filter(running), [], "every process stopped, PostgreSQL included");
 
     const second = await start(env);

@@ -31,8 +31,8 @@ export async function startBenchMarketplace(options: {
   database.pathname = `/bench_${options.name}_${randomBytes(4).toString("hex")}`;
   await ensureDatabase(database.href);
   const data_dir = mkdtempSync(join(tmpdir(), `bench-${options.name}-`));
-  // localnet's JSON-RPC and PubSub (its port + 1), the relayer, then the example agents in a row
-  // (room for five).
+  // localnet's JSON-RPC and PubSub (its port + 1), the relayer, then the four example agents and the
+  // starter host in a row.
   const rpc_port = await freePortBlock(8);
   const marketplace = await startLocalMarketplace({
     data_dir,

@@ -150,8 +150,9 @@ async function runMode(mode: { name: string; args: string[] }): Promise<{ rows: 
   database.pathname = `/bench_timing_${randomBytes(4).toString("hex")}`;
   await ensureDatabase(database.href);
   const data_dir = mkdtempSync(join(tmpdir(), "bench-timing-"));
-  // localnet's JSON-RPC and PubSub (its port + 1), the relayer, the two example agents in a row.
-  const rpc_port = await freePortBlock(5);
+  // localnet's JSON-RPC and PubSub (its port + 1), the relayer, the four example agents and the
+  // starter host in a row.
+  const rpc_port = await freePortBlock(8);
   const marketplace = await startLocalMarketplace({
     data_dir,
     rpc_port,

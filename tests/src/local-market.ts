@@ -25,8 +25,8 @@ export interface LocalTestMarket {
   stop(): Promise<void>;
 }
 
-/** localnet's RPC and websocket, the relayer, the four example agents, PostgreSQL, the indexer. */
-export const MARKETPLACE_PORTS = 9;
+/** localnet's RPC and websocket, the relayer, the four example agents, the starter host, PostgreSQL, the indexer. */
+export const MARKETPLACE_PORTS = 10;
 
 export async function startLocalTestMarket(
   prefix: string,
@@ -41,8 +41,8 @@ export async function startLocalTestMarket(
     rpc_port: first,
     relayer_port: first + 2,
     agent_port: first + 3,
-    postgres_port: first + 7,
-    indexer_port: first + 8,
+    postgres_port: first + 8,
+    indexer_port: first + 9,
     slot_ms: 100,
     ...options,
   });
