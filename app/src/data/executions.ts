@@ -1,5 +1,5 @@
 // On-chain executions from the indexer, filtered by payer, key, agent and state.
-import type { ExecutionsQuery, ExecutionsQueryVariables } from "./generated/graphql.js";
+import type { ExecutionsQuery, ExecutionsQueryVariables, PaidAgentsQuery, PaidAgentsQueryVariables } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
 const EXECUTIONS = /* GraphQL */ `
@@ -50,4 +50,34 @@ export async function fetchExecutions(
     return { ...node, transactionFinalized: last === null ? node.commitment === "FINALIZED" : last.slot <= finalizedSlot };
   });
   return { executions, next: pageInfo.hasNextPage ? pageInfo.endCursor : null };
+}
+
+const PAID_AGENTS = /* GraphQL */ `
+  query PaidAgents($payer: String!, $first: Int!, $after: String) {
+    executions(first: $first, after: $after, filter: { payer: $payer }) {
+      edges { node { agent } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`;
+
+/** The indexer's largest page. */
+const PAID_AGENTS_PAGE = 100;
+
+/**
+ * The agents of the payer's executions, from its newest execution back, reading at most `pages`
+ * pages of them; `partial` when older executions were left unread. The indexer keeps no list of
+ * a payer's agents: they are read off its executions.
+ */
+export async function paidAgents(url: string | null, payer: string, pages: number): Promise<{ agents: string[]; partial: boolean }> {
+  const agents = new Set<string>();
+  let after: string | null = null;
+  for (let read = 0; read < pages; read += 1) {
+    const variables: PaidAgentsQueryVariables = { payer, first: PAID_AGENTS_PAGE, after };
+    const { executions } = await graphql<PaidAgentsQuery>(url, PAID_AGENTS, variables);
+    for (const { node } of executions.edges) agents.add(node.agent);
+    if (!executions.pageInfo.hasNextPage) return { agents: [...agents], partial: false };
+    after = executions.pageInfo.endCursor;
+  }
+  return { agents: [...agents], partial: true };
 }

@@ -8,7 +8,7 @@ import type { Agent as AgentAccount } from "@agent-market/program";
 import type { ConnectedWallet } from "../wallet/wallet.js";
 import { getAgent } from "./agents.js";
 import { chainNowSecs, freshMarket, signAndSendInstructions, tokenBalance, usdcAccountOf, type Chain } from "./chain.js";
-import type { CreatorQuery, CreatorQueryVariables, EarningsQuery, EarningsQueryVariables } from "./generated/graphql.js";
+import type { CreatedAgentsQuery, CreatedAgentsQueryVariables, CreatorQuery, CreatorQueryVariables, EarningsQuery, EarningsQueryVariables } from "./generated/graphql.js";
 import { graphql } from "./graphql.js";
 
 /** A creator's figures, as the Creator query reads them. */
@@ -44,6 +44,18 @@ const EARNINGS = /* GraphQL */ `
     usage(dimension: AGENT, subject: $agent) { buckets(granularity: DAY, from: $from) { start settled earned { usdc } } }
   }
 `;
+
+const CREATED_AGENTS = /* GraphQL */ `
+  query CreatedAgents($address: String!) {
+    creator(address: $address) { agents { address } }
+  }
+`;
+
+/** The addresses of the agents `creator` registered, retired ones too. */
+export async function createdAgents(url: string | null, creator: string): Promise<string[]> {
+  const variables: CreatedAgentsQueryVariables = { address: creator };
+  return (await graphql<CreatedAgentsQuery>(url, CREATED_AGENTS, variables)).creator.agents.map((agent) => agent.address);
+}
 
 /** The agent's share of settled executions, per day, over the last 30 days. */
 export async function dailyEarnings(url: string | null, agent: string): Promise<DailyEarning[]> {

@@ -1,19 +1,23 @@
-import { Fragment, useState } from "react";
+import { Fragment, useRef, useState } from "react";
 
 import { useApp } from "../app-context.js";
+import { agentChoices, agentLabel } from "../components/agent-choices.js";
 import { AgentName } from "../components/AgentName.js";
+import { AgentPicker } from "../components/AgentPicker.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExecutionDetails } from "../components/ExecutionDetails.js";
+import { noMatch, type AskedFor } from "../components/no-match.js";
+import { NoMatch } from "../components/NoMatch.js";
 import { Empty, Loading } from "../components/Status.js";
 import { Usdc } from "../components/Usdc.js";
 import { fetchExecutions, type ChainExecution, type ChainState, type ExecutionFilter } from "../data/executions.js";
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
+import { useWalletAgents } from "../data/wallet-agents.js";
 import { executionAmountUsdc } from "../data/execution-amount.js";
 import { timeText } from "../components/time.js";
 import { shortId } from "../components/short-id.js";
-
 
 export function ExecutionsScreen() {
   const { session, config, network } = useApp();
@@ -25,6 +29,9 @@ export function ExecutionsScreen() {
   const webKeyId = webKey.state === "ready" ? webKey.value : null;
   const keyNames = new Map(keys.state === "ready" ? keys.value.map((k) => [k.id, `${k.name} (…${k.last4})`]) : []);
   const paidWith = (id: string | null) => (id === null ? "" : id === webKeyId ? WEB_RUNS_LABEL : (keyNames.get(id) ?? shortId(id)));
+  const [agents, refreshAgents] = useWalletAgents(config.indexer_graphql_url, session.address);
+  const choices = agents.state === "ready" ? agentChoices(agents.value.agents) : [];
+  const agentSelect = useRef<HTMLSelectElement>(null);
   const [page, reload] = useLoad(async () => {
     setPages([]);
     return fetchExecutions(config.indexer_graphql_url, { ...filter, payer: session.address });
@@ -35,12 +42,19 @@ export function ExecutionsScreen() {
     setNext(undefined);
     reload();
     reloadKeys();
+    refreshAgents();
   });
   const [moreError, setMoreError] = useState<unknown>(null);
 
   const first = page.state === "ready" ? page.value.executions : [];
   const rows = [...first, ...pages];
   const cursor = next === undefined ? (page.state === "ready" ? page.value.next : null) : next;
+  const filtered = filter.apiKeyId !== undefined || filter.agent !== undefined || filter.state !== undefined;
+  const askedFor: AskedFor = {
+    ...(filter.agent === undefined ? {} : { agent: agentLabel(choices, filter.agent) }),
+    ...(filter.apiKeyId === undefined ? {} : { key: filter.apiKeyId === webKeyId ? "web runs" : { label: paidWith(filter.apiKeyId) } }),
+    ...(filter.state === undefined ? {} : { state: filter.state }),
+  };
 
   return (
     <>
@@ -59,14 +73,14 @@ export function ExecutionsScreen() {
               ))}
           </select>
         </label>
-        <label>
-          Agent
-          <input
-            placeholder="agent address"
-            value={filter.agent ?? ""}
-            onChange={(e) => { setNext(undefined); setFilter({ ...filter, agent: e.target.value.trim() || undefined }); }}
-          />
-        </label>
+        <AgentPicker
+          choices={choices}
+          partial={agents.state === "ready" && agents.value.partial}
+          value={filter.agent ?? ""}
+          onChange={(agent) => { setNext(undefined); setFilter({ ...filter, agent: agent || undefined }); }}
+          none="All agents"
+          selectRef={agentSelect}
+        />
         <label>
           State
           <select value={filter.state ?? ""} onChange={(e) => { setNext(undefined); setFilter({ ...filter, state: (e.target.value || undefined) as ChainState | undefined }); }}>
@@ -80,7 +94,23 @@ export function ExecutionsScreen() {
       </form>
       {page.state === "loading" && <Loading what="executions" />}
       {page.state === "error" && <ErrorNotice error={page.error} onRetry={reload} />}
-      {page.state === "ready" && rows.length === 0 && <Empty>No executions match. Run an agent from the Marketplace, or call one with an API key.</Empty>}
+      {page.state === "ready" && rows.length === 0 && filtered && (
+        <NoMatch
+          text={noMatch(askedFor)}
+          clear="Show all executions"
+          onClear={() => {
+            setNext(undefined);
+            setFilter({});
+            // The button leaves with the empty result: focus goes back to the filters.
+            agentSelect.current?.focus();
+          }}
+        />
+      )}
+      {page.state === "ready" && rows.length === 0 && !filtered && (
+        <Empty>
+          No executions yet. Run an agent from the <a href="#/marketplace">Marketplace</a>, or call one with an API key.
+        </Empty>
+      )}
       {rows.length > 0 && (
         <div className="table-wrap">
           <table data-testid="executions-table" className="stack-narrow">

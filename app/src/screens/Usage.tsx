@@ -1,15 +1,20 @@
 import type { ApiKey } from "@agent-market/client";
-import { useMemo, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 
 import { useApp } from "../app-context.js";
+import { agentChoices, agentLabel } from "../components/agent-choices.js";
+import { AgentPicker } from "../components/AgentPicker.js";
 import { BarChart } from "../components/BarChart.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { usdcFigure, usdcText } from "../components/money.js";
+import { noMatch, type AskedFor } from "../components/no-match.js";
+import { NoMatch } from "../components/NoMatch.js";
 import { Empty, Loading } from "../components/Status.js";
 import { Usdc } from "../components/Usdc.js";
 import { fetchUsage, usageCsv, type Dimension, type Range } from "../data/usage.js";
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
+import { useWalletAgents } from "../data/wallet-agents.js";
 import { WEB_RUNS_LABEL, webRunKeyId } from "../data/web-runs.js";
 
 function download(name: string, text: string) {
@@ -40,15 +45,18 @@ export function UsageScreen() {
   const [subject, setSubject] = useState("");
   const [keys] = useLoad(async () => (await session.keys.list({ limit: 100 })).data, [session]);
   const [webKey] = useLoad(() => webRunKeyId(session.address, network), [session, network]);
+  const [agents, refreshAgents, reloadAgents] = useWalletAgents(config.indexer_graphql_url, session.address);
+  const choices = agents.state === "ready" ? agentChoices(agents.value.agents) : [];
+  const ofSelect = useRef<HTMLSelectElement>(null);
   const effective = dimension === "PAYER" ? session.address : subject;
   const [usage, reload] = useLoad(
-    // The range travels with its figures: while another range loads, the screen keeps showing
-    // these, and says which range they are.
-    async () => (effective === "" ? null : { ...(await fetchUsage(config.indexer_graphql_url, dimension, effective, range)), range }),
+    // The range and subject travel with their figures: while others load, the screen keeps
+    // showing these, and says which range and subject they are.
+    async () => (effective === "" ? null : { ...(await fetchUsage(config.indexer_graphql_url, dimension, effective, range)), range, dimension, subject: effective }),
     [dimension, effective, range],
   );
   // Every execution of this wallet's (with any key, or a web run) moves these figures.
-  useLive(config.indexer_graphql_url, [paidBy(session.address)], reload);
+  useLive(config.indexer_graphql_url, [paidBy(session.address)], () => (reload(), refreshAgents()));
 
   const bars = useMemo(
     () =>
@@ -66,9 +74,24 @@ export function UsageScreen() {
   );
 
   const keyList: ApiKey[] = keys.state === "ready" ? keys.value : [];
-  // The figures' own range, not the one just chosen: until its figures arrive, the previous ones stay.
-  const shownRange = usage.state === "ready" && usage.value !== null ? usage.value.range : range;
-  const timeAxis = shownRange === "24h" ? "hour, local time" : "day";
+  // The figures' own range and subject, not the ones just chosen: until their figures arrive, the
+  // previous ones stay.
+  const shown = usage.state === "ready" ? usage.value : null;
+  const timeAxis = (shown?.range ?? range) === "24h" ? "hour, local time" : "day";
+  const webKeyId = webKey.state === "ready" ? webKey.value : null;
+  const shownKey = keyList.find((k) => k.id === shown?.subject);
+  const askedFor: AskedFor =
+    shown === null || shown.dimension === "PAYER"
+      ? {}
+      : shown.dimension === "AGENT"
+        ? { agent: agentLabel(choices, shown.subject) }
+        : { key: shown.subject === webKeyId ? "web runs" : { label: shownKey === undefined ? shown.subject : `${shownKey.name} (…${shownKey.last4})` } };
+  const showWallet = () => {
+    setDimension("PAYER");
+    setSubject("");
+    // The button leaves with the empty figures: focus goes back to what to show.
+    ofSelect.current?.focus();
+  };
   return (
     <>
       <h1>Usage</h1>
@@ -85,6 +108,7 @@ export function UsageScreen() {
         <label>
           Of
           <select
+            ref={ofSelect}
             value={dimension}
             onChange={(e) => {
               setDimension(e.target.value as Dimension);
@@ -101,7 +125,7 @@ export function UsageScreen() {
             Key
             <select value={subject} onChange={(e) => setSubject(e.target.value)}>
               <option value="">choose a key</option>
-              {webKey.state === "ready" && <option value={webKey.value}>{WEB_RUNS_LABEL}</option>}
+              {webKeyId !== null && <option value={webKeyId}>{WEB_RUNS_LABEL}</option>}
               {keyList.map((k) => (
                 <option key={k.id} value={k.id}>
                   {k.name} (…{k.last4})
@@ -111,15 +135,22 @@ export function UsageScreen() {
           </label>
         )}
         {dimension === "AGENT" && (
-          <label>
-            Agent address
-            <input value={subject} onChange={(e) => setSubject(e.target.value.trim())} placeholder="agent account (base58)" />
-          </label>
+          <AgentPicker choices={choices} partial={agents.state === "ready" && agents.value.partial} value={subject} onChange={setSubject} none="choose an agent" />
         )}
       </div>
+      {dimension === "AGENT" && <p className="muted small">An agent's figures count every caller's executions, not only this wallet's.</p>}
+      {dimension === "AGENT" && agents.state === "error" && <ErrorNotice error={agents.error} onRetry={reloadAgents} />}
       {usage.state === "loading" && <Loading what="usage" />}
       {usage.state === "error" && <ErrorNotice error={usage.error} onRetry={reload} />}
-      {usage.state === "ready" && usage.value === null && <Empty>Choose what to show.</Empty>}
+      {usage.state === "ready" && usage.value === null && (
+        <Empty>
+          {dimension === "API_KEY"
+            ? "Choose a key, or web runs."
+            : agents.state === "ready" && choices.length === 0
+              ? "No agent to choose yet: this wallet has paid none and registered none."
+              : "Choose an agent."}
+        </Empty>
+      )}
       {usage.state === "ready" && usage.value !== null && (
         <>
           <dl className="totals" data-testid="usage-totals" data-range={usage.value.range}>
@@ -143,15 +174,17 @@ export function UsageScreen() {
             </div>
           </dl>
           {!usage.value.totals.spent.finalized && <p className="muted small">Some of these figures are confirmed but not yet finalized by the chain.</p>}
-          {usage.value.totals.executions === 0 ? (
-            <Empty>No executions in this period.</Empty>
-          ) : (
+          {usage.value.totals.executions === 0 && usage.value.dimension === "PAYER" && <Empty>{noMatch({ range: usage.value.range })}</Empty>}
+          {usage.value.totals.executions === 0 && usage.value.dimension !== "PAYER" && (
+            <NoMatch text={noMatch({ ...askedFor, range: usage.value.range })} clear="Show this wallet's usage" onClear={showWallet} />
+          )}
+          {usage.value.totals.executions > 0 && (
             <div className="charts">
               <BarChart bars={countBars} title="Executions" unit="executions" unitOfOne="execution" format={countFigure} timeAxis={timeAxis} testId="chart-executions" />
               <BarChart bars={bars} title="USDC spent" unit="USDC" format={usdcFigure} timeAxis={timeAxis} testId="chart-spent" />
             </div>
           )}
-          <button type="button" onClick={() => download(`usage-${usage.value!.range}.csv`, usageCsv(effective, usage.value!.buckets))}>
+          <button type="button" onClick={() => download(`usage-${usage.value!.range}.csv`, usageCsv(usage.value!.subject, usage.value!.buckets))}>
             Export CSV
           </button>
         </>

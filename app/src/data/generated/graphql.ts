@@ -85,6 +85,15 @@ export type ExecutionsQueryVariables = Exact<{
 
 export type ExecutionsQuery = { executions: { edges: Array<{ node: { id: string, agent: string, payer: string, apiKeyId: string | null, state: ExecutionState, refundReason: RefundReason | null, openedAt: string | null, closedAt: string | null, commitment: Commitment, amount: { usdc: string, finalized: boolean }, charged: { usdc: string } | null, creatorShare: { usdc: string }, fee: { usdc: string }, openTransaction: { signature: string, slot: number } | null, closeTransaction: { signature: string, slot: number } | null, dispute: { state: DisputeState } | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } }, indexer: { finalizedSlot: number } };
 
+export type PaidAgentsQueryVariables = Exact<{
+  payer: string;
+  first: number;
+  after?: string | null | undefined;
+}>;
+
+
+export type PaidAgentsQuery = { executions: { edges: Array<{ node: { agent: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
 export type PaidBySubscriptionVariables = Exact<{
   payer: string;
 }>;
@@ -120,6 +129,13 @@ export type EarningsQueryVariables = Exact<{
 
 
 export type EarningsQuery = { usage: { buckets: Array<{ start: string, settled: number, earned: { usdc: string } }> } };
+
+export type CreatedAgentsQueryVariables = Exact<{
+  address: string;
+}>;
+
+
+export type CreatedAgentsQuery = { creator: { agents: Array<{ address: string }> } };
 
 export type UsageQueryVariables = Exact<{
   dimension: UsageDimension;
