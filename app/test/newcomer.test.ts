@@ -107,7 +107,7 @@ describe("the dashboard for a newcomer", function () {
     // amount when the field is left empty, "abc" is refused in words (no browser popup), and more
     // than the balance is warned about but allowed.
     const allowance = page.getByLabel("Allowance, USDC");
-    assert.match((await page.locator("#allowance-hint").textContent())!, /Without keys, enter an amount/);
+    await page.getByTestId("allowance-hint").filter({ hasText: /^Enter an amount: runs from the Marketplace draw on it/ }).waitFor();
     await page.getByRole("button", { name: "Sign and set the allowance" }).click();
     const problem = page.getByTestId("allowance-problem");
     await problem.waitFor();

@@ -1,7 +1,8 @@
 // The allowance field's own checks, in words beside it: the browser's `pattern` popup ("Please
 // match the requested format.") and the relayer's refusal naming `amount_usdc` both said it in
 // other words, elsewhere.
-import { AgentMarketError, parseUsdc } from "@agent-market/client";
+import { AgentMarketError, parseUsdc, type ApiKey } from "@agent-market/client";
+import type { NetworkName } from "@agent-market/program/network";
 
 const USDC_AMOUNT = /^[0-9]+(\.[0-9]{1,6})?$/;
 
@@ -25,4 +26,23 @@ export function allowanceAmount(text: string): bigint | null {
 export function emptyAllowanceRefusal(error: unknown): string | null {
   if (!(error instanceof AgentMarketError) || error.code !== "validation_failed" || error.param !== "amount_usdc") return null;
   return "Enter an amount: left empty, the allowance is the sum of your API keys' spending caps, and you have no key yet (or one of your keys has no cap).";
+}
+
+/** What an empty field sets: the relayer adds up the spending caps of the wallet's usable keys. */
+export interface EmptyAllowance {
+  /** The wallet's usable keys on the network: active (neither revoked nor expired), on that network. */
+  keys: number;
+  /** The names of those without a spending cap, which leave the sum undefined. */
+  uncapped: string[];
+  /** The sum of their caps, in base units. */
+  sumUsdc: bigint;
+}
+
+export function emptyAllowance(keys: readonly ApiKey[], network: NetworkName): EmptyAllowance {
+  const usable = keys.filter((key) => key.status === "active" && key.network === network);
+  return {
+    keys: usable.length,
+    uncapped: usable.filter((key) => key.spending_cap_usdc === null).map((key) => key.name),
+    sumUsdc: usable.reduce((sum, key) => sum + (key.spending_cap_usdc === null ? 0n : parseUsdc(key.spending_cap_usdc)), 0n),
+  };
 }

@@ -8,18 +8,13 @@ import { KeyRow } from "../components/KeyRow.js";
 import { NewKeyForm } from "../components/NewKeyForm.js";
 import { NewKeySecret } from "../components/NewKeySecret.js";
 import { Empty, Loading } from "../components/Status.js";
+import { allKeys } from "../data/keys.js";
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 
-async function allKeys(pages: AsyncGenerator<{ data: ApiKey[] }>): Promise<ApiKey[]> {
-  const keys: ApiKey[] = [];
-  for await (const page of pages) keys.push(...page.data);
-  return keys;
-}
-
 export function KeysScreen() {
   const { session, config } = useApp();
-  const [keys, reload, setKeys] = useLoad(() => allKeys(session.keys.pages({ limit: 100 })), [session]);
+  const [keys, reload, setKeys] = useLoad(() => allKeys(session), [session]);
   // A key's call is an execution the wallet pays: its last use, count and spend are read again as
   // the chain records it (opened, settled, finalized), so the list never says "never used" after a
   // call. The relayer writes last use behind (a second at most); the settlement comes later still.

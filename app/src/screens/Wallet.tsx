@@ -2,6 +2,7 @@ import { formatUsdc, parseUsdc } from "@agent-market/client";
 import { useRef, useState, type FormEvent } from "react";
 
 import { useApp } from "../app-context.js";
+import { AllowanceHint } from "../components/AllowanceHint.js";
 import { ConfirmAction } from "../components/ConfirmAction.js";
 import { ErrorNotice } from "../components/ErrorNotice.js";
 import { ExplorerLink } from "../components/ExplorerLink.js";
@@ -13,6 +14,7 @@ import { formatSol } from "../data/chain-errors.js";
 import { allowanceAmount, allowanceProblem, emptyAllowanceRefusal } from "../data/allowance-field.js";
 import { chainRpcUrl } from "../data/config.js";
 import { MIN_FEE_LAMPORTS, requireFeeSol, solBalance } from "../data/fees.js";
+import { allKeys } from "../data/keys.js";
 import { paidBy, useLive } from "../data/live.js";
 import { useLoad } from "../data/use-load.js";
 import { base64Decode } from "../wallet/base58.js";
@@ -25,6 +27,8 @@ export function WalletScreen() {
   const rpcUrl = chainRpcUrl(config, network);
   const [funding, reloadFunding] = useLoad(() => session.wallet.funding(network), [session, network]);
   const [sol, reloadSol] = useLoad(async () => (rpcUrl === null ? null : solBalance(rpcUrl, wallet.address)), [rpcUrl, wallet.address]);
+  // An empty allowance field is the sum of the keys' caps: its hint depends on them.
+  const [keys] = useLoad(() => allKeys(session), [session]);
   const reload = () => (reloadFunding(), reloadSol());
   // A paid execution moves the balance and the allowance.
   useLive(config.indexer_graphql_url, [paidBy(wallet.address)], reload);
@@ -147,9 +151,7 @@ export function WalletScreen() {
             More than the {usdcText(held)} the wallet holds: the allowance is set all the same, but a call is refused once it costs more than the balance.
           </p>
         )}
-        <p id="allowance-hint" className="muted small">
-          Left empty, the allowance is the sum of your API keys' spending caps: that needs at least one key, each with a cap. Without keys, enter an amount (runs from the Marketplace draw on it too).
-        </p>
+        <AllowanceHint keys={keys} network={network} />
         <p className="muted small">Your wallet signs an SPL Token approve prepared by the relayer; it replaces the current allowance.</p>
         <div className="row">
           <button type="submit" className="primary" disabled={busy}>
