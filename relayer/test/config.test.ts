@@ -216,6 +216,22 @@ describe("configuration", () => {
     ]);
   });
 
+  it("takes the starter host with the local dashboard only, its address and token together", () => {
+    const local = { DASHBOARD_DIR: "/srv/dashboard", DASHBOARD_LOCALNET: "true" };
+    const starter = { DASHBOARD_STARTER_AGENT_URL: "http://127.0.0.1:8105/", DASHBOARD_STARTER_AGENT_TOKEN: "t0ken" };
+    assert.deepEqual(parseConfig({ ...valid(), ...local, ...starter }).dashboard?.starter_agent, { url: "http://127.0.0.1:8105", token: "t0ken" });
+    assert.equal(parseConfig({ ...valid(), ...local }).dashboard?.starter_agent, undefined);
+    assert.deepEqual(problems({ ...valid(), DASHBOARD_DIR: "/srv/dashboard", ...starter }), [
+      "DASHBOARD_STARTER_AGENT_URL is the local marketplace's: set DASHBOARD_DIR and DASHBOARD_LOCALNET too",
+    ]);
+    assert.deepEqual(problems({ ...valid(), ...local, DASHBOARD_STARTER_AGENT_URL: "http://127.0.0.1:8105" }), [
+      "DASHBOARD_STARTER_AGENT_URL and DASHBOARD_STARTER_AGENT_TOKEN go together",
+    ]);
+    assert.deepEqual(problems({ ...valid(), ...local, ...starter, DASHBOARD_STARTER_AGENT_URL: "ftp://host" }), [
+      'DASHBOARD_STARTER_AGENT_URL must be a http: or https: URL, got "ftp://host"',
+    ]);
+  });
+
   it("serves mainnet only over https, with Secure cookies and Redis over TLS, naming each variable", () => {
     const config = parseConfig({ ...valid(), ...mainnet(), REDIS_URL: "rediss://redis.example:6380/0" });
     assert.equal(config.public_url.protocol, "https:");
