@@ -63,6 +63,8 @@ describe("the dashboard in a browser", function () {
       indexer_graphql_url: stack.graphqlUrl,
       networks: ["devnet"],
       localnet: true,
+      // npm start's starter host, which the stack runs too: the listing screen offers it.
+      starter_agent: true,
       localnet_rpc_url: stack.market.localnet.rpcUrl,
       rpc_path: "/dashboard-rpc",
       rpc_urls: { devnet: null, mainnet: null },

@@ -42,6 +42,7 @@ describe("the dashboard on a hosted network", function () {
       indexer_graphql_url: stack.graphqlUrl,
       networks: ["devnet"],
       localnet: false,
+      starter_agent: false,
       localnet_rpc_url: null,
       rpc_path: null,
       rpc_urls: { devnet: rpcUrl, mainnet: null },
