@@ -88,5 +88,10 @@ describe("the keys list and open tabs", function () {
     assert.equal(uncapped.status, 201, JSON.stringify(uncapped.body));
     await toWallet();
     await hint.filter({ hasText: /^Enter an amount: left empty, the allowance would be the sum of your API keys' spending caps, but “batch” has no cap\.$/ }).waitFor();
+    await page.getByRole("button", { name: "Sign and set the allowance" }).click();
+    assert.equal(
+      await page.getByTestId("allowance-problem").textContent(),
+      "Enter an amount: an empty field adds up your API keys' spending caps, and “batch” has none.",
+    );
   });
 });

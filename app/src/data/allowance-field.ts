@@ -6,10 +6,19 @@ import type { NetworkName } from "@agent-market/program/network";
 
 const USDC_AMOUNT = /^[0-9]+(\.[0-9]{1,6})?$/;
 
-/** What is wrong with the typed amount, or null (an empty field is the relayer's to judge). */
-export function allowanceProblem(text: string): string | null {
+/**
+ * What is wrong with the typed amount, or null. An empty field stands for the sum of the keys'
+ * caps: refused here when `empty` (the wallet's keys, once read) has no such sum, else the
+ * relayer's to judge.
+ */
+export function allowanceProblem(text: string, empty: EmptyAllowance | null): string | null {
   const trimmed = text.trim();
-  if (trimmed === "" || USDC_AMOUNT.test(trimmed)) return null;
+  if (trimmed === "") {
+    if (empty?.keys === 0) return "Enter an amount: this wallet has no API key, so there are no spending caps for an empty field to add up.";
+    if (empty !== null && empty.uncapped.length > 0) return `Enter an amount: an empty field adds up your API keys' spending caps, and “${empty.uncapped[0]}” has none.`;
+    return null;
+  }
+  if (USDC_AMOUNT.test(trimmed)) return null;
   return "Enter an amount in USDC with digits only, such as 5 or 2.50 (at most 6 decimals).";
 }
 

@@ -11,7 +11,7 @@ import { usdcText } from "../components/money.js";
 import { Loading } from "../components/Status.js";
 import { WebRunsPanel } from "../components/WebRunsPanel.js";
 import { formatSol } from "../data/chain-errors.js";
-import { allowanceAmount, allowanceProblem, emptyAllowanceRefusal } from "../data/allowance-field.js";
+import { allowanceAmount, allowanceProblem, emptyAllowance, emptyAllowanceRefusal } from "../data/allowance-field.js";
 import { chainRpcUrl } from "../data/config.js";
 import { MIN_FEE_LAMPORTS, requireFeeSol, solBalance } from "../data/fees.js";
 import { allKeys } from "../data/keys.js";
@@ -64,7 +64,7 @@ export function WalletScreen() {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    const problem = allowanceProblem(amount);
+    const problem = allowanceProblem(amount, keys.state === "ready" ? emptyAllowance(keys.value, network) : null);
     if (problem !== null) {
       setAmountProblem(problem);
       amountInput.current?.focus();
