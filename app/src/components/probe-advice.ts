@@ -57,7 +57,15 @@ export function probeAdvice(error: AgentMarketError, target: ProbeTarget): Probe
   const said = withoutPrefix(error.message);
   switch (error.code) {
     case "endpoint_not_allowed":
-      return { answered: `The marketplace may not call this address: ${said}.`, change: "Give a public https URL of your service." };
+      return {
+        answered: `The marketplace may not call this address: ${said}.`,
+        change: "Give your service's base URL as the marketplace's policy allows it: a public https address (a local marketplace takes http and this machine's addresses too), without credentials or fragment.",
+      };
+    case "probe_parameters_unavailable":
+      return {
+        answered: "The marketplace could not build test parameters from your input schema, so your service was not called.",
+        change: "Give the input schema an object whose required properties have a type, a default, an enum or examples to fill them from.",
+      };
     case "endpoint_unreachable":
       return {
         answered: `Nothing answered at ${target.endpoint} (${said}).`,
