@@ -239,7 +239,8 @@ export const ERROR_CODES = {
   agent_unavailable: {
     status: 409,
     type: "conflict_error",
-    description: "The agent is paused by its creator, or retired on-chain; it takes no executions now.",
+    description:
+      "The agent is paused by its creator, retired on-chain, or locks less than the market's minimum collateral (an upheld dispute slashed it); it takes no executions now.",
   },
   idempotency_key_reused: {
     status: 409,

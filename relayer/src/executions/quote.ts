@@ -81,7 +81,8 @@ export class Quoter {
    * under, whatever the agent's pricing is now and even once it retired. Any other call follows
    * the pricing now: it is refused by a retired agent (or listing), then when the account's terms
    * are not the listing's (listed-terms.ts), then when it costs more than the caller's
-   * `max_price_usdc`. A 402 when the wallet cannot cover it. One getMultipleAccounts call;
+   * `max_price_usdc`. An agent locking less than the market's minimum collateral takes no call.
+   * A 402 when the wallet cannot cover it. One getMultipleAccounts call (and the market, cached);
    * nothing is sent.
    */
   async quote(
@@ -105,6 +106,15 @@ export class Quoter {
     const [agentInfo, tokenInfo, subscriptionInfo] = infos;
     if (!agentInfo) throw new ApiError("resource_not_found", `No agent account ${agentAddress.toBase58()} on ${network}.`, "agent_id");
     const agent = decodeAgent(agentInfo.data);
+    // open_escrow refuses an agent an upheld dispute slashed below the minimum (subscribers' calls
+    // too): refused here, nothing is sent, and calling it again costs the relayer no fee.
+    const minimum = (await this.chain.market(network)).minCollateralUsdc;
+    if (agent.collateralUsdc < minimum) {
+      throw new ApiError(
+        "agent_unavailable",
+        `Agent ${agentAddress.toBase58()} locks ${formatUsdc(agent.collateralUsdc)} USDC of collateral, less than the market's minimum of ${formatUsdc(minimum)} USDC: it takes no calls until its creator tops it up.`,
+      );
+    }
     const now = Math.floor(Date.now() / 1000);
     const subscription = subscriptionInfo ? decodeSubscription(subscriptionInfo.data) : null;
     const covered =
