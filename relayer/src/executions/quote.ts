@@ -95,6 +95,8 @@ export class Quoter {
     max_price_usdc?: bigint,
   ): Promise<Quote> {
     const programId = this.chain.programId(network);
+    // Read beside the accounts: cached for seconds, but not waited for after them when it is not.
+    const market = this.chain.market(network);
     let infos;
     try {
       infos = await this.chain
@@ -108,7 +110,7 @@ export class Quoter {
     const agent = decodeAgent(agentInfo.data);
     // open_escrow refuses an agent an upheld dispute slashed below the minimum (subscribers' calls
     // too): refused here, nothing is sent, and calling it again costs the relayer no fee.
-    const minimum = (await this.chain.market(network)).minCollateralUsdc;
+    const minimum = (await market).minCollateralUsdc;
     if (agent.collateralUsdc < minimum) {
       throw new ApiError(
         "agent_unavailable",
